@@ -1,0 +1,2 @@
+#include "tarn_util.h"
+int main(void) { return 0; }

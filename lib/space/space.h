@@ -1,0 +1,161 @@
+/*
+ * space.h — free-space management: range trees, metaslabs with on-disk
+ * space maps (append-only ALLOC/FREE logs), the allocator, and deferred
+ * frees.  It knows vdev geometry but not who owns a block, and it does no
+ * object I/O: the pool layer stores each metaslab's space map as a MOS
+ * object and hands this layer the bytes (load) or takes bytes from it
+ * (sync).  Theory: the comment at the top of metaslab.c.
+ */
+#ifndef TARN_SPACE_H
+#define TARN_SPACE_H
+
+#include <pthread.h>
+#include "tarn_util.h"
+#include "format.h"
+#include "vdev.h"
+
+#define TXG_DEFER_SIZE 3   /* frees become allocatable this many txgs later */
+
+/* ---- range trees: sets of disjoint [start, start+size) segments ---- */
+
+typedef struct range_tree range_tree_t;
+typedef void (*range_tree_fn_t)(void *arg, uint64_t start, uint64_t size);
+
+range_tree_t *range_tree_create(void);
+void range_tree_destroy(range_tree_t *rt);       /* must be empty or not */
+/* Add a segment; it must not overlap (VERIFY).  Adjacent ones merge. */
+void range_tree_add(range_tree_t *rt, uint64_t start, uint64_t size);
+/* Remove a segment that lies wholly inside the tree (VERIFY). */
+void range_tree_remove(range_tree_t *rt, uint64_t start, uint64_t size);
+bool range_tree_contains(const range_tree_t *rt, uint64_t start, uint64_t size);
+bool range_tree_intersects(const range_tree_t *rt, uint64_t start, uint64_t size);
+uint64_t range_tree_space(const range_tree_t *rt);
+uint64_t range_tree_numsegs(const range_tree_t *rt);
+/* In ascending order. */
+void range_tree_walk(const range_tree_t *rt, range_tree_fn_t fn, void *arg);
+/* Remove everything, calling fn (may be NULL) for each segment. */
+void range_tree_vacate(range_tree_t *rt, range_tree_fn_t fn, void *arg);
+/*
+ * Find `size` bytes aligned to `align` in a segment at or after *cursor,
+ * wrapping once; on success set *start and advance *cursor.  ENOSPC if
+ * no segment can hold it.  O(log n) per segment visited.
+ */
+int range_tree_find(const range_tree_t *rt, uint64_t size, uint64_t align,
+    uint64_t *cursor, uint64_t *start);
+/* Largest segment size (for fragmentation and "max alloc" stats). */
+uint64_t range_tree_max_seg(const range_tree_t *rt);
+
+/* ---- space map entries ---- */
+
+/*
+ * On disk a space map is a sequence of 16-byte little-endian entries
+ * (docs/FORMAT.md "Space maps"): TXG markers open a group, ALLOC and FREE
+ * entries within it carry offset and length (both in 512-byte units,
+ * offsets relative to the metaslab start).
+ */
+#define SM_ENTRY_SIZE 16
+typedef enum sm_type { SM_TXG = 1, SM_ALLOC = 2, SM_FREE = 3 } sm_type_t;
+
+typedef struct sm_entry {
+	sm_type_t sme_type;
+	uint64_t  sme_txg;      /* SM_TXG: the txg; others: inherited */
+	uint64_t  sme_offset;   /* bytes, relative to the metaslab start */
+	uint64_t  sme_size;     /* bytes */
+} sm_entry_t;
+
+/* Encode one entry into 16 bytes (at most 2^32 sectors per entry). */
+void space_map_encode(const sm_entry_t *e, void *out16);
+/*
+ * Decode buf[0..len) calling fn for every ALLOC/FREE entry with the txg
+ * of the preceding marker.  EINVAL (never a crash) on damaged input:
+ * bad type, entry beyond msize, length not a multiple of 16.
+ */
+typedef int (*space_map_fn_t)(void *arg, const sm_entry_t *e);
+int space_map_iterate(const void *buf, size_t len, uint64_t msize,
+    space_map_fn_t fn, void *arg);
+
+/* ---- metaslabs ---- */
+
+typedef struct metaslab metaslab_t;
+typedef struct metaslab_group metaslab_group_t;
+typedef struct metaslab_class metaslab_class_t;
+
+/* A class is the set of top-level vdevs that allocations rotate over. */
+metaslab_class_t *metaslab_class_create(void);
+void metaslab_class_destroy(metaslab_class_t *mc);
+
+/*
+ * Create top's metaslab group: `count` metaslabs of 1 << ms_shift bytes
+ * (the last may be shorter, ending at top->vdev_asize).  All space is
+ * allocated (unusable) until each metaslab is loaded.
+ */
+metaslab_group_t *metaslab_group_create(metaslab_class_t *mc, vdev_t *top);
+void metaslab_group_destroy(metaslab_group_t *mg);
+/* Pick ms_shift for a new top-level vdev of asize bytes (about 200 metaslabs, >= 16 MiB). */
+uint64_t metaslab_pick_shift(uint64_t asize);
+
+metaslab_t *metaslab_group_get(metaslab_group_t *mg, uint64_t index);
+uint64_t metaslab_group_count(const metaslab_group_t *mg);
+
+/*
+ * Load a metaslab from its space map bytes (NULL/0 for a new, empty
+ * metaslab: all free).  Frees recorded in a txg later than
+ * synced_txg - TXG_DEFER_SIZE stay deferred until they mature.
+ */
+int metaslab_load(metaslab_t *ms, const void *sm, size_t smlen, uint64_t synced_txg);
+
+/*
+ * Allocate `ndvas` copies of a block of psize bytes in txg, each on a
+ * different top-level vdev while there are enough, else apart on the
+ * same one.  Fills dvas[0..ndvas).  ENOSPC when even one copy does not
+ * fit (then nothing is allocated).
+ */
+int metaslab_alloc(metaslab_class_t *mc, uint64_t psize, int ndvas,
+    uint64_t txg, dva_t *dvas);
+/*
+ * Free a DVA in txg.  Blocks born before txg become allocatable
+ * TXG_DEFER_SIZE txgs after txg is synced; a block born in txg itself
+ * (never committed) is allocatable again at once.
+ */
+void metaslab_free(metaslab_class_t *mc, const dva_t *dva, uint64_t birth, uint64_t txg);
+/* True when the DVA lies within allocated space (for verification). */
+bool metaslab_is_allocated(metaslab_class_t *mc, const dva_t *dva);
+
+/*
+ * Sync: hand out the entries for changes to ms made in txg since the
+ * last call (one TXG marker then ALLOC/FREE entries); *buf is allocated,
+ * *len may be 0 (nothing to write).  Called once per sync pass until no
+ * metaslab has anything left.
+ */
+int metaslab_sync(metaslab_t *ms, uint64_t txg, void **buf, size_t *len);
+/* Iterate over metaslabs with unsynced changes in txg. */
+metaslab_t *metaslab_class_next_dirty(metaslab_class_t *mc, uint64_t txg, metaslab_t *prev);
+/*
+ * After txg is on disk: frees of txg start their deferral, frees of
+ * txg - TXG_DEFER_SIZE become allocatable.
+ */
+void metaslab_class_sync_done(metaslab_class_t *mc, uint64_t txg);
+
+/* Condensing: true when ms's space map is much longer than its state. */
+bool metaslab_should_condense(const metaslab_t *ms, uint64_t smlen);
+/* A fresh, minimal space map describing ms as of txg (for a rewrite). */
+int metaslab_condense(metaslab_t *ms, uint64_t txg, void **buf, size_t *len);
+
+/* Identity and accounting. */
+uint64_t metaslab_id(const metaslab_t *ms);
+vdev_t *metaslab_vdev(const metaslab_t *ms);
+uint64_t metaslab_start(const metaslab_t *ms);
+uint64_t metaslab_size(const metaslab_t *ms);
+uint64_t metaslab_allocated(const metaslab_t *ms); /* bytes in use incl. deferred */
+
+typedef struct metaslab_space {
+	uint64_t ms_total;      /* allocatable bytes of all loaded metaslabs */
+	uint64_t ms_alloc;      /* allocated (in use) */
+	uint64_t ms_deferred;   /* freed, not yet allocatable */
+	uint64_t ms_free;       /* allocatable now */
+	uint64_t ms_max_seg;    /* largest free segment */
+} metaslab_space_t;
+void metaslab_class_space(metaslab_class_t *mc, metaslab_space_t *out);
+void metaslab_group_space(metaslab_group_t *mg, metaslab_space_t *out);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * format.h — on-disk types shared by every layer: block pointers, DVAs,
+ * the uberblock, object and compression type numbers, format version and
+ * feature flags.  docs/FORMAT.md describes each byte; keep them in step.
+ * All integers on disk are little-endian.
+ */
+#ifndef TARN_FORMAT_H
+#define TARN_FORMAT_H
+
+#include "cksum.h"
+
+/* Format version (independent of the software version). */
+#define SPA_VERSION_1        1ULL
+#define SPA_VERSION          SPA_VERSION_1
+/* Feature flags (bit numbers in ub_features / the label config). */
+#define SPA_FEATURE_NONE     0ULL
+#define SPA_FEATURES_ALL     0ULL   /* features known to this build */
+
+#define SPA_MINBLOCKSHIFT    9
+#define SPA_MINBLOCKSIZE     (1ULL << SPA_MINBLOCKSHIFT)
+#define SPA_MAXBLOCKSHIFT    20
+#define SPA_MAXBLOCKSIZE     (1ULL << SPA_MAXBLOCKSHIFT)
+#define SPA_OLD_MAXBLOCKSIZE (128 * KiB)   /* default recordsize */
+#define SPA_DVAS_PER_BP      3
+#define SPA_MINDEVSIZE       (64 * MiB)
+
+/*
+ * Data virtual address: where one copy of a block lives.  dva_offset is a
+ * byte offset in the top-level vdev's allocatable space (leaves add the
+ * front label reserve themselves); dva_asize counts 512-byte units and
+ * includes RAID-Z parity and padding.
+ */
+typedef struct dva {
+	uint32_t dva_vdev;     /* top-level vdev id */
+	uint32_t dva_asize;    /* allocated size in 512-byte units */
+	uint64_t dva_offset;   /* bytes */
+} dva_t;
+
+/* bp_flags */
+#define BP_F_DEDUP      0x01  /* counted in the dedup table */
+#define BP_F_ENCRYPTED  0x02  /* dva[2] holds IV+salt, cksum words 2..3 the MAC */
+#define BP_F_EMBEDDED   0x04  /* reserved: payload stored in the bp itself */
+#define BP_F_GANG       0x08  /* reserved: gang block */
+
+/* A block pointer: 128 bytes. */
+typedef struct blkptr {
+	dva_t       bp_dva[SPA_DVAS_PER_BP]; /* 48 */
+	uint32_t    bp_lsize;      /* logical (uncompressed) size, bytes */
+	uint32_t    bp_psize;      /* physical (stored) size, bytes */
+	uint8_t     bp_cksum;      /* enum zio_checksum */
+	uint8_t     bp_comp;       /* enum zio_compress */
+	uint8_t     bp_type;       /* dmu_object_type_t of the content */
+	uint8_t     bp_level;      /* 0 = data, >0 = indirect */
+	uint8_t     bp_ndvas;      /* number of valid DVAs */
+	uint8_t     bp_flags;      /* BP_F_* */
+	uint16_t    bp_pad;
+	uint64_t    bp_birth;      /* logical birth txg; 0 means a hole */
+	uint64_t    bp_phys_birth; /* txg in which the DVAs were written */
+	uint64_t    bp_fill;       /* non-hole level-0 blocks beneath (1 for L0) */
+	zio_cksum_t bp_cksum_val;  /* checksum of the bp_psize stored bytes */
+	uint64_t    bp_reserved;
+} blkptr_t;
+_Static_assert(sizeof (blkptr_t) == 128, "blkptr_t must be 128 bytes");
+
+#define BP_IS_HOLE(bp)   ((bp)->bp_birth == 0)
+#define BP_ZERO(bp)      memset((bp), 0, sizeof (blkptr_t))
+#define DVA_IS_VALID(d)  ((d)->dva_asize != 0)
+#define DVA_ASIZE(d)     ((uint64_t)(d)->dva_asize << SPA_MINBLOCKSHIFT)
+
+static inline bool
+bp_equal(const blkptr_t *a, const blkptr_t *b)
+{
+	return (memcmp(a, b, sizeof (*a)) == 0);
+}
+
+/* Compression algorithms (block pointer and property values). */
+enum zio_compress {
+	ZIO_COMPRESS_INHERIT = 0,  /* property only */
+	ZIO_COMPRESS_ON = 1,       /* property only */
+	ZIO_COMPRESS_OFF = 2,
+	ZIO_COMPRESS_LZ4 = 3,
+	ZIO_COMPRESS_ZSTD = 4,
+	ZIO_COMPRESS_GZIP = 5,
+	ZIO_COMPRESS_FUNCTIONS
+};
+
+/* Object types. */
+typedef enum dmu_object_type {
+	DMU_OT_NONE = 0,
+	DMU_OT_OBJECT_DIRECTORY,   /* MOS object 1: a ZAP naming pool objects */
+	DMU_OT_OBJECT_ARRAY,       /* array of uint64 object numbers */
+	DMU_OT_SPACE_MAP,          /* metaslab space map */
+	DMU_OT_DNODE,              /* blocks of dnodes (meta-dnode content) */
+	DMU_OT_OBJSET,             /* objset_phys blocks */
+	DMU_OT_ZAP,                /* generic key->value object */
+	DMU_OT_UINT8,              /* plain bytes */
+	DMU_OT_UINT64,             /* array of uint64 */
+	DMU_OT_PACKED_CONFIG,      /* pool configuration */
+	DMU_OT_DEFER_FREE,         /* deferred-free log */
+	DMU_OT_DSL_DIR,
+	DMU_OT_DSL_DATASET,
+	DMU_OT_PLAIN_FILE,
+	DMU_OT_DIRECTORY,
+	DMU_OT_TEST,               /* objects made by tarn-stress and tests */
+	DMU_OT_NUMTYPES
+} dmu_object_type_t;
+
+/*
+ * Uberblock: the root of one committed transaction group.  One is
+ * written into a slot of every label's ring on every leaf at the end of
+ * each txg.  ub_cksum covers the whole slot-sized struct with the field
+ * itself zeroed (XXH3-128).
+ */
+#define UBERBLOCK_MAGIC 0x5461726e55424c4bULL /* "TarnUBLK" */
+typedef struct uberblock {
+	uint64_t    ub_magic;
+	uint64_t    ub_version;     /* SPA_VERSION_* */
+	uint64_t    ub_txg;
+	uint64_t    ub_guid_sum;    /* sum of all vdev GUIDs in the pool */
+	uint64_t    ub_timestamp;   /* seconds since the epoch */
+	uint64_t    ub_pool_guid;
+	uint64_t    ub_features;    /* active feature flags */
+	uint64_t    ub_pad[9];
+	blkptr_t    ub_rootbp;      /* the MOS objset_phys */
+	zio_cksum_t ub_cksum;
+	uint64_t    ub_reserved[12];
+} uberblock_t;
+_Static_assert(sizeof (uberblock_t) == 384, "uberblock_t is 384 bytes");
+
+/* Seal or check an uberblock's self-checksum. */
+void uberblock_seal(uberblock_t *ub);
+bool uberblock_verify(const uberblock_t *ub);
+
+#endif

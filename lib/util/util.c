@@ -1,0 +1,170 @@
+/*
+ * util.c — assertions, error tracing, memory, time, GUIDs and the seeded
+ * PRNG declared in tarn_util.h.
+ */
+#include "tarn_util.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+int
+tarn_set_error(int err, const char *file, int line)
+{
+	static int debug = -1;
+	if (debug < 0)
+		debug = getenv("TARN_DEBUG") != NULL;
+	if (debug && err != 0)
+		fprintf(stderr, "tarn: error %d (%s) at %s:%d\n", err,
+		    tarn_strerror(err), file, line);
+	return (err);
+}
+
+const char *
+tarn_strerror(int err)
+{
+	switch (err) {
+	case ECKSUM: return ("checksum mismatch");
+	case EFRAGS: return ("free space too fragmented");
+	case ENOTSUP_FORMAT: return ("unsupported on-disk format or feature");
+	default: return (strerror(err));
+	}
+}
+
+void
+tarn_panic(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "tarn: panic at %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+void *
+tarn_alloc(size_t size)
+{
+	void *p = calloc(1, size ? size : 1);
+	VERIFY(p != NULL);
+	return (p);
+}
+
+void *
+tarn_alloc_aligned(size_t size)
+{
+	void *p = NULL;
+	size_t sz = P2ROUNDUP(size ? size : 1, 4096);
+	VERIFY0(posix_memalign(&p, 4096, sz));
+	memset(p, 0, sz);
+	return (p);
+}
+
+void *
+tarn_realloc(void *p, size_t size)
+{
+	void *q = realloc(p, size ? size : 1);
+	VERIFY(q != NULL);
+	return (q);
+}
+
+char *
+tarn_strdup(const char *s)
+{
+	char *p = strdup(s);
+	VERIFY(p != NULL);
+	return (p);
+}
+
+void
+tarn_free(void *p)
+{
+	free(p);
+}
+
+uint64_t
+tarn_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+}
+
+uint64_t
+tarn_wall_sec(void)
+{
+	return ((uint64_t)time(NULL));
+}
+
+uint64_t
+tarn_guid(void)
+{
+	uint64_t g = 0;
+	while (g == 0) {
+		if (getrandom(&g, sizeof (g), 0) != sizeof (g))
+			g = tarn_now_ns() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
+	}
+	return (g);
+}
+
+/* xoshiro256** seeded through splitmix64. */
+static uint64_t
+splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return (z ^ (z >> 31));
+}
+
+void
+tarn_rand_seed(tarn_rand_t *r, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&seed);
+}
+
+static inline uint64_t
+rotl(uint64_t x, int k)
+{
+	return ((x << k) | (x >> (64 - k)));
+}
+
+uint64_t
+tarn_rand_u64(tarn_rand_t *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return (result);
+}
+
+uint64_t
+tarn_rand_range(tarn_rand_t *r, uint64_t n)
+{
+	return (n == 0 ? 0 : tarn_rand_u64(r) % n);
+}
+
+void
+tarn_dprintf(const char *fmt, ...)
+{
+	static int debug = -1;
+	if (debug < 0)
+		debug = getenv("TARN_DEBUG") != NULL;
+	if (!debug)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}

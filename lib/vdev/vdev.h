@@ -1,0 +1,277 @@
+/*
+ * vdev.h — the virtual device layer's contract.
+ *
+ * A pool's devices form a tree: a root whose children are the top-level
+ * vdevs (striped), each a leaf (file or block device), a mirror or a
+ * raidz1/2/3 group of leaves.  Block addresses (DVAs) name a top-level
+ * vdev and a byte offset in its allocatable space; this layer maps that
+ * to leaves, keeps per-leaf health and error counters, reads with
+ * verification and repairs what it can, and owns the labels.
+ * It knows nothing of what a block means: callers pass a verify callback.
+ * Theory of RAID-Z: the comment at the top of vdev_raidz.c.
+ */
+#ifndef TARN_VDEV_H
+#define TARN_VDEV_H
+
+#include <pthread.h>
+#include "tarn_util.h"
+#include "format.h"
+
+/* Leaf layout: 4 labels (2 front, 2 back), data area between. */
+#define VDEV_LABEL_SIZE        (256 * KiB)
+#define VDEV_LABELS            4
+#define VDEV_LABEL_START_SIZE  (4 * MiB)   /* 2 labels + reserved */
+#define VDEV_LABEL_END_SIZE    (2 * VDEV_LABEL_SIZE)
+#define VDEV_LABEL_CONFIG_OFF  (8 * KiB)   /* within a label */
+#define VDEV_LABEL_CONFIG_SIZE (56 * KiB)
+#define VDEV_LABEL_RING_OFF    (64 * KiB)
+#define VDEV_LABEL_RING_SIZE   (192 * KiB)
+#define VDEV_UB_SLOT_MIN       (1 * KiB)   /* slot = max(1K, 1 << ashift) */
+
+#define VDEV_RAIDZ_MAXPARITY   3
+#define VDEV_MAX_CHILDREN      255
+
+typedef enum vdev_type {
+	VDEV_TYPE_ROOT = 0,
+	VDEV_TYPE_MIRROR,
+	VDEV_TYPE_RAIDZ,
+	VDEV_TYPE_FILE,
+	VDEV_TYPE_DISK,
+	VDEV_TYPE_MISSING,      /* placeholder for a leaf not found at import */
+	VDEV_TYPE_NTYPES
+} vdev_type_t;
+
+/* Health, in zpool's words (vdev_state_name()). */
+typedef enum vdev_state {
+	VDEV_STATE_UNKNOWN = 0,
+	VDEV_STATE_CLOSED,
+	VDEV_STATE_OFFLINE,
+	VDEV_STATE_REMOVED,
+	VDEV_STATE_CANT_OPEN,   /* shown as UNAVAIL */
+	VDEV_STATE_FAULTED,
+	VDEV_STATE_DEGRADED,
+	VDEV_STATE_HEALTHY      /* shown as ONLINE */
+} vdev_state_t;
+
+/* Counters, updated atomically. */
+typedef struct vdev_stat {
+	uint64_t vs_ops[2];        /* [0] read, [1] write */
+	uint64_t vs_bytes[2];
+	uint64_t vs_read_errors;
+	uint64_t vs_write_errors;
+	uint64_t vs_checksum_errors;
+	uint64_t vs_repaired_bytes; /* bytes rewritten by self-heal */
+} vdev_stat_t;
+
+typedef struct vdev vdev_t;
+typedef struct vdev_fault vdev_fault_t;
+
+/*
+ * Verify callback: return 0 when buf[0..size) is the wanted block (its
+ * checksum matches), ECKSUM otherwise.
+ */
+typedef int (*vdev_verify_fn_t)(void *arg, const void *buf, uint64_t size);
+
+/* vdev_io flags */
+#define VDEV_IO_SCRUB    0x01  /* read and verify every copy/column; repair */
+#define VDEV_IO_NOHEAL   0x02  /* do not rewrite bad copies (read-only pool) */
+#define VDEV_IO_PROBE    0x04  /* errors are expected: do not count them */
+
+/* One I/O against a (top-level or leaf) vdev. */
+typedef struct vdev_io {
+	uint64_t vio_offset;        /* in the vdev's allocatable space */
+	uint64_t vio_size;          /* psize: bytes of payload */
+	void    *vio_buf;           /* vio_size bytes */
+	int      vio_flags;
+	vdev_verify_fn_t vio_verify; /* may be NULL */
+	void    *vio_verify_arg;
+	/* results */
+	uint64_t vio_repaired;      /* bytes rewritten on bad children */
+	int      vio_bad_children;  /* copies/columns found bad */
+} vdev_io_t;
+
+typedef struct vdev_ops {
+	int  (*vop_open)(vdev_t *vd);             /* sets vdev_psize/asize/ashift */
+	void (*vop_close)(vdev_t *vd);
+	uint64_t (*vop_asize)(vdev_t *vd, uint64_t psize); /* bytes allocated */
+	int  (*vop_read)(vdev_t *vd, vdev_io_t *io);
+	int  (*vop_write)(vdev_t *vd, vdev_io_t *io);
+	int  (*vop_flush)(vdev_t *vd);
+	void (*vop_state_change)(vdev_t *vd);     /* recompute from children */
+	const char *vop_name;                     /* "mirror", "raidz", "file" */
+	bool vop_leaf;
+} vdev_ops_t;
+
+struct vdev {
+	vdev_type_t   vdev_type;
+	const vdev_ops_t *vdev_ops;
+	uint64_t      vdev_guid;
+	uint64_t      vdev_id;          /* index in parent */
+	vdev_t       *vdev_parent;
+	vdev_t       *vdev_top;         /* top-level ancestor (self if top) */
+	vdev_t      **vdev_child;
+	int           vdev_children;
+	int           vdev_nparity;     /* raidz */
+	uint64_t      vdev_ashift;      /* log2 of the smallest I/O */
+	uint64_t      vdev_asize;       /* allocatable bytes */
+	uint64_t      vdev_psize;       /* leaf: device size in bytes */
+	char         *vdev_path;        /* leaf */
+	vdev_state_t  vdev_state;
+	bool          vdev_offline;     /* administratively offline */
+	vdev_stat_t   vdev_stat;
+	uint64_t      vdev_guid_sum;    /* self + descendants */
+	/* top-level: space layer bookkeeping (owned by the space layer) */
+	uint64_t      vdev_ms_array;    /* MOS object of the metaslab array */
+	uint64_t      vdev_ms_shift;
+	uint64_t      vdev_ms_count;
+	void         *vdev_ms_group;    /* space layer's metaslab group */
+	/* leaf */
+	int           vdev_fd;
+	vdev_fault_t *vdev_fault;
+	bool          vdev_readonly;
+	void         *vdev_tsd;         /* type-specific data */
+};
+
+/* ---- building and opening trees ---- */
+
+/* Allocate a node; children are added with vdev_add_child(). */
+vdev_t *vdev_alloc(vdev_type_t type, uint64_t guid);
+void vdev_add_child(vdev_t *parent, vdev_t *child);
+/* Close and free the whole subtree. */
+void vdev_free(vdev_t *vd);
+
+/*
+ * Open every leaf and compute sizes bottom-up.  A leaf that cannot be
+ * opened is CANT_OPEN; groups become DEGRADED or FAULTED as their
+ * redundancy allows.  Returns 0, or an errno when the root cannot
+ * serve I/O (some top-level FAULTED).
+ */
+int vdev_open(vdev_t *root, bool readonly);
+void vdev_close(vdev_t *root);
+
+/* Recompute states from leaves up after a leaf changed. */
+void vdev_propagate_state(vdev_t *vd);
+const char *vdev_state_name(vdev_state_t s);  /* ONLINE, DEGRADED, ... */
+const char *vdev_type_name(const vdev_t *vd); /* "mirror", "raidz2", path */
+
+vdev_t *vdev_lookup_top(vdev_t *root, uint64_t id);
+vdev_t *vdev_lookup_guid(vdev_t *root, uint64_t guid);
+
+/* ---- block I/O ---- */
+
+/* Bytes a block of psize occupies on top-level vd (parity, padding). */
+uint64_t vdev_psize_to_asize(vdev_t *top, uint64_t psize);
+
+/*
+ * Read io->vio_size bytes at io->vio_offset of top-level vd into
+ * vio_buf.  When vio_verify is set and the first attempt does not
+ * verify (or fails with EIO), every other mirror side and every RAID-Z
+ * reconstruction (up to nparity columns) is tried; the first that
+ * verifies is returned, and the bad children are rewritten unless
+ * VDEV_IO_NOHEAL.  Errors are counted on the leaf that caused them
+ * (READ for EIO, CKSUM for bad data).  Returns 0, ECKSUM or EIO.
+ */
+int vdev_read(vdev_t *top, vdev_io_t *io);
+/* Write to every child (mirror) or every column with parity (raidz). */
+int vdev_write(vdev_t *top, vdev_io_t *io);
+/* Flush write caches of every leaf under vd (fdatasync). */
+int vdev_flush(vdev_t *vd);
+
+/* ---- leaves ---- */
+
+/* Size of a device or file at path (BLKGETSIZE64 for block devices). */
+int vdev_leaf_probe(const char *path, uint64_t *size, uint64_t *sector, bool *is_disk);
+/* Raw leaf I/O at a physical offset (labels use these). */
+int vdev_leaf_pread(vdev_t *leaf, void *buf, uint64_t size, uint64_t off);
+int vdev_leaf_pwrite(vdev_t *leaf, const void *buf, uint64_t size, uint64_t off);
+
+/* ---- labels (vdev_label.c) ---- */
+
+/*
+ * The label config: a pool header and the whole vdev tree as a flat
+ * array of fixed-size records (see docs/FORMAT.md).  It is the same on
+ * every leaf except vlc_leaf_guid / vlc_top_guid.
+ */
+#define VDEV_POOL_NAME_MAX 255
+#define VDEV_PATH_MAX      1023
+
+typedef enum pool_state {
+	POOL_STATE_ACTIVE = 0,
+	POOL_STATE_EXPORTED = 1,
+	POOL_STATE_DESTROYED = 2,
+	POOL_STATE_SPARE = 3,
+} pool_state_t;
+
+typedef struct vdev_label_config {
+	char     vlc_name[VDEV_POOL_NAME_MAX + 1];
+	uint64_t vlc_pool_guid;
+	uint64_t vlc_version;
+	uint64_t vlc_features;
+	uint64_t vlc_txg;          /* txg when the config was written */
+	uint64_t vlc_state;        /* pool_state_t */
+	uint64_t vlc_hostid;
+	uint64_t vlc_create_time;
+	uint64_t vlc_leaf_guid;    /* which leaf this label is on */
+	uint64_t vlc_top_guid;
+	vdev_t  *vlc_tree;         /* decoded tree (root), owned by the config */
+} vdev_label_config_t;
+
+/* Encode cfg (tree from `root`) for leaf `leaf` into buf (VDEV_LABEL_CONFIG_SIZE). */
+int vdev_config_encode(const vdev_label_config_t *cfg, const vdev_t *root,
+    const vdev_t *leaf, void *buf, size_t bufsize);
+/* Decode; builds an unopened tree in cfg->vlc_tree.  EINVAL on damage. */
+int vdev_config_decode(const void *buf, size_t bufsize, vdev_label_config_t *cfg);
+void vdev_config_free(vdev_label_config_t *cfg);
+
+/*
+ * Write the config to all labels of every healthy leaf under root:
+ * labels 0 and 2 first, flush, then 1 and 3, flush.  The uberblock
+ * rings are left as they are unless wipe_rings.
+ */
+int vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rings);
+/*
+ * Read the best label config from the device at path (first label that
+ * decodes; the one with the highest vlc_txg wins).  ENOENT when the
+ * device has no Tarn label, EINVAL when all labels are damaged.
+ */
+int vdev_label_read_path(const char *path, vdev_label_config_t *cfg);
+/* Zero all labels on the device at path (destroy, or `labelclear`). */
+int vdev_label_clear_path(const char *path);
+
+/* Write ub into slot (txg % nslots) of every label of every leaf; no flush. */
+int vdev_uberblock_write_all(vdev_t *root, const uberblock_t *ub);
+/*
+ * Collect every valid uberblock of pool_guid from all labels of every
+ * leaf under root, newest txg first, duplicates removed.  *ubs is
+ * allocated; caller frees.
+ */
+int vdev_uberblock_collect(vdev_t *root, uint64_t pool_guid, uberblock_t **ubs, int *n);
+
+/* ---- fault injection (vdev_fault.c), for tests and tarn-stress ---- */
+
+typedef struct vdev_fault_cfg {
+	bool     vfc_hold_unflushed;   /* keep writes in memory until flush */
+	uint32_t vfc_read_eio_ppm;     /* chance per read of EIO */
+	uint32_t vfc_write_eio_ppm;
+	uint32_t vfc_bitflip_ppm;      /* chance per read of one flipped bit */
+	uint64_t vfc_seed;
+} vdev_fault_cfg_t;
+
+/*
+ * From now on, any leaf opened on `path` goes through this fault
+ * injector (it is found by path at open).  Detach when done.
+ */
+vdev_fault_t *vdev_fault_attach(const char *path, const vdev_fault_cfg_t *cfg);
+void vdev_fault_detach(vdev_fault_t *vf);
+/*
+ * Simulate a power cut: each write still held (not yet flushed) is
+ * independently dropped, applied whole, or torn (a random prefix of its
+ * sectors applied), in a random order; afterwards the device refuses all
+ * I/O with EIO until detached.  Deterministic for a given rand state.
+ */
+void vdev_fault_powercut(vdev_fault_t *vf, tarn_rand_t *r);
+/* Make the device fail every I/O (true) or work again (false). */
+void vdev_fault_set_dead(vdev_fault_t *vf, bool dead);
+uint64_t vdev_fault_held_writes(vdev_fault_t *vf);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * zio.h — one block's trip to and from the devices.
+ *
+ * Write: (zero check by caller) → compress → checksum → allocate copies
+ * (space layer) → write every copy (vdev layer), the CPU work on a
+ * worker pool so that many blocks proceed in parallel.
+ * Read: read one copy → verify its checksum (the vdev layer tries other
+ * mirror sides / RAID-Z reconstructions itself) → on failure try the
+ * other copies (DVAs) → rewrite copies that were bad (self-heal) →
+ * decompress.  A block that cannot be read intact returns EIO/ECKSUM and
+ * is reported through the context's error callback; it is never returned.
+ * It does not know what a block means.
+ */
+#ifndef TARN_ZIO_H
+#define TARN_ZIO_H
+
+#include "tarn_util.h"
+#include "format.h"
+#include "taskq.h"
+#include "vdev.h"
+#include "space.h"
+
+typedef struct zio_ctx zio_ctx_t;
+
+/* Called for every block that could not be read intact. */
+typedef void (*zio_error_fn_t)(void *arg, const blkptr_t *bp, int error);
+
+/* Context shared by all I/O of one pool. */
+zio_ctx_t *zio_ctx_create(vdev_t *root, metaslab_class_t *mc, int nthreads);
+void zio_ctx_destroy(zio_ctx_t *zc);
+void zio_ctx_set_readonly(zio_ctx_t *zc, bool readonly); /* no heal writes */
+void zio_ctx_set_error_cb(zio_ctx_t *zc, zio_error_fn_t fn, void *arg);
+taskq_t *zio_ctx_taskq(zio_ctx_t *zc);
+
+/* Properties of a block being written. */
+typedef struct zio_prop {
+	uint8_t zp_checksum;      /* concrete enum zio_checksum */
+	uint8_t zp_compress;      /* concrete enum zio_compress */
+	uint8_t zp_level;         /* compression level (zstd/gzip), 0 = default */
+	uint8_t zp_copies;        /* 1..3 */
+	uint8_t zp_type;          /* dmu_object_type_t */
+	uint8_t zp_blevel;        /* indirection level of the block */
+} zio_prop_t;
+
+/* Read flags */
+#define ZIO_FLAG_SCRUB     0x01   /* read and verify every copy; repair */
+#define ZIO_FLAG_NOHEAL    0x02
+#define ZIO_FLAG_SPECULATIVE 0x04 /* failure is expected: no error report */
+
+/*
+ * Read the block bp points to into buf (bp_lsize bytes), verified and
+ * decompressed.  A hole reads as zeros.  Returns 0, EIO or ECKSUM.
+ */
+int zio_read(zio_ctx_t *zc, const blkptr_t *bp, void *buf, int flags);
+
+/*
+ * A batch of asynchronous writes: each write's data must stay valid and
+ * unchanged until zio_batch_wait() returns.  bp receives the new block
+ * pointer.  When rewrite_ok is set and *bp already names a block born in
+ * txg (physical birth) whose allocated size equals what the new data
+ * needs, the same DVAs are overwritten in place (later sync passes
+ * converge this way); otherwise new space is allocated and, if *bp was a
+ * block born in this txg, it is freed at once.  The caller frees older
+ * blocks itself.
+ */
+typedef struct zio_batch zio_batch_t;
+zio_batch_t *zio_batch_create(zio_ctx_t *zc);
+void zio_batch_write(zio_batch_t *b, uint64_t txg, const zio_prop_t *zp,
+    const void *data, uint64_t lsize, blkptr_t *bp, bool rewrite_ok);
+/* Queue a read of bp into buf (bp_lsize bytes); *err gets the result. */
+void zio_batch_read(zio_batch_t *b, const blkptr_t *bp, void *buf, int flags, int *err);
+/* Wait for all, free the batch; returns the first error (ENOSPC, EIO...). */
+int zio_batch_wait(zio_batch_t *b);
+
+/* Synchronous single write (a batch of one). */
+int zio_write(zio_ctx_t *zc, uint64_t txg, const zio_prop_t *zp,
+    const void *data, uint64_t lsize, blkptr_t *bp, bool rewrite_ok);
+
+/* Free every DVA of bp in txg (deferred unless born in txg). */
+void zio_free(zio_ctx_t *zc, const blkptr_t *bp, uint64_t txg);
+
+/* Flush every leaf. */
+int zio_flush(zio_ctx_t *zc);
+
+/* ---- compression (compress.c) ---- */
+/*
+ * Compress src[0..lsize) into dst (capacity lsize).  Returns the
+ * compressed size rounded up to 512 bytes, or lsize when compression does
+ * not save at least 1/8 (the block is then stored uncompressed).
+ */
+uint64_t zio_compress(int alg, int level, const void *src, void *dst, uint64_t lsize);
+/* EINVAL when the data does not decompress to exactly lsize bytes. */
+int zio_decompress(int alg, const void *src, uint64_t psize, void *dst, uint64_t lsize);
+const char *zio_compress_name(int alg);
+int zio_compress_parse(const char *name, int *level); /* -1 unknown */
+
+/* Debug text for a block pointer ("L0 DVA[0]=<0:1000:200> ..."). */
+void blkptr_describe(const blkptr_t *bp, char *buf, size_t len);
+/*
+ * Structural validation of a bp read from disk before it is followed:
+ * sizes, types, vdev ids within the pool, offsets within the vdev.
+ * EINVAL when it cannot be a bp this pool wrote.
+ */
+int blkptr_validate(const blkptr_t *bp, vdev_t *root);
+
+#endif

@@ -1,0 +1,111 @@
+/* Unit tests of the util layer: checksums, PRNG, taskq. */
+#include "tt.h"
+#include "tarn_util.h"
+#include "cksum.h"
+#include "format.h"
+#include "taskq.h"
+
+static void
+test_fletcher4_known(void)
+{
+	/* Four words 1,2,3,4: a=10, b=1+3+6+10=20, c=1+4+10+20=35, d=1+5+15+35=56 */
+	uint32_t w[4] = { 1, 2, 3, 4 };
+	zio_cksum_t zc;
+	zio_checksum_compute(ZIO_CHECKSUM_FLETCHER4, w, sizeof (w), &zc);
+	TT_EQ(zc.zc_word[0], 10);
+	TT_EQ(zc.zc_word[1], 20);
+	TT_EQ(zc.zc_word[2], 35);
+	TT_EQ(zc.zc_word[3], 56);
+}
+
+static void
+test_sha256_known(void)
+{
+	/* SHA-256("abc") begins ba7816bf 8f01cfea */
+	zio_cksum_t zc;
+	zio_checksum_compute(ZIO_CHECKSUM_SHA256, "abc", 3, &zc);
+	const uint8_t *b = (const uint8_t *)zc.zc_word;
+	TT_EQ(b[0], 0xba); TT_EQ(b[1], 0x78); TT_EQ(b[2], 0x16); TT_EQ(b[3], 0xbf);
+	TT_EQ(b[4], 0x8f); TT_EQ(b[5], 0x01);
+}
+
+static void
+test_checksums_detect_flip(void)
+{
+	uint8_t buf[4096];
+	for (size_t i = 0; i < sizeof (buf); i++) buf[i] = (uint8_t)(i * 7 + 3);
+	int algs[] = { ZIO_CHECKSUM_FLETCHER4, ZIO_CHECKSUM_SHA256, ZIO_CHECKSUM_XXH3_128 };
+	for (size_t a = 0; a < 3; a++) {
+		zio_cksum_t c1, c2;
+		zio_checksum_compute(algs[a], buf, sizeof (buf), &c1);
+		buf[1000] ^= 0x10;
+		zio_checksum_compute(algs[a], buf, sizeof (buf), &c2);
+		buf[1000] ^= 0x10;
+		TT_CHECK(!zio_cksum_equal(&c1, &c2));
+		zio_checksum_compute(algs[a], buf, sizeof (buf), &c2);
+		TT_CHECK(zio_cksum_equal(&c1, &c2));
+	}
+	TT_EQ(zio_checksum_parse("sha256"), ZIO_CHECKSUM_SHA256);
+	TT_CHECK(zio_checksum_parse("md5") == -1);
+}
+
+static void
+test_uberblock_seal(void)
+{
+	uberblock_t ub;
+	memset(&ub, 0, sizeof (ub));
+	ub.ub_magic = UBERBLOCK_MAGIC;
+	ub.ub_txg = 42;
+	uberblock_seal(&ub);
+	TT_CHECK(uberblock_verify(&ub));
+	ub.ub_txg = 43;
+	TT_CHECK(!uberblock_verify(&ub));
+}
+
+static void
+test_rand_reproducible(void)
+{
+	tarn_rand_t a, b;
+	tarn_rand_seed(&a, 1234);
+	tarn_rand_seed(&b, 1234);
+	for (int i = 0; i < 100; i++)
+		TT_EQ(tarn_rand_u64(&a), tarn_rand_u64(&b));
+	tarn_rand_seed(&b, 1235);
+	TT_CHECK(tarn_rand_u64(&a) != tarn_rand_u64(&b));
+}
+
+static int counter;
+static pthread_mutex_t counter_lock = PTHREAD_MUTEX_INITIALIZER;
+static void
+bump(void *arg)
+{
+	taskq_group_t *g = arg;
+	pthread_mutex_lock(&counter_lock);
+	counter++;
+	pthread_mutex_unlock(&counter_lock);
+	taskq_group_done(g, 0);
+}
+
+static void
+test_taskq_runs_all(void)
+{
+	taskq_t *tq = taskq_create("test", 4);
+	taskq_group_t g;
+	taskq_group_init(&g, 1000);
+	counter = 0;
+	for (int i = 0; i < 1000; i++)
+		taskq_dispatch(tq, bump, &g);
+	TT_OK(taskq_group_wait(&g));
+	TT_EQ(counter, 1000);
+	taskq_wait(tq);
+	taskq_destroy(tq);
+}
+
+TT_MAIN(
+	{ "fletcher4_known", test_fletcher4_known },
+	{ "sha256_known", test_sha256_known },
+	{ "checksums_detect_flip", test_checksums_detect_flip },
+	{ "uberblock_seal", test_uberblock_seal },
+	{ "rand_reproducible", test_rand_reproducible },
+	{ "taskq_runs_all", test_taskq_runs_all },
+)
