@@ -1,0 +1,210 @@
+/*
+ * dmu.h — objects and transactions.
+ *
+ * An object set is an array of objects (dnodes) stored in its meta-dnode;
+ * each object is a tree of block pointers over equal-sized blocks (holes
+ * cost nothing) plus a small bonus buffer.  Changes are made inside a
+ * transaction (dmu_tx) that belongs to one transaction group; a txg moves
+ * open → quiescing → syncing, and the sync writes every dirty block
+ * bottom-up through zio.  The pool layer drives the sync (it owns the
+ * uberblock); this layer owns dirty data, the write throttle and the
+ * txg thread.  Theory: the comments at the top of txg.c and dbuf.c.
+ */
+#ifndef TARN_DMU_H
+#define TARN_DMU_H
+
+#include "tarn_util.h"
+#include "format.h"
+#include "zio.h"
+
+#define DNODE_SHIFT            9
+#define DNODE_SIZE             (1 << DNODE_SHIFT)          /* 512 */
+#define DNODE_BLOCK_SIZE       (16 * KiB)                  /* 32 dnodes */
+#define DN_MAX_BONUSLEN        320
+#define DN_INDIRECT_SHIFT      17                          /* 128 KiB indirects */
+#define DMU_META_DNODE_OBJECT  0
+#define DMU_MAX_OBJECT         (1ULL << 48)
+#define DMU_OBJECT_END         UINT64_MAX                  /* "to the end" */
+
+typedef struct dmu_pool dmu_pool_t;
+typedef struct objset objset_t;
+typedef struct dmu_tx dmu_tx_t;
+
+/* ---- the pool of object sets and its transaction groups ---- */
+
+/*
+ * The pool layer's sync function: write everything dirty in txg (by
+ * calling dmu_objset_sync() for each object set, as many passes as it
+ * takes), then the uberblock.  A non-zero return suspends the pool.
+ */
+typedef int (*dmu_pool_sync_fn_t)(void *arg, uint64_t txg);
+/* Bytes still available for new data (after slop); for ENOSPC checks. */
+typedef uint64_t (*dmu_pool_space_fn_t)(void *arg, bool netfree);
+
+typedef struct dmu_pool_opts {
+	uint64_t dpo_dirty_max;      /* bytes of dirty data before writers wait; 0 = default */
+	uint64_t dpo_cache_max;      /* bytes of cached clean blocks; 0 = default */
+	uint64_t dpo_txg_timeout_ms; /* sync at least this often; 0 = 5000 */
+} dmu_pool_opts_t;
+
+dmu_pool_t *dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg,
+    const dmu_pool_opts_t *opts, dmu_pool_sync_fn_t sync_fn,
+    dmu_pool_space_fn_t space_fn, void *arg);
+/* Start the txg sync thread (a read-only pool never starts it). */
+void dmu_pool_start(dmu_pool_t *dp);
+/*
+ * Stop: when `sync` is true, sync everything dirty first.  Object sets
+ * must be closed first.  Frees dp.
+ */
+void dmu_pool_destroy(dmu_pool_t *dp, bool sync);
+zio_ctx_t *dmu_pool_zio(dmu_pool_t *dp);
+
+/* Wait until txg (0: the currently open one) is on disk.  EIO if suspended. */
+int txg_wait_synced(dmu_pool_t *dp, uint64_t txg);
+/* Ask for the open txg to be synced soon, without waiting. */
+void txg_kick(dmu_pool_t *dp);
+uint64_t txg_last_synced(dmu_pool_t *dp);
+uint64_t txg_open_txg(dmu_pool_t *dp);
+/* True (and writes fail with EIO) after a sync failed. */
+bool dmu_pool_suspended(dmu_pool_t *dp);
+/* Testing hook: called after each txg is on disk (txg, arg). */
+void dmu_pool_set_synced_cb(dmu_pool_t *dp, void (*fn)(void *, uint64_t), void *arg);
+
+typedef struct dmu_pool_stats {
+	uint64_t dps_dirty;          /* bytes dirty now */
+	uint64_t dps_dirty_max;
+	uint64_t dps_delays;         /* writers delayed by the throttle */
+	uint64_t dps_waits;          /* writers that waited for the limit */
+	uint64_t dps_cache_bytes;
+	uint64_t dps_cache_hits, dps_cache_misses;
+	uint64_t dps_txgs_synced;
+} dmu_pool_stats_t;
+void dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out);
+
+/* ---- object sets ---- */
+
+typedef enum dmu_objset_type {
+	DMU_OST_NONE = 0,
+	DMU_OST_META = 1,      /* the MOS */
+	DMU_OST_ZFS = 2,       /* a file system */
+	DMU_OST_TEST = 3,      /* tarn-stress */
+} dmu_objset_type_t;
+
+/* Default block properties for an objset's writes. */
+typedef struct dmu_objset_props {
+	uint8_t osp_checksum;   /* concrete; default ZIO_CHECKSUM_DEFAULT */
+	uint8_t osp_compress;   /* concrete; default ZIO_COMPRESS_OFF */
+	uint8_t osp_copies;     /* data copies 1..3; metadata gets +1 (max 3) */
+	bool    osp_is_mos;     /* pool metadata: every block 3 copies */
+} dmu_objset_props_t;
+
+/* A new empty object set (dirty in the open txg until first synced). */
+int dmu_objset_create(dmu_pool_t *dp, dmu_objset_type_t type,
+    const dmu_objset_props_t *props, objset_t **osp);
+/* Open the object set whose objset_phys bp names.  Verifies it. */
+int dmu_objset_open(dmu_pool_t *dp, const blkptr_t *bp,
+    const dmu_objset_props_t *props, objset_t **osp);
+/* Close; the caller has made sure it has nothing dirty (or the pool is gone). */
+void dmu_objset_close(objset_t *os);
+dmu_objset_type_t dmu_objset_type(objset_t *os);
+dmu_pool_t *dmu_objset_pool(objset_t *os);
+void dmu_objset_set_props(objset_t *os, const dmu_objset_props_t *props);
+
+/*
+ * Syncing context: write everything os has dirty in txg and return the
+ * new bp of its objset_phys in *bp (unchanged if nothing was dirty).
+ * `pass` counts from 1; in passes > 1 blocks born in txg are rewritten
+ * in place.  Returns 0 or the first I/O error (ENOSPC, EIO).
+ */
+int dmu_objset_sync(objset_t *os, uint64_t txg, int pass, blkptr_t *bp);
+/* True when os has changes in txg not yet written by dmu_objset_sync. */
+bool dmu_objset_is_dirty(objset_t *os, uint64_t txg);
+/* After the uberblock of txg is on disk: drop txg's dirty state. */
+void dmu_objset_sync_done(objset_t *os, uint64_t txg);
+
+/* ---- objects ---- */
+
+typedef struct dmu_object_info {
+	dmu_object_type_t doi_type;
+	dmu_object_type_t doi_bonus_type;
+	uint32_t doi_data_block_size;
+	uint32_t doi_bonus_size;
+	uint8_t  doi_indirection;       /* nlevels */
+	uint64_t doi_max_offset;        /* (maxblkid + 1) * block size */
+	uint64_t doi_physical_bytes;    /* allocated on disk, as last synced */
+	uint64_t doi_fill_count;        /* non-hole blocks, as last synced */
+} dmu_object_info_t;
+
+/*
+ * Allocate an unused object number (lowest free slot near a hint) with
+ * block size blksz (512 B .. 1 MiB, power of 2) and a bonus buffer of
+ * bonuslen (<= DN_MAX_BONUSLEN) bytes.
+ */
+int dmu_object_alloc(objset_t *os, dmu_object_type_t type, uint32_t blksz,
+    dmu_object_type_t bonustype, uint32_t bonuslen, dmu_tx_t *tx, uint64_t *objp);
+/* The same for a chosen number; EEXIST when in use. */
+int dmu_object_claim(objset_t *os, uint64_t obj, dmu_object_type_t type,
+    uint32_t blksz, dmu_object_type_t bonustype, uint32_t bonuslen, dmu_tx_t *tx);
+/* Free the object and all its blocks; ENOENT if not allocated. */
+int dmu_object_free(objset_t *os, uint64_t obj, dmu_tx_t *tx);
+int dmu_object_info(objset_t *os, uint64_t obj, dmu_object_info_t *doi);
+/* Change the block size while the object has at most one block. */
+int dmu_object_set_blocksize(objset_t *os, uint64_t obj, uint32_t blksz, dmu_tx_t *tx);
+/* Next allocated object after *objp (start with 0); ESRCH at the end. */
+int dmu_object_next(objset_t *os, uint64_t *objp);
+
+/*
+ * Read len bytes at off; holes and offsets past the end read as zeros.
+ * EIO/ECKSUM when a block cannot be read intact; ENOENT for no object.
+ */
+int dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf);
+int dmu_write(objset_t *os, uint64_t obj, uint64_t off, uint64_t len,
+    const void *buf, dmu_tx_t *tx);
+/* Make [off, off+len) a hole (len DMU_OBJECT_END: to the end, and shrink). */
+int dmu_free_range(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_tx_t *tx);
+/* Bonus buffer: len must equal the object's bonus length (or be less for read). */
+int dmu_bonus_read(objset_t *os, uint64_t obj, void *buf, uint32_t len);
+int dmu_bonus_write(objset_t *os, uint64_t obj, const void *buf, uint32_t len, dmu_tx_t *tx);
+
+/* ---- transactions ---- */
+
+#define TXG_WAIT    1
+#define TXG_NOWAIT  2
+
+dmu_tx_t *dmu_tx_create(objset_t *os);
+/* Syncing context: a tx that dirties txg itself (pool layer only). */
+dmu_tx_t *dmu_tx_create_syncing(objset_t *os, uint64_t txg);
+/* Holds estimate the space a tx may use; they do not lock anything. */
+void dmu_tx_hold_write(dmu_tx_t *tx, uint64_t obj, uint64_t off, uint64_t len);
+void dmu_tx_hold_free(dmu_tx_t *tx, uint64_t obj, uint64_t off, uint64_t len);
+void dmu_tx_hold_bonus(dmu_tx_t *tx, uint64_t obj);
+void dmu_tx_hold_space(dmu_tx_t *tx, uint64_t bytes);
+/* The tx frees more than it writes: it may use the pool's reserve. */
+void dmu_tx_mark_netfree(dmu_tx_t *tx);
+/*
+ * Join the open txg.  TXG_WAIT waits out the dirty-data limit (writers
+ * are delayed smoothly above 60% of it); TXG_NOWAIT returns ERESTART
+ * instead.  ENOSPC when the held space is not available; EIO when the
+ * pool is suspended.  On error the tx is still to be aborted.
+ */
+int dmu_tx_assign(dmu_tx_t *tx, int how);
+void dmu_tx_commit(dmu_tx_t *tx);
+void dmu_tx_abort(dmu_tx_t *tx);
+uint64_t dmu_tx_get_txg(const dmu_tx_t *tx);
+
+/* ---- traversal (dmu_traverse.c) ---- */
+
+/*
+ * Visit every block pointer of os (objset_phys, meta-dnode tree, every
+ * object's tree), reading and verifying each block on the way (with
+ * zio flags `zflags`, e.g. ZIO_FLAG_SCRUB).  fn sees each non-hole bp
+ * with its object and level; a non-zero return stops the walk.  Errors
+ * reading a block are counted in *errors and the walk goes on.
+ */
+typedef int (*dmu_traverse_fn_t)(void *arg, objset_t *os, uint64_t obj,
+    const blkptr_t *bp, uint64_t blkid);
+#define TRAVERSE_DATA    0x01   /* also read level-0 data blocks */
+int dmu_traverse(objset_t *os, int flags, int zflags, dmu_traverse_fn_t fn,
+    void *arg, uint64_t *errors);
+
+#endif

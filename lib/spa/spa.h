@@ -1,0 +1,165 @@
+/*
+ * spa.h — the storage pool: create, open, import, export and destroy a
+ * pool; its configuration (labels, cache file); its MOS (meta object set)
+ * holding the metaslab space maps, the deferred-free log and the
+ * pool directory; and the sync that ends every txg with the uberblock.
+ * Theory: the comments at the top of spa.c (lifecycle) and spa_sync.c.
+ */
+#ifndef TARN_SPA_H
+#define TARN_SPA_H
+
+#include "tarn_util.h"
+#include "format.h"
+#include "vdev.h"
+#include "space.h"
+#include "zio.h"
+#include "dmu.h"
+
+typedef struct spa spa_t;
+
+#define SPA_NAME_MAX 255
+
+/* ---- vdev specs, as zpool create takes them (spa_config.c) ---- */
+
+typedef struct spa_vdev_spec {
+	vdev_type_t type;          /* ROOT, MIRROR, RAIDZ, FILE, DISK */
+	int         nparity;       /* RAIDZ: 1..3 */
+	char       *path;          /* leaves: absolute path */
+	int         nchildren;
+	struct spa_vdev_spec **children;
+} spa_vdev_spec_t;
+
+/*
+ * Parse "mirror a b raidz2 c d e f g" into a ROOT spec.  Words without a
+ * '/' name /dev/WORD.  On error a one-line message goes to err.
+ */
+int spa_vdev_spec_parse(int argc, char *const argv[], spa_vdev_spec_t **specp,
+    char *err, size_t errlen);
+void spa_vdev_spec_free(spa_vdev_spec_t *spec);
+
+/* Pool names: letters, digits, '_', '-', '.', ':'; begins with a letter;
+ * not "mirror", "raidz*", "spare", "log", "cache".  0 or EINVAL (+ message). */
+int spa_name_validate(const char *name, char *err, size_t errlen);
+
+/* ---- the cache file: pools this host has imported ---- */
+
+/* Path: $TARN_CACHEFILE, else /etc/tarn/tarn.cache.  "none" disables. */
+const char *spa_cachefile_path(void);
+typedef struct spa_cache_entry {
+	char     sce_name[SPA_NAME_MAX + 1];
+	uint64_t sce_guid;
+	int      sce_npaths;
+	char   **sce_paths;        /* leaf paths as last seen */
+} spa_cache_entry_t;
+int spa_cache_read(spa_cache_entry_t **ents, int *n);
+void spa_cache_free(spa_cache_entry_t *ents, int n);
+int spa_cache_add(spa_t *spa);                 /* add or replace */
+int spa_cache_remove(const char *name);
+
+/* ---- lifecycle ---- */
+
+typedef struct spa_create_opts {
+	uint64_t sco_ashift;       /* 0: from the device sector size */
+	bool     sco_force;        /* -f: mismatched sizes, in-use labels */
+	uint64_t sco_version;      /* 0: current */
+	bool     sco_no_cache;     /* do not record in the cache file */
+	dmu_pool_opts_t sco_dmu;
+} spa_create_opts_t;
+
+/*
+ * Create and open a pool.  Every device is checked before anything is
+ * written: exists, big enough (SPA_MINDEVSIZE), not given twice, not part
+ * of an active/exported pool (unless force), sizes match within a group
+ * (unless force), enough devices for the group type.  Errors come back as
+ * an errno and a one-line message naming the device.
+ */
+int spa_create(const char *name, const spa_vdev_spec_t *spec,
+    const spa_create_opts_t *opts, spa_t **spap, char *err, size_t errlen);
+
+#define SPA_OPEN_READONLY  0x01   /* no writes at all (status, list) */
+#define SPA_OPEN_NOVERIFY  0x02   /* skip the metadata walk at import */
+
+typedef struct spa_import_opts {
+	int      sio_flags;        /* SPA_OPEN_* */
+	bool     sio_force;        /* import even if not exported */
+	uint64_t sio_rewind_txg;   /* 0: newest; else the newest txg <= this */
+	bool     sio_no_cache;
+	const char *sio_newname;   /* import under another name */
+	dmu_pool_opts_t sio_dmu;
+} spa_import_opts_t;
+
+/* What import sees on the devices. */
+typedef struct spa_import_cand {
+	char     sic_name[SPA_NAME_MAX + 1];
+	uint64_t sic_guid;
+	uint64_t sic_txg;
+	pool_state_t sic_state;
+	vdev_t  *sic_tree;         /* with paths where found, MISSING otherwise */
+	bool     sic_can_open;     /* enough devices present */
+} spa_import_cand_t;
+
+/* Scan dirs (NULL: /dev) for Tarn labels, grouped into pools. */
+int spa_import_scan(const char *const *dirs, int ndirs, spa_import_cand_t **cands, int *n);
+void spa_import_cands_free(spa_import_cand_t *cands, int n);
+/* Import the pool named (or whose GUID is) `which`, found in dirs. */
+int spa_import(const char *which, const char *const *dirs, int ndirs,
+    const spa_import_opts_t *opts, spa_t **spap, char *err, size_t errlen);
+/*
+ * Open an imported pool by name (cache file), or the pool on `paths`
+ * directly when paths is non-NULL (tests, tarn-stress).
+ */
+int spa_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen);
+int spa_open_paths(const char *const *paths, int npaths, const spa_import_opts_t *opts,
+    spa_t **spap, char *err, size_t errlen);
+/* Sync and close, leaving the pool imported (labels ACTIVE). */
+void spa_close(spa_t *spa);
+/*
+ * Close without syncing or writing anything more (after a simulated
+ * power cut: the devices are dead).
+ */
+void spa_abandon(spa_t *spa);
+/* Sync, mark the labels EXPORTED, close, drop from the cache file. */
+int spa_export(spa_t *spa);
+/* Mark the labels DESTROYED, close, drop from the cache file. */
+int spa_destroy(spa_t *spa);
+
+/* ---- what the pool holds ---- */
+
+const char *spa_name(const spa_t *spa);
+uint64_t spa_guid(const spa_t *spa);
+vdev_t *spa_root_vdev(spa_t *spa);
+dmu_pool_t *spa_dmu_pool(spa_t *spa);
+objset_t *spa_meta_objset(spa_t *spa);
+uint64_t spa_version(const spa_t *spa);
+uint64_t spa_last_synced_txg(spa_t *spa);
+bool spa_readonly(const spa_t *spa);
+vdev_state_t spa_state(spa_t *spa);          /* root vdev state */
+uint64_t spa_create_time(const spa_t *spa);
+
+typedef struct spa_space {
+	uint64_t ss_size;          /* allocatable bytes (all top-level vdevs) */
+	uint64_t ss_alloc;
+	uint64_t ss_free;
+	uint64_t ss_deferred;
+	uint64_t ss_slop;          /* reserve kept for frees and metadata */
+} spa_space_t;
+void spa_get_space(spa_t *spa, spa_space_t *out);
+
+/*
+ * The pool directory (a ZAP in the MOS) names the pool's top objects;
+ * upper layers keep their roots there (e.g. the root dataset).
+ */
+int spa_dir_lookup(spa_t *spa, const char *name, uint64_t *obj);
+int spa_dir_add(spa_t *spa, const char *name, uint64_t obj, dmu_tx_t *tx);
+
+/*
+ * Walk every block of the pool (MOS and every registered object set)
+ * reading and verifying it; *errors counts blocks that did not verify.
+ */
+int spa_verify_all(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors);
+
+/* Object sets stored in the pool other than the MOS (datasets, test sets). */
+int spa_objset_create(spa_t *spa, const char *name, dmu_objset_type_t type, objset_t **osp);
+int spa_objset_open(spa_t *spa, const char *name, objset_t **osp);
+
+#endif
