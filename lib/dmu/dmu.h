@@ -121,6 +121,8 @@ int dmu_objset_sync(objset_t *os, uint64_t txg, int pass, blkptr_t *bp);
 bool dmu_objset_is_dirty(objset_t *os, uint64_t txg);
 /* After the uberblock of txg is on disk: drop txg's dirty state. */
 void dmu_objset_sync_done(objset_t *os, uint64_t txg);
+/* Block pointer of the objset as last synced (hole if never). */
+const blkptr_t *dmu_objset_rootbp(objset_t *os);
 
 /* ---- objects ---- */
 

@@ -1,0 +1,461 @@
+/*
+ * dmu.c — the object interface: allocate and free objects, read, write
+ * and free byte ranges, bonus buffers, object info.  Open context only;
+ * every change goes through dbufs and dirty records (dbuf.c) and reaches
+ * disk at the sync of its txg (dnode_sync.c).
+ */
+#include "dmu_impl.h"
+
+static bool
+blksz_valid(uint32_t blksz)
+{
+	return (blksz >= SPA_MINBLOCKSIZE && blksz <= SPA_MAXBLOCKSIZE && ISP2(blksz));
+}
+
+/* Mark dn allocated in tx (dn_mtx held, dn free in the open view). */
+static void
+dnode_allocate_locked(dnode_t *dn, dmu_object_type_t type, uint32_t blksz,
+    dmu_object_type_t bonustype, uint32_t bonuslen, uint64_t txg)
+{
+	dnode_txg_t *dt = &dn->dn_txg[TXG_IDX(txg)];
+	dn->dn_allocated = true;
+	dn->dn_type = type;
+	dn->dn_bonustype = bonustype;
+	dn->dn_blksz = blksz;
+	dn->dn_bonuslen = bonuslen;
+	dn->dn_maxblkid = 0;
+	memset(dn->dn_bonus, 0, sizeof (dn->dn_bonus));
+	dt->dt_alloc = true;
+	dt->dt_free = false;
+	dt->dt_type = type;
+	dt->dt_bonustype = bonustype;
+	dt->dt_blksz = blksz;
+	dt->dt_bonuslen = bonuslen;
+	dt->dt_bonus_dirty = true;
+	memset(dt->dt_bonus, 0, sizeof (dt->dt_bonus));
+	dnode_setdirty(dn, txg);
+}
+
+static int
+dmu_object_try(objset_t *os, uint64_t obj, dmu_object_type_t type, uint32_t blksz,
+    dmu_object_type_t bonustype, uint32_t bonuslen, dmu_tx_t *tx)
+{
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, false, &dn);
+	if (err != 0)
+		return (err);
+	pthread_mutex_lock(&dn->dn_mtx);
+	if (dn->dn_allocated || dn->dn_free_txg != 0) {
+		err = SET_ERROR(EEXIST);
+	} else {
+		/* An unsynced free in an older txg would race the allocation. */
+		for (int t = 0; t < TXG_SIZE; t++)
+			if (dn->dn_txg[t].dt_dirty && dn->dn_txg[t].dt_free)
+				err = SET_ERROR(EEXIST);
+	}
+	if (err == 0)
+		dnode_allocate_locked(dn, type, blksz, bonustype, bonuslen, tx->tx_txg);
+	pthread_mutex_unlock(&dn->dn_mtx);
+	dnode_rele(dn);
+	return (err);
+}
+
+int
+dmu_object_alloc(objset_t *os, dmu_object_type_t type, uint32_t blksz,
+    dmu_object_type_t bonustype, uint32_t bonuslen, dmu_tx_t *tx, uint64_t *objp)
+{
+	if (!blksz_valid(blksz) || bonuslen > DN_MAX_BONUSLEN || type == DMU_OT_NONE ||
+	    type >= DMU_OT_NUMTYPES)
+		return (SET_ERROR(EINVAL));
+	pthread_mutex_lock(&os->os_alloc_lock);
+	int err;
+	for (;;) {
+		uint64_t obj;
+		if (os->os_nfree_objs > 0)
+			obj = os->os_free_objs[--os->os_nfree_objs];
+		else
+			obj = os->os_obj_next++;
+		if (obj >= DMU_MAX_OBJECT) {
+			err = SET_ERROR(ENOSPC);
+			break;
+		}
+		err = dmu_object_try(os, obj, type, blksz, bonustype, bonuslen, tx);
+		if (err == 0) {
+			*objp = obj;
+			break;
+		}
+		if (err != EEXIST)
+			break;
+	}
+	pthread_mutex_unlock(&os->os_alloc_lock);
+	return (err);
+}
+
+int
+dmu_object_claim(objset_t *os, uint64_t obj, dmu_object_type_t type, uint32_t blksz,
+    dmu_object_type_t bonustype, uint32_t bonuslen, dmu_tx_t *tx)
+{
+	if (!blksz_valid(blksz) || bonuslen > DN_MAX_BONUSLEN || type == DMU_OT_NONE ||
+	    type >= DMU_OT_NUMTYPES || obj == 0 || obj >= DMU_MAX_OBJECT)
+		return (SET_ERROR(EINVAL));
+	pthread_mutex_lock(&os->os_alloc_lock);
+	int err = dmu_object_try(os, obj, type, blksz, bonustype, bonuslen, tx);
+	if (err == 0 && obj >= os->os_obj_next)
+		os->os_obj_next = obj + 1;
+	pthread_mutex_unlock(&os->os_alloc_lock);
+	return (err);
+}
+
+int
+dmu_object_free(objset_t *os, uint64_t obj, dmu_tx_t *tx)
+{
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	uint64_t txg = tx->tx_txg;
+	pthread_mutex_lock(&dn->dn_mtx);
+	dnode_txg_t *dt = &dn->dn_txg[TXG_IDX(txg)];
+	dn->dn_allocated = false;
+	dn->dn_free_txg = txg;
+	dt->dt_free = true;
+	dt->dt_alloc = false;
+	dt->dt_bonus_dirty = false;
+	for (dirty_record_t *dr = dt->dt_records; dr != NULL; dr = dr->dr_dnode_next)
+		dr->dr_hole = true;
+	dnode_setdirty(dn, txg);
+	pthread_mutex_unlock(&dn->dn_mtx);
+	dnode_rele(dn);
+	return (0);
+}
+
+int
+dmu_object_info(objset_t *os, uint64_t obj, dmu_object_info_t *doi)
+{
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	memset(doi, 0, sizeof (*doi));
+	pthread_rwlock_rdlock(&dn->dn_struct_rwlock);
+	pthread_mutex_lock(&dn->dn_mtx);
+	doi->doi_type = dn->dn_type;
+	doi->doi_bonus_type = dn->dn_bonustype;
+	doi->doi_data_block_size = dn->dn_blksz;
+	doi->doi_bonus_size = dn->dn_bonuslen;
+	doi->doi_indirection = dn->dn_phys.dn_nlevels ? dn->dn_phys.dn_nlevels : 1;
+	doi->doi_max_offset = (dn->dn_maxblkid + 1) * (uint64_t)dn->dn_blksz;
+	doi->doi_physical_bytes = dn->dn_phys.dn_used;
+	doi->doi_fill_count = BP_IS_HOLE(&dn->dn_phys.dn_blkptr[0]) ? 0 :
+	    dn->dn_phys.dn_blkptr[0].bp_fill;
+	pthread_mutex_unlock(&dn->dn_mtx);
+	pthread_rwlock_unlock(&dn->dn_struct_rwlock);
+	dnode_rele(dn);
+	return (0);
+}
+
+int
+dmu_object_next(objset_t *os, uint64_t *objp)
+{
+	dnode_t *mdn = os->os_meta_dnode;
+	pthread_mutex_lock(&os->os_alloc_lock);
+	uint64_t limit = os->os_obj_next;
+	pthread_mutex_unlock(&os->os_alloc_lock);
+	(void) mdn;
+	for (uint64_t obj = *objp + 1; obj < limit; obj++) {
+		dnode_t *dn;
+		if (dnode_hold(os, obj, true, &dn) == 0) {
+			dnode_rele(dn);
+			*objp = obj;
+			return (0);
+		}
+	}
+	return (SET_ERROR(ESRCH));
+}
+
+/* Hold and read level-0 block blkid (the caller releases). */
+static int
+dmu_hold_read(dnode_t *dn, uint64_t blkid, dbuf_t **dbp)
+{
+	dbuf_t *db = dbuf_hold(dn, 0, blkid, true);
+	pthread_rwlock_rdlock(&dn->dn_struct_rwlock);
+	int err = dbuf_read(db);
+	pthread_rwlock_unlock(&dn->dn_struct_rwlock);
+	if (err != 0) {
+		dbuf_rele(db);
+		return (err);
+	}
+	*dbp = db;
+	return (0);
+}
+
+int
+dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
+{
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	uint8_t *out = buf;
+	while (len > 0 && err == 0) {
+		pthread_mutex_lock(&dn->dn_mtx);
+		uint64_t blksz = dn->dn_blksz, maxblkid = dn->dn_maxblkid;
+		pthread_mutex_unlock(&dn->dn_mtx);
+		uint64_t blkid = off / blksz, boff = off % blksz;
+		uint64_t n = MIN(len, blksz - boff);
+		if (blkid > maxblkid) {
+			memset(out, 0, n);
+		} else {
+			dbuf_t *db;
+			err = dmu_hold_read(dn, blkid, &db);
+			if (err != 0)
+				break;
+			pthread_mutex_lock(&dn->dn_mtx);
+			if (boff + n <= db->db_size)
+				memcpy(out, (uint8_t *)db->db_data + boff, n);
+			else
+				memset(out, 0, n);
+			pthread_mutex_unlock(&dn->dn_mtx);
+			dbuf_rele(db);
+		}
+		out += n;
+		off += n;
+		len -= n;
+	}
+	dnode_rele(dn);
+	return (err);
+}
+
+/*
+ * Copy data into block blkid at boff for tx (whole: the write covers the
+ * block, so no read is needed).
+ */
+static int
+dmu_write_block(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, const void *data,
+    bool whole, uint64_t txg)
+{
+	dbuf_t *db;
+	int err;
+	if (whole) {
+		db = dbuf_hold(dn, 0, blkid, true);
+		pthread_mutex_lock(&dn->dn_mtx);
+		while (db->db_state == DB_READING)
+			pthread_cond_wait(&dn->dn_cv, &dn->dn_mtx);
+		if (db->db_state == DB_UNCACHED) {
+			db->db_size = dn->dn_blksz;
+			db->db_data = tarn_alloc(db->db_size);
+			db->db_state = DB_CACHED;
+		}
+		pthread_mutex_unlock(&dn->dn_mtx);
+	} else {
+		err = dmu_hold_read(dn, blkid, &db);
+		if (err != 0)
+			return (err);
+	}
+	pthread_mutex_lock(&dn->dn_mtx);
+	dirty_record_t *dr = dbuf_dirty(db, txg);
+	dr->dr_hole = false;
+	if (boff + n <= dr->dr_size)
+		memcpy((uint8_t *)dr->dr_data + boff, data, n);
+	if (blkid > dn->dn_maxblkid)
+		dn->dn_maxblkid = blkid;
+	pthread_mutex_unlock(&dn->dn_mtx);
+	dbuf_rele(db);
+	return (0);
+}
+
+int
+dmu_write(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, const void *buf,
+    dmu_tx_t *tx)
+{
+	VERIFY(tx->tx_assigned);
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	const uint8_t *in = buf;
+	while (len > 0 && err == 0) {
+		pthread_mutex_lock(&dn->dn_mtx);
+		uint64_t blksz = dn->dn_blksz;
+		pthread_mutex_unlock(&dn->dn_mtx);
+		uint64_t blkid = off / blksz, boff = off % blksz;
+		uint64_t n = MIN(len, blksz - boff);
+		if (blkid >= (1ULL << 40)) {
+			err = SET_ERROR(EFBIG);
+			break;
+		}
+		err = dmu_write_block(dn, blkid, boff, n, in, n == blksz, tx->tx_txg);
+		in += n;
+		off += n;
+		len -= n;
+	}
+	dnode_rele(dn);
+	return (err);
+}
+
+/* Add [start, end) to txg's free ranges of dn (dn_mtx held). */
+static void
+dnode_add_free_range(dnode_t *dn, uint64_t txg, uint64_t start, uint64_t end)
+{
+	dnode_txg_t *dt = &dn->dn_txg[TXG_IDX(txg)];
+	if (dt->dt_nranges == dt->dt_cranges) {
+		dt->dt_cranges = dt->dt_cranges ? dt->dt_cranges * 2 : 4;
+		dt->dt_ranges = tarn_realloc(dt->dt_ranges, sizeof (free_range_t) * dt->dt_cranges);
+	}
+	dt->dt_ranges[dt->dt_nranges].fr_start = start;
+	dt->dt_ranges[dt->dt_nranges].fr_end = end;
+	dt->dt_nranges++;
+}
+
+int
+dmu_free_range(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_tx_t *tx)
+{
+	VERIFY(tx->tx_assigned);
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	uint64_t txg = tx->tx_txg;
+	pthread_mutex_lock(&dn->dn_mtx);
+	uint64_t blksz = dn->dn_blksz;
+	pthread_mutex_unlock(&dn->dn_mtx);
+	bool to_end = len == DMU_OBJECT_END || off + len < off;
+	uint64_t end = to_end ? UINT64_MAX : off + len;
+
+	/* Partial blocks at the edges: zero their part. */
+	uint64_t first_whole = DIV_ROUND_UP(off, blksz);
+	uint64_t end_whole = to_end ? UINT64_MAX : end / blksz;
+	pthread_mutex_lock(&dn->dn_mtx);
+	uint64_t maxblkid = dn->dn_maxblkid;
+	pthread_mutex_unlock(&dn->dn_mtx);
+	if (off % blksz != 0 && off / blksz <= maxblkid) {
+		uint64_t zend = MIN(end, (off / blksz + 1) * blksz);
+		void *zeros = tarn_alloc(zend - off);
+		err = dmu_write_block(dn, off / blksz, off % blksz, zend - off, zeros, false, txg);
+		tarn_free(zeros);
+	}
+	if (err == 0 && !to_end && end % blksz != 0 && end / blksz >= first_whole &&
+	    end / blksz != off / blksz && end / blksz <= maxblkid) {
+		void *zeros = tarn_alloc(end % blksz);
+		err = dmu_write_block(dn, end / blksz, 0, end % blksz, zeros, false, txg);
+		tarn_free(zeros);
+	}
+	if (err == 0 && first_whole < end_whole) {
+		pthread_mutex_lock(&dn->dn_mtx);
+		/* Cached blocks in the range become hole records. */
+		for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {
+			for (dbuf_t *db = dn->dn_dbufs[i]; db != NULL; db = db->db_hash_next) {
+				if (db->db_level != 0 || db->db_blkid < first_whole ||
+				    db->db_blkid >= end_whole || db->db_state != DB_CACHED)
+					continue;
+				dirty_record_t *dr = dbuf_dirty(db, txg);
+				memset(dr->dr_data, 0, dr->dr_size);
+				dr->dr_hole = true;
+			}
+		}
+		dnode_txg_t *dt = &dn->dn_txg[TXG_IDX(txg)];
+		if (to_end) {
+			if (!dt->dt_trunc || first_whole < dt->dt_trunc_blkid) {
+				dt->dt_trunc = true;
+				dt->dt_trunc_blkid = first_whole;
+				dt->dt_trunc_applied = false;
+			}
+			dn->dn_maxblkid = first_whole > 0 ? first_whole - 1 : 0;
+		} else {
+			dnode_add_free_range(dn, txg, first_whole, end_whole);
+		}
+		dnode_setdirty(dn, txg);
+		pthread_mutex_unlock(&dn->dn_mtx);
+	}
+	dnode_rele(dn);
+	return (err);
+}
+
+int
+dmu_bonus_read(objset_t *os, uint64_t obj, void *buf, uint32_t len)
+{
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	pthread_mutex_lock(&dn->dn_mtx);
+	if (len > dn->dn_bonuslen)
+		err = SET_ERROR(EINVAL);
+	else
+		memcpy(buf, dn->dn_bonus, len);
+	pthread_mutex_unlock(&dn->dn_mtx);
+	dnode_rele(dn);
+	return (err);
+}
+
+int
+dmu_bonus_write(objset_t *os, uint64_t obj, const void *buf, uint32_t len, dmu_tx_t *tx)
+{
+	VERIFY(tx->tx_assigned);
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	pthread_mutex_lock(&dn->dn_mtx);
+	if (len > dn->dn_bonuslen) {
+		err = SET_ERROR(EINVAL);
+	} else {
+		memcpy(dn->dn_bonus, buf, len);
+		dnode_txg_t *dt = &dn->dn_txg[TXG_IDX(tx->tx_txg)];
+		memcpy(dt->dt_bonus, dn->dn_bonus, DN_MAX_BONUSLEN);
+		dt->dt_bonus_dirty = true;
+		dnode_setdirty(dn, tx->tx_txg);
+	}
+	pthread_mutex_unlock(&dn->dn_mtx);
+	dnode_rele(dn);
+	return (err);
+}
+
+int
+dmu_object_set_blocksize(objset_t *os, uint64_t obj, uint32_t blksz, dmu_tx_t *tx)
+{
+	if (!blksz_valid(blksz))
+		return (SET_ERROR(EINVAL));
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	pthread_mutex_lock(&dn->dn_mtx);
+	bool ok = dn->dn_maxblkid == 0;
+	uint32_t old = dn->dn_blksz;
+	pthread_mutex_unlock(&dn->dn_mtx);
+	if (!ok) {
+		dnode_rele(dn);
+		return (SET_ERROR(ENOTSUP));
+	}
+	if (old == blksz) {
+		dnode_rele(dn);
+		return (0);
+	}
+	dbuf_t *db;
+	err = dmu_hold_read(dn, 0, &db);
+	if (err != 0) {
+		dnode_rele(dn);
+		return (err);
+	}
+	pthread_mutex_lock(&dn->dn_mtx);
+	dirty_record_t *dr = dbuf_dirty(db, tx->tx_txg);
+	if (dr->dr_data == db->db_data) {
+		void *nb = tarn_alloc(blksz);
+		memcpy(nb, db->db_data, MIN(blksz, db->db_size));
+		tarn_free(db->db_data);
+		db->db_data = dr->dr_data = nb;
+		db->db_size = dr->dr_size = blksz;
+		dmu_pool_dirty_add(os->os_dp, tx->tx_txg, blksz);
+	}
+	dn->dn_blksz = blksz;
+	dn->dn_txg[TXG_IDX(tx->tx_txg)].dt_blksz = blksz;
+	/* other cached level-0 dbufs (beyond block 0) would have the old size */
+	for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++)
+		for (dbuf_t *d = dn->dn_dbufs[i]; d != NULL; d = d->db_hash_next)
+			VERIFY(d->db_level != 0 || d->db_blkid == 0 || d->db_dirty == NULL);
+	pthread_mutex_unlock(&dn->dn_mtx);
+	dbuf_rele(db);
+	dnode_rele(dn);
+	return (0);
+}

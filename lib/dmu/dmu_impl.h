@@ -1,0 +1,280 @@
+/*
+ * dmu_impl.h — private structures of the dmu layer (objects, dbufs,
+ * transactions, txgs).  Nothing outside lib/dmu includes this header.
+ *
+ * Lock order (outer first):
+ *   dp_lock (txg state)       — never held while taking the others
+ *   os_lock (dnode table)
+ *   dn_struct_rwlock          (block-pointer tree of one object)
+ *   dn_mtx                    (dbufs, dirty records and per-txg state of one object)
+ *   dp_cache_lock             (LRU of clean dbufs)
+ * No I/O is issued while holding os_lock, dn_mtx or dp_cache_lock.
+ */
+#ifndef TARN_DMU_IMPL_H
+#define TARN_DMU_IMPL_H
+
+#include <pthread.h>
+#include "dmu.h"
+
+#define TXG_SIZE 4
+#define TXG_MASK (TXG_SIZE - 1)
+#define TXG_IDX(txg) ((txg) & TXG_MASK)
+#define DN_DNODES_PER_BLOCK (DNODE_BLOCK_SIZE / DNODE_SIZE)     /* 32 */
+#define DN_EPB_SHIFT (DN_INDIRECT_SHIFT - 7)                    /* bps per indirect: 1024 */
+#define DN_MAX_LEVELS 8
+
+/* ---- on-disk ---- */
+
+typedef struct dnode_phys {
+	uint8_t  dn_type;           /* dmu_object_type_t; NONE = free slot */
+	uint8_t  dn_indblkshift;
+	uint8_t  dn_nlevels;        /* 1 = the blkptr points at data */
+	uint8_t  dn_nblkptr;        /* always 1 in version 1 */
+	uint8_t  dn_bonustype;
+	uint8_t  dn_checksum;       /* 0 = inherit from the objset */
+	uint8_t  dn_compress;       /* 0 = inherit from the objset */
+	uint8_t  dn_flags;
+	uint16_t dn_datablkszsec;   /* data block size in 512-byte units (0 = 1 MiB... see FORMAT) */
+	uint16_t dn_bonuslen;
+	uint32_t dn_datablkshift_pad;
+	uint64_t dn_maxblkid;       /* largest level-0 block id with data (0 if none) */
+	uint64_t dn_used;           /* bytes allocated (DVA asize) for this object */
+	uint64_t dn_gen;            /* txg the object was allocated in */
+	uint64_t dn_pad[4];
+	blkptr_t dn_blkptr[1];
+	uint8_t  dn_bonus[DN_MAX_BONUSLEN];
+} dnode_phys_t;
+_Static_assert(sizeof (dnode_phys_t) == DNODE_SIZE, "dnode_phys_t is 512 bytes");
+
+#define OBJSET_PHYS_SIZE 1024
+typedef struct objset_phys {
+	dnode_phys_t os_meta_dnode;
+	uint64_t os_type;           /* dmu_objset_type_t */
+	uint64_t os_flags;
+	uint64_t os_pad[62];
+} objset_phys_t;
+_Static_assert(sizeof (objset_phys_t) == OBJSET_PHYS_SIZE, "objset_phys_t is 1 KiB");
+
+/* ---- in memory ---- */
+
+typedef struct dnode dnode_t;
+typedef struct dbuf dbuf_t;
+
+/* One txg's version of a level-0 block that was changed in that txg. */
+typedef struct dirty_record {
+	uint64_t dr_txg;
+	void    *dr_data;           /* block contents as of the end of dr_txg */
+	uint32_t dr_size;           /* bytes of dr_data */
+	bool     dr_hole;           /* the whole block was freed: write a hole */
+	bool     dr_written;        /* written by a sync pass of dr_txg */
+	struct dirty_record *dr_next_txg; /* newer record of the same dbuf */
+	dbuf_t  *dr_dbuf;
+	struct dirty_record *dr_dnode_next; /* list of dn_txg[].dt_records */
+} dirty_record_t;
+
+typedef enum dbuf_state {
+	DB_UNCACHED = 0,            /* db_data not valid */
+	DB_READING,                 /* a thread is reading it */
+	DB_CACHED,
+} dbuf_state_t;
+
+struct dbuf {
+	dnode_t   *db_dn;
+	uint64_t   db_blkid;
+	uint8_t    db_level;
+	dbuf_state_t db_state;      /* guarded by dn_mtx */
+	uint32_t   db_size;
+	void      *db_data;         /* newest contents (shared with newest record) */
+	dirty_record_t *db_dirty;   /* oldest dirty record, chain by dr_next_txg */
+	int        db_holds;        /* guarded by dn_mtx */
+	bool       db_in_lru;       /* guarded by dp_cache_lock */
+	dbuf_t    *db_hash_next;    /* in dn_dbufs */
+	dbuf_t    *db_lru_prev, *db_lru_next;
+	bool       db_sync_dirty;   /* indirect / meta-dnode block changed by sync */
+};
+
+/* A range of level-0 block ids [start, end) freed in one txg. */
+typedef struct free_range {
+	uint64_t fr_start, fr_end;
+} free_range_t;
+
+/* What one txg changed about a dnode. */
+typedef struct dnode_txg {
+	bool      dt_dirty;         /* dnode has changes in this txg (holds a hold) */
+	bool      dt_in_synced;     /* on os_synced[txg] */
+	bool      dt_listed;        /* dnode is on os_dirty[txg] for the next pass */
+	bool      dt_trunc_applied;
+	int       dt_ranges_applied;
+	bool      dt_alloc;         /* allocated in this txg */
+	bool      dt_free;          /* freed in this txg */
+	bool      dt_bonus_dirty;
+	uint8_t   dt_bonus[DN_MAX_BONUSLEN];
+	uint32_t  dt_blksz;         /* block size as of this txg (alloc/set) */
+	dmu_object_type_t dt_type, dt_bonustype;
+	uint32_t  dt_bonuslen;
+	bool      dt_trunc;         /* freed to the end at dt_trunc_blkid */
+	uint64_t  dt_trunc_blkid;
+	free_range_t *dt_ranges;
+	int       dt_nranges, dt_cranges;
+	dirty_record_t *dt_records; /* unordered */
+	dnode_t  *dt_dirty_next;    /* os_dirty list link */
+} dnode_txg_t;
+
+struct dnode {
+	objset_t *dn_os;
+	uint64_t  dn_object;
+	pthread_rwlock_t dn_struct_rwlock;  /* tree: dn_phys.dn_blkptr, nlevels, indirects */
+	pthread_mutex_t dn_mtx;
+	pthread_cond_t  dn_cv;              /* dbuf state changes */
+	/* As synced (the tree is also updated by sync in place): */
+	dnode_phys_t dn_phys;               /* dn_struct_rwlock + dn_mtx */
+	/* Open-context view (dn_mtx): */
+	bool      dn_allocated;
+	dmu_object_type_t dn_type, dn_bonustype;
+	uint32_t  dn_blksz;
+	uint32_t  dn_bonuslen;
+	uint64_t  dn_maxblkid;              /* open view (max written blkid) */
+	uint8_t   dn_bonus[DN_MAX_BONUSLEN];
+	uint64_t  dn_free_txg;              /* freed in this txg, not yet synced */
+	dnode_txg_t dn_txg[TXG_SIZE];
+	/* dbuf table (dn_mtx) */
+	dbuf_t  **dn_dbufs;
+	uint32_t  dn_dbuf_buckets;
+	uint32_t  dn_dbuf_count;
+	/* dnode table membership (os_lock) */
+	int       dn_holds;                 /* atomic */
+	bool      dn_in_lru;                /* os_lock */
+	dnode_t  *dn_hash_next;
+	/* sync thread only: indirect dbufs awaiting their write */
+	dbuf_t  **dn_sdirty;
+	int       dn_nsdirty, dn_csdirty;
+	dnode_t  *dn_lru_prev, *dn_lru_next;
+};
+
+struct objset {
+	dmu_pool_t *os_dp;
+	dmu_objset_type_t os_type;
+	dmu_objset_props_t os_props;
+	pthread_mutex_t os_lock;
+	dnode_t  *os_meta_dnode;
+	blkptr_t  os_rootbp;                /* as last synced */
+	/* dnode table (os_lock) */
+	dnode_t **os_dnodes;
+	uint32_t  os_dn_buckets;
+	uint32_t  os_dn_count;
+	dnode_t  *os_dn_lru_head, *os_dn_lru_tail; /* idle dnodes, oldest first */
+	/* dirty dnodes per txg (os_lock) */
+	dnode_t  *os_dirty[TXG_SIZE];        /* to write in the next pass */
+	dnode_t **os_synced[TXG_SIZE];       /* written this txg, for sync_done */
+	int       os_nsynced[TXG_SIZE], os_csynced[TXG_SIZE];
+	dbuf_t  **os_meta_dirty;             /* meta-dnode blocks changed by sync */
+	int       os_nmeta_dirty, os_cmeta_dirty;
+	pthread_mutex_t os_alloc_lock;       /* object number allocation */
+	pthread_mutex_t os_dirty_lock;       /* os_dirty lists; after dn_mtx */
+	bool      os_new;                    /* never synced: write it */
+	bool      os_phys_dirty[TXG_SIZE];  /* new objset: write even if empty */
+	uint64_t  os_obj_next;              /* allocation hint (os_lock) */
+	uint64_t *os_free_objs;             /* freed and synced numbers to reuse */
+	int       os_nfree_objs, os_cfree_objs;
+	objset_t *os_next;                  /* dp_objsets */
+};
+
+struct dmu_tx {
+	objset_t *tx_os;
+	uint64_t  tx_txg;
+	uint64_t  tx_space;                 /* estimated bytes */
+	bool      tx_netfree;
+	bool      tx_syncing;               /* created by dmu_tx_create_syncing */
+	bool      tx_assigned;
+};
+
+struct dmu_pool {
+	zio_ctx_t *dp_zio;
+	dmu_pool_opts_t dp_opts;
+	dmu_pool_sync_fn_t dp_sync_fn;
+	dmu_pool_space_fn_t dp_space_fn;
+	void      *dp_arg;
+	void     (*dp_synced_cb)(void *, uint64_t);
+	void      *dp_synced_arg;
+
+	pthread_mutex_t dp_lock;
+	pthread_cond_t  dp_sync_cv;          /* wakes the sync thread */
+	pthread_cond_t  dp_synced_cv;        /* a txg synced */
+	pthread_cond_t  dp_quiesce_cv;       /* holds dropped */
+	pthread_cond_t  dp_dirty_cv;         /* dirty data went down */
+	uint64_t  dp_open_txg;
+	uint64_t  dp_syncing_txg;            /* 0 when idle */
+	uint64_t  dp_synced_txg;
+	uint64_t  dp_wait_txg;               /* someone waits for this txg */
+	uint64_t  dp_holds[TXG_SIZE];
+	uint64_t  dp_dirty[TXG_SIZE];        /* dirty bytes per txg */
+	uint64_t  dp_space_pending[TXG_SIZE];/* estimated bytes per txg */
+	uint64_t  dp_dirty_total;
+	bool      dp_kick;
+	bool      dp_exit;
+	bool      dp_running;
+	bool      dp_suspended;
+	int       dp_sync_error;
+	uint64_t  dp_open_time;              /* ns, when dp_open_txg opened */
+	pthread_t dp_thread;
+	dmu_pool_stats_t dp_stats;
+	objset_t *dp_objsets;                /* dp_lock */
+
+	/* clean dbuf cache (dp_cache_lock) */
+	pthread_mutex_t dp_cache_lock;
+	dbuf_t   *dp_lru_head, *dp_lru_tail; /* oldest at head */
+	uint64_t  dp_cache_bytes;
+};
+
+/* txg.c */
+void dmu_pool_dirty_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes);
+
+/* dbuf.c */
+dbuf_t *dbuf_hold(dnode_t *dn, uint8_t level, uint64_t blkid, bool create);
+void dbuf_rele(dbuf_t *db);
+int dbuf_read(dbuf_t *db);
+dbuf_t *dbuf_find_locked(dnode_t *dn, uint8_t level, uint64_t blkid);
+void dbuf_cache_evict(dmu_pool_t *dp);
+void dbuf_destroy_all(dnode_t *dn);
+void dbuf_lru_remove(dmu_pool_t *dp, dbuf_t *db);
+void dbuf_evict_one(dbuf_t *db);
+void dbuf_maybe_idle(dbuf_t *db);
+dirty_record_t *dbuf_dirty(dbuf_t *db, uint64_t txg);
+void dbuf_sync_done(dbuf_t *db, dirty_record_t *dr);
+
+/* dnode.c */
+int dnode_hold(objset_t *os, uint64_t obj, bool must_exist, dnode_t **dnp);
+void dnode_rele(dnode_t *dn);
+void dnode_setdirty(dnode_t *dn, uint64_t txg);
+int dnode_resolve_bp(dnode_t *dn, uint64_t level, uint64_t blkid, blkptr_t *bp);
+bool dnode_block_freed(dnode_t *dn, uint64_t blkid);
+dnode_t *dnode_create(objset_t *os, uint64_t obj, const dnode_phys_t *phys);
+void dnode_destroy(dnode_t *dn);
+void dnode_sync_done(dnode_t *dn, uint64_t txg);
+uint32_t dnode_phys_blksz(const dnode_phys_t *dnp);
+void dnode_open_view_from_phys(dnode_t *dn);
+
+/* One block handed to the tree sync: a level-0 block of a dnode. */
+typedef struct sync_item {
+	uint64_t si_blkid;
+	void    *si_data;          /* NULL: write a hole */
+	uint32_t si_size;
+	blkptr_t si_bp;            /* old bp in, new bp out */
+	blkptr_t si_old;
+	dirty_record_t *si_dr;
+	dbuf_t  *si_db;            /* meta-dnode blocks: the sync-dirty dbuf */
+	dnode_t *si_dn;
+} sync_item_t;
+
+/* dnode_sync.c */
+typedef struct dnode_sync_ctx dnode_sync_ctx_t;
+int dnode_sync_prepare(dnode_t *dn, uint64_t txg, sync_item_t **items, int *nitems);
+int dnode_sync_finish(dnode_t *dn, uint64_t txg, int pass, sync_item_t *items, int nitems);
+int dnode_sync_items_write(objset_t *os, uint64_t txg, int pass, dnode_t **dns,
+    sync_item_t **items, int *nitems, int ndn);
+
+/* dmu_objset.c */
+zio_prop_t dmu_objset_block_prop(objset_t *os, const dnode_phys_t *dnp, uint8_t level,
+    dmu_object_type_t type);
+
+#endif

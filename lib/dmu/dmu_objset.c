@@ -1,0 +1,329 @@
+/*
+ * dmu_objset.c — object sets: create, open, close, and the per-txg sync
+ * of everything one object set has dirty (see dnode_sync.c for one
+ * object).  An object set's root block is an objset_phys holding the
+ * meta-dnode, whose level-0 blocks are arrays of 32 dnodes.
+ */
+#include "dmu_impl.h"
+
+static bool
+dmu_ot_is_metadata(dmu_object_type_t t)
+{
+	switch (t) {
+	case DMU_OT_PLAIN_FILE:
+	case DMU_OT_UINT8:
+	case DMU_OT_TEST:
+		return (false);
+	default:
+		return (true);
+	}
+}
+
+/* The write properties of a block of an object of type at level. */
+zio_prop_t
+dmu_objset_block_prop(objset_t *os, const dnode_phys_t *dnp, uint8_t level,
+    dmu_object_type_t type)
+{
+	const dmu_objset_props_t *p = &os->os_props;
+	zio_prop_t zp;
+	memset(&zp, 0, sizeof (zp));
+	bool meta = level > 0 || dmu_ot_is_metadata(type);
+	zp.zp_checksum = (dnp && dnp->dn_checksum) ? dnp->dn_checksum :
+	    (p->osp_checksum ? p->osp_checksum : ZIO_CHECKSUM_DEFAULT);
+	uint8_t copies = p->osp_copies ? p->osp_copies : 1;
+	if (p->osp_is_mos)
+		copies = 3;
+	else if (meta)
+		copies = (uint8_t)MIN(3, copies + 1);
+	zp.zp_copies = copies;
+	if (meta)
+		zp.zp_compress = ZIO_COMPRESS_LZ4;
+	else
+		zp.zp_compress = (dnp && dnp->dn_compress) ? dnp->dn_compress :
+		    (p->osp_compress ? p->osp_compress : ZIO_COMPRESS_OFF);
+	zp.zp_type = (uint8_t)type;
+	zp.zp_blevel = level;
+	return (zp);
+}
+
+static objset_t *
+dmu_objset_alloc(dmu_pool_t *dp, dmu_objset_type_t type, const dmu_objset_props_t *props)
+{
+	objset_t *os = tarn_alloc(sizeof (*os));
+	os->os_dp = dp;
+	os->os_type = type;
+	if (props != NULL)
+		os->os_props = *props;
+	pthread_mutex_init(&os->os_lock, NULL);
+	pthread_mutex_init(&os->os_alloc_lock, NULL);
+	pthread_mutex_init(&os->os_dirty_lock, NULL);
+	return (os);
+}
+
+static void
+dmu_objset_register(objset_t *os)
+{
+	dmu_pool_t *dp = os->os_dp;
+	pthread_mutex_lock(&dp->dp_lock);
+	os->os_next = dp->dp_objsets;
+	dp->dp_objsets = os;
+	pthread_mutex_unlock(&dp->dp_lock);
+}
+
+int
+dmu_objset_create(dmu_pool_t *dp, dmu_objset_type_t type, const dmu_objset_props_t *props,
+    objset_t **osp)
+{
+	objset_t *os = dmu_objset_alloc(dp, type, props);
+	dnode_phys_t mp;
+	memset(&mp, 0, sizeof (mp));
+	mp.dn_type = DMU_OT_DNODE;
+	mp.dn_indblkshift = DN_INDIRECT_SHIFT;
+	mp.dn_nlevels = 1;
+	mp.dn_nblkptr = 1;
+	mp.dn_datablkszsec = DNODE_BLOCK_SIZE >> SPA_MINBLOCKSHIFT;
+	os->os_meta_dnode = dnode_create(os, DMU_META_DNODE_OBJECT, &mp);
+	os->os_obj_next = 1;
+	os->os_new = true;
+	dmu_objset_register(os);
+	dmu_pool_dirty_add(dp, txg_open_txg(dp), DNODE_SIZE);
+	*osp = os;
+	return (0);
+}
+
+int
+dmu_objset_open(dmu_pool_t *dp, const blkptr_t *bp, const dmu_objset_props_t *props,
+    objset_t **osp)
+{
+	if (BP_IS_HOLE(bp) || bp->bp_lsize != OBJSET_PHYS_SIZE || bp->bp_level != 0 ||
+	    bp->bp_type != DMU_OT_OBJSET)
+		return (SET_ERROR(EINVAL));
+	objset_phys_t *osp_buf = tarn_alloc(OBJSET_PHYS_SIZE);
+	int err = zio_read(dp->dp_zio, bp, osp_buf, 0);
+	if (err != 0) {
+		tarn_free(osp_buf);
+		return (err);
+	}
+	const dnode_phys_t *m = &osp_buf->os_meta_dnode;
+	if (m->dn_type != DMU_OT_DNODE || m->dn_nlevels == 0 || m->dn_nlevels > DN_MAX_LEVELS ||
+	    dnode_phys_blksz(m) != DNODE_BLOCK_SIZE) {
+		tarn_free(osp_buf);
+		return (SET_ERROR(EIO));
+	}
+	objset_t *os = dmu_objset_alloc(dp, (dmu_objset_type_t)osp_buf->os_type, props);
+	os->os_meta_dnode = dnode_create(os, DMU_META_DNODE_OBJECT, m);
+	os->os_rootbp = *bp;
+	os->os_obj_next = (m->dn_maxblkid + 1) * DN_DNODES_PER_BLOCK;
+	tarn_free(osp_buf);
+	dmu_objset_register(os);
+	*osp = os;
+	return (0);
+}
+
+void
+dmu_objset_close(objset_t *os)
+{
+	dmu_pool_t *dp = os->os_dp;
+	pthread_mutex_lock(&dp->dp_lock);
+	objset_t **pp = &dp->dp_objsets;
+	while (*pp != os)
+		pp = &(*pp)->os_next;
+	*pp = os->os_next;
+	pthread_mutex_unlock(&dp->dp_lock);
+
+	for (uint32_t i = 0; i < os->os_dn_buckets; i++) {
+		dnode_t *dn = os->os_dnodes[i];
+		while (dn != NULL) {
+			dnode_t *next = dn->dn_hash_next;
+			dnode_destroy(dn);
+			dn = next;
+		}
+	}
+	dnode_destroy(os->os_meta_dnode);
+	tarn_free(os->os_dnodes);
+	for (int t = 0; t < TXG_SIZE; t++)
+		tarn_free(os->os_synced[t]);
+	tarn_free(os->os_meta_dirty);
+	tarn_free(os->os_free_objs);
+	pthread_mutex_destroy(&os->os_lock);
+	pthread_mutex_destroy(&os->os_alloc_lock);
+	pthread_mutex_destroy(&os->os_dirty_lock);
+	tarn_free(os);
+}
+
+dmu_objset_type_t
+dmu_objset_type(objset_t *os)
+{
+	return (os->os_type);
+}
+
+dmu_pool_t *
+dmu_objset_pool(objset_t *os)
+{
+	return (os->os_dp);
+}
+
+void
+dmu_objset_set_props(objset_t *os, const dmu_objset_props_t *props)
+{
+	os->os_props = *props;
+}
+
+bool
+dmu_objset_is_dirty(objset_t *os, uint64_t txg)
+{
+	pthread_mutex_lock(&os->os_dirty_lock);
+	bool d = os->os_dirty[TXG_IDX(txg)] != NULL || os->os_new;
+	pthread_mutex_unlock(&os->os_dirty_lock);
+	return (d);
+}
+
+/* Write the meta-dnode blocks that this pass changed. */
+static int
+dmu_objset_sync_meta(objset_t *os, uint64_t txg, int pass)
+{
+	dnode_t *mdn = os->os_meta_dnode;
+	int n = os->os_nmeta_dirty;
+	if (n == 0)
+		return (0);
+	sync_item_t *items = tarn_alloc(sizeof (*items) * n);
+	int err = 0;
+	pthread_rwlock_rdlock(&mdn->dn_struct_rwlock);
+	for (int i = 0; i < n; i++) {
+		dbuf_t *db = os->os_meta_dirty[i];
+		items[i].si_blkid = db->db_blkid;
+		items[i].si_size = db->db_size;
+		items[i].si_db = db;
+		items[i].si_dn = mdn;
+		items[i].si_data = db->db_data;
+		const uint64_t *w = db->db_data;
+		bool zero = true;
+		for (uint32_t k = 0; k < db->db_size / 8 && zero; k++)
+			zero = w[k] == 0;
+		if (zero)
+			items[i].si_data = NULL;
+		if (err == 0)
+			err = dnode_resolve_bp(mdn, 0, db->db_blkid, &items[i].si_old);
+		items[i].si_bp = items[i].si_old;
+	}
+	pthread_rwlock_unlock(&mdn->dn_struct_rwlock);
+	os->os_nmeta_dirty = 0;
+	if (err == 0)
+		err = dnode_sync_items_write(os, txg, pass, &mdn, &items, &n, 1);
+	if (err == 0)
+		err = dnode_sync_finish(mdn, txg, pass, items, n);
+	for (int i = 0; i < n; i++) {
+		dbuf_t *db = items[i].si_db;
+		pthread_mutex_lock(&mdn->dn_mtx);
+		db->db_sync_dirty = false;
+		pthread_mutex_unlock(&mdn->dn_mtx);
+		dbuf_rele(db);
+	}
+	tarn_free(items);
+	return (err);
+}
+
+static void
+os_synced_add(objset_t *os, uint64_t txg, dnode_t *dn)
+{
+	int t = TXG_IDX(txg);
+	if (os->os_nsynced[t] == os->os_csynced[t]) {
+		os->os_csynced[t] = os->os_csynced[t] ? os->os_csynced[t] * 2 : 64;
+		os->os_synced[t] = tarn_realloc(os->os_synced[t],
+		    sizeof (dnode_t *) * os->os_csynced[t]);
+	}
+	os->os_synced[t][os->os_nsynced[t]++] = dn;
+}
+
+int
+dmu_objset_sync(objset_t *os, uint64_t txg, int pass, blkptr_t *bp)
+{
+	int t = TXG_IDX(txg);
+	pthread_mutex_lock(&os->os_dirty_lock);
+	dnode_t *list = os->os_dirty[t];
+	os->os_dirty[t] = NULL;
+	bool was_new = os->os_new;
+	os->os_new = false;
+	int ndn = 0;
+	for (dnode_t *dn = list; dn != NULL; dn = dn->dn_txg[t].dt_dirty_next)
+		ndn++;
+	dnode_t **dns = tarn_alloc(sizeof (dnode_t *) * (ndn + 1));
+	int i = 0;
+	for (dnode_t *dn = list; dn != NULL; dn = dn->dn_txg[t].dt_dirty_next)
+		dns[i++] = dn;
+	for (i = 0; i < ndn; i++) {
+		dnode_txg_t *dt = &dns[i]->dn_txg[t];
+		dt->dt_listed = false;
+		dt->dt_dirty_next = NULL;
+		if (!dt->dt_in_synced) {
+			dt->dt_in_synced = true;
+			os_synced_add(os, txg, dns[i]);
+		}
+	}
+	pthread_mutex_unlock(&os->os_dirty_lock);
+	if (ndn == 0 && !was_new && os->os_nmeta_dirty == 0) {
+		tarn_free(dns);
+		return (0);
+	}
+
+	sync_item_t **items = tarn_alloc(sizeof (sync_item_t *) * (ndn + 1));
+	int *nitems = tarn_alloc(sizeof (int) * (ndn + 1));
+	int err = 0;
+	for (i = 0; i < ndn && err == 0; i++)
+		err = dnode_sync_prepare(dns[i], txg, &items[i], &nitems[i]);
+	if (err == 0)
+		err = dnode_sync_items_write(os, txg, pass, dns, items, nitems, ndn);
+	for (i = 0; i < ndn && err == 0; i++)
+		err = dnode_sync_finish(dns[i], txg, pass, items[i], nitems[i]);
+	for (i = 0; i < ndn; i++)
+		tarn_free(items[i]);
+	tarn_free(items);
+	tarn_free(nitems);
+	tarn_free(dns);
+	if (err == 0)
+		err = dmu_objset_sync_meta(os, txg, pass);
+	if (err != 0)
+		return (err);
+
+	/* The root: objset_phys with the meta-dnode. */
+	objset_phys_t *phys = tarn_alloc_aligned(OBJSET_PHYS_SIZE);
+	pthread_mutex_lock(&os->os_meta_dnode->dn_mtx);
+	phys->os_meta_dnode = os->os_meta_dnode->dn_phys;
+	pthread_mutex_unlock(&os->os_meta_dnode->dn_mtx);
+	phys->os_type = os->os_type;
+	zio_prop_t zp = dmu_objset_block_prop(os, NULL, 0, DMU_OT_OBJSET);
+	zp.zp_compress = ZIO_COMPRESS_OFF;
+	blkptr_t old = os->os_rootbp, nbp = old;
+	err = zio_write(os->os_dp->dp_zio, txg, &zp, phys, OBJSET_PHYS_SIZE, &nbp, true);
+	tarn_free(phys);
+	if (err != 0)
+		return (err);
+	if (!BP_IS_HOLE(&old) && old.bp_phys_birth < txg)
+		zio_free(os->os_dp->dp_zio, &old, txg);
+	nbp.bp_fill = 1;
+	os->os_rootbp = nbp;
+	*bp = nbp;
+	return (0);
+}
+
+void
+dmu_objset_sync_done(objset_t *os, uint64_t txg)
+{
+	int t = TXG_IDX(txg);
+	int n = os->os_nsynced[t];
+	dnode_t **dns = os->os_synced[t];
+	os->os_synced[t] = NULL;
+	os->os_nsynced[t] = os->os_csynced[t] = 0;
+	for (int i = 0; i < n; i++)
+		dnode_sync_done(dns[i], txg);
+	tarn_free(dns);
+	dnode_sync_done(os->os_meta_dnode, txg);
+	dbuf_cache_evict(os->os_dp);
+}
+
+/* Location of the objset as last synced (for the pool layer). */
+const blkptr_t *
+dmu_objset_rootbp(objset_t *os)
+{
+	return (&os->os_rootbp);
+}

@@ -1,0 +1,98 @@
+/*
+ * dmu_traverse.c — walk every block of an object set as it is on disk
+ * (from its last synced root), reading and verifying each block: the
+ * objset block, the meta-dnode's tree, each allocated dnode's tree, and
+ * with TRAVERSE_DATA the level-0 data blocks too.  Blocks that fail to
+ * read are counted and the walk goes on with the rest.  Used by import
+ * verification, tests and (later) scrub.
+ */
+#include "dmu_impl.h"
+
+typedef struct traverse {
+	objset_t *tr_os;
+	int       tr_flags;
+	int       tr_zflags;
+	dmu_traverse_fn_t tr_fn;
+	void     *tr_arg;
+	uint64_t  tr_errors;
+	zio_ctx_t *tr_zc;
+	vdev_t   *tr_root;
+} traverse_t;
+
+static int traverse_dnode(traverse_t *tr, uint64_t obj, const dnode_phys_t *dnp);
+
+static int
+traverse_bp(traverse_t *tr, uint64_t obj, const dnode_phys_t *dnp, const blkptr_t *bp,
+    uint64_t blkid, bool is_meta)
+{
+	if (BP_IS_HOLE(bp))
+		return (0);
+	int rc = tr->tr_fn ? tr->tr_fn(tr->tr_arg, tr->tr_os, obj, bp, blkid) : 0;
+	if (rc != 0)
+		return (rc);
+	if (bp->bp_level == 0 && !is_meta && !(tr->tr_flags & TRAVERSE_DATA))
+		return (0);
+	if (bp->bp_lsize == 0 || bp->bp_lsize > SPA_MAXBLOCKSIZE) {
+		tr->tr_errors++;
+		return (0);
+	}
+	void *buf = tarn_alloc(bp->bp_lsize);
+	int err = zio_read(tr->tr_zc, bp, buf, tr->tr_zflags);
+	if (err != 0) {
+		tr->tr_errors++;
+		tarn_free(buf);
+		return (0);
+	}
+	if (bp->bp_level > 0) {
+		const blkptr_t *child = buf;
+		uint64_t n = bp->bp_lsize / sizeof (blkptr_t);
+		for (uint64_t i = 0; i < n && rc == 0; i++)
+			rc = traverse_bp(tr, obj, dnp, &child[i],
+			    (blkid << DN_EPB_SHIFT) + i, is_meta);
+	} else if (is_meta) {
+		const dnode_phys_t *d = buf;
+		uint64_t n = bp->bp_lsize / DNODE_SIZE;
+		for (uint64_t i = 0; i < n && rc == 0; i++) {
+			uint64_t o = blkid * DN_DNODES_PER_BLOCK + i;
+			if (d[i].dn_type != DMU_OT_NONE && o != 0)
+				rc = traverse_dnode(tr, o, &d[i]);
+		}
+	}
+	tarn_free(buf);
+	return (rc);
+}
+
+static int
+traverse_dnode(traverse_t *tr, uint64_t obj, const dnode_phys_t *dnp)
+{
+	if (dnp->dn_nlevels == 0 || dnp->dn_nlevels > DN_MAX_LEVELS) {
+		tr->tr_errors++;
+		return (0);
+	}
+	return (traverse_bp(tr, obj, dnp, &dnp->dn_blkptr[0], 0, obj == 0));
+}
+
+int
+dmu_traverse(objset_t *os, int flags, int zflags, dmu_traverse_fn_t fn, void *arg,
+    uint64_t *errors)
+{
+	traverse_t tr = { .tr_os = os, .tr_flags = flags, .tr_zflags = zflags, .tr_fn = fn,
+	    .tr_arg = arg, .tr_zc = os->os_dp->dp_zio };
+	blkptr_t root = os->os_rootbp;
+	int rc = 0;
+	if (!BP_IS_HOLE(&root)) {
+		rc = fn ? fn(arg, os, 0, &root, 0) : 0;
+		objset_phys_t *phys = tarn_alloc(OBJSET_PHYS_SIZE);
+		if (rc == 0) {
+			int err = zio_read(tr.tr_zc, &root, phys, zflags);
+			if (err != 0)
+				tr.tr_errors++;
+			else
+				rc = traverse_dnode(&tr, 0, &phys->os_meta_dnode);
+		}
+		tarn_free(phys);
+	}
+	if (errors != NULL)
+		*errors = tr.tr_errors;
+	return (rc);
+}

@@ -1,0 +1,444 @@
+/*
+ * txg.c — transaction groups, the sync thread, transactions and the
+ * dirty-data throttle.
+ *
+ * Theory.  Every change belongs to a transaction group (txg).  At any
+ * moment one txg is OPEN: dmu_tx_assign() joins it and takes a hold,
+ * dmu_tx_commit() drops the hold.  The sync thread closes the open txg
+ * (QUIESCING: a new txg opens at once, and the thread waits until the
+ * closed one has no holds left), then SYNCS it by calling the pool
+ * layer's sync function, which writes every block dirtied in that txg
+ * and finally the uberblock.  Writers keep filling the next txg while one
+ * syncs, so at most two txgs have unsynced changes at a time: the one
+ * syncing (or quiescing) and the open one.  A txg is synced when its
+ * dirty data passes a quarter of the limit, when it has been open for the
+ * timeout, or when somebody waits for it (txg_wait_synced).
+ *
+ * The write throttle: dirty bytes of all unsynced txgs are counted.  Above
+ * 60% of dpo_dirty_max each new tx is delayed, the delay growing smoothly
+ * towards the limit (delay = 50us * (dirty - 60%) / (max - dirty), at most
+ * 100 ms); at the limit, writers wait until a sync brings it down.  So a
+ * fast writer settles at the rate the devices take, without stalls.
+ *
+ * A sync that fails suspends the pool: every later tx fails with EIO and
+ * nothing more is written, so that what is on disk stays a committed txg.
+ */
+#include "dmu_impl.h"
+
+#include <time.h>
+
+#define TXG_DIRTY_SYNC_DIV   4       /* sync when open txg has max/4 dirty */
+#define TXG_DELAY_MIN_PCT    60
+#define TXG_DELAY_BASE_NS    50000ULL
+#define TXG_DELAY_MAX_NS     100000000ULL
+
+static void *txg_sync_thread(void *arg);
+
+dmu_pool_t *
+dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg, const dmu_pool_opts_t *opts,
+    dmu_pool_sync_fn_t sync_fn, dmu_pool_space_fn_t space_fn, void *arg)
+{
+	dmu_pool_t *dp = tarn_alloc(sizeof (*dp));
+	dp->dp_zio = zc;
+	if (opts != NULL)
+		dp->dp_opts = *opts;
+	if (dp->dp_opts.dpo_dirty_max == 0)
+		dp->dp_opts.dpo_dirty_max = 512 * MiB;
+	if (dp->dp_opts.dpo_cache_max == 0)
+		dp->dp_opts.dpo_cache_max = 1 * GiB;
+	if (dp->dp_opts.dpo_txg_timeout_ms == 0)
+		dp->dp_opts.dpo_txg_timeout_ms = 5000;
+	dp->dp_sync_fn = sync_fn;
+	dp->dp_space_fn = space_fn;
+	dp->dp_arg = arg;
+	pthread_mutex_init(&dp->dp_lock, NULL);
+	pthread_cond_init(&dp->dp_sync_cv, NULL);
+	pthread_cond_init(&dp->dp_synced_cv, NULL);
+	pthread_cond_init(&dp->dp_quiesce_cv, NULL);
+	pthread_cond_init(&dp->dp_dirty_cv, NULL);
+	pthread_mutex_init(&dp->dp_cache_lock, NULL);
+	dp->dp_synced_txg = last_synced_txg;
+	dp->dp_open_txg = last_synced_txg + 1;
+	dp->dp_open_time = tarn_now_ns();
+	dp->dp_stats.dps_dirty_max = dp->dp_opts.dpo_dirty_max;
+	return (dp);
+}
+
+void
+dmu_pool_start(dmu_pool_t *dp)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	VERIFY(!dp->dp_running);
+	dp->dp_running = true;
+	pthread_mutex_unlock(&dp->dp_lock);
+	VERIFY0(pthread_create(&dp->dp_thread, NULL, txg_sync_thread, dp));
+}
+
+void
+dmu_pool_destroy(dmu_pool_t *dp, bool sync)
+{
+	if (dp->dp_running) {
+		if (sync && !dmu_pool_suspended(dp))
+			(void) txg_wait_synced(dp, 0);
+		pthread_mutex_lock(&dp->dp_lock);
+		dp->dp_exit = true;
+		pthread_cond_broadcast(&dp->dp_sync_cv);
+		pthread_mutex_unlock(&dp->dp_lock);
+		pthread_join(dp->dp_thread, NULL);
+	}
+	VERIFY3P(dp->dp_objsets, ==, NULL);
+	pthread_mutex_destroy(&dp->dp_lock);
+	pthread_cond_destroy(&dp->dp_sync_cv);
+	pthread_cond_destroy(&dp->dp_synced_cv);
+	pthread_cond_destroy(&dp->dp_quiesce_cv);
+	pthread_cond_destroy(&dp->dp_dirty_cv);
+	pthread_mutex_destroy(&dp->dp_cache_lock);
+	tarn_free(dp);
+}
+
+zio_ctx_t *
+dmu_pool_zio(dmu_pool_t *dp)
+{
+	return (dp->dp_zio);
+}
+
+void
+dmu_pool_set_synced_cb(dmu_pool_t *dp, void (*fn)(void *, uint64_t), void *arg)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	dp->dp_synced_cb = fn;
+	dp->dp_synced_arg = arg;
+	pthread_mutex_unlock(&dp->dp_lock);
+}
+
+bool
+dmu_pool_suspended(dmu_pool_t *dp)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	bool s = dp->dp_suspended;
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (s);
+}
+
+void
+dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	*out = dp->dp_stats;
+	out->dps_dirty = dp->dp_dirty_total;
+	pthread_mutex_unlock(&dp->dp_lock);
+	pthread_mutex_lock(&dp->dp_cache_lock);
+	out->dps_cache_bytes = dp->dp_cache_bytes;
+	pthread_mutex_unlock(&dp->dp_cache_lock);
+}
+
+/* Account dirty bytes to txg (called when a dirty record is created). */
+void
+dmu_pool_dirty_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	dp->dp_dirty[TXG_IDX(txg)] += bytes;
+	dp->dp_dirty_total += bytes;
+	if (txg == dp->dp_open_txg &&
+	    dp->dp_dirty[TXG_IDX(txg)] >= dp->dp_opts.dpo_dirty_max / TXG_DIRTY_SYNC_DIV)
+		pthread_cond_signal(&dp->dp_sync_cv);
+	pthread_mutex_unlock(&dp->dp_lock);
+}
+
+static bool
+txg_should_sync(dmu_pool_t *dp, uint64_t now)
+{
+	uint64_t open = dp->dp_open_txg;
+	uint64_t dirty = dp->dp_dirty[TXG_IDX(open)];
+	if (dp->dp_kick || dp->dp_wait_txg >= open)
+		return (true);
+	if (dirty >= dp->dp_opts.dpo_dirty_max / TXG_DIRTY_SYNC_DIV)
+		return (true);
+	if (dirty > 0 && now - dp->dp_open_time >=
+	    dp->dp_opts.dpo_txg_timeout_ms * 1000000ULL)
+		return (true);
+	/* Writers blocked on the limit need a sync even for little data. */
+	if (dirty > 0 && dp->dp_dirty_total >= dp->dp_opts.dpo_dirty_max)
+		return (true);
+	return (false);
+}
+
+static void
+txg_timedwait(dmu_pool_t *dp, uint64_t ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t t = (uint64_t)ts.tv_nsec + ns;
+	ts.tv_sec += t / 1000000000ULL;
+	ts.tv_nsec = t % 1000000000ULL;
+	pthread_cond_timedwait(&dp->dp_sync_cv, &dp->dp_lock, &ts);
+}
+
+static void *
+txg_sync_thread(void *arg)
+{
+	dmu_pool_t *dp = arg;
+	pthread_mutex_lock(&dp->dp_lock);
+	for (;;) {
+		uint64_t now = tarn_now_ns();
+		while (!dp->dp_exit && !dp->dp_suspended && !txg_should_sync(dp, now)) {
+			txg_timedwait(dp, 100 * 1000000ULL);
+			now = tarn_now_ns();
+		}
+		if (dp->dp_suspended || (dp->dp_exit &&
+		    dp->dp_dirty[TXG_IDX(dp->dp_open_txg)] == 0 &&
+		    dp->dp_wait_txg < dp->dp_open_txg))
+			break;
+		/* Quiesce: close the open txg and wait for its holds. */
+		uint64_t txg = dp->dp_open_txg;
+		dp->dp_open_txg = txg + 1;
+		dp->dp_open_time = tarn_now_ns();
+		dp->dp_kick = false;
+		while (dp->dp_holds[TXG_IDX(txg)] > 0)
+			pthread_cond_wait(&dp->dp_quiesce_cv, &dp->dp_lock);
+		dp->dp_syncing_txg = txg;
+		pthread_mutex_unlock(&dp->dp_lock);
+
+		int err = dp->dp_sync_fn(dp->dp_arg, txg);
+
+		pthread_mutex_lock(&dp->dp_lock);
+		dp->dp_syncing_txg = 0;
+		if (err != 0) {
+			tarn_dprintf("txg %" PRIu64 " sync failed: %d; pool suspended\n",
+			    txg, err);
+			dp->dp_suspended = true;
+			dp->dp_sync_error = err;
+			pthread_cond_broadcast(&dp->dp_synced_cv);
+			pthread_cond_broadcast(&dp->dp_dirty_cv);
+			break;
+		}
+		dp->dp_synced_txg = txg;
+		dp->dp_dirty_total -= dp->dp_dirty[TXG_IDX(txg)];
+		dp->dp_dirty[TXG_IDX(txg)] = 0;
+		dp->dp_space_pending[TXG_IDX(txg)] = 0;
+		dp->dp_stats.dps_txgs_synced++;
+		pthread_cond_broadcast(&dp->dp_synced_cv);
+		pthread_cond_broadcast(&dp->dp_dirty_cv);
+		void (*cb)(void *, uint64_t) = dp->dp_synced_cb;
+		void *cbarg = dp->dp_synced_arg;
+		if (cb != NULL) {
+			pthread_mutex_unlock(&dp->dp_lock);
+			cb(cbarg, txg);
+			pthread_mutex_lock(&dp->dp_lock);
+		}
+	}
+	dp->dp_running = dp->dp_running; /* thread ends; join in destroy */
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (NULL);
+}
+
+int
+txg_wait_synced(dmu_pool_t *dp, uint64_t txg)
+{
+	int err = 0;
+	pthread_mutex_lock(&dp->dp_lock);
+	if (txg == 0)
+		txg = dp->dp_open_txg;
+	if (!dp->dp_running) {
+		pthread_mutex_unlock(&dp->dp_lock);
+		return (dp->dp_synced_txg >= txg ? 0 : SET_ERROR(EROFS));
+	}
+	if (txg > dp->dp_wait_txg)
+		dp->dp_wait_txg = txg;
+	pthread_cond_broadcast(&dp->dp_sync_cv);
+	while (dp->dp_synced_txg < txg && !dp->dp_suspended)
+		pthread_cond_wait(&dp->dp_synced_cv, &dp->dp_lock);
+	if (dp->dp_synced_txg < txg)
+		err = SET_ERROR(EIO);
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (err);
+}
+
+void
+txg_kick(dmu_pool_t *dp)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	dp->dp_kick = true;
+	pthread_cond_broadcast(&dp->dp_sync_cv);
+	pthread_mutex_unlock(&dp->dp_lock);
+}
+
+uint64_t
+txg_last_synced(dmu_pool_t *dp)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	uint64_t t = dp->dp_synced_txg;
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (t);
+}
+
+uint64_t
+txg_open_txg(dmu_pool_t *dp)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	uint64_t t = dp->dp_open_txg;
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (t);
+}
+
+/* ---- transactions ---- */
+
+dmu_tx_t *
+dmu_tx_create(objset_t *os)
+{
+	dmu_tx_t *tx = tarn_alloc(sizeof (*tx));
+	tx->tx_os = os;
+	return (tx);
+}
+
+dmu_tx_t *
+dmu_tx_create_syncing(objset_t *os, uint64_t txg)
+{
+	dmu_tx_t *tx = dmu_tx_create(os);
+	tx->tx_txg = txg;
+	tx->tx_syncing = true;
+	tx->tx_assigned = true;
+	return (tx);
+}
+
+void
+dmu_tx_hold_write(dmu_tx_t *tx, uint64_t obj, uint64_t off, uint64_t len)
+{
+	/* data, its copies and indirect blocks: a generous estimate */
+	uint64_t copies = tx->tx_os->os_props.osp_copies ? tx->tx_os->os_props.osp_copies : 1;
+	tx->tx_space += len * copies + len / 32 + 2 * DNODE_BLOCK_SIZE;
+}
+
+void
+dmu_tx_hold_free(dmu_tx_t *tx, uint64_t obj, uint64_t off, uint64_t len)
+{
+	tx->tx_space += 2 * DNODE_BLOCK_SIZE;
+}
+
+void
+dmu_tx_hold_bonus(dmu_tx_t *tx, uint64_t obj)
+{
+	tx->tx_space += DNODE_BLOCK_SIZE;
+}
+
+void
+dmu_tx_hold_space(dmu_tx_t *tx, uint64_t bytes)
+{
+	tx->tx_space += bytes;
+}
+
+void
+dmu_tx_mark_netfree(dmu_tx_t *tx)
+{
+	tx->tx_netfree = true;
+}
+
+uint64_t
+dmu_tx_get_txg(const dmu_tx_t *tx)
+{
+	ASSERT(tx->tx_assigned);
+	return (tx->tx_txg);
+}
+
+/* Sleep for the throttle delay appropriate to the dirty level (no lock held). */
+static void
+dmu_tx_delay(uint64_t dirty, uint64_t max)
+{
+	uint64_t min = max * TXG_DELAY_MIN_PCT / 100;
+	if (dirty <= min)
+		return;
+	uint64_t ns = dirty >= max ? TXG_DELAY_MAX_NS :
+	    TXG_DELAY_BASE_NS * (dirty - min) / (max - dirty);
+	if (ns > TXG_DELAY_MAX_NS)
+		ns = TXG_DELAY_MAX_NS;
+	struct timespec ts = { .tv_sec = ns / 1000000000ULL, .tv_nsec = ns % 1000000000ULL };
+	nanosleep(&ts, NULL);
+}
+
+int
+dmu_tx_assign(dmu_tx_t *tx, int how)
+{
+	dmu_pool_t *dp = tx->tx_os->os_dp;
+	VERIFY(!tx->tx_assigned);
+	pthread_mutex_lock(&dp->dp_lock);
+	if (!dp->dp_running) {
+		pthread_mutex_unlock(&dp->dp_lock);
+		return (SET_ERROR(EROFS));
+	}
+	/* The limit: wait (or give up) until a sync brings dirty data down. */
+	while (dp->dp_dirty_total >= dp->dp_opts.dpo_dirty_max && !dp->dp_suspended) {
+		if (how == TXG_NOWAIT) {
+			pthread_mutex_unlock(&dp->dp_lock);
+			return (SET_ERROR(ERESTART));
+		}
+		dp->dp_stats.dps_waits++;
+		pthread_cond_signal(&dp->dp_sync_cv);
+		pthread_cond_wait(&dp->dp_dirty_cv, &dp->dp_lock);
+	}
+	if (dp->dp_suspended) {
+		pthread_mutex_unlock(&dp->dp_lock);
+		return (SET_ERROR(EIO));
+	}
+	uint64_t dirty = dp->dp_dirty_total, max = dp->dp_opts.dpo_dirty_max;
+	if (how == TXG_WAIT && dirty > max * TXG_DELAY_MIN_PCT / 100) {
+		dp->dp_stats.dps_delays++;
+		pthread_mutex_unlock(&dp->dp_lock);
+		dmu_tx_delay(dirty, max);
+		pthread_mutex_lock(&dp->dp_lock);
+		if (dp->dp_suspended) {
+			pthread_mutex_unlock(&dp->dp_lock);
+			return (SET_ERROR(EIO));
+		}
+	}
+	/* Space: what is free, less what unsynced txgs may still take. */
+	if (tx->tx_space > 0 && dp->dp_space_fn != NULL) {
+		uint64_t pending = 0;
+		for (int i = 0; i < TXG_SIZE; i++)
+			pending += dp->dp_space_pending[i];
+		uint64_t avail = dp->dp_space_fn(dp->dp_arg, tx->tx_netfree);
+		if (!tx->tx_netfree && tx->tx_space + pending > avail) {
+			pthread_mutex_unlock(&dp->dp_lock);
+			/* Frees pending in syncing txgs may make room: let them land. */
+			if (pending > 0) {
+				(void) txg_wait_synced(dp, 0);
+				pthread_mutex_lock(&dp->dp_lock);
+				avail = dp->dp_space_fn(dp->dp_arg, false);
+				pending = 0;
+				for (int i = 0; i < TXG_SIZE; i++)
+					pending += dp->dp_space_pending[i];
+				if (tx->tx_space + pending <= avail)
+					goto ok;
+				pthread_mutex_unlock(&dp->dp_lock);
+			}
+			return (SET_ERROR(ENOSPC));
+		}
+	}
+ok:
+	tx->tx_txg = dp->dp_open_txg;
+	dp->dp_holds[TXG_IDX(tx->tx_txg)]++;
+	dp->dp_space_pending[TXG_IDX(tx->tx_txg)] += tx->tx_space;
+	tx->tx_assigned = true;
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (0);
+}
+
+void
+dmu_tx_commit(dmu_tx_t *tx)
+{
+	dmu_pool_t *dp = tx->tx_os->os_dp;
+	if (tx->tx_assigned && !tx->tx_syncing) {
+		pthread_mutex_lock(&dp->dp_lock);
+		VERIFY3U(dp->dp_holds[TXG_IDX(tx->tx_txg)], >, 0);
+		if (--dp->dp_holds[TXG_IDX(tx->tx_txg)] == 0)
+			pthread_cond_broadcast(&dp->dp_quiesce_cv);
+		pthread_mutex_unlock(&dp->dp_lock);
+	}
+	tarn_free(tx);
+}
+
+void
+dmu_tx_abort(dmu_tx_t *tx)
+{
+	/* Changes made under an assigned tx cannot be undone: commit it. */
+	dmu_tx_commit(tx);
+}
