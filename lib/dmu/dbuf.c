@@ -238,7 +238,7 @@ dbuf_cache_evict(dmu_pool_t *dp)
 	}
 }
 
-/* Drop every dbuf of an idle dnode being destroyed (dn_mtx held). */
+/* Drop every dbuf of a dnode being destroyed (dn_mtx held). */
 void
 dbuf_destroy_all(dnode_t *dn)
 {
@@ -247,7 +247,15 @@ dbuf_destroy_all(dnode_t *dn)
 		dbuf_t *db = dn->dn_dbufs[i];
 		while (db != NULL) {
 			dbuf_t *next = db->db_hash_next;
-			VERIFY(dbuf_is_idle(db));
+			/* Only an abandoned pool has dirty dbufs here: drop them. */
+			dirty_record_t *dr = db->db_dirty;
+			while (dr != NULL) {
+				dirty_record_t *nx = dr->dr_next_txg;
+				if (dr->dr_data != db->db_data)
+					tarn_free(dr->dr_data);
+				tarn_free(dr);
+				dr = nx;
+			}
 			dbuf_lru_remove(dp, db);
 			tarn_free(db->db_data);
 			tarn_free(db);

@@ -53,9 +53,12 @@ dmu_pool_t *dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg,
 /* Start the txg sync thread (a read-only pool never starts it). */
 void dmu_pool_start(dmu_pool_t *dp);
 /*
- * Stop: when `sync` is true, sync everything dirty first.  Object sets
- * must be closed first.  Frees dp.
+ * Stop the sync thread; when `sync` is true, sync everything dirty first.
+ * Without sync (abandon after a simulated power cut) unsynced changes
+ * are dropped when the object sets are closed.
  */
+void dmu_pool_stop(dmu_pool_t *dp, bool sync);
+/* Stop (as above) and free dp.  Object sets must be closed first. */
 void dmu_pool_destroy(dmu_pool_t *dp, bool sync);
 zio_ctx_t *dmu_pool_zio(dmu_pool_t *dp);
 

@@ -40,7 +40,7 @@ typedef struct dnode_phys {
 	uint64_t dn_maxblkid;       /* largest level-0 block id with data (0 if none) */
 	uint64_t dn_used;           /* bytes allocated (DVA asize) for this object */
 	uint64_t dn_gen;            /* txg the object was allocated in */
-	uint64_t dn_pad[4];
+	uint64_t dn_pad[3];
 	blkptr_t dn_blkptr[1];
 	uint8_t  dn_bonus[DN_MAX_BONUSLEN];
 } dnode_phys_t;

@@ -75,17 +75,33 @@ dmu_pool_start(dmu_pool_t *dp)
 }
 
 void
+dmu_pool_stop(dmu_pool_t *dp, bool sync)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	bool running = dp->dp_running;
+	pthread_mutex_unlock(&dp->dp_lock);
+	if (!running)
+		return;
+	if (sync && !dmu_pool_suspended(dp))
+		(void) txg_wait_synced(dp, 0);
+	pthread_mutex_lock(&dp->dp_lock);
+	dp->dp_exit = true;
+	pthread_cond_broadcast(&dp->dp_sync_cv);
+	pthread_mutex_unlock(&dp->dp_lock);
+	pthread_join(dp->dp_thread, NULL);
+	pthread_mutex_lock(&dp->dp_lock);
+	dp->dp_running = false;
+	/* wake anyone still waiting: nothing more will sync */
+	dp->dp_suspended = dp->dp_suspended || sync == false;
+	pthread_cond_broadcast(&dp->dp_synced_cv);
+	pthread_cond_broadcast(&dp->dp_dirty_cv);
+	pthread_mutex_unlock(&dp->dp_lock);
+}
+
+void
 dmu_pool_destroy(dmu_pool_t *dp, bool sync)
 {
-	if (dp->dp_running) {
-		if (sync && !dmu_pool_suspended(dp))
-			(void) txg_wait_synced(dp, 0);
-		pthread_mutex_lock(&dp->dp_lock);
-		dp->dp_exit = true;
-		pthread_cond_broadcast(&dp->dp_sync_cv);
-		pthread_mutex_unlock(&dp->dp_lock);
-		pthread_join(dp->dp_thread, NULL);
-	}
+	dmu_pool_stop(dp, sync);
 	VERIFY3P(dp->dp_objsets, ==, NULL);
 	pthread_mutex_destroy(&dp->dp_lock);
 	pthread_cond_destroy(&dp->dp_sync_cv);

@@ -1,0 +1,71 @@
+/*
+ * spa_impl.h — private structures of the pool layer.
+ */
+#ifndef TARN_SPA_IMPL_H
+#define TARN_SPA_IMPL_H
+
+#include <pthread.h>
+#include "spa.h"
+
+#define SPA_DIR_OBJ        1ULL          /* MOS object 1: the pool directory */
+#define SPA_DIR_BLKSZ      (16 * KiB)
+#define SPA_DIR_NAMELEN    56
+#define SPA_SM_BLKSZ       (4 * KiB)     /* space map object block size */
+#define SPA_MS_ARRAY_BLKSZ (16 * KiB)
+#define SPA_MAX_PASSES     64
+
+/* Pool directory entry (64 bytes). */
+typedef struct spa_dir_ent {
+	uint64_t sde_obj;
+	char     sde_name[SPA_DIR_NAMELEN];
+} spa_dir_ent_t;
+
+/* Bonus of a space map object. */
+typedef struct spa_sm_phys {
+	uint64_t smp_length;        /* bytes of entries */
+	uint64_t smp_alloc;         /* allocated bytes after replay (informational) */
+} spa_sm_phys_t;
+
+/* An object set registered with the pool (its bp lives in a MOS object's bonus). */
+typedef struct spa_os {
+	char      so_name[SPA_DIR_NAMELEN];
+	uint64_t  so_obj;           /* MOS object holding the bp */
+	objset_t *so_os;
+} spa_os_t;
+
+struct spa {
+	char      spa_name[SPA_NAME_MAX + 1];
+	uint64_t  spa_guid;
+	uint64_t  spa_version;
+	uint64_t  spa_features;
+	uint64_t  spa_create_time;
+	uint64_t  spa_config_txg;
+	bool      spa_readonly;
+	bool      spa_no_cache;
+	vdev_t   *spa_root;
+	metaslab_class_t *spa_mc;
+	zio_ctx_t *spa_zio;
+	dmu_pool_t *spa_dp;
+	objset_t *spa_mos;
+	uberblock_t spa_ub;         /* last written or loaded */
+	pthread_mutex_t spa_lock;   /* spa_os, spa_ub */
+	spa_os_t *spa_os;
+	int       spa_nos, spa_cos;
+	uint64_t  spa_sync_passes;  /* max passes seen (diagnostics) */
+};
+
+/* spa_sync.c */
+int spa_sync(void *arg, uint64_t txg);
+uint64_t spa_space_avail(void *arg, bool netfree);
+int spa_load_metaslabs(spa_t *spa, uint64_t synced_txg);
+int spa_setup_metaslabs(spa_t *spa, bool create);
+
+/* spa.c */
+spa_t *spa_alloc(const char *name);
+void spa_free(spa_t *spa);
+int spa_write_labels(spa_t *spa, pool_state_t state, bool wipe_rings);
+int spa_load(spa_t *spa, const vdev_label_config_t *cfg, const spa_import_opts_t *opts,
+    char *err, size_t errlen);
+void spa_unload(spa_t *spa, bool sync);
+
+#endif

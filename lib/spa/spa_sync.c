@@ -1,0 +1,433 @@
+/*
+ * spa_sync.c — the end of every txg, and the MOS objects behind it.
+ *
+ * Theory.  spa_sync(txg) runs in the sync thread once txg has quiesced:
+ *   pass 1: every registered object set that is dirty writes its blocks
+ *           (dmu_objset_sync) and its new root bp goes into the bonus of
+ *           its MOS object; then the MOS itself is written;
+ *   then:   each metaslab with allocations or frees in txg appends them to
+ *           its space map (a MOS object), which dirties the MOS again, so
+ *           the MOS is written again (pass 2, 3, ...).  From pass 2 on,
+ *           blocks born in this txg are overwritten in place, so the
+ *           passes converge: a pass that allocates nothing adds no space
+ *           map entries and dirties nothing.
+ *   finally: flush all devices, write the uberblock naming the new MOS
+ *           root into every label ring, flush again.  Only now is txg
+ *           committed; then dirty state of txg is dropped and its frees
+ *           start their deferral.
+ * A failure anywhere returns the error, and the dmu suspends the pool.
+ */
+#include "spa_impl.h"
+
+/* ---- metaslabs and their space maps ---- */
+
+/* Create metaslab groups for every top-level vdev (create: pick shifts). */
+int
+spa_setup_metaslabs(spa_t *spa, bool create)
+{
+	spa->spa_mc = metaslab_class_create();
+	for (int t = 0; t < spa->spa_root->vdev_children; t++) {
+		vdev_t *top = spa->spa_root->vdev_child[t];
+		if (create) {
+			top->vdev_ms_shift = metaslab_pick_shift(top->vdev_asize);
+			top->vdev_ms_count = DIV_ROUND_UP(top->vdev_asize, 1ULL << top->vdev_ms_shift);
+		}
+		if (top->vdev_ms_shift == 0 || top->vdev_ms_count == 0)
+			return (SET_ERROR(EINVAL));
+		top->vdev_ms_group = metaslab_group_create(spa->spa_mc, top);
+		if (create) {
+			for (uint64_t m = 0; m < top->vdev_ms_count; m++)
+				VERIFY0(metaslab_load(metaslab_group_get(top->vdev_ms_group, m),
+				    NULL, 0, 0));
+		}
+	}
+	return (0);
+}
+
+int
+spa_load_metaslabs(spa_t *spa, uint64_t synced_txg)
+{
+	objset_t *mos = spa->spa_mos;
+	for (int t = 0; t < spa->spa_root->vdev_children; t++) {
+		vdev_t *top = spa->spa_root->vdev_child[t];
+		uint64_t *smobjs = tarn_alloc(sizeof (uint64_t) * top->vdev_ms_count);
+		int e = dmu_read(mos, top->vdev_ms_array, 0, sizeof (uint64_t) * top->vdev_ms_count,
+		    smobjs);
+		for (uint64_t m = 0; e == 0 && m < top->vdev_ms_count; m++) {
+			metaslab_t *ms = metaslab_group_get(top->vdev_ms_group, m);
+			if (smobjs[m] == 0) {
+				e = metaslab_load(ms, NULL, 0, synced_txg);
+				continue;
+			}
+			spa_sm_phys_t smp;
+			e = dmu_bonus_read(mos, smobjs[m], &smp, sizeof (smp));
+			if (e != 0)
+				break;
+			if (smp.smp_length > 1ULL << 36 || smp.smp_length % SM_ENTRY_SIZE) {
+				e = SET_ERROR(EIO);
+				break;
+			}
+			void *buf = tarn_alloc(smp.smp_length);
+			e = dmu_read(mos, smobjs[m], 0, smp.smp_length, buf);
+			if (e == 0)
+				e = metaslab_load(ms, buf, smp.smp_length, synced_txg);
+			tarn_free(buf);
+		}
+		tarn_free(smobjs);
+		if (e != 0)
+			return (e);
+	}
+	return (0);
+}
+
+/* Append one metaslab's entries for this pass to its space map object. */
+static int
+spa_sync_metaslab(spa_t *spa, metaslab_t *ms, uint64_t txg)
+{
+	objset_t *mos = spa->spa_mos;
+	vdev_t *top = metaslab_vdev(ms);
+	void *buf = NULL;
+	size_t len = 0;
+	int e = metaslab_sync(ms, txg, &buf, &len);
+	if (e != 0 || len == 0) {
+		tarn_free(buf);
+		return (e);
+	}
+	dmu_tx_t *tx = dmu_tx_create_syncing(mos, txg);
+	uint64_t id = metaslab_id(ms), smobj = 0;
+	e = dmu_read(mos, top->vdev_ms_array, id * sizeof (uint64_t), sizeof (uint64_t), &smobj);
+	spa_sm_phys_t smp = { 0, 0 };
+	if (e == 0 && smobj == 0) {
+		e = dmu_object_alloc(mos, DMU_OT_SPACE_MAP, SPA_SM_BLKSZ, DMU_OT_SPACE_MAP,
+		    sizeof (smp), tx, &smobj);
+		if (e == 0)
+			e = dmu_write(mos, top->vdev_ms_array, id * sizeof (uint64_t),
+			    sizeof (uint64_t), &smobj, tx);
+	} else if (e == 0) {
+		e = dmu_bonus_read(mos, smobj, &smp, sizeof (smp));
+	}
+	if (e == 0 && metaslab_should_condense(ms, smp.smp_length + len)) {
+		/* Rewrite the map from the in-memory state instead of appending. */
+		void *cbuf = NULL;
+		size_t clen = 0;
+		e = metaslab_condense(ms, txg, &cbuf, &clen);
+		if (e == 0) {
+			e = dmu_free_range(mos, smobj, 0, DMU_OBJECT_END, tx);
+			if (e == 0)
+				e = dmu_write(mos, smobj, 0, clen, cbuf, tx);
+			smp.smp_length = clen;
+		}
+		tarn_free(cbuf);
+	} else if (e == 0) {
+		e = dmu_write(mos, smobj, smp.smp_length, len, buf, tx);
+		smp.smp_length += len;
+	}
+	smp.smp_alloc = metaslab_allocated(ms);
+	if (e == 0)
+		e = dmu_bonus_write(mos, smobj, &smp, sizeof (smp), tx);
+	dmu_tx_commit(tx);
+	tarn_free(buf);
+	return (e);
+}
+
+/* ---- the sync ---- */
+
+static int
+spa_sync_objsets(spa_t *spa, uint64_t txg, int pass)
+{
+	int e = 0;
+	pthread_mutex_lock(&spa->spa_lock);
+	for (int i = 0; i < spa->spa_nos && e == 0; i++) {
+		spa_os_t *so = &spa->spa_os[i];
+		if (so->so_os == NULL || !dmu_objset_is_dirty(so->so_os, txg))
+			continue;
+		blkptr_t bp;
+		e = dmu_objset_sync(so->so_os, txg, pass, &bp);
+		if (e != 0)
+			break;
+		dmu_tx_t *tx = dmu_tx_create_syncing(spa->spa_mos, txg);
+		e = dmu_bonus_write(spa->spa_mos, so->so_obj, &bp, sizeof (bp), tx);
+		dmu_tx_commit(tx);
+	}
+	pthread_mutex_unlock(&spa->spa_lock);
+	return (e);
+}
+
+static bool
+spa_objsets_dirty(spa_t *spa, uint64_t txg)
+{
+	bool d = false;
+	pthread_mutex_lock(&spa->spa_lock);
+	for (int i = 0; i < spa->spa_nos && !d; i++)
+		if (spa->spa_os[i].so_os != NULL && dmu_objset_is_dirty(spa->spa_os[i].so_os, txg))
+			d = true;
+	pthread_mutex_unlock(&spa->spa_lock);
+	return (d);
+}
+
+int
+spa_sync(void *arg, uint64_t txg)
+{
+	spa_t *spa = arg;
+	int e = 0, pass;
+	blkptr_t rootbp = *dmu_objset_rootbp(spa->spa_mos);
+	for (pass = 1; pass <= SPA_MAX_PASSES; pass++) {
+		e = spa_sync_objsets(spa, txg, pass);
+		if (e == 0 && (pass == 1 || dmu_objset_is_dirty(spa->spa_mos, txg)))
+			e = dmu_objset_sync(spa->spa_mos, txg, pass, &rootbp);
+		bool any = false;
+		for (metaslab_t *ms = metaslab_class_next_dirty(spa->spa_mc, txg, NULL);
+		    e == 0 && ms != NULL; ms = metaslab_class_next_dirty(spa->spa_mc, txg, ms)) {
+			e = spa_sync_metaslab(spa, ms, txg);
+			any = true;
+		}
+		if (e != 0)
+			return (e);
+		if (!any && !dmu_objset_is_dirty(spa->spa_mos, txg) && !spa_objsets_dirty(spa, txg))
+			break;
+	}
+	if (pass > SPA_MAX_PASSES)
+		return (SET_ERROR(EAGAIN));
+	if ((uint64_t)pass > spa->spa_sync_passes)
+		spa->spa_sync_passes = pass;
+
+	/* Commit: everything below on stable storage, then the uberblock. */
+	e = zio_flush(spa->spa_zio);
+	if (e != 0)
+		return (e);
+	uberblock_t ub;
+	memset(&ub, 0, sizeof (ub));
+	ub.ub_magic = UBERBLOCK_MAGIC;
+	ub.ub_version = spa->spa_version;
+	ub.ub_txg = txg;
+	ub.ub_guid_sum = spa->spa_root->vdev_guid_sum;
+	ub.ub_timestamp = tarn_wall_sec();
+	ub.ub_pool_guid = spa->spa_guid;
+	ub.ub_features = spa->spa_features;
+	ub.ub_rootbp = rootbp;
+	uberblock_seal(&ub);
+	e = vdev_uberblock_write_all(spa->spa_root, &ub);
+	if (e == 0)
+		e = zio_flush(spa->spa_zio);
+	if (e != 0)
+		return (e);
+	pthread_mutex_lock(&spa->spa_lock);
+	spa->spa_ub = ub;
+	for (int i = 0; i < spa->spa_nos; i++)
+		if (spa->spa_os[i].so_os != NULL)
+			dmu_objset_sync_done(spa->spa_os[i].so_os, txg);
+	pthread_mutex_unlock(&spa->spa_lock);
+	dmu_objset_sync_done(spa->spa_mos, txg);
+	metaslab_class_sync_done(spa->spa_mc, txg);
+	return (0);
+}
+
+/* Logical bytes a tx may still use (the dmu's ENOSPC check). */
+uint64_t
+spa_space_avail(void *arg, bool netfree)
+{
+	spa_t *spa = arg;
+	spa_space_t ss;
+	spa_get_space(spa, &ss);
+	uint64_t reserve = netfree ? ss.ss_slop / 2 : ss.ss_slop;
+	uint64_t freeb = ss.ss_free > ss.ss_deferred ? ss.ss_free - ss.ss_deferred : 0;
+	if (freeb <= reserve)
+		return (0);
+	uint64_t avail = freeb - reserve;
+	/* RAID-Z stores parity too: scale by the worst data fraction. */
+	uint64_t num = 1, den = 1;
+	for (int t = 0; t < spa->spa_root->vdev_children; t++) {
+		vdev_t *top = spa->spa_root->vdev_child[t];
+		if (top->vdev_type == VDEV_TYPE_RAIDZ && top->vdev_children > 0) {
+			uint64_t n = top->vdev_children - top->vdev_nparity, d = top->vdev_children;
+			if (n * den < num * d) {
+				num = n;
+				den = d;
+			}
+		}
+	}
+	return (avail / den * num);
+}
+
+/* ---- the pool directory and registered object sets ---- */
+
+int
+spa_dir_lookup(spa_t *spa, const char *name, uint64_t *obj)
+{
+	dmu_object_info_t doi;
+	int e = dmu_object_info(spa->spa_mos, SPA_DIR_OBJ, &doi);
+	if (e != 0)
+		return (e);
+	uint64_t size = doi.doi_max_offset;
+	spa_dir_ent_t *ents = tarn_alloc(size);
+	e = dmu_read(spa->spa_mos, SPA_DIR_OBJ, 0, size, ents);
+	if (e == 0) {
+		e = SET_ERROR(ENOENT);
+		for (uint64_t i = 0; i < size / sizeof (*ents); i++) {
+			if (ents[i].sde_obj != 0 &&
+			    strncmp(ents[i].sde_name, name, SPA_DIR_NAMELEN) == 0) {
+				*obj = ents[i].sde_obj;
+				e = 0;
+				break;
+			}
+		}
+	}
+	tarn_free(ents);
+	return (e);
+}
+
+int
+spa_dir_add(spa_t *spa, const char *name, uint64_t obj, dmu_tx_t *tx)
+{
+	if (strlen(name) >= SPA_DIR_NAMELEN)
+		return (SET_ERROR(ENAMETOOLONG));
+	uint64_t existing;
+	if (spa_dir_lookup(spa, name, &existing) == 0)
+		return (SET_ERROR(EEXIST));
+	dmu_object_info_t doi;
+	int e = dmu_object_info(spa->spa_mos, SPA_DIR_OBJ, &doi);
+	if (e != 0)
+		return (e);
+	uint64_t size = doi.doi_max_offset + sizeof (spa_dir_ent_t);
+	spa_dir_ent_t *ents = tarn_alloc(size);
+	e = dmu_read(spa->spa_mos, SPA_DIR_OBJ, 0, size, ents);
+	uint64_t i = 0;
+	while (e == 0 && ents[i].sde_obj != 0)
+		i++;
+	if (e == 0) {
+		spa_dir_ent_t ent;
+		memset(&ent, 0, sizeof (ent));
+		ent.sde_obj = obj;
+		snprintf(ent.sde_name, sizeof (ent.sde_name), "%s", name);
+		e = dmu_write(spa->spa_mos, SPA_DIR_OBJ, i * sizeof (ent), sizeof (ent), &ent, tx);
+	}
+	tarn_free(ents);
+	return (e);
+}
+
+static void
+spa_os_register(spa_t *spa, const char *name, uint64_t obj, objset_t *os)
+{
+	pthread_mutex_lock(&spa->spa_lock);
+	if (spa->spa_nos == spa->spa_cos) {
+		spa->spa_cos = spa->spa_cos ? spa->spa_cos * 2 : 8;
+		spa->spa_os = tarn_realloc(spa->spa_os, sizeof (spa_os_t) * spa->spa_cos);
+	}
+	spa_os_t *so = &spa->spa_os[spa->spa_nos++];
+	memset(so, 0, sizeof (*so));
+	snprintf(so->so_name, sizeof (so->so_name), "%s", name);
+	so->so_obj = obj;
+	so->so_os = os;
+	pthread_mutex_unlock(&spa->spa_lock);
+}
+
+int
+spa_objset_create(spa_t *spa, const char *name, dmu_objset_type_t type, objset_t **osp)
+{
+	char key[SPA_DIR_NAMELEN];
+	if (snprintf(key, sizeof (key), "os:%s", name) >= (int)sizeof (key))
+		return (SET_ERROR(ENAMETOOLONG));
+	if (spa->spa_readonly)
+		return (SET_ERROR(EROFS));
+	dmu_tx_t *tx = dmu_tx_create(spa->spa_mos);
+	dmu_tx_hold_space(tx, 64 * KiB);
+	int e = dmu_tx_assign(tx, TXG_WAIT);
+	uint64_t obj = 0;
+	if (e == 0)
+		e = dmu_object_alloc(spa->spa_mos, DMU_OT_DSL_DATASET, SPA_MINBLOCKSIZE,
+		    DMU_OT_DSL_DATASET, sizeof (blkptr_t), tx, &obj);
+	if (e == 0)
+		e = spa_dir_add(spa, key, obj, tx);
+	objset_t *os = NULL;
+	if (e == 0) {
+		dmu_objset_props_t p = { .osp_checksum = ZIO_CHECKSUM_DEFAULT,
+			.osp_compress = ZIO_COMPRESS_OFF, .osp_copies = 1 };
+		e = dmu_objset_create(spa->spa_dp, type, &p, &os);
+	}
+	if (e == 0)
+		spa_os_register(spa, name, obj, os);
+	dmu_tx_commit(tx);
+	if (e == 0)
+		*osp = os;
+	return (e);
+}
+
+int
+spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
+{
+	char key[SPA_DIR_NAMELEN];
+	if (snprintf(key, sizeof (key), "os:%s", name) >= (int)sizeof (key))
+		return (SET_ERROR(ENAMETOOLONG));
+	pthread_mutex_lock(&spa->spa_lock);
+	for (int i = 0; i < spa->spa_nos; i++) {
+		if (strcmp(spa->spa_os[i].so_name, name) == 0) {
+			*osp = spa->spa_os[i].so_os;
+			pthread_mutex_unlock(&spa->spa_lock);
+			return (0);
+		}
+	}
+	pthread_mutex_unlock(&spa->spa_lock);
+	uint64_t obj;
+	int e = spa_dir_lookup(spa, key, &obj);
+	if (e != 0)
+		return (e);
+	blkptr_t bp;
+	e = dmu_bonus_read(spa->spa_mos, obj, &bp, sizeof (bp));
+	if (e != 0)
+		return (e);
+	dmu_objset_props_t p = { .osp_checksum = ZIO_CHECKSUM_DEFAULT,
+		.osp_compress = ZIO_COMPRESS_OFF, .osp_copies = 1 };
+	objset_t *os;
+	e = dmu_objset_open(spa->spa_dp, &bp, &p, &os);
+	if (e != 0)
+		return (e);
+	spa_os_register(spa, name, obj, os);
+	*osp = os;
+	return (0);
+}
+
+typedef struct spa_verify_arg {
+	uint64_t blocks;
+} spa_verify_arg_t;
+
+static int
+spa_verify_cb(void *arg, objset_t *os, uint64_t obj, const blkptr_t *bp, uint64_t blkid)
+{
+	((spa_verify_arg_t *)arg)->blocks++;
+	return (0);
+}
+
+/* Walk the MOS and every object set named in the pool directory. */
+int
+spa_verify_all(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors)
+{
+	spa_verify_arg_t va = { 0 };
+	uint64_t err1 = 0, total_err = 0;
+	int flags = data ? TRAVERSE_DATA : 0;
+	int e = dmu_traverse(spa->spa_mos, flags, ZIO_FLAG_SPECULATIVE, spa_verify_cb, &va, &err1);
+	total_err += err1;
+	dmu_object_info_t doi;
+	if (e == 0 && dmu_object_info(spa->spa_mos, SPA_DIR_OBJ, &doi) == 0) {
+		uint64_t size = doi.doi_max_offset;
+		spa_dir_ent_t *ents = tarn_alloc(size);
+		e = dmu_read(spa->spa_mos, SPA_DIR_OBJ, 0, size, ents);
+		for (uint64_t i = 0; e == 0 && i < size / sizeof (*ents); i++) {
+			if (ents[i].sde_obj == 0 || strncmp(ents[i].sde_name, "os:", 3) != 0)
+				continue;
+			objset_t *os;
+			if (spa_objset_open(spa, ents[i].sde_name + 3, &os) != 0) {
+				total_err++;
+				continue;
+			}
+			uint64_t err2 = 0;
+			(void) dmu_traverse(os, flags, ZIO_FLAG_SPECULATIVE, spa_verify_cb, &va, &err2);
+			total_err += err2;
+		}
+		tarn_free(ents);
+	}
+	if (blocks != NULL)
+		*blocks = va.blocks;
+	if (errors != NULL)
+		*errors = total_err;
+	return (e);
+}

@@ -1,0 +1,203 @@
+/*
+ * Unit tests of the dmu layer on a real pool of file vdevs: objects,
+ * read/write/free, bonus, txg sync, reopen, traversal, throttle, ENOSPC.
+ */
+#include "tt.h"
+#include "spa.h"
+#include "dmu.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+static char paths[4][300];
+static const char *pathv[4];
+
+static void
+make_files(int n, uint64_t size)
+{
+	for (int i = 0; i < n; i++) {
+		snprintf(paths[i], sizeof (paths[i]), "%s/d%d", tt_tmpdir(), i);
+		unlink(paths[i]);
+		int fd = open(paths[i], O_CREAT | O_RDWR, 0644);
+		TT_ASSERT(fd >= 0);
+		TT_OK(ftruncate(fd, (off_t)size));
+		close(fd);
+		pathv[i] = paths[i];
+	}
+}
+
+static spa_t *
+make_pool(int n, const char *type, uint64_t size)
+{
+	make_files(n, size);
+	char *argv[8];
+	int argc = 0;
+	if (type != NULL)
+		argv[argc++] = (char *)type;
+	for (int i = 0; i < n; i++)
+		argv[argc++] = paths[i];
+	spa_vdev_spec_t *spec;
+	char err[256];
+	TT_OK(spa_vdev_spec_parse(argc, argv, &spec, err, sizeof (err)));
+	spa_create_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sco_no_cache = true;
+	spa_t *spa = NULL;
+	int e = spa_create("dmutest", spec, &o, &spa, err, sizeof (err));
+	if (e != 0)
+		fprintf(stderr, "create: %s\n", err);
+	TT_OK(e);
+	spa_vdev_spec_free(spec);
+	return (spa);
+}
+
+static spa_t *
+reopen(int n)
+{
+	spa_import_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sio_no_cache = true;
+	spa_t *spa = NULL;
+	char err[256];
+	int e = spa_open_paths(pathv, n, &o, &spa, err, sizeof (err));
+	if (e != 0)
+		fprintf(stderr, "open: %s\n", err);
+	TT_OK(e);
+	return (spa);
+}
+
+static void
+fill(uint8_t *buf, size_t len, uint64_t seed)
+{
+	tarn_rand_t r;
+	tarn_rand_seed(&r, seed);
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t v = tarn_rand_u64(&r);
+		memcpy(buf + i, &v, MIN(8, len - i));
+	}
+}
+
+static void
+test_write_read_reopen(void)
+{
+	spa_t *spa = make_pool(2, "mirror", 128 * MiB);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	size_t len = 3 * MiB + 12345;
+	uint8_t *buf = tarn_alloc(len), *rb = tarn_alloc(len);
+	fill(buf, len, 1);
+	uint64_t obj;
+	dmu_tx_t *tx = dmu_tx_create(os);
+	dmu_tx_hold_write(tx, 0, 0, len);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, 128 * KiB, DMU_OT_NONE, 64, tx, &obj));
+	TT_OK(dmu_write(os, obj, 0, len, buf, tx));
+	uint8_t bonus[64];
+	memset(bonus, 0xab, sizeof (bonus));
+	TT_OK(dmu_bonus_write(os, obj, bonus, sizeof (bonus), tx));
+	dmu_tx_commit(tx);
+	/* visible before sync */
+	TT_OK(dmu_read(os, obj, 0, len, rb));
+	TT_CHECK(memcmp(buf, rb, len) == 0);
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	memset(rb, 0, len);
+	TT_OK(dmu_read(os, obj, 0, len, rb));
+	TT_CHECK(memcmp(buf, rb, len) == 0);
+	uint64_t blocks = 0, errors = 0;
+	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
+	TT_EQ(errors, 0);
+	TT_CHECK(blocks > 25);
+	spa_close(spa);
+
+	spa = reopen(2);
+	TT_OK(spa_objset_open(spa, "t", &os));
+	memset(rb, 0, len);
+	TT_OK(dmu_read(os, obj, 0, len, rb));
+	TT_CHECK(memcmp(buf, rb, len) == 0);
+	uint8_t b2[64];
+	TT_OK(dmu_bonus_read(os, obj, b2, sizeof (b2)));
+	TT_CHECK(memcmp(bonus, b2, 64) == 0);
+	/* free a middle range and the tail, across a sync */
+	tx = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_free_range(os, obj, 1000, 300 * KiB, tx));
+	TT_OK(dmu_free_range(os, obj, 2 * MiB + 7, DMU_OBJECT_END, tx));
+	dmu_tx_commit(tx);
+	memset(buf + 1000, 0, 300 * KiB);
+	memset(buf + 2 * MiB + 7, 0, len - 2 * MiB - 7);
+	TT_OK(dmu_read(os, obj, 0, len, rb));
+	TT_CHECK(memcmp(buf, rb, len) == 0);
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	TT_OK(dmu_read(os, obj, 0, len, rb));
+	TT_CHECK(memcmp(buf, rb, len) == 0);
+	spa_close(spa);
+	spa = reopen(2);
+	TT_OK(spa_objset_open(spa, "t", &os));
+	TT_OK(dmu_read(os, obj, 0, len, rb));
+	TT_CHECK(memcmp(buf, rb, len) == 0);
+	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
+	TT_EQ(errors, 0);
+	/* free the object */
+	tx = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_object_free(os, obj, tx));
+	dmu_tx_commit(tx);
+	TT_EQ(dmu_read(os, obj, 0, 10, rb), ENOENT);
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	spa_close(spa);
+	spa = reopen(2);
+	TT_OK(spa_objset_open(spa, "t", &os));
+	TT_EQ(dmu_read(os, obj, 0, 10, rb), ENOENT);
+	spa_close(spa);
+	tarn_free(buf);
+	tarn_free(rb);
+}
+
+/* Many small objects over many txgs, with overwrites; then reopen and check. */
+static void
+test_many_objects(void)
+{
+	spa_t *spa = make_pool(3, "raidz1", 128 * MiB);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	enum { N = 3000 };
+	uint64_t *objs = tarn_alloc(sizeof (uint64_t) * N);
+	uint8_t buf[6000], rb[6000];
+	for (int i = 0; i < N; i++) {
+		dmu_tx_t *tx = dmu_tx_create(os);
+		dmu_tx_hold_write(tx, 0, 0, sizeof (buf));
+		TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+		TT_OK(dmu_object_alloc(os, DMU_OT_TEST, 4096, DMU_OT_NONE, 0, tx, &objs[i]));
+		fill(buf, sizeof (buf), (uint64_t)i);
+		TT_OK(dmu_write(os, objs[i], 0, sizeof (buf), buf, tx));
+		dmu_tx_commit(tx);
+		if (i % 500 == 0)
+			txg_kick(spa_dmu_pool(spa));
+	}
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	spa_close(spa);
+	spa = reopen(3);
+	TT_OK(spa_objset_open(spa, "t", &os));
+	for (int i = 0; i < N; i++) {
+		fill(buf, sizeof (buf), (uint64_t)i);
+		TT_OK(dmu_read(os, objs[i], 0, sizeof (rb), rb));
+		TT_ASSERT(memcmp(buf, rb, sizeof (buf)) == 0);
+	}
+	uint64_t blocks, errors;
+	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
+	TT_EQ(errors, 0);
+	spa_close(spa);
+	tarn_free(objs);
+}
+
+static void
+cleanup(void)
+{
+	tt_tmpdir_cleanup();
+}
+
+TT_MAIN(
+	{ "write_read_reopen", test_write_read_reopen },
+	{ "many_objects", test_many_objects },
+	{ "cleanup", cleanup },
+)
