@@ -51,10 +51,15 @@ uint64_t range_tree_max_seg(const range_tree_t *rt);
  * On disk a space map is a sequence of 16-byte little-endian entries
  * (docs/FORMAT.md "Space maps"): TXG markers open a group, ALLOC and FREE
  * entries within it carry offset and length (both in 512-byte units,
- * offsets relative to the metaslab start).
+ * offsets relative to the metaslab start).  A FREE is deferred at load
+ * (its space stays unusable until TXG_DEFER_SIZE txgs after its own);
+ * a FREE_NOW frees a block born and freed in the same txg, whose space
+ * was allocatable again at once.
  */
 #define SM_ENTRY_SIZE 16
-typedef enum sm_type { SM_TXG = 1, SM_ALLOC = 2, SM_FREE = 3 } sm_type_t;
+typedef enum sm_type {
+	SM_TXG = 1, SM_ALLOC = 2, SM_FREE = 3, SM_FREE_NOW = 4
+} sm_type_t;
 
 typedef struct sm_entry {
 	sm_type_t sme_type;
@@ -63,12 +68,15 @@ typedef struct sm_entry {
 	uint64_t  sme_size;     /* bytes */
 } sm_entry_t;
 
-/* Encode one entry into 16 bytes (at most 2^32 sectors per entry). */
+/* Encode one entry into 16 bytes (at most 2^48 - 1 sectors per entry). */
 void space_map_encode(const sm_entry_t *e, void *out16);
 /*
- * Decode buf[0..len) calling fn for every ALLOC/FREE entry with the txg
- * of the preceding marker.  EINVAL (never a crash) on damaged input:
- * bad type, entry beyond msize, length not a multiple of 16.
+ * Decode buf[0..len) calling fn for every ALLOC/FREE/FREE_NOW entry with
+ * the txg of the preceding marker; a non-zero return from fn stops the
+ * walk and is returned.  EINVAL (never a crash) on damaged input: len
+ * not a multiple of 16, unknown type, non-zero reserved bits, length 0,
+ * an entry reaching beyond msize, an entry before the first TXG marker,
+ * a TXG marker lower than the previous one.
  */
 typedef int (*space_map_fn_t)(void *arg, const sm_entry_t *e);
 int space_map_iterate(const void *buf, size_t len, uint64_t msize,
@@ -86,12 +94,19 @@ void metaslab_class_destroy(metaslab_class_t *mc);
 
 /*
  * Create top's metaslab group: `count` metaslabs of 1 << ms_shift bytes
- * (the last may be shorter, ending at top->vdev_asize).  All space is
- * allocated (unusable) until each metaslab is loaded.
+ * (the last may be shorter, ending at top->vdev_asize).  ms_shift and
+ * count come from top->vdev_ms_shift / vdev_ms_count when set (import),
+ * else they are chosen (metaslab_pick_shift) and stored there; the group
+ * is stored in top->vdev_ms_group.  All space is allocated (unusable)
+ * until each metaslab is loaded.
  */
 metaslab_group_t *metaslab_group_create(metaslab_class_t *mc, vdev_t *top);
 void metaslab_group_destroy(metaslab_group_t *mg);
-/* Pick ms_shift for a new top-level vdev of asize bytes (about 200 metaslabs, >= 16 MiB). */
+/*
+ * Pick ms_shift for a new top-level vdev of asize bytes: at most about
+ * 200 metaslabs of at least 16 MiB (at most 16 GiB), but at least 4
+ * metaslabs as long as they stay >= 1 MiB (small vdevs).
+ */
 uint64_t metaslab_pick_shift(uint64_t asize);
 
 metaslab_t *metaslab_group_get(metaslab_group_t *mg, uint64_t index);
@@ -101,6 +116,10 @@ uint64_t metaslab_group_count(const metaslab_group_t *mg);
  * Load a metaslab from its space map bytes (NULL/0 for a new, empty
  * metaslab: all free).  Frees recorded in a txg later than
  * synced_txg - TXG_DEFER_SIZE stay deferred until they mature.
+ * synced_txg is the txg the map was read under: no entry may be newer.
+ * EINVAL when the map is damaged or inconsistent (an ALLOC of space not
+ * free, a FREE of space not allocated); the metaslab then stays
+ * unloaded.  EBUSY when already loaded.
  */
 int metaslab_load(metaslab_t *ms, const void *sm, size_t smlen, uint64_t synced_txg);
 
@@ -118,14 +137,18 @@ int metaslab_alloc(metaslab_class_t *mc, uint64_t psize, int ndvas,
  * (never committed) is allocatable again at once.
  */
 void metaslab_free(metaslab_class_t *mc, const dva_t *dva, uint64_t birth, uint64_t txg);
-/* True when the DVA lies within allocated space (for verification). */
+/*
+ * True when the DVA lies within allocated space (for verification): in
+ * a loaded metaslab, not allocatable and not freed (pending or deferred).
+ */
 bool metaslab_is_allocated(metaslab_class_t *mc, const dva_t *dva);
 
 /*
  * Sync: hand out the entries for changes to ms made in txg since the
- * last call (one TXG marker then ALLOC/FREE entries); *buf is allocated,
- * *len may be 0 (nothing to write).  Called once per sync pass until no
- * metaslab has anything left.
+ * last call (one TXG marker then FREE_NOW, ALLOC and FREE entries) to
+ * be appended to its space map; *buf is allocated (caller tarn_frees
+ * it), or NULL when *len is 0 (nothing to write).  Called once per sync
+ * pass until no metaslab has anything left.
  */
 int metaslab_sync(metaslab_t *ms, uint64_t txg, void **buf, size_t *len);
 /* Iterate over metaslabs with unsynced changes in txg. */
@@ -138,7 +161,12 @@ void metaslab_class_sync_done(metaslab_class_t *mc, uint64_t txg);
 
 /* Condensing: true when ms's space map is much longer than its state. */
 bool metaslab_should_condense(const metaslab_t *ms, uint64_t smlen);
-/* A fresh, minimal space map describing ms as of txg (for a rewrite). */
+/*
+ * A fresh, minimal space map describing ms as of txg (for a rewrite that
+ * replaces the whole map), deferred frees included.  Called in syncing
+ * context of txg instead of metaslab_sync: it absorbs the changes of txg
+ * not yet synced, so a later metaslab_sync in txg appends only newer ones.
+ */
 int metaslab_condense(metaslab_t *ms, uint64_t txg, void **buf, size_t *len);
 
 /* Identity and accounting. */
@@ -148,9 +176,20 @@ uint64_t metaslab_start(const metaslab_t *ms);
 uint64_t metaslab_size(const metaslab_t *ms);
 uint64_t metaslab_allocated(const metaslab_t *ms); /* bytes in use incl. deferred */
 
+/*
+ * Verification (tests, leak checks): walk ms's allocatable segments in
+ * ascending order, or its deferred frees (synced, not yet mature) with
+ * the txg that freed them, oldest txg first.  Nothing if not loaded.
+ */
+typedef void (*metaslab_defer_fn_t)(void *arg, uint64_t txg, uint64_t start,
+    uint64_t size);
+void metaslab_walk_free(metaslab_t *ms, range_tree_fn_t fn, void *arg);
+void metaslab_walk_deferred(metaslab_t *ms, metaslab_defer_fn_t fn, void *arg);
+
+/* ms_total = ms_alloc + ms_deferred + ms_free */
 typedef struct metaslab_space {
 	uint64_t ms_total;      /* allocatable bytes of all loaded metaslabs */
-	uint64_t ms_alloc;      /* allocated (in use) */
+	uint64_t ms_alloc;      /* allocated (in use), deferred frees excluded */
 	uint64_t ms_deferred;   /* freed, not yet allocatable */
 	uint64_t ms_free;       /* allocatable now */
 	uint64_t ms_max_seg;    /* largest free segment */

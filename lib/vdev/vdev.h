@@ -115,7 +115,7 @@ struct vdev {
 	uint64_t      vdev_ashift;      /* log2 of the smallest I/O */
 	uint64_t      vdev_asize;       /* allocatable bytes */
 	uint64_t      vdev_psize;       /* leaf: device size in bytes */
-	char         *vdev_path;        /* leaf */
+	char         *vdev_path;        /* leaf; owned (tarn_strdup'd, freed by vdev_free) */
 	vdev_state_t  vdev_state;
 	bool          vdev_offline;     /* administratively offline */
 	vdev_stat_t   vdev_stat;
@@ -130,24 +130,52 @@ struct vdev {
 	vdev_fault_t *vdev_fault;
 	bool          vdev_readonly;
 	void         *vdev_tsd;         /* type-specific data */
+	int           vdev_open_error;  /* leaf: errno of the last failed open, else 0 */
 };
 
 /* ---- building and opening trees ---- */
 
-/* Allocate a node; children are added with vdev_add_child(). */
+/*
+ * Allocate a node (guid 0: a fresh random one); children are added with
+ * vdev_add_child().  Callers set vdev_path (tarn_strdup) on leaves,
+ * vdev_nparity on RAIDZ, and may preset vdev_ashift (leaf or top).  The
+ * only shapes allowed are root -> top-level (mirror, raidz or leaf) and
+ * mirror/raidz -> leaf; anything else is a programming error (VERIFY).
+ */
 vdev_t *vdev_alloc(vdev_type_t type, uint64_t guid);
+/* Append child; it gets vdev_id = its index, vdev_top and guid sums are set. */
 void vdev_add_child(vdev_t *parent, vdev_t *child);
-/* Close and free the whole subtree. */
+/* Close and free the whole subtree (and unlink it from its parent). */
 void vdev_free(vdev_t *vd);
 
 /*
  * Open every leaf and compute sizes bottom-up.  A leaf that cannot be
  * opened is CANT_OPEN; groups become DEGRADED or FAULTED as their
  * redundancy allows.  Returns 0, or an errno when the root cannot
- * serve I/O (some top-level FAULTED).
+ * serve I/O (some top-level FAULTED): EBUSY when a leaf is held by
+ * another opener, ENXIO otherwise.
+ *
+ * Sizes: a leaf's asize is P2ALIGN(psize, VDEV_LABEL_SIZE) minus the
+ * label areas, rounded down to its sector; a mirror's is the smallest
+ * child's, a raidz's the smallest child's times the number of children
+ * (both rounded down to the group's sector).  A top-level vdev whose
+ * vdev_asize was already set (from the label config, or a previous open)
+ * keeps that size: children too small for it are CANT_OPEN, bigger ones
+ * do not grow it.  Group ashift: the preset value, else the largest
+ * child's.  Leaf ashift: the preset value, else max(9, log2(physical
+ * sector size)).
  */
 int vdev_open(vdev_t *root, bool readonly);
 void vdev_close(vdev_t *root);
+
+/*
+ * Take a leaf offline (close it; state OFFLINE) or bring it back online
+ * (reopen it).  Going offline fails with EBUSY when its top-level vdev
+ * would lose its last replica.  Must not race with I/O on the leaf.
+ */
+int vdev_set_offline(vdev_t *leaf, bool offline);
+/* Zero the READ/WRITE/CKSUM error counters of vd and its descendants. */
+void vdev_clear_errors(vdev_t *vd);
 
 /* Recompute states from leaves up after a leaf changed. */
 void vdev_propagate_state(vdev_t *vd);
@@ -222,6 +250,12 @@ int vdev_config_encode(const vdev_label_config_t *cfg, const vdev_t *root,
 /* Decode; builds an unopened tree in cfg->vlc_tree.  EINVAL on damage. */
 int vdev_config_decode(const void *buf, size_t bufsize, vdev_label_config_t *cfg);
 void vdev_config_free(vdev_label_config_t *cfg);
+/*
+ * Recompute the header checksum of an encoded config in place (for
+ * tools and fuzzing: lets damaged structure reach the parser).  No-op
+ * when buf does not start with a config header.
+ */
+void vdev_config_seal(void *buf, size_t bufsize);
 
 /*
  * Write the config to all labels of every healthy leaf under root:

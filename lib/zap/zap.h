@@ -19,7 +19,29 @@
 /* Create an empty ZAP object of `type` (DMU_OT_ZAP, DMU_OT_DIRECTORY...). */
 int zap_create(objset_t *os, dmu_object_type_t type, dmu_tx_t *tx, uint64_t *objp);
 int zap_create_claim(objset_t *os, uint64_t obj, dmu_object_type_t type, dmu_tx_t *tx);
+/* The same with a bonus buffer (e.g. a directory's inode attributes). */
+int zap_create_bonus(objset_t *os, dmu_object_type_t type, dmu_object_type_t bonustype,
+    uint32_t bonuslen, dmu_tx_t *tx, uint64_t *objp);
+int zap_create_claim_bonus(objset_t *os, uint64_t obj, dmu_object_type_t type,
+    dmu_object_type_t bonustype, uint32_t bonuslen, dmu_tx_t *tx);
 int zap_destroy(objset_t *os, uint64_t zapobj, dmu_tx_t *tx);
+
+/*
+ * Declare in tx (before dmu_tx_assign) that it will make nops changes
+ * (adds, updates, removes) to zapobj (0: an object created in this tx):
+ * a space estimate (dmu_tx_hold_space) bounded by the object's size.
+ */
+void zap_tx_hold(dmu_tx_t *tx, objset_t *os, uint64_t zapobj, uint64_t nops);
+
+/*
+ * Errors common to every function: EINVAL for an empty name, a bad
+ * intsize (not 1 or 8), num == 0, or a damaged object (the same for a
+ * block that is not a ZAP block); ENAMETOOLONG for a name of
+ * ZAP_MAXNAMELEN bytes or more; E2BIG for a value over ZAP_MAXVALUELEN
+ * bytes; ENOSPC when a leaf cannot be split any further (pathological
+ * hash collisions); and whatever the DMU returns (EIO, ECKSUM, ENOENT
+ * for a missing object).
+ */
 
 /* EEXIST if present.  intsize is 1 or 8; num values. */
 int zap_add(objset_t *os, uint64_t zapobj, const char *name, int intsize,
@@ -29,7 +51,8 @@ int zap_update(objset_t *os, uint64_t zapobj, const char *name, int intsize,
     uint64_t num, const void *val, dmu_tx_t *tx);
 /*
  * ENOENT if absent; EINVAL if intsize differs; EOVERFLOW if num is less
- * than the stored count (nothing copied).
+ * than the stored count (nothing copied).  When num is larger, only the
+ * stored count is copied.
  */
 int zap_lookup(objset_t *os, uint64_t zapobj, const char *name, int intsize,
     uint64_t num, void *val);
@@ -46,7 +69,11 @@ int zap_lookup_int(objset_t *os, uint64_t zapobj, const char *name, uint64_t *va
  * Cursors walk entries in hash order.  A cursor's position is a 64-bit
  * cookie (zap_cursor_serialize) that stays meaningful across concurrent
  * adds and removes: every entry present for the whole walk is returned
- * exactly once.
+ * exactly once.  Cookies are < 2^63 (they fit an off_t); 0 is the start.
+ * zap_cursor_retrieve returns the entry at the cursor without moving it
+ * (the cookie then names that entry); zap_cursor_advance moves past it.
+ * za_first_integer is the first value (of either intsize).  A cursor is
+ * used by one thread at a time.
  */
 typedef struct zap_attribute {
 	char     za_name[ZAP_MAXNAMELEN];

@@ -32,6 +32,17 @@ void zio_ctx_set_readonly(zio_ctx_t *zc, bool readonly); /* no heal writes */
 void zio_ctx_set_error_cb(zio_ctx_t *zc, zio_error_fn_t fn, void *arg);
 taskq_t *zio_ctx_taskq(zio_ctx_t *zc);
 
+/* Counters of a context (all uint64_t, updated atomically). */
+typedef struct zio_stats {
+	uint64_t zs_writes;        /* blocks written */
+	uint64_t zs_write_bytes;   /* psize bytes written, all copies */
+	uint64_t zs_reads;         /* blocks read intact */
+	uint64_t zs_read_failures; /* blocks that could not be read */
+	uint64_t zs_heal_writes;   /* ditto copies rewritten by self-heal */
+	uint64_t zs_heal_bytes;    /* bytes repaired (ditto and vdev level) */
+} zio_stats_t;
+void zio_ctx_stats(zio_ctx_t *zc, zio_stats_t *out);
+
 /* Properties of a block being written. */
 typedef struct zio_prop {
 	uint8_t zp_checksum;      /* concrete enum zio_checksum */
@@ -62,6 +73,20 @@ int zio_read(zio_ctx_t *zc, const blkptr_t *bp, void *buf, int flags);
  * converge this way); otherwise new space is allocated and, if *bp was a
  * block born in this txg, it is freed at once.  The caller frees older
  * blocks itself.
+ *
+ * Details (zio.c has the theory):
+ * - lsize is a non-zero multiple of 512 up to SPA_MAXBLOCKSIZE (else
+ *   EINVAL).  The caller turns all-zero blocks into holes itself.
+ * - With rewrite_ok false the input *bp is ignored (it may be garbage).
+ * - On success *bp is filled whole: DVAs, sizes, algorithms, type,
+ *   level, birth = phys_birth = txg, the checksum, flags 0.  bp_fill is
+ *   1 for a level-0 block; for an indirect block (zp_blevel > 0) the
+ *   input bp_fill is kept, so the caller sets it before or after.
+ * - On failure *bp is left as it was and nothing stays allocated.
+ *   ENOSPC from allocation; EIO when no copy could be written (a write
+ *   that reached at least one copy succeeds; reads heal the others).
+ * - Waiting for a batch is safe on a worker thread of zio_ctx_taskq():
+ *   the waiter runs its own batch's queued work itself.
  */
 typedef struct zio_batch zio_batch_t;
 zio_batch_t *zio_batch_create(zio_ctx_t *zc);
@@ -85,22 +110,33 @@ int zio_flush(zio_ctx_t *zc);
 /* ---- compression (compress.c) ---- */
 /*
  * Compress src[0..lsize) into dst (capacity lsize).  Returns the
- * compressed size rounded up to 512 bytes, or lsize when compression does
- * not save at least 1/8 (the block is then stored uncompressed).
+ * compressed size rounded up to 512 bytes (dst zero-padded up to it), or
+ * lsize when compression does not save at least 1/8 (the block is then
+ * stored uncompressed and dst holds nothing useful).  level 0 is the
+ * algorithm's default (zstd 3, gzip 6; lz4 has none).  Stored form:
+ * docs/FORMAT.md "Compressed blocks".
  */
 uint64_t zio_compress(int alg, int level, const void *src, void *dst, uint64_t lsize);
 /* EINVAL when the data does not decompress to exactly lsize bytes. */
 int zio_decompress(int alg, const void *src, uint64_t psize, void *dst, uint64_t lsize);
 const char *zio_compress_name(int alg);
-int zio_compress_parse(const char *name, int *level); /* -1 unknown */
+/*
+ * Parse a compression property value: "on" (= lz4), "off", "lz4", "zstd",
+ * "zstd-1".."zstd-19", "gzip", "gzip-1".."gzip-9".  Returns the
+ * algorithm and sets *level (0 = default; level may be NULL), or -1.
+ */
+int zio_compress_parse(const char *name, int *level);
 
 /* Debug text for a block pointer ("L0 DVA[0]=<0:1000:200> ..."). */
 void blkptr_describe(const blkptr_t *bp, char *buf, size_t len);
 /*
  * Structural validation of a bp read from disk before it is followed:
  * sizes, types, vdev ids within the pool, offsets within the vdev.
- * EINVAL when it cannot be a bp this pool wrote.
+ * EINVAL when it cannot be a bp this pool wrote.  A hole (birth 0) is
+ * valid only when the whole bp is zero.  With root NULL only the checks
+ * that need no vdev tree are made.
  */
+#define BP_MAX_LEVEL 15   /* deepest indirection a valid bp may claim */
 int blkptr_validate(const blkptr_t *bp, vdev_t *root);
 
 #endif

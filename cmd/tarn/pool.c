@@ -1,0 +1,262 @@
+/*
+ * pool.c — `tarn pool`: the verb table and usage texts, error and usage
+ * printing shared by the verbs, and helpers to find, open and name pools
+ * and vdevs.  There is no daemon yet: each command opens the pool (found
+ * through the cache file), does its work and closes it.
+ */
+#include "tarn.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+const char *cli_pool_prog = "tarn pool";
+
+static const cli_verb_t cli_verbs[] = {
+	{ "create", cli_pool_create,
+	    "\tcreate [-fn] [-o property=value] ... [-m mountpoint] <pool> <vdev> ...\n" },
+	{ "destroy", cli_pool_destroy,
+	    "\tdestroy [-f] <pool>\n" },
+	{ "import", cli_pool_import,
+	    "\timport [-d dir] ...\n"
+	    "\timport [-o readonly=on] [-d dir] ... [-f] [-F [-n]] [-N] -a\n"
+	    "\timport [-o readonly=on] [-d dir] ... [-f] [-F [-n]] [-N]\n"
+	    "\t    <pool | id> [newpool]\n" },
+	{ "export", cli_pool_export,
+	    "\texport [-f] <pool> ...\n" },
+	{ "list", cli_pool_list,
+	    "\tlist [-Hpj] [-o property[,...]] [pool] ...\n" },
+	{ "status", cli_pool_status,
+	    "\tstatus [-xvpj] [pool] ...\n" },
+};
+
+static const cli_verb_t *
+verb_lookup(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cli_verbs); i++)
+		if (strcmp(cli_verbs[i].cv_name, name) == 0)
+			return (&cli_verbs[i]);
+	return (NULL);
+}
+
+void
+cli_pool_usage(FILE *f)
+{
+	fprintf(f, "usage: %s <verb> [args]\n"
+	    "where <verb> is one of the following:\n\n", cli_pool_prog);
+	for (size_t i = 0; i < ARRAY_SIZE(cli_verbs); i++)
+		fputs(cli_verbs[i].cv_usage, f);
+	fprintf(f, "\nVdevs: a file or device path (a word without '/' names "
+	    "/dev/WORD),\nor a group: mirror DEV DEV ..., raidz[1-3] DEV ...\n"
+	    "Properties for create -o: ashift=9..16, version=N, cachefile=none.\n");
+}
+
+void
+cli_verb_usage(const char *verb, FILE *f)
+{
+	const cli_verb_t *v = verb_lookup(verb);
+
+	if (v == NULL) {
+		cli_pool_usage(f);
+		return;
+	}
+	fprintf(f, "usage:\n%s", v->cv_usage);
+}
+
+int
+cli_usage_error(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	cli_verb_usage(verb, stderr);
+	return (CLI_EXIT_USAGE);
+}
+
+int
+cli_bad_option(const char *verb, int opt, int optopt)
+{
+	if (opt == ':')
+		return (cli_usage_error(verb, "missing argument for '%c' option", optopt));
+	if (isprint(optopt))
+		return (cli_usage_error(verb, "invalid option '%c'", optopt));
+	return (cli_usage_error(verb, "invalid option"));
+}
+
+int
+cli_cannot(const char *verb, const char *name, int error, const char *err)
+{
+	char msg[1024];
+
+	if (err != NULL && err[0] != '\0')
+		(void) snprintf(msg, sizeof (msg), "%s", err);
+	else
+		(void) snprintf(msg, sizeof (msg), "%s",
+		    tarn_strerror(error != 0 ? error : EIO));
+	/* strerror() capitalises; our messages are lowercase ("I/O" stays). */
+	if (isupper((unsigned char)msg[0]) && islower((unsigned char)msg[1]))
+		msg[0] = (char)tolower((unsigned char)msg[0]);
+	/* one line, whatever the message holds */
+	for (char *p = msg; *p != '\0'; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	fprintf(stderr, "cannot %s '%s': %s\n", verb, name, msg);
+	return (CLI_EXIT_ERROR);
+}
+
+int
+cli_pool_main(int argc, char **argv)
+{
+	const cli_verb_t *v;
+
+	if (argc < 2) {
+		cli_pool_usage(stderr);
+		return (CLI_EXIT_USAGE);
+	}
+	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-?") == 0 ||
+	    strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		if (argc > 2 && verb_lookup(argv[2]) != NULL)
+			cli_verb_usage(argv[2], stdout);
+		else
+			cli_pool_usage(stdout);
+		return (CLI_EXIT_OK);
+	}
+	if ((v = verb_lookup(argv[1])) == NULL) {
+		fprintf(stderr, "unrecognized command '%s'\n", argv[1]);
+		cli_pool_usage(stderr);
+		return (CLI_EXIT_USAGE);
+	}
+	if (argc > 2 && (strcmp(argv[2], "-?") == 0 || strcmp(argv[2], "--help") == 0)) {
+		cli_verb_usage(v->cv_name, stdout);
+		return (CLI_EXIT_OK);
+	}
+	optind = 1;
+	opterr = 0;
+	return (v->cv_fn(argc - 1, argv + 1));
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return (strcmp(*(char *const *)a, *(char *const *)b));
+}
+
+int
+cli_pool_names(char ***namesp, int *np)
+{
+	spa_cache_entry_t *ents;
+	int n, error;
+
+	*namesp = NULL;
+	*np = 0;
+	if ((error = spa_cache_read(&ents, &n)) != 0)
+		return (error);
+	char **names = tarn_alloc((size_t)(n + 1) * sizeof (char *));
+	for (int i = 0; i < n; i++)
+		names[i] = tarn_strdup(ents[i].sce_name);
+	qsort(names, (size_t)n, sizeof (char *), name_cmp);
+	spa_cache_free(ents, n);
+	*namesp = names;
+	*np = n;
+	return (0);
+}
+
+void
+cli_names_free(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		tarn_free(names[i]);
+	tarn_free(names);
+}
+
+int
+cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen)
+{
+	char **names;
+	bool known = false;
+	int n, error;
+
+	*spap = NULL;
+	err[0] = '\0';
+	if ((error = cli_pool_names(&names, &n)) != 0) {
+		(void) snprintf(err, errlen, "cannot read the cache file %s: %s",
+		    spa_cachefile_path(), tarn_strerror(error));
+		return (error);
+	}
+	for (int i = 0; i < n && !known; i++)
+		known = strcmp(names[i], name) == 0;
+	cli_names_free(names, n);
+	if (!known) {
+		(void) snprintf(err, errlen, "no such pool");
+		return (SET_ERROR(ENOENT));
+	}
+	error = spa_open(name, flags, spap, err, errlen);
+	if (error != 0) {
+		*spap = NULL;
+		if (err[0] == '\0')
+			(void) snprintf(err, errlen, "%s", tarn_strerror(error));
+	}
+	return (error);
+}
+
+void
+cli_vdev_name(const vdev_t *vd, bool with_id, char *buf, size_t len)
+{
+	switch (vd->vdev_type) {
+	case VDEV_TYPE_MIRROR:
+		if (with_id)
+			(void) snprintf(buf, len, "mirror-%" PRIu64, vd->vdev_id);
+		else
+			(void) snprintf(buf, len, "mirror");
+		break;
+	case VDEV_TYPE_RAIDZ:
+		if (with_id)
+			(void) snprintf(buf, len, "raidz%d-%" PRIu64,
+			    vd->vdev_nparity, vd->vdev_id);
+		else
+			(void) snprintf(buf, len, "raidz%d", vd->vdev_nparity);
+		break;
+	case VDEV_TYPE_ROOT:
+		(void) snprintf(buf, len, "root");
+		break;
+	default:
+		if (vd->vdev_path != NULL && vd->vdev_path[0] != '\0')
+			(void) snprintf(buf, len, "%s", vd->vdev_path);
+		else
+			(void) snprintf(buf, len, "%" PRIu64, vd->vdev_guid);
+		break;
+	}
+}
+
+int
+cli_tree_namewidth(const vdev_t *vd, const char *rootname, int depth, int width)
+{
+	char name[VDEV_PATH_MAX + 32];
+
+	if (vd->vdev_type == VDEV_TYPE_ROOT)
+		(void) snprintf(name, sizeof (name), "%s", rootname);
+	else
+		cli_vdev_name(vd, true, name, sizeof (name));
+	width = MAX(width, depth + (int)strlen(name));
+	width = MAX(width, 10);
+	for (int c = 0; c < vd->vdev_children; c++)
+		width = cli_tree_namewidth(vd->vdev_child[c], rootname, depth + 2, width);
+	return (width);
+}
+
+bool
+cli_vdev_healthy(const vdev_t *vd)
+{
+	const vdev_stat_t *vs = &vd->vdev_stat;
+
+	if (vd->vdev_state != VDEV_STATE_HEALTHY || vs->vs_read_errors != 0 ||
+	    vs->vs_write_errors != 0 || vs->vs_checksum_errors != 0)
+		return (false);
+	for (int c = 0; c < vd->vdev_children; c++)
+		if (!cli_vdev_healthy(vd->vdev_child[c]))
+			return (false);
+	return (true);
+}

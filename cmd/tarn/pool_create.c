@@ -1,0 +1,249 @@
+/*
+ * pool_create.c — `tarn pool create` and `tarn pool destroy`.
+ *
+ * create parses the pool name and the vdev specification here (so that
+ * syntax errors come back before any device is opened) and leaves every
+ * check of the devices themselves to spa_create(), which writes nothing
+ * until all of them pass.  -n prints the layout that would be created.
+ */
+#include "tarn.h"
+
+#include <getopt.h>
+#include <sys/stat.h>
+
+typedef struct create_opts {
+	spa_create_opts_t co_spa;
+	bool        co_dryrun;
+	const char *co_mountpoint;
+} create_opts_t;
+
+/* Parse "ashift=12"-style numbers within [lo, hi]. */
+static bool
+parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s[0] < '0' || s[0] > '9')
+		return (false);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return (false);
+	*out = v;
+	return (true);
+}
+
+static int
+create_prop(create_opts_t *co, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char prop[64];
+
+	if (eq == NULL || eq == arg)
+		return (cli_usage_error("create", "missing '=' for property=value "
+		    "argument '%s'", arg));
+	(void) snprintf(prop, sizeof (prop), "%.*s", (int)MIN(eq - arg, 63), arg);
+	const char *val = eq + 1;
+	if (strcmp(prop, "ashift") == 0) {
+		if (!parse_u64(val, 9, 16, &co->co_spa.sco_ashift))
+			return (cli_usage_error("create", "invalid value '%s' for "
+			    "property 'ashift': must be 9 to 16", val));
+	} else if (strcmp(prop, "version") == 0) {
+		if (!parse_u64(val, 1, SPA_VERSION, &co->co_spa.sco_version))
+			return (cli_usage_error("create", "invalid value '%s' for "
+			    "property 'version': this build supports 1 to %llu",
+			    val, (unsigned long long)SPA_VERSION));
+	} else if (strcmp(prop, "cachefile") == 0) {
+		if (strcmp(val, "none") != 0)
+			return (cli_usage_error("create", "property 'cachefile' "
+			    "can only be 'none'; set TARN_CACHEFILE to move the "
+			    "cache file"));
+		co->co_spa.sco_no_cache = true;
+	} else {
+		return (cli_usage_error("create", "property '%s' is not a valid "
+		    "pool property (supported: ashift, version, cachefile)", prop));
+	}
+	return (0);
+}
+
+static int
+create_parse_args(int argc, char **argv, create_opts_t *co)
+{
+	int c, error;
+
+	while ((c = getopt(argc, argv, ":fno:m:")) != -1) {
+		switch (c) {
+		case 'f': co->co_spa.sco_force = true; break;
+		case 'n': co->co_dryrun = true; break;
+		case 'o':
+			if ((error = create_prop(co, optarg)) != 0)
+				return (error);
+			break;
+		case 'm':
+			if (optarg[0] != '/' && strcmp(optarg, "none") != 0 &&
+			    strcmp(optarg, "legacy") != 0)
+				return (cli_usage_error("create", "invalid mountpoint "
+				    "'%s': must be an absolute path, 'legacy', or "
+				    "'none'", optarg));
+			co->co_mountpoint = optarg;
+			break;
+		default:
+			return (cli_bad_option("create", c, optopt));
+		}
+	}
+	return (0);
+}
+
+static void
+create_print_spec(const spa_vdev_spec_t *s, const char *name, int depth)
+{
+	if (s->type == VDEV_TYPE_ROOT)
+		printf("\t%s\n", name);
+	else if (s->type == VDEV_TYPE_MIRROR)
+		printf("\t%*smirror\n", depth, "");
+	else if (s->type == VDEV_TYPE_RAIDZ)
+		printf("\t%*sraidz%d\n", depth, "", s->nparity);
+	else
+		printf("\t%*s%s\n", depth, "", s->path);
+	for (int c = 0; c < s->nchildren; c++)
+		create_print_spec(s->children[c], name, depth + 2);
+}
+
+/* -n: the checks that need no writing, then the layout. */
+/* -n: a device that holds a live pool needs -f, as spa_create() says. */
+static int
+create_check_label(const char *name, const char *path, bool force)
+{
+	vdev_label_config_t cfg;
+	char msg[VDEV_PATH_MAX + VDEV_POOL_NAME_MAX + 64];
+
+	memset(&cfg, 0, sizeof (cfg));
+	if (vdev_label_read_path(path, &cfg) != 0)
+		return (0);
+	if (!force && cfg.vlc_state != POOL_STATE_DESTROYED) {
+		(void) snprintf(msg, sizeof (msg), "%s is part of %s pool '%s'; use "
+		    "-f to override", path, cfg.vlc_state == POOL_STATE_EXPORTED ?
+		    "exported" : "active", cfg.vlc_name);
+		vdev_config_free(&cfg);
+		return (cli_cannot("create", name, EBUSY, msg));
+	}
+	vdev_config_free(&cfg);
+	return (0);
+}
+
+static int
+create_dryrun(const char *name, const spa_vdev_spec_t *s, const spa_vdev_spec_t *root,
+    bool force)
+{
+	if (s->path != NULL) {
+		struct stat st;
+		if (stat(s->path, &st) != 0) {
+			char msg[VDEV_PATH_MAX + 64];
+			(void) snprintf(msg, sizeof (msg), "cannot open '%s': %s",
+			    s->path, strerror(errno));
+			return (cli_cannot("create", name, errno, msg));
+		}
+		if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < SPA_MINDEVSIZE) {
+			char msg[VDEV_PATH_MAX + 64];
+			(void) snprintf(msg, sizeof (msg), "%s is too small (at "
+			    "least %lluM is needed)", s->path,
+			    (unsigned long long)(SPA_MINDEVSIZE / MiB));
+			return (cli_cannot("create", name, EOVERFLOW, msg));
+		}
+		return (create_check_label(name, s->path, force));
+	}
+	for (int c = 0; c < s->nchildren; c++) {
+		int ret = create_dryrun(name, s->children[c], root, force);
+		if (ret != 0)
+			return (ret);
+	}
+	if (s == root) {
+		printf("would create '%s' with the following layout:\n\n", name);
+		create_print_spec(root, name, 0);
+	}
+	return (0);
+}
+
+int
+cli_pool_create(int argc, char **argv)
+{
+	create_opts_t co = { 0 };
+	spa_vdev_spec_t *spec;
+	spa_t *spa;
+	char err[1024];
+	int error, ret;
+
+	if ((error = create_parse_args(argc, argv, &co)) != 0)
+		return (error);
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_usage_error("create", "missing pool name argument"));
+	if (argc < 2)
+		return (cli_usage_error("create", "missing vdev specification"));
+	const char *name = argv[0];
+	if (spa_name_validate(name, err, sizeof (err)) != 0)
+		return (cli_cannot("create", name, EINVAL, err));
+	if ((error = spa_vdev_spec_parse(argc - 1, argv + 1, &spec, err,
+	    sizeof (err))) != 0)
+		return (cli_cannot("create", name, error, err));
+	if (co.co_dryrun) {
+		ret = create_dryrun(name, spec, spec, co.co_spa.sco_force);
+		spa_vdev_spec_free(spec);
+		return (ret);
+	}
+	err[0] = '\0';
+	error = spa_create(name, spec, &co.co_spa, &spa, err, sizeof (err));
+	spa_vdev_spec_free(spec);
+	if (error != 0)
+		return (cli_cannot("create", name, error, err));
+	spa_close(spa);
+	if (co.co_mountpoint != NULL)
+		fprintf(stderr, "note: datasets are not mounted yet; the mountpoint "
+		    "'%s' is ignored for now\n", co.co_mountpoint);
+	return (CLI_EXIT_OK);
+}
+
+int
+cli_pool_destroy(int argc, char **argv)
+{
+	bool force = false;
+	spa_t *spa;
+	char err[1024];
+	int c, error;
+
+	while ((c = getopt(argc, argv, ":f")) != -1) {
+		if (c == 'f')
+			force = true;
+		else
+			return (cli_bad_option("destroy", c, optopt));
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_usage_error("destroy", "missing pool argument"));
+	if (argc > 1)
+		return (cli_usage_error("destroy", "too many arguments"));
+	error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err));
+	if (error != 0 && force && error != ENOENT) {
+		/* The devices are gone: forget the pool on this host at least. */
+		int e2 = spa_cache_remove(argv[0]);
+		if (e2 == 0) {
+			fprintf(stderr, "note: '%s' could not be opened (%s); it was "
+			    "removed from the cache file, its devices are "
+			    "untouched\n", argv[0], err);
+			return (CLI_EXIT_OK);
+		}
+	}
+	if (error != 0) {
+		char msg[sizeof (err) + 64];
+		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
+		    error == ENOENT ? "" : "; use -f to forget it on this host");
+		return (cli_cannot("destroy", argv[0], error, msg));
+	}
+	err[0] = '\0';
+	if ((error = spa_destroy(spa)) != 0)
+		return (cli_cannot("destroy", argv[0], error, NULL));
+	return (CLI_EXIT_OK);
+}

@@ -1,0 +1,458 @@
+/*
+ * pool_import.c — `tarn pool import` and `tarn pool export`.
+ *
+ * import without a pool lists what the labels on the scanned devices
+ * describe (zpool's "   pool: / id: / state: / action: / config:" blocks),
+ * leaving out pools this host already has imported; with a name or numeric
+ * id it imports that pool, optionally under a new name; -a imports all.
+ * -F retries an import that failed on damaged recent metadata from older
+ * txgs (the uberblock ring keeps them), -n with -F only reports whether
+ * that would work.
+ */
+#include "tarn.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <sys/stat.h>
+
+#define IMPORT_MAX_DIRS    64
+#define IMPORT_REWIND_MAX  64     /* older txgs tried by -F */
+
+typedef struct import_opts {
+	const char       *io_dirs[IMPORT_MAX_DIRS];
+	int               io_ndirs;
+	spa_import_opts_t io_spa;
+	bool              io_all;
+	bool              io_rewind;   /* -F */
+	bool              io_dryrun;   /* -n */
+} import_opts_t;
+
+static int
+import_prop(import_opts_t *io, const char *arg)
+{
+	if (strcmp(arg, "readonly=on") == 0) {
+		io->io_spa.sio_flags |= SPA_OPEN_READONLY;
+	} else if (strcmp(arg, "readonly=off") == 0) {
+		io->io_spa.sio_flags &= ~SPA_OPEN_READONLY;
+	} else if (strcmp(arg, "cachefile=none") == 0) {
+		io->io_spa.sio_no_cache = true;
+	} else {
+		return (cli_usage_error("import", "property '%s' is not supported "
+		    "at import (supported: readonly=on|off, cachefile=none)", arg));
+	}
+	return (0);
+}
+
+static void
+import_opts_fini(import_opts_t *io)
+{
+	for (int i = 0; i < io->io_ndirs; i++)
+		tarn_free((void *)io->io_dirs[i]);
+	io->io_ndirs = 0;
+}
+
+static int
+import_add_dir(import_opts_t *io, const char *dir)
+{
+	struct stat st;
+
+	if (io->io_ndirs >= IMPORT_MAX_DIRS)
+		return (cli_usage_error("import", "too many -d options (at most %d)",
+		    IMPORT_MAX_DIRS));
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "cannot search '%s': %s; -d takes a directory "
+		    "holding the pool's device files\n", dir,
+		    errno == ENOENT ? "no such directory" : "not a directory");
+		return (CLI_EXIT_ERROR);
+	}
+	/* the engine records the paths it finds: make them absolute */
+	char *abs = realpath(dir, NULL);
+	io->io_dirs[io->io_ndirs++] = tarn_strdup(abs != NULL ? abs : dir);
+	free(abs);
+	return (0);
+}
+
+static int
+import_parse_args(int argc, char **argv, import_opts_t *io)
+{
+	int c, error;
+
+	while ((c = getopt(argc, argv, ":d:fNo:Fna")) != -1) {
+		switch (c) {
+		case 'd':
+			if ((error = import_add_dir(io, optarg)) != 0)
+				return (error);
+			break;
+		case 'f': io->io_spa.sio_force = true; break;
+		case 'N': break;   /* nothing is mounted yet */
+		case 'o':
+			if ((error = import_prop(io, optarg)) != 0)
+				return (error);
+			break;
+		case 'F': io->io_rewind = true; break;
+		case 'n': io->io_dryrun = true; break;
+		case 'a': io->io_all = true; break;
+		default:
+			return (cli_bad_option("import", c, optopt));
+		}
+	}
+	if (io->io_dryrun && !io->io_rewind)
+		return (cli_usage_error("import", "-n is only valid with -F"));
+	return (0);
+}
+
+/* Is a pool with this GUID imported on this host (in the cache file)? */
+static bool
+import_is_imported(uint64_t guid)
+{
+	spa_cache_entry_t *ents;
+	bool found = false;
+	int n;
+
+	if (spa_cache_read(&ents, &n) != 0)
+		return (false);
+	for (int i = 0; i < n; i++)
+		found |= ents[i].sce_guid == guid;
+	spa_cache_free(ents, n);
+	return (found);
+}
+
+/*
+ * Health of a candidate's (unopened) tree from which leaves were found:
+ * stored in vdev_state of each node.  Returns the node's state.
+ */
+static vdev_state_t
+import_tree_state(vdev_t *vd)
+{
+	int bad = 0, degraded = 0;
+
+	if (vd->vdev_children == 0) {
+		bool missing = vd->vdev_type == VDEV_TYPE_MISSING ||
+		    vd->vdev_state == VDEV_STATE_CANT_OPEN ||
+		    vd->vdev_state == VDEV_STATE_FAULTED ||
+		    vd->vdev_state == VDEV_STATE_REMOVED;
+		vd->vdev_state = missing ? VDEV_STATE_CANT_OPEN : VDEV_STATE_HEALTHY;
+		return (vd->vdev_state);
+	}
+	for (int c = 0; c < vd->vdev_children; c++) {
+		vdev_state_t s = import_tree_state(vd->vdev_child[c]);
+		bad += s == VDEV_STATE_CANT_OPEN;
+		degraded += s == VDEV_STATE_DEGRADED;
+	}
+	int tolerated = vd->vdev_type == VDEV_TYPE_MIRROR ? vd->vdev_children - 1 :
+	    vd->vdev_type == VDEV_TYPE_RAIDZ ? vd->vdev_nparity : 0;
+	if (bad > tolerated)
+		vd->vdev_state = VDEV_STATE_CANT_OPEN;
+	else if (bad > 0 || degraded > 0)
+		vd->vdev_state = VDEV_STATE_DEGRADED;
+	else
+		vd->vdev_state = VDEV_STATE_HEALTHY;
+	return (vd->vdev_state);
+}
+
+static void
+import_print_tree(const vdev_t *vd, const char *poolname, int depth, int width)
+{
+	char name[VDEV_PATH_MAX + 32];
+
+	if (vd->vdev_type == VDEV_TYPE_ROOT)
+		(void) snprintf(name, sizeof (name), "%s", poolname);
+	else
+		cli_vdev_name(vd, true, name, sizeof (name));
+	printf("\t%*s%-*s  %s", depth, "", width - depth, name,
+	    vdev_state_name(vd->vdev_state));
+	if (vd->vdev_children == 0 && vd->vdev_state == VDEV_STATE_CANT_OPEN)
+		printf("  cannot open");
+	putchar('\n');
+	for (int c = 0; c < vd->vdev_children; c++)
+		import_print_tree(vd->vdev_child[c], poolname, depth + 2, width);
+}
+
+static void
+import_print_cand(spa_import_cand_t *c)
+{
+	vdev_state_t st = c->sic_tree != NULL ? import_tree_state(c->sic_tree) :
+	    VDEV_STATE_CANT_OPEN;
+
+	if (!c->sic_can_open)
+		st = VDEV_STATE_CANT_OPEN;
+	printf("   pool: %s\n", c->sic_name);
+	printf("     id: %" PRIu64 "\n", c->sic_guid);
+	printf("  state: %s\n", vdev_state_name(st));
+	if (st == VDEV_STATE_CANT_OPEN) {
+		printf(" status: One or more devices are missing or damaged.\n"
+		    " action: The pool cannot be imported.  Bring the missing "
+		    "devices back\n\t(or add their directory with -d) and try again.\n");
+	} else if (c->sic_state == POOL_STATE_ACTIVE) {
+		printf(" status: The pool was not exported; it may be in use by "
+		    "another system.\n action: The pool can be imported using its "
+		    "name or numeric identifier and\n\tthe '-f' flag.\n");
+	} else if (st == VDEV_STATE_DEGRADED) {
+		printf(" status: One or more devices are missing or damaged.\n"
+		    " action: The pool can be imported despite the missing devices, "
+		    "with less\n\tredundancy than it was built with.\n");
+	} else {
+		printf(" action: The pool can be imported using its name or numeric "
+		    "identifier.\n");
+	}
+	printf(" config:\n\n");
+	if (c->sic_tree != NULL)
+		import_print_tree(c->sic_tree, c->sic_name, 0,
+		    cli_tree_namewidth(c->sic_tree, c->sic_name, 0, 0));
+}
+
+/* Candidates worth showing: not destroyed, not imported here already. */
+static bool
+import_cand_visible(const spa_import_cand_t *c)
+{
+	return (c->sic_state != POOL_STATE_DESTROYED &&
+	    !(c->sic_state == POOL_STATE_ACTIVE && import_is_imported(c->sic_guid)));
+}
+
+static int
+import_scan(const import_opts_t *io, spa_import_cand_t **cands, int *n)
+{
+	int error = spa_import_scan(io->io_ndirs > 0 ? io->io_dirs : NULL,
+	    io->io_ndirs, cands, n);
+
+	if (error != 0) {
+		fprintf(stderr, "cannot search for pools: %s\n", tarn_strerror(error));
+		return (CLI_EXIT_ERROR);
+	}
+	return (0);
+}
+
+static int
+import_list(const import_opts_t *io)
+{
+	spa_import_cand_t *cands;
+	int n, shown = 0, ret;
+
+	if ((ret = import_scan(io, &cands, &n)) != 0)
+		return (ret);
+	for (int i = 0; i < n; i++) {
+		if (!import_cand_visible(&cands[i]))
+			continue;
+		if (shown++ > 0)
+			putchar('\n');
+		import_print_cand(&cands[i]);
+	}
+	spa_import_cands_free(cands, n);
+	if (shown == 0) {
+		fprintf(stderr, "no pools available to import\n");
+		return (CLI_EXIT_ERROR);
+	}
+	return (CLI_EXIT_OK);
+}
+
+/* Newest txg of the candidate named (or numbered) `which`, 0 if unknown. */
+static uint64_t
+import_cand_txg(const import_opts_t *io, const char *which)
+{
+	spa_import_cand_t *cands;
+	uint64_t txg = 0;
+	int n;
+
+	if (spa_import_scan(io->io_ndirs > 0 ? io->io_dirs : NULL, io->io_ndirs,
+	    &cands, &n) != 0)
+		return (0);
+	for (int i = 0; i < n; i++) {
+		char guid[32];
+		(void) snprintf(guid, sizeof (guid), "%" PRIu64, cands[i].sic_guid);
+		if (strcmp(cands[i].sic_name, which) == 0 || strcmp(guid, which) == 0)
+			txg = MAX(txg, cands[i].sic_txg);
+	}
+	spa_import_cands_free(cands, n);
+	return (txg);
+}
+
+/*
+ * -F: try older txgs, newest first.  With -n the trial import is
+ * read-only and leaves no trace.  Returns 0 and the pool on success.
+ */
+static int
+import_rewind(const import_opts_t *io, const char *which, spa_t **spap,
+    char *err, size_t errlen)
+{
+	spa_import_opts_t so = io->io_spa;
+	uint64_t txg = import_cand_txg(io, which);
+	int error = ENOENT;
+
+	if (io->io_dryrun) {
+		so.sio_flags |= SPA_OPEN_READONLY;
+		so.sio_no_cache = true;
+	}
+	for (int i = 1; i <= IMPORT_REWIND_MAX && txg > (uint64_t)i; i++) {
+		char e2[1024] = "";
+		so.sio_rewind_txg = txg - (uint64_t)i;
+		error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
+		    io->io_ndirs, &so, spap, e2, sizeof (e2));
+		if (error == 0) {
+			uint64_t now = spa_last_synced_txg(*spap);
+			printf("%s '%s' %s its state as of txg %" PRIu64 "; the last "
+			    "%" PRIu64 " transaction groups %s.\n", io->io_dryrun ?
+			    "Would be able to return" : "Pool", which, io->io_dryrun ?
+			    "to" : "returned to", now, txg - now,
+			    io->io_dryrun ? "would be discarded" : "were discarded");
+			return (0);
+		}
+	}
+	(void) snprintf(err + strlen(err), errlen - strlen(err),
+	    "%s", err[0] != '\0' ? "; no older txg could be imported either" :
+	    "no older txg could be imported either");
+	return (error);
+}
+
+static int
+import_one(const import_opts_t *io, const char *which, const char *newname)
+{
+	spa_import_opts_t so = io->io_spa;
+	spa_t *spa = NULL;
+	char err[1024] = "";
+	int error;
+
+	so.sio_newname = newname;
+	if (newname != NULL && spa_name_validate(newname, err, sizeof (err)) != 0) {
+		char msg[sizeof (err) + 64];
+		(void) snprintf(msg, sizeof (msg), "invalid new name '%s': %s",
+		    newname, err);
+		return (cli_cannot("import", which, EINVAL, msg));
+	}
+	if (io->io_dryrun) {
+		error = import_rewind(io, which, &spa, err, sizeof (err));
+		if (error == 0)
+			spa_close(spa);
+		return (error == 0 ? CLI_EXIT_OK : cli_cannot("import", which, error, err));
+	}
+	error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
+	    io->io_ndirs, &so, &spa, err, sizeof (err));
+	if (error != 0 && io->io_rewind && error != ENOENT && error != EEXIST)
+		error = import_rewind(io, which, &spa, err, sizeof (err));
+	if (error != 0) {
+		if ((error == EIO || error == ECKSUM) && !io->io_rewind &&
+		    strlen(err) + 60 < sizeof (err))
+			(void) strcat(err, "; -F may recover it by discarding the "
+			    "last transactions");
+		return (cli_cannot("import", which, error, err));
+	}
+	spa_close(spa);
+	return (CLI_EXIT_OK);
+}
+
+static int
+import_all(const import_opts_t *io)
+{
+	spa_import_cand_t *cands;
+	int n, ret, tried = 0;
+
+	if ((ret = import_scan(io, &cands, &n)) != 0)
+		return (ret);
+	for (int i = 0; i < n; i++) {
+		char guid[32];
+		if (!import_cand_visible(&cands[i]) || !cands[i].sic_can_open)
+			continue;
+		if (cands[i].sic_state == POOL_STATE_ACTIVE && !io->io_spa.sio_force)
+			continue;
+		(void) snprintf(guid, sizeof (guid), "%" PRIu64, cands[i].sic_guid);
+		tried++;
+		if (import_one(io, guid, NULL) != 0)
+			ret = CLI_EXIT_ERROR;
+	}
+	spa_import_cands_free(cands, n);
+	if (tried == 0)
+		fprintf(stderr, "no pools available to import\n");
+	return (ret);
+}
+
+static int import_main(import_opts_t *io, int argc, char **argv);
+
+int
+cli_pool_import(int argc, char **argv)
+{
+	import_opts_t io = { 0 };
+	int error;
+
+	if ((error = import_parse_args(argc, argv, &io)) != 0) {
+		import_opts_fini(&io);
+		return (error);
+	}
+	error = import_main(&io, argc - optind, argv + optind);
+	import_opts_fini(&io);
+	return (error);
+}
+
+static int
+import_main(import_opts_t *iop, int argc, char **argv)
+{
+	import_opts_t io = *iop;
+
+	if (io.io_all) {
+		if (argc > 0)
+			return (cli_usage_error("import", "-a takes no pool names"));
+		return (import_all(&io));
+	}
+	if (argc == 0) {
+		if (io.io_rewind)
+			return (cli_usage_error("import", "-F needs a pool name or id"));
+		return (import_list(&io));
+	}
+	if (argc > 2)
+		return (cli_usage_error("import", "too many arguments"));
+	if (argv[0][0] == '\0')
+		return (cli_cannot("import", argv[0], ENOENT, "no such pool available"));
+	return (import_one(&io, argv[0], argc == 2 ? argv[1] : NULL));
+}
+
+static int
+export_one(const char *name, bool force)
+{
+	spa_t *spa;
+	char err[1024];
+	int error;
+
+	error = cli_pool_open(name, 0, &spa, err, sizeof (err));
+	if (error != 0 && force && error != ENOENT && spa_cache_remove(name) == 0) {
+		fprintf(stderr, "note: '%s' could not be opened (%s); it was removed "
+		    "from the cache file, its devices are untouched\n", name, err);
+		return (CLI_EXIT_OK);
+	}
+	if (error != 0) {
+		char msg[sizeof (err) + 64];
+		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
+		    error == ENOENT ? "" : "; use -f to forget it on this host");
+		return (cli_cannot("export", name, error, msg));
+	}
+	if ((error = spa_export(spa)) != 0)
+		return (cli_cannot("export", name, error, NULL));
+	return (CLI_EXIT_OK);
+}
+
+int
+cli_pool_export(int argc, char **argv)
+{
+	bool force = false, all = false;
+	char **names = NULL;
+	int c, n = 0, ret = CLI_EXIT_OK, error;
+
+	while ((c = getopt(argc, argv, ":fa")) != -1) {
+		if (c == 'f')
+			force = true;
+		else if (c == 'a')
+			all = true;
+		else
+			return (cli_bad_option("export", c, optopt));
+	}
+	argc -= optind;
+	argv += optind;
+	if (all && argc > 0)
+		return (cli_usage_error("export", "-a takes no pool names"));
+	if (!all && argc < 1)
+		return (cli_usage_error("export", "missing pool argument"));
+	if (all && (error = cli_pool_names(&names, &n)) != 0)
+		return (cli_cannot("export", spa_cachefile_path(), error, NULL));
+	for (int i = 0; i < (all ? n : argc); i++)
+		if (export_one(all ? names[i] : argv[i], force) != 0)
+			ret = CLI_EXIT_ERROR;
+	cli_names_free(names, n);
+	return (ret);
+}

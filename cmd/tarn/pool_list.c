@@ -1,0 +1,233 @@
+/*
+ * pool_list.c — `tarn pool list [-Hpj] [-o props] [pool...]`: one row per
+ * pool with zpool's columns NAME SIZE ALLOC FREE CKPOINT EXPANDSZ FRAG CAP
+ * DEDUP HEALTH ALTROOT; -H scripted (tabs, no header), -p exact numbers,
+ * -j JSON in the shape of OpenZFS's `zpool list -j`.
+ */
+#include "tarn.h"
+
+#include <getopt.h>
+#include <strings.h>
+
+typedef enum list_prop {
+	LP_NAME, LP_SIZE, LP_ALLOC, LP_FREE, LP_CKPOINT, LP_EXPANDSZ, LP_FRAG,
+	LP_CAP, LP_DEDUP, LP_HEALTH, LP_ALTROOT, LP_GUID, LP_VERSION, LP_NPROPS
+} list_prop_t;
+
+static const struct {
+	const char *lp_name;     /* property name (JSON key, -o) */
+	const char *lp_col;      /* column header (also accepted by -o) */
+	cli_align_t lp_align;
+	int         lp_width;    /* minimum width, as zpool's */
+} list_props[LP_NPROPS] = {
+	[LP_NAME]     = { "name", "NAME", CLI_LEFT, 0 },
+	[LP_SIZE]     = { "size", "SIZE", CLI_RIGHT, 5 },
+	[LP_ALLOC]    = { "allocated", "ALLOC", CLI_RIGHT, 5 },
+	[LP_FREE]     = { "free", "FREE", CLI_RIGHT, 5 },
+	[LP_CKPOINT]  = { "checkpoint", "CKPOINT", CLI_RIGHT, 5 },
+	[LP_EXPANDSZ] = { "expandsize", "EXPANDSZ", CLI_RIGHT, 5 },
+	[LP_FRAG]     = { "fragmentation", "FRAG", CLI_RIGHT, 5 },
+	[LP_CAP]      = { "capacity", "CAP", CLI_RIGHT, 5 },
+	[LP_DEDUP]    = { "dedupratio", "DEDUP", CLI_RIGHT, 5 },
+	[LP_HEALTH]   = { "health", "HEALTH", CLI_RIGHT, 8 },
+	[LP_ALTROOT]  = { "altroot", "ALTROOT", CLI_LEFT, 0 },
+	[LP_GUID]     = { "guid", "GUID", CLI_LEFT, 0 },
+	[LP_VERSION]  = { "version", "VERSION", CLI_RIGHT, 5 },
+};
+
+#define LIST_DEFAULT "name,size,allocated,free,checkpoint,expandsize," \
+	"fragmentation,capacity,dedupratio,health,altroot"
+
+typedef struct list_opts {
+	bool        lo_scripted;
+	bool        lo_exact;
+	bool        lo_json;
+	list_prop_t lo_props[LP_NPROPS * 4];
+	int         lo_nprops;
+} list_opts_t;
+
+static int
+list_parse_props(list_opts_t *lo, const char *arg)
+{
+	char *copy = tarn_strdup(arg), *save = NULL;
+	int error = 0;
+
+	lo->lo_nprops = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok != NULL && error == 0;
+	    tok = strtok_r(NULL, ",", &save)) {
+		int p;
+		for (p = 0; p < LP_NPROPS; p++)
+			if (strcasecmp(tok, list_props[p].lp_name) == 0 ||
+			    strcasecmp(tok, list_props[p].lp_col) == 0)
+				break;
+		if (p == LP_NPROPS)
+			error = cli_usage_error("list", "bad property list: invalid "
+			    "property '%s'", tok);
+		else if (lo->lo_nprops >= (int)ARRAY_SIZE(lo->lo_props))
+			error = cli_usage_error("list", "bad property list: too "
+			    "many properties");
+		else
+			lo->lo_props[lo->lo_nprops++] = (list_prop_t)p;
+	}
+	if (error == 0 && lo->lo_nprops == 0)
+		error = cli_usage_error("list", "bad property list: empty");
+	tarn_free(copy);
+	return (error);
+}
+
+/* The value of one property of a pool (spa NULL: it could not be opened). */
+static void
+list_value(spa_t *spa, const char *name, list_prop_t p, bool exact, char *buf, size_t len)
+{
+	spa_space_t ss = { 0 };
+
+	if (spa != NULL)
+		spa_get_space(spa, &ss);
+	switch (p) {
+	case LP_NAME:
+		(void) snprintf(buf, len, "%s", name);
+		return;
+	case LP_HEALTH:
+		(void) snprintf(buf, len, "%s", spa != NULL ?
+		    vdev_state_name(spa_state(spa)) : "UNAVAIL");
+		return;
+	case LP_GUID:
+		if (spa != NULL)
+			(void) snprintf(buf, len, "%" PRIu64, spa_guid(spa));
+		else
+			(void) snprintf(buf, len, "-");
+		return;
+	default:
+		break;
+	}
+	if (spa == NULL) {
+		(void) snprintf(buf, len, "-");
+		return;
+	}
+	switch (p) {
+	case LP_SIZE: cli_nicenum(ss.ss_size, exact, buf, len); break;
+	case LP_ALLOC: cli_nicenum(ss.ss_alloc, exact, buf, len); break;
+	case LP_FREE: cli_nicenum(ss.ss_free, exact, buf, len); break;
+	case LP_CAP: {
+		uint64_t cap = ss.ss_size ? ss.ss_alloc * 100 / ss.ss_size : 0;
+		(void) snprintf(buf, len, "%" PRIu64 "%s", cap, exact ? "" : "%");
+		break;
+	}
+	case LP_DEDUP:
+		(void) snprintf(buf, len, "%s", exact ? "1.00" : "1.00x");
+		break;
+	case LP_VERSION:
+		(void) snprintf(buf, len, "%" PRIu64, spa_version(spa));
+		break;
+	default:   /* checkpoint, expandsize, fragmentation: not tracked yet */
+		(void) snprintf(buf, len, "-");
+		break;
+	}
+}
+
+static void
+list_json_pool(FILE *f, spa_t *spa, const char *name, const list_opts_t *lo, bool first)
+{
+	char val[512];
+
+	fprintf(f, "%s\n    ", first ? "" : ",");
+	cli_json_str(f, name);
+	fprintf(f, ": {\"name\": ");
+	cli_json_str(f, name);
+	fprintf(f, ", \"type\": \"POOL\", \"state\": \"%s\"",
+	    spa != NULL ? vdev_state_name(spa_state(spa)) : "UNAVAIL");
+	if (spa != NULL)
+		fprintf(f, ", \"pool_guid\": \"%" PRIu64 "\", \"txg\": \"%" PRIu64
+		    "\", \"spa_version\": \"%" PRIu64 "\"", spa_guid(spa),
+		    spa_last_synced_txg(spa), spa_version(spa));
+	fprintf(f, ", \"properties\": {");
+	for (int i = 0; i < lo->lo_nprops; i++) {
+		list_prop_t p = lo->lo_props[i];
+		list_value(spa, name, p, lo->lo_exact, val, sizeof (val));
+		fprintf(f, "%s\n      \"%s\": {\"value\": ", i ? "," : "",
+		    list_props[p].lp_name);
+		cli_json_str(f, val);
+		fprintf(f, ", \"source\": {\"type\": \"NONE\", \"data\": \"-\"}}");
+	}
+	fprintf(f, "\n    }}");
+}
+
+static int
+list_parse_args(int argc, char **argv, list_opts_t *lo)
+{
+	int c, error = 0;
+
+	while ((c = getopt(argc, argv, ":Hpjo:")) != -1) {
+		switch (c) {
+		case 'H': lo->lo_scripted = true; break;
+		case 'p': lo->lo_exact = true; break;
+		case 'j': lo->lo_json = true; break;
+		case 'o':
+			if ((error = list_parse_props(lo, optarg)) != 0)
+				return (error);
+			break;
+		default:
+			return (cli_bad_option("list", c, optopt));
+		}
+	}
+	return (0);
+}
+
+int
+cli_pool_list(int argc, char **argv)
+{
+	list_opts_t lo = { 0 };
+	char **names = NULL, err[1024];
+	const char *cells[LP_NPROPS * 4];
+	int n = 0, ret = CLI_EXIT_OK, error, shown = 0;
+
+	VERIFY0(list_parse_props(&lo, LIST_DEFAULT));
+	if ((error = list_parse_args(argc, argv, &lo)) != 0)
+		return (error);
+	argc -= optind;
+	argv += optind;
+	if (argc == 0 && (error = cli_pool_names(&names, &n)) != 0)
+		return (cli_cannot("list", spa_cachefile_path(), error, NULL));
+
+	cli_table_t *t = cli_table_new();
+	for (int i = 0; i < lo.lo_nprops; i++)
+		cli_table_column(t, list_props[lo.lo_props[i]].lp_col,
+		    list_props[lo.lo_props[i]].lp_align, list_props[lo.lo_props[i]].lp_width);
+	if (lo.lo_json)
+		printf("{\"output_version\": {\"command\": \"zpool list\", "
+		    "\"vers_major\": 0, \"vers_minor\": 1},\n  \"pools\": {");
+	for (int i = 0; i < (argc > 0 ? argc : n); i++) {
+		const char *name = argc > 0 ? argv[i] : names[i];
+		spa_t *spa;
+
+		error = cli_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
+		    &spa, err, sizeof (err));
+		if (error != 0 && (argc > 0 || error == ENOENT)) {
+			ret = cli_cannot("open", name, error, err);
+			continue;
+		}
+		if (lo.lo_json) {
+			list_json_pool(stdout, spa, name, &lo, shown == 0);
+		} else {
+			char vals[LP_NPROPS * 4][512];
+			for (int j = 0; j < lo.lo_nprops; j++) {
+				list_value(spa, name, lo.lo_props[j], lo.lo_exact,
+				    vals[j], sizeof (vals[j]));
+				cells[j] = vals[j];
+			}
+			cli_table_row(t, cells);
+		}
+		shown++;
+		if (spa != NULL)
+			spa_close(spa);
+	}
+	if (lo.lo_json)
+		printf("\n  }\n}\n");
+	else if (shown > 0)
+		cli_table_print(t, stdout, lo.lo_scripted);
+	else if (argc == 0 && !lo.lo_scripted)
+		printf("no pools available\n");
+	cli_table_free(t);
+	cli_names_free(names, n);
+	return (ret);
+}

@@ -1,0 +1,154 @@
+/*
+ * table.c — the column printer behind `tarn pool list` (and later `fs
+ * list`): columns are as wide as their widest cell, separated by two
+ * spaces, numbers right-aligned, the last left-aligned column unpadded;
+ * -H (scripted) prints no header and separates cells by one tab.  Also
+ * zpool's human-readable numbers and JSON string quoting.
+ */
+#include "tarn.h"
+
+
+typedef struct cli_col {
+	char       *cc_header;
+	cli_align_t cc_align;
+	int         cc_width;
+} cli_col_t;
+
+struct cli_table {
+	cli_col_t *t_cols;
+	int        t_ncols;
+	char    ***t_rows;   /* t_nrows arrays of t_ncols strings */
+	int        t_nrows;
+};
+
+cli_table_t *
+cli_table_new(void)
+{
+	return (tarn_alloc(sizeof (cli_table_t)));
+}
+
+void
+cli_table_column(cli_table_t *t, const char *header, cli_align_t align, int minwidth)
+{
+	ASSERT(t->t_nrows == 0);
+	t->t_cols = tarn_realloc(t->t_cols, (size_t)(t->t_ncols + 1) * sizeof (cli_col_t));
+	cli_col_t *c = &t->t_cols[t->t_ncols++];
+	c->cc_header = tarn_strdup(header);
+	c->cc_align = align;
+	c->cc_width = MAX((int)strlen(header), minwidth);
+}
+
+void
+cli_table_row(cli_table_t *t, const char *const *cells)
+{
+	char **row = tarn_alloc((size_t)t->t_ncols * sizeof (char *));
+
+	for (int i = 0; i < t->t_ncols; i++) {
+		row[i] = tarn_strdup(cells[i] != NULL ? cells[i] : "-");
+		t->t_cols[i].cc_width = MAX(t->t_cols[i].cc_width, (int)strlen(row[i]));
+	}
+	t->t_rows = tarn_realloc(t->t_rows, (size_t)(t->t_nrows + 1) * sizeof (char **));
+	t->t_rows[t->t_nrows++] = row;
+}
+
+static void
+table_print_line(const cli_table_t *t, FILE *f, char *const *cells, bool scripted)
+{
+	for (int i = 0; i < t->t_ncols; i++) {
+		const cli_col_t *c = &t->t_cols[i];
+		bool last = i == t->t_ncols - 1;
+
+		if (scripted) {
+			fprintf(f, "%s%s", cells[i], last ? "" : "\t");
+			continue;
+		}
+		if (i > 0)
+			fputs("  ", f);
+		if (c->cc_align == CLI_RIGHT)
+			fprintf(f, "%*s", c->cc_width, cells[i]);
+		else if (last)
+			fputs(cells[i], f);
+		else
+			fprintf(f, "%-*s", c->cc_width, cells[i]);
+	}
+	fputc('\n', f);
+}
+
+void
+cli_table_print(const cli_table_t *t, FILE *f, bool scripted)
+{
+	if (!scripted) {
+		char **hdr = tarn_alloc((size_t)t->t_ncols * sizeof (char *));
+		for (int i = 0; i < t->t_ncols; i++)
+			hdr[i] = t->t_cols[i].cc_header;
+		table_print_line(t, f, hdr, false);
+		tarn_free(hdr);
+	}
+	for (int r = 0; r < t->t_nrows; r++)
+		table_print_line(t, f, t->t_rows[r], scripted);
+}
+
+void
+cli_table_free(cli_table_t *t)
+{
+	if (t == NULL)
+		return;
+	for (int r = 0; r < t->t_nrows; r++) {
+		for (int i = 0; i < t->t_ncols; i++)
+			tarn_free(t->t_rows[r][i]);
+		tarn_free(t->t_rows[r]);
+	}
+	for (int i = 0; i < t->t_ncols; i++)
+		tarn_free(t->t_cols[i].cc_header);
+	tarn_free(t->t_rows);
+	tarn_free(t->t_cols);
+	tarn_free(t);
+}
+
+void
+cli_nicenum(uint64_t n, bool exact, char *buf, size_t len)
+{
+	static const char units[] = " KMGTPE";
+	int index = 0;
+	uint64_t v = n;
+
+	if (exact || n < 1024) {
+		(void) snprintf(buf, len, "%" PRIu64, n);
+		return;
+	}
+	while (v >= 1024 && index < (int)sizeof (units) - 2) {
+		v /= 1024;
+		index++;
+	}
+	if ((n & ((1ULL << (10 * index)) - 1)) == 0) {
+		(void) snprintf(buf, len, "%" PRIu64 "%c", v, units[index]);
+		return;
+	}
+	double d = (double)n / (double)(1ULL << (10 * index));
+	for (int prec = 2; prec >= 0; prec--) {
+		int w = snprintf(buf, len, "%.*f%c", prec, d, units[index]);
+		if (w <= 5)
+			return;
+	}
+}
+
+void
+cli_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}

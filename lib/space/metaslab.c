@@ -1,0 +1,692 @@
+/*
+ * metaslab.c — metaslabs, groups and classes: loading a metaslab from its
+ * space map, syncing its changes into new entries, deferred frees,
+ * condensing, and space accounting.  The allocator itself (the rotor, the
+ * choice of metaslab, alloc and free) is in metaslab_alloc.c.
+ *
+ * Theory of free space.
+ *
+ * Each top-level vdev's allocatable space is cut into metaslabs of
+ * 1 << vdev_ms_shift bytes (the last one shorter); they form the vdev's
+ * metaslab group, and the groups of a pool form a metaslab class over
+ * which allocations rotate.  A metaslab's free space lives in memory as a
+ * range tree (ms_allocatable) and on disk as a space map: an append-only
+ * log of what changed in each txg, owned by the pool layer as a MOS object
+ * that it reads for metaslab_load and extends with what metaslab_sync hands
+ * it.  A metaslab is unusable (all allocated) until it is loaded.
+ *
+ * The life of a range.  Every change is recorded in a per-txg tree, slot
+ * txg & TXG_MASK, until the sync of that txg turns it into entries:
+ *
+ *   allocatable --alloc(txg)--> allocating[txg] --sync--> (in use)
+ *   (in use) --free(birth < txg)--> freeing[txg] --sync--> freed[txg]
+ *       --sync_done(txg)--> defer[txg % 3] --sync_done(txg + 3)--> allocatable
+ *   allocating[txg] --free(birth == txg)--> allocatable       (no entry)
+ *   (in use, born in txg) --free(birth == txg)--> allocatable + freenow[txg]
+ *
+ * The last two are blocks that no committed uberblock can reference: one
+ * whose ALLOC was never written just cancels; one whose ALLOC went out in
+ * an earlier sync pass of the same txg is reusable at once but needs a
+ * FREE_NOW entry.  Everything else waits TXG_DEFER_SIZE txgs after its
+ * free is on disk, so that the last few uberblocks stay valid for a rewind
+ * import (DESIGN.md invariant 4).
+ *
+ * Space map entries.  metaslab_sync(ms, txg) emits, under a TXG marker,
+ * FREE_NOW for freenow[txg], then ALLOC for allocating[txg], then FREE for
+ * freeing[txg].  FREE_NOW comes first because a range freed-now may have
+ * been allocated again since (it is then in allocating[txg] too); the
+ * other trees are disjoint.  Several sync passes may emit several groups
+ * for the same txg.
+ *
+ * Replay.  metaslab_load starts from "all free" and applies entries as a
+ * set: ALLOC requires its range free and takes it, FREE_NOW and FREE
+ * require it allocated (neither free nor deferred) and release it.  A FREE
+ * of txg t with t > synced_txg - TXG_DEFER_SIZE goes to defer[t % 3]
+ * instead, maturing at sync_done(t + TXG_DEFER_SIZE) exactly as it would
+ * have live, so a loaded metaslab equals the live one after
+ * sync_done(synced_txg).  Any inconsistency is EINVAL, never a crash.
+ *
+ * Condensing.  A map grows with every txg that touches the metaslab; when
+ * it is several times longer than the state it describes
+ * (metaslab_should_condense), metaslab_condense writes a fresh one: under
+ * the oldest txg involved, ALLOC of the whole metaslab and FREE_NOW of
+ * every allocatable segment, then each deferred slot's frees as FREE under
+ * their own txg marker (so deferral survives), then txg's own frees.
+ *
+ * Locking.  Each metaslab has a mutex guarding its trees; alloc and free
+ * run from many threads at once.  A group's active metaslab is picked
+ * under mg_lock, the rotor under mc_rotor_lock, and the list of groups
+ * under mc_groups_lock (read-mostly).  Order: mc_groups_lock, then
+ * mc_rotor_lock or mg_lock, then ms_lock; at most one ms_lock at a time.
+ * Sync, sync_done and condense run from the sync thread.
+ */
+#include "space_impl.h"
+
+/* ---- metaslab basics ---- */
+
+static metaslab_t *
+metaslab_create(metaslab_group_t *mg, uint64_t id, uint64_t start, uint64_t size)
+{
+	metaslab_t *ms = tarn_alloc(sizeof (*ms));
+	VERIFY0(pthread_mutex_init(&ms->ms_lock, NULL));
+	ms->ms_group = mg;
+	ms->ms_id = id;
+	ms->ms_start = start;
+	ms->ms_size = size;
+	ms->ms_cursor = start;
+	ms->ms_allocatable = range_tree_create();
+	for (int t = 0; t < TXG_SIZE; t++) {
+		ms->ms_allocating[t] = range_tree_create();
+		ms->ms_freenow[t] = range_tree_create();
+		ms->ms_freeing[t] = range_tree_create();
+		ms->ms_freed[t] = range_tree_create();
+	}
+	for (int t = 0; t < TXG_DEFER_SIZE; t++)
+		ms->ms_defer[t] = range_tree_create();
+	return (ms);
+}
+
+static void
+metaslab_destroy(metaslab_t *ms)
+{
+	range_tree_destroy(ms->ms_allocatable);
+	for (int t = 0; t < TXG_SIZE; t++) {
+		range_tree_destroy(ms->ms_allocating[t]);
+		range_tree_destroy(ms->ms_freenow[t]);
+		range_tree_destroy(ms->ms_freeing[t]);
+		range_tree_destroy(ms->ms_freed[t]);
+	}
+	for (int t = 0; t < TXG_DEFER_SIZE; t++)
+		range_tree_destroy(ms->ms_defer[t]);
+	pthread_mutex_destroy(&ms->ms_lock);
+	tarn_free(ms);
+}
+
+static uint64_t
+ms_deferred_space(const metaslab_t *ms)
+{
+	uint64_t d = 0;
+	for (int t = 0; t < TXG_SIZE; t++)
+		d += range_tree_space(ms->ms_freeing[t]) + range_tree_space(ms->ms_freed[t]);
+	for (int t = 0; t < TXG_DEFER_SIZE; t++)
+		d += range_tree_space(ms->ms_defer[t]);
+	return (d);
+}
+
+/*
+ * Refresh ms's statistics from its trees and carry the differences into
+ * its group's sums.  Caller holds ms_lock; ms is loaded.
+ */
+void
+metaslab_update_stats(metaslab_t *ms)
+{
+	metaslab_group_t *mg = ms->ms_group;
+	uint64_t nfree = range_tree_space(ms->ms_allocatable);
+	uint64_t ndef = ms_deferred_space(ms);
+	uint64_t ofree = ms->ms_stat_free, odef = ms->ms_stat_deferred;
+	__atomic_store_n(&ms->ms_stat_free, nfree, __ATOMIC_RELAXED);
+	__atomic_store_n(&ms->ms_stat_deferred, ndef, __ATOMIC_RELAXED);
+	__atomic_store_n(&ms->ms_stat_max_seg, range_tree_max_seg(ms->ms_allocatable),
+	    __ATOMIC_RELAXED);
+	if (nfree != ofree)
+		__atomic_add_fetch(&mg->mg_free, nfree - ofree, __ATOMIC_RELAXED);
+	if (ndef != odef)
+		__atomic_add_fetch(&mg->mg_deferred, ndef - odef, __ATOMIC_RELAXED);
+}
+
+/*
+ * True when [off, off+size) is wholly in use in ms: neither allocatable
+ * nor freed (pending, synced or deferred).  Caller holds ms_lock.
+ */
+bool
+metaslab_range_in_use(const metaslab_t *ms, uint64_t off, uint64_t size)
+{
+	if (off < ms->ms_start || size > ms->ms_size ||
+	    off - ms->ms_start > ms->ms_size - size)
+		return (false);
+	if (range_tree_intersects(ms->ms_allocatable, off, size))
+		return (false);
+	for (int t = 0; t < TXG_SIZE; t++) {
+		if (range_tree_intersects(ms->ms_freeing[t], off, size) ||
+		    range_tree_intersects(ms->ms_freed[t], off, size))
+			return (false);
+	}
+	for (int t = 0; t < TXG_DEFER_SIZE; t++) {
+		if (range_tree_intersects(ms->ms_defer[t], off, size))
+			return (false);
+	}
+	return (true);
+}
+
+uint64_t
+metaslab_id(const metaslab_t *ms)
+{
+	return (ms->ms_id);
+}
+
+vdev_t *
+metaslab_vdev(const metaslab_t *ms)
+{
+	return (ms->ms_group->mg_vd);
+}
+
+uint64_t
+metaslab_start(const metaslab_t *ms)
+{
+	return (ms->ms_start);
+}
+
+uint64_t
+metaslab_size(const metaslab_t *ms)
+{
+	return (ms->ms_size);
+}
+
+uint64_t
+metaslab_allocated(const metaslab_t *ms)
+{
+	metaslab_t *m = (metaslab_t *)ms;
+	pthread_mutex_lock(&m->ms_lock);
+	uint64_t a = m->ms_loaded ? m->ms_size - range_tree_space(m->ms_allocatable)
+	    : m->ms_size;
+	pthread_mutex_unlock(&m->ms_lock);
+	return (a);
+}
+
+/* ---- loading ---- */
+
+typedef struct ms_replay {
+	metaslab_t   *mr_ms;
+	uint64_t      mr_synced;
+	range_tree_t *mr_free;
+	range_tree_t *mr_defer[TXG_DEFER_SIZE];
+	uint64_t      mr_defer_txg[TXG_DEFER_SIZE];
+} ms_replay_t;
+
+static bool
+mr_allocated(const ms_replay_t *mr, uint64_t off, uint64_t size)
+{
+	if (range_tree_intersects(mr->mr_free, off, size))
+		return (false);
+	for (int t = 0; t < TXG_DEFER_SIZE; t++) {
+		if (range_tree_intersects(mr->mr_defer[t], off, size))
+			return (false);
+	}
+	return (true);
+}
+
+static int
+ms_replay_cb(void *arg, const sm_entry_t *e)
+{
+	ms_replay_t *mr = arg;
+	uint64_t off = mr->mr_ms->ms_start + e->sme_offset, size = e->sme_size;
+	if (e->sme_txg > mr->mr_synced)
+		return (SET_ERROR(EINVAL));     /* from the future: wrong map */
+	if (e->sme_type == SM_ALLOC) {
+		if (!range_tree_contains(mr->mr_free, off, size))
+			return (SET_ERROR(EINVAL));
+		range_tree_remove(mr->mr_free, off, size);
+		return (0);
+	}
+	if (!mr_allocated(mr, off, size))
+		return (SET_ERROR(EINVAL));
+	uint64_t t = e->sme_txg;
+	if (e->sme_type == SM_FREE && mr->mr_synced - t < TXG_DEFER_SIZE) {
+		int s = (int)(t % TXG_DEFER_SIZE);
+		if (range_tree_space(mr->mr_defer[s]) != 0 && mr->mr_defer_txg[s] != t)
+			return (SET_ERROR(EINVAL));
+		mr->mr_defer_txg[s] = t;
+		range_tree_add(mr->mr_defer[s], off, size);
+	} else {
+		range_tree_add(mr->mr_free, off, size);
+	}
+	return (0);
+}
+
+int
+metaslab_load(metaslab_t *ms, const void *sm, size_t smlen, uint64_t synced_txg)
+{
+	ms_replay_t mr = { .mr_ms = ms, .mr_synced = synced_txg };
+	mr.mr_free = range_tree_create();
+	range_tree_add(mr.mr_free, ms->ms_start, ms->ms_size);
+	for (int t = 0; t < TXG_DEFER_SIZE; t++)
+		mr.mr_defer[t] = range_tree_create();
+
+	int err = 0;
+	if (sm != NULL && smlen > 0)
+		err = space_map_iterate(sm, smlen, ms->ms_size, ms_replay_cb, &mr);
+
+	pthread_mutex_lock(&ms->ms_lock);
+	if (err == 0 && ms->ms_loaded)
+		err = SET_ERROR(EBUSY);
+	if (err != 0) {
+		pthread_mutex_unlock(&ms->ms_lock);
+		range_tree_destroy(mr.mr_free);
+		for (int t = 0; t < TXG_DEFER_SIZE; t++)
+			range_tree_destroy(mr.mr_defer[t]);
+		return (err);
+	}
+	range_tree_destroy(ms->ms_allocatable);
+	ms->ms_allocatable = mr.mr_free;
+	for (int t = 0; t < TXG_DEFER_SIZE; t++) {
+		range_tree_destroy(ms->ms_defer[t]);
+		ms->ms_defer[t] = mr.mr_defer[t];
+		ms->ms_defer_txg[t] = mr.mr_defer_txg[t];
+	}
+	ms->ms_loaded = true;
+	ms->ms_cursor = ms->ms_start;
+	__atomic_add_fetch(&ms->ms_group->mg_total, ms->ms_size, __ATOMIC_RELAXED);
+	metaslab_update_stats(ms);
+	pthread_mutex_unlock(&ms->ms_lock);
+	return (0);
+}
+
+/* ---- syncing ---- */
+
+typedef struct ms_emit {
+	sm_buf_t *me_buf;
+	sm_type_t me_type;
+	uint64_t  me_base;
+} ms_emit_t;
+
+static void
+ms_emit_cb(void *arg, uint64_t start, uint64_t size)
+{
+	ms_emit_t *me = arg;
+	space_map_buf_range(me->me_buf, me->me_type, start - me->me_base, size);
+}
+
+static void
+ms_emit_tree(const metaslab_t *ms, sm_buf_t *b, sm_type_t type, const range_tree_t *rt)
+{
+	ms_emit_t me = { b, type, ms->ms_start };
+	range_tree_walk(rt, ms_emit_cb, &me);
+}
+
+static void
+ms_add_cb(void *arg, uint64_t start, uint64_t size)
+{
+	range_tree_add(arg, start, size);
+}
+
+static bool
+ms_dirty(const metaslab_t *ms, uint64_t txg)
+{
+	int t = (int)(txg & TXG_MASK);
+	return (range_tree_numsegs(ms->ms_allocating[t]) != 0 ||
+	    range_tree_numsegs(ms->ms_freenow[t]) != 0 ||
+	    range_tree_numsegs(ms->ms_freeing[t]) != 0);
+}
+
+/* txg's unsynced changes are now in a map: drop or advance them. */
+static void
+ms_mark_synced(metaslab_t *ms, uint64_t txg)
+{
+	int t = (int)(txg & TXG_MASK);
+	range_tree_vacate(ms->ms_allocating[t], NULL, NULL);
+	range_tree_vacate(ms->ms_freenow[t], NULL, NULL);
+	range_tree_vacate(ms->ms_freeing[t], ms_add_cb, ms->ms_freed[t]);
+}
+
+int
+metaslab_sync(metaslab_t *ms, uint64_t txg, void **buf, size_t *len)
+{
+	sm_buf_t b = { 0 };
+	int t = (int)(txg & TXG_MASK);
+	pthread_mutex_lock(&ms->ms_lock);
+	if (ms_dirty(ms, txg)) {
+		space_map_buf_txg(&b, txg);
+		ms_emit_tree(ms, &b, SM_FREE_NOW, ms->ms_freenow[t]);
+		ms_emit_tree(ms, &b, SM_ALLOC, ms->ms_allocating[t]);
+		ms_emit_tree(ms, &b, SM_FREE, ms->ms_freeing[t]);
+		ms_mark_synced(ms, txg);
+	}
+	pthread_mutex_unlock(&ms->ms_lock);
+	space_map_buf_take(&b, buf, len);
+	return (0);
+}
+
+/*
+ * txg is on disk: deferred frees of txg - TXG_DEFER_SIZE (or older)
+ * become allocatable, txg's own frees start their deferral.
+ */
+static void
+ms_sync_done(metaslab_t *ms, uint64_t txg)
+{
+	int t = (int)(txg & TXG_MASK), d = (int)(txg % TXG_DEFER_SIZE);
+	pthread_mutex_lock(&ms->ms_lock);
+	if (!ms->ms_loaded) {
+		pthread_mutex_unlock(&ms->ms_lock);
+		return;
+	}
+	VERIFY(!ms_dirty(ms, txg));     /* every change of txg was synced */
+	for (int s = 0; s < TXG_DEFER_SIZE; s++) {
+		if (range_tree_numsegs(ms->ms_defer[s]) != 0 &&
+		    ms->ms_defer_txg[s] + TXG_DEFER_SIZE <= txg)
+			range_tree_vacate(ms->ms_defer[s], ms_add_cb, ms->ms_allocatable);
+	}
+	if (range_tree_numsegs(ms->ms_freed[t]) != 0) {
+		VERIFY0(range_tree_numsegs(ms->ms_defer[d]));
+		range_tree_vacate(ms->ms_freed[t], ms_add_cb, ms->ms_defer[d]);
+		ms->ms_defer_txg[d] = txg;
+	}
+	metaslab_update_stats(ms);
+	pthread_mutex_unlock(&ms->ms_lock);
+}
+
+void
+metaslab_class_sync_done(metaslab_class_t *mc, uint64_t txg)
+{
+	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	for (int g = 0; g < mc->mc_ngroups; g++) {
+		metaslab_group_t *mg = mc->mc_groups[g];
+		for (uint64_t i = 0; i < mg->mg_count; i++)
+			ms_sync_done(mg->mg_ms[i], txg);
+	}
+	pthread_rwlock_unlock(&mc->mc_groups_lock);
+}
+
+metaslab_t *
+metaslab_class_next_dirty(metaslab_class_t *mc, uint64_t txg, metaslab_t *prev)
+{
+	metaslab_t *found = NULL;
+	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	int g = 0;
+	uint64_t i = 0;
+	if (prev != NULL) {
+		g = prev->ms_group->mg_index;
+		i = prev->ms_id + 1;
+	}
+	for (; g < mc->mc_ngroups && found == NULL; g++, i = 0) {
+		metaslab_group_t *mg = mc->mc_groups[g];
+		for (; i < mg->mg_count; i++) {
+			metaslab_t *ms = mg->mg_ms[i];
+			pthread_mutex_lock(&ms->ms_lock);
+			bool dirty = ms_dirty(ms, txg);
+			pthread_mutex_unlock(&ms->ms_lock);
+			if (dirty) {
+				found = ms;
+				break;
+			}
+		}
+	}
+	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	return (found);
+}
+
+/* ---- condensing ---- */
+
+/* Entries a fresh map of ms needs (caller holds ms_lock). */
+static uint64_t
+ms_condensed_entries(const metaslab_t *ms)
+{
+	uint64_t n = 2 + TXG_DEFER_SIZE + 1;    /* markers and the whole ALLOC */
+	n += range_tree_numsegs(ms->ms_allocatable);
+	for (int t = 0; t < TXG_DEFER_SIZE; t++)
+		n += range_tree_numsegs(ms->ms_defer[t]);
+	for (int t = 0; t < TXG_SIZE; t++)
+		n += range_tree_numsegs(ms->ms_freed[t]) + range_tree_numsegs(ms->ms_freeing[t]);
+	return (n);
+}
+
+bool
+metaslab_should_condense(const metaslab_t *ms, uint64_t smlen)
+{
+	metaslab_t *m = (metaslab_t *)ms;
+	pthread_mutex_lock(&m->ms_lock);
+	bool loaded = m->ms_loaded;
+	uint64_t fresh = ms_condensed_entries(m) * SM_ENTRY_SIZE;
+	pthread_mutex_unlock(&m->ms_lock);
+	return (loaded && smlen > 4 * fresh + 64 * KiB);
+}
+
+int
+metaslab_condense(metaslab_t *ms, uint64_t txg, void **buf, size_t *len)
+{
+	sm_buf_t b = { 0 };
+	int t = (int)(txg & TXG_MASK);
+	pthread_mutex_lock(&ms->ms_lock);
+	if (!ms->ms_loaded) {
+		pthread_mutex_unlock(&ms->ms_lock);
+		return (SET_ERROR(EINVAL));
+	}
+	/* Deferred slots in ascending txg order (all older than txg). */
+	int order[TXG_DEFER_SIZE], n = 0;
+	for (int s = 0; s < TXG_DEFER_SIZE; s++) {
+		if (range_tree_numsegs(ms->ms_defer[s]) == 0)
+			continue;
+		VERIFY3U(ms->ms_defer_txg[s], <, txg);
+		int k = n++;
+		while (k > 0 && ms->ms_defer_txg[order[k - 1]] > ms->ms_defer_txg[s]) {
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = s;
+	}
+	space_map_buf_txg(&b, n > 0 ? ms->ms_defer_txg[order[0]] : txg);
+	space_map_buf_range(&b, SM_ALLOC, 0, ms->ms_size);
+	ms_emit_tree(ms, &b, SM_FREE_NOW, ms->ms_allocatable);
+	for (int k = 0; k < n; k++) {
+		space_map_buf_txg(&b, ms->ms_defer_txg[order[k]]);
+		ms_emit_tree(ms, &b, SM_FREE, ms->ms_defer[order[k]]);
+	}
+	space_map_buf_txg(&b, txg);
+	ms_emit_tree(ms, &b, SM_FREE, ms->ms_freed[t]);
+	ms_emit_tree(ms, &b, SM_FREE, ms->ms_freeing[t]);
+	ms_mark_synced(ms, txg);
+	pthread_mutex_unlock(&ms->ms_lock);
+	space_map_buf_take(&b, buf, len);
+	return (0);
+}
+
+/* ---- groups and classes ---- */
+
+uint64_t
+metaslab_pick_shift(uint64_t asize)
+{
+	uint64_t shift = (uint64_t)highbit64(asize / 200);  /* 2^shift > asize/200 */
+	shift = MAX(shift, 24);         /* >= 16 MiB ... */
+	shift = MIN(shift, 34);         /* ... <= 16 GiB */
+	while (shift > 20 && (asize >> shift) < 4)
+		shift--;                /* small vdev: still 4 metaslabs */
+	return (shift);
+}
+
+metaslab_class_t *
+metaslab_class_create(void)
+{
+	metaslab_class_t *mc = tarn_alloc(sizeof (*mc));
+	VERIFY0(pthread_rwlock_init(&mc->mc_groups_lock, NULL));
+	VERIFY0(pthread_mutex_init(&mc->mc_rotor_lock, NULL));
+	return (mc);
+}
+
+void
+metaslab_class_destroy(metaslab_class_t *mc)
+{
+	while (mc->mc_ngroups > 0)
+		metaslab_group_destroy(mc->mc_groups[mc->mc_ngroups - 1]);
+	tarn_free(mc->mc_groups);
+	tarn_free(mc->mc_byid);
+	pthread_rwlock_destroy(&mc->mc_groups_lock);
+	pthread_mutex_destroy(&mc->mc_rotor_lock);
+	tarn_free(mc);
+}
+
+metaslab_group_t *
+metaslab_class_group_by_id(metaslab_class_t *mc, uint64_t id)
+{
+	metaslab_group_t *mg = NULL;
+	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	if (id < mc->mc_nbyid)
+		mg = mc->mc_byid[id];
+	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	return (mg);
+}
+
+static void
+mc_add_group(metaslab_class_t *mc, metaslab_group_t *mg)
+{
+	uint64_t id = mg->mg_vd->vdev_id;
+	pthread_rwlock_wrlock(&mc->mc_groups_lock);
+	if (id >= mc->mc_nbyid) {
+		uint64_t n = MAX(id + 1, mc->mc_nbyid * 2);
+		mc->mc_byid = tarn_realloc(mc->mc_byid, n * sizeof (mg));
+		memset(mc->mc_byid + mc->mc_nbyid, 0, (n - mc->mc_nbyid) * sizeof (mg));
+		mc->mc_nbyid = n;
+	}
+	VERIFY(mc->mc_byid[id] == NULL);        /* one group per vdev id */
+	mc->mc_byid[id] = mg;
+	mc->mc_groups = tarn_realloc(mc->mc_groups,
+	    (size_t)(mc->mc_ngroups + 1) * sizeof (mg));
+	mg->mg_index = mc->mc_ngroups;
+	mc->mc_groups[mc->mc_ngroups++] = mg;
+	pthread_rwlock_unlock(&mc->mc_groups_lock);
+}
+
+metaslab_group_t *
+metaslab_group_create(metaslab_class_t *mc, vdev_t *top)
+{
+	uint64_t ashift = MAX(top->vdev_ashift, SPA_MINBLOCKSHIFT);
+	uint64_t asize = P2ALIGN(top->vdev_asize, 1ULL << ashift);
+	VERIFY3U(asize, >, 0);
+	if (top->vdev_ms_shift == 0)
+		top->vdev_ms_shift = metaslab_pick_shift(asize);
+	uint64_t shift = top->vdev_ms_shift, mssize = 1ULL << shift;
+	VERIFY3U(shift, >=, ashift);
+	VERIFY3U(shift, <, 63);
+	if (top->vdev_ms_count == 0)
+		top->vdev_ms_count = DIV_ROUND_UP(asize, mssize);
+	VERIFY3U((top->vdev_ms_count - 1) << shift, <, asize);
+
+	metaslab_group_t *mg = tarn_alloc(sizeof (*mg));
+	VERIFY0(pthread_mutex_init(&mg->mg_lock, NULL));
+	mg->mg_class = mc;
+	mg->mg_vd = top;
+	mg->mg_count = top->vdev_ms_count;
+	mg->mg_ms = tarn_alloc(mg->mg_count * sizeof (metaslab_t *));
+	for (uint64_t i = 0; i < mg->mg_count; i++) {
+		uint64_t start = i << shift;
+		mg->mg_ms[i] = metaslab_create(mg, i, start, MIN(mssize, asize - start));
+	}
+	top->vdev_ms_group = mg;
+	mc_add_group(mc, mg);
+	return (mg);
+}
+
+void
+metaslab_group_destroy(metaslab_group_t *mg)
+{
+	metaslab_class_t *mc = mg->mg_class;
+	pthread_rwlock_wrlock(&mc->mc_groups_lock);
+	int i = mg->mg_index;
+	memmove(&mc->mc_groups[i], &mc->mc_groups[i + 1],
+	    (size_t)(mc->mc_ngroups - i - 1) * sizeof (mg));
+	mc->mc_ngroups--;
+	for (int g = i; g < mc->mc_ngroups; g++)
+		mc->mc_groups[g]->mg_index = g;
+	mc->mc_byid[mg->mg_vd->vdev_id] = NULL;
+	pthread_rwlock_unlock(&mc->mc_groups_lock);
+
+	for (uint64_t m = 0; m < mg->mg_count; m++)
+		metaslab_destroy(mg->mg_ms[m]);
+	if (mg->mg_vd->vdev_ms_group == mg)
+		mg->mg_vd->vdev_ms_group = NULL;
+	tarn_free(mg->mg_ms);
+	pthread_mutex_destroy(&mg->mg_lock);
+	tarn_free(mg);
+}
+
+metaslab_t *
+metaslab_group_get(metaslab_group_t *mg, uint64_t index)
+{
+	VERIFY3U(index, <, mg->mg_count);
+	return (mg->mg_ms[index]);
+}
+
+uint64_t
+metaslab_group_count(const metaslab_group_t *mg)
+{
+	return (mg->mg_count);
+}
+
+/* ---- verification ---- */
+
+void
+metaslab_walk_free(metaslab_t *ms, range_tree_fn_t fn, void *arg)
+{
+	pthread_mutex_lock(&ms->ms_lock);
+	if (ms->ms_loaded)
+		range_tree_walk(ms->ms_allocatable, fn, arg);
+	pthread_mutex_unlock(&ms->ms_lock);
+}
+
+typedef struct ms_defer_walk {
+	metaslab_defer_fn_t mdw_fn;
+	void               *mdw_arg;
+	uint64_t            mdw_txg;
+} ms_defer_walk_t;
+
+static void
+ms_defer_walk_cb(void *arg, uint64_t start, uint64_t size)
+{
+	ms_defer_walk_t *w = arg;
+	w->mdw_fn(w->mdw_arg, w->mdw_txg, start, size);
+}
+
+void
+metaslab_walk_deferred(metaslab_t *ms, metaslab_defer_fn_t fn, void *arg)
+{
+	pthread_mutex_lock(&ms->ms_lock);
+	bool done[TXG_DEFER_SIZE] = { false };
+	for (int k = 0; k < TXG_DEFER_SIZE && ms->ms_loaded; k++) {
+		int best = -1;      /* the oldest slot not yet walked */
+		for (int s = 0; s < TXG_DEFER_SIZE; s++) {
+			if (!done[s] && range_tree_numsegs(ms->ms_defer[s]) != 0 &&
+			    (best < 0 || ms->ms_defer_txg[s] < ms->ms_defer_txg[best]))
+				best = s;
+		}
+		if (best < 0)
+			break;
+		done[best] = true;
+		ms_defer_walk_t w = { fn, arg, ms->ms_defer_txg[best] };
+		range_tree_walk(ms->ms_defer[best], ms_defer_walk_cb, &w);
+	}
+	pthread_mutex_unlock(&ms->ms_lock);
+}
+
+/* ---- accounting ---- */
+
+static void
+mg_space_add(metaslab_group_t *mg, metaslab_space_t *out)
+{
+	uint64_t total = __atomic_load_n(&mg->mg_total, __ATOMIC_RELAXED);
+	uint64_t free = __atomic_load_n(&mg->mg_free, __ATOMIC_RELAXED);
+	uint64_t def = __atomic_load_n(&mg->mg_deferred, __ATOMIC_RELAXED);
+	out->ms_total += total;
+	out->ms_free += free;
+	out->ms_deferred += def;
+	out->ms_alloc += total - free - def;
+	for (uint64_t i = 0; i < mg->mg_count; i++) {
+		uint64_t m = __atomic_load_n(&mg->mg_ms[i]->ms_stat_max_seg,
+		    __ATOMIC_RELAXED);
+		out->ms_max_seg = MAX(out->ms_max_seg, m);
+	}
+}
+
+void
+metaslab_group_space(metaslab_group_t *mg, metaslab_space_t *out)
+{
+	memset(out, 0, sizeof (*out));
+	mg_space_add(mg, out);
+}
+
+void
+metaslab_class_space(metaslab_class_t *mc, metaslab_space_t *out)
+{
+	memset(out, 0, sizeof (*out));
+	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	for (int g = 0; g < mc->mc_ngroups; g++)
+		mg_space_add(mc->mc_groups[g], out);
+	pthread_rwlock_unlock(&mc->mc_groups_lock);
+}

@@ -1,0 +1,613 @@
+/*
+ * vdev.c — the vdev tree: building and freeing it, opening it bottom-up
+ * (sizes, ashift), health states and their propagation, lookups, GUID
+ * sums, the counters, and the dispatch of block I/O to the ops table of
+ * each vdev type.  The root's ops and the placeholder for missing leaves
+ * live here too.  Mirror: vdev_mirror.c; RAID-Z (and its theory
+ * comment): vdev_raidz.c; leaves: vdev_file.c; labels: vdev_label.c.
+ *
+ * States, bottom-up.  A leaf is HEALTHY when its device is open,
+ * CANT_OPEN when not, OFFLINE when an administrator said so.  A mirror
+ * is HEALTHY when every child is, DEGRADED while one child at least can
+ * serve I/O, CANT_OPEN when none can.  A raidz is DEGRADED while at most
+ * nparity children are unusable, CANT_OPEN beyond.  The root is FAULTED
+ * when any top-level vdev is unusable (blocks are striped over all of
+ * them), DEGRADED when any is degraded.
+ *
+ * Concurrency: I/O on a tree may run from many threads at once; all
+ * per-I/O state lives on the caller's stack or in per-thread scratch
+ * buffers, counters are atomic.  Opening, closing and changing the
+ * shape of a tree must not race with I/O on it (the pool layer
+ * serialises them).
+ */
+#include "vdev_impl.h"
+
+#include <pthread.h>
+
+/* ---- counters ---- */
+
+void
+vdev_stat_io(vdev_t *vd, int rw, uint64_t size)
+{
+	vdev_stat_add(&vd->vdev_stat.vs_ops[rw], 1);
+	vdev_stat_add(&vd->vdev_stat.vs_bytes[rw], size);
+}
+
+void
+vdev_stat_cksum(vdev_t *vd, int flags)
+{
+	if (!(flags & VDEV_IO_PROBE))
+		vdev_stat_add(&vd->vdev_stat.vs_checksum_errors, 1);
+}
+
+void
+vdev_stat_ioerr(vdev_t *vd, int rw, int flags)
+{
+	if (flags & VDEV_IO_PROBE)
+		return;
+	vdev_stat_add(rw ? &vd->vdev_stat.vs_write_errors :
+	    &vd->vdev_stat.vs_read_errors, 1);
+}
+
+void
+vdev_stat_repair(vdev_t *vd, vdev_io_t *io, uint64_t bytes)
+{
+	vdev_stat_add(&vd->vdev_stat.vs_repaired_bytes, bytes);
+	io->vio_repaired += bytes;
+}
+
+void
+vdev_clear_errors(vdev_t *vd)
+{
+	__atomic_store_n(&vd->vdev_stat.vs_read_errors, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&vd->vdev_stat.vs_write_errors, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&vd->vdev_stat.vs_checksum_errors, 0, __ATOMIC_RELAXED);
+	for (int c = 0; c < vd->vdev_children; c++)
+		vdev_clear_errors(vd->vdev_child[c]);
+}
+
+/* ---- per-thread scratch ---- */
+
+typedef struct vdev_scratch_set {
+	void   *vss_buf[VDEV_SCRATCH_SLOTS];
+	size_t  vss_size[VDEV_SCRATCH_SLOTS];
+} vdev_scratch_set_t;
+
+static pthread_key_t vdev_scratch_key;
+static pthread_once_t vdev_scratch_once = PTHREAD_ONCE_INIT;
+
+static void
+vdev_scratch_destroy(void *arg)
+{
+	vdev_scratch_set_t *ss = arg;
+	for (int i = 0; i < VDEV_SCRATCH_SLOTS; i++)
+		tarn_free(ss->vss_buf[i]);
+	tarn_free(ss);
+}
+
+static void
+vdev_scratch_init(void)
+{
+	VERIFY0(pthread_key_create(&vdev_scratch_key, vdev_scratch_destroy));
+}
+
+void *
+vdev_scratch(enum vdev_scratch_slot slot, size_t size)
+{
+	VERIFY0(pthread_once(&vdev_scratch_once, vdev_scratch_init));
+	vdev_scratch_set_t *ss = pthread_getspecific(vdev_scratch_key);
+	if (ss == NULL) {
+		ss = tarn_alloc(sizeof (*ss));
+		VERIFY0(pthread_setspecific(vdev_scratch_key, ss));
+	}
+	if (ss->vss_size[slot] < size) {
+		size_t nsize = MAX(size, 64 * KiB);
+		nsize = 1ULL << highbit64(nsize - 1);
+		tarn_free(ss->vss_buf[slot]);
+		ss->vss_buf[slot] = tarn_alloc_aligned(nsize);
+		ss->vss_size[slot] = nsize;
+	}
+	return (ss->vss_buf[slot]);
+}
+
+/* ---- building trees ---- */
+
+static const vdev_ops_t *
+vdev_ops_for(vdev_type_t type)
+{
+	switch (type) {
+	case VDEV_TYPE_ROOT: return (&vdev_root_ops);
+	case VDEV_TYPE_MIRROR: return (&vdev_mirror_ops);
+	case VDEV_TYPE_RAIDZ: return (&vdev_raidz_ops);
+	case VDEV_TYPE_FILE:
+	case VDEV_TYPE_DISK: return (&vdev_file_ops);
+	case VDEV_TYPE_MISSING: return (&vdev_missing_ops);
+	default: break;
+	}
+	tarn_panic(__FILE__, __LINE__, "bad vdev type %d", (int)type);
+}
+
+vdev_t *
+vdev_alloc(vdev_type_t type, uint64_t guid)
+{
+	vdev_t *vd = tarn_alloc(sizeof (*vd));
+	vd->vdev_type = type;
+	vd->vdev_ops = vdev_ops_for(type);
+	vd->vdev_guid = guid != 0 ? guid : tarn_guid();
+	vd->vdev_guid_sum = vd->vdev_guid;
+	vd->vdev_state = VDEV_STATE_CLOSED;
+	vd->vdev_fd = -1;
+	if (type == VDEV_TYPE_ROOT)
+		vd->vdev_top = NULL;
+	else
+		vd->vdev_top = vd;   /* until attached below a group */
+	if (type == VDEV_TYPE_MIRROR)
+		vd->vdev_tsd = tarn_alloc(sizeof (uint64_t)); /* read rotor */
+	return (vd);
+}
+
+static void
+vdev_set_top(vdev_t *vd, vdev_t *top)
+{
+	vd->vdev_top = top;
+	for (int c = 0; c < vd->vdev_children; c++)
+		vdev_set_top(vd->vdev_child[c], top);
+}
+
+void
+vdev_guid_sum_update(vdev_t *vd)
+{
+	for (; vd != NULL; vd = vd->vdev_parent) {
+		uint64_t sum = vd->vdev_guid;
+		for (int c = 0; c < vd->vdev_children; c++)
+			sum += vd->vdev_child[c]->vdev_guid_sum;
+		vd->vdev_guid_sum = sum;
+	}
+}
+
+void
+vdev_add_child(vdev_t *parent, vdev_t *child)
+{
+	bool parent_group = parent->vdev_type == VDEV_TYPE_MIRROR ||
+	    parent->vdev_type == VDEV_TYPE_RAIDZ;
+	VERIFY(child->vdev_parent == NULL);
+	VERIFY(child->vdev_type != VDEV_TYPE_ROOT);
+	VERIFY(parent->vdev_type == VDEV_TYPE_ROOT || parent_group);
+	if (parent_group)
+		VERIFY(child->vdev_ops->vop_leaf);
+	VERIFY3S(parent->vdev_children, <, VDEV_MAX_CHILDREN);
+
+	parent->vdev_child = tarn_realloc(parent->vdev_child,
+	    (size_t)(parent->vdev_children + 1) * sizeof (vdev_t *));
+	child->vdev_id = (uint64_t)parent->vdev_children;
+	parent->vdev_child[parent->vdev_children++] = child;
+	child->vdev_parent = parent;
+	vdev_set_top(child, parent->vdev_type == VDEV_TYPE_ROOT ? child :
+	    parent->vdev_top);
+	vdev_guid_sum_update(parent);
+}
+
+void
+vdev_free(vdev_t *vd)
+{
+	if (vd == NULL)
+		return;
+	vdev_close(vd);
+	while (vd->vdev_children > 0) {
+		vdev_t *c = vd->vdev_child[vd->vdev_children - 1];
+		vdev_free(c);
+	}
+	vdev_t *p = vd->vdev_parent;
+	if (p != NULL) {
+		int i = (int)vd->vdev_id;
+		VERIFY(i < p->vdev_children && p->vdev_child[i] == vd);
+		for (int c = i; c + 1 < p->vdev_children; c++) {
+			p->vdev_child[c] = p->vdev_child[c + 1];
+			p->vdev_child[c]->vdev_id = (uint64_t)c;
+		}
+		p->vdev_children--;
+		vdev_guid_sum_update(p);
+	}
+	tarn_free(vd->vdev_child);
+	tarn_free(vd->vdev_path);
+	tarn_free(vd->vdev_tsd);
+	tarn_free(vd);
+}
+
+/* ---- opening and states ---- */
+
+static void
+vdev_open_subtree(vdev_t *vd, bool readonly)
+{
+	vd->vdev_readonly = readonly;
+	for (int c = 0; c < vd->vdev_children; c++)
+		vdev_open_subtree(vd->vdev_child[c], readonly);
+	if (!vd->vdev_ops->vop_leaf) {
+		(void) vd->vdev_ops->vop_open(vd);  /* sets the state too */
+		return;
+	}
+	if (vd->vdev_offline) {
+		vd->vdev_state = VDEV_STATE_OFFLINE;
+		return;
+	}
+	uint64_t preset = vd->vdev_top == vd ? vd->vdev_asize : 0;
+	int err = vd->vdev_ops->vop_open(vd);
+	if (err == 0 && preset != 0) {
+		if (vd->vdev_asize < preset) {
+			vd->vdev_ops->vop_close(vd);
+			err = SET_ERROR(EOVERFLOW);
+		}
+		vd->vdev_asize = preset;
+	}
+	vd->vdev_open_error = err;
+	vd->vdev_state = err == 0 ? VDEV_STATE_HEALTHY : VDEV_STATE_CANT_OPEN;
+}
+
+static bool
+vdev_any_busy(const vdev_t *vd)
+{
+	if (vd->vdev_open_error == EBUSY)
+		return (true);
+	for (int c = 0; c < vd->vdev_children; c++)
+		if (vdev_any_busy(vd->vdev_child[c]))
+			return (true);
+	return (false);
+}
+
+int
+vdev_open(vdev_t *vd, bool readonly)
+{
+	vdev_open_subtree(vd, readonly);
+	if (vd->vdev_parent != NULL)
+		vdev_propagate_state(vd->vdev_parent);
+	if (vdev_usable(vd))
+		return (0);
+	return (SET_ERROR(vdev_any_busy(vd) ? EBUSY : ENXIO));
+}
+
+void
+vdev_close(vdev_t *vd)
+{
+	for (int c = 0; c < vd->vdev_children; c++)
+		vdev_close(vd->vdev_child[c]);
+	if (vd->vdev_ops->vop_close != NULL)
+		vd->vdev_ops->vop_close(vd);
+	vd->vdev_state = vd->vdev_offline ? VDEV_STATE_OFFLINE : VDEV_STATE_CLOSED;
+}
+
+void
+vdev_propagate_state(vdev_t *vd)
+{
+	for (; vd != NULL; vd = vd->vdev_parent)
+		if (!vd->vdev_ops->vop_leaf && vd->vdev_ops->vop_state_change)
+			vd->vdev_ops->vop_state_change(vd);
+}
+
+int
+vdev_set_offline(vdev_t *leaf, bool offline)
+{
+	if (!leaf->vdev_ops->vop_leaf)
+		return (SET_ERROR(ENOTSUP));
+	vdev_t *top = leaf->vdev_top;
+	if (offline) {
+		if (leaf->vdev_offline)
+			return (0);
+		if (top == leaf)
+			return (SET_ERROR(EBUSY));
+		vdev_state_t saved = leaf->vdev_state;
+		leaf->vdev_state = VDEV_STATE_OFFLINE;
+		top->vdev_ops->vop_state_change(top);
+		if (!vdev_usable(top)) {
+			leaf->vdev_state = saved;
+			top->vdev_ops->vop_state_change(top);
+			return (SET_ERROR(EBUSY));
+		}
+		leaf->vdev_ops->vop_close(leaf);
+		leaf->vdev_offline = true;
+		vdev_propagate_state(leaf->vdev_parent);
+		return (0);
+	}
+	if (!leaf->vdev_offline && leaf->vdev_state == VDEV_STATE_HEALTHY)
+		return (0);
+	leaf->vdev_offline = false;
+	leaf->vdev_ops->vop_close(leaf);
+	int err = leaf->vdev_ops->vop_open(leaf);
+	leaf->vdev_open_error = err;
+	leaf->vdev_state = err == 0 ? VDEV_STATE_HEALTHY : VDEV_STATE_CANT_OPEN;
+	vdev_propagate_state(leaf->vdev_parent);
+	return (err);
+}
+
+const char *
+vdev_state_name(vdev_state_t s)
+{
+	switch (s) {
+	case VDEV_STATE_HEALTHY: return ("ONLINE");
+	case VDEV_STATE_DEGRADED: return ("DEGRADED");
+	case VDEV_STATE_FAULTED: return ("FAULTED");
+	case VDEV_STATE_OFFLINE: return ("OFFLINE");
+	case VDEV_STATE_CANT_OPEN: return ("UNAVAIL");
+	case VDEV_STATE_REMOVED: return ("REMOVED");
+	case VDEV_STATE_CLOSED: return ("CLOSED");
+	default: return ("UNKNOWN");
+	}
+}
+
+const char *
+vdev_type_name(const vdev_t *vd)
+{
+	static const char *const raidz[] = { "raidz", "raidz1", "raidz2", "raidz3" };
+	switch (vd->vdev_type) {
+	case VDEV_TYPE_ROOT: return ("root");
+	case VDEV_TYPE_MIRROR: return ("mirror");
+	case VDEV_TYPE_RAIDZ:
+		return (vd->vdev_nparity >= 1 && vd->vdev_nparity <= 3 ?
+		    raidz[vd->vdev_nparity] : raidz[0]);
+	default:
+		if (vd->vdev_path != NULL)
+			return (vd->vdev_path);
+		return (vd->vdev_type == VDEV_TYPE_MISSING ? "missing" : "leaf");
+	}
+}
+
+vdev_t *
+vdev_lookup_top(vdev_t *root, uint64_t id)
+{
+	if (root == NULL || root->vdev_type != VDEV_TYPE_ROOT ||
+	    id >= (uint64_t)root->vdev_children)
+		return (NULL);
+	return (root->vdev_child[id]);
+}
+
+vdev_t *
+vdev_lookup_guid(vdev_t *vd, uint64_t guid)
+{
+	if (vd == NULL)
+		return (NULL);
+	if (vd->vdev_guid == guid)
+		return (vd);
+	for (int c = 0; c < vd->vdev_children; c++) {
+		vdev_t *r = vdev_lookup_guid(vd->vdev_child[c], guid);
+		if (r != NULL)
+			return (r);
+	}
+	return (NULL);
+}
+
+uint64_t
+vdev_group_child_asize(vdev_t *vd, uint64_t min_child_asize)
+{
+	uint64_t ashift = vd->vdev_ashift;
+	uint64_t best = UINT64_MAX;
+
+	for (int c = 0; ashift == 0 && c < vd->vdev_children; c++)
+		ashift = MAX(ashift, vd->vdev_child[c]->vdev_ashift);
+	if (ashift == 0)
+		ashift = SPA_MINBLOCKSHIFT;
+	vd->vdev_ashift = ashift;
+	for (int c = 0; c < vd->vdev_children; c++) {
+		vdev_t *cvd = vd->vdev_child[c];
+		if (!vdev_usable(cvd))
+			continue;
+		uint64_t a = P2ALIGN(cvd->vdev_asize, 1ULL << ashift);
+		if (a == 0 || a < min_child_asize) {
+			cvd->vdev_ops->vop_close(cvd);
+			cvd->vdev_open_error = SET_ERROR(EOVERFLOW);
+			cvd->vdev_state = VDEV_STATE_CANT_OPEN;
+			continue;
+		}
+		best = MIN(best, a);
+	}
+	return (best == UINT64_MAX ? 0 : best);
+}
+
+/* ---- block I/O dispatch ---- */
+
+uint64_t
+vdev_psize_to_asize(vdev_t *top, uint64_t psize)
+{
+	if (top->vdev_ops->vop_asize == NULL)
+		return (0);
+	return (top->vdev_ops->vop_asize(top, psize));
+}
+
+static int
+vdev_io_check(vdev_t *top, vdev_io_t *io)
+{
+	io->vio_repaired = 0;
+	io->vio_bad_children = 0;
+	if (top->vdev_type == VDEV_TYPE_ROOT || io->vio_buf == NULL ||
+	    io->vio_size == 0 || io->vio_size > UINT32_MAX)
+		return (SET_ERROR(EINVAL));
+	if (!vdev_usable(top))
+		return (SET_ERROR(EIO));
+	if (io->vio_offset > top->vdev_asize ||
+	    vdev_psize_to_asize(top, io->vio_size) > top->vdev_asize - io->vio_offset)
+		return (SET_ERROR(EINVAL));
+	return (0);
+}
+
+int
+vdev_read(vdev_t *top, vdev_io_t *io)
+{
+	int err = vdev_io_check(top, io);
+	if (err != 0)
+		return (err);
+	vdev_stat_io(top, 0, io->vio_size);
+	return (top->vdev_ops->vop_read(top, io));
+}
+
+int
+vdev_write(vdev_t *top, vdev_io_t *io)
+{
+	int err = vdev_io_check(top, io);
+	if (err != 0)
+		return (err);
+	vdev_stat_io(top, 1, io->vio_size);
+	return (top->vdev_ops->vop_write(top, io));
+}
+
+/*
+ * Flushing children one after another would cost the sum of their
+ * latencies; a thread each costs the longest.  Each child's vop_flush
+ * result lands in errs[c] (ENXIO for a child that cannot serve I/O);
+ * the caller judges them against its redundancy.
+ */
+typedef struct vdev_flush_arg {
+	vdev_t   *vfa_vd;
+	int       vfa_err;
+} vdev_flush_arg_t;
+
+static void *
+vdev_flush_thread(void *arg)
+{
+	vdev_flush_arg_t *a = arg;
+	a->vfa_err = a->vfa_vd->vdev_ops->vop_flush(a->vfa_vd);
+	return (NULL);
+}
+
+void
+vdev_children_flush(vdev_t *vd, int *errs)
+{
+	int n = vd->vdev_children;
+	vdev_flush_arg_t *a = tarn_alloc((size_t)n * sizeof (*a));
+	pthread_t *th = tarn_alloc((size_t)n * sizeof (*th));
+	bool *started = tarn_alloc((size_t)n * sizeof (*started));
+	int last = -1;
+	for (int c = 0; c < n; c++) {
+		a[c].vfa_vd = vd->vdev_child[c];
+		a[c].vfa_err = vdev_usable(a[c].vfa_vd) ? 0 : SET_ERROR(ENXIO);
+		if (a[c].vfa_err == 0)
+			last = c;
+	}
+	for (int c = 0; c < n; c++) {
+		if (a[c].vfa_err != 0)
+			continue;
+		if (c != last && pthread_create(&th[c], NULL, vdev_flush_thread,
+		    &a[c]) == 0)
+			started[c] = true;
+		else
+			(void) vdev_flush_thread(&a[c]);
+	}
+	for (int c = 0; c < n; c++) {
+		if (started[c])
+			VERIFY0(pthread_join(th[c], NULL));
+		errs[c] = a[c].vfa_err;
+	}
+	tarn_free(started);
+	tarn_free(th);
+	tarn_free(a);
+}
+
+int
+vdev_flush(vdev_t *vd)
+{
+	if (!vdev_usable(vd))
+		return (SET_ERROR(EIO));
+	return (vd->vdev_ops->vop_flush(vd));
+}
+
+/* ---- the root ---- */
+
+static int
+vdev_root_open(vdev_t *vd)
+{
+	uint64_t asize = 0;
+	for (int c = 0; c < vd->vdev_children; c++)
+		asize += vd->vdev_child[c]->vdev_asize;
+	vd->vdev_asize = asize;
+	vdev_root_ops.vop_state_change(vd);
+	return (vdev_usable(vd) ? 0 : SET_ERROR(ENXIO));
+}
+
+static void
+vdev_root_state_change(vdev_t *vd)
+{
+	vdev_state_t st = VDEV_STATE_HEALTHY;
+	if (vd->vdev_children == 0)
+		st = VDEV_STATE_CANT_OPEN;
+	for (int c = 0; c < vd->vdev_children; c++) {
+		vdev_t *top = vd->vdev_child[c];
+		if (!vdev_usable(top))
+			st = VDEV_STATE_FAULTED;
+		else if (top->vdev_state == VDEV_STATE_DEGRADED &&
+		    st == VDEV_STATE_HEALTHY)
+			st = VDEV_STATE_DEGRADED;
+	}
+	vd->vdev_state = st;
+}
+
+static int
+vdev_root_io(vdev_t *vd, vdev_io_t *io)
+{
+	return (SET_ERROR(EINVAL));
+}
+
+/* The pool is only as durable as its least durable top-level vdev. */
+static int
+vdev_root_flush(vdev_t *vd)
+{
+	int *errs = tarn_alloc((size_t)MAX(vd->vdev_children, 1) * sizeof (int));
+	int err = 0;
+	vdev_children_flush(vd, errs);
+	for (int c = 0; c < vd->vdev_children; c++)
+		if (errs[c] != 0 && err == 0)
+			err = SET_ERROR(EIO);
+	tarn_free(errs);
+	return (err);
+}
+
+const vdev_ops_t vdev_root_ops = {
+	.vop_open = vdev_root_open,
+	.vop_close = NULL,
+	.vop_asize = NULL,
+	.vop_read = vdev_root_io,
+	.vop_write = vdev_root_io,
+	.vop_flush = vdev_root_flush,
+	.vop_state_change = vdev_root_state_change,
+	.vop_name = "root",
+	.vop_leaf = false,
+};
+
+/* ---- a leaf that was not found (import placeholder) ---- */
+
+static int
+vdev_missing_open(vdev_t *vd)
+{
+	return (SET_ERROR(ENXIO));
+}
+
+static void
+vdev_missing_close(vdev_t *vd)
+{
+}
+
+static uint64_t
+vdev_missing_asize(vdev_t *vd, uint64_t psize)
+{
+	return (P2ROUNDUP(psize, 1ULL << MAX(vd->vdev_ashift, SPA_MINBLOCKSHIFT)));
+}
+
+static int
+vdev_missing_io(vdev_t *vd, vdev_io_t *io)
+{
+	return (SET_ERROR(EIO));
+}
+
+static int
+vdev_missing_flush(vdev_t *vd)
+{
+	return (SET_ERROR(EIO));
+}
+
+const vdev_ops_t vdev_missing_ops = {
+	.vop_open = vdev_missing_open,
+	.vop_close = vdev_missing_close,
+	.vop_asize = vdev_missing_asize,
+	.vop_read = vdev_missing_io,
+	.vop_write = vdev_missing_io,
+	.vop_flush = vdev_missing_flush,
+	.vop_state_change = NULL,
+	.vop_name = "missing",
+	.vop_leaf = true,
+};

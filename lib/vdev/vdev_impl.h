@@ -1,0 +1,155 @@
+/*
+ * vdev_impl.h — the inside of the vdev layer: the ops tables of each
+ * vdev type, leaf I/O helpers that keep the counters, the fault
+ * injector's hooks used by leaves, per-thread scratch buffers and the
+ * label geometry.  Nothing outside lib/vdev/ includes this header.
+ */
+#ifndef TARN_VDEV_IMPL_H
+#define TARN_VDEV_IMPL_H
+
+#include "vdev.h"
+
+/* Ops tables, one per vdev type (VDEV_TYPE_FILE and _DISK share one). */
+extern const vdev_ops_t vdev_root_ops;
+extern const vdev_ops_t vdev_mirror_ops;
+extern const vdev_ops_t vdev_raidz_ops;
+extern const vdev_ops_t vdev_file_ops;
+extern const vdev_ops_t vdev_missing_ops;
+
+/* A vdev can serve I/O (HEALTHY or DEGRADED). */
+static inline bool
+vdev_usable(const vdev_t *vd)
+{
+	return (vd->vdev_state >= VDEV_STATE_DEGRADED);
+}
+
+/* A leaf whose device is open and usable. */
+static inline bool
+vdev_leaf_usable(const vdev_t *vd)
+{
+	return (vd->vdev_ops->vop_leaf && vd->vdev_fd >= 0 && vdev_usable(vd));
+}
+
+static inline uint64_t
+vdev_sector(const vdev_t *vd)
+{
+	return (1ULL << vd->vdev_ashift);
+}
+
+/* ---- counters (vdev.c) ---- */
+
+static inline void
+vdev_stat_add(uint64_t *ctr, uint64_t n)
+{
+	__atomic_add_fetch(ctr, n, __ATOMIC_RELAXED);
+}
+
+/* Count an I/O of `size` bytes (rw: 0 read, 1 write). */
+void vdev_stat_io(vdev_t *vd, int rw, uint64_t size);
+/* Count a checksum error on vd unless VDEV_IO_PROBE is in flags. */
+void vdev_stat_cksum(vdev_t *vd, int flags);
+/* Count a READ (rw 0) or WRITE (rw 1) error unless VDEV_IO_PROBE. */
+void vdev_stat_ioerr(vdev_t *vd, int rw, int flags);
+/* Bytes rewritten by self-heal on leaf vd. */
+void vdev_stat_repair(vdev_t *vd, vdev_io_t *io, uint64_t bytes);
+
+/* ---- leaf I/O (vdev_file.c) ---- */
+
+/*
+ * Read or write `size` bytes at `off` of the leaf's allocatable space
+ * (the physical offset is VDEV_LABEL_START_SIZE + off).  Counts the
+ * operation, and a READ/WRITE error on EIO unless VDEV_IO_PROBE.
+ * EINVAL when the range is outside the leaf, ENXIO when the leaf is not
+ * open, EROFS when it is read-only and this is a write.
+ */
+int vdev_leaf_read(vdev_t *leaf, void *buf, uint64_t size, uint64_t off, int flags);
+int vdev_leaf_write(vdev_t *leaf, const void *buf, uint64_t size, uint64_t off, int flags);
+/*
+ * Like vdev_leaf_write, then zero-fill up to the next sector boundary so
+ * that a partial last sector never keeps stale bytes.
+ */
+int vdev_leaf_write_padded(vdev_t *leaf, const void *buf, uint64_t size,
+    uint64_t off, int flags);
+/* fdatasync the leaf (through its fault injector when attached). */
+int vdev_leaf_flush(vdev_t *leaf);
+
+/* Plain pread/pwrite loops on a file descriptor: 0 or EIO. */
+int vdev_fd_pread(int fd, void *buf, uint64_t size, uint64_t off);
+int vdev_fd_pwrite(int fd, const void *buf, uint64_t size, uint64_t off);
+
+/* ---- fault injector hooks (vdev_fault.c) ---- */
+
+/* The injector registered for path (a reference is taken), or NULL. */
+vdev_fault_t *vdev_fault_lookup(const char *path);
+void vdev_fault_rele(vdev_fault_t *vf);
+int vdev_fault_pread(vdev_fault_t *vf, int fd, void *buf, uint64_t size, uint64_t off);
+int vdev_fault_pwrite(vdev_fault_t *vf, int fd, const void *buf, uint64_t size,
+    uint64_t off);
+int vdev_fault_flush(vdev_fault_t *vf, int fd);
+
+/* ---- per-thread scratch buffers (vdev.c) ---- */
+
+/*
+ * A buffer of at least `size` bytes owned by the calling thread, kept
+ * between calls (contents undefined).  Each slot has one user at a time:
+ * a function must not call another that uses the same slot while it
+ * holds a pointer from it.
+ */
+enum vdev_scratch_slot {
+	VDEV_SCRATCH_RAIDZ_COLS = 0,  /* raidz parity / column copies */
+	VDEV_SCRATCH_RAIDZ_TAIL,      /* raidz lincomb tails */
+	VDEV_SCRATCH_RAIDZ_OUT,       /* raidz reconstruction outputs */
+	VDEV_SCRATCH_RAIDZ_TBLS,      /* raidz decode matrices and tables */
+	VDEV_SCRATCH_MIRROR,          /* mirror scrub: other sides */
+	VDEV_SCRATCH_SLOTS
+};
+void *vdev_scratch(enum vdev_scratch_slot slot, size_t size);
+
+/* ---- labels (vdev_label.c) ---- */
+
+/* Physical offset of label l (0..3) on a device of psize bytes. */
+static inline uint64_t
+vdev_label_offset(uint64_t psize, int l)
+{
+	uint64_t end = P2ALIGN(psize, VDEV_LABEL_SIZE);
+	return (l < 2 ? (uint64_t)l * VDEV_LABEL_SIZE :
+	    end - (uint64_t)(VDEV_LABELS - l) * VDEV_LABEL_SIZE);
+}
+
+/* Uberblock slot size for leaves under a top-level vdev of this ashift. */
+static inline uint64_t
+vdev_ub_slot_size(uint64_t ashift)
+{
+	if (ashift < 10)
+		return (VDEV_UB_SLOT_MIN);
+	if (ashift > 16)
+		ashift = 16;
+	return (1ULL << ashift);
+}
+
+/* Smallest device the layout accepts: labels plus one 8 KiB sector. */
+#define VDEV_LEAF_MIN_PSIZE \
+	(VDEV_LABEL_START_SIZE + VDEV_LABEL_END_SIZE + 8 * KiB)
+
+/* Open / close a leaf (vdev_file.c); used by vdev_open and label code. */
+int vdev_file_open(vdev_t *vd);
+void vdev_file_close(vdev_t *vd);
+
+/* Recompute the guid sums of vd and its ancestors. */
+void vdev_guid_sum_update(vdev_t *vd);
+
+/*
+ * Run every child's vop_flush in parallel; errs[c] gets each result
+ * (ENXIO for a child that cannot serve I/O, without flushing it).
+ */
+void vdev_children_flush(vdev_t *vd, int *errs);
+
+/*
+ * Group sizes (vdev_mirror.c, vdev_raidz.c share it): set the group's
+ * ashift from the preset or its children, close children too small for
+ * a preset top size (CANT_OPEN), and return the smallest usable child
+ * asize rounded down to the group's sector (0 when none is usable).
+ */
+uint64_t vdev_group_child_asize(vdev_t *vd, uint64_t min_child_asize);
+
+#endif

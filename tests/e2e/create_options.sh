@@ -1,0 +1,37 @@
+#!/bin/bash
+# create -n prints the layout and writes nothing; -o ashift / version and
+# -m are accepted; import -o readonly=on opens without writing.
+. "$(dirname "$0")/lib.sh"
+describe "create -n/-o/-m and import -o readonly=on"
+require_engine
+
+mkdevs 4
+sums_save "${DEV[@]}"
+# -n still checks the devices: a missing one is an error
+tarn_err 1 "^cannot create 'dry': .*$DEVDIR/extra" \
+	pool create -n dry mirror "${DEV[0]}" "${DEV[1]}" raidz2 "${DEV[2]}" "${DEV[3]}" "$DEVDIR/extra"
+truncate -s "$E2E_DEVSIZE" "$DEVDIR/extra"
+sums_save "${DEV[@]}" "$DEVDIR/extra"
+tarn_ok pool create -n dry mirror "${DEV[0]}" "${DEV[1]}" raidz2 "${DEV[2]}" "${DEV[3]}" "$DEVDIR/extra"
+out_has "^would create 'dry' with the following layout:$"
+out_has "^	dry$"
+out_has "^	  mirror$"
+out_has "^	  raidz2$"
+out_has "^	    ${DEV[3]}$"
+sums_check
+tarn_ok pool list
+out_is "no pools available"
+
+tarn_ok pool create -o ashift=12 -o version=1 -m /mnt/opts opts mirror "${DEV[0]}" "${DEV[1]}"
+tarn_ok pool status -x opts
+out_is "pool 'opts' is healthy"
+tarn_ok pool export opts
+sums_save "${DEV[0]}" "${DEV[1]}"
+tarn_ok pool import -o readonly=on -d "$DEVDIR" opts
+tarn_ok pool status opts
+out_has "^ state: ONLINE$"
+tarn_ok pool list -H -o name,health opts
+out_is "opts	ONLINE"
+sums_check
+tarn_ok pool destroy opts
+e2e_done

@@ -1,0 +1,197 @@
+# tests/e2e/lib.sh — sourced by every end-to-end test script.
+#
+# Each script: `. "$(dirname "$0")/lib.sh"`, then `describe "what it tests"`,
+# then checks, then `e2e_done`.  Setup gives a private temp dir ($E2E_TMP)
+# with the cache file inside it (TARN_CACHEFILE), so tests never touch
+# /etc/tarn; an EXIT trap destroys the pools left in that cache file and
+# removes the temp dir, even when a check fails or the script is killed.
+# Every tarn command runs under `timeout`, and tests/run runs each script
+# under `timeout 120` too.
+#
+# Environment: TARN (path of the tarn binary; default build/cmd/tarn/tarn).
+# Exit status: 0 all checks passed, 1 some failed, 77 skipped.
+
+set -u
+E2E_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TARN=${TARN:-$E2E_SRC/build/cmd/tarn/tarn}
+E2E_NAME=$(basename "$0" .sh)
+E2E_FAILS=0
+E2E_CHECKS=0
+E2E_CMD_TIMEOUT=${E2E_CMD_TIMEOUT:-60}
+E2E_DEVSIZE=${E2E_DEVSIZE:-128M}
+
+E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tarn-e2e-$E2E_NAME.XXXXXX") || exit 1
+export TARN_CACHEFILE="$E2E_TMP/cache/tarn.cache"
+OUT="$E2E_TMP/.out"
+ERR="$E2E_TMP/.err"
+RC=0
+
+e2e_cleanup() {
+	local rc=$? name
+	trap - EXIT INT TERM
+	if [ -x "$TARN" ] && [ -f "$TARN_CACHEFILE" ]; then
+		for name in $(awk '$1 == "pool" { print $3 }' "$TARN_CACHEFILE" 2>/dev/null); do
+			timeout -k 5 30 "$TARN" pool destroy -f "$name" >/dev/null 2>&1
+		done
+	fi
+	case "$E2E_TMP" in
+	*/tarn-e2e-*) chmod -R u+rwx "$E2E_TMP" 2>/dev/null; rm -rf "$E2E_TMP" ;;
+	esac
+	exit $rc
+}
+trap e2e_cleanup EXIT
+trap 'exit 130' INT TERM
+
+describe() {
+	echo "# $E2E_NAME: $*"
+}
+
+fail() {
+	E2E_FAILS=$((E2E_FAILS + 1))
+	echo "FAIL: $*" >&2
+}
+
+pass() {
+	E2E_CHECKS=$((E2E_CHECKS + 1))
+}
+
+# Finish: exit 0 when every check passed.
+e2e_done() {
+	if [ "$E2E_FAILS" -gt 0 ]; then
+		echo "# $E2E_NAME: $E2E_FAILS check(s) failed"
+		exit 1
+	fi
+	echo "# $E2E_NAME: all $E2E_CHECKS checks passed"
+	exit 0
+}
+
+skip() {
+	echo "# $E2E_NAME: SKIP: $*"
+	exit 77
+}
+
+# The pool commands need the pool engine; before it is built, skip.
+require_engine() {
+	[ -x "$TARN" ] || skip "no tarn binary at $TARN (build first)"
+	if "$TARN" pool list 2>&1 | grep -q "not built"; then
+		skip "tarn was built without the pool engine"
+	fi
+}
+
+# mkdevs N [SIZE] [PREFIX]: sparse files $DEVDIR/PREFIX0..N-1 -> ${DEV[@]}
+DEVDIR="$E2E_TMP/dev"
+mkdir -p "$DEVDIR"
+mkdevs() {
+	local n=$1 size=${2:-$E2E_DEVSIZE} prefix=${3:-d} i
+	DEV=()
+	for ((i = 0; i < n; i++)); do
+		rm -f "$DEVDIR/$prefix$i"
+		truncate -s "$size" "$DEVDIR/$prefix$i" || fail "truncate $prefix$i"
+		DEV+=("$DEVDIR/$prefix$i")
+	done
+}
+
+# run CMD...: run with a timeout; stdout in $OUT, stderr in $ERR, status in $RC.
+run() {
+	timeout -k 5 "$E2E_CMD_TIMEOUT" "$@" >"$OUT" 2>"$ERR"
+	RC=$?
+	if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then
+		echo "  (timed out after ${E2E_CMD_TIMEOUT}s: $*)" >&2
+	fi
+	return 0
+}
+
+tarn() {
+	run "$TARN" "$@"
+}
+
+show_output() {
+	sed 's/^/  stdout: /' "$OUT" >&2
+	sed 's/^/  stderr: /' "$ERR" >&2
+}
+
+# ok CMD...: the command must succeed.
+ok() {
+	run "$@"
+	if [ "$RC" -ne 0 ]; then
+		fail "expected success (rc $RC): $*"
+		show_output
+		return 1
+	fi
+	pass
+}
+
+# tarn_ok ARGS...: `tarn ARGS` must succeed.
+tarn_ok() {
+	ok "$TARN" "$@"
+}
+
+# tarn_err RC REGEX ARGS...: `tarn ARGS` must exit with RC (1: error,
+# 2: usage), print nothing on stdout, and its stderr must begin with one
+# line matching REGEX (usage errors add the usage text after it).
+tarn_err() {
+	local want=$1 re=$2
+	shift 2
+	run "$TARN" "$@"
+	if [ "$RC" -ge 128 ]; then
+		fail "crashed (signal $((RC - 128))): tarn $*"
+		show_output
+		return 1
+	fi
+	if [ "$RC" -ne "$want" ]; then
+		fail "expected exit $want, got $RC: tarn $*"
+		show_output
+		return 1
+	fi
+	if [ "$want" -eq 1 ] && [ "$(wc -l <"$ERR")" -ne 1 ]; then
+		fail "expected exactly one line on stderr: tarn $*"
+		show_output
+		return 1
+	fi
+	if ! head -n 1 "$ERR" | grep -Eq -- "$re"; then
+		fail "stderr does not match /$re/: tarn $*"
+		show_output
+		return 1
+	fi
+	pass
+}
+
+# out_has REGEX / out_lacks REGEX / out_is TEXT: checks on the last stdout.
+out_has() {
+	if grep -Eq -- "$1" "$OUT"; then pass; else
+		fail "stdout lacks /$1/"
+		show_output
+	fi
+}
+
+out_lacks() {
+	if grep -Eq -- "$1" "$OUT"; then
+		fail "stdout unexpectedly has /$1/"
+		show_output
+	else pass; fi
+}
+
+out_is() {
+	if [ "$(cat "$OUT")" = "$1" ]; then pass; else
+		fail "stdout is not exactly '$1'"
+		show_output
+	fi
+}
+
+# sums_save FILES... / sums_check: the files must be byte-for-byte unchanged.
+sums_save() {
+	md5sum "$@" >"$E2E_TMP/.sums" 2>/dev/null
+}
+
+sums_check() {
+	if md5sum --quiet -c "$E2E_TMP/.sums" >/dev/null 2>&1; then pass; else
+		fail "devices changed: $(md5sum --quiet -c "$E2E_TMP/.sums" 2>&1 | tr '\n' ' ')"
+	fi
+}
+
+# Scratch directory for import -d (so scans see only what a test puts there).
+scandir() {
+	local d="$E2E_TMP/$1"
+	mkdir -p "$d"
+	echo "$d"
+}
