@@ -33,10 +33,10 @@ spa_alloc(const char *name)
 void
 spa_free(spa_t *spa)
 {
-	if (spa->spa_root != NULL)
-		vdev_free(spa->spa_root);
 	if (spa->spa_mc != NULL)
 		metaslab_class_destroy(spa->spa_mc);
+	if (spa->spa_root != NULL)
+		vdev_free(spa->spa_root);
 	tarn_free(spa->spa_os);
 	pthread_mutex_destroy(&spa->spa_lock);
 	tarn_free(spa);

@@ -7,6 +7,7 @@
 #include "dmu.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 static char paths[4][300];
@@ -190,6 +191,121 @@ test_many_objects(void)
 	tarn_free(objs);
 }
 
+/* Deep trees: sparse writes far apart, small blocks, reopen. */
+static void
+test_sparse_deep(void)
+{
+	spa_t *spa = make_pool(1, NULL, 128 * MiB);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	uint64_t offs[] = { 0, 4096 * 1500, 1ULL << 30, 1ULL << 40, (1ULL << 40) + 4096 * 3 };
+	uint8_t buf[4096], rb[4096];
+	uint64_t obj;
+	dmu_tx_t *tx = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, 4096, DMU_OT_NONE, 0, tx, &obj));
+	for (size_t i = 0; i < ARRAY_SIZE(offs); i++) {
+		fill(buf, sizeof (buf), 100 + i);
+		TT_OK(dmu_write(os, obj, offs[i], sizeof (buf), buf, tx));
+	}
+	dmu_tx_commit(tx);
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	dmu_object_info_t doi;
+	TT_OK(dmu_object_info(os, obj, &doi));
+	TT_CHECK(doi.doi_indirection >= 4);
+	TT_EQ(doi.doi_fill_count, ARRAY_SIZE(offs));
+	/* a hole in between reads as zeros */
+	TT_OK(dmu_read(os, obj, 1ULL << 35, sizeof (rb), rb));
+	for (size_t i = 0; i < sizeof (rb); i++)
+		TT_ASSERT(rb[i] == 0);
+	spa_close(spa);
+	spa = reopen(1);
+	TT_OK(spa_objset_open(spa, "t", &os));
+	for (size_t i = 0; i < ARRAY_SIZE(offs); i++) {
+		fill(buf, sizeof (buf), 100 + i);
+		TT_OK(dmu_read(os, obj, offs[i], sizeof (rb), rb));
+		TT_ASSERT(memcmp(buf, rb, sizeof (buf)) == 0);
+	}
+	uint64_t blocks, errors;
+	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
+	TT_EQ(errors, 0);
+	spa_close(spa);
+}
+
+typedef struct writer_arg {
+	objset_t *os;
+	int id;
+	int failures;
+} writer_arg_t;
+
+static void *
+writer_thread(void *p)
+{
+	writer_arg_t *wa = p;
+	uint8_t *buf = tarn_alloc(256 * KiB), *rb = tarn_alloc(256 * KiB);
+	for (int round = 0; round < 40; round++) {
+		uint64_t obj;
+		uint64_t seed = (uint64_t)wa->id * 1000 + round;
+		size_t len = 1000 + (seed * 7919) % (200 * KiB);
+		fill(buf, len, seed);
+		dmu_tx_t *tx = dmu_tx_create(wa->os);
+		dmu_tx_hold_write(tx, 0, 0, len);
+		if (dmu_tx_assign(tx, TXG_WAIT) != 0) {
+			wa->failures++;
+			dmu_tx_abort(tx);
+			continue;
+		}
+		if (dmu_object_alloc(wa->os, DMU_OT_TEST, 16 * KiB, DMU_OT_NONE, 0, tx, &obj) != 0 ||
+		    dmu_write(wa->os, obj, 0, len, buf, tx) != 0)
+			wa->failures++;
+		dmu_tx_commit(tx);
+		if (dmu_read(wa->os, obj, 0, len, rb) != 0 || memcmp(buf, rb, len) != 0)
+			wa->failures++;
+	}
+	tarn_free(buf);
+	tarn_free(rb);
+	return (NULL);
+}
+
+/* Several writers at once, with a small dirty limit so the throttle works. */
+static void
+test_concurrent_throttled(void)
+{
+	make_files(2, 256 * MiB);
+	char *argv[] = { "mirror", paths[0], paths[1] };
+	spa_vdev_spec_t *spec;
+	char err[256];
+	TT_OK(spa_vdev_spec_parse(3, argv, &spec, err, sizeof (err)));
+	spa_create_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sco_no_cache = true;
+	o.sco_dmu.dpo_dirty_max = 4 * MiB;
+	spa_t *spa;
+	TT_OK(spa_create("conc", spec, &o, &spa, err, sizeof (err)));
+	spa_vdev_spec_free(spec);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	pthread_t th[4];
+	writer_arg_t wa[4];
+	for (int i = 0; i < 4; i++) {
+		wa[i] = (writer_arg_t){ .os = os, .id = i };
+		pthread_create(&th[i], NULL, writer_thread, &wa[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		TT_EQ(wa[i].failures, 0);
+	}
+	dmu_pool_stats_t st;
+	dmu_pool_stats(spa_dmu_pool(spa), &st);
+	TT_CHECK(st.dps_delays + st.dps_waits > 0);
+	TT_CHECK(st.dps_txgs_synced > 3);
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	uint64_t blocks, errors;
+	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
+	TT_EQ(errors, 0);
+	spa_close(spa);
+}
+
 static void
 cleanup(void)
 {
@@ -199,5 +315,7 @@ cleanup(void)
 TT_MAIN(
 	{ "write_read_reopen", test_write_read_reopen },
 	{ "many_objects", test_many_objects },
+	{ "sparse_deep", test_sparse_deep },
+	{ "concurrent_throttled", test_concurrent_throttled },
 	{ "cleanup", cleanup },
 )
