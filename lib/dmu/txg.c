@@ -215,7 +215,10 @@ txg_sync_thread(void *arg)
 		dp->dp_syncing_txg = txg;
 		pthread_mutex_unlock(&dp->dp_lock);
 
+		uint64_t t0 = tarn_now_ns();
 		int err = dp->dp_sync_fn(dp->dp_arg, txg);
+		tarn_dprintf("txg %" PRIu64 ": synced %" PRIu64 " dirty bytes in %" PRIu64 " ms\n",
+		    txg, dp->dp_dirty[TXG_IDX(txg)], (tarn_now_ns() - t0) / 1000000);
 
 		pthread_mutex_lock(&dp->dp_lock);
 		dp->dp_syncing_txg = 0;

@@ -54,6 +54,12 @@ bool spa_readonly(const spa_t *spa) { return (spa->spa_readonly); }
 uint64_t spa_create_time(const spa_t *spa) { return (spa->spa_create_time); }
 
 uint64_t
+spa_loaded_txg(const spa_t *spa)
+{
+	return (spa->spa_loaded_txg);
+}
+
+uint64_t
 spa_last_synced_txg(spa_t *spa)
 {
 	return (spa->spa_dp ? txg_last_synced(spa->spa_dp) : spa->spa_ub.ub_txg);
@@ -393,9 +399,14 @@ spa_destroy(spa_t *spa)
 
 /* Try one uberblock: open the MOS and verify its metadata. */
 static int
-spa_try_uberblock(spa_t *spa, const uberblock_t *ub, const spa_import_opts_t *opts)
+spa_try_uberblock(spa_t *spa, const uberblock_t *ub, uint64_t newest_txg,
+    const spa_import_opts_t *opts)
 {
-	spa_register_dp(spa, ub->ub_txg, &opts->sio_dmu);
+	/*
+	 * After a rewind, new txgs are numbered past the newest uberblock
+	 * found, so the damaged newer ones can never win a later import.
+	 */
+	spa_register_dp(spa, MAX(ub->ub_txg, newest_txg), &opts->sio_dmu);
 	dmu_objset_props_t mp = { .osp_checksum = ZIO_CHECKSUM_DEFAULT,
 		.osp_compress = ZIO_COMPRESS_OFF, .osp_copies = 3, .osp_is_mos = true };
 	int e = dmu_objset_open(spa->spa_dp, &ub->ub_rootbp, &mp, &spa->spa_mos);
@@ -421,6 +432,7 @@ spa_try_uberblock(spa_t *spa, const uberblock_t *ub, const spa_import_opts_t *op
 		return (e);
 	}
 	spa->spa_ub = *ub;
+	spa->spa_loaded_txg = ub->ub_txg;
 	return (0);
 }
 
@@ -467,7 +479,7 @@ spa_load(spa_t *spa, const vdev_label_config_t *cfg, const spa_import_opts_t *op
 		tried++;
 		e = spa_setup_metaslabs(spa, false);
 		if (e == 0)
-			e = spa_try_uberblock(spa, &ubs[i], opts);
+			e = spa_try_uberblock(spa, &ubs[i], ubs[0].ub_txg, opts);
 		if (e == 0)
 			break;
 		tarn_dprintf("uberblock txg %" PRIu64 " did not load: %d\n", ubs[i].ub_txg, e);

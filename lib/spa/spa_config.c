@@ -224,7 +224,8 @@ spec_parse_group(spa_vdev_spec_t *root, int argc, char *const argv[],
 
 	g->nparity = kind == SPEC_MIRROR ? 0 : nparity;
 	spec_add_child(root, g);   /* so duplicates inside the group are found */
-	for (c = 1; c < argc && spec_classify(argv[c], &np) == SPEC_DEVICE; c++) {
+	for (c = 1; c < argc && argv[c] != NULL &&
+	    spec_classify(argv[c], &np) == SPEC_DEVICE; c++) {
 		spa_vdev_spec_t *leaf;
 		if (g->nchildren >= VDEV_MAX_CHILDREN) {
 			spa_errf(err, errlen, "%s supports no more than %d devices",

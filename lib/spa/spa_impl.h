@@ -48,6 +48,7 @@ struct spa {
 	dmu_pool_t *spa_dp;
 	objset_t *spa_mos;
 	uberblock_t spa_ub;         /* last written or loaded */
+	uint64_t  spa_loaded_txg;   /* txg of the uberblock loaded at open */
 	pthread_mutex_t spa_lock;   /* spa_os, spa_ub */
 	spa_os_t *spa_os;
 	int       spa_nos, spa_cos;
