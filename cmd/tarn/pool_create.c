@@ -111,6 +111,42 @@ create_print_spec(const spa_vdev_spec_t *s, const char *name, int depth)
 }
 
 /* -n: the checks that need no writing, then the layout. */
+/*
+ * A device of a pool imported on this host (in the cache file) is never
+ * taken, -f or not: -f is for devices of exported pools or of pools last
+ * used elsewhere.  Returns 0 or prints the error and returns 1.
+ */
+static int
+create_check_imported(const char *name, const spa_vdev_spec_t *s)
+{
+	vdev_label_config_t cfg;
+	spa_cache_entry_t *ents;
+	int n, ret = 0;
+
+	for (int c = 0; c < s->nchildren && ret == 0; c++)
+		ret = create_check_imported(name, s->children[c]);
+	if (ret != 0 || s->path == NULL)
+		return (ret);
+	memset(&cfg, 0, sizeof (cfg));
+	if (vdev_label_read_path(s->path, &cfg) != 0)
+		return (0);
+	if (cfg.vlc_state == POOL_STATE_ACTIVE && spa_cache_read(&ents, &n) == 0) {
+		for (int i = 0; i < n && ret == 0; i++) {
+			char msg[VDEV_PATH_MAX + 2 * VDEV_POOL_NAME_MAX + 128];
+			if (ents[i].sce_guid != cfg.vlc_pool_guid)
+				continue;
+			(void) snprintf(msg, sizeof (msg), "%s is part of imported "
+			    "pool '%s'; export or destroy '%s' first (-f does not "
+			    "override this)", s->path, ents[i].sce_name,
+			    ents[i].sce_name);
+			ret = cli_cannot("create", name, EBUSY, msg);
+		}
+		spa_cache_free(ents, n);
+	}
+	vdev_config_free(&cfg);
+	return (ret);
+}
+
 /* -n: a device that holds a live pool needs -f, as spa_create() says. */
 static int
 create_check_label(const char *name, const char *path, bool force)
@@ -188,6 +224,10 @@ cli_pool_create(int argc, char **argv)
 	if ((error = spa_vdev_spec_parse(argc - 1, argv + 1, &spec, err,
 	    sizeof (err))) != 0)
 		return (cli_cannot("create", name, error, err));
+	if ((ret = create_check_imported(name, spec)) != 0) {
+		spa_vdev_spec_free(spec);
+		return (ret);
+	}
 	if (co.co_dryrun) {
 		ret = create_dryrun(name, spec, spec, co.co_spa.sco_force);
 		spa_vdev_spec_free(spec);

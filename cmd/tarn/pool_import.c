@@ -245,25 +245,77 @@ import_list(const import_opts_t *io)
 	return (CLI_EXIT_OK);
 }
 
-/* Newest txg of the candidate named (or numbered) `which`, 0 if unknown. */
-static uint64_t
-import_cand_txg(const import_opts_t *io, const char *which)
+/*
+ * Find the candidates named (or numbered) `which`, destroyed pools aside:
+ * returns how many match; the last one's GUID, name and newest txg.
+ */
+static int
+import_find_cand(const import_opts_t *io, const char *which, uint64_t *guidp,
+    char *name, size_t namelen, uint64_t *txgp)
 {
 	spa_import_cand_t *cands;
-	uint64_t txg = 0;
-	int n;
+	int n, found = 0;
 
+	*guidp = 0;
+	*txgp = 0;
 	if (spa_import_scan(io->io_ndirs > 0 ? io->io_dirs : NULL, io->io_ndirs,
 	    &cands, &n) != 0)
 		return (0);
 	for (int i = 0; i < n; i++) {
 		char guid[32];
 		(void) snprintf(guid, sizeof (guid), "%" PRIu64, cands[i].sic_guid);
-		if (strcmp(cands[i].sic_name, which) == 0 || strcmp(guid, which) == 0)
-			txg = MAX(txg, cands[i].sic_txg);
+		if (cands[i].sic_state == POOL_STATE_DESTROYED ||
+		    (strcmp(cands[i].sic_name, which) != 0 && strcmp(guid, which) != 0))
+			continue;
+		found++;
+		*guidp = cands[i].sic_guid;
+		*txgp = MAX(*txgp, cands[i].sic_txg);
+		(void) snprintf(name, namelen, "%s", cands[i].sic_name);
 	}
 	spa_import_cands_free(cands, n);
+	return (found);
+}
+
+/* Newest txg of the candidate named (or numbered) `which`, 0 if unknown. */
+static uint64_t
+import_cand_txg(const import_opts_t *io, const char *which)
+{
+	char name[SPA_NAME_MAX + 1];
+	uint64_t guid, txg;
+
+	(void) import_find_cand(io, which, &guid, name, sizeof (name), &txg);
 	return (txg);
+}
+
+/*
+ * The name the pool would get must not belong to another imported pool:
+ * 0, or EEXIST with the message in err.
+ */
+static int
+import_name_free(const import_opts_t *io, const char *which, const char *newname,
+    char *err, size_t errlen)
+{
+	char name[SPA_NAME_MAX + 1];
+	uint64_t guid, txg;
+	spa_cache_entry_t *ents;
+	int n, error = 0;
+
+	if (io->io_spa.sio_no_cache || (io->io_spa.sio_flags & SPA_OPEN_READONLY))
+		return (0);
+	if (import_find_cand(io, which, &guid, name, sizeof (name), &txg) != 1)
+		return (0);   /* none or ambiguous: spa_import says which */
+	const char *target = newname != NULL ? newname : name;
+	if (spa_cache_read(&ents, &n) != 0)
+		return (0);
+	for (int i = 0; i < n && error == 0; i++) {
+		if (strcmp(ents[i].sce_name, target) == 0 && ents[i].sce_guid != guid) {
+			(void) snprintf(err, errlen, "a pool named '%s' is already "
+			    "imported; give a new name: import %s NEWNAME", target, which);
+			error = SET_ERROR(EEXIST);
+		}
+	}
+	spa_cache_free(ents, n);
+	return (error);
 }
 
 /*
@@ -324,6 +376,8 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 			spa_close(spa);
 		return (error == 0 ? CLI_EXIT_OK : cli_cannot("import", which, error, err));
 	}
+	if ((error = import_name_free(io, which, newname, err, sizeof (err))) != 0)
+		return (cli_cannot("import", which, error, err));
 	error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
 	    io->io_ndirs, &so, &spa, err, sizeof (err));
 	if (error != 0 && io->io_rewind && error != ENOENT && error != EEXIST)
@@ -335,6 +389,10 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 			    "last transactions");
 		return (cli_cannot("import", which, error, err));
 	}
+	if (spa_readonly(spa) && !so.sio_no_cache)
+		fprintf(stderr, "note: '%s' was opened read-only; without the daemon a "
+		    "read-only import is not remembered, so later commands will not "
+		    "find it\n", spa_name(spa));
 	spa_close(spa);
 	return (CLI_EXIT_OK);
 }

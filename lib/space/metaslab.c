@@ -50,13 +50,16 @@
  * it is several times longer than the state it describes
  * (metaslab_should_condense), metaslab_condense writes a fresh one: under
  * the oldest txg involved, ALLOC of the whole metaslab and FREE_NOW of
- * every allocatable segment, then each deferred slot's frees as FREE under
- * their own txg marker (so deferral survives), then txg's own frees.
+ * every segment free as of txg (allocatable, or allocated since by a later
+ * open txg whose ALLOC entries are still to come), then each deferred
+ * slot's frees as FREE under their own txg marker (so deferral survives),
+ * then txg's own frees.
  *
  * Locking.  Each metaslab has a mutex guarding its trees; alloc and free
  * run from many threads at once.  A group's active metaslab is picked
  * under mg_lock, the rotor under mc_rotor_lock, and the list of groups
- * under mc_groups_lock (read-mostly).  Order: mc_groups_lock, then
+ * under mc_groups_lock (read-mostly, writer-preferring: never take it
+ * twice for reading in one thread).  Order: mc_groups_lock, then
  * mc_rotor_lock or mg_lock, then ms_lock; at most one ms_lock at a time.
  * Sync, sync_done and condense run from the sync thread.
  */
@@ -463,9 +466,22 @@ metaslab_condense(metaslab_t *ms, uint64_t txg, void **buf, size_t *len)
 		}
 		order[k] = s;
 	}
+	/*
+	 * Free as of txg: allocatable now, plus what later (open) txgs have
+	 * allocated since; their ALLOC entries come with their own sync.
+	 * (Later txgs have no FREE_NOW yet, and their frees are still in use
+	 * as of txg.)
+	 */
+	range_tree_t *fr = range_tree_create();
+	range_tree_walk(ms->ms_allocatable, ms_add_cb, fr);
+	for (int s = 0; s < TXG_SIZE; s++) {
+		if (s != t)
+			range_tree_walk(ms->ms_allocating[s], ms_add_cb, fr);
+	}
 	space_map_buf_txg(&b, n > 0 ? ms->ms_defer_txg[order[0]] : txg);
 	space_map_buf_range(&b, SM_ALLOC, 0, ms->ms_size);
-	ms_emit_tree(ms, &b, SM_FREE_NOW, ms->ms_allocatable);
+	ms_emit_tree(ms, &b, SM_FREE_NOW, fr);
+	range_tree_destroy(fr);
 	for (int k = 0; k < n; k++) {
 		space_map_buf_txg(&b, ms->ms_defer_txg[order[k]]);
 		ms_emit_tree(ms, &b, SM_FREE, ms->ms_defer[order[k]]);
@@ -496,7 +512,13 @@ metaslab_class_t *
 metaslab_class_create(void)
 {
 	metaslab_class_t *mc = tarn_alloc(sizeof (*mc));
-	VERIFY0(pthread_rwlock_init(&mc->mc_groups_lock, NULL));
+	pthread_rwlockattr_t attr;
+	VERIFY0(pthread_rwlockattr_init(&attr));
+	/* adding a vdev must not starve behind a stream of allocations */
+	VERIFY0(pthread_rwlockattr_setkind_np(&attr,
+	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP));
+	VERIFY0(pthread_rwlock_init(&mc->mc_groups_lock, &attr));
+	pthread_rwlockattr_destroy(&attr);
 	VERIFY0(pthread_mutex_init(&mc->mc_rotor_lock, NULL));
 	return (mc);
 }

@@ -433,7 +433,8 @@ vdev_read(vdev_t *top, vdev_io_t *io)
 	int err = vdev_io_check(top, io);
 	if (err != 0)
 		return (err);
-	vdev_stat_io(top, 0, io->vio_size);
+	if (!top->vdev_ops->vop_leaf)       /* a leaf counts its own I/O */
+		vdev_stat_io(top, 0, io->vio_size);
 	return (top->vdev_ops->vop_read(top, io));
 }
 
@@ -443,7 +444,8 @@ vdev_write(vdev_t *top, vdev_io_t *io)
 	int err = vdev_io_check(top, io);
 	if (err != 0)
 		return (err);
-	vdev_stat_io(top, 1, io->vio_size);
+	if (!top->vdev_ops->vop_leaf)
+		vdev_stat_io(top, 1, io->vio_size);
 	return (top->vdev_ops->vop_write(top, io));
 }
 

@@ -10,6 +10,8 @@
  */
 #include "zap_impl.h"
 
+#include <pthread.h>
+
 #define TBL_PER_BLK   (ZAP_FAT_BLKSZ / 8)
 
 static int
@@ -101,11 +103,53 @@ tbl_double(zap_obj_t *zo)
 	return (err);
 }
 
+/*
+ * Leaf images come from a small per-thread cache: an operation needs one
+ * or two, and allocating (and zeroing) 16 KiB each time costs as much as
+ * reading the leaf.  Images from the cache are not zeroed.
+ */
+#define LEAF_CACHE 4
+typedef struct leaf_cache {
+	int   lc_n;
+	void *lc_bufs[LEAF_CACHE];
+} leaf_cache_t;
+
+static pthread_key_t leaf_cache_key;
+static pthread_once_t leaf_cache_once = PTHREAD_ONCE_INIT;
+
+static void
+leaf_cache_destroy(void *arg)
+{
+	leaf_cache_t *lc = arg;
+	for (int i = 0; i < lc->lc_n; i++)
+		tarn_free(lc->lc_bufs[i]);
+	tarn_free(lc);
+}
+
+static void
+leaf_cache_init(void)
+{
+	VERIFY0(pthread_key_create(&leaf_cache_key, leaf_cache_destroy));
+}
+
+static leaf_cache_t *
+leaf_cache(void)
+{
+	VERIFY0(pthread_once(&leaf_cache_once, leaf_cache_init));
+	leaf_cache_t *lc = pthread_getspecific(leaf_cache_key);
+	if (lc == NULL) {
+		lc = tarn_alloc(sizeof (*lc));
+		VERIFY0(pthread_setspecific(leaf_cache_key, lc));
+	}
+	return (lc);
+}
+
 static void
 leaf_alloc(zap_leaf_t *l, uint64_t blk)
 {
+	leaf_cache_t *lc = leaf_cache();
 	memset(l, 0, sizeof (*l));
-	l->l_buf = tarn_alloc(ZAP_FAT_BLKSZ);
+	l->l_buf = lc->lc_n > 0 ? lc->lc_bufs[--lc->lc_n] : tarn_alloc(ZAP_FAT_BLKSZ);
 	l->l_size = ZAP_FAT_BLKSZ;
 	l->l_blk = blk;
 }
@@ -113,7 +157,11 @@ leaf_alloc(zap_leaf_t *l, uint64_t blk)
 static void
 leaf_release(zap_leaf_t *l)
 {
-	tarn_free(l->l_buf);
+	leaf_cache_t *lc = leaf_cache();
+	if (l->l_buf != NULL && lc->lc_n < LEAF_CACHE)
+		lc->lc_bufs[lc->lc_n++] = l->l_buf;
+	else
+		tarn_free(l->l_buf);
 	l->l_buf = NULL;
 }
 

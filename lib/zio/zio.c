@@ -31,7 +31,10 @@
  * bad children.  When a DVA fails (EIO or ECKSUM) the next is tried;
  * once one verifies, the DVAs that failed before it are rewritten with
  * the good bytes (self-heal across ditto copies) unless the context is
- * read-only or the caller said NOHEAL.  A scrub read (ZIO_FLAG_SCRUB)
+ * read-only or the caller said NOHEAL; such a rewrite is counted in the
+ * context's zs_heal_* and in vs_repaired_bytes of that DVA's top-level
+ * vdev (repairs inside a mirror/raidz are counted by the vdev layer on
+ * the leaves).  A scrub read (ZIO_FLAG_SCRUB)
  * reads and verifies every DVA with VDEV_IO_SCRUB and repairs all bad
  * ones.  Only verified bytes are decompressed into the caller's buffer;
  * when no copy verifies (or verified bytes do not decompress) the read
@@ -563,10 +566,16 @@ zio_read_dvas(zio_ctx_t *zc, const blkptr_t *bp, void *pbuf, int flags)
 	return (0);
 }
 
+/*
+ * A read failed: zero the buffer (when bp's lsize can be trusted, i.e.
+ * bp passed validation) and report the block.
+ */
 static int
-zio_read_failed(zio_ctx_t *zc, const blkptr_t *bp, void *buf, int flags, int err)
+zio_read_failed(zio_ctx_t *zc, const blkptr_t *bp, void *buf, int flags,
+    int err, bool bp_valid)
 {
-	memset(buf, 0, bp->bp_lsize);
+	if (bp_valid)
+		memset(buf, 0, bp->bp_lsize);
 	ZIO_STAT_ADD(zc, zs_read_failures, 1);
 	if (!(flags & ZIO_FLAG_SPECULATIVE) && zc->zc_error_fn != NULL)
 		zc->zc_error_fn(zc->zc_error_arg, bp, err);
@@ -576,13 +585,16 @@ zio_read_failed(zio_ctx_t *zc, const blkptr_t *bp, void *buf, int flags, int err
 int
 zio_read(zio_ctx_t *zc, const blkptr_t *bp, void *buf, int flags)
 {
-	if (BP_IS_HOLE(bp)) {
+	if (BP_IS_HOLE(bp) && bp->bp_lsize <= SPA_MAXBLOCKSIZE) {
 		memset(buf, 0, bp->bp_lsize);
 		return (0);
 	}
-	/* A bp that cannot be ours is as bad as a block that does not verify. */
+	/*
+	 * A bp that cannot be ours is as bad as a block that does not
+	 * verify; its lsize may be garbage, so buf is left alone.
+	 */
 	if (blkptr_validate(bp, zc->zc_root) != 0)
-		return (zio_read_failed(zc, bp, buf, flags, SET_ERROR(ECKSUM)));
+		return (zio_read_failed(zc, bp, buf, flags, SET_ERROR(ECKSUM), false));
 	bool compressed = bp->bp_comp != ZIO_COMPRESS_OFF;
 	void *pbuf = compressed ? tarn_alloc_aligned(bp->bp_psize) : buf;
 	int err = zio_read_dvas(zc, bp, pbuf, flags);
@@ -592,7 +604,7 @@ zio_read(zio_ctx_t *zc, const blkptr_t *bp, void *buf, int flags)
 	if (compressed)
 		tarn_free(pbuf);
 	if (err != 0)
-		return (zio_read_failed(zc, bp, buf, flags, err));
+		return (zio_read_failed(zc, bp, buf, flags, err, true));
 	ZIO_STAT_ADD(zc, zs_reads, 1);
 	return (0);
 }

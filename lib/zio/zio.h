@@ -10,6 +10,7 @@
  * decompress.  A block that cannot be read intact returns EIO/ECKSUM and
  * is reported through the context's error callback; it is never returned.
  * It does not know what a block means.
+ * Theory: the comment at the top of zio.c.
  */
 #ifndef TARN_ZIO_H
 #define TARN_ZIO_H
@@ -25,7 +26,11 @@ typedef struct zio_ctx zio_ctx_t;
 /* Called for every block that could not be read intact. */
 typedef void (*zio_error_fn_t)(void *arg, const blkptr_t *bp, int error);
 
-/* Context shared by all I/O of one pool. */
+/*
+ * Context shared by all I/O of one pool: the opened vdev tree, the
+ * metaslab class to allocate from, and a worker pool of nthreads
+ * (0 = one per online CPU).  Set the error callback before I/O starts.
+ */
 zio_ctx_t *zio_ctx_create(vdev_t *root, metaslab_class_t *mc, int nthreads);
 void zio_ctx_destroy(zio_ctx_t *zc);
 void zio_ctx_set_readonly(zio_ctx_t *zc, bool readonly); /* no heal writes */
@@ -56,11 +61,14 @@ typedef struct zio_prop {
 /* Read flags */
 #define ZIO_FLAG_SCRUB     0x01   /* read and verify every copy; repair */
 #define ZIO_FLAG_NOHEAL    0x02
-#define ZIO_FLAG_SPECULATIVE 0x04 /* failure is expected: no error report */
+#define ZIO_FLAG_SPECULATIVE 0x04 /* failure is expected: no error report,
+                                     errors not counted on the vdevs */
 
 /*
  * Read the block bp points to into buf (bp_lsize bytes), verified and
  * decompressed.  A hole reads as zeros.  Returns 0, EIO or ECKSUM.
+ * A bp that fails blkptr_validate is ECKSUM (reported, buf untouched);
+ * after any other failure buf is zeroed.  Scrub/heal: zio.c's theory.
  */
 int zio_read(zio_ctx_t *zc, const blkptr_t *bp, void *buf, int flags);
 

@@ -94,6 +94,10 @@ sums_save "${D[3]}" "${D[4]}"
 tarn_err 1 "^cannot create 'other': .*${D[3]}.*pool 'active'" \
 	pool create other "${D[4]}" "${D[3]}"
 sums_check
+# -f is for exported pools: a device of a pool imported here stays taken
+tarn_err 1 "^cannot create 'other': .*${D[3]}.*imported pool 'active'" \
+	pool create -f other "${D[4]}" "${D[3]}"
+sums_check
 tarn_err 1 "^cannot create 'active': " pool create active "${D[4]}"
 sums_check
 tarn_ok pool destroy new

@@ -173,7 +173,7 @@ main(int argc, char **argv)
 			size = tarn_rand_range(&r, 4096);
 			break;
 		case 1: {   /* a valid compressed block, mutated */
-			uint64_t lsize = 4 * KiB * (1 + tarn_rand_range(&r, 32));
+			uint64_t lsize = 4 * KiB * (1 + tarn_rand_range(&r, 16));
 			uint64_t psize = zio_compress(alg, 0, src, pl, lsize);
 			((blkptr_t *)in)->bp_lsize = (uint32_t)lsize;
 			size += psize;

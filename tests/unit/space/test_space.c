@@ -1014,6 +1014,11 @@ test_condense(void)
 	/* condense every metaslab in txg (with changes before and after) */
 	wl_alloc(&tp, &w, &r, txg, 30);
 	wl_free(&tp, &w, &r, txg, 30);
+	/* the open txg changes things too: not part of the condensed map */
+	wl_t open = { 0 };
+	wl_alloc(&tp, &open, &r, txg + 1, 20);
+	wl_free(&tp, &w, &r, txg + 1, 20);
+	wl_free(&tp, &open, &r, txg + 1, 5);
 	uint64_t before = 0, after = 0;
 	for (uint64_t m = 0; m < metaslab_group_count(tp.tp_mg[0]); m++) {
 		metaslab_t *ms = metaslab_group_get(tp.tp_mg[0], m);
@@ -1035,7 +1040,17 @@ test_condense(void)
 	wl_alloc(&tp, &w, &r, txg, 30);         /* a later pass appends */
 	wl_free(&tp, &w, &r, txg, 30);
 	tpool_sync(&tp, txg);
+	txg++;
+	tpool_sync(&tp, txg);                   /* the open txg's turn */
 	check_reload(&tp, txg, true);
+	for (size_t i = 0; i < open.w_n; i++) {
+		if (w.w_n == w.w_cap) {
+			w.w_cap *= 2;
+			w.w_blk = realloc(w.w_blk, w.w_cap * sizeof (blk_t));
+		}
+		w.w_blk[w.w_n++] = open.w_blk[i];
+	}
+	free(open.w_blk);
 	/* deferral survived: keep going and compare as frees mature */
 	for (int i = 0; i < 4; i++) {
 		txg++;

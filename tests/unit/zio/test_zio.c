@@ -974,6 +974,87 @@ test_write_errors(void)
 	tp_close(&tp);
 }
 
+/* Every copy on a device that fails reads with EIO: the read is EIO. */
+static void
+test_read_eio(void)
+{
+	tpool_t tp;
+	tp_simple(&tp, 2, 0);
+	uint8_t data[8192], back[8192];
+	fill_data(data, sizeof (data), 31, true);
+	zio_prop_t zp = prop(ZIO_CHECKSUM_XXH3_128, ZIO_COMPRESS_LZ4, 2);
+	blkptr_t bp;
+	TT_OK(zio_write(tp.zc, 60, &zp, data, sizeof (data), &bp, false));
+	vdev_fault_cfg_t cfg = { .vfc_read_eio_ppm = 1000000, .vfc_seed = 2 };
+	vdev_close(tp.root);
+	vdev_fault_t *vf0 = vdev_fault_attach(tp.path[0], &cfg);
+	TT_OK(vdev_open(tp.root, false));
+	/* one copy unreadable: the other serves, and heals (writes work) */
+	TT_OK(zio_read(tp.zc, &bp, back, ZIO_FLAG_SCRUB));
+	TT_CHECK(memcmp(back, data, sizeof (back)) == 0);
+	TT_CHECK(tp.leaf[0]->vdev_stat.vs_read_errors >= 1);
+	TT_EQ(tp.leaf[1]->vdev_stat.vs_read_errors, 0);
+	vdev_close(tp.root);
+	vdev_fault_t *vf1 = vdev_fault_attach(tp.path[1], &cfg);
+	TT_OK(vdev_open(tp.root, false));
+	TT_EQ(zio_read(tp.zc, &bp, back, 0), EIO);
+	TT_EQ(tp.errors, 1);
+	TT_EQ(tp.last_error, EIO);
+	TT_EQ(zio_read(tp.zc, &bp, back, ZIO_FLAG_SPECULATIVE), EIO);
+	TT_EQ(tp.errors, 1);
+	vdev_close(tp.root);
+	vdev_fault_detach(vf0);
+	vdev_fault_detach(vf1);
+	TT_OK(vdev_open(tp.root, false));
+	TT_OK(zio_read(tp.zc, &bp, back, 0));
+	TT_CHECK(memcmp(back, data, sizeof (back)) == 0);
+	tp_close(&tp);
+}
+
+/* Many readers of the same damaged blocks at once: all good, all healed. */
+static void
+test_concurrent_heal(void)
+{
+	tpool_t tp;
+	tp_simple(&tp, 2, 0);
+	enum { N = 48, R = 4 };
+	blkptr_t bps[N];
+	uint8_t *data[N];
+	uint64_t lsz[N];
+	write_read_many(&tp, N, 2, 70, bps, data, lsz);
+	for (int i = 0; i < N; i++)
+		corrupt_dva(&tp, &bps[i], 0);
+	uint8_t *back[N * R];
+	int errs[N * R];
+	zio_batch_t *b = zio_batch_create(tp.zc);
+	for (int k = 0; k < N * R; k++) {
+		back[k] = tarn_alloc(lsz[k % N]);
+		zio_batch_read(b, &bps[k % N], back[k], 0, &errs[k]);
+	}
+	TT_OK(zio_batch_wait(b));
+	for (int k = 0; k < N * R; k++) {
+		TT_EQ(errs[k], 0);
+		TT_CHECK(memcmp(back[k], data[k % N], lsz[k % N]) == 0);
+		tarn_free(back[k]);
+	}
+	zio_stats_t st;
+	zio_ctx_stats(tp.zc, &st);
+	TT_CHECK(st.zs_heal_writes >= N && st.zs_heal_writes <= N * R);
+	/* every copy 0 holds the good bytes again */
+	for (int i = 0; i < N; i++) {
+		vdev_t *top = vdev_lookup_top(tp.root, bps[i].bp_dva[0].dva_vdev);
+		vdev_t *top1 = vdev_lookup_top(tp.root, bps[i].bp_dva[1].dva_vdev);
+		uint8_t *r0 = tarn_alloc(bps[i].bp_psize), *r1 = tarn_alloc(bps[i].bp_psize);
+		raw_read(top->vdev_path, bps[i].bp_dva[0].dva_offset, r0, bps[i].bp_psize);
+		raw_read(top1->vdev_path, bps[i].bp_dva[1].dva_offset, r1, bps[i].bp_psize);
+		TT_CHECK(memcmp(r0, r1, bps[i].bp_psize) == 0);
+		tarn_free(r0);
+		tarn_free(r1);
+		tarn_free(data[i]);
+	}
+	tp_close(&tp);
+}
+
 TT_MAIN(
 	{ "roundtrip_all_algorithms", test_roundtrip_all_algorithms },
 	{ "ditto_copies", test_ditto_copies },
@@ -991,4 +1072,6 @@ TT_MAIN(
 	{ "invalid", test_invalid },
 	{ "blkptr_validate", test_blkptr_validate },
 	{ "write_errors", test_write_errors },
+	{ "read_eio", test_read_eio },
+	{ "concurrent_heal", test_concurrent_heal },
 )

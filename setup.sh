@@ -1,0 +1,37 @@
+#!/bin/bash
+# setup.sh — one command from a fresh clone to a working Tarn: install the
+# Debian packages that are missing (apt-get, only those), build in build/,
+# then run the demo (scripts/demo.sh).  Safe to run again.
+#   ./setup.sh             install + build + demo
+#   ./setup.sh --no-demo   install + build
+set -eu
+cd "$(dirname "$0")"
+
+PKGS=(meson ninja-build pkg-config gcc libc6-dev libfuse3-dev fuse3 liblz4-dev
+	libzstd-dev zlib1g-dev libxxhash-dev libssl-dev libisal-dev python3)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "== installing missing packages: ${missing[*]}"
+	SUDO=
+	[ "$(id -u)" -ne 0 ] && SUDO=sudo
+	$SUDO apt-get update
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+else
+	echo "== all needed packages are installed"
+fi
+
+echo "== building in build/"
+[ -f build/build.ninja ] || meson setup build
+ninja -C build
+
+if [ "${1:-}" != "--no-demo" ]; then
+	echo
+	scripts/demo.sh
+fi
+echo
+echo "Next: run every test with   tests/run"

@@ -1,0 +1,3 @@
+#include "vdev_tt.h"
+static void test_x(void) {}
+TT_MAIN({ "x", test_x })

@@ -1,0 +1,325 @@
+/*
+ * vdev tree unit tests: leaf sizes and ashift, devices that are missing
+ * or too small, state propagation through mirrors, raidz and the root,
+ * names, lookups, GUID sums, the exclusive lock, preset top-level sizes,
+ * flush against redundancy, counters, and I/O on a single-leaf top.
+ */
+#include "vdev_tt.h"
+
+#include <sys/stat.h>
+
+#define LEAF_ASIZE(psize, ashift) \
+	P2ALIGN(P2ALIGN((psize), VDEV_LABEL_SIZE) - VDEV_LABEL_START_SIZE - \
+	    VDEV_LABEL_END_SIZE, 1ULL << (ashift))
+
+static void
+test_leaf_sizes(void)
+{
+	uint64_t psize = 64 * MiB + 100 * KiB + 3;
+	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_t *a = tt_leaf("ls", 0, psize);
+	vdev_t *b = tt_leaf("ls", 1, psize + 3 * KiB);
+	b->vdev_ashift = 13;
+	vdev_add_child(root, a);
+	vdev_add_child(root, b);
+	TT_OK(vdev_open(root, false));
+	TT_EQ(a->vdev_type, VDEV_TYPE_FILE);
+	TT_EQ(a->vdev_psize, psize);
+	TT_EQ(a->vdev_ashift, 9);
+	TT_EQ(a->vdev_asize, LEAF_ASIZE(psize, 9));
+	TT_EQ(b->vdev_ashift, 13);
+	TT_EQ(b->vdev_asize, LEAF_ASIZE(psize + 3 * KiB, 13));
+	TT_EQ(root->vdev_asize, a->vdev_asize + b->vdev_asize);
+	TT_EQ(vdev_psize_to_asize(b, 1), 8192);
+	uint64_t size, sector;
+	bool is_disk;
+	TT_OK(vdev_leaf_probe(a->vdev_path, &size, &sector, &is_disk));
+	TT_EQ(size, psize);
+	TT_EQ(sector, 512);
+	TT_CHECK(!is_disk);
+	TT_EQ(vdev_leaf_probe("/nonexistent/x", &size, &sector, &is_disk), ENOENT);
+	TT_EQ(vdev_leaf_probe(tt_tmpdir(), &size, &sector, &is_disk), ENOTBLK);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+}
+
+static void
+test_unopenable(void)
+{
+	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_t *m = vdev_alloc(VDEV_TYPE_MIRROR, 0);
+	vdev_t *small = tt_leaf("un", 0, 4 * MiB);
+	vdev_t *gone = vdev_alloc(VDEV_TYPE_FILE, 0);
+	gone->vdev_path = tarn_strdup("/nonexistent/dev");
+	vdev_add_child(m, small);
+	vdev_add_child(m, gone);
+	vdev_add_child(root, m);
+	TT_EQ(vdev_open(root, false), ENXIO);
+	TT_EQ(small->vdev_state, VDEV_STATE_CANT_OPEN);
+	TT_EQ(small->vdev_open_error, EOVERFLOW);
+	TT_EQ(gone->vdev_open_error, ENOENT);
+	TT_EQ(m->vdev_state, VDEV_STATE_CANT_OPEN);
+	TT_EQ(root->vdev_state, VDEV_STATE_FAULTED);
+	TT_CHECK(strcmp(vdev_state_name(small->vdev_state), "UNAVAIL") == 0);
+	uint8_t buf[512];
+	vdev_io_t io = { .vio_size = 512, .vio_buf = buf };
+	TT_EQ(vdev_read(m, &io), EIO);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+}
+
+/* root: mirror(2) + raidz1(3) + one leaf; lose devices one by one. */
+static vdev_t *
+mixed_tree(void)
+{
+	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_t *m = vdev_alloc(VDEV_TYPE_MIRROR, 0);
+	vdev_t *z = vdev_alloc(VDEV_TYPE_RAIDZ, 0);
+	z->vdev_nparity = 1;
+	for (int i = 0; i < 2; i++)
+		vdev_add_child(m, tt_leaf("mx", i, TT_DEV_SIZE));
+	for (int i = 2; i < 5; i++)
+		vdev_add_child(z, tt_leaf("mx", i, TT_DEV_SIZE));
+	vdev_add_child(root, m);
+	vdev_add_child(root, z);
+	vdev_add_child(root, tt_leaf("mx", 5, TT_DEV_SIZE));
+	return (root);
+}
+
+static void
+test_states(void)
+{
+	vdev_t *root = mixed_tree();
+	vdev_t *m = root->vdev_child[0], *z = root->vdev_child[1];
+	TT_OK(vdev_open(root, false));
+	TT_EQ(root->vdev_state, VDEV_STATE_HEALTHY);
+	TT_CHECK(strcmp(vdev_state_name(root->vdev_state), "ONLINE") == 0);
+	vdev_close(root);
+	TT_EQ(m->vdev_child[0]->vdev_state, VDEV_STATE_CLOSED);
+	TT_EQ(m->vdev_child[0]->vdev_fd, -1);
+
+	(void) unlink(m->vdev_child[1]->vdev_path);
+	TT_OK(vdev_open(root, false));
+	TT_EQ(m->vdev_state, VDEV_STATE_DEGRADED);
+	TT_EQ(root->vdev_state, VDEV_STATE_DEGRADED);
+	TT_EQ(z->vdev_state, VDEV_STATE_HEALTHY);
+	vdev_close(root);
+
+	(void) unlink(z->vdev_child[0]->vdev_path);
+	TT_OK(vdev_open(root, false));
+	TT_EQ(z->vdev_state, VDEV_STATE_DEGRADED);
+	vdev_close(root);
+
+	(void) unlink(z->vdev_child[2]->vdev_path);
+	TT_EQ(vdev_open(root, false), ENXIO);
+	TT_EQ(z->vdev_state, VDEV_STATE_CANT_OPEN);
+	TT_EQ(root->vdev_state, VDEV_STATE_FAULTED);
+	TT_EQ(m->vdev_state, VDEV_STATE_DEGRADED);
+	/* A raidz's asize survives losing children (it was set at first open). */
+	TT_CHECK(z->vdev_asize > 0);
+	vdev_close(root);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+}
+
+static void
+test_names_lookup_guids(void)
+{
+	vdev_t *root = mixed_tree();
+	vdev_t *m = root->vdev_child[0], *z = root->vdev_child[1];
+	TT_CHECK(strcmp(vdev_type_name(root), "root") == 0);
+	TT_CHECK(strcmp(vdev_type_name(m), "mirror") == 0);
+	TT_CHECK(strcmp(vdev_type_name(z), "raidz1") == 0);
+	z->vdev_nparity = 3;
+	TT_CHECK(strcmp(vdev_type_name(z), "raidz3") == 0);
+	z->vdev_nparity = 1;
+	TT_CHECK(strcmp(vdev_type_name(root->vdev_child[2]), root->vdev_child[2]->vdev_path) == 0);
+	TT_CHECK(strcmp(vdev_state_name(VDEV_STATE_DEGRADED), "DEGRADED") == 0);
+	TT_CHECK(strcmp(vdev_state_name(VDEV_STATE_FAULTED), "FAULTED") == 0);
+	TT_CHECK(strcmp(vdev_state_name(VDEV_STATE_OFFLINE), "OFFLINE") == 0);
+	TT_CHECK(strcmp(vdev_state_name(VDEV_STATE_REMOVED), "REMOVED") == 0);
+
+	TT_CHECK(vdev_lookup_top(root, 1) == z);
+	TT_CHECK(vdev_lookup_top(root, 3) == NULL);
+	TT_CHECK(vdev_lookup_guid(root, z->vdev_child[2]->vdev_guid) == z->vdev_child[2]);
+	TT_CHECK(vdev_lookup_guid(root, 12345) == NULL);
+	TT_CHECK(z->vdev_child[1]->vdev_top == z);
+	TT_CHECK(root->vdev_child[2]->vdev_top == root->vdev_child[2]);
+	TT_EQ(z->vdev_child[1]->vdev_id, 1);
+
+	uint64_t sum = root->vdev_guid + m->vdev_guid + z->vdev_guid +
+	    root->vdev_child[2]->vdev_guid;
+	for (int i = 0; i < 2; i++)
+		sum += m->vdev_child[i]->vdev_guid;
+	for (int i = 0; i < 3; i++)
+		sum += z->vdev_child[i]->vdev_guid;
+	TT_EQ(root->vdev_guid_sum, sum);
+	/* Freeing a child unlinks it and renumbers its siblings. */
+	vdev_t *gone = z->vdev_child[0];
+	sum -= gone->vdev_guid;
+	(void) unlink(gone->vdev_path);
+	vdev_free(gone);
+	TT_EQ(z->vdev_children, 2);
+	TT_EQ(z->vdev_child[0]->vdev_id, 0);
+	TT_EQ(z->vdev_child[1]->vdev_id, 1);
+	TT_EQ(root->vdev_guid_sum, sum);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+}
+
+/* A writer holds the devices: a second writer gets EBUSY; readers pass. */
+static void
+test_exclusive(void)
+{
+	vdev_t *a = tt_group_tree(VDEV_TYPE_MIRROR, 0, 2, 0, "ex");
+	TT_OK(vdev_open(a, false));
+	vdev_t *b = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_t *bl = vdev_alloc(VDEV_TYPE_FILE, 0);
+	bl->vdev_path = tarn_strdup(a->vdev_child[0]->vdev_child[0]->vdev_path);
+	vdev_add_child(b, bl);
+	TT_EQ(vdev_open(b, false), EBUSY);
+	TT_EQ(bl->vdev_open_error, EBUSY);
+	vdev_close(b);
+	TT_OK(vdev_open(b, true));
+	TT_CHECK(bl->vdev_readonly);
+	uint8_t buf[512] = { 0 };
+	vdev_io_t io = { .vio_size = 512, .vio_buf = buf };
+	TT_EQ(vdev_write(bl, &io), EROFS);
+	TT_OK(vdev_read(bl, &io));
+	vdev_close(a);
+	vdev_close(b);
+	TT_OK(vdev_open(b, false));
+	vdev_free(b);
+	tt_unlink_leaves(a);
+	vdev_free(a);
+}
+
+/* A top-level size recorded earlier holds: shrunk devices cannot open. */
+static void
+test_preset_asize(void)
+{
+	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 1, 3, 0, "ps");
+	vdev_t *z = root->vdev_child[0];
+	TT_OK(vdev_open(root, false));
+	uint64_t asize = z->vdev_asize;
+	vdev_close(root);
+	TT_OK(truncate(z->vdev_child[0]->vdev_path, 2 * TT_DEV_SIZE));
+	TT_OK(vdev_open(root, false));
+	TT_EQ(z->vdev_asize, asize);
+	TT_EQ(z->vdev_state, VDEV_STATE_HEALTHY);
+	vdev_close(root);
+	TT_OK(truncate(z->vdev_child[1]->vdev_path, TT_DEV_SIZE - MiB));
+	TT_OK(vdev_open(root, false));
+	TT_EQ(z->vdev_child[1]->vdev_state, VDEV_STATE_CANT_OPEN);
+	TT_EQ(z->vdev_child[1]->vdev_open_error, EOVERFLOW);
+	TT_EQ(z->vdev_state, VDEV_STATE_DEGRADED);
+	TT_EQ(z->vdev_asize, asize);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+
+	/* A single-leaf top too. */
+	root = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_t *l = tt_leaf("ps1", 0, TT_DEV_SIZE);
+	vdev_add_child(root, l);
+	TT_OK(vdev_open(root, false));
+	vdev_close(root);
+	TT_OK(truncate(l->vdev_path, TT_DEV_SIZE - MiB));
+	TT_EQ(vdev_open(root, false), ENXIO);
+	TT_EQ(l->vdev_open_error, EOVERFLOW);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+}
+
+static void
+test_flush(void)
+{
+	vdev_t *root = mixed_tree();
+	vdev_t *m = root->vdev_child[0], *z = root->vdev_child[1];
+	vdev_fault_cfg_t fc = { 0 };
+	vdev_fault_t *f0 = vdev_fault_attach(m->vdev_child[0]->vdev_path, &fc);
+	vdev_fault_t *f1 = vdev_fault_attach(m->vdev_child[1]->vdev_path, &fc);
+	vdev_fault_t *f2 = vdev_fault_attach(z->vdev_child[0]->vdev_path, &fc);
+	vdev_fault_t *f3 = vdev_fault_attach(z->vdev_child[1]->vdev_path, &fc);
+	TT_OK(vdev_open(root, false));
+	TT_OK(vdev_flush(root));
+	vdev_fault_set_dead(f0, true);
+	vdev_fault_set_dead(f2, true);
+	TT_OK(vdev_flush(root));
+	TT_OK(vdev_flush(m));
+	vdev_fault_set_dead(f1, true);
+	TT_EQ(vdev_flush(m), EIO);
+	TT_EQ(vdev_flush(root), EIO);
+	vdev_fault_set_dead(f1, false);
+	vdev_fault_set_dead(f3, true);
+	TT_EQ(vdev_flush(z), EIO);
+	vdev_close(root);
+	vdev_fault_detach(f0);
+	vdev_fault_detach(f1);
+	vdev_fault_detach(f2);
+	vdev_fault_detach(f3);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+}
+
+/* A single leaf as a top-level vdev: I/O, checksum errors, bounds. */
+static void
+test_leaf_top_io(void)
+{
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 8);
+	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_t *l = tt_leaf("lt", 0, TT_DEV_SIZE);
+	l->vdev_ashift = 12;
+	vdev_add_child(root, l);
+	TT_OK(vdev_open(root, false));
+	uint8_t data[5000], buf[5000], tail[4096];
+	tt_fill_random(&r, data, sizeof (data));
+	vdev_io_t io = { .vio_offset = 8192, .vio_size = sizeof (data), .vio_buf = data };
+	TT_OK(vdev_write(l, &io));
+	/* The last sector is zero-padded on disk. */
+	tt_file_rw(l->vdev_path, false, tail, 4096, 8192 + 4096);
+	TT_CHECK(memcmp(tail, data + 4096, 5000 - 4096) == 0);
+	for (size_t i = 5000 - 4096; i < 4096; i++)
+		TT_CHECK(tail[i] == 0);
+	tt_ck_t ck;
+	tt_ck_set(&ck, data, sizeof (data));
+	io = (vdev_io_t){ .vio_offset = 8192, .vio_size = sizeof (data), .vio_buf = buf,
+	    .vio_verify = tt_verify, .vio_verify_arg = &ck };
+	TT_OK(vdev_read(l, &io));
+	TT_CHECK(memcmp(buf, data, sizeof (data)) == 0);
+	uint8_t flipped = data[100] ^ 1;
+	tt_file_rw(l->vdev_path, true, &flipped, 1, 8192 + 100);
+	TT_EQ(vdev_read(l, &io), ECKSUM);
+	TT_EQ(tt_cksum_errors(l), 1);
+	TT_EQ(l->vdev_stat.vs_ops[0], 2);
+	TT_EQ(l->vdev_stat.vs_bytes[1], 8192);
+	io.vio_offset = l->vdev_asize - 4096;
+	TT_EQ(vdev_read(l, &io), EINVAL);
+	io.vio_offset = l->vdev_asize - 8192;
+	TT_EQ(vdev_read(l, &io), ECKSUM);   /* zeros: readable, wrong checksum */
+	TT_EQ(vdev_flush(root), 0);
+	/* Raw leaf I/O reaches the labels; the data area starts at 4 MiB. */
+	TT_OK(vdev_leaf_pread(l, tail, 4096, VDEV_LABEL_START_SIZE + 8192));
+	TT_CHECK(memcmp(tail, data, 100) == 0 && tail[100] == flipped);
+	TT_EQ(vdev_leaf_pread(l, tail, 4096, l->vdev_psize - 1), EINVAL);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+}
+
+static void
+test_cleanup(void)
+{
+	tt_tmpdir_cleanup();
+}
+
+TT_MAIN(
+	{ "leaf_sizes", test_leaf_sizes },
+	{ "unopenable", test_unopenable },
+	{ "states", test_states },
+	{ "names_lookup_guids", test_names_lookup_guids },
+	{ "exclusive", test_exclusive },
+	{ "preset_asize", test_preset_asize },
+	{ "flush", test_flush },
+	{ "leaf_top_io", test_leaf_top_io },
+	{ "cleanup", test_cleanup },
+)
