@@ -569,8 +569,12 @@ mc_add_group(metaslab_class_t *mc, metaslab_group_t *mg)
 metaslab_group_t *
 metaslab_group_create(metaslab_class_t *mc, vdev_t *top)
 {
+	/*
+	 * Metaslabs cover whole sectors; allocations are aligned to ashift
+	 * anyway, so a last partial ashift unit simply never fits a block.
+	 */
 	uint64_t ashift = MAX(top->vdev_ashift, SPA_MINBLOCKSHIFT);
-	uint64_t asize = P2ALIGN(top->vdev_asize, 1ULL << ashift);
+	uint64_t asize = P2ALIGN(top->vdev_asize, SPA_MINBLOCKSIZE);
 	VERIFY3U(asize, >, 0);
 	if (top->vdev_ms_shift == 0)
 		top->vdev_ms_shift = metaslab_pick_shift(asize);

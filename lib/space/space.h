@@ -99,8 +99,8 @@ void metaslab_class_destroy(metaslab_class_t *mc);
  * else they are chosen (metaslab_pick_shift) and stored there; the group
  * is stored in top->vdev_ms_group.  All space is allocated (unusable)
  * until each metaslab is loaded.  VERIFYs that the geometry fits:
- * callers check imported values ((count - 1) << ms_shift < asize,
- * ashift <= ms_shift < 63) before calling.
+ * callers check imported values ((count - 1) << ms_shift < asize
+ * rounded down to 512, ashift <= ms_shift < 63) before calling.
  */
 metaslab_group_t *metaslab_group_create(metaslab_class_t *mc, vdev_t *top);
 void metaslab_group_destroy(metaslab_group_t *mg);

@@ -66,8 +66,8 @@ sl_defer_cb(void *arg, uint64_t txg, uint64_t start, uint64_t size)
 static bool
 sl_equal(const seglist_t *a, const seglist_t *b)
 {
-	return (a->sl_n == b->sl_n &&
-	    memcmp(a->sl_v, b->sl_v, a->sl_n * 3 * sizeof (uint64_t)) == 0);
+	return (a->sl_n == b->sl_n && (a->sl_n == 0 ||
+	    memcmp(a->sl_v, b->sl_v, a->sl_n * 3 * sizeof (uint64_t)) == 0));
 }
 
 static void
@@ -663,6 +663,21 @@ test_group_layout(void)
 	TT_EQ(s.ms_total, 100 * MiB + 12 * KiB);
 	TT_EQ(s.ms_free, s.ms_total);
 	TT_EQ(s.ms_max_seg, 16 * MiB);
+	tpool_fini(&tp);
+
+	/* a tail shorter than one ashift unit: a tiny last metaslab, never used */
+	tpool_init(&tp, 1, 64 * MiB + 512, 12, 23);
+	TT_EQ(metaslab_group_count(tp.tp_mg[0]), 9);
+	TT_EQ(metaslab_size(metaslab_group_get(tp.tp_mg[0], 8)), 512);
+	dva_t d;
+	uint64_t n = 0;
+	while (metaslab_alloc(tp.tp_mc, 4096, 1, 5, &d) == 0) {
+		TT_ASSERT(d.dva_offset + 4096 <= 64 * MiB);
+		n++;
+	}
+	TT_EQ(n, 64 * MiB / 4096);
+	space_of(&tp, &s);
+	TT_EQ(s.ms_free, 512);
 	tpool_fini(&tp);
 }
 

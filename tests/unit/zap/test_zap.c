@@ -162,6 +162,8 @@ test_micro_grow_upgrade(void)
 		snprintf(name, sizeof (name), "entry-%d", i);
 		TT_OK(zap_add_int(g_os, obj, name, i * 3, tx));
 		dmu_tx_commit(tx);
+		if (i % 37 == 0)   /* grow clean blocks too, not only dirty ones */
+			TT_OK(txg_wait_synced(dmu_objset_pool(g_os), 0));
 		dmu_object_info_t doi;
 		TT_OK(dmu_object_info(g_os, obj, &doi));
 		if (i < (int)ZAP_MICRO_CAP(ZAP_MICRO_MAX_BLKSZ)) {
@@ -712,6 +714,96 @@ test_threads(void)
 	pool_destroy();
 }
 
+typedef struct churn_arg {
+	uint64_t     obj;
+	int          stop;          /* atomic */
+	int          err;
+	uint64_t     rounds;        /* atomic */
+} churn_arg_t;
+
+/* Add and remove transient entries until told to stop. */
+static void *
+churn_main(void *p)
+{
+	churn_arg_t *a = p;
+	char name[32];
+	uint64_t next = 0;
+	while (!__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE) && a->err == 0) {
+		dmu_tx_t *tx = dmu_tx_create(g_os);
+		zap_tx_hold(tx, g_os, a->obj, 40);
+		if ((a->err = dmu_tx_assign(tx, TXG_WAIT)) != 0) {
+			dmu_tx_abort(tx);
+			break;
+		}
+		for (int i = 0; i < 20 && a->err == 0; i++, next++) {
+			snprintf(name, sizeof (name), "t%" PRIu64, next);
+			a->err = zap_add_int(g_os, a->obj, name, (1ULL << 40) | next, tx);
+			if (a->err == 0 && next >= 500) {
+				snprintf(name, sizeof (name), "t%" PRIu64, next - 500);
+				a->err = zap_remove(g_os, a->obj, name, tx);
+			}
+		}
+		dmu_tx_commit(tx);
+		__atomic_add_fetch(&a->rounds, 1, __ATOMIC_RELEASE);
+	}
+	return (NULL);
+}
+
+/* Cursor walks in one thread while another thread changes the object. */
+static void
+test_cursor_concurrent(void)
+{
+	pool_create(1);
+	const int STABLE = 3000;
+	uint64_t obj = new_zap();
+	char name[32];
+	dmu_tx_t *tx = tx_begin(obj, STABLE);
+	for (int i = 0; i < STABLE; i++) {
+		snprintf(name, sizeof (name), "s%d", i);
+		TT_OK(zap_add_int(g_os, obj, name, i, tx));
+	}
+	dmu_tx_commit(tx);
+	churn_arg_t ca = { .obj = obj };
+	pthread_t th;
+	TT_OK(pthread_create(&th, NULL, churn_main, &ca));
+	uint8_t *seen = tarn_alloc(STABLE);
+	for (int walk = 0; walk < 6; walk++) {
+		memset(seen, 0, STABLE);
+		zap_cursor_t zc;
+		zap_attribute_t za;
+		int err;
+		uint64_t cookie = 0, steps = 0;
+		zap_cursor_init(&zc, g_os, obj, 0);
+		while ((err = zap_cursor_retrieve(&zc, &za)) == 0) {
+			TT_CHECK(zap_cursor_serialize(&zc) >= cookie);
+			if (za.za_first_integer < (uint64_t)STABLE) {
+				TT_CHECK(seen[za.za_first_integer] == 0);
+				seen[za.za_first_integer] = 1;
+			}
+			zap_cursor_advance(&zc);
+			cookie = zap_cursor_serialize(&zc);
+			if (++steps % 64 == 0) {
+				/* Let the writer change things under the cursor. */
+				uint64_t r0 = __atomic_load_n(&ca.rounds, __ATOMIC_ACQUIRE);
+				uint64_t t0 = tarn_now_ns();
+				while (__atomic_load_n(&ca.rounds, __ATOMIC_ACQUIRE) == r0 &&
+				    tarn_now_ns() - t0 < 2000000000ULL)
+					usleep(100);
+			}
+		}
+		zap_cursor_fini(&zc);
+		TT_EQ(err, ENOENT);
+		for (int i = 0; i < STABLE; i++)
+			TT_EQ(seen[i], 1);
+	}
+	__atomic_store_n(&ca.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	TT_OK(ca.err);
+	printf("  concurrent: %" PRIu64 " writer rounds during 6 walks\n", ca.rounds);
+	tarn_free(seen);
+	pool_destroy();
+}
+
 /* Create with a bonus buffer, claim a chosen number. */
 static void
 test_create_variants(void)
@@ -752,6 +844,7 @@ TT_MAIN(
 	{ "create_variants", test_create_variants },
 	{ "cursor_stability", test_cursor_stability },
 	{ "cursor_stability_reinit", test_cursor_stability_reinit },
+	{ "cursor_concurrent", test_cursor_concurrent },
 	{ "damage", test_damage },
 	{ "threads", test_threads },
 	{ "persistence", test_persistence },
