@@ -9,23 +9,6 @@
 #include <libgen.h>
 #include <locale.h>
 
-#ifdef TARN_NO_ENGINE
-/* Built before the pool engine existed (see cmd/tarn/meson.build). */
-void
-cli_pool_usage(FILE *f)
-{
-	fprintf(f, "usage: tarn pool <verb> [args]\n");
-}
-
-int
-cli_pool_main(int argc, char **argv)
-{
-	fprintf(stderr, "tarn: the pool commands are not built: the pool engine "
-	    "(lib/spa/spa.c) is missing\n");
-	return (CLI_EXIT_ERROR);
-}
-#endif
-
 static void
 usage(FILE *f)
 {
@@ -59,9 +42,7 @@ main(int argc, char **argv)
 	if (argc < 1)
 		return (CLI_EXIT_USAGE);
 	if (strcmp(progname(argv[0]), "zpool") == 0) {
-#ifndef TARN_NO_ENGINE
 		cli_pool_prog = "zpool";
-#endif
 		return (cli_pool_main(argc, argv));
 	}
 	if (argc < 2) {

@@ -323,10 +323,10 @@ import_name_free(const import_opts_t *io, const char *which, const char *newname
  * read-only and leaves no trace.  Returns 0 and the pool on success.
  */
 static int
-import_rewind(const import_opts_t *io, const char *which, spa_t **spap,
-    char *err, size_t errlen)
+import_rewind(const import_opts_t *io, const spa_import_opts_t *base,
+    const char *which, spa_t **spap, char *err, size_t errlen)
 {
-	spa_import_opts_t so = io->io_spa;
+	spa_import_opts_t so = *base;
 	uint64_t txg = import_cand_txg(io, which);
 	int error = ENOENT;
 
@@ -371,7 +371,17 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 		return (cli_cannot("import", which, EINVAL, msg));
 	}
 	if (io->io_dryrun) {
-		error = import_rewind(io, which, &spa, err, sizeof (err));
+		/* a read-only trial that leaves no trace, newest txg first */
+		spa_import_opts_t trial = so;
+		trial.sio_flags |= SPA_OPEN_READONLY;
+		trial.sio_no_cache = true;
+		error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
+		    io->io_ndirs, &trial, &spa, err, sizeof (err));
+		if (error == 0)
+			printf("Pool '%s' imports without a rewind; nothing would be "
+			    "discarded.\n", which);
+		else if (error != ENOENT && error != EEXIST)
+			error = import_rewind(io, &so, which, &spa, err, sizeof (err));
 		if (error == 0)
 			spa_close(spa);
 		return (error == 0 ? CLI_EXIT_OK : cli_cannot("import", which, error, err));
@@ -381,7 +391,7 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 	error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
 	    io->io_ndirs, &so, &spa, err, sizeof (err));
 	if (error != 0 && io->io_rewind && error != ENOENT && error != EEXIST)
-		error = import_rewind(io, which, &spa, err, sizeof (err));
+		error = import_rewind(io, &so, which, &spa, err, sizeof (err));
 	if (error != 0) {
 		if ((error == EIO || error == ECKSUM) && !io->io_rewind &&
 		    strlen(err) + 60 < sizeof (err))

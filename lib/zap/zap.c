@@ -71,12 +71,11 @@
 
 typedef struct zap_stripe {
 	pthread_rwlock_t zs_lock;
-	uint64_t         zs_gen;        /* modifications; atomic, under zs_lock (W) */
+	uint64_t zs_gen; /* modifications; atomic, under zs_lock (W) */
 } __attribute__((aligned(64))) zap_stripe_t;
 
 static zap_stripe_t zap_stripes[ZAP_NSTRIPES] = {
-	[0 ... ZAP_NSTRIPES - 1] = { .zs_lock = PTHREAD_RWLOCK_INITIALIZER }
-};
+    [0 ... ZAP_NSTRIPES - 1] = {.zs_lock = PTHREAD_RWLOCK_INITIALIZER}};
 
 static zap_stripe_t *
 zap_stripe(objset_t *os, uint64_t obj)
@@ -111,17 +110,17 @@ zap_unlock(zap_stripe_t *zs)
 static int
 zap_obj_load(zap_obj_t *zo, objset_t *os, uint64_t obj, dmu_tx_t *tx)
 {
-	memset(zo, 0, sizeof (*zo));
+	memset(zo, 0, sizeof(*zo));
 	zo->zo_os = os;
 	zo->zo_obj = obj;
 	zo->zo_tx = tx;
-	int err = dmu_read(os, obj, 0, sizeof (zo->zo_hdrbuf), zo->zo_hdrbuf);
+	int err = dmu_read(os, obj, 0, sizeof(zo->zo_hdrbuf), zo->zo_hdrbuf);
 	if (err != 0)
 		return (err);
 	uint64_t magic;
 	memcpy(&magic, zo->zo_hdrbuf, 8);
 	if (magic == ZAP_MICRO_MAGIC) {
-		memcpy(&zo->zo_micro, zo->zo_hdrbuf, sizeof (zo->zo_micro));
+		memcpy(&zo->zo_micro, zo->zo_hdrbuf, sizeof(zo->zo_micro));
 		uint32_t bs = zo->zo_micro.zm_blksz;
 		if (bs < ZAP_MICRO_MIN_BLKSZ || bs > ZAP_MICRO_MAX_BLKSZ || !ISP2(bs) ||
 		    zo->zo_micro.zm_nentries > ZAP_MICRO_CAP(bs))
@@ -129,7 +128,7 @@ zap_obj_load(zap_obj_t *zo, objset_t *os, uint64_t obj, dmu_tx_t *tx)
 		return (0);
 	}
 	if (magic == ZAP_FAT_MAGIC) {
-		memcpy(&zo->zo_fatp, zo->zo_hdrbuf, sizeof (zo->zo_fatp));
+		memcpy(&zo->zo_fatp, zo->zo_hdrbuf, sizeof(zo->zo_fatp));
 		zo->zo_fat = true;
 		return (zap_fat_check_hdr(&zo->zo_fatp));
 	}
@@ -169,8 +168,7 @@ int
 zap_create_claim_bonus(objset_t *os, uint64_t obj, dmu_object_type_t type,
     dmu_object_type_t bonustype, uint32_t bonuslen, dmu_tx_t *tx)
 {
-	int err = dmu_object_claim(os, obj, type, ZAP_MICRO_MIN_BLKSZ, bonustype,
-	    bonuslen, tx);
+	int err = dmu_object_claim(os, obj, type, ZAP_MICRO_MIN_BLKSZ, bonustype, bonuslen, tx);
 	if (err != 0)
 		return (err);
 	zap_stripe_t *zs = zap_lock(os, obj, true);
@@ -184,8 +182,7 @@ zap_create_bonus(objset_t *os, dmu_object_type_t type, dmu_object_type_t bonusty
     uint32_t bonuslen, dmu_tx_t *tx, uint64_t *objp)
 {
 	uint64_t obj;
-	int err = dmu_object_alloc(os, type, ZAP_MICRO_MIN_BLKSZ, bonustype, bonuslen,
-	    tx, &obj);
+	int err = dmu_object_alloc(os, type, ZAP_MICRO_MIN_BLKSZ, bonustype, bonuslen, tx, &obj);
 	if (err != 0)
 		return (err);
 	zap_stripe_t *zs = zap_lock(os, obj, true);
@@ -219,8 +216,8 @@ zap_destroy(objset_t *os, uint64_t zapobj, dmu_tx_t *tx)
 
 /* Add and/or replace (per the flags) name's value. */
 static int
-zap_put(objset_t *os, uint64_t zapobj, const char *name, int intsize, uint64_t num,
-    const void *val, bool replace, dmu_tx_t *tx)
+zap_put(objset_t *os, uint64_t zapobj, const char *name, int intsize, uint64_t num, const void *val,
+    bool replace, dmu_tx_t *tx)
 {
 	int namelen;
 	int err = zap_name_check(name, &namelen);
@@ -233,10 +230,15 @@ zap_put(objset_t *os, uint64_t zapobj, const char *name, int intsize, uint64_t n
 	err = zap_obj_load(&zo, os, zapobj, tx);
 	if (err == 0) {
 		zap_req_t rq = {
-			.zr_name = name, .zr_namelen = namelen,
-			.zr_hash = zap_hash(zap_salt(&zo), name, namelen),
-			.zr_intsize = intsize, .zr_num = num, .zr_val = val,
-			.zr_replace = replace, .zr_add = true, .zr_key = ZAP_KEY_END,
+		    .zr_name = name,
+		    .zr_namelen = namelen,
+		    .zr_hash = zap_hash(zap_salt(&zo), name, namelen),
+		    .zr_intsize = intsize,
+		    .zr_num = num,
+		    .zr_val = val,
+		    .zr_replace = replace,
+		    .zr_add = true,
+		    .zr_key = ZAP_KEY_END,
 		};
 		bool upgrade = false;
 		if (!zo.zo_fat)
@@ -251,23 +253,23 @@ zap_put(objset_t *os, uint64_t zapobj, const char *name, int intsize, uint64_t n
 }
 
 int
-zap_add(objset_t *os, uint64_t zapobj, const char *name, int intsize,
-    uint64_t num, const void *val, dmu_tx_t *tx)
+zap_add(objset_t *os, uint64_t zapobj, const char *name, int intsize, uint64_t num, const void *val,
+    dmu_tx_t *tx)
 {
 	return (zap_put(os, zapobj, name, intsize, num, val, false, tx));
 }
 
 int
-zap_update(objset_t *os, uint64_t zapobj, const char *name, int intsize,
-    uint64_t num, const void *val, dmu_tx_t *tx)
+zap_update(objset_t *os, uint64_t zapobj, const char *name, int intsize, uint64_t num,
+    const void *val, dmu_tx_t *tx)
 {
 	return (zap_put(os, zapobj, name, intsize, num, val, true, tx));
 }
 
 /* Find name: *f describes it; the value is copied per zap_lookup's rules. */
 static int
-zap_find(objset_t *os, uint64_t zapobj, const char *name, zap_found_t *f,
-    int intsize, uint64_t num, void *val)
+zap_find(objset_t *os, uint64_t zapobj, const char *name, zap_found_t *f, int intsize, uint64_t num,
+    void *val)
 {
 	int namelen;
 	int err = zap_name_check(name, &namelen);
@@ -288,8 +290,7 @@ zap_find(objset_t *os, uint64_t zapobj, const char *name, zap_found_t *f,
 }
 
 int
-zap_lookup(objset_t *os, uint64_t zapobj, const char *name, int intsize,
-    uint64_t num, void *val)
+zap_lookup(objset_t *os, uint64_t zapobj, const char *name, int intsize, uint64_t num, void *val)
 {
 	zap_found_t f;
 	int err = zap_find(os, zapobj, name, &f, intsize, num, val);
@@ -356,8 +357,7 @@ zap_add_int(objset_t *os, uint64_t zapobj, const char *name, uint64_t value, dmu
 }
 
 int
-zap_update_int(objset_t *os, uint64_t zapobj, const char *name, uint64_t value,
-    dmu_tx_t *tx)
+zap_update_int(objset_t *os, uint64_t zapobj, const char *name, uint64_t value, dmu_tx_t *tx)
 {
 	return (zap_update(os, zapobj, name, 8, 1, &value, tx));
 }
@@ -386,9 +386,9 @@ zap_tx_hold(dmu_tx_t *tx, objset_t *os, uint64_t zapobj, uint64_t nops)
 /* ---- cursors ---- */
 
 typedef struct zap_cursor_state {
-	bool        cs_valid;       /* cs_batch reflects the object at cs_gen */
-	uint64_t    cs_gen;
-	bool        cs_have_cur;    /* zc_cookie is the key of a retrieved entry */
+	bool cs_valid; /* cs_batch reflects the object at cs_gen */
+	uint64_t cs_gen;
+	bool cs_have_cur; /* zc_cookie is the key of a retrieved entry */
 	zap_batch_t cs_batch;
 } zap_cursor_state_t;
 
@@ -397,7 +397,7 @@ zap_cursor_init(zap_cursor_t *zc, objset_t *os, uint64_t zapobj, uint64_t cookie
 {
 	zc->zc_os = os;
 	zc->zc_zapobj = zapobj;
-	zc->zc_cookie = cookie;     /* >= ZAP_KEY_END: at the end */
+	zc->zc_cookie = cookie; /* >= ZAP_KEY_END: at the end */
 	zc->zc_priv = NULL;
 }
 
@@ -423,8 +423,7 @@ static bool
 zap_cursor_batch_ok(const zap_cursor_t *zc, const zap_cursor_state_t *cs)
 {
 	const zap_stripe_t *zs = zap_stripe(zc->zc_os, zc->zc_zapobj);
-	return (cs->cs_valid &&
-	    cs->cs_gen == __atomic_load_n(&zs->zs_gen, __ATOMIC_ACQUIRE) &&
+	return (cs->cs_valid && cs->cs_gen == __atomic_load_n(&zs->zs_gen, __ATOMIC_ACQUIRE) &&
 	    zc->zc_cookie >= cs->cs_batch.zb_lo && zc->zc_cookie < cs->cs_batch.zb_hi);
 }
 
@@ -443,7 +442,7 @@ int
 zap_cursor_retrieve(zap_cursor_t *zc, zap_attribute_t *za)
 {
 	if (zc->zc_priv == NULL)
-		zc->zc_priv = tarn_alloc(sizeof (zap_cursor_state_t));
+		zc->zc_priv = tarn_alloc(sizeof(zap_cursor_state_t));
 	zap_cursor_state_t *cs = zc->zc_priv;
 	while (zc->zc_cookie < ZAP_KEY_END) {
 		if (!zap_cursor_batch_ok(zc, cs)) {
@@ -480,7 +479,7 @@ zap_cursor_advance(zap_cursor_t *zc)
 	zap_attribute_t *za = NULL;
 	zap_cursor_state_t *cs = zc->zc_priv;
 	if (cs == NULL || !cs->cs_have_cur) {
-		za = tarn_alloc(sizeof (*za));
+		za = tarn_alloc(sizeof(*za));
 		int err = zap_cursor_retrieve(zc, za);
 		tarn_free(za);
 		if (err != 0)

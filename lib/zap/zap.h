@@ -13,7 +13,7 @@
 
 #include "dmu.h"
 
-#define ZAP_MAXNAMELEN  256       /* including the NUL */
+#define ZAP_MAXNAMELEN	256	  /* including the NUL */
 #define ZAP_MAXVALUELEN (8 * KiB) /* bytes of value */
 
 /* Create an empty ZAP object of `type` (DMU_OT_ZAP, DMU_OT_DIRECTORY...). */
@@ -39,23 +39,24 @@ void zap_tx_hold(dmu_tx_t *tx, objset_t *os, uint64_t zapobj, uint64_t nops);
  * block that is not a ZAP block); ENAMETOOLONG for a name of
  * ZAP_MAXNAMELEN bytes or more; E2BIG for a value over ZAP_MAXVALUELEN
  * bytes; ENOSPC when a leaf cannot be split any further (pathological
- * hash collisions); and whatever the DMU returns (EIO, ECKSUM, ENOENT
+ * hash collisions); EOVERFLOW on adding a name whose 48-bit hash 32767
+ * others already share; and whatever the DMU returns (EIO, ECKSUM, ENOENT
  * for a missing object).
  */
 
 /* EEXIST if present.  intsize is 1 or 8; num values. */
-int zap_add(objset_t *os, uint64_t zapobj, const char *name, int intsize,
-    uint64_t num, const void *val, dmu_tx_t *tx);
+int zap_add(objset_t *os, uint64_t zapobj, const char *name, int intsize, uint64_t num,
+    const void *val, dmu_tx_t *tx);
 /* Add or replace. */
-int zap_update(objset_t *os, uint64_t zapobj, const char *name, int intsize,
-    uint64_t num, const void *val, dmu_tx_t *tx);
+int zap_update(objset_t *os, uint64_t zapobj, const char *name, int intsize, uint64_t num,
+    const void *val, dmu_tx_t *tx);
 /*
  * ENOENT if absent; EINVAL if intsize differs; EOVERFLOW if num is less
  * than the stored count (nothing copied).  When num is larger, only the
  * stored count is copied.
  */
-int zap_lookup(objset_t *os, uint64_t zapobj, const char *name, int intsize,
-    uint64_t num, void *val);
+int zap_lookup(
+    objset_t *os, uint64_t zapobj, const char *name, int intsize, uint64_t num, void *val);
 int zap_length(objset_t *os, uint64_t zapobj, const char *name, int *intsize, uint64_t *num);
 int zap_remove(objset_t *os, uint64_t zapobj, const char *name, dmu_tx_t *tx);
 int zap_count(objset_t *os, uint64_t zapobj, uint64_t *count);
@@ -76,17 +77,17 @@ int zap_lookup_int(objset_t *os, uint64_t zapobj, const char *name, uint64_t *va
  * used by one thread at a time.
  */
 typedef struct zap_attribute {
-	char     za_name[ZAP_MAXNAMELEN];
-	int      za_intsize;
+	char za_name[ZAP_MAXNAMELEN];
+	int za_intsize;
 	uint64_t za_num;
-	uint64_t za_first_integer;      /* first value when intsize is 8 */
+	uint64_t za_first_integer; /* first value when intsize is 8 */
 } zap_attribute_t;
 
 typedef struct zap_cursor {
 	objset_t *zc_os;
-	uint64_t  zc_zapobj;
-	uint64_t  zc_cookie;            /* hash position; 0 = start */
-	void     *zc_priv;              /* internal buffer */
+	uint64_t zc_zapobj;
+	uint64_t zc_cookie; /* hash position; 0 = start */
+	void *zc_priv;	    /* internal buffer */
 } zap_cursor_t;
 
 void zap_cursor_init(zap_cursor_t *zc, objset_t *os, uint64_t zapobj, uint64_t cookie);

@@ -12,13 +12,13 @@
 
 #include <pthread.h>
 
-#define TBL_PER_BLK   (ZAP_FAT_BLKSZ / 8)
+#define TBL_PER_BLK (ZAP_FAT_BLKSZ / 8)
 
 static int
 hdr_write(zap_obj_t *zo)
 {
-	return (dmu_write(zo->zo_os, zo->zo_obj, 0, sizeof (zap_fat_phys_t),
-	    &zo->zo_fatp, zo->zo_tx));
+	return (
+	    dmu_write(zo->zo_os, zo->zo_obj, 0, sizeof(zap_fat_phys_t), &zo->zo_fatp, zo->zo_tx));
 }
 
 static uint64_t
@@ -53,8 +53,8 @@ tbl_set_range(zap_obj_t *zo, uint64_t lo, uint64_t hi, uint64_t blk)
 	int err = 0;
 	for (uint64_t i = lo; i < hi && err == 0; i += chunk) {
 		uint64_t n = MIN(chunk, hi - i);
-		err = dmu_write(zo->zo_os, zo->zo_obj, tbl_off(&zo->zo_fatp, i), 8 * n,
-		    buf, zo->zo_tx);
+		err = dmu_write(
+		    zo->zo_os, zo->zo_obj, tbl_off(&zo->zo_fatp, i), 8 * n, buf, zo->zo_tx);
 	}
 	tarn_free(buf);
 	return (err);
@@ -84,8 +84,8 @@ tbl_double(zap_obj_t *zo)
 		for (uint64_t j = 0; j < chunk && err == 0; j++)
 			dst[j] = src[j / 2];
 		if (err == 0)
-			err = dmu_write(zo->zo_os, zo->zo_obj, tbl_off(&nzf, i), chunk * 8,
-			    dst, zo->zo_tx);
+			err = dmu_write(
+			    zo->zo_os, zo->zo_obj, tbl_off(&nzf, i), chunk * 8, dst, zo->zo_tx);
 	}
 	tarn_free(src);
 	tarn_free(dst);
@@ -94,8 +94,8 @@ tbl_double(zap_obj_t *zo)
 		    zf->zf_tbl_nblks * ZAP_FAT_BLKSZ, zo->zo_tx);
 	else if (err == 0 && nzf.zf_tbl_blk != 0) {
 		uint8_t *zero = tarn_alloc(ZAP_FAT_BLKSZ - ZAP_EMBED_OFF);
-		err = dmu_write(zo->zo_os, zo->zo_obj, ZAP_EMBED_OFF,
-		    ZAP_FAT_BLKSZ - ZAP_EMBED_OFF, zero, zo->zo_tx);
+		err = dmu_write(zo->zo_os, zo->zo_obj, ZAP_EMBED_OFF, ZAP_FAT_BLKSZ - ZAP_EMBED_OFF,
+		    zero, zo->zo_tx);
 		tarn_free(zero);
 	}
 	if (err == 0)
@@ -110,7 +110,7 @@ tbl_double(zap_obj_t *zo)
  */
 #define LEAF_CACHE 4
 typedef struct leaf_cache {
-	int   lc_n;
+	int lc_n;
 	void *lc_bufs[LEAF_CACHE];
 } leaf_cache_t;
 
@@ -138,7 +138,7 @@ leaf_cache(void)
 	VERIFY0(pthread_once(&leaf_cache_once, leaf_cache_init));
 	leaf_cache_t *lc = pthread_getspecific(leaf_cache_key);
 	if (lc == NULL) {
-		lc = tarn_alloc(sizeof (*lc));
+		lc = tarn_alloc(sizeof(*lc));
 		VERIFY0(pthread_setspecific(leaf_cache_key, lc));
 	}
 	return (lc);
@@ -148,7 +148,7 @@ static void
 leaf_alloc(zap_leaf_t *l, uint64_t blk)
 {
 	leaf_cache_t *lc = leaf_cache();
-	memset(l, 0, sizeof (*l));
+	memset(l, 0, sizeof(*l));
 	l->l_buf = lc->lc_n > 0 ? lc->lc_bufs[--lc->lc_n] : tarn_alloc(ZAP_FAT_BLKSZ);
 	l->l_size = ZAP_FAT_BLKSZ;
 	l->l_blk = blk;
@@ -174,8 +174,8 @@ leaf_write(zap_obj_t *zo, zap_leaf_t *l)
 		err = dmu_write(zo->zo_os, zo->zo_obj, base, l->l_size, l->l_buf, zo->zo_tx);
 	for (int i = 0; i < l->l_ndirty && err == 0 && !l->l_all_dirty; i++) {
 		uint32_t off = l->l_dirty[i][0], end = l->l_dirty[i][1];
-		err = dmu_write(zo->zo_os, zo->zo_obj, base + off, end - off,
-		    l->l_buf + off, zo->zo_tx);
+		err = dmu_write(
+		    zo->zo_os, zo->zo_obj, base + off, end - off, l->l_buf + off, zo->zo_tx);
 	}
 	l->l_all_dirty = false;
 	l->l_ndirty = 0;
@@ -194,8 +194,7 @@ leaf_for_hash(zap_obj_t *zo, uint64_t h, zap_leaf_t *l, uint64_t *idxp)
 	leaf_alloc(l, 0);
 	int err = tbl_get(zo, idx, &blk);
 	if (err == 0)
-		err = dmu_read(zo->zo_os, zo->zo_obj, blk * ZAP_FAT_BLKSZ, ZAP_FAT_BLKSZ,
-		    l->l_buf);
+		err = dmu_read(zo->zo_os, zo->zo_obj, blk * ZAP_FAT_BLKSZ, ZAP_FAT_BLKSZ, l->l_buf);
 	if (err == 0)
 		err = zap_leaf_check_hdr(l);
 	if (err != 0)
@@ -214,15 +213,13 @@ zap_fat_check_hdr(const zap_fat_phys_t *zf)
 {
 	uint64_t k = zf->zf_tbl_shift;
 	if (zf->zf_magic != ZAP_FAT_MAGIC || zf->zf_blkshift != ZAP_FAT_BLKSHIFT ||
-	    k > ZAP_TBL_SHIFT_MAX || zf->zf_next_blk < 2 ||
-	    zf->zf_next_blk >= (1ULL << 40) || zf->zf_nleaves < 1 ||
-	    zf->zf_nleaves >= zf->zf_next_blk)
+	    k > ZAP_TBL_SHIFT_MAX || zf->zf_next_blk < 2 || zf->zf_next_blk >= (1ULL << 40) ||
+	    zf->zf_nleaves < 1 || zf->zf_nleaves >= zf->zf_next_blk)
 		return (SET_ERROR(EINVAL));
 	if (zf->zf_tbl_blk == 0) {
 		if (k > ZAP_EMBED_SHIFT || zf->zf_tbl_nblks != 0)
 			return (SET_ERROR(EINVAL));
-	} else if (k <= ZAP_EMBED_SHIFT ||
-	    zf->zf_tbl_nblks != MAX(1, (1ULL << k) / TBL_PER_BLK) ||
+	} else if (k <= ZAP_EMBED_SHIFT || zf->zf_tbl_nblks != MAX(1, (1ULL << k) / TBL_PER_BLK) ||
 	    zf->zf_tbl_blk >= zf->zf_next_blk ||
 	    zf->zf_tbl_nblks > zf->zf_next_blk - zf->zf_tbl_blk) {
 		return (SET_ERROR(EINVAL));
@@ -316,7 +313,7 @@ fat_split(zap_obj_t *zo, zap_leaf_t *l, uint64_t idx)
 		err = hdr_write(zo);
 	}
 	leaf_release(&nl);
-	(void) idx;
+	(void)idx;
 	return (err);
 }
 
@@ -340,8 +337,8 @@ fat_put_leaf(zap_obj_t *zo, const zap_req_t *rq, zap_leaf_t *l, bool *addedp)
 			return (err);
 		key = ZAP_KEY(rq->zr_hash, cd);
 	}
-	err = zap_leaf_insert(l, key, rq->zr_name, rq->zr_namelen, rq->zr_intsize,
-	    rq->zr_num, rq->zr_val);
+	err = zap_leaf_insert(
+	    l, key, rq->zr_name, rq->zr_namelen, rq->zr_intsize, rq->zr_num, rq->zr_val);
 	*addedp = err == 0;
 	return (err);
 }
@@ -377,8 +374,8 @@ zap_fat_put(zap_obj_t *zo, const zap_req_t *rq)
 }
 
 int
-zap_fat_lookup(zap_obj_t *zo, uint64_t h, const char *name, zap_found_t *f,
-    int intsize, uint64_t num, void *val)
+zap_fat_lookup(zap_obj_t *zo, uint64_t h, const char *name, zap_found_t *f, int intsize,
+    uint64_t num, void *val)
 {
 	zap_leaf_t l;
 	uint64_t idx;

@@ -69,12 +69,9 @@ int
 zap_leaf_check_hdr(const zap_leaf_t *l)
 {
 	const zap_leaf_phys_t *zl = zap_leaf_phys(l);
-	if (zl->zl_magic != ZAP_LEAF_MAGIC ||
-	    zl->zl_blkshift < 9 || zl->zl_blkshift > 15 ||
-	    (1U << zl->zl_blkshift) != l->l_size ||
-	    zl->zl_prefix_len > ZAP_HASHBITS ||
-	    (zl->zl_prefix >> zl->zl_prefix_len) != 0 ||
-	    zl->zl_heap > l->l_size ||
+	if (zl->zl_magic != ZAP_LEAF_MAGIC || zl->zl_blkshift < 9 || zl->zl_blkshift > 15 ||
+	    (1U << zl->zl_blkshift) != l->l_size || zl->zl_prefix_len > ZAP_HASHBITS ||
+	    (zl->zl_prefix >> zl->zl_prefix_len) != 0 || zl->zl_heap > l->l_size ||
 	    zl->zl_heap < ZAP_LEAF_HDRSZ + 2U * zl->zl_nentries ||
 	    zl->zl_dead > l->l_size - zl->zl_heap)
 		return (SET_ERROR(EINVAL));
@@ -97,8 +94,8 @@ zap_leaf_rec(const zap_leaf_t *l, uint32_t i, zap_rec_t *r)
 	uint16_t num;
 	memcpy(&num, p + 10, 2);
 	r->r_num = num;
-	if (r->r_namelen == 0 || (r->r_intsize != 1 && r->r_intsize != 8) ||
-	    num == 0 || (uint64_t)r->r_intsize * num > ZAP_MAXVALUELEN)
+	if (r->r_namelen == 0 || (r->r_intsize != 1 && r->r_intsize != 8) || num == 0 ||
+	    (uint64_t)r->r_intsize * num > ZAP_MAXVALUELEN)
 		return (SET_ERROR(EINVAL));
 	r->r_len = zap_rec_len(r->r_namelen, r->r_intsize, num);
 	if (off + r->r_len > l->l_size)
@@ -140,8 +137,7 @@ zap_leaf_search(const zap_leaf_t *l, uint64_t key, uint32_t *idxp)
 }
 
 int
-zap_leaf_find(const zap_leaf_t *l, uint64_t h, const char *name, int namelen,
-    uint32_t *idxp)
+zap_leaf_find(const zap_leaf_t *l, uint64_t h, const char *name, int namelen, uint32_t *idxp)
 {
 	uint32_t i = 0, n = zap_leaf_phys(l)->zl_nentries;
 	int err = zap_leaf_search(l, ZAP_KEY(h, 0), &i);
@@ -223,8 +219,8 @@ leaf_make_room(zap_leaf_t *l, uint32_t need)
 }
 
 static uint32_t
-leaf_put_rec(zap_leaf_t *l, uint64_t key, const char *name, int namelen,
-    int intsize, uint64_t num, const void *val)
+leaf_put_rec(zap_leaf_t *l, uint64_t key, const char *name, int namelen, int intsize, uint64_t num,
+    const void *val)
 {
 	zap_leaf_phys_t *zl = zap_leaf_phys(l);
 	uint32_t len = zap_rec_len(namelen, intsize, num);
@@ -243,8 +239,8 @@ leaf_put_rec(zap_leaf_t *l, uint64_t key, const char *name, int namelen,
 }
 
 int
-zap_leaf_insert(zap_leaf_t *l, uint64_t key, const char *name, int namelen,
-    int intsize, uint64_t num, const void *val)
+zap_leaf_insert(zap_leaf_t *l, uint64_t key, const char *name, int namelen, int intsize,
+    uint64_t num, const void *val)
 {
 	zap_leaf_phys_t *zl = zap_leaf_phys(l);
 	uint32_t len = zap_rec_len(namelen, intsize, num), idx = 0;
@@ -349,7 +345,7 @@ zap_leaf_split(zap_leaf_t *l, zap_leaf_t *hi)
 	int err = zap_leaf_search(l, ZAP_KEY(p1 << (ZAP_HASHBITS - plen - 1), 0), &s);
 	if (err != 0)
 		return (err);
-	zap_leaf_t lo = { .l_buf = tarn_alloc(l->l_size), .l_size = l->l_size };
+	zap_leaf_t lo = {.l_buf = tarn_alloc(l->l_size), .l_size = l->l_size};
 	zap_leaf_init(&lo, zl->zl_salt, p0, plen + 1);
 	zap_leaf_init(hi, zl->zl_salt, p1, plen + 1);
 	err = leaf_copy_range(l, 0, s, &lo);
@@ -376,7 +372,7 @@ leaf_validate_recs(const zap_leaf_t *l)
 {
 	const zap_leaf_phys_t *zl = zap_leaf_phys(l);
 	uint32_t n = zl->zl_nentries;
-	uint64_t *ext = tarn_alloc((n + 1) * 2 * sizeof (uint64_t)), used = 0;
+	uint64_t *ext = tarn_alloc((n + 1) * 2 * sizeof(uint64_t)), used = 0;
 	uint64_t prev = 0;
 	int err = 0;
 	for (uint32_t i = 0; i < n && err == 0; i++) {
@@ -397,7 +393,7 @@ leaf_validate_recs(const zap_leaf_t *l)
 		used += r.r_len;
 	}
 	if (err == 0) {
-		qsort(ext, n, 2 * sizeof (uint64_t), cmp_u64pair);
+		qsort(ext, n, 2 * sizeof(uint64_t), cmp_u64pair);
 		for (uint32_t i = 1; i < n && err == 0; i++)
 			if (ext[2 * (i - 1)] + ext[2 * (i - 1) + 1] > ext[2 * i])
 				err = SET_ERROR(EINVAL);
@@ -414,7 +410,7 @@ zap_leaf_validate(const void *buf, size_t size)
 	if (size < 512 || size > 32 * KiB || !ISP2(size))
 		return (SET_ERROR(EINVAL));
 	/* The checks only read the image; the cast drops const for the type. */
-	zap_leaf_t l = { .l_buf = (uint8_t *)buf, .l_size = (uint32_t)size };
+	zap_leaf_t l = {.l_buf = (uint8_t *)buf, .l_size = (uint32_t)size};
 	int err = zap_leaf_check_hdr(&l);
 	if (err == 0)
 		err = leaf_validate_recs(&l);
@@ -431,12 +427,12 @@ zap_batch_reset(zap_batch_t *b, uint64_t lo, uint64_t hi)
 }
 
 void
-zap_batch_add(zap_batch_t *b, uint64_t key, const char *name, int namelen,
-    int intsize, uint64_t num, uint64_t first)
+zap_batch_add(zap_batch_t *b, uint64_t key, const char *name, int namelen, int intsize,
+    uint64_t num, uint64_t first)
 {
 	if (b->zb_n == b->zb_cap) {
 		b->zb_cap = MAX(64, b->zb_cap * 2);
-		b->zb_ents = tarn_realloc(b->zb_ents, b->zb_cap * sizeof (zap_batch_ent_t));
+		b->zb_ents = tarn_realloc(b->zb_ents, b->zb_cap * sizeof(zap_batch_ent_t));
 	}
 	if (b->zb_namelen + namelen > b->zb_namecap) {
 		b->zb_namecap = MAX(4096, MAX(b->zb_namecap * 2, b->zb_namelen + namelen));

@@ -11,10 +11,10 @@
 
 /* The used part of the micro block (header and n entries), read from disk. */
 typedef struct micro_img {
-	uint8_t          *mi_buf;
-	uint32_t          mi_blksz;
+	uint8_t *mi_buf;
+	uint32_t mi_blksz;
 	zap_micro_phys_t *mi_hdr;
-	zap_micro_ent_t  *mi_ents;
+	zap_micro_ent_t *mi_ents;
 } micro_img_t;
 
 static int
@@ -27,7 +27,7 @@ micro_read(zap_obj_t *zo, micro_img_t *mi)
 	mi->mi_ents = (zap_micro_ent_t *)(mi->mi_buf + ZAP_MICRO_ENTSZ);
 	int err = dmu_read(zo->zo_os, zo->zo_obj, 0,
 	    (uint64_t)ZAP_MICRO_ENTSZ * (zm->zm_nentries + 1), mi->mi_buf);
-	if (err == 0 && memcmp(mi->mi_hdr, zm, sizeof (*zm)) != 0)
+	if (err == 0 && memcmp(mi->mi_hdr, zm, sizeof(*zm)) != 0)
 		err = SET_ERROR(EINVAL);
 	if (err != 0)
 		tarn_free(mi->mi_buf);
@@ -38,8 +38,8 @@ micro_read(zap_obj_t *zo, micro_img_t *mi)
 static int
 micro_write(zap_obj_t *zo, micro_img_t *mi, uint32_t upto)
 {
-	int err = dmu_write(zo->zo_os, zo->zo_obj, 0,
-	    (uint64_t)ZAP_MICRO_ENTSZ * (upto + 1), mi->mi_buf, zo->zo_tx);
+	int err = dmu_write(zo->zo_os, zo->zo_obj, 0, (uint64_t)ZAP_MICRO_ENTSZ * (upto + 1),
+	    mi->mi_buf, zo->zo_tx);
 	if (err == 0)
 		zo->zo_micro = *mi->mi_hdr;
 	return (err);
@@ -99,12 +99,12 @@ int
 zap_micro_create(objset_t *os, uint64_t obj, uint64_t salt, dmu_tx_t *tx)
 {
 	uint8_t buf[ZAP_MICRO_MIN_BLKSZ];
-	memset(buf, 0, sizeof (buf));
+	memset(buf, 0, sizeof(buf));
 	zap_micro_phys_t *zm = (zap_micro_phys_t *)buf;
 	zm->zm_magic = ZAP_MICRO_MAGIC;
 	zm->zm_salt = salt;
 	zm->zm_blksz = ZAP_MICRO_MIN_BLKSZ;
-	return (dmu_write(os, obj, 0, sizeof (buf), buf, tx));
+	return (dmu_write(os, obj, 0, sizeof(buf), buf, tx));
 }
 
 /* Double the block (the image grows with it): room for one more entry. */
@@ -139,10 +139,9 @@ micro_insert(zap_obj_t *zo, micro_img_t *mi, const zap_req_t *rq)
 		return (err);
 	uint64_t key = ZAP_KEY(rq->zr_hash, cd);
 	uint32_t pos = micro_search(mi, key);
-	memmove(&mi->mi_ents[pos + 1], &mi->mi_ents[pos],
-	    (size_t)(n - pos) * ZAP_MICRO_ENTSZ);
+	memmove(&mi->mi_ents[pos + 1], &mi->mi_ents[pos], (size_t)(n - pos) * ZAP_MICRO_ENTSZ);
 	zap_micro_ent_t *me = &mi->mi_ents[pos];
-	memset(me, 0, sizeof (*me));
+	memset(me, 0, sizeof(*me));
 	me->me_key = key;
 	memcpy(&me->me_value, rq->zr_val, 8);
 	memcpy(me->me_name, rq->zr_name, rq->zr_namelen);
@@ -164,8 +163,7 @@ zap_micro_put(zap_obj_t *zo, const zap_req_t *rq, bool *upgradep)
 	int err = micro_read(zo, &mi);
 	if (err != 0)
 		return (err);
-	bool fits = rq->zr_intsize == 8 && rq->zr_num == 1 &&
-	    rq->zr_namelen < ZAP_MICRO_NAMELEN;
+	bool fits = rq->zr_intsize == 8 && rq->zr_num == 1 && rq->zr_namelen < ZAP_MICRO_NAMELEN;
 	err = micro_find(&mi, rq->zr_hash, rq->zr_name, &idx);
 	if (err == 0) {
 		if (!rq->zr_replace)
@@ -173,13 +171,13 @@ zap_micro_put(zap_obj_t *zo, const zap_req_t *rq, bool *upgradep)
 		else if (!fits)
 			*upgradep = true;
 		else
-			err = dmu_write(zo->zo_os, zo->zo_obj,
-			    ZAP_MICRO_ENTSZ * (idx + 1) + 8, 8, rq->zr_val, zo->zo_tx);
+			err = dmu_write(zo->zo_os, zo->zo_obj, ZAP_MICRO_ENTSZ * (idx + 1) + 8, 8,
+			    rq->zr_val, zo->zo_tx);
 	} else if (err == ENOENT) {
 		err = 0;
 		uint32_t n = mi.mi_hdr->zm_nentries;
-		if (!fits || (n >= ZAP_MICRO_CAP(mi.mi_blksz) &&
-		    mi.mi_blksz >= ZAP_MICRO_MAX_BLKSZ))
+		if (!fits ||
+		    (n >= ZAP_MICRO_CAP(mi.mi_blksz) && mi.mi_blksz >= ZAP_MICRO_MAX_BLKSZ))
 			*upgradep = true;
 		else if (n >= ZAP_MICRO_CAP(mi.mi_blksz))
 			err = micro_grow(zo, &mi);
@@ -191,8 +189,8 @@ zap_micro_put(zap_obj_t *zo, const zap_req_t *rq, bool *upgradep)
 }
 
 int
-zap_micro_lookup(zap_obj_t *zo, uint64_t h, const char *name, zap_found_t *f,
-    int intsize, uint64_t num, void *val)
+zap_micro_lookup(zap_obj_t *zo, uint64_t h, const char *name, zap_found_t *f, int intsize,
+    uint64_t num, void *val)
 {
 	micro_img_t mi;
 	uint32_t idx;
@@ -274,18 +272,21 @@ zap_micro_upgrade(zap_obj_t *zo)
 	 */
 	ASSERT3U(mi.mi_blksz, <=, ZAP_FAT_BLKSZ);
 	if (mi.mi_blksz != ZAP_FAT_BLKSZ)
-		err = dmu_object_set_blocksize(zo->zo_os, zo->zo_obj, ZAP_FAT_BLKSZ,
-		    zo->zo_tx);
+		err = dmu_object_set_blocksize(zo->zo_os, zo->zo_obj, ZAP_FAT_BLKSZ, zo->zo_tx);
 	if (err == 0)
 		err = zap_fat_create(zo, salt);
 	for (uint32_t i = 0; i < n && err == 0; i++) {
 		const zap_micro_ent_t *me = &mi.mi_ents[i];
 		size_t len = strnlen(me->me_name, ZAP_MICRO_NAMELEN - 1);
 		zap_req_t rq = {
-			.zr_name = me->me_name, .zr_namelen = (int)len,
-			.zr_hash = ZAP_KEY_HASH(me->me_key), .zr_intsize = 8,
-			.zr_num = 1, .zr_val = &me->me_value, .zr_add = true,
-			.zr_key = me->me_key,
+		    .zr_name = me->me_name,
+		    .zr_namelen = (int)len,
+		    .zr_hash = ZAP_KEY_HASH(me->me_key),
+		    .zr_intsize = 8,
+		    .zr_num = 1,
+		    .zr_val = &me->me_value,
+		    .zr_add = true,
+		    .zr_key = me->me_key,
 		};
 		err = len == 0 ? SET_ERROR(EINVAL) : zap_fat_put(zo, &rq);
 	}
@@ -299,8 +300,8 @@ zap_micro_validate(const void *buf, size_t size)
 	if (size < ZAP_MICRO_MIN_BLKSZ || size > ZAP_MICRO_MAX_BLKSZ || !ISP2(size))
 		return (SET_ERROR(EINVAL));
 	const zap_micro_phys_t *zm = buf;
-	const zap_micro_ent_t *ents = (const zap_micro_ent_t *)((const uint8_t *)buf +
-	    ZAP_MICRO_ENTSZ);
+	const zap_micro_ent_t *ents =
+	    (const zap_micro_ent_t *)((const uint8_t *)buf + ZAP_MICRO_ENTSZ);
 	uint32_t n = zm->zm_nentries, cap = ZAP_MICRO_CAP(size);
 	if (zm->zm_magic != ZAP_MICRO_MAGIC || zm->zm_blksz != size || n > cap)
 		return (SET_ERROR(EINVAL));
@@ -318,7 +319,7 @@ zap_micro_validate(const void *buf, size_t size)
 		    me->me_key >= ZAP_KEY_END || ZAP_KEY_CD(me->me_key) > ZAP_CD_MAX ||
 		    (i > 0 && me->me_key <= ents[i - 1].me_key) ||
 		    zap_hash(zm->zm_salt, me->me_name, nul - me->me_name) !=
-		    ZAP_KEY_HASH(me->me_key))
+			ZAP_KEY_HASH(me->me_key))
 			return (SET_ERROR(EINVAL));
 	}
 	return (0);

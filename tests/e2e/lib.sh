@@ -70,12 +70,9 @@ skip() {
 	exit 77
 }
 
-# The pool commands need the pool engine; before it is built, skip.
+# The tests need a built tarn; without one they are skipped, not failed.
 require_engine() {
 	[ -x "$TARN" ] || skip "no tarn binary at $TARN (build first)"
-	if "$TARN" pool list 2>&1 | grep -q "not built"; then
-		skip "tarn was built without the pool engine"
-	fi
 }
 
 # mkdevs N [SIZE] [PREFIX]: sparse files $DEVDIR/PREFIX0..N-1 -> ${DEV[@]}

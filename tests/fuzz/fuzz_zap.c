@@ -13,7 +13,7 @@
 static void
 exercise_leaf(const uint8_t *data, size_t size)
 {
-	zap_leaf_t l = { .l_buf = tarn_alloc(ZAP_FAT_BLKSZ), .l_size = ZAP_FAT_BLKSZ };
+	zap_leaf_t l = {.l_buf = tarn_alloc(ZAP_FAT_BLKSZ), .l_size = ZAP_FAT_BLKSZ};
 	memcpy(l.l_buf, data, size);
 	if (zap_leaf_check_hdr(&l) != 0) {
 		tarn_free(l.l_buf);
@@ -21,23 +21,23 @@ exercise_leaf(const uint8_t *data, size_t size)
 	}
 	const zap_leaf_phys_t *zl = zap_leaf_phys(&l);
 	uint32_t idx, cd, n = zl->zl_nentries;
-	uint64_t h = zl->zl_prefix_len == 0 ? 12345 :
-	    zl->zl_prefix << (ZAP_HASHBITS - zl->zl_prefix_len);
-	uint64_t val[16] = { 1, 2, 3, 4 };
-	(void) zap_leaf_find(&l, h, "name", 4, &idx);
+	uint64_t h =
+	    zl->zl_prefix_len == 0 ? 12345 : zl->zl_prefix << (ZAP_HASHBITS - zl->zl_prefix_len);
+	uint64_t val[16] = {1, 2, 3, 4};
+	(void)zap_leaf_find(&l, h, "name", 4, &idx);
 	if (zap_leaf_next_cd(&l, h, &cd) == 0)
-		(void) zap_leaf_insert(&l, ZAP_KEY(h, cd), "name", 4, 8, 4, val);
+		(void)zap_leaf_insert(&l, ZAP_KEY(h, cd), "name", 4, 8, 4, val);
 	for (uint32_t i = 0; i < n && i < 8; i++) {
 		zap_rec_t r;
 		if (zap_leaf_rec(&l, i, &r) == 0)
-			(void) zap_leaf_find(&l, ZAP_KEY_HASH(r.r_key), r.r_name, r.r_namelen, &idx);
+			(void)zap_leaf_find(&l, ZAP_KEY_HASH(r.r_key), r.r_name, r.r_namelen, &idx);
 	}
 	if (zap_leaf_phys(&l)->zl_nentries > 0)
-		(void) zap_leaf_replace(&l, 0, 1, 100, val);
+		(void)zap_leaf_replace(&l, 0, 1, 100, val);
 	if (zap_leaf_phys(&l)->zl_nentries > 1)
-		(void) zap_leaf_remove(&l, 1);
-	zap_leaf_t hi = { .l_buf = tarn_alloc(ZAP_FAT_BLKSZ), .l_size = ZAP_FAT_BLKSZ };
-	(void) zap_leaf_split(&l, &hi);
+		(void)zap_leaf_remove(&l, 1);
+	zap_leaf_t hi = {.l_buf = tarn_alloc(ZAP_FAT_BLKSZ), .l_size = ZAP_FAT_BLKSZ};
+	(void)zap_leaf_split(&l, &hi);
 	tarn_free(hi.l_buf);
 	tarn_free(l.l_buf);
 }
@@ -92,7 +92,7 @@ make_micro(tarn_rand_t *r, uint8_t *buf, size_t size)
 	for (uint32_t i = 0; i < n; i++) {
 		int len;
 		seed_name(r, ents[i].me_name, &len, ZAP_MICRO_NAMELEN - 8);
-		len += snprintf(ents[i].me_name + len, 8, "#%u", i);   /* unique */
+		len += snprintf(ents[i].me_name + len, 8, "#%u", i); /* unique */
 		ents[i].me_key = ZAP_KEY(zap_hash(zm->zm_salt, ents[i].me_name, len), 0);
 		ents[i].me_value = tarn_rand_u64(r);
 	}
@@ -104,11 +104,11 @@ make_micro(tarn_rand_t *r, uint8_t *buf, size_t size)
 static void
 make_leaf(tarn_rand_t *r, uint8_t *buf)
 {
-	zap_leaf_t l = { .l_buf = buf, .l_size = ZAP_FAT_BLKSZ };
+	zap_leaf_t l = {.l_buf = buf, .l_size = ZAP_FAT_BLKSZ};
 	uint64_t salt = tarn_rand_u64(r);
 	zap_leaf_init(&l, salt, 0, 0);
 	uint8_t val[600];
-	for (size_t i = 0; i < sizeof (val); i++)
+	for (size_t i = 0; i < sizeof(val); i++)
 		val[i] = (uint8_t)i;
 	int n = (int)tarn_rand_range(r, 400);
 	for (int i = 0; i < n; i++) {
@@ -122,16 +122,16 @@ make_leaf(tarn_rand_t *r, uint8_t *buf)
 		int intsize = tarn_rand_range(r, 2) ? 8 : 1;
 		uint64_t num = 1 + tarn_rand_range(r, intsize == 8 ? 4 : 64);
 		if (tarn_rand_range(r, 50) == 0)
-			num = sizeof (val) / intsize;
+			num = sizeof(val) / intsize;
 		if (zap_leaf_insert(&l, ZAP_KEY(h, cd), name, len, intsize, num, val) != 0)
 			break;
 		if (tarn_rand_range(r, 5) == 0 && zap_leaf_phys(&l)->zl_nentries > 0)
-			zap_leaf_remove(&l, (uint32_t)tarn_rand_range(r,
-			    zap_leaf_phys(&l)->zl_nentries));
+			zap_leaf_remove(
+			    &l, (uint32_t)tarn_rand_range(r, zap_leaf_phys(&l)->zl_nentries));
 	}
 	if (tarn_rand_range(r, 3) == 0) {
 		/* One split: keep the low half as a prefix-1 leaf. */
-		zap_leaf_t hi = { .l_buf = tarn_alloc(ZAP_FAT_BLKSZ), .l_size = ZAP_FAT_BLKSZ };
+		zap_leaf_t hi = {.l_buf = tarn_alloc(ZAP_FAT_BLKSZ), .l_size = ZAP_FAT_BLKSZ};
 		if (zap_leaf_split(&l, &hi) == 0 && tarn_rand_range(r, 2))
 			memcpy(buf, hi.l_buf, ZAP_FAT_BLKSZ);
 		tarn_free(hi.l_buf);
@@ -169,18 +169,14 @@ make_seed(tarn_rand_t *r, uint8_t *buf)
 		make_micro(r, buf, size);
 		return (size);
 	}
-	case 1:
-		make_fat_hdr(r, buf);
-		return (ZAP_FAT_BLKSZ);
+	case 1: make_fat_hdr(r, buf); return (ZAP_FAT_BLKSZ);
 	case 2: {
 		uint64_t *tbl = (uint64_t *)buf;
 		for (size_t i = 0; i < ZAP_FAT_BLKSZ / 8; i++)
 			tbl[i] = ZAP_PTR(1 + tarn_rand_range(r, 5000));
 		return (ZAP_FAT_BLKSZ);
 	}
-	default:
-		make_leaf(r, buf);
-		return (ZAP_FAT_BLKSZ);
+	default: make_leaf(r, buf); return (ZAP_FAT_BLKSZ);
 	}
 }
 
@@ -192,13 +188,9 @@ mutate(tarn_rand_t *r, uint8_t *buf, size_t *sizep)
 	for (int i = 0; i < n; i++) {
 		size_t at = tarn_rand_range(r, size);
 		switch (tarn_rand_range(r, 6)) {
-		case 0:
-			buf[at] ^= (uint8_t)(1 << tarn_rand_range(r, 8));
-			break;
-		case 1:
-			buf[at] = (uint8_t)tarn_rand_u64(r);
-			break;
-		case 2:   /* a header field or slot near the start */
+		case 0: buf[at] ^= (uint8_t)(1 << tarn_rand_range(r, 8)); break;
+		case 1: buf[at] = (uint8_t)tarn_rand_u64(r); break;
+		case 2: /* a header field or slot near the start */
 			at = tarn_rand_range(r, MIN(size, 256));
 			buf[at] = (uint8_t)tarn_rand_u64(r);
 			break;
@@ -209,11 +201,8 @@ mutate(tarn_rand_t *r, uint8_t *buf, size_t *sizep)
 				memcpy(buf + at, &v, 2);
 			break;
 		}
-		case 4:
-			*sizep = MAX(1, tarn_rand_range(r, size + 1));
-			return;
-		default:
-			break;   /* leave valid */
+		case 4: *sizep = MAX(1, tarn_rand_range(r, size + 1)); return;
+		default: break; /* leave valid */
 		}
 	}
 }
@@ -249,7 +238,8 @@ main(int argc, char **argv)
 	}
 	tarn_free(buf);
 	printf("fuzz_zap: %ld inputs (seed %" PRIu64 "), %ld still valid after mutation, "
-	    "%ld/%ld seeds valid\n", iters, seed, valid, seeds_ok, nseeds);
+	       "%ld/%ld seeds valid\n",
+	    iters, seed, valid, seeds_ok, nseeds);
 	return (seeds_ok == nseeds ? 0 : 1);
 }
 

@@ -30,19 +30,19 @@ pool_create(int ndev)
 	}
 	spa_vdev_spec_t leaves[2], *kids[2];
 	for (int i = 0; i < ndev; i++) {
-		snprintf(g_paths[i], sizeof (g_paths[i]), "%s/zapdev%d", tt_tmpdir(), i);
+		snprintf(g_paths[i], sizeof(g_paths[i]), "%s/zapdev%d", tt_tmpdir(), i);
 		int fd = open(g_paths[i], O_RDWR | O_CREAT | O_TRUNC, 0644);
 		TT_ASSERT(fd >= 0);
 		TT_OK(ftruncate(fd, DEVSIZE));
 		close(fd);
-		leaves[i] = (spa_vdev_spec_t){ .type = VDEV_TYPE_FILE, .path = g_paths[i] };
+		leaves[i] = (spa_vdev_spec_t){.type = VDEV_TYPE_FILE, .path = g_paths[i]};
 		kids[i] = &leaves[i];
 	}
 	g_ndev = ndev;
-	spa_vdev_spec_t root = { .type = VDEV_TYPE_ROOT, .nchildren = ndev, .children = kids };
-	spa_create_opts_t opts = { .sco_no_cache = true };
+	spa_vdev_spec_t root = {.type = VDEV_TYPE_ROOT, .nchildren = ndev, .children = kids};
+	spa_create_opts_t opts = {.sco_no_cache = true};
 	char err[256] = "";
-	int rc = spa_create("zaptest", &root, &opts, &g_spa, err, sizeof (err));
+	int rc = spa_create("zaptest", &root, &opts, &g_spa, err, sizeof(err));
 	if (rc != 0)
 		fprintf(stderr, "  spa_create: %s\n", err);
 	TT_OK(rc);
@@ -52,12 +52,12 @@ pool_create(int ndev)
 static void
 pool_reopen(void)
 {
-	const char *paths[2] = { g_paths[0], g_paths[1] };
-	spa_import_opts_t opts = { .sio_no_cache = true };
+	const char *paths[2] = {g_paths[0], g_paths[1]};
+	spa_import_opts_t opts = {.sio_no_cache = true};
 	char err[256] = "";
 	spa_close(g_spa);
 	g_spa = NULL;
-	int rc = spa_open_paths(paths, g_ndev, &opts, &g_spa, err, sizeof (err));
+	int rc = spa_open_paths(paths, g_ndev, &opts, &g_spa, err, sizeof(err));
 	if (rc != 0)
 		fprintf(stderr, "  spa_open_paths: %s\n", err);
 	TT_OK(rc);
@@ -139,7 +139,7 @@ test_micro_basic(void)
 	uint8_t b;
 	TT_EQ(zap_lookup(g_os, obj, "alpha", 1, 1, &b), EINVAL);
 	TT_EQ(zap_lookup(g_os, obj, "alpha", 8, 0, &v), EOVERFLOW);
-	uint64_t two[2] = { 7, 7 };
+	uint64_t two[2] = {7, 7};
 	TT_OK(zap_lookup(g_os, obj, "alpha", 8, 2, two));
 	TT_EQ(two[0], 1);
 	TT_EQ(two[1], 7);
@@ -159,10 +159,10 @@ test_micro_grow_upgrade(void)
 	int n = ZAP_MICRO_CAP(ZAP_MICRO_MAX_BLKSZ) + 40;
 	for (int i = 0; i < n; i++) {
 		dmu_tx_t *tx = tx_begin(obj, 1);
-		snprintf(name, sizeof (name), "entry-%d", i);
+		snprintf(name, sizeof(name), "entry-%d", i);
 		TT_OK(zap_add_int(g_os, obj, name, i * 3, tx));
 		dmu_tx_commit(tx);
-		if (i % 37 == 0)   /* grow clean blocks too, not only dirty ones */
+		if (i % 37 == 0) /* grow clean blocks too, not only dirty ones */
 			TT_OK(txg_wait_synced(dmu_objset_pool(g_os), 0));
 		dmu_object_info_t doi;
 		TT_OK(dmu_object_info(g_os, obj, &doi));
@@ -178,7 +178,7 @@ test_micro_grow_upgrade(void)
 	}
 	TT_EQ(last_bs, ZAP_MICRO_MAX_BLKSZ);
 	for (int i = 0; i < n; i++) {
-		snprintf(name, sizeof (name), "entry-%d", i);
+		snprintf(name, sizeof(name), "entry-%d", i);
 		TT_OK(zap_lookup_int(g_os, obj, name, &v));
 		TT_EQ(v, (uint64_t)i * 3);
 	}
@@ -195,8 +195,8 @@ test_upgrade_triggers(void)
 	pool_create(1);
 	const char *longname = "a-name-that-is-exactly-forty-eight-bytes-long-xx";
 	TT_EQ(strlen(longname), 48);
-	uint64_t arr[3] = { 1, 2, 3 }, v;
-	uint8_t bytes[5] = { 9, 8, 7, 6, 5 };
+	uint64_t arr[3] = {1, 2, 3}, v;
+	uint8_t bytes[5] = {9, 8, 7, 6, 5};
 	for (int kind = 0; kind < 4; kind++) {
 		uint64_t obj = new_zap();
 		dmu_tx_t *tx = tx_begin(obj, 4);
@@ -240,22 +240,22 @@ test_arrays(void)
 	pool_create(1);
 	uint64_t obj = new_zap();
 	uint8_t *buf = tarn_alloc(ZAP_MAXVALUELEN + 16), *got = tarn_alloc(ZAP_MAXVALUELEN + 16);
-	static const uint64_t lens[] = { 1, 2, 7, 8, 9, 100, 1000, 4096, 8000, 8191, 8192 };
+	static const uint64_t lens[] = {1, 2, 7, 8, 9, 100, 1000, 4096, 8000, 8191, 8192};
 	char name[32];
 	dmu_tx_t *tx = tx_begin(obj, 2 * ARRAY_SIZE(lens));
 	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
 		fill_pattern(buf, lens[i], i);
-		snprintf(name, sizeof (name), "b%zu", i);
+		snprintf(name, sizeof(name), "b%zu", i);
 		TT_OK(zap_add(g_os, obj, name, 1, lens[i], buf, tx));
 		if (lens[i] % 8 == 0) {
-			snprintf(name, sizeof (name), "q%zu", i);
+			snprintf(name, sizeof(name), "q%zu", i);
 			TT_OK(zap_add(g_os, obj, name, 8, lens[i] / 8, buf, tx));
 		}
 	}
 	dmu_tx_commit(tx);
 	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
 		fill_pattern(buf, lens[i], i);
-		snprintf(name, sizeof (name), "b%zu", i);
+		snprintf(name, sizeof(name), "b%zu", i);
 		int is;
 		uint64_t num;
 		TT_OK(zap_length(g_os, obj, name, &is, &num));
@@ -268,7 +268,7 @@ test_arrays(void)
 		TT_EQ(zap_lookup(g_os, obj, name, 1, lens[i] - 1, got), EOVERFLOW);
 		TT_EQ(zap_lookup(g_os, obj, name, 8, lens[i], got), EINVAL);
 		if (lens[i] % 8 == 0) {
-			snprintf(name, sizeof (name), "q%zu", i);
+			snprintf(name, sizeof(name), "q%zu", i);
 			TT_OK(zap_lookup(g_os, obj, name, 8, lens[i] / 8, got));
 			TT_CHECK(memcmp(got, buf, lens[i]) == 0);
 		}
@@ -320,12 +320,12 @@ test_name_lengths(void)
 		TT_EQ(v, len);
 	}
 	/* The cursor returns each once with its full name. */
-	bool seen[ZAP_MAXNAMELEN] = { false };
+	bool seen[ZAP_MAXNAMELEN] = {false};
 	zap_cursor_t zc;
 	zap_attribute_t za;
 	int n = 0;
 	for (zap_cursor_init(&zc, g_os, obj, 0); zap_cursor_retrieve(&zc, &za) == 0;
-	    zap_cursor_advance(&zc)) {
+	     zap_cursor_advance(&zc)) {
 		TT_EQ(strlen(za.za_name), za.za_first_integer);
 		TT_CHECK(!seen[za.za_first_integer]);
 		seen[za.za_first_integer] = true;
@@ -354,7 +354,7 @@ test_million(void)
 	for (uint64_t b = 0; b < N; b += BATCH) {
 		dmu_tx_t *tx = tx_begin(obj, BATCH);
 		for (uint64_t i = b; i < b + BATCH; i++) {
-			mname(name, sizeof (name), i);
+			mname(name, sizeof(name), i);
 			int err = zap_add_int(g_os, obj, name, i, tx);
 			if (err != 0)
 				dmu_tx_commit(tx);
@@ -365,7 +365,7 @@ test_million(void)
 	TT_OK(txg_wait_synced(dmu_objset_pool(g_os), 0));
 	uint64_t t1 = tarn_now_ns();
 	for (uint64_t i = 0; i < N; i++) {
-		mname(name, sizeof (name), i);
+		mname(name, sizeof(name), i);
 		TT_OK(zap_lookup_int(g_os, obj, name, &v));
 		TT_EQ(v, i);
 	}
@@ -375,7 +375,7 @@ test_million(void)
 	for (uint64_t b = 0; b < N; b += 2 * BATCH) {
 		dmu_tx_t *tx = tx_begin(obj, BATCH);
 		for (uint64_t i = b; i < b + 2 * BATCH; i += 2) {
-			mname(name, sizeof (name), i);
+			mname(name, sizeof(name), i);
 			int err = zap_remove(g_os, obj, name, tx);
 			if (err != 0)
 				dmu_tx_commit(tx);
@@ -392,12 +392,12 @@ test_million(void)
 	zap_attribute_t za;
 	uint64_t n = 0, prev = 0;
 	for (zap_cursor_init(&zc, g_os, obj, 0); zap_cursor_retrieve(&zc, &za) == 0;
-	    zap_cursor_advance(&zc)) {
+	     zap_cursor_advance(&zc)) {
 		uint64_t cookie = zap_cursor_serialize(&zc);
 		TT_CHECK(n == 0 || cookie > prev);
 		prev = cookie;
 		TT_ASSERT(za.za_first_integer < N && za.za_first_integer % 2 == 1);
-		mname(name, sizeof (name), za.za_first_integer);
+		mname(name, sizeof(name), za.za_first_integer);
 		TT_CHECK(strcmp(name, za.za_name) == 0);
 		TT_CHECK(seen[za.za_first_integer] == 0);
 		seen[za.za_first_integer] = 1;
@@ -411,9 +411,9 @@ test_million(void)
 	dmu_object_info_t doi;
 	TT_OK(dmu_object_info(g_os, obj, &doi));
 	printf("  1M: add %.0f/s, lookup %.0f/s, remove %.0f/s, walk %.0f/s; "
-	    "object %.1f MiB\n", N / ((t1 - t0) / 1e9), N / ((t2 - t1) / 1e9),
-	    N / 2 / ((t3 - t2) / 1e9), N / 2 / ((t4 - t3) / 1e9),
-	    doi.doi_max_offset / (double)MiB);
+	       "object %.1f MiB\n",
+	    N / ((t1 - t0) / 1e9), N / ((t2 - t1) / 1e9), N / 2 / ((t3 - t2) / 1e9),
+	    N / 2 / ((t4 - t3) / 1e9), doi.doi_max_offset / (double)MiB);
 	tarn_free(seen);
 	pool_destroy();
 }
@@ -432,12 +432,12 @@ cursor_stability(bool reinit, uint64_t seed)
 	tarn_rand_seed(&r, seed);
 	const uint64_t STABLE = 100, MAXV = 20000;
 	uint64_t obj = new_zap();
-	uint8_t *state = tarn_alloc(MAXV);   /* 1 stable, 2 transient present */
+	uint8_t *state = tarn_alloc(MAXV); /* 1 stable, 2 transient present */
 	uint8_t *seen = tarn_alloc(MAXV);
 	char name[32];
 	dmu_tx_t *tx = tx_begin(obj, 2 * STABLE);
 	for (uint64_t i = 0; i < 2 * STABLE; i++) {
-		snprintf(name, sizeof (name), "n%" PRIu64, i);
+		snprintf(name, sizeof(name), "n%" PRIu64, i);
 		TT_OK(zap_add_int(g_os, obj, name, i, tx));
 		state[i] = i < STABLE ? 1 : 2;
 	}
@@ -454,8 +454,8 @@ cursor_stability(bool reinit, uint64_t seed)
 		TT_OK(err);
 		uint64_t v = za.za_first_integer;
 		TT_ASSERT(v < MAXV);
-		TT_CHECK(state[v] != 0);            /* never a removed entry */
-		TT_CHECK(seen[v] == 0);             /* never twice */
+		TT_CHECK(state[v] != 0); /* never a removed entry */
+		TT_CHECK(seen[v] == 0);	 /* never twice */
 		seen[v]++;
 		zap_cursor_advance(&zc);
 		if (reinit) {
@@ -467,7 +467,7 @@ cursor_stability(bool reinit, uint64_t seed)
 		tx = tx_begin(obj, 8);
 		int adds = steps < 40 ? 12 : (int)tarn_rand_range(&r, 4);
 		for (int k = 0; k < adds && next < MAXV; k++, next++) {
-			snprintf(name, sizeof (name), "n%" PRIu64, next);
+			snprintf(name, sizeof(name), "n%" PRIu64, next);
 			TT_OK(zap_add_int(g_os, obj, name, next, tx));
 			state[next] = 2;
 		}
@@ -475,7 +475,7 @@ cursor_stability(bool reinit, uint64_t seed)
 			uint64_t x = tarn_rand_range(&r, next);
 			if (state[x] != 2)
 				continue;
-			snprintf(name, sizeof (name), "n%" PRIu64, x);
+			snprintf(name, sizeof(name), "n%" PRIu64, x);
 			TT_OK(zap_remove(g_os, obj, name, tx));
 			state[x] = 0;
 		}
@@ -518,7 +518,7 @@ validate_all_blocks(uint64_t obj)
 		uint64_t m;
 		memcpy(&m, buf, 8);
 		if (m == 0)
-			continue;     /* a hole: a freed table run */
+			continue; /* a hole: a freed table run */
 		TT_OK(zap_block_validate(buf, bs));
 		nvalid++;
 		for (int k = 0; k < 20; k++) {
@@ -542,12 +542,12 @@ test_persistence(void)
 	uint8_t val[300];
 	dmu_tx_t *tx = tx_begin(micro, 3000);
 	for (int i = 0; i < 50; i++) {
-		snprintf(name, sizeof (name), "m%d", i);
+		snprintf(name, sizeof(name), "m%d", i);
 		TT_OK(zap_add_int(g_os, micro, name, 1000 + i, tx));
 	}
 	for (int i = 0; i < 3000; i++) {
-		snprintf(name, sizeof (name), "fat-entry-%d", i);
-		fill_pattern(val, sizeof (val), i);
+		snprintf(name, sizeof(name), "fat-entry-%d", i);
+		fill_pattern(val, sizeof(val), i);
 		TT_OK(zap_add(g_os, fat, name, 1, 1 + i % 300, val, tx));
 	}
 	dmu_tx_commit(tx);
@@ -560,15 +560,15 @@ test_persistence(void)
 	TT_OK(zap_count(g_os, fat, &cnt));
 	TT_EQ(cnt, 3000);
 	for (int i = 0; i < 50; i++) {
-		snprintf(name, sizeof (name), "m%d", i);
+		snprintf(name, sizeof(name), "m%d", i);
 		TT_OK(zap_lookup_int(g_os, micro, name, &v));
 		TT_EQ(v, 1000 + i);
 	}
 	uint8_t got[300], want[300];
 	for (int i = 0; i < 3000; i++) {
-		snprintf(name, sizeof (name), "fat-entry-%d", i);
-		fill_pattern(want, sizeof (want), i);
-		TT_OK(zap_lookup(g_os, fat, name, 1, sizeof (got), got));
+		snprintf(name, sizeof(name), "fat-entry-%d", i);
+		fill_pattern(want, sizeof(want), i);
+		TT_OK(zap_lookup(g_os, fat, name, 1, sizeof(got), got));
 		TT_CHECK(memcmp(got, want, 1 + i % 300) == 0);
 	}
 	validate_all_blocks(micro);
@@ -598,11 +598,11 @@ test_damage(void)
 	char name[32];
 	dmu_tx_t *tx = tx_begin(fat, 2000);
 	for (int i = 0; i < 2000; i++) {
-		snprintf(name, sizeof (name), "d%d", i);
+		snprintf(name, sizeof(name), "d%d", i);
 		TT_OK(zap_add_int(g_os, fat, name, i, tx));
 	}
 	for (int i = 0; i < 5; i++) {
-		snprintf(name, sizeof (name), "d%d", i);
+		snprintf(name, sizeof(name), "d%d", i);
 		TT_OK(zap_add_int(g_os, micro, name, i, tx));
 	}
 	dmu_tx_commit(tx);
@@ -614,16 +614,17 @@ test_damage(void)
 		uint64_t obj = round % 3 == 0 ? micro : fat;
 		dmu_object_info_t doi;
 		TT_OK(dmu_object_info(g_os, obj, &doi));
-		for (size_t i = 0; i < sizeof (junk); i++)
+		for (size_t i = 0; i < sizeof(junk); i++)
 			junk[i] = (uint8_t)tarn_rand_u64(&r);
-		uint64_t off = tarn_rand_range(&r, doi.doi_max_offset - sizeof (junk));
+		uint64_t off = tarn_rand_range(&r, doi.doi_max_offset - sizeof(junk));
 		tx = tx_begin(obj, 4);
-		TT_OK(dmu_write(g_os, obj, off, 1 + tarn_rand_range(&r, sizeof (junk)), junk, tx));
+		TT_OK(dmu_write(g_os, obj, off, 1 + tarn_rand_range(&r, sizeof(junk)), junk, tx));
 		for (int i = 0; i < 40; i++) {
-			snprintf(name, sizeof (name), "d%d", (int)tarn_rand_range(&r, 2100));
+			snprintf(name, sizeof(name), "d%d", (int)tarn_rand_range(&r, 2100));
 			int e1 = zap_lookup_int(g_os, obj, name, &v);
-			int e2 = i % 4 == 0 ? zap_update_int(g_os, obj, name, 1, tx) :
-			    i % 4 == 1 ? zap_remove(g_os, obj, name, tx) : 0;
+			int e2 = i % 4 == 0 ? zap_update_int(g_os, obj, name, 1, tx)
+			    : i % 4 == 1    ? zap_remove(g_os, obj, name, tx)
+					    : 0;
 			errors += (e1 == EINVAL) + (e2 == EINVAL);
 			TT_CHECK(e1 == 0 || e1 == ENOENT || e1 == EINVAL || e1 == EOVERFLOW);
 		}
@@ -631,13 +632,13 @@ test_damage(void)
 		zap_cursor_t zc;
 		zap_attribute_t za;
 		int steps = 0;
-		for (zap_cursor_init(&zc, g_os, obj, 0); steps < 10000 &&
-		    zap_cursor_retrieve(&zc, &za) == 0; zap_cursor_advance(&zc))
+		for (zap_cursor_init(&zc, g_os, obj, 0);
+		     steps < 10000 && zap_cursor_retrieve(&zc, &za) == 0; zap_cursor_advance(&zc))
 			steps++;
 		zap_cursor_fini(&zc);
 		TT_CHECK(steps < 10000);
 		uint64_t cnt;
-		(void) zap_count(g_os, obj, &cnt);
+		(void)zap_count(g_os, obj, &cnt);
 	}
 	printf("  damage: %d operations saw EINVAL\n", errors);
 	TT_CHECK(errors > 0);
@@ -646,8 +647,8 @@ test_damage(void)
 
 typedef struct thr_arg {
 	uint64_t obj;
-	int      id, n;
-	int      err;
+	int id, n;
+	int err;
 } thr_arg_t;
 
 static void *
@@ -663,7 +664,7 @@ thr_main(void *p)
 			break;
 		}
 		for (int i = b; i < b + 500 && i < a->n && a->err == 0; i++) {
-			snprintf(name, sizeof (name), "t%d-%d", a->id, i);
+			snprintf(name, sizeof(name), "t%d-%d", a->id, i);
 			a->err = zap_add_int(g_os, a->obj, name, (uint64_t)a->id << 32 | i, tx);
 			if (a->err == 0 && i % 3 == 0)
 				a->err = zap_remove(g_os, a->obj, name, tx);
@@ -678,13 +679,16 @@ static void
 test_threads(void)
 {
 	pool_create(1);
-	enum { NT = 6, PER = 6000 };
+	enum {
+		NT = 6,
+		PER = 6000
+	};
 	uint64_t shared = new_zap(), own[NT];
 	pthread_t th[NT];
 	thr_arg_t args[NT];
 	for (int t = 0; t < NT; t++) {
 		own[t] = new_zap();
-		args[t] = (thr_arg_t){ .obj = t < 3 ? own[t] : shared, .id = t, .n = PER };
+		args[t] = (thr_arg_t){.obj = t < 3 ? own[t] : shared, .id = t, .n = PER};
 		TT_OK(pthread_create(&th[t], NULL, thr_main, &args[t]));
 	}
 	for (int t = 0; t < NT; t++) {
@@ -699,7 +703,7 @@ test_threads(void)
 			TT_EQ(cnt, PER - (PER + 2) / 3);
 		}
 		for (int i = 0; i < PER; i++) {
-			snprintf(name, sizeof (name), "t%d-%d", t, i);
+			snprintf(name, sizeof(name), "t%d-%d", t, i);
 			int err = zap_lookup_int(g_os, args[t].obj, name, &v);
 			if (i % 3 == 0) {
 				TT_EQ(err, ENOENT);
@@ -715,10 +719,10 @@ test_threads(void)
 }
 
 typedef struct churn_arg {
-	uint64_t     obj;
-	int          stop;          /* atomic */
-	int          err;
-	uint64_t     rounds;        /* atomic */
+	uint64_t obj;
+	int stop; /* atomic */
+	int err;
+	uint64_t rounds; /* atomic */
 } churn_arg_t;
 
 /* Add and remove transient entries until told to stop. */
@@ -736,10 +740,10 @@ churn_main(void *p)
 			break;
 		}
 		for (int i = 0; i < 20 && a->err == 0; i++, next++) {
-			snprintf(name, sizeof (name), "t%" PRIu64, next);
+			snprintf(name, sizeof(name), "t%" PRIu64, next);
 			a->err = zap_add_int(g_os, a->obj, name, (1ULL << 40) | next, tx);
 			if (a->err == 0 && next >= 500) {
-				snprintf(name, sizeof (name), "t%" PRIu64, next - 500);
+				snprintf(name, sizeof(name), "t%" PRIu64, next - 500);
 				a->err = zap_remove(g_os, a->obj, name, tx);
 			}
 		}
@@ -759,11 +763,11 @@ test_cursor_concurrent(void)
 	char name[32];
 	dmu_tx_t *tx = tx_begin(obj, STABLE);
 	for (int i = 0; i < STABLE; i++) {
-		snprintf(name, sizeof (name), "s%d", i);
+		snprintf(name, sizeof(name), "s%d", i);
 		TT_OK(zap_add_int(g_os, obj, name, i, tx));
 	}
 	dmu_tx_commit(tx);
-	churn_arg_t ca = { .obj = obj };
+	churn_arg_t ca = {.obj = obj};
 	pthread_t th;
 	TT_OK(pthread_create(&th, NULL, churn_main, &ca));
 	uint8_t *seen = tarn_alloc(STABLE);
@@ -835,18 +839,10 @@ test_create_variants(void)
 	pool_destroy();
 }
 
-TT_MAIN(
-	{ "micro_basic", test_micro_basic },
-	{ "micro_grow_upgrade", test_micro_grow_upgrade },
-	{ "upgrade_triggers", test_upgrade_triggers },
-	{ "arrays", test_arrays },
-	{ "name_lengths", test_name_lengths },
-	{ "create_variants", test_create_variants },
-	{ "cursor_stability", test_cursor_stability },
-	{ "cursor_stability_reinit", test_cursor_stability_reinit },
-	{ "cursor_concurrent", test_cursor_concurrent },
-	{ "damage", test_damage },
-	{ "threads", test_threads },
-	{ "persistence", test_persistence },
-	{ "million", test_million },
-)
+TT_MAIN({"micro_basic", test_micro_basic}, {"micro_grow_upgrade", test_micro_grow_upgrade},
+    {"upgrade_triggers", test_upgrade_triggers}, {"arrays", test_arrays},
+    {"name_lengths", test_name_lengths}, {"create_variants", test_create_variants},
+    {"cursor_stability", test_cursor_stability},
+    {"cursor_stability_reinit", test_cursor_stability_reinit},
+    {"cursor_concurrent", test_cursor_concurrent}, {"damage", test_damage},
+    {"threads", test_threads}, {"persistence", test_persistence}, {"million", test_million}, )
