@@ -1,2 +1,321 @@
-#include "tarn_util.h"
-int main(void) { return 0; }
+/*
+ * stress.c — tarn-stress: random operations on a real pool, checked
+ * against a model, in the spirit of OpenZFS's ztest.  Options, the run
+ * and its summary; the pieces live in stress_*.c.
+ *
+ * Theory.  The tool builds a pool on sparse files (a layout such as
+ * "raidz2:6" or "mirror:2,mirror:2"), creates an object set and runs
+ * THREADS workers.  Each worker owns its objects: only it creates,
+ * writes, punches, truncates, frees and bonus-writes them, so the changes
+ * to one object are serialized and the model (stress_model.c) needs no
+ * locks.  The model keeps, per object, extents naming the write
+ * generation whose content each byte holds; content is a pure function of
+ * (seed, object identity, generation, offset), so the model stays small
+ * however much is written.  Every operation is a tx whose changes go to
+ * the model once they are made (reads see them at once; they reach disk
+ * with their txg).  Every few seconds (or operations) all workers pause,
+ * the controller waits for a sync and compares every byte, bonus and
+ * attribute of every object with the model, checks that no other object
+ * exists, and walks every block of the pool (spa_verify_all).  At the end
+ * the pool is closed, reopened and checked again.
+ *
+ * Replay.  Each worker's random stream depends only on (seed, worker), and
+ * the choice of an operation only on that stream and the worker's own
+ * objects, so with -t 1 the same seed (and -n) gives the same operations.
+ * With more threads each worker still repeats its own operations, but
+ * their interleaving, txg boundaries and object numbers vary from run to
+ * run.  Running out of space (ENOSPC, which the live-data budget avoids)
+ * also makes later choices differ.
+ *
+ * Kill mode (-k) forks a child per round, SIGKILLs it at a random
+ * instant and checks that the pool imports at a committed txg: the
+ * comment at the top of stress_kill.c.
+ */
+#include "stress_run.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char stress_usage[] =
+"usage: tarn-stress [-s SEED] [-t THREADS] [-T SECONDS] [-n OPS] [-d DIR]\n"
+"                   [-l LAYOUT] [-S SIZE] [-k KILLS] [-v] [--help]\n"
+"\n"
+"Random object operations on a pool of sparse files, checked against an\n"
+"in-memory model; the pool is verified every few seconds and after a\n"
+"close and reopen at the end.\n"
+"\n"
+"  -s SEED     random seed (default: random; always printed)\n"
+"  -t THREADS  worker threads, each with its own objects (default 4)\n"
+"  -T SECONDS  run time (default 10 when -n is not given)\n"
+"  -n OPS      stop after this many operations\n"
+"  -d DIR      where the device files go (default: a new directory under\n"
+"              $TMPDIR or /tmp, removed at the end)\n"
+"  -l LAYOUT   TYPE:N[,TYPE:N...] with TYPE mirror, raidz1, raidz2, raidz3\n"
+"              or stripe (default mirror:2,raidz1:3)\n"
+"  -S SIZE     size of each device file, e.g. 128M (default 128M, min 64M)\n"
+"  -k KILLS    kill mode: SIGKILL the workload KILLS times at random\n"
+"              instants, re-import the pool and check it after each\n"
+"  -v          say what happens (verifications, rounds); -vv: every change\n"
+"  --help      this text\n"
+"\n"
+"The same seed with -t 1 and -n repeats the same operations; with more\n"
+"threads the interleaving varies.  Exit status: 0 passed, 1 failed (the\n"
+"message names the seed), 2 bad usage.\n";
+
+static uint64_t stress_seed_for_msgs;
+
+void
+stress_fail_msg(const stress_cfg_t *c, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof (buf), fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	fprintf(stderr, "tarn-stress: FAILED (seed %" PRIu64 "): %s\n",
+	    c ? c->sc_seed : stress_seed_for_msgs, buf);
+}
+
+void
+stress_verbose(const stress_cfg_t *c, const char *fmt, ...)
+{
+	if (!c->sc_verbose)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	printf("tarn-stress: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+	va_end(ap);
+}
+
+static _Noreturn void
+stress_usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "tarn-stress: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\ntry 'tarn-stress --help'\n");
+	exit(2);
+}
+
+static uint64_t
+stress_parse_num(const char *s, const char *what, bool suffixes)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || s[0] == '-')
+		stress_usage_error(what, s);
+	uint64_t mult = 1;
+	if (suffixes && *end != '\0' && end[1] == '\0') {
+		switch (*end) {
+		case 'k': case 'K': mult = KiB; break;
+		case 'm': case 'M': mult = MiB; break;
+		case 'g': case 'G': mult = GiB; break;
+		default: stress_usage_error(what, s);
+		}
+		end++;
+	}
+	if (*end != '\0' || (mult > 1 && v > UINT64_MAX / mult))
+		stress_usage_error(what, s);
+	return ((uint64_t)v * mult);
+}
+
+static void
+stress_parse_args(int argc, char **argv, stress_cfg_t *c)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool seeded = false;
+	int ch;
+	while ((ch = getopt_long(argc, argv, "s:t:T:n:d:l:S:k:vh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			c->sc_seed = stress_parse_num(optarg, "bad seed '%s'", false);
+			seeded = true;
+			break;
+		case 't':
+			c->sc_threads = (int)stress_parse_num(optarg, "bad thread count '%s'", false);
+			if (c->sc_threads < 1 || c->sc_threads > 256)
+				stress_usage_error("thread count must be 1..256, not '%s'", optarg);
+			break;
+		case 'T': {
+			char *end = NULL;
+			c->sc_seconds = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || !(c->sc_seconds > 0) ||
+			    c->sc_seconds > 1e7)
+				stress_usage_error("bad number of seconds '%s'", optarg);
+			break;
+		}
+		case 'n':
+			c->sc_ops = stress_parse_num(optarg, "bad operation count '%s'", false);
+			if (c->sc_ops == 0)
+				stress_usage_error("operation count must be positive, not '%s'", optarg);
+			break;
+		case 'd':
+			tarn_free(c->sc_dir);
+			c->sc_dir = tarn_strdup(optarg);
+			break;
+		case 'l':
+			c->sc_layout = optarg;
+			break;
+		case 'S':
+			c->sc_devsize = stress_parse_num(optarg, "bad size '%s'", true);
+			if (c->sc_devsize < SPA_MINDEVSIZE)
+				stress_usage_error("device size '%s' is too small: at least 64M", optarg);
+			break;
+		case 'k':
+			c->sc_kills = (int)stress_parse_num(optarg, "bad kill count '%s'", false);
+			if (c->sc_kills > 100000)
+				stress_usage_error("kill count '%s' is too large", optarg);
+			break;
+		case 'v':
+			c->sc_verbose++;
+			break;
+		case 'h':
+			fputs(stress_usage, stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "try 'tarn-stress --help'\n");
+			exit(2);
+		}
+	}
+	if (optind < argc)
+		stress_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!seeded)
+		c->sc_seed = tarn_guid() >> 24;
+	if (c->sc_seconds == 0 && c->sc_ops == 0)
+		c->sc_seconds = 10;
+}
+
+/* Make (or take) the device directory; *made when we created it. */
+static int
+stress_dir_setup(stress_cfg_t *c, char *err, size_t errlen)
+{
+	if (c->sc_dir == NULL) {
+		const char *tmp = getenv("TMPDIR");
+		char tmpl[1024];
+		snprintf(tmpl, sizeof (tmpl), "%s/tarn-stress-XXXXXX",
+		    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+		if (mkdtemp(tmpl) == NULL) {
+			snprintf(err, errlen, "cannot make a directory %s: %s", tmpl, strerror(errno));
+			return (SET_ERROR(EIO));
+		}
+		c->sc_dir = tarn_strdup(tmpl);
+		c->sc_dir_made = true;
+		return (0);
+	}
+	struct stat st;
+	if (stat(c->sc_dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen, "'%s' is not a directory", c->sc_dir);
+			return (SET_ERROR(ENOTDIR));
+		}
+		return (0);
+	}
+	if (mkdir(c->sc_dir, 0755) != 0) {
+		snprintf(err, errlen, "cannot make directory '%s': %s", c->sc_dir, strerror(errno));
+		return (SET_ERROR(EIO));
+	}
+	c->sc_dir_made = true;
+	return (0);
+}
+
+static void
+stress_human(uint64_t b, char *buf, size_t len)
+{
+	if (b >= 10 * GiB)
+		snprintf(buf, len, "%.1f GiB", (double)b / (double)GiB);
+	else if (b >= 10 * MiB)
+		snprintf(buf, len, "%.1f MiB", (double)b / (double)MiB);
+	else
+		snprintf(buf, len, "%.1f KiB", (double)b / (double)KiB);
+}
+
+static void
+stress_summary(const stress_cfg_t *c, const stress_stats_t *st, double secs)
+{
+	char wr[32], ck[32];
+	stress_human(st->st_bytes_written, wr, sizeof (wr));
+	stress_human(st->st_bytes_checked, ck, sizeof (ck));
+	if (c->sc_kills > 0) {
+		printf("tarn-stress: ok (seed %" PRIu64 "): %" PRIu64 " rounds, %" PRIu64
+		    " killed; %" PRIu64 " changes journaled, %" PRIu64 " committed at import; %"
+		    PRIu64 " txgs; %s verified; %.1f s\n", c->sc_seed, st->st_rounds,
+		    st->st_kills, st->st_journaled, st->st_committed, st->st_txgs, ck, secs);
+		return;
+	}
+	printf("tarn-stress: ok (seed %" PRIu64 "): %" PRIu64 " ops (%.0f ops/s) in %" PRIu64
+	    " txs over %" PRIu64 " txgs; %s written, %s verified in %" PRIu64
+	    " verifications; %" PRIu64 " ENOSPC; %.1f s\n", c->sc_seed, st->st_ops,
+	    secs > 0 ? (double)st->st_ops / secs : 0.0, st->st_txs, st->st_txgs, wr, ck,
+	    st->st_verifies, st->st_enospc, secs);
+}
+
+int
+main(int argc, char **argv)
+{
+	stress_cfg_t c;
+	memset(&c, 0, sizeof (c));
+	c.sc_threads = 4;
+	c.sc_layout = "mirror:2,raidz1:3";
+	c.sc_devsize = 128 * MiB;
+	c.sc_verify_secs = 5;
+	c.sc_verify_ops = 100000;
+	stress_parse_args(argc, argv, &c);
+	stress_seed_for_msgs = c.sc_seed;
+
+	char err[2048] = "";
+	int e = stress_dir_setup(&c, err, sizeof (err));
+	if (e == 0)
+		e = stress_layout_parse(&c, err, sizeof (err));
+	if (e != 0) {
+		fprintf(stderr, "tarn-stress: %s\n", err);
+		if (c.sc_dir_made)
+			(void) rmdir(c.sc_dir);
+		stress_cfg_fini(&c);
+		return (2);
+	}
+	char lim[128] = "";
+	if (c.sc_kills > 0)
+		snprintf(lim, sizeof (lim), ", %d kills", c.sc_kills);
+	if (c.sc_seconds > 0)
+		snprintf(lim + strlen(lim), sizeof (lim) - strlen(lim), ", %.0f s", c.sc_seconds);
+	if (c.sc_ops > 0)
+		snprintf(lim + strlen(lim), sizeof (lim) - strlen(lim), ", %" PRIu64 " ops",
+		    c.sc_ops);
+	printf("tarn-stress: seed %" PRIu64 ", layout %s (%d x %" PRIu64 " MiB in %s), "
+	    "%d thread%s%s\n", c.sc_seed, c.sc_layout, c.sc_npaths, (uint64_t)(c.sc_devsize / MiB),
+	    c.sc_dir, c.sc_threads, c.sc_threads == 1 ? "" : "s", lim);
+	fflush(stdout);
+
+	uint64_t t0 = tarn_now_ns();
+	stress_stats_t st;
+	memset(&st, 0, sizeof (st));
+	if (c.sc_kills > 0)
+		e = stress_run_kill(&c, &st, err, sizeof (err));
+	else
+		e = stress_run_normal(&c, &st, err, sizeof (err));
+	double secs = (double)(tarn_now_ns() - t0) / 1e9;
+	if (e != 0) {
+		stress_fail_msg(&c, "%s", err);
+		fprintf(stderr, "tarn-stress: the devices are kept in %s; to replay: tarn-stress "
+		    "-s %" PRIu64 " -t %d%s -l %s -S %" PRIu64 "M%s\n", c.sc_dir, c.sc_seed,
+		    c.sc_threads, c.sc_threads > 1 ? " (or -t 1)" : "", c.sc_layout,
+		    (uint64_t)(c.sc_devsize / MiB), c.sc_kills ? " -k ..." : "");
+		stress_cfg_fini(&c);
+		return (1);
+	}
+	stress_summary(&c, &st, secs);
+	stress_devices_remove(&c);
+	if (c.sc_dir_made)
+		(void) rmdir(c.sc_dir);
+	stress_cfg_fini(&c);
+	return (0);
+}

@@ -363,8 +363,8 @@ stress_run_tx(stress_worker_t *w, stress_tx_t *t, char *err, size_t errlen)
 		int ae = stress_model_apply(w->sw_model, &t->st_ops[i], aerr, sizeof (aerr));
 		if (ae != 0)
 			tarn_panic(__FILE__, __LINE__, "model: %s", aerr);
-		w->sw_ops++;
 	}
+	w->sw_ops++;
 	stress_owner_t *ow = stress_own(w);
 	if (w->sw_pressure && ow->so_bytes <= w->sw_lim.sl_budget / 2)
 		w->sw_pressure = false;

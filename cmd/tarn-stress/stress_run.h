@@ -21,7 +21,7 @@ typedef struct stress_cfg {
 	const char *sc_layout;
 	uint64_t sc_devsize;
 	int      sc_kills;
-	bool     sc_verbose;
+	int      sc_verbose;       /* -v: 1; -vv: 2 (every change is printed) */
 	double   sc_verify_secs;   /* verify at least this often */
 	uint64_t sc_verify_ops;    /* ... and every this many operations */
 	/* derived from the layout (stress_layout_parse) */
@@ -54,9 +54,13 @@ int stress_pool_create(const stress_cfg_t *c, spa_t **spap, objset_t **osp,
 int stress_pool_open(const stress_cfg_t *c, spa_t **spap, objset_t **osp,
     char *err, size_t errlen);
 void stress_limits_setup(stress_cfg_t *c, spa_t *spa);
-/* Wait for a sync, compare everything with the model, walk every block. */
+/*
+ * Compare everything with the model and walk every block of the pool;
+ * first wait for a sync of what is dirty when sync_first.
+ */
 int stress_verify_pool(const stress_cfg_t *c, spa_t *spa, objset_t *os,
-    const stress_model_t *m, stress_stats_t *st, const char *when, char *err, size_t errlen);
+    const stress_model_t *m, bool sync_first, stress_stats_t *st, const char *when,
+    char *err, size_t errlen);
 /*
  * Run the workload with c->sc_threads workers until `seconds` pass (0:
  * no limit) or `ops` operations are done (0: no limit), verifying every

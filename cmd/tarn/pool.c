@@ -191,7 +191,7 @@ cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errle
 	cli_names_free(names, n);
 	if (!known) {
 		(void) snprintf(err, errlen, "no such pool");
-		return (SET_ERROR(ENOENT));
+		return (SET_ERROR(CLI_ENOPOOL));
 	}
 	error = spa_open(name, flags, spap, err, errlen);
 	if (error != 0) {

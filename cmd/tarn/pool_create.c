@@ -266,7 +266,7 @@ cli_pool_destroy(int argc, char **argv)
 	if (argc > 1)
 		return (cli_usage_error("destroy", "too many arguments"));
 	error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err));
-	if (error != 0 && force && error != ENOENT) {
+	if (error != 0 && force && error != CLI_ENOPOOL) {
 		/* The devices are gone: forget the pool on this host at least. */
 		int e2 = spa_cache_remove(argv[0]);
 		if (e2 == 0) {
@@ -279,7 +279,7 @@ cli_pool_destroy(int argc, char **argv)
 	if (error != 0) {
 		char msg[sizeof (err) + 64];
 		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
-		    error == ENOENT ? "" : "; use -f to forget it on this host");
+		    error == CLI_ENOPOOL ? "" : "; use -f to forget it on this host");
 		return (cli_cannot("destroy", argv[0], error, msg));
 	}
 	err[0] = '\0';

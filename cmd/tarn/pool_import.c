@@ -479,7 +479,7 @@ export_one(const char *name, bool force)
 	int error;
 
 	error = cli_pool_open(name, 0, &spa, err, sizeof (err));
-	if (error != 0 && force && error != ENOENT && spa_cache_remove(name) == 0) {
+	if (error != 0 && force && error != CLI_ENOPOOL && spa_cache_remove(name) == 0) {
 		fprintf(stderr, "note: '%s' could not be opened (%s); it was removed "
 		    "from the cache file, its devices are untouched\n", name, err);
 		return (CLI_EXIT_OK);
@@ -487,7 +487,7 @@ export_one(const char *name, bool force)
 	if (error != 0) {
 		char msg[sizeof (err) + 64];
 		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
-		    error == ENOENT ? "" : "; use -f to forget it on this host");
+		    error == CLI_ENOPOOL ? "" : "; use -f to forget it on this host");
 		return (cli_cannot("export", name, error, msg));
 	}
 	if ((error = spa_export(spa)) != 0)

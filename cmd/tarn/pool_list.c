@@ -202,7 +202,7 @@ cli_pool_list(int argc, char **argv)
 
 		error = cli_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
 		    &spa, err, sizeof (err));
-		if (error != 0 && (argc > 0 || error == ENOENT)) {
+		if (error == CLI_ENOPOOL) {
 			ret = cli_cannot("open", name, error, err);
 			continue;
 		}

@@ -220,7 +220,7 @@ cli_pool_status(int argc, char **argv)
 
 		error = cli_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
 		    &spa, err, sizeof (err));
-		if (error == ENOENT && spa == NULL && strcmp(err, "no such pool") == 0) {
+		if (error == CLI_ENOPOOL) {
 			ret = cli_cannot("open", name, error, err);
 			continue;
 		}

@@ -51,9 +51,10 @@ int cli_bad_option(const char *verb, int opt, int optopt);
 int cli_pool_names(char ***namesp, int *np);
 void cli_names_free(char **names, int n);
 /*
- * Open an imported pool for reading (status, list).  On failure *spap is
- * NULL and err holds the reason.
+ * Open an imported pool.  On failure *spap is NULL and err holds the
+ * reason; CLI_ENOPOOL means the pool is not imported here at all.
  */
+#define CLI_ENOPOOL ESRCH
 int cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen);
 
 /* Display name of a vdev: "mirror-0", "raidz2-1", the leaf path or GUID. */

@@ -334,8 +334,9 @@ dmu_free_range(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_tx_t 
 		err = dmu_write_block(dn, off / blksz, off % blksz, zend - off, zeros, false, txg);
 		tarn_free(zeros);
 	}
+	/* the tail block, unless the head above already zeroed it */
 	if (err == 0 && !to_end && end % blksz != 0 && end / blksz >= first_whole &&
-	    end / blksz != off / blksz && end / blksz <= maxblkid) {
+	    (off % blksz == 0 || end / blksz != off / blksz) && end / blksz <= maxblkid) {
 		void *zeros = tarn_alloc(end % blksz);
 		err = dmu_write_block(dn, end / blksz, 0, end % blksz, zeros, false, txg);
 		tarn_free(zeros);

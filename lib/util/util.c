@@ -12,13 +12,19 @@
 #include <time.h>
 #include <unistd.h>
 
+/* TARN_DEBUG, read once before main (no lazy init: threads would race). */
+static int tarn_debug;
+
+__attribute__((constructor)) static void
+tarn_debug_init(void)
+{
+	tarn_debug = getenv("TARN_DEBUG") != NULL;
+}
+
 int
 tarn_set_error(int err, const char *file, int line)
 {
-	static int debug = -1;
-	if (debug < 0)
-		debug = getenv("TARN_DEBUG") != NULL;
-	if (debug && err != 0)
+	if (tarn_debug && err != 0)
 		fprintf(stderr, "tarn: error %d (%s) at %s:%d\n", err,
 		    tarn_strerror(err), file, line);
 	return (err);
@@ -172,10 +178,7 @@ tarn_rand_range(tarn_rand_t *r, uint64_t n)
 void
 tarn_dprintf(const char *fmt, ...)
 {
-	static int debug = -1;
-	if (debug < 0)
-		debug = getenv("TARN_DEBUG") != NULL;
-	if (!debug)
+	if (!tarn_debug)
 		return;
 	va_list ap;
 	va_start(ap, fmt);

@@ -260,24 +260,32 @@ void vdev_config_seal(void *buf, size_t bufsize);
 /*
  * Write the config to all labels of every healthy leaf under root:
  * labels 0 and 2 first, flush, then 1 and 3, flush.  The uberblock
- * rings are left as they are unless wipe_rings.
+ * rings are left as they are unless wipe_rings.  Each leaf's copy names
+ * that leaf and its top-level (vlc_leaf_guid / vlc_top_guid).  EIO when
+ * some top-level vdev got no label on any of its leaves.
  */
 int vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rings);
 /*
  * Read the best label config from the device at path (first label that
  * decodes; the one with the highest vlc_txg wins).  ENOENT when the
- * device has no Tarn label, EINVAL when all labels are damaged.
+ * device has no Tarn label (no config magic in any label and no valid
+ * uberblock in any ring), EINVAL when it has but no label decodes, EIO
+ * when no label could be read; open errors as they come (ENOENT...).
  */
 int vdev_label_read_path(const char *path, vdev_label_config_t *cfg);
 /* Zero all labels on the device at path (destroy, or `labelclear`). */
 int vdev_label_clear_path(const char *path);
 
-/* Write ub into slot (txg % nslots) of every label of every leaf; no flush. */
+/*
+ * Write ub into slot (txg % nslots) of every label of every writable
+ * leaf; no flush.  EIO when not one copy could be written.
+ */
 int vdev_uberblock_write_all(vdev_t *root, const uberblock_t *ub);
 /*
  * Collect every valid uberblock of pool_guid from all labels of every
- * leaf under root, newest txg first, duplicates removed.  *ubs is
- * allocated; caller frees.
+ * leaf under root that can be read, newest txg first (equal txgs: newer
+ * timestamp), duplicates removed.  *ubs is allocated (tarn_free; NULL
+ * when *n is 0).  Returns 0.
  */
 int vdev_uberblock_collect(vdev_t *root, uint64_t pool_guid, uberblock_t **ubs, int *n);
 
@@ -293,15 +301,19 @@ typedef struct vdev_fault_cfg {
 
 /*
  * From now on, any leaf opened on `path` goes through this fault
- * injector (it is found by path at open).  Detach when done.
+ * injector (it is found by path, or by the path's realpath, at open).
+ * Detach when done; leaves already open keep using it until they close.
+ * Thread-safe.
  */
 vdev_fault_t *vdev_fault_attach(const char *path, const vdev_fault_cfg_t *cfg);
 void vdev_fault_detach(vdev_fault_t *vf);
 /*
  * Simulate a power cut: each write still held (not yet flushed) is
  * independently dropped, applied whole, or torn (a random prefix of its
- * sectors applied), in a random order; afterwards the device refuses all
- * I/O with EIO until detached.  Deterministic for a given rand state.
+ * 512-byte sectors applied), in a random order; afterwards the device
+ * refuses all I/O with EIO (until vdev_fault_set_dead(false), or until
+ * it is detached and its leaves reopened).  Deterministic for a given
+ * rand state.
  */
 void vdev_fault_powercut(vdev_fault_t *vf, tarn_rand_t *r);
 /* Make the device fail every I/O (true) or work again (false). */

@@ -12,7 +12,7 @@
  */
 #include "vdev_impl.h"
 
-#define VCFG_MAGIC        0x5461726e56434647ULL   /* "TarnVCFG" */
+#define VCFG_MAGIC        VDEV_CONFIG_MAGIC
 #define VCFG_VERSION      1
 #define VCFG_HDR_SIZE     64     /* magic, cksum, version, length, reserved */
 #define VCFG_CKSUM_OFF    8

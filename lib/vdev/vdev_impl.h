@@ -105,7 +105,10 @@ enum vdev_scratch_slot {
 };
 void *vdev_scratch(enum vdev_scratch_slot slot, size_t size);
 
-/* ---- labels (vdev_label.c) ---- */
+/* ---- labels (vdev_label.c, vdev_config.c) ---- */
+
+/* First 8 bytes of an encoded config ("TarnVCFG"; docs/FORMAT.md). */
+#define VDEV_CONFIG_MAGIC 0x5461726e56434647ULL
 
 /* Physical offset of label l (0..3) on a device of psize bytes. */
 static inline uint64_t

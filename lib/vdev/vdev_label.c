@@ -60,12 +60,6 @@ vdev_label_write_leaf(vdev_t *leaf, void *arg)
 	return (err);
 }
 
-static int
-vdev_label_flush_leaf(vdev_t *leaf, void *arg)
-{
-	return (vdev_leaf_flush(leaf));
-}
-
 int
 vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rings)
 {
@@ -83,7 +77,7 @@ vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rin
 		for (int c = 0; c < root->vdev_children; c++)
 			good[c] = vdev_label_each_leaf(root->vdev_child[c],
 			    vdev_label_write_leaf, &a, true);
-		(void) vdev_label_each_leaf(root, vdev_label_flush_leaf, NULL, true);
+		(void) vdev_flush(root);   /* every leaf, in parallel */
 	}
 	for (int c = 0; c < root->vdev_children; c++)
 		if (good[c] == 0 && err == 0)
@@ -137,19 +131,20 @@ vdev_label_read_path(const char *path, vdev_label_config_t *cfg)
 		return (err);
 	uint8_t *buf = tarn_alloc_aligned(VDEV_LABEL_RING_SIZE);
 	bool found = false, damaged = false;
+	int ioerrs = 0;
 	for (int l = 0; l < VDEV_LABELS; l++) {
 		vdev_label_config_t c;
 		uint64_t off = vdev_label_offset(vd->vdev_psize, l) + VDEV_LABEL_CONFIG_OFF;
 		if (vdev_leaf_pread(vd, buf, VDEV_LABEL_CONFIG_SIZE, off) != 0) {
-			damaged = true;
+			ioerrs++;
 			continue;
 		}
 		int derr = vdev_config_decode(buf, VDEV_LABEL_CONFIG_SIZE, &c);
 		if (derr != 0) {
-			/* Blank (all zero magic) is "no label"; anything else is damage. */
+			/* Our magic with a bad body is a damaged label; else none. */
 			uint64_t magic;
 			memcpy(&magic, buf, sizeof (magic));
-			damaged |= magic != 0;
+			damaged |= magic == VDEV_CONFIG_MAGIC;
 			continue;
 		}
 		if (!found || c.vlc_txg > cfg->vlc_txg) {
@@ -160,7 +155,9 @@ vdev_label_read_path(const char *path, vdev_label_config_t *cfg)
 			vdev_config_free(&c);
 		}
 	}
-	if (!found)
+	if (!found && ioerrs == VDEV_LABELS)
+		err = SET_ERROR(EIO);
+	else if (!found)
 		err = damaged || vdev_label_any_uberblock(vd, buf) ? SET_ERROR(EINVAL) :
 		    SET_ERROR(ENOENT);
 	tarn_free(buf);

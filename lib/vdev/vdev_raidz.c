@@ -638,6 +638,8 @@ raidz_read_slow(vdev_t *vd, raidz_map_t *rm, vdev_io_t *io)
 
 	for (int c = 0; c < rm->rm_cols; c++) {
 		raidz_col_t *rc = &rm->rm_col[c];
+		if (c < p)
+			rc->rc_data = NULL;      /* parity lives in rc_copy from now on */
 		rc->rc_copy = copies + (size_t)c * L;
 		raidz_read_col(rm, c, rc->rc_copy, io->vio_flags);
 		uint64_t got = rc->rc_read ? (c < p ? rc->rc_size : rc->rc_valid) : 0;

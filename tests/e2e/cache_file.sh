@@ -47,6 +47,8 @@ run "$TARN" pool status cached
 grep -q "UNAVAIL\|FAULTED" "$OUT" && pass || { fail "status does not say UNAVAIL"; show_output; }
 run "$TARN" pool status -x
 grep -q "all pools are healthy" "$OUT" && fail "status -x calls a pool without devices healthy" || pass
+tarn_ok pool list -H -o name,health cached
+out_has "^cached	(UNAVAIL|FAULTED)$"
 tarn_err 1 "^cannot export 'cached': .*-f" pool export cached
 tarn_ok pool export -f cached
 tarn_ok pool list

@@ -313,6 +313,21 @@ test_structural_damage(void)
 	vdev_free(root);
 }
 
+static uberblock_t
+make_ub(uint64_t pool, uint64_t txg)
+{
+	uberblock_t ub;
+	memset(&ub, 0, sizeof (ub));
+	ub.ub_magic = UBERBLOCK_MAGIC;
+	ub.ub_version = 1;
+	ub.ub_txg = txg;
+	ub.ub_pool_guid = pool;
+	ub.ub_timestamp = 1000 + txg;
+	ub.ub_guid_sum = txg * 3;
+	uberblock_seal(&ub);
+	return (ub);
+}
+
 /* Overwrite the config area of label l on a file with junk. */
 static void
 damage_label(const char *path, int l, tarn_rand_t *r)
@@ -374,10 +389,34 @@ test_labels_on_files(void)
 		TT_EQ(out.vlc_txg, 9);
 		vdev_config_free(&out);
 	}
+	/* All four gone: a device with no label at all... */
 	for (int d = 0; d < 4; d++)
 		damage_label(p, d, &r);
+	TT_EQ(vdev_label_read_path(p, &out), ENOENT);
+	TT_CHECK(out.vlc_tree == NULL);
+	/* ...unless its rings show it was ours: then it is damaged. */
+	TT_OK(vdev_open(root, false));
+	uberblock_t ub = make_ub(cfg.vlc_pool_guid, 3);
+	TT_OK(vdev_uberblock_write_all(root, &ub));
+	vdev_close(root);
 	TT_EQ(vdev_label_read_path(p, &out), EINVAL);
 	TT_CHECK(out.vlc_tree == NULL);
+	/* Labels whose magic survived but whose body did not: damaged too. */
+	TT_OK(vdev_open(root, false));
+	TT_OK(vdev_label_write_all(root, &cfg, true));
+	vdev_close(root);
+	for (int d = 0; d < 4; d++) {
+		int fd = open(p, O_RDWR);
+		uint8_t byte;
+		off_t at = (off_t)(label_off(TT_DEV_SIZE, d) + VDEV_LABEL_CONFIG_OFF + 64 + 300);
+		TT_ASSERT(pread(fd, &byte, 1, at) == 1);
+		byte ^= 0x40;
+		TT_ASSERT(pwrite(fd, &byte, 1, at) == 1);
+		close(fd);
+		int err = vdev_label_read_path(p, &out);
+		TT_EQ(err, d < 3 ? 0 : EINVAL);
+		vdev_config_free(&out);
+	}
 
 	/* The newest config among the labels wins. */
 	TT_OK(vdev_open(root, false));
@@ -420,29 +459,13 @@ test_garbage_devices(void)
 			TT_ASSERT(fd >= 0);
 			TT_ASSERT(pwrite(fd, junk, sizes[i], 0) == (ssize_t)sizes[i]);
 			close(fd);
-			int err = vdev_label_read_path(path, &out);
-			TT_CHECK(err == ENOENT || err == EINVAL);
+			TT_EQ(vdev_label_read_path(path, &out), ENOENT);
 			TT_CHECK(out.vlc_tree == NULL);
 		}
 		(void) unlink(path);
 		tarn_free(path);
 	}
 	tarn_free(junk);
-}
-
-static uberblock_t
-make_ub(uint64_t pool, uint64_t txg)
-{
-	uberblock_t ub;
-	memset(&ub, 0, sizeof (ub));
-	ub.ub_magic = UBERBLOCK_MAGIC;
-	ub.ub_version = 1;
-	ub.ub_txg = txg;
-	ub.ub_pool_guid = pool;
-	ub.ub_timestamp = 1000 + txg;
-	ub.ub_guid_sum = txg * 3;
-	uberblock_seal(&ub);
-	return (ub);
 }
 
 static void

@@ -306,6 +306,65 @@ test_leaf_top_io(void)
 	vdev_free(root);
 }
 
+/*
+ * A loop device with 4 KiB sectors, when this host lets us make one
+ * (root and losetup): type DISK, size by ioctl, ashift 12.  Skipped
+ * otherwise.
+ */
+static void
+test_block_device(void)
+{
+	char cmd[600], dev[128] = "";
+	char *file = tt_dev("loopback", 0, TT_DEV_SIZE);
+	snprintf(cmd, sizeof (cmd),
+	    "losetup -f --show --sector-size 4096 '%s' 2>/dev/null", file);
+	FILE *f = geteuid() == 0 ? popen(cmd, "r") : NULL;
+	if (f != NULL) {
+		if (fgets(dev, sizeof (dev), f) == NULL)
+			dev[0] = '\0';
+		(void) pclose(f);
+	}
+	dev[strcspn(dev, "\n")] = '\0';
+	struct stat st;
+	if (dev[0] == '\0' || stat(dev, &st) != 0 || !S_ISBLK(st.st_mode)) {
+		printf("  (no loop device: skipped)\n");
+		(void) unlink(file);
+		tarn_free(file);
+		return;
+	}
+	uint64_t size = 0, sector = 0;
+	bool is_disk = false;
+	TT_CHECK(vdev_leaf_probe(dev, &size, &sector, &is_disk) == 0);
+	TT_CHECK(is_disk && size == TT_DEV_SIZE && sector == 4096);
+	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_t *l = vdev_alloc(VDEV_TYPE_FILE, 0);
+	l->vdev_path = tarn_strdup(dev);
+	vdev_add_child(root, l);
+	TT_CHECK(vdev_open(root, false) == 0);
+	TT_CHECK(l->vdev_type == VDEV_TYPE_DISK);
+	TT_CHECK(l->vdev_ashift == 12);
+	TT_CHECK(l->vdev_asize == LEAF_ASIZE(TT_DEV_SIZE, 12));
+	uint8_t data[6000], buf[6000];
+	memset(data, 0x42, sizeof (data));
+	vdev_io_t io = { .vio_offset = 4096, .vio_size = sizeof (data), .vio_buf = data };
+	TT_CHECK(vdev_write(l, &io) == 0);
+	TT_CHECK(vdev_flush(root) == 0);
+	io.vio_buf = buf;
+	TT_CHECK(vdev_read(l, &io) == 0 && memcmp(buf, data, sizeof (data)) == 0);
+	vdev_label_config_t cfg = { .vlc_pool_guid = 5, .vlc_txg = 1 };
+	snprintf(cfg.vlc_name, sizeof (cfg.vlc_name), "loop");
+	TT_CHECK(vdev_label_write_all(root, &cfg, true) == 0);
+	vdev_label_config_t out;
+	TT_CHECK(vdev_label_read_path(dev, &out) == 0);
+	TT_CHECK(out.vlc_tree != NULL && out.vlc_leaf_guid == l->vdev_guid);
+	vdev_config_free(&out);
+	vdev_free(root);
+	snprintf(cmd, sizeof (cmd), "losetup -d '%s'", dev);
+	TT_CHECK(system(cmd) == 0);
+	(void) unlink(file);
+	tarn_free(file);
+}
+
 static void
 test_cleanup(void)
 {
@@ -321,5 +380,6 @@ TT_MAIN(
 	{ "preset_asize", test_preset_asize },
 	{ "flush", test_flush },
 	{ "leaf_top_io", test_leaf_top_io },
+	{ "block_device", test_block_device },
 	{ "cleanup", test_cleanup },
 )

@@ -1,0 +1,512 @@
+/*
+ * stress_run.c — the pool tarn-stress builds (devices from a layout such
+ * as "raidz2:6" or "mirror:2,mirror:2"), the multi-threaded workload with
+ * periodic verification, and the normal (no kill) run: create, work,
+ * verify, close, reopen, verify again.
+ *
+ * Verification pauses every worker between two operations (each worker
+ * parks when asked; the controller waits until all have parked), waits
+ * for a txg sync, compares every object with the model, walks every
+ * block of the pool (spa_verify_all) and lets the workers go again.
+ */
+#include "stress_run.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- layout and devices ---- */
+
+static void
+stress_word_add(stress_cfg_t *c, const char *w)
+{
+	c->sc_words = tarn_realloc(c->sc_words, sizeof (char *) * (size_t)(c->sc_nwords + 1));
+	c->sc_words[c->sc_nwords++] = tarn_strdup(w);
+}
+
+static void
+stress_path_add(stress_cfg_t *c)
+{
+	char p[4096];
+	snprintf(p, sizeof (p), "%s/dev%d", c->sc_dir, c->sc_npaths);
+	c->sc_paths = tarn_realloc(c->sc_paths, sizeof (char *) * (size_t)(c->sc_npaths + 1));
+	c->sc_paths[c->sc_npaths++] = tarn_strdup(p);
+	stress_word_add(c, p);
+}
+
+/* Parse "TYPE:N[,TYPE:N...]" (TYPE mirror, raidz, raidz1..3, stripe). */
+int
+stress_layout_parse(stress_cfg_t *c, char *err, size_t errlen)
+{
+	char *dup = tarn_strdup(c->sc_layout), *save = NULL;
+	int e = 0;
+	for (char *g = strtok_r(dup, ",", &save); g != NULL && e == 0;
+	    g = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(g, ':'), *end = NULL;
+		long n = colon ? strtol(colon + 1, &end, 10) : -1;
+		if (colon == NULL || end == colon + 1 || *end != '\0' || n < 1 || n > 64) {
+			snprintf(err, errlen, "bad layout group '%s': use TYPE:N, e.g. raidz2:6", g);
+			e = SET_ERROR(EINVAL);
+			break;
+		}
+		*colon = '\0';
+		if (strcmp(g, "stripe") == 0 || strcmp(g, "file") == 0) {
+			for (long i = 0; i < n; i++)
+				stress_path_add(c);
+			continue;
+		}
+		int parity = -1;
+		if (strcmp(g, "mirror") == 0)
+			parity = 0;
+		else if (strcmp(g, "raidz") == 0 || strcmp(g, "raidz1") == 0)
+			parity = 1;
+		else if (strcmp(g, "raidz2") == 0)
+			parity = 2;
+		else if (strcmp(g, "raidz3") == 0)
+			parity = 3;
+		if (parity < 0) {
+			snprintf(err, errlen, "unknown vdev type '%s': use mirror, raidz1, raidz2, "
+			    "raidz3 or stripe", g);
+			e = SET_ERROR(EINVAL);
+			break;
+		}
+		stress_word_add(c, parity == 0 ? "mirror" : parity == 1 ? "raidz1" :
+		    parity == 2 ? "raidz2" : "raidz3");
+		c->sc_maxparity = MAX(c->sc_maxparity, parity);
+		for (long i = 0; i < n; i++)
+			stress_path_add(c);
+	}
+	tarn_free(dup);
+	if (e == 0 && c->sc_npaths == 0) {
+		snprintf(err, errlen, "empty layout");
+		e = SET_ERROR(EINVAL);
+	}
+	if (e == 0) {
+		/* let the pool layer judge the shape (device counts per group) */
+		spa_vdev_spec_t *spec = NULL;
+		char perr[256];
+		e = spa_vdev_spec_parse(c->sc_nwords, c->sc_words, &spec, perr, sizeof (perr));
+		if (e != 0)
+			snprintf(err, errlen, "bad layout '%s': %s", c->sc_layout, perr);
+		else
+			spa_vdev_spec_free(spec);
+	}
+	return (e);
+}
+
+void
+stress_cfg_fini(stress_cfg_t *c)
+{
+	for (int i = 0; i < c->sc_nwords; i++)
+		tarn_free(c->sc_words[i]);
+	tarn_free(c->sc_words);
+	for (int i = 0; i < c->sc_npaths; i++)
+		tarn_free(c->sc_paths[i]);
+	tarn_free(c->sc_paths);
+	tarn_free(c->sc_dir);
+	c->sc_words = c->sc_paths = NULL;
+	c->sc_dir = NULL;
+	c->sc_nwords = c->sc_npaths = 0;
+}
+
+int
+stress_devices_create(const stress_cfg_t *c, char *err, size_t errlen)
+{
+	for (int i = 0; i < c->sc_npaths; i++) {
+		(void) unlink(c->sc_paths[i]);
+		int fd = open(c->sc_paths[i], O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+		if (fd < 0 || ftruncate(fd, (off_t)c->sc_devsize) != 0) {
+			snprintf(err, errlen, "cannot create device file %s: %s", c->sc_paths[i],
+			    strerror(errno));
+			if (fd >= 0)
+				(void) close(fd);
+			return (SET_ERROR(EIO));
+		}
+		(void) close(fd);
+	}
+	return (0);
+}
+
+void
+stress_devices_remove(const stress_cfg_t *c)
+{
+	for (int i = 0; i < c->sc_npaths; i++)
+		(void) unlink(c->sc_paths[i]);
+}
+
+/* ---- the pool ---- */
+
+static dmu_pool_opts_t
+stress_dmu_opts(void)
+{
+	/* small enough that txgs come often and the throttle gets used */
+	dmu_pool_opts_t o = { .dpo_dirty_max = 32 * MiB, .dpo_txg_timeout_ms = 1000 };
+	return (o);
+}
+
+int
+stress_pool_create(const stress_cfg_t *c, spa_t **spap, objset_t **osp, char *err,
+    size_t errlen)
+{
+	spa_vdev_spec_t *spec = NULL;
+	char perr[256];
+	int e = spa_vdev_spec_parse(c->sc_nwords, c->sc_words, &spec, perr, sizeof (perr));
+	if (e == 0) {
+		spa_create_opts_t o;
+		memset(&o, 0, sizeof (o));
+		o.sco_no_cache = true;
+		o.sco_dmu = stress_dmu_opts();
+		e = spa_create(STRESS_POOL_NAME, spec, &o, spap, perr, sizeof (perr));
+		spa_vdev_spec_free(spec);
+	}
+	if (e != 0) {
+		snprintf(err, errlen, "cannot create the pool: %s", perr);
+		return (e);
+	}
+	e = spa_objset_create(*spap, STRESS_OS_NAME, DMU_OST_TEST, osp);
+	if (e == 0)
+		e = txg_wait_synced(spa_dmu_pool(*spap), 0);
+	if (e != 0) {
+		snprintf(err, errlen, "cannot create the object set: %s", tarn_strerror(e));
+		spa_close(*spap);
+		*spap = NULL;
+	}
+	return (e);
+}
+
+int
+stress_pool_open(const stress_cfg_t *c, spa_t **spap, objset_t **osp, char *err,
+    size_t errlen)
+{
+	spa_import_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sio_no_cache = true;
+	o.sio_dmu = stress_dmu_opts();
+	char perr[256] = "";
+	int e = spa_open_paths((const char *const *)c->sc_paths, c->sc_npaths, &o, spap,
+	    perr, sizeof (perr));
+	if (e != 0) {
+		snprintf(err, errlen, "cannot open the pool: %s (%s)", perr, tarn_strerror(e));
+		return (e);
+	}
+	e = spa_objset_open(*spap, STRESS_OS_NAME, osp);
+	if (e != 0) {
+		snprintf(err, errlen, "cannot open the object set: %s", tarn_strerror(e));
+		spa_close(*spap);
+		*spap = NULL;
+	}
+	return (e);
+}
+
+/*
+ * Keep the live data at a quarter of what the pool holds (RAID-Z small
+ * blocks may cost parity+1 sectors per data sector), so that copies on
+ * write and deferred frees always fit.
+ */
+void
+stress_limits_setup(stress_cfg_t *c, spa_t *spa)
+{
+	spa_space_t ss;
+	spa_get_space(spa, &ss);
+	uint64_t total = ss.ss_size / 4 / (uint64_t)(c->sc_maxparity + 1);
+	total = MIN(total, 2 * GiB);
+	stress_limits_t *l = &c->sc_lim;
+	l->sl_max_objs = 48;
+	l->sl_obj_max = 4 * MiB;
+	l->sl_write_max = 1 * MiB;
+	l->sl_budget = MAX(total / (uint64_t)c->sc_threads, 256 * KiB);
+	l->sl_sync_ops = true;
+}
+
+/* ---- verification ---- */
+
+int
+stress_verify_pool(const stress_cfg_t *c, spa_t *spa, objset_t *os, const stress_model_t *m,
+    bool sync_first, stress_stats_t *st, const char *when, char *err, size_t errlen)
+{
+	uint64_t t0 = tarn_now_ns();
+	int e = sync_first ? txg_wait_synced(spa_dmu_pool(spa), 0) : 0;
+	if (e != 0) {
+		snprintf(err, errlen, "%s: txg_wait_synced: %s", when, tarn_strerror(e));
+		return (e);
+	}
+	char merr[768];
+	uint64_t bytes = 0;
+	e = stress_model_verify(os, m, c->sc_lim.sl_obj_max, &bytes, merr, sizeof (merr));
+	if (e != 0) {
+		snprintf(err, errlen, "%s: %s", when, merr);
+		return (e);
+	}
+	uint64_t blocks = 0, errors = 0;
+	e = spa_verify_all(spa, true, &blocks, &errors);
+	if (e != 0 || errors != 0) {
+		snprintf(err, errlen, "%s: spa_verify_all: %s, %" PRIu64 " bad blocks of %" PRIu64,
+		    when, tarn_strerror(e), errors, blocks);
+		return (e ? e : SET_ERROR(ECKSUM));
+	}
+	st->st_verifies++;
+	st->st_bytes_checked += bytes;
+	stress_verbose(c, "%s: %" PRIu64 " objects, %" PRIu64 " KiB of data and %" PRIu64
+	    " blocks verified at txg %" PRIu64 " (%.2f s)", when, stress_model_objects(m),
+	    (uint64_t)(stress_model_bytes(m) / KiB), blocks, spa_last_synced_txg(spa),
+	    (double)(tarn_now_ns() - t0) / 1e9);
+	return (0);
+}
+
+/* ---- the workload ---- */
+
+typedef struct stress_shared {
+	const stress_cfg_t *ss_cfg;
+	stress_worker_t *ss_workers;
+	pthread_mutex_t ss_lock;
+	pthread_cond_t  ss_cv;
+	bool     ss_pause;          /* ss_lock, as everything below */
+	bool     ss_stop;
+	int      ss_running;
+	int      ss_parked;
+	int      ss_failed;
+	char     ss_err[1024];
+	_Atomic uint64_t ss_claimed;
+	uint64_t ss_ops_limit;
+	uint64_t ss_deadline;       /* ns; 0: none */
+} stress_shared_t;
+
+typedef struct stress_thread_arg {
+	stress_shared_t *ta_sh;
+	stress_worker_t *ta_w;
+} stress_thread_arg_t;
+
+static void
+stress_fail_shared(stress_shared_t *sh, int e, const char *msg)
+{
+	pthread_mutex_lock(&sh->ss_lock);
+	if (sh->ss_failed == 0) {
+		sh->ss_failed = e ? e : EIO;
+		snprintf(sh->ss_err, sizeof (sh->ss_err), "%s", msg);
+	}
+	sh->ss_stop = true;
+	pthread_cond_broadcast(&sh->ss_cv);
+	pthread_mutex_unlock(&sh->ss_lock);
+}
+
+/* Park while a verification runs; false when the run is over. */
+static bool
+stress_checkpoint(stress_shared_t *sh)
+{
+	pthread_mutex_lock(&sh->ss_lock);
+	if (sh->ss_pause && !sh->ss_stop) {
+		sh->ss_parked++;
+		pthread_cond_broadcast(&sh->ss_cv);
+		while (sh->ss_pause && !sh->ss_stop)
+			pthread_cond_wait(&sh->ss_cv, &sh->ss_lock);
+		sh->ss_parked--;
+	}
+	bool go = !sh->ss_stop;
+	pthread_mutex_unlock(&sh->ss_lock);
+	return (go);
+}
+
+static void *
+stress_thread(void *arg)
+{
+	stress_thread_arg_t *ta = arg;
+	stress_shared_t *sh = ta->ta_sh;
+	stress_worker_t *w = ta->ta_w;
+	char err[900], msg[1000];
+	while (stress_checkpoint(sh)) {
+		if (sh->ss_ops_limit != 0 &&
+		    atomic_fetch_add(&sh->ss_claimed, 1) >= sh->ss_ops_limit)
+			break;
+		if (sh->ss_deadline != 0 && tarn_now_ns() >= sh->ss_deadline)
+			break;
+		int e = stress_worker_step(w, err, sizeof (err));
+		if (e == ENOSPC && w->sw_enospc_run < 500) {
+			/* frees wait for their txgs to mature: let them */
+			if (w->sw_enospc_run % 8 == 0)
+				(void) txg_wait_synced(dmu_objset_pool(w->sw_os), 0);
+			continue;
+		}
+		if (e != 0) {
+			snprintf(msg, sizeof (msg), "thread %d: %s%s", w->sw_id, err,
+			    e == ENOSPC ? " (500 times in a row)" : "");
+			stress_fail_shared(sh, e, msg);
+			break;
+		}
+	}
+	pthread_mutex_lock(&sh->ss_lock);
+	sh->ss_running--;
+	pthread_cond_broadcast(&sh->ss_cv);
+	pthread_mutex_unlock(&sh->ss_lock);
+	return (NULL);
+}
+
+/* Stop every worker between two operations; false if none is left. */
+static bool
+stress_pause_all(stress_shared_t *sh)
+{
+	pthread_mutex_lock(&sh->ss_lock);
+	sh->ss_pause = true;
+	while (sh->ss_parked < sh->ss_running && !sh->ss_stop)
+		pthread_cond_wait(&sh->ss_cv, &sh->ss_lock);
+	bool any = sh->ss_running > 0 && !sh->ss_stop;
+	pthread_mutex_unlock(&sh->ss_lock);
+	return (any);
+}
+
+static void
+stress_resume_all(stress_shared_t *sh)
+{
+	pthread_mutex_lock(&sh->ss_lock);
+	sh->ss_pause = false;
+	pthread_cond_broadcast(&sh->ss_cv);
+	pthread_mutex_unlock(&sh->ss_lock);
+}
+
+static uint64_t
+stress_ops_done(stress_shared_t *sh, int n)
+{
+	uint64_t ops = 0;
+	for (int i = 0; i < n; i++)
+		ops += sh->ss_workers[i].sw_ops;
+	return (ops);
+}
+
+/* The controller: sleep, verify now and then, until the workers are done. */
+static void
+stress_control(stress_shared_t *sh, spa_t *spa, objset_t *os, stress_model_t *m,
+    stress_stats_t *st)
+{
+	const stress_cfg_t *c = sh->ss_cfg;
+	uint64_t last = tarn_now_ns(), last_ops = 0;
+	for (;;) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&sh->ss_lock);
+		bool over = sh->ss_running == 0 || sh->ss_stop;
+		pthread_mutex_unlock(&sh->ss_lock);
+		if (over)
+			break;
+		/* a racy read of the counters is fine for deciding when */
+		uint64_t now = tarn_now_ns(), ops = stress_ops_done(sh, c->sc_threads);
+		if ((double)(now - last) / 1e9 < c->sc_verify_secs &&
+		    (c->sc_verify_ops == 0 || ops - last_ops < c->sc_verify_ops))
+			continue;
+		if (stress_pause_all(sh)) {
+			char err[1000];
+			int e = stress_verify_pool(c, spa, os, m, true, st, "periodic verification",
+			    err, sizeof (err));
+			if (e != 0)
+				stress_fail_shared(sh, e, err);
+		}
+		stress_resume_all(sh);
+		last = tarn_now_ns();
+		last_ops = stress_ops_done(sh, c->sc_threads);
+	}
+}
+
+int
+stress_workload(const stress_cfg_t *c, spa_t *spa, objset_t *os, stress_model_t *m,
+    double seconds, uint64_t ops, stress_journal_fn_t journal, void *jarg,
+    stress_stats_t *st, char *err, size_t errlen)
+{
+	stress_shared_t sh;
+	memset(&sh, 0, sizeof (sh));
+	sh.ss_cfg = c;
+	pthread_mutex_init(&sh.ss_lock, NULL);
+	pthread_cond_init(&sh.ss_cv, NULL);
+	sh.ss_ops_limit = ops;
+	sh.ss_deadline = seconds > 0 ? tarn_now_ns() + (uint64_t)(seconds * 1e9) : 0;
+	int n = c->sc_threads;
+	sh.ss_workers = tarn_alloc(sizeof (stress_worker_t) * (size_t)n);
+	pthread_t *tids = tarn_alloc(sizeof (pthread_t) * (size_t)n);
+	stress_thread_arg_t *args = tarn_alloc(sizeof (stress_thread_arg_t) * (size_t)n);
+	uint64_t txg0 = spa_last_synced_txg(spa);
+	sh.ss_running = n;
+	for (int i = 0; i < n; i++) {
+		stress_worker_t *w = &sh.ss_workers[i];
+		stress_worker_init(w, i, c->sc_seed, os, m, &c->sc_lim);
+		w->sw_journal = journal;
+		w->sw_journal_arg = jarg;
+		args[i].ta_sh = &sh;
+		args[i].ta_w = w;
+		VERIFY0(pthread_create(&tids[i], NULL, stress_thread, &args[i]));
+	}
+	stress_control(&sh, spa, os, m, st);
+	for (int i = 0; i < n; i++)
+		VERIFY0(pthread_join(tids[i], NULL));
+	for (int i = 0; i < n; i++) {
+		stress_worker_t *w = &sh.ss_workers[i];
+		st->st_ops += w->sw_ops;
+		st->st_txs += w->sw_txs;
+		st->st_bytes_written += w->sw_bytes_written;
+		st->st_bytes_checked += w->sw_bytes_checked;
+		st->st_enospc += w->sw_enospc;
+		stress_worker_fini(w);
+	}
+	st->st_txgs += spa_last_synced_txg(spa) - txg0;
+	int e = sh.ss_failed;
+	if (e != 0)
+		snprintf(err, errlen, "%s", sh.ss_err);
+	tarn_free(args);
+	tarn_free(tids);
+	tarn_free(sh.ss_workers);
+	pthread_cond_destroy(&sh.ss_cv);
+	pthread_mutex_destroy(&sh.ss_lock);
+	return (e);
+}
+
+/* ---- the normal run ---- */
+
+/* -vv: print every record as it is made (the journal of a normal run). */
+static void
+stress_trace(void *arg, const stress_op_t *ops, int nops)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < nops; i++) {
+		char line[256];
+		VERIFY0(stress_op_format(&ops[i], line, sizeof (line)));
+		printf("  %s\n", line);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+int
+stress_run_normal(stress_cfg_t *c, stress_stats_t *st, char *err, size_t errlen)
+{
+	spa_t *spa = NULL;
+	objset_t *os = NULL;
+	int e = stress_devices_create(c, err, errlen);
+	if (e == 0)
+		e = stress_pool_create(c, &spa, &os, err, errlen);
+	if (e != 0)
+		return (e);
+	stress_limits_setup(c, spa);
+	stress_verbose(c, "budget %" PRIu64 " KiB of live data per thread",
+	    (uint64_t)(c->sc_lim.sl_budget / KiB));
+	stress_model_t *m = stress_model_create(c->sc_seed, c->sc_threads);
+	e = stress_workload(c, spa, os, m, c->sc_seconds, c->sc_ops,
+	    c->sc_verbose >= 2 ? stress_trace : NULL, NULL, st, err, errlen);
+	if (e == 0)
+		e = stress_verify_pool(c, spa, os, m, true, st, "final verification", err, errlen);
+	if (e != 0) {
+		/* leave the devices as they are for a post-mortem */
+		spa_abandon(spa);
+		stress_model_free(m);
+		return (e);
+	}
+	spa_close(spa);
+	e = stress_pool_open(c, &spa, &os, err, errlen);
+	if (e == 0) {
+		e = stress_verify_pool(c, spa, os, m, false, st, "verification after reopening",
+		    err, errlen);
+		if (e == 0)
+			spa_close(spa);
+		else
+			spa_abandon(spa);
+	}
+	stress_model_free(m);
+	return (e);
+}
