@@ -311,6 +311,9 @@ dbuf_read(dbuf_t *db)
 		}
 	}
 
+	if (err != 0 && err != ENOMEM)
+		dmu_pool_report_error(dn->dn_os->os_dp, dn->dn_os, dn->dn_object, db->db_level,
+		    db->db_blkid, err);
 	pthread_mutex_lock(&dn->dn_mtx);
 	if (err != 0) {
 		tarn_free(buf);

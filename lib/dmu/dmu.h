@@ -209,7 +209,25 @@ uint64_t dmu_tx_get_txg(const dmu_tx_t *tx);
 typedef int (*dmu_traverse_fn_t)(void *arg, objset_t *os, uint64_t obj,
     const blkptr_t *bp, uint64_t blkid);
 #define TRAVERSE_DATA    0x01   /* also read level-0 data blocks */
-int dmu_traverse(objset_t *os, int flags, int zflags, dmu_traverse_fn_t fn,
-    void *arg, uint64_t *errors);
+/*
+ * Blocks born before min_txg are skipped with everything below them (an
+ * indirect block is rewritten whenever a child changes, so its birth is
+ * at least its children's): a resilver of a device that was away since
+ * txg T walks only what changed since T.  Blocks that fail to read are
+ * reported to the pool's error callback with their object and block id.
+ */
+int dmu_traverse(objset_t *os, int flags, int zflags, uint64_t min_txg,
+    dmu_traverse_fn_t fn, void *arg, uint64_t *errors);
+
+/*
+ * Called for every block of an object that could not be read intact
+ * (open-context reads and traversals; not speculative ones): the object
+ * set, object, level and block id, and the error.
+ */
+typedef void (*dmu_error_fn_t)(void *arg, objset_t *os, uint64_t obj, uint8_t level,
+    uint64_t blkid, int error);
+void dmu_pool_set_error_cb(dmu_pool_t *dp, dmu_error_fn_t fn, void *arg);
+void dmu_pool_report_error(dmu_pool_t *dp, objset_t *os, uint64_t obj, uint8_t level,
+    uint64_t blkid, int error);
 
 #endif

@@ -195,6 +195,8 @@ struct dmu_pool {
 	dmu_pool_space_fn_t dp_space_fn;
 	void      *dp_arg;
 	void     (*dp_synced_cb)(void *, uint64_t);
+	dmu_error_fn_t dp_error_cb;
+	void      *dp_error_arg;
 	void      *dp_synced_arg;
 
 	pthread_mutex_t dp_lock;

@@ -16,7 +16,7 @@ typedef struct traverse {
 	void     *tr_arg;
 	uint64_t  tr_errors;
 	zio_ctx_t *tr_zc;
-	vdev_t   *tr_root;
+	uint64_t  tr_min_txg;
 } traverse_t;
 
 static int traverse_dnode(traverse_t *tr, uint64_t obj, const dnode_phys_t *dnp);
@@ -25,7 +25,7 @@ static int
 traverse_bp(traverse_t *tr, uint64_t obj, const dnode_phys_t *dnp, const blkptr_t *bp,
     uint64_t blkid, bool is_meta)
 {
-	if (BP_IS_HOLE(bp))
+	if (BP_IS_HOLE(bp) || bp->bp_birth < tr->tr_min_txg)
 		return (0);
 	int rc = tr->tr_fn ? tr->tr_fn(tr->tr_arg, tr->tr_os, obj, bp, blkid) : 0;
 	if (rc != 0)
@@ -40,6 +40,9 @@ traverse_bp(traverse_t *tr, uint64_t obj, const dnode_phys_t *dnp, const blkptr_
 	int err = zio_read(tr->tr_zc, bp, buf, tr->tr_zflags);
 	if (err != 0) {
 		tr->tr_errors++;
+		if (!(tr->tr_zflags & ZIO_FLAG_SPECULATIVE))
+			dmu_pool_report_error(tr->tr_os->os_dp, tr->tr_os, obj, bp->bp_level,
+			    blkid, err);
 		tarn_free(buf);
 		return (0);
 	}
@@ -73,11 +76,11 @@ traverse_dnode(traverse_t *tr, uint64_t obj, const dnode_phys_t *dnp)
 }
 
 int
-dmu_traverse(objset_t *os, int flags, int zflags, dmu_traverse_fn_t fn, void *arg,
-    uint64_t *errors)
+dmu_traverse(objset_t *os, int flags, int zflags, uint64_t min_txg, dmu_traverse_fn_t fn,
+    void *arg, uint64_t *errors)
 {
 	traverse_t tr = { .tr_os = os, .tr_flags = flags, .tr_zflags = zflags, .tr_fn = fn,
-	    .tr_arg = arg, .tr_zc = os->os_dp->dp_zio };
+	    .tr_arg = arg, .tr_zc = os->os_dp->dp_zio, .tr_min_txg = min_txg };
 	blkptr_t root = os->os_rootbp;
 	int rc = 0;
 	if (!BP_IS_HOLE(&root)) {
@@ -85,8 +88,11 @@ dmu_traverse(objset_t *os, int flags, int zflags, dmu_traverse_fn_t fn, void *ar
 		objset_phys_t *phys = tarn_alloc(OBJSET_PHYS_SIZE);
 		if (rc == 0) {
 			int err = zio_read(tr.tr_zc, &root, phys, zflags);
-			if (err != 0)
+			if (err != 0) {
 				tr.tr_errors++;
+				if (!(zflags & ZIO_FLAG_SPECULATIVE))
+					dmu_pool_report_error(os->os_dp, os, 0, 0, 0, err);
+			}
 			else
 				rc = traverse_dnode(&tr, 0, &phys->os_meta_dnode);
 		}

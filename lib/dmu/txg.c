@@ -127,6 +127,27 @@ dmu_pool_set_synced_cb(dmu_pool_t *dp, void (*fn)(void *, uint64_t), void *arg)
 	pthread_mutex_unlock(&dp->dp_lock);
 }
 
+void
+dmu_pool_set_error_cb(dmu_pool_t *dp, dmu_error_fn_t fn, void *arg)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	dp->dp_error_cb = fn;
+	dp->dp_error_arg = arg;
+	pthread_mutex_unlock(&dp->dp_lock);
+}
+
+void
+dmu_pool_report_error(dmu_pool_t *dp, objset_t *os, uint64_t obj, uint8_t level,
+    uint64_t blkid, int error)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	dmu_error_fn_t fn = dp->dp_error_cb;
+	void *arg = dp->dp_error_arg;
+	pthread_mutex_unlock(&dp->dp_lock);
+	if (fn != NULL)
+		fn(arg, os, obj, level, blkid, error);
+}
+
 bool
 dmu_pool_suspended(dmu_pool_t *dp)
 {

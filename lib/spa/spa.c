@@ -412,7 +412,7 @@ spa_try_uberblock(spa_t *spa, const uberblock_t *ub, uint64_t newest_txg,
 	int e = dmu_objset_open(spa->spa_dp, &ub->ub_rootbp, &mp, &spa->spa_mos);
 	if (e == 0 && !(opts->sio_flags & SPA_OPEN_NOVERIFY)) {
 		uint64_t errors = 0;
-		(void) dmu_traverse(spa->spa_mos, 0, ZIO_FLAG_SPECULATIVE | ZIO_FLAG_NOHEAL,
+		(void) dmu_traverse(spa->spa_mos, 0, ZIO_FLAG_SPECULATIVE | ZIO_FLAG_NOHEAL, 0,
 		    NULL, NULL, &errors);
 		if (errors > 0)
 			e = SET_ERROR(ECKSUM);

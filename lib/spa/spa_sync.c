@@ -404,7 +404,7 @@ spa_verify_all(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors)
 	spa_verify_arg_t va = { 0 };
 	uint64_t err1 = 0, total_err = 0;
 	int flags = data ? TRAVERSE_DATA : 0;
-	int e = dmu_traverse(spa->spa_mos, flags, ZIO_FLAG_SPECULATIVE, spa_verify_cb, &va, &err1);
+	int e = dmu_traverse(spa->spa_mos, flags, ZIO_FLAG_SPECULATIVE, 0, spa_verify_cb, &va, &err1);
 	total_err += err1;
 	dmu_object_info_t doi;
 	if (e == 0 && dmu_object_info(spa->spa_mos, SPA_DIR_OBJ, &doi) == 0) {
@@ -420,7 +420,7 @@ spa_verify_all(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors)
 				continue;
 			}
 			uint64_t err2 = 0;
-			(void) dmu_traverse(os, flags, ZIO_FLAG_SPECULATIVE, spa_verify_cb, &va, &err2);
+			(void) dmu_traverse(os, flags, ZIO_FLAG_SPECULATIVE, 0, spa_verify_cb, &va, &err2);
 			total_err += err2;
 		}
 		tarn_free(ents);
