@@ -27,6 +27,10 @@ spa_alloc(const char *name)
 	spa_t *spa = tarn_alloc(sizeof (*spa));
 	snprintf(spa->spa_name, sizeof (spa->spa_name), "%s", name);
 	pthread_mutex_init(&spa->spa_lock, NULL);
+	pthread_mutex_init(&spa->spa_vdev_lock, NULL);
+	spa_scan_init(spa);
+	spa_errlog_init(spa);
+	spa_history_init(spa);
 	return (spa);
 }
 
@@ -38,7 +42,10 @@ spa_free(spa_t *spa)
 	if (spa->spa_root != NULL)
 		vdev_free(spa->spa_root);
 	tarn_free(spa->spa_os);
+	spa_history_fini(spa);
+	spa_errlog_fini(spa);
 	pthread_mutex_destroy(&spa->spa_lock);
+	pthread_mutex_destroy(&spa->spa_vdev_lock);
 	tarn_free(spa);
 }
 
@@ -231,6 +238,7 @@ spa_register_dp(spa_t *spa, uint64_t last_txg, const dmu_pool_opts_t *dpo)
 	zio_ctx_set_readonly(spa->spa_zio, spa->spa_readonly);
 	spa->spa_dp = dmu_pool_create(spa->spa_zio, last_txg, dpo, spa_sync,
 	    spa_space_avail, spa);
+	dmu_pool_set_error_cb(spa->spa_dp, spa_errlog_report, spa);
 }
 
 int
@@ -274,6 +282,7 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 	spa_t *spa = spa_alloc(name);
 	spa->spa_guid = tarn_guid();
 	spa->spa_version = opts->sco_version ? opts->sco_version : SPA_VERSION;
+	spa->spa_features = spa->spa_version >= SPA_VERSION_2 ? SPA_FEATURES_ALL : 0;
 	spa->spa_create_time = tarn_wall_sec();
 	spa->spa_config_txg = 1;
 	spa->spa_no_cache = opts->sco_no_cache;
@@ -326,6 +335,7 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 void
 spa_unload(spa_t *spa, bool sync)
 {
+	spa_scan_fini(spa);
 	if (spa->spa_dp != NULL) {
 		dmu_pool_stop(spa->spa_dp, sync && !spa->spa_readonly);
 		for (int i = 0; i < spa->spa_nos; i++)
@@ -419,6 +429,12 @@ spa_try_uberblock(spa_t *spa, const uberblock_t *ub, uint64_t newest_txg,
 	}
 	if (e == 0)
 		e = spa_load_metaslabs(spa, ub->ub_txg);
+	if (e == 0)
+		e = spa_errlog_load(spa);
+	if (e == 0)
+		e = spa_history_load(spa);
+	if (e == 0)
+		e = spa_scan_load(spa);
 	if (e != 0) {
 		if (spa->spa_mos != NULL)
 			dmu_objset_close(spa->spa_mos);
@@ -500,6 +516,7 @@ spa_load(spa_t *spa, const vdev_label_config_t *cfg, const spa_import_opts_t *op
 	/* Registered object sets are opened on demand (spa_objset_open). */
 	if (!spa->spa_readonly) {
 		dmu_pool_start(spa->spa_dp);
+		spa_scan_start_pool(spa);
 		if (cfg->vlc_state != POOL_STATE_ACTIVE || cfg->vlc_txg == 0) {
 			e = spa_write_labels(spa, POOL_STATE_ACTIVE, false);
 			if (e != 0) {

@@ -164,4 +164,97 @@ int spa_verify_all(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors);
 int spa_objset_create(spa_t *spa, const char *name, dmu_objset_type_t type, objset_t **osp);
 int spa_objset_open(spa_t *spa, const char *name, objset_t **osp);
 
+/* ---- scrub and resilver (spa_scan.c) ---- */
+
+typedef enum spa_scan_func {
+	SPA_SCAN_NONE = 0,
+	SPA_SCAN_SCRUB,
+	SPA_SCAN_RESILVER,
+} spa_scan_func_t;
+
+typedef enum spa_scan_state {
+	SPA_SCAN_STATE_NONE = 0,
+	SPA_SCAN_STATE_SCANNING,
+	SPA_SCAN_STATE_FINISHED,
+	SPA_SCAN_STATE_CANCELED,
+} spa_scan_state_t;
+
+/* What `status` shows on its scan: line; persisted in the MOS. */
+typedef struct spa_scan_stat {
+	uint64_t sss_func;          /* spa_scan_func_t */
+	uint64_t sss_state;         /* spa_scan_state_t */
+	uint64_t sss_start_time;    /* seconds since the epoch */
+	uint64_t sss_end_time;
+	uint64_t sss_to_examine;    /* bytes allocated when it started */
+	uint64_t sss_examined;      /* bytes of block pointers visited */
+	uint64_t sss_issued;        /* bytes read and verified */
+	uint64_t sss_repaired;      /* bytes rewritten */
+	uint64_t sss_errors;        /* blocks that could not be repaired */
+	uint64_t sss_min_txg;       /* resilver: blocks born from this txg */
+	uint64_t sss_paused;        /* 1 while paused */
+	uint64_t sss_pass_start;    /* when the current run (after resume) began */
+	uint64_t sss_pass_issued;   /* bytes issued since then (for the rate) */
+	uint64_t sss_pad[3];
+} spa_scan_stat_t;
+
+/*
+ * Start a scrub, or a resilver from min_txg; resumes a paused scrub.
+ * EBUSY while another scan runs (a resilver pre-empts a scrub).
+ */
+int spa_scan_start(spa_t *spa, spa_scan_func_t func, uint64_t min_txg);
+int spa_scan_stop(spa_t *spa);        /* ENOENT when none runs */
+int spa_scan_pause(spa_t *spa);       /* ENOENT when none runs */
+/* Wait until the running scan ends (0 at once when none runs). */
+int spa_scan_wait(spa_t *spa);
+void spa_scan_get_stat(spa_t *spa, spa_scan_stat_t *out);
+
+/* ---- the persistent error log (spa_errlog.c) ---- */
+
+typedef struct spa_errlog_ent {
+	char     see_objset[64];    /* "<MOS>" or the registered object set's name */
+	uint64_t see_object;
+	uint64_t see_level;
+	uint64_t see_blkid;
+	uint64_t see_offset;        /* byte offset for level 0 (blkid * block size) */
+} spa_errlog_ent_t;
+
+/* Blocks that could not be read intact and have not been found good since. */
+int spa_errlog_list(spa_t *spa, spa_errlog_ent_t **ents, int *n);
+uint64_t spa_errlog_count(spa_t *spa);
+
+/* ---- device changes (spa_vdev.c) ---- */
+
+/* zpool attach: make `path` a mirror of the leaf `existing` (or widen its mirror). */
+int spa_vdev_attach(spa_t *spa, const char *existing, const char *path, bool force,
+    char *err, size_t errlen);
+/* zpool replace: attach `path` (NULL: the same device, wiped) then detach the old when resilvered. */
+int spa_vdev_replace(spa_t *spa, const char *old, const char *path, bool force,
+    char *err, size_t errlen);
+int spa_vdev_detach(spa_t *spa, const char *path, char *err, size_t errlen);
+int spa_vdev_online(spa_t *spa, const char *path, char *err, size_t errlen);
+int spa_vdev_offline(spa_t *spa, const char *path, bool temporary, char *err, size_t errlen);
+/* zpool clear: reset error counters (of one device, or all when path is NULL). */
+int spa_vdev_clear(spa_t *spa, const char *path, char *err, size_t errlen);
+/* zpool add NAME spare DEV...: hot spares. */
+int spa_vdev_add_spares(spa_t *spa, int n, char *const paths[], bool force,
+    char *err, size_t errlen);
+/* Look a leaf up by path, by GUID (decimal) or by its last path component. */
+vdev_t *spa_lookup_leaf(spa_t *spa, const char *name);
+
+/* ---- history (spa_history.c) ---- */
+
+/* Record a command that changed the pool (kept in the MOS). */
+int spa_history_log(spa_t *spa, const char *cmdline);
+typedef struct spa_history_ent {
+	uint64_t she_time;
+	char     she_cmd[496];
+} spa_history_ent_t;
+int spa_history_get(spa_t *spa, spa_history_ent_t **ents, int *n);
+
+/* ---- format version and features (spa_history.c) ---- */
+
+/* Enable everything this build supports (zpool upgrade). */
+int spa_upgrade(spa_t *spa, uint64_t version, char *err, size_t errlen);
+uint64_t spa_features(const spa_t *spa);
+
 #endif

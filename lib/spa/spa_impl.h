@@ -53,6 +53,11 @@ struct spa {
 	spa_os_t *spa_os;
 	int       spa_nos, spa_cos;
 	uint64_t  spa_sync_passes;  /* max passes seen (diagnostics) */
+	/* owned by spa_scan.c, spa_errlog.c, spa_vdev.c, spa_history.c */
+	struct spa_scan *spa_scan;
+	struct spa_errlog *spa_errlog;
+	struct spa_history *spa_history;
+	pthread_mutex_t spa_vdev_lock; /* serializes device changes */
 };
 
 /* spa_sync.c */
@@ -60,6 +65,32 @@ int spa_sync(void *arg, uint64_t txg);
 uint64_t spa_space_avail(void *arg, bool netfree);
 int spa_load_metaslabs(spa_t *spa, uint64_t synced_txg);
 int spa_setup_metaslabs(spa_t *spa, bool create);
+
+/*
+ * Hooks of the optional parts, called by spa.c and spa_sync.c:
+ * init when the spa is set up (create or load, before the sync thread
+ * starts), load after the MOS is open (read persisted state), start once
+ * the pool runs (e.g. resume a scan), sync in pass 1 of every txg
+ * (write persisted state into the MOS with a syncing tx), fini before
+ * the object sets close.  All must tolerate a read-only pool.
+ */
+void spa_scan_init(spa_t *spa);
+int spa_scan_load(spa_t *spa);
+void spa_scan_start_pool(spa_t *spa);
+int spa_scan_sync(spa_t *spa, uint64_t txg);
+void spa_scan_fini(spa_t *spa);
+void spa_errlog_init(spa_t *spa);
+int spa_errlog_load(spa_t *spa);
+int spa_errlog_sync(spa_t *spa, uint64_t txg);
+void spa_errlog_fini(spa_t *spa);
+void spa_errlog_report(void *spa, objset_t *os, uint64_t obj, uint8_t level,
+    uint64_t blkid, int error);
+void spa_history_init(spa_t *spa);
+int spa_history_load(spa_t *spa);
+int spa_history_sync(spa_t *spa, uint64_t txg);
+void spa_history_fini(spa_t *spa);
+/* Name of a registered object set ("<MOS>" for the MOS), for messages. */
+void spa_objset_name(spa_t *spa, objset_t *os, char *buf, size_t len);
 
 /* spa.c */
 spa_t *spa_alloc(const char *name);

@@ -171,6 +171,13 @@ spa_sync(void *arg, uint64_t txg)
 	spa_t *spa = arg;
 	int e = 0, pass;
 	blkptr_t rootbp = *dmu_objset_rootbp(spa->spa_mos);
+	e = spa_scan_sync(spa, txg);
+	if (e == 0)
+		e = spa_errlog_sync(spa, txg);
+	if (e == 0)
+		e = spa_history_sync(spa, txg);
+	if (e != 0)
+		return (e);
 	for (pass = 1; pass <= SPA_MAX_PASSES; pass++) {
 		e = spa_sync_objsets(spa, txg, pass);
 		if (e == 0 && (pass == 1 || dmu_objset_is_dirty(spa->spa_mos, txg)))
@@ -384,6 +391,21 @@ spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
 	spa_os_register(spa, name, obj, os);
 	*osp = os;
 	return (0);
+}
+
+void
+spa_objset_name(spa_t *spa, objset_t *os, char *buf, size_t len)
+{
+	snprintf(buf, len, "<unknown>");
+	if (os == spa->spa_mos) {
+		snprintf(buf, len, "<MOS>");
+		return;
+	}
+	pthread_mutex_lock(&spa->spa_lock);
+	for (int i = 0; i < spa->spa_nos; i++)
+		if (spa->spa_os[i].so_os == os)
+			snprintf(buf, len, "%s", spa->spa_os[i].so_name);
+	pthread_mutex_unlock(&spa->spa_lock);
 }
 
 typedef struct spa_verify_arg {

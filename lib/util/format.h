@@ -9,12 +9,19 @@
 
 #include "cksum.h"
 
-/* Format version (independent of the software version). */
+/*
+ * Format version (independent of the software version).  Version 1 is the
+ * first format; version 2 adds feature flags, each enabled per pool and
+ * recorded in the labels and uberblocks.  `tarn pool upgrade` moves a
+ * pool to the newest version with every feature this build knows.
+ */
 #define SPA_VERSION_1        1ULL
-#define SPA_VERSION          SPA_VERSION_1
-/* Feature flags (bit numbers in ub_features / the label config). */
+#define SPA_VERSION_2        2ULL   /* feature flags */
+#define SPA_VERSION          SPA_VERSION_2
+/* Feature flags (bits of ub_features / vlc_features). */
 #define SPA_FEATURE_NONE     0ULL
-#define SPA_FEATURES_ALL     0ULL   /* features known to this build */
+#define SPA_FEATURE_HISTORY  (1ULL << 0)  /* pool command history in the MOS */
+#define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY)
 
 #define SPA_MINBLOCKSHIFT    9
 #define SPA_MINBLOCKSIZE     (1ULL << SPA_MINBLOCKSHIFT)

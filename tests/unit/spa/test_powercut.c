@@ -1,0 +1,750 @@
+/*
+ * Power cuts, ENOSPC and the write throttle, on real pools of file vdevs.
+ *
+ * Power cuts: every device goes through a fault injector that holds
+ * unflushed writes in memory.  Each case runs a short random workload
+ * (tarn-stress's executor: creates, writes, overwrites, punches,
+ * truncates, frees, bonus writes), kicking and waiting for txgs, and cuts
+ * the power at a random point: between two operations, from the
+ * txg-synced callback, or from another thread while a sync is in flight.
+ * The cut kills every device and applies a random part of the held
+ * writes (dropped, whole, torn, reordered).  The pool is abandoned and
+ * imported again from the same files; the import must succeed at a txg U
+ * that was committed (F, the last txg synced before the pool suspended)
+ * or whose uberblock was being written (F + 1); every object must match
+ * the model built from the records with txg <= U, nothing else may
+ * exist, and every block must verify.  The pool is reused from case to
+ * case and recreated every PC_EPOCH cases.
+ *
+ * Rerun one case: TARN_POWERCUT_SEED=S TARN_POWERCUT_CASE=N test_powercut
+ * powercut_mirror (or powercut_raidz2) runs the cases of N's epoch up to
+ * N (cuts from another thread depend on timing, so a rerun is close to,
+ * not exactly, the original).  TARN_POWERCUT_CUTS sets cuts per layout.
+ */
+#include "tt.h"
+#include "stress.h"
+#include "spa.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PC_DEVSIZE   (64 * MiB)
+#define PC_MAXDEV    8
+#define PC_EPOCH     50          /* cases per pool */
+#if defined(__SANITIZE_ADDRESS__)
+#define PC_CUTS_DEFAULT 100      /* sanitizers make every case ~5x slower */
+#else
+#define PC_CUTS_DEFAULT 500
+#endif
+
+typedef struct pc_stats {
+	uint64_t cuts, mode[3], landed, committed, discarded, failed_ops, recreated;
+} pc_stats_t;
+
+typedef struct pc_pool {
+	const char *pp_test;          /* test name, for the rerun hint */
+	const char *pp_type;          /* "mirror" / "raidz2" */
+	int       pp_ndev;
+	char      pp_paths[PC_MAXDEV][300];
+	const char *pp_pathv[PC_MAXDEV];
+	vdev_fault_t *pp_vf[PC_MAXDEV];
+	spa_t    *pp_spa;
+	objset_t *pp_os;
+	uint64_t  pp_seed;
+	int       pp_case;
+	int       pp_mode;
+	stress_limits_t pp_lim;
+	stress_model_t *pp_base;      /* the model as of the last import */
+	stress_model_t *pp_live;      /* base + everything done since */
+	stress_op_t *pp_jnl;          /* records since the last import */
+	int       pp_njnl, pp_cjnl;
+	uint64_t  pp_max_synced;      /* newest txg seen synced before the cut */
+	/* the cut */
+	pthread_mutex_t pp_cut_lock;
+	_Atomic bool pp_cut;
+	tarn_rand_t pp_cut_rand;
+	_Atomic uint64_t pp_cb_target; /* cut from the synced callback at this txg */
+	int       pp_cutter_dev;
+	uint64_t  pp_cutter_held;     /* cut when the device holds this many writes */
+	uint64_t  pp_cutter_ns;       /* ... or after this long */
+	pc_stats_t pp_st;
+} pc_pool_t;
+
+static void
+pc_fail(pc_pool_t *pp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+pc_fail(pc_pool_t *pp, const char *fmt, ...)
+{
+	char msg[1500];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof (msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "  %s: seed %" PRIu64 " case %d (cut mode %d): %s\n"
+	    "  rerun: TARN_POWERCUT_SEED=%" PRIu64 " TARN_POWERCUT_CASE=%d test_powercut %s\n",
+	    pp->pp_type, pp->pp_seed, pp->pp_case, pp->pp_mode, msg, pp->pp_seed,
+	    pp->pp_case, pp->pp_test);
+	tt_failed_checks++;
+	longjmp(tt_jmp, 1);
+}
+
+static uint64_t
+pc_env(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+	return (v != NULL && *v != '\0' ? strtoull(v, NULL, 0) : dflt);
+}
+
+/* ---- the cut ---- */
+
+/* Kill every device, then let a random part of their held writes land. */
+static void
+pc_cut(pc_pool_t *pp)
+{
+	pthread_mutex_lock(&pp->pp_cut_lock);
+	if (!pp->pp_cut) {
+		for (int i = 0; i < pp->pp_ndev; i++)
+			vdev_fault_set_dead(pp->pp_vf[i], true);
+		for (int i = 0; i < pp->pp_ndev; i++)
+			vdev_fault_powercut(pp->pp_vf[i], &pp->pp_cut_rand);
+		pp->pp_cut = true;
+	}
+	pthread_mutex_unlock(&pp->pp_cut_lock);
+}
+
+static void
+pc_synced_cb(void *arg, uint64_t txg)
+{
+	pc_pool_t *pp = arg;
+	uint64_t target = pp->pp_cb_target;
+	if (target != 0 && txg >= target)
+		pc_cut(pp);
+}
+
+/* Mode 2: cut when a device holds enough writes (a sync is under way). */
+static void *
+pc_cutter(void *arg)
+{
+	pc_pool_t *pp = arg;
+	uint64_t until = tarn_now_ns() + pp->pp_cutter_ns;
+	while (!pp->pp_cut && tarn_now_ns() < until) {
+		if (pp->pp_cutter_held != 0 &&
+		    vdev_fault_held_writes(pp->pp_vf[pp->pp_cutter_dev]) >= pp->pp_cutter_held)
+			break;
+		sched_yield();
+	}
+	pc_cut(pp);
+	return (NULL);
+}
+
+static void
+pc_journal(void *arg, const stress_op_t *ops, int nops)
+{
+	pc_pool_t *pp = arg;
+	for (int i = 0; i < nops; i++) {
+		if (ops[i].so_type == STRESS_OP_SYNCED) {
+			if (!pp->pp_cut)
+				pp->pp_max_synced = MAX(pp->pp_max_synced, ops[i].so_txg);
+			continue;
+		}
+		if (pp->pp_njnl == pp->pp_cjnl) {
+			pp->pp_cjnl = MAX(64, pp->pp_cjnl * 2);
+			pp->pp_jnl = tarn_realloc(pp->pp_jnl, sizeof (stress_op_t) * (size_t)pp->pp_cjnl);
+		}
+		pp->pp_jnl[pp->pp_njnl++] = ops[i];
+	}
+}
+
+/* ---- pool setup ---- */
+
+static void
+pc_attach(pc_pool_t *pp, uint64_t seed)
+{
+	for (int i = 0; i < pp->pp_ndev; i++) {
+		vdev_fault_cfg_t cfg;
+		memset(&cfg, 0, sizeof (cfg));
+		cfg.vfc_hold_unflushed = true;
+		cfg.vfc_seed = seed + (uint64_t)i;
+		pp->pp_vf[i] = vdev_fault_attach(pp->pp_pathv[i], &cfg);
+	}
+}
+
+static void
+pc_detach(pc_pool_t *pp)
+{
+	for (int i = 0; i < pp->pp_ndev; i++) {
+		if (pp->pp_vf[i] != NULL)
+			vdev_fault_detach(pp->pp_vf[i]);
+		pp->pp_vf[i] = NULL;
+	}
+}
+
+static void
+pc_after_open(pc_pool_t *pp)
+{
+	dmu_pool_set_synced_cb(spa_dmu_pool(pp->pp_spa), pc_synced_cb, pp);
+	stress_model_free(pp->pp_live);
+	pp->pp_live = stress_model_clone(pp->pp_base);
+	pp->pp_njnl = 0;
+	pp->pp_max_synced = spa_last_synced_txg(pp->pp_spa);
+}
+
+/* A new pool on fresh files, its object set synced; empty model. */
+static void
+pc_pool_create(pc_pool_t *pp)
+{
+	char *argv[PC_MAXDEV + 1];
+	argv[0] = (char *)pp->pp_type;
+	for (int i = 0; i < pp->pp_ndev; i++) {
+		snprintf(pp->pp_paths[i], sizeof (pp->pp_paths[i]), "%s/pc-%s-%d", tt_tmpdir(),
+		    pp->pp_type, i);
+		pp->pp_pathv[i] = pp->pp_paths[i];
+		unlink(pp->pp_paths[i]);
+		int fd = open(pp->pp_paths[i], O_CREAT | O_RDWR, 0644);
+		TT_ASSERT(fd >= 0);
+		TT_OK(ftruncate(fd, (off_t)PC_DEVSIZE));
+		close(fd);
+		argv[i + 1] = pp->pp_paths[i];
+	}
+	pc_attach(pp, pp->pp_seed ^ 0xc0ffee);
+	spa_vdev_spec_t *spec;
+	char err[256];
+	TT_OK(spa_vdev_spec_parse(pp->pp_ndev + 1, argv, &spec, err, sizeof (err)));
+	spa_create_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sco_no_cache = true;
+	int e = spa_create("powercut", spec, &o, &pp->pp_spa, err, sizeof (err));
+	spa_vdev_spec_free(spec);
+	if (e != 0)
+		pc_fail(pp, "spa_create: %s (%s)", err, tarn_strerror(e));
+	TT_OK(spa_objset_create(pp->pp_spa, "t", DMU_OST_TEST, &pp->pp_os));
+	TT_OK(txg_wait_synced(spa_dmu_pool(pp->pp_spa), 0));
+	stress_model_free(pp->pp_base);
+	pp->pp_base = stress_model_create(pp->pp_seed, 1);
+	pc_after_open(pp);
+	pp->pp_st.recreated++;
+}
+
+static void
+pc_pool_close(pc_pool_t *pp)
+{
+	if (pp->pp_spa != NULL)
+		spa_close(pp->pp_spa);
+	pp->pp_spa = NULL;
+	pc_detach(pp);
+}
+
+/* ---- one case ---- */
+
+/* The workload of a case, with the cut at the point chosen by the mode. */
+static void
+pc_workload(pc_pool_t *pp, tarn_rand_t *r)
+{
+	dmu_pool_t *dp = spa_dmu_pool(pp->pp_spa);
+	int nops = 20 + (int)tarn_rand_range(r, 41);
+	int cut_at = (int)tarn_rand_range(r, (uint64_t)nops + 1);
+	stress_worker_t w;
+	stress_worker_init(&w, 0, pp->pp_seed * 1000003ULL + (uint64_t)pp->pp_case, pp->pp_os,
+	    pp->pp_live, &pp->pp_lim);
+	w.sw_journal = pc_journal;
+	w.sw_journal_arg = pp;
+	char err[1024];
+	for (int i = 0; i < nops; i++) {
+		if (pp->pp_mode == 0 && i == cut_at)
+			pc_cut(pp);
+		bool cut = pp->pp_cut;
+		int e = stress_worker_step(&w, err, sizeof (err));
+		if (e != 0 && !cut && !pp->pp_cut)
+			pc_fail(pp, "op %d before the cut: %s", i, err);
+		if (e != 0) {
+			if (e == STRESS_EMISMATCH)
+				pc_fail(pp, "op %d: %s", i, err);
+			pp->pp_st.failed_ops++;
+			break;
+		}
+		uint64_t k = tarn_rand_range(r, 100);
+		if (k < 10) {
+			txg_kick(dp);
+		} else if (k < 14 && txg_wait_synced(dp, 0) == 0) {
+			stress_op_t s = { .so_type = STRESS_OP_SYNCED, .so_txg = txg_last_synced(dp) };
+			pc_journal(pp, &s, 1);
+		}
+	}
+	if (pp->pp_mode == 0)
+		pc_cut(pp);
+	/* modes 1 and 2: keep txgs coming until the cut has happened */
+	for (int i = 0; !pp->pp_cut && i < 100; i++) {
+		if (pp->pp_mode == 1) {
+			if (txg_wait_synced(dp, 0) != 0)
+				break;
+		} else {
+			txg_kick(dp);
+			struct timespec ts = { 0, 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	stress_worker_fini(&w);
+}
+
+/* After the cut: the pool must suspend; abandon it, import, compare. */
+static void
+pc_check(pc_pool_t *pp, uint64_t seed)
+{
+	dmu_pool_t *dp = spa_dmu_pool(pp->pp_spa);
+	if (!pp->pp_cut)
+		pc_fail(pp, "the cut did not happen");
+	if (txg_wait_synced(dp, 0) == 0)
+		pc_fail(pp, "a txg synced after the power cut");
+	if (!dmu_pool_suspended(dp))
+		pc_fail(pp, "the pool is not suspended after the power cut");
+	uint64_t F = txg_last_synced(dp);
+	spa_abandon(pp->pp_spa);
+	pp->pp_spa = NULL;
+	pc_detach(pp);
+
+	pc_attach(pp, seed);
+	spa_import_opts_t io;
+	memset(&io, 0, sizeof (io));
+	io.sio_no_cache = true;
+	char err[1024];
+	int e = spa_open_paths(pp->pp_pathv, pp->pp_ndev, &io, &pp->pp_spa, err, sizeof (err));
+	if (e != 0)
+		pc_fail(pp, "import after the cut (last synced txg %" PRIu64 "): %s (%s)", F, err,
+		    tarn_strerror(e));
+	uint64_t U = spa_last_synced_txg(pp->pp_spa);
+	if (U < F || U > F + 1 || U < pp->pp_max_synced)
+		pc_fail(pp, "imported txg %" PRIu64 ", but txg %" PRIu64 " was synced before the "
+		    "cut and nothing after txg %" PRIu64 " could be", U, MAX(F, pp->pp_max_synced),
+		    F + 1);
+	pp->pp_st.landed += U == F + 1;
+	for (int i = 0; i < pp->pp_njnl; i++) {
+		stress_op_t *op = &pp->pp_jnl[i];
+		if (op->so_txg > U) {
+			pp->pp_st.discarded++;
+			continue;
+		}
+		if (op->so_failed)
+			pc_fail(pp, "a %s that failed is in imported txg %" PRIu64,
+			    stress_op_name(op->so_type), op->so_txg);
+		e = stress_model_apply(pp->pp_base, op, err, sizeof (err));
+		if (e != 0)
+			pc_fail(pp, "replay: %s", err);
+		pp->pp_st.committed++;
+	}
+	e = spa_objset_open(pp->pp_spa, "t", &pp->pp_os);
+	if (e != 0)
+		pc_fail(pp, "open the object set at txg %" PRIu64 ": %s", U, tarn_strerror(e));
+	e = stress_model_verify(pp->pp_os, pp->pp_base, pp->pp_lim.sl_obj_max, NULL, err,
+	    sizeof (err));
+	if (e != 0)
+		pc_fail(pp, "imported txg %" PRIu64 " (last synced before the cut %" PRIu64 "): %s",
+		    U, F, err);
+	uint64_t blocks = 0, errors = 0;
+	e = spa_verify_all(pp->pp_spa, true, &blocks, &errors);
+	if (e != 0 || errors != 0)
+		pc_fail(pp, "spa_verify_all at txg %" PRIu64 ": %s, %" PRIu64 " bad blocks of %"
+		    PRIu64, U, tarn_strerror(e), errors, blocks);
+	pc_after_open(pp);
+}
+
+static void
+pc_case(pc_pool_t *pp, int k)
+{
+	tarn_rand_t r;
+	tarn_rand_seed(&r, pp->pp_seed * 0x9E3779B97F4A7C15ULL + (uint64_t)k);
+	pp->pp_case = k;
+	pp->pp_mode = (int)tarn_rand_range(&r, 3);
+	tarn_rand_seed(&pp->pp_cut_rand, tarn_rand_u64(&r));
+	pp->pp_cut = false;
+	dmu_pool_t *dp = spa_dmu_pool(pp->pp_spa);
+	pp->pp_cb_target = pp->pp_mode == 1 ?
+	    txg_last_synced(dp) + 1 + tarn_rand_range(&r, 3) : 0;
+	pthread_t cutter;
+	if (pp->pp_mode == 2) {
+		pp->pp_cutter_dev = (int)tarn_rand_range(&r, (uint64_t)pp->pp_ndev);
+		pp->pp_cutter_held = tarn_rand_range(&r, 10) < 7 ? 1 + tarn_rand_range(&r, 30) : 0;
+		pp->pp_cutter_ns = (1 + tarn_rand_range(&r, 40)) * 1000 * 1000;
+		VERIFY0(pthread_create(&cutter, NULL, pc_cutter, pp));
+	}
+	pc_workload(pp, &r);
+	if (pp->pp_mode == 2)
+		VERIFY0(pthread_join(cutter, NULL));
+	pp->pp_cb_target = 0;
+	pc_check(pp, tarn_rand_u64(&r));
+	pp->pp_st.cuts++;
+	pp->pp_st.mode[pp->pp_mode]++;
+}
+
+static void
+pc_run(const char *test, const char *type, int ndev)
+{
+	pc_pool_t *pp = tarn_alloc(sizeof (*pp));
+	pp->pp_test = test;
+	pp->pp_type = type;
+	pp->pp_ndev = ndev;
+	pthread_mutex_init(&pp->pp_cut_lock, NULL);
+	pp->pp_seed = pc_env("TARN_POWERCUT_SEED", tarn_guid() >> 24);
+	int cuts = (int)pc_env("TARN_POWERCUT_CUTS", PC_CUTS_DEFAULT);
+	int only = (int)pc_env("TARN_POWERCUT_CASE", (uint64_t)-1);
+	int first = 0;
+	if (only >= 0) {
+		first = only / PC_EPOCH * PC_EPOCH;
+		cuts = only + 1;
+	}
+	pp->pp_lim = (stress_limits_t){ .sl_max_objs = 12, .sl_obj_max = 512 * KiB,
+		.sl_budget = 4 * MiB, .sl_write_max = 256 * KiB, .sl_sync_ops = false };
+	printf("  %s: seed %" PRIu64 ", cases %d..%d\n", type, pp->pp_seed, first, cuts - 1);
+	fflush(stdout);
+	uint64_t t0 = tarn_now_ns();
+	for (int k = first; k < cuts; k++) {
+		if (k == first || k % PC_EPOCH == 0) {
+			pp->pp_case = k;
+			pc_pool_close(pp);
+			pc_pool_create(pp);
+		}
+		pc_case(pp, k);
+	}
+	pc_pool_close(pp);
+	pc_stats_t *s = &pp->pp_st;
+	printf("  %s: %" PRIu64 " cuts (%" PRIu64 " between ops, %" PRIu64 " after a sync, %"
+	    PRIu64 " during a sync) on %" PRIu64 " pools in %.1f s; the txg being written "
+	    "landed %" PRIu64 " times; %" PRIu64 " changes kept, %" PRIu64 " lost as they "
+	    "should\n", type, s->cuts, s->mode[0], s->mode[1], s->mode[2], s->recreated,
+	    (double)(tarn_now_ns() - t0) / 1e9, s->landed, s->committed, s->discarded);
+	stress_model_free(pp->pp_base);
+	stress_model_free(pp->pp_live);
+	tarn_free(pp->pp_jnl);
+	pthread_mutex_destroy(&pp->pp_cut_lock);
+	tarn_free(pp);
+}
+
+static void
+test_powercut_mirror(void)
+{
+	pc_run("powercut_mirror", "mirror", 2);
+}
+
+static void
+test_powercut_raidz2(void)
+{
+	pc_run("powercut_raidz2", "raidz2", 5);
+}
+
+/* ---- ENOSPC ---- */
+
+static char plain_paths[4][300];
+static const char *plain_pathv[4];
+
+static spa_t *
+plain_pool(const char *tag, int n, const char *type, uint64_t size, uint64_t dirty_max)
+{
+	char *argv[6];
+	int argc = 0;
+	if (type != NULL)
+		argv[argc++] = (char *)type;
+	for (int i = 0; i < n; i++) {
+		snprintf(plain_paths[i], sizeof (plain_paths[i]), "%s/%s-%d", tt_tmpdir(), tag, i);
+		plain_pathv[i] = plain_paths[i];
+		unlink(plain_paths[i]);
+		int fd = open(plain_paths[i], O_CREAT | O_RDWR, 0644);
+		TT_ASSERT(fd >= 0);
+		TT_OK(ftruncate(fd, (off_t)size));
+		close(fd);
+		argv[argc++] = plain_paths[i];
+	}
+	spa_vdev_spec_t *spec;
+	char err[256];
+	TT_OK(spa_vdev_spec_parse(argc, argv, &spec, err, sizeof (err)));
+	spa_create_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sco_no_cache = true;
+	o.sco_dmu.dpo_dirty_max = dirty_max;
+	spa_t *spa = NULL;
+	int e = spa_create(tag, spec, &o, &spa, err, sizeof (err));
+	if (e != 0)
+		fprintf(stderr, "  create: %s\n", err);
+	TT_OK(e);
+	spa_vdev_spec_free(spec);
+	return (spa);
+}
+
+static void
+fill(uint8_t *buf, size_t len, uint64_t seed)
+{
+	tarn_rand_t r;
+	tarn_rand_seed(&r, seed);
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t v = tarn_rand_u64(&r);
+		memcpy(buf + i, &v, MIN(8, len - i));
+	}
+}
+
+#define NS_CHUNK   (1 * MiB)
+#define NS_PER_OBJ 4
+#define NS_MAXOBJ  256
+
+/* Write chunk c of object i (seeded content) in its own tx; the assign's error. */
+static int
+ns_write(objset_t *os, uint64_t obj, int i, int c, uint8_t *buf)
+{
+	dmu_tx_t *tx = dmu_tx_create(os);
+	dmu_tx_hold_write(tx, obj, (uint64_t)c * NS_CHUNK, NS_CHUNK);
+	int e = dmu_tx_assign(tx, TXG_WAIT);
+	if (e != 0) {
+		dmu_tx_abort(tx);
+		return (e);
+	}
+	fill(buf, NS_CHUNK, (uint64_t)i * 1000 + (uint64_t)c);
+	TT_OK(dmu_write(os, obj, (uint64_t)c * NS_CHUNK, NS_CHUNK, buf, tx));
+	dmu_tx_commit(tx);
+	return (0);
+}
+
+static int
+ns_create(objset_t *os, uint64_t *obj)
+{
+	dmu_tx_t *tx = dmu_tx_create(os);
+	dmu_tx_hold_write(tx, 0, 0, SPA_OLD_MAXBLOCKSIZE);
+	int e = dmu_tx_assign(tx, TXG_WAIT);
+	if (e != 0) {
+		dmu_tx_abort(tx);
+		return (e);
+	}
+	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, SPA_OLD_MAXBLOCKSIZE, DMU_OT_NONE, 0, tx, obj));
+	dmu_tx_commit(tx);
+	return (0);
+}
+
+/*
+ * Fill objects chunk by chunk until a tx is refused.  chunks[i] counts
+ * the chunks of object i; returns the number of objects.
+ */
+static int
+ns_fill(objset_t *os, uint64_t *objs, int *chunks, int first, uint8_t *buf, int *enospc)
+{
+	int i = first;
+	*enospc = 0;
+	for (; i < NS_MAXOBJ; i++) {
+		int e = ns_create(os, &objs[i]);
+		if (e == ENOSPC) {
+			*enospc = 1;
+			break;
+		}
+		TT_OK(e);
+		chunks[i] = 0;
+		for (int c = 0; c < NS_PER_OBJ; c++) {
+			e = ns_write(os, objs[i], i, c, buf);
+			if (e == ENOSPC) {
+				*enospc = 1;
+				break;
+			}
+			TT_OK(e);
+			chunks[i]++;
+		}
+		if (*enospc) {
+			i++;
+			break;
+		}
+	}
+	return (i);
+}
+
+static void
+ns_check(objset_t *os, const uint64_t *objs, const int *chunks, const bool *gone, int n,
+    uint8_t *buf, uint8_t *rb)
+{
+	for (int i = 0; i < n; i++) {
+		if (gone[i])
+			continue;
+		for (int c = 0; c < NS_PER_OBJ; c++) {
+			TT_OK(dmu_read(os, objs[i], (uint64_t)c * NS_CHUNK, NS_CHUNK, rb));
+			if (c < chunks[i])
+				fill(buf, NS_CHUNK, (uint64_t)i * 1000 + (uint64_t)c);
+			else
+				memset(buf, 0, NS_CHUNK);
+			TT_ASSERT(memcmp(buf, rb, NS_CHUNK) == 0);
+		}
+	}
+}
+
+static void
+test_enospc(void)
+{
+	spa_t *spa = plain_pool("nospc", 2, "mirror", 64 * MiB, 0);
+	dmu_pool_t *dp = spa_dmu_pool(spa);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	uint64_t *objs = tarn_alloc(sizeof (uint64_t) * NS_MAXOBJ);
+	int *chunks = tarn_alloc(sizeof (int) * NS_MAXOBJ);
+	bool *gone = tarn_alloc(sizeof (bool) * NS_MAXOBJ);
+	uint8_t *buf = tarn_alloc(NS_CHUNK), *rb = tarn_alloc(NS_CHUNK);
+	spa_space_t ss;
+	spa_get_space(spa, &ss);
+
+	int enospc;
+	int n = ns_fill(os, objs, chunks, 0, buf, &enospc);
+	TT_ASSERT(enospc);
+	uint64_t written = 0;
+	for (int i = 0; i < n; i++)
+		written += (uint64_t)chunks[i] * NS_CHUNK;
+	printf("  enospc after %" PRIu64 " MiB in %d objects (pool %" PRIu64 " MiB)\n",
+	    written / MiB, n, ss.ss_size / MiB);
+	TT_CHECK(written >= ss.ss_size / 2);         /* not refused too early */
+	TT_CHECK(!dmu_pool_suspended(dp));
+	TT_OK(txg_wait_synced(dp, 0));
+	TT_CHECK(!dmu_pool_suspended(dp));
+	/* after the sync the estimates are settled: fill again, refused again */
+	n = ns_fill(os, objs, chunks, n, buf, &enospc);
+	TT_ASSERT(enospc);
+	TT_OK(txg_wait_synced(dp, 0));
+	TT_CHECK(!dmu_pool_suspended(dp));
+	ns_check(os, objs, chunks, gone, n, buf, rb);
+	uint64_t blocks, errors;
+	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
+	TT_EQ(errors, 0);
+
+	/* free every other object: netfree txs go through on a full pool */
+	uint64_t freed = 0;
+	for (int i = 0; i < n; i += 2) {
+		dmu_tx_t *tx = dmu_tx_create(os);
+		dmu_tx_hold_free(tx, objs[i], 0, DMU_OBJECT_END);
+		dmu_tx_mark_netfree(tx);
+		TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+		TT_OK(dmu_object_free(os, objs[i], tx));
+		dmu_tx_commit(tx);
+		gone[i] = true;
+		freed += (uint64_t)chunks[i] * NS_CHUNK;
+	}
+	for (int t = 0; t < 5; t++)                  /* frees are deferred a few txgs */
+		TT_OK(txg_wait_synced(dp, 0));
+	int n2 = ns_fill(os, objs, chunks, n, buf, &enospc);
+	uint64_t again = 0;
+	for (int i = n; i < n2; i++)
+		again += (uint64_t)chunks[i] * NS_CHUNK;
+	printf("  freed %" PRIu64 " MiB, then wrote %" PRIu64 " MiB more\n", freed / MiB,
+	    again / MiB);
+	TT_CHECK(again >= freed / 2);
+	TT_OK(txg_wait_synced(dp, 0));
+	TT_CHECK(!dmu_pool_suspended(dp));
+	ns_check(os, objs, chunks, gone, n2, buf, rb);
+	spa_close(spa);
+
+	spa_import_opts_t io;
+	memset(&io, 0, sizeof (io));
+	io.sio_no_cache = true;
+	char err[256];
+	TT_OK(spa_open_paths(plain_pathv, 2, &io, &spa, err, sizeof (err)));
+	TT_OK(spa_objset_open(spa, "t", &os));
+	ns_check(os, objs, chunks, gone, n2, buf, rb);
+	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
+	TT_EQ(errors, 0);
+	spa_close(spa);
+	tarn_free(objs);
+	tarn_free(chunks);
+	tarn_free(gone);
+	tarn_free(buf);
+	tarn_free(rb);
+}
+
+/* ---- the write throttle ---- */
+
+typedef struct th_sampler {
+	dmu_pool_t *dp;
+	_Atomic bool stop;
+	uint64_t max_dirty, samples;
+} th_sampler_t;
+
+static void *
+th_sample(void *arg)
+{
+	th_sampler_t *s = arg;
+	while (!s->stop) {
+		dmu_pool_stats_t st;
+		dmu_pool_stats(s->dp, &st);
+		s->max_dirty = MAX(s->max_dirty, st.dps_dirty);
+		s->samples++;
+		struct timespec ts = { 0, 20 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	return (NULL);
+}
+
+static void
+test_throttle(void)
+{
+	const uint64_t limit = 4 * MiB, blk = 128 * KiB, region = 16 * MiB;
+	spa_t *spa = plain_pool("throttle", 2, "mirror", 128 * MiB, limit);
+	dmu_pool_t *dp = spa_dmu_pool(spa);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	uint64_t obj;
+	dmu_tx_t *tx = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, (uint32_t)blk, DMU_OT_NONE, 0, tx, &obj));
+	dmu_tx_commit(tx);
+	TT_OK(txg_wait_synced(dp, 0));
+	dmu_pool_stats_t before;
+	dmu_pool_stats(dp, &before);
+	th_sampler_t s = { .dp = dp };
+	pthread_t tid;
+	VERIFY0(pthread_create(&tid, NULL, th_sample, &s));
+	uint8_t *buf = tarn_alloc(blk);
+	uint64_t nblk = region / blk, total = 0, t0 = tarn_now_ns();
+	uint64_t i;
+	/* a fast writer: 96 MiB, or 20 s at most */
+	for (i = 0; total < 96 * MiB && tarn_now_ns() - t0 < 20000000000ULL; i++) {
+		tx = dmu_tx_create(os);
+		dmu_tx_hold_write(tx, obj, (i % nblk) * blk, blk);
+		TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+		fill(buf, blk, i);
+		TT_OK(dmu_write(os, obj, (i % nblk) * blk, blk, buf, tx));
+		dmu_tx_commit(tx);
+		total += blk;
+	}
+	double secs = (double)(tarn_now_ns() - t0) / 1e9;
+	s.stop = true;
+	VERIFY0(pthread_join(tid, NULL));
+	dmu_pool_stats_t after;
+	dmu_pool_stats(dp, &after);
+	printf("  %" PRIu64 " MiB in %.2f s; dirty at most %" PRIu64 " KiB of %" PRIu64
+	    " KiB (%" PRIu64 " samples); %" PRIu64 " delays, %" PRIu64 " waits, %" PRIu64
+	    " txgs\n", total / MiB, secs, s.max_dirty / KiB, limit / KiB, s.samples,
+	    after.dps_delays - before.dps_delays, after.dps_waits - before.dps_waits,
+	    after.dps_txgs_synced - before.dps_txgs_synced);
+	TT_CHECK(after.dps_delays > before.dps_delays);
+	TT_CHECK(s.samples > 100);
+	/* the limit holds, give or take what writers already assigned add */
+	TT_CHECK(s.max_dirty <= limit + limit / 4);
+	TT_CHECK(after.dps_dirty_max == limit);
+	TT_OK(txg_wait_synced(dp, 0));
+	/* the region holds the newest write of each block */
+	uint8_t *rb = tarn_alloc(blk);
+	for (uint64_t b = 0; b < nblk && b < i; b++) {
+		uint64_t last = i - 1 - ((i - 1 - b) % nblk);
+		fill(buf, blk, last);
+		TT_OK(dmu_read(os, obj, b * blk, blk, rb));
+		TT_ASSERT(memcmp(buf, rb, blk) == 0);
+	}
+	tarn_free(rb);
+	tarn_free(buf);
+	spa_close(spa);
+}
+
+static void
+cleanup(void)
+{
+	tt_tmpdir_cleanup();
+}
+
+TT_MAIN(
+	{ "powercut_mirror", test_powercut_mirror },
+	{ "powercut_raidz2", test_powercut_raidz2 },
+	{ "enospc", test_enospc },
+	{ "throttle", test_throttle },
+	{ "cleanup", cleanup },
+)
