@@ -6,6 +6,8 @@
  */
 #include "tarn.h"
 
+__thread FILE *cli_out_tls, *cli_err_tls;
+
 #include <libgen.h>
 #include <locale.h>
 
@@ -46,7 +48,7 @@ main(int argc, char **argv)
 		return (cli_pool_main(argc, argv));
 	}
 	if (argc < 2) {
-		usage(stderr);
+		usage(cli_err);
 		return (CLI_EXIT_USAGE);
 	}
 	cmd = argv[1];
@@ -54,18 +56,18 @@ main(int argc, char **argv)
 		return (cli_pool_main(argc - 1, argv + 1));
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 ||
 	    strcmp(cmd, "version") == 0) {
-		printf("tarn %s\n", TARN_VERSION);
+		fprintf(cli_out, "tarn %s\n", TARN_VERSION);
 		return (CLI_EXIT_OK);
 	}
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 ||
 	    strcmp(cmd, "-h") == 0 || strcmp(cmd, "-?") == 0) {
 		if (argc > 2 && strcmp(argv[2], "pool") == 0)
-			cli_pool_usage(stdout);
+			cli_pool_usage(cli_out);
 		else
-			usage(stdout);
+			usage(cli_out);
 		return (CLI_EXIT_OK);
 	}
-	fprintf(stderr, "unrecognized command '%s'; see 'tarn help'\n", cmd);
-	usage(stderr);
+	fprintf(cli_err, "unrecognized command '%s'; see 'tarn help'\n", cmd);
+	usage(cli_err);
 	return (CLI_EXIT_USAGE);
 }

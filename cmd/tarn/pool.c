@@ -69,10 +69,10 @@ cli_usage_error(const char *verb, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(cli_err, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	cli_verb_usage(verb, stderr);
+	fputc('\n', cli_err);
+	cli_verb_usage(verb, cli_err);
 	return (CLI_EXIT_USAGE);
 }
 
@@ -103,7 +103,7 @@ cli_cannot(const char *verb, const char *name, int error, const char *err)
 	for (char *p = msg; *p != '\0'; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
-	fprintf(stderr, "cannot %s '%s': %s\n", verb, name, msg);
+	fprintf(cli_err, "cannot %s '%s': %s\n", verb, name, msg);
 	return (CLI_EXIT_ERROR);
 }
 
@@ -113,24 +113,24 @@ cli_pool_main(int argc, char **argv)
 	const cli_verb_t *v;
 
 	if (argc < 2) {
-		cli_pool_usage(stderr);
+		cli_pool_usage(cli_err);
 		return (CLI_EXIT_USAGE);
 	}
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-?") == 0 ||
 	    strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
 		if (argc > 2 && verb_lookup(argv[2]) != NULL)
-			cli_verb_usage(argv[2], stdout);
+			cli_verb_usage(argv[2], cli_out);
 		else
-			cli_pool_usage(stdout);
+			cli_pool_usage(cli_out);
 		return (CLI_EXIT_OK);
 	}
 	if ((v = verb_lookup(argv[1])) == NULL) {
-		fprintf(stderr, "unrecognized command '%s'\n", argv[1]);
-		cli_pool_usage(stderr);
+		fprintf(cli_err, "unrecognized command '%s'\n", argv[1]);
+		cli_pool_usage(cli_err);
 		return (CLI_EXIT_USAGE);
 	}
 	if (argc > 2 && (strcmp(argv[2], "-?") == 0 || strcmp(argv[2], "--help") == 0)) {
-		cli_verb_usage(v->cv_name, stdout);
+		cli_verb_usage(v->cv_name, cli_out);
 		return (CLI_EXIT_OK);
 	}
 	optind = 1;

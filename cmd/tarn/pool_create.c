@@ -99,13 +99,13 @@ static void
 create_print_spec(const spa_vdev_spec_t *s, const char *name, int depth)
 {
 	if (s->type == VDEV_TYPE_ROOT)
-		printf("\t%s\n", name);
+		fprintf(cli_out, "\t%s\n", name);
 	else if (s->type == VDEV_TYPE_MIRROR)
-		printf("\t%*smirror\n", depth, "");
+		fprintf(cli_out, "\t%*smirror\n", depth, "");
 	else if (s->type == VDEV_TYPE_RAIDZ)
-		printf("\t%*sraidz%d\n", depth, "", s->nparity);
+		fprintf(cli_out, "\t%*sraidz%d\n", depth, "", s->nparity);
 	else
-		printf("\t%*s%s\n", depth, "", s->path);
+		fprintf(cli_out, "\t%*s%s\n", depth, "", s->path);
 	for (int c = 0; c < s->nchildren; c++)
 		create_print_spec(s->children[c], name, depth + 2);
 }
@@ -195,7 +195,7 @@ create_dryrun(const char *name, const spa_vdev_spec_t *s, const spa_vdev_spec_t 
 			return (ret);
 	}
 	if (s == root) {
-		printf("would create '%s' with the following layout:\n\n", name);
+		fprintf(cli_out, "would create '%s' with the following layout:\n\n", name);
 		create_print_spec(root, name, 0);
 	}
 	return (0);
@@ -240,7 +240,7 @@ cli_pool_create(int argc, char **argv)
 		return (cli_cannot("create", name, error, err));
 	spa_close(spa);
 	if (co.co_mountpoint != NULL)
-		fprintf(stderr, "note: datasets are not mounted yet; the mountpoint "
+		fprintf(cli_err, "note: datasets are not mounted yet; the mountpoint "
 		    "'%s' is ignored for now\n", co.co_mountpoint);
 	return (CLI_EXIT_OK);
 }
@@ -270,7 +270,7 @@ cli_pool_destroy(int argc, char **argv)
 		/* The devices are gone: forget the pool on this host at least. */
 		int e2 = spa_cache_remove(argv[0]);
 		if (e2 == 0) {
-			fprintf(stderr, "note: '%s' could not be opened (%s); it was "
+			fprintf(cli_err, "note: '%s' could not be opened (%s); it was "
 			    "removed from the cache file, its devices are "
 			    "untouched\n", argv[0], err);
 			return (CLI_EXIT_OK);

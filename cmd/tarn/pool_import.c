@@ -60,7 +60,7 @@ import_add_dir(import_opts_t *io, const char *dir)
 		return (cli_usage_error("import", "too many -d options (at most %d)",
 		    IMPORT_MAX_DIRS));
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "cannot search '%s': %s; -d takes a directory "
+		fprintf(cli_err, "cannot search '%s': %s; -d takes a directory "
 		    "holding the pool's device files\n", dir,
 		    errno == ENOENT ? "no such directory" : "not a directory");
 		return (CLI_EXIT_ERROR);
@@ -159,11 +159,11 @@ import_print_tree(const vdev_t *vd, const char *poolname, int depth, int width)
 		(void) snprintf(name, sizeof (name), "%s", poolname);
 	else
 		cli_vdev_name(vd, true, name, sizeof (name));
-	printf("\t%*s%-*s  %s", depth, "", width - depth, name,
+	fprintf(cli_out, "\t%*s%-*s  %s", depth, "", width - depth, name,
 	    vdev_state_name(vd->vdev_state));
 	if (vd->vdev_children == 0 && vd->vdev_state == VDEV_STATE_CANT_OPEN)
-		printf("  cannot open");
-	putchar('\n');
+		fprintf(cli_out, "  cannot open");
+	cli_putc('\n');
 	for (int c = 0; c < vd->vdev_children; c++)
 		import_print_tree(vd->vdev_child[c], poolname, depth + 2, width);
 }
@@ -176,26 +176,26 @@ import_print_cand(spa_import_cand_t *c)
 
 	if (!c->sic_can_open)
 		st = VDEV_STATE_CANT_OPEN;
-	printf("   pool: %s\n", c->sic_name);
-	printf("     id: %" PRIu64 "\n", c->sic_guid);
-	printf("  state: %s\n", vdev_state_name(st));
+	fprintf(cli_out, "   pool: %s\n", c->sic_name);
+	fprintf(cli_out, "     id: %" PRIu64 "\n", c->sic_guid);
+	fprintf(cli_out, "  state: %s\n", vdev_state_name(st));
 	if (st == VDEV_STATE_CANT_OPEN) {
-		printf(" status: One or more devices are missing or damaged.\n"
+		fprintf(cli_out, " status: One or more devices are missing or damaged.\n"
 		    " action: The pool cannot be imported.  Bring the missing "
 		    "devices back\n\t(or add their directory with -d) and try again.\n");
 	} else if (c->sic_state == POOL_STATE_ACTIVE) {
-		printf(" status: The pool was not exported; it may be in use by "
+		fprintf(cli_out, " status: The pool was not exported; it may be in use by "
 		    "another system.\n action: The pool can be imported using its "
 		    "name or numeric identifier and\n\tthe '-f' flag.\n");
 	} else if (st == VDEV_STATE_DEGRADED) {
-		printf(" status: One or more devices are missing or damaged.\n"
+		fprintf(cli_out, " status: One or more devices are missing or damaged.\n"
 		    " action: The pool can be imported despite the missing devices, "
 		    "with less\n\tredundancy than it was built with.\n");
 	} else {
-		printf(" action: The pool can be imported using its name or numeric "
+		fprintf(cli_out, " action: The pool can be imported using its name or numeric "
 		    "identifier.\n");
 	}
-	printf(" config:\n\n");
+	fprintf(cli_out, " config:\n\n");
 	if (c->sic_tree != NULL)
 		import_print_tree(c->sic_tree, c->sic_name, 0,
 		    cli_tree_namewidth(c->sic_tree, c->sic_name, 0, 0));
@@ -216,7 +216,7 @@ import_scan(const import_opts_t *io, spa_import_cand_t **cands, int *n)
 	    io->io_ndirs, cands, n);
 
 	if (error != 0) {
-		fprintf(stderr, "cannot search for pools: %s\n", tarn_strerror(error));
+		fprintf(cli_err, "cannot search for pools: %s\n", tarn_strerror(error));
 		return (CLI_EXIT_ERROR);
 	}
 	return (0);
@@ -234,12 +234,12 @@ import_list(const import_opts_t *io)
 		if (!import_cand_visible(&cands[i]))
 			continue;
 		if (shown++ > 0)
-			putchar('\n');
+			cli_putc('\n');
 		import_print_cand(&cands[i]);
 	}
 	spa_import_cands_free(cands, n);
 	if (shown == 0) {
-		fprintf(stderr, "no pools available to import\n");
+		fprintf(cli_err, "no pools available to import\n");
 		return (CLI_EXIT_ERROR);
 	}
 	return (CLI_EXIT_OK);
@@ -341,7 +341,7 @@ import_rewind(const import_opts_t *io, const spa_import_opts_t *base,
 		    io->io_ndirs, &so, spap, e2, sizeof (e2));
 		if (error == 0) {
 			uint64_t now = spa_last_synced_txg(*spap);
-			printf("%s '%s' %s its state as of txg %" PRIu64 "; the last "
+			fprintf(cli_out, "%s '%s' %s its state as of txg %" PRIu64 "; the last "
 			    "%" PRIu64 " transaction groups %s.\n", io->io_dryrun ?
 			    "Would be able to return" : "Pool", which, io->io_dryrun ?
 			    "to" : "returned to", now, txg - now,
@@ -378,7 +378,7 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 		error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
 		    io->io_ndirs, &trial, &spa, err, sizeof (err));
 		if (error == 0)
-			printf("Pool '%s' imports without a rewind; nothing would be "
+			fprintf(cli_out, "Pool '%s' imports without a rewind; nothing would be "
 			    "discarded.\n", which);
 		else if (error != ENOENT && error != EEXIST)
 			error = import_rewind(io, &so, which, &spa, err, sizeof (err));
@@ -400,7 +400,7 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 		return (cli_cannot("import", which, error, err));
 	}
 	if (spa_readonly(spa) && !so.sio_no_cache)
-		fprintf(stderr, "note: '%s' was opened read-only; without the daemon a "
+		fprintf(cli_err, "note: '%s' was opened read-only; without the daemon a "
 		    "read-only import is not remembered, so later commands will not "
 		    "find it\n", spa_name(spa));
 	spa_close(spa);
@@ -428,7 +428,7 @@ import_all(const import_opts_t *io)
 	}
 	spa_import_cands_free(cands, n);
 	if (tried == 0)
-		fprintf(stderr, "no pools available to import\n");
+		fprintf(cli_err, "no pools available to import\n");
 	return (ret);
 }
 
@@ -480,7 +480,7 @@ export_one(const char *name, bool force)
 
 	error = cli_pool_open(name, 0, &spa, err, sizeof (err));
 	if (error != 0 && force && error != CLI_ENOPOOL && spa_cache_remove(name) == 0) {
-		fprintf(stderr, "note: '%s' could not be opened (%s); it was removed "
+		fprintf(cli_err, "note: '%s' could not be opened (%s); it was removed "
 		    "from the cache file, its devices are untouched\n", name, err);
 		return (CLI_EXIT_OK);
 	}

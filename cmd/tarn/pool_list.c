@@ -194,7 +194,7 @@ cli_pool_list(int argc, char **argv)
 		cli_table_column(t, list_props[lo.lo_props[i]].lp_col,
 		    list_props[lo.lo_props[i]].lp_align, list_props[lo.lo_props[i]].lp_width);
 	if (lo.lo_json)
-		printf("{\"output_version\": {\"command\": \"zpool list\", "
+		fprintf(cli_out, "{\"output_version\": {\"command\": \"zpool list\", "
 		    "\"vers_major\": 0, \"vers_minor\": 1},\n  \"pools\": {");
 	for (int i = 0; i < (argc > 0 ? argc : n); i++) {
 		const char *name = argc > 0 ? argv[i] : names[i];
@@ -207,7 +207,7 @@ cli_pool_list(int argc, char **argv)
 			continue;
 		}
 		if (lo.lo_json) {
-			list_json_pool(stdout, spa, name, &lo, shown == 0);
+			list_json_pool(cli_out, spa, name, &lo, shown == 0);
 		} else {
 			char vals[LP_NPROPS * 4][512];
 			for (int j = 0; j < lo.lo_nprops; j++) {
@@ -222,11 +222,11 @@ cli_pool_list(int argc, char **argv)
 			spa_close(spa);
 	}
 	if (lo.lo_json)
-		printf("\n  }\n}\n");
+		fprintf(cli_out, "\n  }\n}\n");
 	else if (shown > 0)
-		cli_table_print(t, stdout, lo.lo_scripted);
+		cli_table_print(t, cli_out, lo.lo_scripted);
 	else if (argc == 0 && !lo.lo_scripted)
-		printf("no pools available\n");
+		fprintf(cli_out, "no pools available\n");
 	cli_table_free(t);
 	cli_names_free(names, n);
 	return (ret);

@@ -22,6 +22,17 @@
 #define TARN_VERSION "unknown"
 #endif
 
+/*
+ * Where a command's output goes: stdout/stderr when tarn runs a command
+ * itself, the client's connection when the daemon runs it for a client.
+ * Per thread, because the daemon serves several clients at once.  All
+ * command code prints through these, never to stdout/stderr directly.
+ */
+extern __thread FILE *cli_out_tls, *cli_err_tls;
+#define cli_out (cli_out_tls ? cli_out_tls : stdout)
+#define cli_err (cli_err_tls ? cli_err_tls : stderr)
+#define cli_putc(c) fputc((c), cli_out)
+
 #define CLI_EXIT_OK    0
 #define CLI_EXIT_ERROR 1
 #define CLI_EXIT_USAGE 2
