@@ -1,0 +1,172 @@
+/*
+ * posix.h — a POSIX file system on an object set: inodes (attributes in
+ * the dnode's bonus buffer), directories as ZAP objects, hard links,
+ * symlinks, extended attributes, sparse files, permissions and times,
+ * and the unlinked set reclaimed at mount.  No FUSE types here: the FUSE
+ * server (fuse/) translates requests into these calls, and tests call
+ * them directly.  Theory and on-disk layout: the comment at the top of
+ * posix_fs.c and docs/FORMAT.md "File systems".
+ *
+ * Every function returns 0 or a positive errno, as POSIX would set it
+ * (ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, EXDEV, ENAMETOOLONG,
+ * EINVAL, EFBIG, ENOSPC, EDQUOT, EROFS, ENODATA, ERANGE, E2BIG, ...).
+ * Permission checks on mode bits are left to the kernel
+ * (default_permissions), except those the kernel cannot do (sticky
+ * directories on unlink/rename, which it does do; and setgid clearing on
+ * write/chown, done here).
+ */
+#ifndef TARN_POSIX_H
+#define TARN_POSIX_H
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include "dmu.h"
+#include "zap.h"
+
+typedef struct posix_fs posix_fs_t;
+typedef uint64_t posix_ino_t;          /* the object number */
+
+#define POSIX_NAME_MAX   255
+#define POSIX_XATTR_NAME_MAX 255
+#define POSIX_XATTR_SIZE_MAX (64 * KiB)
+
+typedef struct posix_attr {
+	posix_ino_t pa_ino;
+	uint64_t pa_gen;        /* generation: ino reuse detection (NFS, FUSE) */
+	uint32_t pa_mode;       /* type and permission bits (S_IFREG | 0644...) */
+	uint32_t pa_nlink;
+	uint32_t pa_uid, pa_gid;
+	uint64_t pa_size;
+	uint64_t pa_blocks;     /* 512-byte units allocated (estimate while dirty) */
+	uint64_t pa_rdev;
+	uint32_t pa_blksize;    /* preferred I/O size (the record size) */
+	struct timespec pa_atime, pa_mtime, pa_ctime, pa_crtime;
+} posix_attr_t;
+
+/* setattr mask */
+#define POSIX_SET_MODE   0x001
+#define POSIX_SET_UID    0x002
+#define POSIX_SET_GID    0x004
+#define POSIX_SET_SIZE   0x008
+#define POSIX_SET_ATIME  0x010
+#define POSIX_SET_MTIME  0x020
+#define POSIX_SET_ATIME_NOW 0x040
+#define POSIX_SET_MTIME_NOW 0x080
+#define POSIX_SET_CTIME  0x100
+
+/* Who is asking (for ownership of new files, setgid rules). */
+typedef struct posix_cred {
+	uint32_t pc_uid, pc_gid;
+	uint32_t pc_umask;
+} posix_cred_t;
+
+typedef enum posix_atime_mode {
+	POSIX_ATIME_ON = 0,
+	POSIX_ATIME_OFF,
+	POSIX_ATIME_RELATIME,
+} posix_atime_mode_t;
+
+typedef struct posix_fs_opts {
+	bool     pfo_readonly;
+	posix_atime_mode_t pfo_atime;
+	uint32_t pfo_recordsize;        /* default 128 KiB */
+	bool     pfo_xattr;             /* xattrs allowed (default true) */
+	uint64_t pfo_quota;             /* bytes, 0 = none (refquota) */
+	/* space accounting hook: bytes the file system may still use */
+	uint64_t (*pfo_avail)(void *arg);
+	void    *pfo_avail_arg;
+} posix_fs_opts_t;
+
+/* ---- file systems ---- */
+
+/* Lay out an empty file system in an empty object set (root dir owned by uid/gid, mode 0755). */
+int posix_fs_create(objset_t *os, uint32_t uid, uint32_t gid);
+/*
+ * Open (mount) the file system in os: load the master node, reclaim the
+ * unlinked set (files unlinked while open before a crash).
+ */
+int posix_fs_open(objset_t *os, const posix_fs_opts_t *opts, posix_fs_t **fsp);
+/* Close: waits for nothing; the caller has synced if it wants to. */
+void posix_fs_close(posix_fs_t *fs);
+void posix_fs_set_opts(posix_fs_t *fs, const posix_fs_opts_t *opts);
+posix_ino_t posix_fs_root(const posix_fs_t *fs);
+objset_t *posix_fs_objset(posix_fs_t *fs);
+int posix_statfs(posix_fs_t *fs, struct statvfs *st);
+/* Wait until everything done so far is on stable storage. */
+int posix_fs_sync(posix_fs_t *fs);
+
+/* ---- inodes ---- */
+
+int posix_getattr(posix_fs_t *fs, posix_ino_t ino, posix_attr_t *attr);
+int posix_setattr(posix_fs_t *fs, posix_ino_t ino, const posix_attr_t *in, int mask,
+    const posix_cred_t *cred, posix_attr_t *out);
+int posix_lookup(posix_fs_t *fs, posix_ino_t dir, const char *name, posix_attr_t *attr);
+
+/*
+ * References: the FUSE server holds one per kernel lookup and per open
+ * file; an inode whose link count is 0 is destroyed when its last
+ * reference goes (unlinked while open).  Lookups/creates that return an
+ * attr take a reference; posix_forget drops n of them.
+ */
+void posix_forget(posix_fs_t *fs, posix_ino_t ino, uint64_t n);
+
+/* ---- namespace ---- */
+
+int posix_create(posix_fs_t *fs, posix_ino_t dir, const char *name, uint32_t mode,
+    uint64_t rdev, const posix_cred_t *cred, bool excl, posix_attr_t *attr);
+int posix_mkdir(posix_fs_t *fs, posix_ino_t dir, const char *name, uint32_t mode,
+    const posix_cred_t *cred, posix_attr_t *attr);
+int posix_symlink(posix_fs_t *fs, posix_ino_t dir, const char *name, const char *target,
+    const posix_cred_t *cred, posix_attr_t *attr);
+int posix_readlink(posix_fs_t *fs, posix_ino_t ino, char *buf, size_t len);
+int posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newname,
+    posix_attr_t *attr);
+int posix_unlink(posix_fs_t *fs, posix_ino_t dir, const char *name);
+int posix_rmdir(posix_fs_t *fs, posix_ino_t dir, const char *name);
+#define POSIX_RENAME_NOREPLACE 0x1
+#define POSIX_RENAME_EXCHANGE  0x2
+int posix_rename(posix_fs_t *fs, posix_ino_t dir, const char *name, posix_ino_t newdir,
+    const char *newname, unsigned int flags);
+
+/*
+ * Directory listing from a cookie (0 = start; "." and ".." come first);
+ * fn returns non-zero to stop (the entry it refused is returned again
+ * from the same cookie).  Cookies stay valid across concurrent changes:
+ * every entry present for the whole listing is returned exactly once.
+ */
+typedef int (*posix_readdir_fn_t)(void *arg, const char *name, posix_ino_t ino,
+    uint32_t dtype, uint64_t next_cookie);
+int posix_readdir(posix_fs_t *fs, posix_ino_t dir, uint64_t cookie, posix_readdir_fn_t fn,
+    void *arg);
+
+/* ---- data ---- */
+
+int posix_read(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, void *buf,
+    uint64_t *nread);
+/* Writes extend the file; O_APPEND is the caller's (it passes off = size). */
+int posix_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, const void *buf,
+    const posix_cred_t *cred, uint64_t *nwritten);
+/* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE */
+int posix_fallocate(posix_fs_t *fs, posix_ino_t ino, int mode, uint64_t off, uint64_t len);
+/* SEEK_DATA / SEEK_HOLE */
+int posix_lseek(posix_fs_t *fs, posix_ino_t ino, uint64_t off, int whence, uint64_t *out);
+/* Data (and with !datasync the attributes) of ino on stable storage. */
+int posix_fsync(posix_fs_t *fs, posix_ino_t ino, bool datasync);
+/* Access time update on read, per the atime mode. */
+void posix_touch_atime(posix_fs_t *fs, posix_ino_t ino);
+
+/* ---- extended attributes (names with their namespace: "user.x") ---- */
+
+#define POSIX_XATTR_CREATE  0x1
+#define POSIX_XATTR_REPLACE 0x2
+int posix_setxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, const void *value,
+    size_t size, int flags);
+/* size 0: return the needed size in *outlen.  ERANGE if too small, ENODATA if absent. */
+int posix_getxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, void *value,
+    size_t size, size_t *outlen);
+/* NUL-separated names; size 0: needed size. */
+int posix_listxattr(posix_fs_t *fs, posix_ino_t ino, char *list, size_t size, size_t *outlen);
+int posix_removexattr(posix_fs_t *fs, posix_ino_t ino, const char *name);
+
+#endif
