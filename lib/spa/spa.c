@@ -178,6 +178,13 @@ spa_check_leaf(const spa_vdev_spec_t *leaf, bool force, spa_leaf_check_t *seen, 
 	if (vdev_label_read_path(leaf->path, &cfg) == 0) {
 		bool live = cfg.vlc_state == POOL_STATE_ACTIVE ||
 		    cfg.vlc_state == POOL_STATE_EXPORTED;
+		if (live && spa_cache_has_guid(cfg.vlc_pool_guid)) {
+			/* -f never takes a device from a pool imported on this host */
+			snprintf(err, errlen, "'%s' is part of imported pool '%s'; export or "
+			    "destroy it first", leaf->path, cfg.vlc_name);
+			vdev_config_free(&cfg);
+			return (SET_ERROR(EBUSY));
+		}
 		if (live && !force) {
 			snprintf(err, errlen, "'%s' is part of %s pool '%s'; use -f to override",
 			    leaf->path, cfg.vlc_state == POOL_STATE_ACTIVE ? "active" : "exported",
@@ -192,6 +199,36 @@ spa_check_leaf(const spa_vdev_spec_t *leaf, bool force, spa_leaf_check_t *seen, 
 	out->dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
 	out->ino = st.st_ino;
 	return (0);
+}
+
+/* True when the cache file lists a pool with this GUID (imported here). */
+bool
+spa_cache_has_guid(uint64_t guid)
+{
+	spa_cache_entry_t *ents = NULL;
+	int n = 0;
+	bool found = false;
+	if (spa_cache_read(&ents, &n) == 0) {
+		for (int i = 0; i < n; i++)
+			found |= ents[i].sce_guid == guid;
+		spa_cache_free(ents, n);
+	}
+	return (found);
+}
+
+/* True when the cache file lists a pool of this name with another GUID. */
+bool
+spa_cache_name_in_use(const char *name, uint64_t guid)
+{
+	spa_cache_entry_t *ents = NULL;
+	int n = 0;
+	bool taken = false;
+	if (spa_cache_read(&ents, &n) == 0) {
+		for (int i = 0; i < n; i++)
+			taken |= strcmp(ents[i].sce_name, name) == 0 && ents[i].sce_guid != guid;
+		spa_cache_free(ents, n);
+	}
+	return (taken);
 }
 
 /* Check the whole spec; sizes within each group must match unless force. */

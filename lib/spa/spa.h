@@ -163,6 +163,19 @@ int spa_verify_all(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors);
 /* Object sets stored in the pool other than the MOS (datasets, test sets). */
 int spa_objset_create(spa_t *spa, const char *name, dmu_objset_type_t type, objset_t **osp);
 int spa_objset_open(spa_t *spa, const char *name, objset_t **osp);
+/*
+ * Added for lib/dsl (dataset destroy): forget a registered object set —
+ * close it, drop its pool-directory entry and free its MOS object.  The
+ * caller has freed every object in it and waited for that to sync (so
+ * the object set is clean); its last objset_phys block (1 KiB) is not
+ * freed.  ENOENT if no such object set; EBUSY if it is still dirty.
+ */
+int spa_objset_destroy(spa_t *spa, const char *name);
+/*
+ * Added for lib/dsl: bytes new data may still use (after the slop
+ * reserve and RAID-Z parity), as the dmu's ENOSPC check sees it.
+ */
+uint64_t spa_get_avail(spa_t *spa);
 
 /* ---- scrub and resilver (spa_scan.c) ---- */
 

@@ -93,6 +93,8 @@ void spa_history_fini(spa_t *spa);
 void spa_objset_name(spa_t *spa, objset_t *os, char *buf, size_t len);
 
 /* spa.c */
+bool spa_cache_has_guid(uint64_t guid);
+bool spa_cache_name_in_use(const char *name, uint64_t guid);
 spa_t *spa_alloc(const char *name);
 void spa_free(spa_t *spa);
 int spa_write_labels(spa_t *spa, pool_state_t state, bool wipe_rings);

@@ -288,6 +288,11 @@ spa_import(const char *which, const char *const *dirs, int ndirs,
 			    "use -f to import anyway");
 			e = SET_ERROR(EBUSY);
 		}
+	} else if (!opts->sio_no_cache && spa_cache_name_in_use(opts->sio_newname ?
+	    opts->sio_newname : cands[match].sic_name, cands[match].sic_guid)) {
+		snprintf(err, errlen, "a pool named '%s' is already imported; import under "
+		    "another name", opts->sio_newname ? opts->sio_newname : cands[match].sic_name);
+		e = SET_ERROR(EEXIST);
 	} else {
 		e = spa_open_cand(&cands[match], opts, spap, err, errlen);
 		if (e == 0 && !opts->sio_no_cache && !(*spap)->spa_readonly)

@@ -393,6 +393,86 @@ spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
 	return (0);
 }
 
+/* ---- added for lib/dsl: dataset destroy and available space ---- */
+
+/* Zero the pool-directory entry `name` in tx. */
+static int
+spa_dir_remove(spa_t *spa, const char *name, dmu_tx_t *tx)
+{
+	dmu_object_info_t doi;
+	int e = dmu_object_info(spa->spa_mos, SPA_DIR_OBJ, &doi);
+	if (e != 0)
+		return (e);
+	uint64_t size = doi.doi_max_offset;
+	spa_dir_ent_t *ents = tarn_alloc(size);
+	e = dmu_read(spa->spa_mos, SPA_DIR_OBJ, 0, size, ents);
+	if (e == 0) {
+		e = SET_ERROR(ENOENT);
+		for (uint64_t i = 0; i < size / sizeof (*ents); i++) {
+			if (ents[i].sde_obj == 0 ||
+			    strncmp(ents[i].sde_name, name, SPA_DIR_NAMELEN) != 0)
+				continue;
+			spa_dir_ent_t zero;
+			memset(&zero, 0, sizeof (zero));
+			e = dmu_write(spa->spa_mos, SPA_DIR_OBJ, i * sizeof (zero), sizeof (zero),
+			    &zero, tx);
+			break;
+		}
+	}
+	tarn_free(ents);
+	return (e);
+}
+
+int
+spa_objset_destroy(spa_t *spa, const char *name)
+{
+	char key[SPA_DIR_NAMELEN];
+	if (snprintf(key, sizeof (key), "os:%s", name) >= (int)sizeof (key))
+		return (SET_ERROR(ENAMETOOLONG));
+	if (spa->spa_readonly)
+		return (SET_ERROR(EROFS));
+	uint64_t obj;
+	int e = spa_dir_lookup(spa, key, &obj);
+	if (e != 0)
+		return (e);
+	objset_t *os = NULL;
+	pthread_mutex_lock(&spa->spa_lock);
+	for (int i = 0; i < spa->spa_nos; i++) {
+		if (strcmp(spa->spa_os[i].so_name, name) != 0)
+			continue;
+		os = spa->spa_os[i].so_os;
+		uint64_t t = txg_open_txg(spa->spa_dp);
+		if (os != NULL && (dmu_objset_is_dirty(os, t) || dmu_objset_is_dirty(os, t - 1))) {
+			pthread_mutex_unlock(&spa->spa_lock);
+			return (SET_ERROR(EBUSY));
+		}
+		spa->spa_os[i] = spa->spa_os[--spa->spa_nos];
+		break;
+	}
+	pthread_mutex_unlock(&spa->spa_lock);
+	if (os != NULL)
+		dmu_objset_close(os);
+	dmu_tx_t *tx = dmu_tx_create(spa->spa_mos);
+	dmu_tx_hold_space(tx, 64 * KiB);
+	dmu_tx_mark_netfree(tx);
+	e = dmu_tx_assign(tx, TXG_WAIT);
+	if (e != 0) {
+		dmu_tx_abort(tx);
+		return (e);
+	}
+	e = spa_dir_remove(spa, key, tx);
+	if (e == 0)
+		e = dmu_object_free(spa->spa_mos, obj, tx);
+	dmu_tx_commit(tx);
+	return (e);
+}
+
+uint64_t
+spa_get_avail(spa_t *spa)
+{
+	return (spa_space_avail(spa, false));
+}
+
 void
 spa_objset_name(spa_t *spa, objset_t *os, char *buf, size_t len)
 {
