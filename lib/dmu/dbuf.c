@@ -319,6 +319,9 @@ dbuf_read(dbuf_t *db)
 		tarn_free(buf);
 		db->db_state = DB_UNCACHED;
 	} else {
+		/* A free that raced this read wins: the block is a hole now. */
+		if (db->db_level == 0 && dnode_block_freed(dn, db->db_blkid))
+			memset(buf, 0, size);
 		db->db_data = buf;
 		db->db_state = DB_CACHED;
 	}

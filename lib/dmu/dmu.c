@@ -237,6 +237,11 @@ dmu_write_block(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, const vo
 	dbuf_t *db;
 	int err;
 	if (whole) {
+		/*
+		 * The write covers the block: no read.  The buffer becomes valid
+		 * and gets its data under one hold of dn_mtx, so that no reader
+		 * ever sees it half made.
+		 */
 		db = dbuf_hold(dn, 0, blkid, true);
 		pthread_mutex_lock(&dn->dn_mtx);
 		while (db->db_state == DB_READING)
@@ -246,13 +251,12 @@ dmu_write_block(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, const vo
 			db->db_data = tarn_alloc(db->db_size);
 			db->db_state = DB_CACHED;
 		}
-		pthread_mutex_unlock(&dn->dn_mtx);
 	} else {
 		err = dmu_hold_read(dn, blkid, &db);
 		if (err != 0)
 			return (err);
+		pthread_mutex_lock(&dn->dn_mtx);
 	}
-	pthread_mutex_lock(&dn->dn_mtx);
 	dirty_record_t *dr = dbuf_dirty(db, txg);
 	dr->dr_hole = false;
 	if (boff + n <= dr->dr_size)

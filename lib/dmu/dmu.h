@@ -124,6 +124,13 @@ int dmu_objset_sync(objset_t *os, uint64_t txg, int pass, blkptr_t *bp);
 bool dmu_objset_is_dirty(objset_t *os, uint64_t txg);
 /* After the uberblock of txg is on disk: drop txg's dirty state. */
 void dmu_objset_sync_done(objset_t *os, uint64_t txg);
+/*
+ * Bytes allocated on disk by the object set's blocks (every object and
+ * the meta-dnode; not the objset_phys block itself), as of the last sync
+ * pass that ran.  Persisted in objset_phys (os_used).  For lib/dsl.
+ */
+void dmu_objset_space(objset_t *os, uint64_t *usedp);
+
 /* Block pointer of the objset as last synced (hole if never). */
 const blkptr_t *dmu_objset_rootbp(objset_t *os);
 

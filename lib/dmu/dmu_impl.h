@@ -51,7 +51,14 @@ typedef struct objset_phys {
 	dnode_phys_t os_meta_dnode;
 	uint64_t os_type;           /* dmu_objset_type_t */
 	uint64_t os_flags;
-	uint64_t os_pad[62];
+	/*
+	 * Bytes allocated (DVA asize) by every block below this objset_phys:
+	 * the sum of every dnode's dn_used, the meta-dnode's included, as of
+	 * the txg that wrote this block.  Added for dataset space accounting
+	 * (lib/dsl: used/referenced); read with dmu_objset_space().
+	 */
+	uint64_t os_used;
+	uint64_t os_pad[61];
 } objset_phys_t;
 _Static_assert(sizeof (objset_phys_t) == OBJSET_PHYS_SIZE, "objset_phys_t is 1 KiB");
 
@@ -175,6 +182,7 @@ struct objset {
 	bool      os_phys_dirty[TXG_SIZE];  /* new objset: write even if empty */
 	uint64_t  os_obj_next;              /* allocation hint (os_lock) */
 	uint64_t *os_free_objs;             /* freed and synced numbers to reuse */
+	uint64_t  os_used;                  /* sum of dn_used (atomic; changed in syncing context) */
 	int       os_nfree_objs, os_cfree_objs;
 	objset_t *os_next;                  /* dp_objsets */
 };
@@ -230,6 +238,8 @@ struct dmu_pool {
 
 /* txg.c */
 void dmu_pool_dirty_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes);
+/* dmu_objset.c: apply a change of some dnode's dn_used to os_used. */
+void dmu_objset_used_delta(objset_t *os, int64_t delta);
 
 /* dbuf.c */
 dbuf_t *dbuf_hold(dnode_t *dn, uint8_t level, uint64_t blkid, bool create);

@@ -114,6 +114,7 @@ dmu_objset_open(dmu_pool_t *dp, const blkptr_t *bp, const dmu_objset_props_t *pr
 	os->os_meta_dnode = dnode_create(os, DMU_META_DNODE_OBJECT, m);
 	os->os_rootbp = *bp;
 	os->os_obj_next = (m->dn_maxblkid + 1) * DN_DNODES_PER_BLOCK;
+	os->os_used = osp_buf->os_used;
 	tarn_free(osp_buf);
 	dmu_objset_register(os);
 	*osp = os;
@@ -291,6 +292,7 @@ dmu_objset_sync(objset_t *os, uint64_t txg, int pass, blkptr_t *bp)
 	phys->os_meta_dnode = os->os_meta_dnode->dn_phys;
 	pthread_mutex_unlock(&os->os_meta_dnode->dn_mtx);
 	phys->os_type = os->os_type;
+	phys->os_used = __atomic_load_n(&os->os_used, __ATOMIC_RELAXED);
 	zio_prop_t zp = dmu_objset_block_prop(os, NULL, 0, DMU_OT_OBJSET);
 	zp.zp_compress = ZIO_COMPRESS_OFF;
 	blkptr_t old = os->os_rootbp, nbp = old;
@@ -326,4 +328,29 @@ const blkptr_t *
 dmu_objset_rootbp(objset_t *os)
 {
 	return (&os->os_rootbp);
+}
+
+/*
+ * Space accounting for datasets (added for lib/dsl): every change of a
+ * dnode's dn_used in syncing context is applied to os_used too, so the
+ * object set knows its allocated bytes without walking its objects.
+ */
+void
+dmu_objset_used_delta(objset_t *os, int64_t delta)
+{
+	if (delta >= 0) {
+		__atomic_add_fetch(&os->os_used, (uint64_t)delta, __ATOMIC_RELAXED);
+		return;
+	}
+	uint64_t cur = __atomic_load_n(&os->os_used, __ATOMIC_RELAXED), nv;
+	do {
+		nv = cur > (uint64_t)-delta ? cur + (uint64_t)delta : 0;
+	} while (!__atomic_compare_exchange_n(&os->os_used, &cur, nv, false,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
+void
+dmu_objset_space(objset_t *os, uint64_t *usedp)
+{
+	*usedp = __atomic_load_n(&os->os_used, __ATOMIC_RELAXED);
 }

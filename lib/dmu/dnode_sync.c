@@ -109,7 +109,9 @@ dnode_free_bp(dnode_t *dn, uint64_t txg, blkptr_t *bp)
 {
 	if (BP_IS_HOLE(bp))
 		return;
-	dn->dn_phys.dn_used -= MIN(dn->dn_phys.dn_used, bp_asize(bp));
+	uint64_t d = MIN(dn->dn_phys.dn_used, bp_asize(bp));
+	dn->dn_phys.dn_used -= d;
+	dmu_objset_used_delta(dn->dn_os, -(int64_t)d);
 	zio_free(dn->dn_os->os_dp->dp_zio, bp, txg);
 	BP_ZERO(bp);
 }
@@ -315,12 +317,15 @@ dnode_install(dnode_t *dn, uint64_t txg, blkptr_t *slot, const blkptr_t *old,
     const blkptr_t *newbp)
 {
 	if (!BP_IS_HOLE(old)) {
-		dn->dn_phys.dn_used -= MIN(dn->dn_phys.dn_used, bp_asize(old));
+		uint64_t d = MIN(dn->dn_phys.dn_used, bp_asize(old));
+		dn->dn_phys.dn_used -= d;
+		dmu_objset_used_delta(dn->dn_os, -(int64_t)d);
 		/* A block born in txg that zio did not reuse was freed by zio. */
 		if (BP_IS_HOLE(newbp) || old->bp_phys_birth < txg)
 			zio_free(dn->dn_os->os_dp->dp_zio, old, txg);
 	}
 	dn->dn_phys.dn_used += bp_asize(newbp);
+	dmu_objset_used_delta(dn->dn_os, (int64_t)bp_asize(newbp));
 	*slot = *newbp;
 }
 
