@@ -11,7 +11,10 @@
  * locks.  The model keeps, per object, extents naming the write
  * generation whose content each byte holds; content is a pure function of
  * (seed, object identity, generation, offset), so the model stays small
- * however much is written.  Every operation is a tx whose changes go to
+ * however much is written (an object split into more than 2048 extents is
+ * cut down, so the model stays under ~50 KiB an object; a run holds at
+ * most THREADS x 48 objects of up to 4 MiB, and the live data is kept to
+ * a quarter of the pool).  Every operation is a tx whose changes go to
  * the model once they are made (reads see them at once; they reach disk
  * with their txg).  Every few seconds (or operations) all workers pause,
  * the controller waits for a sync and compares every byte, bonus and
@@ -40,7 +43,7 @@
 
 static const char stress_usage[] =
 "usage: tarn-stress [-s SEED] [-t THREADS] [-T SECONDS] [-n OPS] [-d DIR]\n"
-"                   [-l LAYOUT] [-S SIZE] [-k KILLS] [-v] [--help]\n"
+"                   [-l LAYOUT] [-S SIZE] [-k KILLS] [-F] [-v] [--help]\n"
 "\n"
 "Random object operations on a pool of sparse files, checked against an\n"
 "in-memory model; the pool is verified every few seconds and after a\n"
@@ -57,12 +60,14 @@ static const char stress_usage[] =
 "  -S SIZE     size of each device file, e.g. 128M (default 128M, min 64M)\n"
 "  -k KILLS    kill mode: SIGKILL the workload KILLS times at random\n"
 "              instants, re-import the pool and check it after each\n"
+"  -F          fill the pool: aim for more live data than fits, so that\n"
+"              ENOSPC is frequent (refused workers free and retry)\n"
 "  -v          say what happens (verifications, rounds); -vv: every change\n"
 "  --help      this text\n"
 "\n"
-"The same seed with -t 1 and -n repeats the same operations; with more\n"
-"threads the interleaving varies.  Exit status: 0 passed, 1 failed (the\n"
-"message names the seed), 2 bad usage.\n";
+"The same seed with -t 1 and -n repeats the same operations (the summary's\n"
+"digest is the same); with more threads the interleaving varies.  Exit\n"
+"status: 0 passed, 1 failed (the message names the seed), 2 bad usage.\n";
 
 static uint64_t stress_seed_for_msgs;
 
@@ -134,7 +139,7 @@ stress_parse_args(int argc, char **argv, stress_cfg_t *c)
 	};
 	bool seeded = false;
 	int ch;
-	while ((ch = getopt_long(argc, argv, "s:t:T:n:d:l:S:k:vh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:t:T:n:d:l:S:k:Fvh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			c->sc_seed = stress_parse_num(optarg, "bad seed '%s'", false);
@@ -174,6 +179,9 @@ stress_parse_args(int argc, char **argv, stress_cfg_t *c)
 			c->sc_kills = (int)stress_parse_num(optarg, "bad kill count '%s'", false);
 			if (c->sc_kills > 100000)
 				stress_usage_error("kill count '%s' is too large", optarg);
+			break;
+		case 'F':
+			c->sc_fill = true;
 			break;
 		case 'v':
 			c->sc_verbose++;
@@ -253,9 +261,9 @@ stress_summary(const stress_cfg_t *c, const stress_stats_t *st, double secs)
 	}
 	printf("tarn-stress: ok (seed %" PRIu64 "): %" PRIu64 " ops (%.0f ops/s) in %" PRIu64
 	    " txs over %" PRIu64 " txgs; %s written, %s verified in %" PRIu64
-	    " verifications; %" PRIu64 " ENOSPC; %.1f s\n", c->sc_seed, st->st_ops,
-	    secs > 0 ? (double)st->st_ops / secs : 0.0, st->st_txs, st->st_txgs, wr, ck,
-	    st->st_verifies, st->st_enospc, secs);
+	    " verifications; %" PRIu64 " ENOSPC; %.1f s; digest %016" PRIx64 "\n", c->sc_seed,
+	    st->st_ops, secs > 0 ? (double)st->st_ops / secs : 0.0, st->st_txs, st->st_txgs,
+	    wr, ck, st->st_verifies, st->st_enospc, secs, st->st_digest);
 }
 
 int
@@ -306,9 +314,10 @@ main(int argc, char **argv)
 	if (e != 0) {
 		stress_fail_msg(&c, "%s", err);
 		fprintf(stderr, "tarn-stress: the devices are kept in %s; to replay: tarn-stress "
-		    "-s %" PRIu64 " -t %d%s -l %s -S %" PRIu64 "M%s\n", c.sc_dir, c.sc_seed,
-		    c.sc_threads, c.sc_threads > 1 ? " (or -t 1)" : "", c.sc_layout,
-		    (uint64_t)(c.sc_devsize / MiB), c.sc_kills ? " -k ..." : "");
+		    "-s %" PRIu64 " -t %d -l %s -S %" PRIu64 "M%s%s%s\n", c.sc_dir, c.sc_seed,
+		    c.sc_threads, c.sc_layout, (uint64_t)(c.sc_devsize / MiB),
+		    c.sc_fill ? " -F" : "", c.sc_kills ? " -k N" : "",
+		    c.sc_threads > 1 ? " (or with -t 1 and -n)" : " (with -n for the same ops)");
 		stress_cfg_fini(&c);
 		return (1);
 	}

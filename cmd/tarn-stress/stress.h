@@ -145,6 +145,7 @@ typedef struct stress_worker {
 	/* statistics */
 	uint64_t sw_ops, sw_txs, sw_bytes_written, sw_bytes_checked;
 	uint64_t sw_enospc, sw_enospc_run;
+	uint64_t sw_digest;             /* of the operations chosen (not txgs/objects) */
 } stress_worker_t;
 
 /* The worker's random stream depends only on (seed, id). */

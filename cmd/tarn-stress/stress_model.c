@@ -146,7 +146,9 @@ stress_model_clone(const stress_model_t *m)
 			*n = *o;
 			n->sob_cext = MAX(o->sob_next, 1);
 			n->sob_ext = tarn_alloc(sizeof (stress_extent_t) * (size_t)n->sob_cext);
-			memcpy(n->sob_ext, o->sob_ext, sizeof (stress_extent_t) * (size_t)o->sob_next);
+			if (o->sob_next > 0)
+				memcpy(n->sob_ext, o->sob_ext,
+				    sizeof (stress_extent_t) * (size_t)o->sob_next);
 			cw->so_objs[j] = n;
 		}
 	}
@@ -224,9 +226,11 @@ stress_obj_set_range(stress_obj_t *o, uint64_t off, uint64_t len, uint64_t gen)
 		o->sob_cext = MAX(newn, o->sob_cext * 2);
 		o->sob_ext = tarn_realloc(o->sob_ext, sizeof (stress_extent_t) * (size_t)o->sob_cext);
 	}
-	memmove(&o->sob_ext[i + nr], &o->sob_ext[j],
-	    sizeof (stress_extent_t) * (size_t)(o->sob_next - j));
-	memcpy(&o->sob_ext[i], repl, sizeof (stress_extent_t) * (size_t)nr);
+	if (o->sob_next > j)
+		memmove(&o->sob_ext[i + nr], &o->sob_ext[j],
+		    sizeof (stress_extent_t) * (size_t)(o->sob_next - j));
+	if (nr > 0)
+		memcpy(&o->sob_ext[i], repl, sizeof (stress_extent_t) * (size_t)nr);
 	o->sob_next = newn;
 	o->sob_end = newn == 0 ? 0 :
 	    o->sob_ext[newn - 1].se_off + o->sob_ext[newn - 1].se_len;

@@ -15,6 +15,9 @@
 #include "stress.h"
 
 #define STRESS_MAX_SUBOPS 3
+/* An object cut into more extents than this is truncated or destroyed,
+ * so the model stays under ~50 KiB an object. */
+#define STRESS_MAX_EXTENTS 2048
 
 typedef struct stress_tx {
 	stress_op_t st_ops[STRESS_MAX_SUBOPS];
@@ -42,6 +45,19 @@ stress_worker_fini(stress_worker_t *w)
 	tarn_free(w->sw_buf);
 	tarn_free(w->sw_buf2);
 	w->sw_buf = w->sw_buf2 = NULL;
+}
+
+/* Fold what an operation was (not its txg or object number) into the digest. */
+static void
+stress_digest(stress_worker_t *w, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	uint64_t h = w->sw_digest;
+	uint64_t v[4] = { a, b, c, d };
+	for (int i = 0; i < 4; i++) {
+		h ^= v[i] + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+		h *= 0xff51afd7ed558ccdULL;
+	}
+	w->sw_digest = h;
 }
 
 static uint64_t
@@ -208,7 +224,7 @@ stress_plan(stress_worker_t *w, stress_tx_t *t, stress_obj_t **rop)
 	stress_obj_t *o = ow->so_nobjs ? ow->so_objs[rnd(w, (uint64_t)ow->so_nobjs)] : NULL;
 	t->st_oid = o ? o->sob_oid : 0;
 	bool full = ow->so_bytes >= w->sw_lim.sl_budget;
-	if (o != NULL && (w->sw_pressure || full)) {
+	if (o != NULL && (w->sw_pressure || full || o->sob_next > STRESS_MAX_EXTENTS)) {
 		stress_plan_free(t, w, o);
 		return ('X');
 	}
@@ -363,6 +379,8 @@ stress_run_tx(stress_worker_t *w, stress_tx_t *t, char *err, size_t errlen)
 		int ae = stress_model_apply(w->sw_model, &t->st_ops[i], aerr, sizeof (aerr));
 		if (ae != 0)
 			tarn_panic(__FILE__, __LINE__, "model: %s", aerr);
+		const stress_op_t *op = &t->st_ops[i];
+		stress_digest(w, (uint64_t)op->so_type, op->so_a, op->so_b, op->so_gen);
 	}
 	w->sw_ops++;
 	stress_owner_t *ow = stress_own(w);
@@ -413,7 +431,10 @@ stress_worker_step(stress_worker_t *w, char *err, size_t errlen)
 	stress_tx_t t;
 	memset(&t, 0, sizeof (t));
 	stress_obj_t *o = NULL;
-	switch (stress_plan(w, &t, &o)) {
+	char what = stress_plan(w, &t, &o);
+	if (what != 'X')
+		stress_digest(w, (uint64_t)what, o ? o->sob_oid : 0, 0, 0);
+	switch (what) {
 	case 'R':
 		return (stress_read_check(w, o, err, errlen));
 	case 'K':

@@ -203,14 +203,16 @@ stress_pool_open(const stress_cfg_t *c, spa_t **spap, objset_t **osp, char *err,
 /*
  * Keep the live data at a quarter of what the pool holds (RAID-Z small
  * blocks may cost parity+1 sectors per data sector), so that copies on
- * write and deferred frees always fit.
+ * write and deferred frees always fit; with -F aim past what fits, so
+ * that ENOSPC comes often (a worker refused then frees and retries).
  */
 void
 stress_limits_setup(stress_cfg_t *c, spa_t *spa)
 {
 	spa_space_t ss;
 	spa_get_space(spa, &ss);
-	uint64_t total = ss.ss_size / 4 / (uint64_t)(c->sc_maxparity + 1);
+	uint64_t total = c->sc_fill ? ss.ss_size :
+	    ss.ss_size / 4 / (uint64_t)(c->sc_maxparity + 1);
 	total = MIN(total, 2 * GiB);
 	stress_limits_t *l = &c->sc_lim;
 	l->sl_max_objs = 48;
@@ -329,8 +331,10 @@ stress_thread(void *arg)
 			continue;
 		}
 		if (e != 0) {
-			snprintf(msg, sizeof (msg), "thread %d: %s%s", w->sw_id, err,
-			    e == ENOSPC ? " (500 times in a row)" : "");
+			bool susp = dmu_pool_suspended(dmu_objset_pool(w->sw_os));
+			snprintf(msg, sizeof (msg), "thread %d: %s%s%s", w->sw_id, err,
+			    e == ENOSPC ? " (500 times in a row)" : "",
+			    susp ? " (the pool is suspended: a txg sync failed)" : "");
 			stress_fail_shared(sh, e, msg);
 			break;
 		}
@@ -443,6 +447,7 @@ stress_workload(const stress_cfg_t *c, spa_t *spa, objset_t *os, stress_model_t 
 		st->st_bytes_written += w->sw_bytes_written;
 		st->st_bytes_checked += w->sw_bytes_checked;
 		st->st_enospc += w->sw_enospc;
+		st->st_digest += w->sw_digest;
 		stress_worker_fini(w);
 	}
 	st->st_txgs += spa_last_synced_txg(spa) - txg0;

@@ -21,6 +21,7 @@ typedef struct stress_cfg {
 	const char *sc_layout;
 	uint64_t sc_devsize;
 	int      sc_kills;
+	bool     sc_fill;          /* -F: fill the pool, ENOSPC expected */
 	int      sc_verbose;       /* -v: 1; -vv: 2 (every change is printed) */
 	double   sc_verify_secs;   /* verify at least this often */
 	uint64_t sc_verify_ops;    /* ... and every this many operations */
@@ -36,6 +37,7 @@ typedef struct stress_cfg {
 typedef struct stress_stats {
 	uint64_t st_ops, st_txs, st_bytes_written, st_bytes_checked, st_enospc;
 	uint64_t st_verifies, st_txgs;
+	uint64_t st_digest;        /* sum of the workers' operation digests */
 	uint64_t st_rounds, st_kills, st_journaled, st_committed;
 } stress_stats_t;
 

@@ -1,28 +1,17 @@
 /*
- * main.c — the `tarn` command: dispatch to the command groups.  `tarn pool
- * VERB` speaks zpool(8); invoked as `zpool` (a symlink to tarn), tarn
- * behaves as `tarn pool`.  The verbs live in pool_*.c; conventions for
- * output and errors are in tarn.h.
+ * main.c — the `tarn` command.  Pool and dataset commands (`tarn pool
+ * VERB`, `tarn fs VERB`, or `zpool`/`zfs VERB` through symlinks) run in
+ * the daemon, tarnd, which holds
+ * the imported pools: this process sends the command line and prints
+ * what comes back (client.c), starting tarnd when none runs.  With
+ * TARN_NO_DAEMON=1 they run in this process instead (dispatch.c), as do
+ * help and --version always.  `tarn daemon start|stop|status` manages
+ * the daemon.
  */
 #include "tarn.h"
+#include "proto.h"
 
-__thread FILE *cli_out_tls, *cli_err_tls;
-
-#include <libgen.h>
 #include <locale.h>
-
-static void
-usage(FILE *f)
-{
-	fprintf(f, "usage: tarn <command> [args]\n\n"
-	    "commands:\n"
-	    "\tpool <verb> ...    manage storage pools (zpool syntax; see 'tarn pool help')\n"
-	    "\thelp [pool]        print this help, or the pool verbs\n"
-	    "\t--version          print the version\n\n"
-	    "When run as 'zpool', tarn behaves as 'tarn pool'.\n"
-	    "The cache file of imported pools is $TARN_CACHEFILE, else "
-	    "/etc/tarn/tarn.cache.\n");
-}
 
 static const char *
 progname(const char *argv0)
@@ -35,39 +24,49 @@ progname(const char *argv0)
 	return (slash != NULL ? slash + 1 : argv0);
 }
 
+static bool
+help_word(const char *s)
+{
+	return (strcmp(s, "help") == 0 || strcmp(s, "-h") == 0 ||
+	    strcmp(s, "--help") == 0 || strcmp(s, "-?") == 0);
+}
+
+/* Does this command line use pools (and so belong in the daemon)? */
+static bool
+uses_pools(int argc, char **argv)
+{
+	const char *prog = progname(argv[0]);
+
+	if (strcmp(prog, "zpool") == 0 || strcmp(prog, "zfs") == 0)
+		return (argc >= 2 && !help_word(argv[1]));
+	return (argc >= 3 && (strcmp(argv[1], "pool") == 0 || strcmp(argv[1], "fs") == 0) &&
+	    !help_word(argv[2]));
+}
+
+static bool
+no_daemon(void)
+{
+	const char *v = getenv("TARN_NO_DAEMON");
+
+	return (v != NULL && v[0] != '\0' && strcmp(v, "0") != 0);
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *cmd;
-
 	(void) setlocale(LC_ALL, "C");
 	if (argc < 1)
 		return (CLI_EXIT_USAGE);
-	if (strcmp(progname(argv[0]), "zpool") == 0) {
-		cli_pool_prog = "zpool";
-		return (cli_pool_main(argc, argv));
+	if (argc >= 2 && strcmp(progname(argv[0]), "zpool") != 0 &&
+	    strcmp(progname(argv[0]), "zfs") != 0) {
+		if (strcmp(argv[1], "daemon") == 0)
+			return (cli_client_daemon(argc - 1, argv + 1));
+		if (strcmp(argv[1], "--stop-daemon") == 0) {
+			char *stop[] = { (char *)"daemon", (char *)"stop", NULL };
+			return (cli_client_daemon(2, stop));
+		}
 	}
-	if (argc < 2) {
-		usage(cli_err);
-		return (CLI_EXIT_USAGE);
-	}
-	cmd = argv[1];
-	if (strcmp(cmd, "pool") == 0)
-		return (cli_pool_main(argc - 1, argv + 1));
-	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 ||
-	    strcmp(cmd, "version") == 0) {
-		fprintf(cli_out, "tarn %s\n", TARN_VERSION);
-		return (CLI_EXIT_OK);
-	}
-	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 ||
-	    strcmp(cmd, "-h") == 0 || strcmp(cmd, "-?") == 0) {
-		if (argc > 2 && strcmp(argv[2], "pool") == 0)
-			cli_pool_usage(cli_out);
-		else
-			usage(cli_out);
-		return (CLI_EXIT_OK);
-	}
-	fprintf(cli_err, "unrecognized command '%s'; see 'tarn help'\n", cmd);
-	usage(cli_err);
-	return (CLI_EXIT_USAGE);
+	if (uses_pools(argc, argv) && !no_daemon())
+		return (cli_client_run(argc, argv));
+	return (cli_dispatch(argc, argv));
 }

@@ -1,8 +1,8 @@
 /*
  * pool.c — `tarn pool`: the verb table and usage texts, error and usage
  * printing shared by the verbs, and helpers to find, open and name pools
- * and vdevs.  There is no daemon yet: each command opens the pool (found
- * through the cache file), does its work and closes it.
+ * and vdevs.  Pools are opened and released through registry.c (directly,
+ * or held by the daemon).
  */
 #include "tarn.h"
 
@@ -10,7 +10,7 @@
 #include <stdarg.h>
 #include <unistd.h>
 
-const char *cli_pool_prog = "tarn pool";
+__thread const char *cli_pool_prog = "tarn pool";
 
 static const cli_verb_t cli_verbs[] = {
 	{ "create", cli_pool_create,
@@ -28,6 +28,32 @@ static const cli_verb_t cli_verbs[] = {
 	    "\tlist [-Hpj] [-o property[,...]] [pool] ...\n" },
 	{ "status", cli_pool_status,
 	    "\tstatus [-xvpj] [pool] ...\n" },
+	{ "iostat", cli_pool_iostat,
+	    "\tiostat [-vyHp] [pool] ... [interval [count]]\n" },
+	{ "scrub", cli_pool_scrub,
+	    "\tscrub [-s | -p] [-w] <pool> ...\n" },
+	{ "resilver", cli_pool_resilver,
+	    "\tresilver [-w] <pool> ...\n" },
+	{ "attach", cli_pool_attach,
+	    "\tattach [-fw] <pool> <device> <new-device>\n" },
+	{ "detach", cli_pool_detach,
+	    "\tdetach <pool> <device>\n" },
+	{ "replace", cli_pool_replace,
+	    "\treplace [-fw] <pool> <device> [new-device]\n" },
+	{ "online", cli_pool_online,
+	    "\tonline <pool> <device> ...\n" },
+	{ "offline", cli_pool_offline,
+	    "\toffline [-t] <pool> <device> ...\n" },
+	{ "clear", cli_pool_clear,
+	    "\tclear <pool> [device]\n" },
+	{ "add", cli_pool_add,
+	    "\tadd [-f] <pool> spare <device> ...\n" },
+	{ "history", cli_pool_history,
+	    "\thistory [pool] ...\n" },
+	{ "upgrade", cli_pool_upgrade,
+	    "\tupgrade\n"
+	    "\tupgrade -v\n"
+	    "\tupgrade [-V version] <-a | pool ...>\n" },
 };
 
 static const cli_verb_t *
@@ -138,69 +164,7 @@ cli_pool_main(int argc, char **argv)
 	return (v->cv_fn(argc - 1, argv + 1));
 }
 
-static int
-name_cmp(const void *a, const void *b)
-{
-	return (strcmp(*(char *const *)a, *(char *const *)b));
-}
-
-int
-cli_pool_names(char ***namesp, int *np)
-{
-	spa_cache_entry_t *ents;
-	int n, error;
-
-	*namesp = NULL;
-	*np = 0;
-	if ((error = spa_cache_read(&ents, &n)) != 0)
-		return (error);
-	char **names = tarn_alloc((size_t)(n + 1) * sizeof (char *));
-	for (int i = 0; i < n; i++)
-		names[i] = tarn_strdup(ents[i].sce_name);
-	qsort(names, (size_t)n, sizeof (char *), name_cmp);
-	spa_cache_free(ents, n);
-	*namesp = names;
-	*np = n;
-	return (0);
-}
-
-void
-cli_names_free(char **names, int n)
-{
-	for (int i = 0; i < n; i++)
-		tarn_free(names[i]);
-	tarn_free(names);
-}
-
-int
-cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen)
-{
-	char **names;
-	bool known = false;
-	int n, error;
-
-	*spap = NULL;
-	err[0] = '\0';
-	if ((error = cli_pool_names(&names, &n)) != 0) {
-		(void) snprintf(err, errlen, "cannot read the cache file %s: %s",
-		    spa_cachefile_path(), tarn_strerror(error));
-		return (error);
-	}
-	for (int i = 0; i < n && !known; i++)
-		known = strcmp(names[i], name) == 0;
-	cli_names_free(names, n);
-	if (!known) {
-		(void) snprintf(err, errlen, "no such pool");
-		return (SET_ERROR(CLI_ENOPOOL));
-	}
-	error = spa_open(name, flags, spap, err, errlen);
-	if (error != 0) {
-		*spap = NULL;
-		if (err[0] == '\0')
-			(void) snprintf(err, errlen, "%s", tarn_strerror(error));
-	}
-	return (error);
-}
+/* cli_pool_names() and cli_pool_open() live in registry.c. */
 
 void
 cli_vdev_name(const vdev_t *vd, bool with_id, char *buf, size_t len)
@@ -218,6 +182,15 @@ cli_vdev_name(const vdev_t *vd, bool with_id, char *buf, size_t len)
 			    vd->vdev_nparity, vd->vdev_id);
 		else
 			(void) snprintf(buf, len, "raidz%d", vd->vdev_nparity);
+		break;
+	case VDEV_TYPE_REPLACING:
+	case VDEV_TYPE_SPARE:
+		if (with_id)
+			(void) snprintf(buf, len, "%s-%" PRIu64, vd->vdev_type ==
+			    VDEV_TYPE_SPARE ? "spare" : "replacing", vd->vdev_id);
+		else
+			(void) snprintf(buf, len, "%s", vd->vdev_type ==
+			    VDEV_TYPE_SPARE ? "spare" : "replacing");
 		break;
 	case VDEV_TYPE_ROOT:
 		(void) snprintf(buf, len, "root");

@@ -210,6 +210,7 @@ cli_pool_create(int argc, char **argv)
 	char err[1024];
 	int error, ret;
 
+	cli_history_begin(argc, argv);
 	if ((error = create_parse_args(argc, argv, &co)) != 0)
 		return (error);
 	argc -= optind;
@@ -238,7 +239,8 @@ cli_pool_create(int argc, char **argv)
 	spa_vdev_spec_free(spec);
 	if (error != 0)
 		return (cli_cannot("create", name, error, err));
-	spa_close(spa);
+	cli_history_log(spa);
+	cli_pool_adopt(spa);
 	if (co.co_mountpoint != NULL)
 		fprintf(cli_err, "note: datasets are not mounted yet; the mountpoint "
 		    "'%s' is ignored for now\n", co.co_mountpoint);
@@ -253,6 +255,7 @@ cli_pool_destroy(int argc, char **argv)
 	char err[1024];
 	int c, error;
 
+	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":f")) != -1) {
 		if (c == 'f')
 			force = true;
@@ -282,8 +285,9 @@ cli_pool_destroy(int argc, char **argv)
 		    error == CLI_ENOPOOL ? "" : "; use -f to forget it on this host");
 		return (cli_cannot("destroy", argv[0], error, msg));
 	}
+	cli_history_log(spa);   /* as zpool: the record goes down with the pool */
 	err[0] = '\0';
-	if ((error = spa_destroy(spa)) != 0)
+	if ((error = cli_spa_destroy(spa)) != 0)
 		return (cli_cannot("destroy", argv[0], error, NULL));
 	return (CLI_EXIT_OK);
 }

@@ -5,18 +5,20 @@
  * describe (zpool's "   pool: / id: / state: / action: / config:" blocks),
  * leaving out pools this host already has imported; with a name or numeric
  * id it imports that pool, optionally under a new name; -a imports all.
- * -F retries an import that failed on damaged recent metadata from older
- * txgs (the uberblock ring keeps them), -n with -F only reports whether
- * that would work.
+ * -F imports from the newest txg whose metadata verifies, going back
+ * through the uberblock ring when the newest ones are damaged, and says
+ * (as zpool) to which date the pool returned and roughly how many
+ * seconds of transactions were discarded; -n with -F only says so, after
+ * a read-only trial that leaves no trace.
  */
 #include "tarn.h"
 
 #include <ctype.h>
 #include <getopt.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define IMPORT_MAX_DIRS    64
-#define IMPORT_REWIND_MAX  64     /* older txgs tried by -F */
 
 typedef struct import_opts {
 	const char       *io_dirs[IMPORT_MAX_DIRS];
@@ -276,17 +278,6 @@ import_find_cand(const import_opts_t *io, const char *which, uint64_t *guidp,
 	return (found);
 }
 
-/* Newest txg of the candidate named (or numbered) `which`, 0 if unknown. */
-static uint64_t
-import_cand_txg(const import_opts_t *io, const char *which)
-{
-	char name[SPA_NAME_MAX + 1];
-	uint64_t guid, txg;
-
-	(void) import_find_cand(io, which, &guid, name, sizeof (name), &txg);
-	return (txg);
-}
-
 /*
  * The name the pool would get must not belong to another imported pool:
  * 0, or EEXIST with the message in err.
@@ -319,39 +310,95 @@ import_name_free(const import_opts_t *io, const char *which, const char *newname
 }
 
 /*
- * -F: try older txgs, newest first.  With -n the trial import is
- * read-only and leaves no trace.  Returns 0 and the pool on success.
+ * The pool's uberblocks as its devices hold them (newest first), read
+ * before the import so that a rewind can say what it discards; *np is 0
+ * when they cannot be read.
+ */
+static void
+import_ubs(const import_opts_t *io, const char *which, uberblock_t **ubsp, int *np)
+{
+	spa_import_cand_t *cands;
+	int n;
+
+	*ubsp = NULL;
+	*np = 0;
+	if (spa_import_scan(io->io_ndirs > 0 ? io->io_dirs : NULL, io->io_ndirs,
+	    &cands, &n) != 0)
+		return;
+	for (int i = 0; i < n && *np == 0; i++) {
+		spa_import_cand_t *c = &cands[i];
+		char guid[32];
+		(void) snprintf(guid, sizeof (guid), "%" PRIu64, c->sic_guid);
+		if (c->sic_state == POOL_STATE_DESTROYED || c->sic_tree == NULL ||
+		    (strcmp(c->sic_name, which) != 0 && strcmp(guid, which) != 0))
+			continue;
+		(void) vdev_open(c->sic_tree, true);   /* what opens is enough */
+		(void) vdev_uberblock_collect(c->sic_tree, c->sic_guid, ubsp, np);
+		vdev_close(c->sic_tree);
+	}
+	spa_import_cands_free(cands, n);
+}
+
+/*
+ * What zpool says after a rewind: the date of the state the pool went
+ * back to and roughly how much time of transactions was discarded.
+ */
+static void
+import_rewind_report(const char *name, bool dryrun, const uberblock_t *ubs, int n,
+    uint64_t txg)
+{
+	uint64_t when = 0;
+	char date[128];
+	struct tm tm;
+
+	for (int i = 0; i < n && when == 0; i++)
+		if (ubs[i].ub_txg == txg)
+			when = ubs[i].ub_timestamp;
+	time_t t = (time_t)when;
+	if (when == 0 || localtime_r(&t, &tm) == NULL ||
+	    strftime(date, sizeof (date), "%c", &tm) == 0)
+		return;
+	if (dryrun)
+		fprintf(cli_out, "Would be able to return %s to its state as of %s.\n",
+		    name, date);
+	else
+		fprintf(cli_out, "Pool %s returned to its state as of %s.\n", name, date);
+	int64_t loss = (int64_t)ubs[0].ub_timestamp - (int64_t)when;
+	if (loss > 120)
+		fprintf(cli_out, "%s approximately %" PRId64 " minutes of transactions.\n",
+		    dryrun ? "Would discard" : "Discarded", (loss + 30) / 60);
+	else if (loss > 0)
+		fprintf(cli_out, "%s approximately %" PRId64 " seconds of transactions.\n",
+		    dryrun ? "Would discard" : "Discarded", loss);
+}
+
+/*
+ * -F: import from the newest txg whose tree verifies, going back through
+ * the uberblock ring as far as needed (sio_rewind_txg UINT64_MAX).  With
+ * -n the trial is read-only and leaves no trace.  Returns 0 and the pool
+ * on success, having said what was (or would be) discarded.
  */
 static int
 import_rewind(const import_opts_t *io, const spa_import_opts_t *base,
     const char *which, spa_t **spap, char *err, size_t errlen)
 {
 	spa_import_opts_t so = *base;
-	uint64_t txg = import_cand_txg(io, which);
-	int error = ENOENT;
+	uberblock_t *ubs;
+	int n, error;
 
+	import_ubs(io, which, &ubs, &n);
 	if (io->io_dryrun) {
 		so.sio_flags |= SPA_OPEN_READONLY;
 		so.sio_no_cache = true;
 	}
-	for (int i = 1; i <= IMPORT_REWIND_MAX && txg > (uint64_t)i; i++) {
-		char e2[1024] = "";
-		so.sio_rewind_txg = txg - (uint64_t)i;
-		error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
-		    io->io_ndirs, &so, spap, e2, sizeof (e2));
-		if (error == 0) {
-			uint64_t now = spa_last_synced_txg(*spap);
-			fprintf(cli_out, "%s '%s' %s its state as of txg %" PRIu64 "; the last "
-			    "%" PRIu64 " transaction groups %s.\n", io->io_dryrun ?
-			    "Would be able to return" : "Pool", which, io->io_dryrun ?
-			    "to" : "returned to", now, txg - now,
-			    io->io_dryrun ? "would be discarded" : "were discarded");
-			return (0);
-		}
-	}
-	(void) snprintf(err + strlen(err), errlen - strlen(err),
-	    "%s", err[0] != '\0' ? "; no older txg could be imported either" :
-	    "no older txg could be imported either");
+	so.sio_rewind_txg = UINT64_MAX;
+	err[0] = '\0';
+	error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
+	    io->io_ndirs, &so, spap, err, errlen);
+	if (error == 0)
+		import_rewind_report(spa_name(*spap), io->io_dryrun, ubs, n,
+		    spa_loaded_txg(*spap));
+	tarn_free(ubs);
 	return (error);
 }
 
@@ -371,39 +418,32 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 		return (cli_cannot("import", which, EINVAL, msg));
 	}
 	if (io->io_dryrun) {
-		/* a read-only trial that leaves no trace, newest txg first */
-		spa_import_opts_t trial = so;
-		trial.sio_flags |= SPA_OPEN_READONLY;
-		trial.sio_no_cache = true;
-		error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
-		    io->io_ndirs, &trial, &spa, err, sizeof (err));
-		if (error == 0)
-			fprintf(cli_out, "Pool '%s' imports without a rewind; nothing would be "
-			    "discarded.\n", which);
-		else if (error != ENOENT && error != EEXIST)
-			error = import_rewind(io, &so, which, &spa, err, sizeof (err));
+		/* -Fn: a read-only trial that leaves no trace */
+		error = import_rewind(io, &so, which, &spa, err, sizeof (err));
 		if (error == 0)
 			spa_close(spa);
 		return (error == 0 ? CLI_EXIT_OK : cli_cannot("import", which, error, err));
 	}
 	if ((error = import_name_free(io, which, newname, err, sizeof (err))) != 0)
 		return (cli_cannot("import", which, error, err));
-	error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
-	    io->io_ndirs, &so, &spa, err, sizeof (err));
-	if (error != 0 && io->io_rewind && error != ENOENT && error != EEXIST)
+	if (io->io_rewind)
 		error = import_rewind(io, &so, which, &spa, err, sizeof (err));
+	else
+		error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
+		    io->io_ndirs, &so, &spa, err, sizeof (err));
 	if (error != 0) {
 		if ((error == EIO || error == ECKSUM) && !io->io_rewind &&
-		    strlen(err) + 60 < sizeof (err))
+		    strstr(err, "-F") == NULL && strlen(err) + 60 < sizeof (err))
 			(void) strcat(err, "; -F may recover it by discarding the "
 			    "last transactions");
 		return (cli_cannot("import", which, error, err));
 	}
-	if (spa_readonly(spa) && !so.sio_no_cache)
+	cli_history_log(spa);
+	if (spa_readonly(spa) && !so.sio_no_cache && !cli_in_daemon())
 		fprintf(cli_err, "note: '%s' was opened read-only; without the daemon a "
 		    "read-only import is not remembered, so later commands will not "
 		    "find it\n", spa_name(spa));
-	spa_close(spa);
+	cli_pool_adopt(spa);
 	return (CLI_EXIT_OK);
 }
 
@@ -440,6 +480,7 @@ cli_pool_import(int argc, char **argv)
 	import_opts_t io = { 0 };
 	int error;
 
+	cli_history_begin(argc, argv);
 	if ((error = import_parse_args(argc, argv, &io)) != 0) {
 		import_opts_fini(&io);
 		return (error);
@@ -490,7 +531,8 @@ export_one(const char *name, bool force)
 		    error == CLI_ENOPOOL ? "" : "; use -f to forget it on this host");
 		return (cli_cannot("export", name, error, msg));
 	}
-	if ((error = spa_export(spa)) != 0)
+	cli_history_log(spa);   /* kept in the pool for its next import */
+	if ((error = cli_spa_export(spa)) != 0)
 		return (cli_cannot("export", name, error, NULL));
 	return (CLI_EXIT_OK);
 }
@@ -502,6 +544,7 @@ cli_pool_export(int argc, char **argv)
 	char **names = NULL;
 	int c, n = 0, ret = CLI_EXIT_OK, error;
 
+	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":fa")) != -1) {
 		if (c == 'f')
 			force = true;

@@ -219,7 +219,7 @@ cli_pool_list(int argc, char **argv)
 		}
 		shown++;
 		if (spa != NULL)
-			spa_close(spa);
+			cli_pool_close(spa);
 	}
 	if (lo.lo_json)
 		fprintf(cli_out, "\n  }\n}\n");

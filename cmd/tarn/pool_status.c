@@ -3,6 +3,9 @@
  *
  *	  pool: tank
  *	 state: ONLINE
+ *	status: ...      why it is not well, and
+ *	action: ...      what to do (zpool's words; none when all is well)
+ *	  scan: ...      the last or running scrub/resilver (pool_scrub.c)
  *	config:
  *
  *		NAME        STATE     READ WRITE CKSUM
@@ -10,10 +13,14 @@
  *		  mirror-0  ONLINE       0     0     0
  *		    /tmp/a  ONLINE       0     0     0
  *
- *	errors: No known data errors
+ *	errors: No known data errors   (or "N data errors, use '-v' for a list";
+ *	                                -v lists the blocks of the error log)
  *
  * -x shows only pools that are not healthy ("all pools are healthy" when
- * none), -p prints exact error counts, -j prints JSON.
+ * none): a pool is healthy when nothing is missing, offline or faulted, no
+ * device has error counts, no data errors are logged and no resilver runs
+ * (an old format version alone does not count, as in zpool).  -p prints
+ * exact error counts, -j prints JSON.
  */
 #include "tarn.h"
 
@@ -26,8 +33,10 @@ typedef struct status_opts {
 	bool so_json;      /* -j */
 } status_opts_t;
 
+/* One row of the config tree and the rows below it. */
 static void
-status_vdev(const vdev_t *vd, const char *poolname, int depth, int width, bool exact)
+status_vdev(const vdev_t *vd, const char *poolname, int depth, int width, bool exact,
+    bool resilvering)
 {
 	const vdev_stat_t *vs = &vd->vdev_stat;
 	char name[VDEV_PATH_MAX + 32], r[32], w[32], c[32];
@@ -46,64 +55,281 @@ status_vdev(const vdev_t *vd, const char *poolname, int depth, int width, bool e
 		    "missing");
 	else if (vd->vdev_children == 0 && vd->vdev_state == VDEV_STATE_CANT_OPEN)
 		fprintf(cli_out, "  cannot open");
-	else if (vd->vdev_offline)
-		fprintf(cli_out, "  offline");
+	else if (vd->vdev_children == 0 && vd->vdev_state == VDEV_STATE_FAULTED)
+		fprintf(cli_out, "  too many errors");
+	if (resilvering && vd->vdev_children == 0 && vd->vdev_resilvering &&
+	    vd->vdev_state == VDEV_STATE_HEALTHY)
+		fprintf(cli_out, "  (resilvering)");
 	cli_putc('\n');
 	for (int i = 0; i < vd->vdev_children; i++)
-		status_vdev(vd->vdev_child[i], poolname, depth + 2, width, exact);
+		status_vdev(vd->vdev_child[i], poolname, depth + 2, width, exact, resilvering);
 }
 
+/* Is the spare leaf standing in for a device (in a spare group of the tree)? */
 static bool
-status_has_errors(const vdev_t *vd)
+status_spare_inuse(const vdev_t *vd, const vdev_t *spare)
 {
-	const vdev_stat_t *vs = &vd->vdev_stat;
-
-	if (vs->vs_read_errors || vs->vs_write_errors || vs->vs_checksum_errors)
-		return (true);
+	if (vd->vdev_type == VDEV_TYPE_SPARE) {
+		for (int i = 0; i < vd->vdev_children; i++)
+			if (vd->vdev_child[i]->vdev_guid == spare->vdev_guid ||
+			    (spare->vdev_path != NULL && vd->vdev_child[i]->vdev_path != NULL &&
+			    strcmp(vd->vdev_child[i]->vdev_path, spare->vdev_path) == 0))
+				return (true);
+	}
 	for (int i = 0; i < vd->vdev_children; i++)
-		if (status_has_errors(vd->vdev_child[i]))
+		if (status_spare_inuse(vd->vdev_child[i], spare))
 			return (true);
 	return (false);
 }
 
-/* The status:/action: lines that explain an unhealthy pool. */
+/* The "spares" section: AVAIL, or INUSE while standing in for a device. */
 static void
-status_explain(spa_t *spa)
+status_spares(const vdev_t *root, int width)
+{
+	const vdev_t *sp = root->vdev_spares;
+
+	if (sp == NULL || sp->vdev_children == 0)
+		return;
+	fprintf(cli_out, "\tspares\n");
+	for (int i = 0; i < sp->vdev_children; i++) {
+		const vdev_t *vd = sp->vdev_child[i];
+		char name[VDEV_PATH_MAX + 32];
+		bool inuse = status_spare_inuse(root, vd);
+		cli_vdev_name(vd, true, name, sizeof (name));
+		fprintf(cli_out, "\t  %-*s  %-8s", width - 2, name, inuse ? "INUSE" :
+		    vd->vdev_state == VDEV_STATE_HEALTHY ? "AVAIL" :
+		    vdev_state_name(vd->vdev_state));
+		if (inuse)
+			fprintf(cli_out, "  currently in use");
+		else if (vd->vdev_state == VDEV_STATE_CANT_OPEN)
+			fprintf(cli_out, "  cannot open");
+		cli_putc('\n');
+	}
+}
+
+/* Width of the NAME column: the tree and the spares. */
+static int
+status_namewidth(const vdev_t *root, const char *name)
+{
+	int width = cli_tree_namewidth(root, name, 0, 0);
+	const vdev_t *sp = root->vdev_spares;
+
+	for (int i = 0; sp != NULL && i < sp->vdev_children; i++) {
+		char n[VDEV_PATH_MAX + 32];
+		cli_vdev_name(sp->vdev_child[i], true, n, sizeof (n));
+		width = MAX(width, 2 + (int)strlen(n));
+	}
+	return (width);
+}
+
+/* Why a pool is not (entirely) well, in zpool's order of precedence. */
+typedef enum status_reason {
+	SR_OK = 0,
+	SR_RESILVERING,
+	SR_MISSING_DEV_NR,    /* not enough devices to serve I/O */
+	SR_CORRUPT_DATA,      /* blocks in the error log */
+	SR_FAULTED_DEV_R,
+	SR_MISSING_DEV_R,
+	SR_FAILING_DEV,       /* READ/WRITE/CKSUM counts */
+	SR_OFFLINE_DEV,
+	SR_REMOVED_DEV,
+	SR_VERSION_OLDER,     /* healthy, but without feature flags */
+	SR_FEAT_DISABLED,     /* healthy, but not every feature enabled */
+} status_reason_t;
+
+typedef enum status_problem {
+	SP_FAULTED, SP_MISSING, SP_ERRORS, SP_OFFLINE, SP_REMOVED
+} status_problem_t;
+
+static bool
+status_find(const vdev_t *vd, status_problem_t p)
+{
+	const vdev_stat_t *vs = &vd->vdev_stat;
+
+	if (vd->vdev_children == 0) {
+		switch (p) {
+		case SP_FAULTED: return (vd->vdev_state == VDEV_STATE_FAULTED);
+		case SP_MISSING: return (vd->vdev_type == VDEV_TYPE_MISSING ||
+			    vd->vdev_state == VDEV_STATE_CANT_OPEN);
+		case SP_OFFLINE: return (vd->vdev_offline ||
+			    vd->vdev_state == VDEV_STATE_OFFLINE);
+		case SP_REMOVED: return (vd->vdev_state == VDEV_STATE_REMOVED);
+		case SP_ERRORS: break;
+		}
+	}
+	if (p == SP_ERRORS && (vs->vs_read_errors != 0 || vs->vs_write_errors != 0 ||
+	    vs->vs_checksum_errors != 0))
+		return (true);
+	for (int i = 0; i < vd->vdev_children; i++)
+		if (status_find(vd->vdev_child[i], p))
+			return (true);
+	return (false);
+}
+
+static status_reason_t
+status_reason(spa_t *spa)
 {
 	vdev_t *root = spa_root_vdev(spa);
 	vdev_state_t st = spa_state(spa);
 
-	if (st == VDEV_STATE_DEGRADED) {
-		fprintf(cli_out, "status: One or more devices could not be used.  The pool has "
-		    "enough redundancy\n\tleft to go on working in a degraded "
-		    "state.\naction: Bring the missing devices back (check paths "
-		    "and permissions),\n\tthen export and import the pool.\n");
-	} else if (st != VDEV_STATE_HEALTHY) {
-		fprintf(cli_out, "status: One or more devices could not be used, and the pool "
-		    "has no redundancy\n\tleft to work around them.\naction: Bring "
-		    "the missing devices back, then export and import the pool.\n");
-	} else if (status_has_errors(root)) {
-		fprintf(cli_out, "status: One or more devices had I/O or checksum errors.  The "
-		    "data was read\n\tfrom other copies where possible; applications "
-		    "are unaffected.\naction: Check the device named below; replace "
-		    "it if errors keep appearing.\n");
+	if (cli_scan_active(spa, SPA_SCAN_RESILVER))
+		return (SR_RESILVERING);
+	if (st != VDEV_STATE_HEALTHY && st != VDEV_STATE_DEGRADED)
+		return (SR_MISSING_DEV_NR);
+	if (spa_errlog_count(spa) != 0)
+		return (SR_CORRUPT_DATA);
+	if (status_find(root, SP_FAULTED))
+		return (SR_FAULTED_DEV_R);
+	if (status_find(root, SP_MISSING))
+		return (SR_MISSING_DEV_R);
+	if (status_find(root, SP_ERRORS))
+		return (SR_FAILING_DEV);
+	if (status_find(root, SP_OFFLINE))
+		return (SR_OFFLINE_DEV);
+	if (status_find(root, SP_REMOVED))
+		return (SR_REMOVED_DEV);
+	if (spa_version(spa) < SPA_VERSION)
+		return (SR_VERSION_OLDER);
+	if ((spa_features(spa) & SPA_FEATURES_ALL) != SPA_FEATURES_ALL)
+		return (SR_FEAT_DISABLED);
+	return (SR_OK);
+}
+
+/* What `status -x` leaves out: nothing wrong, at most an old format. */
+static bool
+status_healthy(spa_t *spa)
+{
+	status_reason_t r = status_reason(spa);
+
+	return (r == SR_OK || r == SR_VERSION_OLDER || r == SR_FEAT_DISABLED);
+}
+
+/* The status:/action: paragraph, worded as zpool's. */
+static void
+status_explain(spa_t *spa)
+{
+	const char *p = cli_pool_prog;
+
+	switch (status_reason(spa)) {
+	case SR_RESILVERING:
+		fprintf(cli_out, "status: One or more devices is currently being "
+		    "resilvered.  The pool will\n\tcontinue to function, possibly in a "
+		    "degraded state.\naction: Wait for the resilver to complete.\n");
+		break;
+	case SR_MISSING_DEV_NR:
+		fprintf(cli_out, "status: One or more devices could not be opened.  "
+		    "There are insufficient\n\treplicas for the pool to continue "
+		    "functioning.\naction: Attach the missing device and online it "
+		    "using '%s online'.\n", p);
+		break;
+	case SR_CORRUPT_DATA:
+		fprintf(cli_out, "status: One or more devices has experienced an error "
+		    "resulting in data\n\tcorruption.  Applications may be affected.\n"
+		    "action: Restore the file in question if possible.  Otherwise "
+		    "restore the\n\tentire pool from backup.\n");
+		break;
+	case SR_FAULTED_DEV_R:
+		fprintf(cli_out, "status: One or more devices are faulted in response to "
+		    "persistent errors.\n\tSufficient replicas exist for the pool to "
+		    "continue functioning in a\n\tdegraded state.\naction: Replace the "
+		    "faulted device, or use '%s clear' to mark the device\n\trepaired.\n", p);
+		break;
+	case SR_MISSING_DEV_R:
+		fprintf(cli_out, "status: One or more devices could not be opened.  "
+		    "Sufficient replicas exist for\n\tthe pool to continue functioning "
+		    "in a degraded state.\naction: Attach the missing device and "
+		    "online it using '%s online'.\n", p);
+		break;
+	case SR_FAILING_DEV:
+		fprintf(cli_out, "status: One or more devices has experienced an "
+		    "unrecoverable error.  An\n\tattempt was made to correct the error.  "
+		    "Applications are unaffected.\naction: Determine if the device needs "
+		    "to be replaced, and clear the errors\n\tusing '%s clear' or "
+		    "replace the device with '%s replace'.\n", p, p);
+		break;
+	case SR_OFFLINE_DEV:
+		fprintf(cli_out, "status: One or more devices has been taken offline by "
+		    "the administrator.\n\tSufficient replicas exist for the pool to "
+		    "continue functioning in a\n\tdegraded state.\naction: Online the "
+		    "device using '%s online' or replace the device with\n\t'%s "
+		    "replace'.\n", p, p);
+		break;
+	case SR_REMOVED_DEV:
+		fprintf(cli_out, "status: One or more devices has been removed by the "
+		    "administrator.\n\tSufficient replicas exist for the pool to continue "
+		    "functioning in a\n\tdegraded state.\naction: Online the device "
+		    "using '%s online' or replace the device with\n\t'%s replace'.\n",
+		    p, p);
+		break;
+	case SR_VERSION_OLDER:
+		fprintf(cli_out, "status: The pool is formatted using a legacy on-disk "
+		    "format.  The pool can\n\tstill be used, but some features are "
+		    "unavailable.\naction: Upgrade the pool using '%s upgrade'.  Once "
+		    "this is done, the\n\tpool will no longer be accessible on software "
+		    "that does not support\n\tfeature flags.\n", p);
+		break;
+	case SR_FEAT_DISABLED:
+		fprintf(cli_out, "status: Some supported and requested features are not "
+		    "enabled on the pool.\n\tThe pool can still be used, but some "
+		    "features are unavailable.\naction: Enable all features using '%s "
+		    "upgrade'. Once this is done,\n\tthe pool may no longer be accessible "
+		    "by software that does not support\n\tthe features. See '%s upgrade "
+		    "-v'.\n", p, p);
+		break;
+	case SR_OK:
+		break;
 	}
+}
+
+/* errors: paragraph; -v lists the blocks of the persistent error log. */
+static void
+status_errors(spa_t *spa, bool verbose)
+{
+	spa_errlog_ent_t *ents = NULL;
+	uint64_t nerr = spa_errlog_count(spa);
+	int n = 0;
+
+	if (nerr == 0) {
+		fprintf(cli_out, "\nerrors: No known data errors\n");
+		return;
+	}
+	if (!verbose || spa_errlog_list(spa, &ents, &n) != 0) {
+		fprintf(cli_out, "\nerrors: %" PRIu64 " data errors, use '-v' for a list\n",
+		    nerr);
+		return;
+	}
+	fprintf(cli_out, "\nerrors: Permanent errors have been detected in the "
+	    "following files:\n\n");
+	for (int i = 0; i < n; i++) {
+		const spa_errlog_ent_t *e = &ents[i];
+		if (e->see_level == 0)
+			fprintf(cli_out, "%7s %s:<0x%" PRIx64 "> offset 0x%" PRIx64 "\n", "",
+			    e->see_objset, e->see_object, e->see_offset);
+		else
+			fprintf(cli_out, "%7s %s:<0x%" PRIx64 "> level %" PRIu64 " block %"
+			    PRIu64 "\n", "", e->see_objset, e->see_object, e->see_level,
+			    e->see_blkid);
+	}
+	tarn_free(ents);
 }
 
 static void
 status_pool(spa_t *spa, const char *name, const status_opts_t *so)
 {
 	vdev_t *root = spa_root_vdev(spa);
-	int width = cli_tree_namewidth(root, name, 0, 0);
+	int width = status_namewidth(root, name);
 
 	fprintf(cli_out, "  pool: %s\n", name);
 	fprintf(cli_out, " state: %s\n", vdev_state_name(spa_state(spa)));
 	status_explain(spa);
+	cli_status_scan(spa);
 	fprintf(cli_out, "config:\n\n");
 	fprintf(cli_out, "\t%-*s  %-8s %5s %5s %5s\n", width, "NAME", "STATE", "READ",
 	    "WRITE", "CKSUM");
-	status_vdev(root, name, 0, width, so->so_exact);
-	fprintf(cli_out, "\nerrors: No known data errors\n");
+	status_vdev(root, name, 0, width, so->so_exact,
+	    cli_scan_active(spa, SPA_SCAN_RESILVER));
+	status_spares(root, width);
+	status_errors(spa, so->so_verbose);
 }
 
 static void
@@ -133,6 +359,8 @@ status_json_vdev(const vdev_t *vd, const char *poolname, int indent)
 	    vd->vdev_type == VDEV_TYPE_ROOT ? "root" :
 	    vd->vdev_type == VDEV_TYPE_MIRROR ? "mirror" :
 	    vd->vdev_type == VDEV_TYPE_RAIDZ ? "raidz" :
+	    vd->vdev_type == VDEV_TYPE_REPLACING ? "replacing" :
+	    vd->vdev_type == VDEV_TYPE_SPARE ? "spare" :
 	    vd->vdev_type == VDEV_TYPE_DISK ? "disk" :
 	    vd->vdev_type == VDEV_TYPE_MISSING ? "missing" : "file", vd->vdev_guid);
 	if (vd->vdev_path != NULL) {
@@ -156,6 +384,28 @@ status_json_vdev(const vdev_t *vd, const char *poolname, int indent)
 	fprintf(cli_out, "}");
 }
 
+/* "scan_stats": {...}, in the shape of OpenZFS's zpool status -j. */
+static void
+status_json_scan(spa_t *spa)
+{
+	static const char *const funcs[] = { "NONE", "SCRUB", "RESILVER" };
+	static const char *const states[] = { "NONE", "SCANNING", "FINISHED", "CANCELED" };
+	spa_scan_stat_t ss;
+
+	spa_scan_get_stat(spa, &ss);
+	if (ss.sss_func == SPA_SCAN_NONE || ss.sss_func > SPA_SCAN_RESILVER ||
+	    ss.sss_state > SPA_SCAN_STATE_CANCELED)
+		return;
+	fprintf(cli_out, "\"scan_stats\": {\"function\": \"%s\", \"state\": \"%s\", "
+	    "\"start_time\": \"%" PRIu64 "\", \"end_time\": \"%" PRIu64 "\", "
+	    "\"to_examine\": \"%" PRIu64 "\", \"examined\": \"%" PRIu64 "\", "
+	    "\"issued\": \"%" PRIu64 "\", \"processed\": \"%" PRIu64 "\", "
+	    "\"errors\": \"%" PRIu64 "\", \"paused\": \"%" PRIu64 "\"},\n      ",
+	    funcs[ss.sss_func], states[ss.sss_state], ss.sss_start_time, ss.sss_end_time,
+	    ss.sss_to_examine, ss.sss_examined, ss.sss_issued, ss.sss_repaired,
+	    ss.sss_errors, ss.sss_paused);
+}
+
 static void
 status_json_pool(spa_t *spa, const char *name, const char *err, bool first)
 {
@@ -174,7 +424,9 @@ status_json_pool(spa_t *spa, const char *name, const char *err, bool first)
 	    "\"vdevs\": {", vdev_state_name(spa_state(spa)), spa_guid(spa),
 	    spa_last_synced_txg(spa), spa_version(spa));
 	status_json_vdev(spa_root_vdev(spa), name, 6);
-	fprintf(cli_out, "},\n      \"error_count\": \"0\"}");
+	fprintf(cli_out, "},\n      ");
+	status_json_scan(spa);
+	fprintf(cli_out, "\"error_count\": \"%" PRIu64 "\"}", spa_errlog_count(spa));
 }
 
 static int
@@ -225,7 +477,7 @@ cli_pool_status(int argc, char **argv)
 			continue;
 		}
 		seen++;
-		healthy = spa != NULL && cli_vdev_healthy(spa_root_vdev(spa));
+		healthy = spa != NULL && status_healthy(spa);
 		if (so.so_explain && healthy) {
 			if (argc > 0 && !so.so_json)
 				fprintf(cli_out, "pool '%s' is healthy\n", name);
@@ -241,7 +493,7 @@ cli_pool_status(int argc, char **argv)
 				status_unopenable(name, err);
 		}
 		if (spa != NULL)
-			spa_close(spa);
+			cli_pool_close(spa);
 	}
 	if (so.so_json)
 		fprintf(cli_out, "\n  }\n}\n");

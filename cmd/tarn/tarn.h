@@ -16,6 +16,8 @@
 #define TARN_CLI_H
 
 #include <stdio.h>
+#include <unistd.h>
+#include <getopt.h>
 #include "spa.h"
 
 #ifndef TARN_VERSION
@@ -33,6 +35,21 @@ extern __thread FILE *cli_out_tls, *cli_err_tls;
 #define cli_err (cli_err_tls ? cli_err_tls : stderr)
 #define cli_putc(c) fputc((c), cli_out)
 
+/*
+ * getopt() keeps its state in globals; the daemon runs several commands
+ * at once, so the command code gets a per-thread getopt (dispatch.c)
+ * under the usual names.  <unistd.h> and <getopt.h> are included above,
+ * before these names are redefined.
+ */
+extern __thread char *cli_optarg;
+extern __thread int cli_optind, cli_opterr, cli_optopt;
+int cli_getopt(int argc, char *const argv[], const char *optstring);
+#define getopt(c, v, o) cli_getopt((c), (v), (o))
+#define optarg cli_optarg
+#define optind cli_optind
+#define opterr cli_opterr
+#define optopt cli_optopt
+
 #define CLI_EXIT_OK    0
 #define CLI_EXIT_ERROR 1
 #define CLI_EXIT_USAGE 2
@@ -44,8 +61,12 @@ typedef struct cli_verb {
 	const char *cv_usage;                       /* lines after "usage:" */
 } cli_verb_t;
 
+/* dispatch.c: run one command line (argv[0] is "tarn" or "zpool"). */
+int cli_dispatch(int argc, char **argv);
+void cli_usage(FILE *f);
+
 /* pool.c */
-extern const char *cli_pool_prog;   /* "tarn pool", or "zpool" via the symlink */
+extern __thread const char *cli_pool_prog;   /* "tarn pool", or "zpool" via the symlink */
 int cli_pool_main(int argc, char **argv);
 void cli_pool_usage(FILE *f);
 /* Print a one-line usage error, then the verb's usage; returns 2. */
@@ -67,6 +88,44 @@ void cli_names_free(char **names, int n);
  */
 #define CLI_ENOPOOL ESRCH
 int cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen);
+
+/*
+ * Pool handles and the daemon (registry.c; docs/DESIGN.md "The daemon").
+ * A command gets a pool from cli_pool_open() and gives it back with
+ * cli_pool_close(), NEVER spa_close(): inside tarnd the pool stays open
+ * (the daemon holds it) and cli_pool_close() only drops the command's
+ * hold and lock; run in-process (TARN_NO_DAEMON=1) it is spa_close().
+ *  - cli_pool_open(flags & SPA_OPEN_READONLY): the command only reads; in
+ *    the daemon it shares the pool with other readers.  Without it the
+ *    command has the pool to itself until cli_pool_close()/unlock().
+ *  - cli_pool_unlock(spa): keep the pool (it cannot be exported) but let
+ *    other commands in, for long waits (scrub -w, iostat INTERVAL).
+ *  - a pool made by spa_create()/spa_import() is handed over with
+ *    cli_pool_adopt(spa): the daemon keeps it open; in-process it is
+ *    spa_close()d.  (A trial import closed at once may use spa_close().)
+ *  - export/destroy of a pool from cli_pool_open() go through
+ *    cli_spa_export(spa)/cli_spa_destroy(spa), which also drop it from
+ *    the daemon; same results as spa_export()/spa_destroy().
+ *  - cli_in_daemon(): true when the command runs inside tarnd (a scrub
+ *    started there keeps running after the command returns).
+ */
+void cli_pool_close(spa_t *spa);
+void cli_pool_unlock(spa_t *spa);
+void cli_pool_adopt(spa_t *spa);
+int cli_spa_export(spa_t *spa);
+int cli_spa_destroy(spa_t *spa);
+bool cli_in_daemon(void);
+
+/* For tarnd only: switch the registry to daemon mode and open every pool
+ * of the cache file (failures are logged through logf and retried when a
+ * command asks for the pool); at the end close them all. */
+typedef void (*cli_log_fn_t)(const char *fmt, ...);
+void cli_registry_start(cli_log_fn_t logf);
+/* Close every held pool; pools still in use after wait_ms are left
+ * unclosed (they recover at the next import).  Returns how many. */
+int cli_registry_stop(int wait_ms);
+/* One line per pool the daemon holds: "NAME STATE users" (daemon status). */
+void cli_registry_print(FILE *f);
 
 /* Display name of a vdev: "mirror-0", "raidz2-1", the leaf path or GUID. */
 void cli_vdev_name(const vdev_t *vd, bool with_id, char *buf, size_t len);
@@ -104,5 +163,60 @@ int cli_pool_import(int argc, char **argv);
 int cli_pool_export(int argc, char **argv);
 int cli_pool_list(int argc, char **argv);
 int cli_pool_status(int argc, char **argv);
+int cli_pool_scrub(int argc, char **argv);      /* pool_scrub.c */
+int cli_pool_resilver(int argc, char **argv);
+int cli_pool_attach(int argc, char **argv);     /* pool_vdev.c */
+int cli_pool_detach(int argc, char **argv);
+int cli_pool_replace(int argc, char **argv);
+int cli_pool_online(int argc, char **argv);
+int cli_pool_offline(int argc, char **argv);
+int cli_pool_clear(int argc, char **argv);
+int cli_pool_add(int argc, char **argv);
+int cli_pool_iostat(int argc, char **argv);     /* pool_iostat.c */
+int cli_pool_history(int argc, char **argv);    /* pool_history.c */
+int cli_pool_upgrade(int argc, char **argv);    /* pool_upgrade.c */
+
+/* pool_history.c: the pool history of the command being run */
+/* Keep "zpool VERB ARGS..." (argv[0] is the verb); call before getopt. */
+void cli_history_begin(int argc, char **argv);
+/* Record it in spa's history (after the change succeeded). */
+void cli_history_log(spa_t *spa);
+
+/* pool_scrub.c: scans as status shows them */
+/* zpool's "0B", "512B", "1.50M" (cli_nicenum with B below 1K). */
+void cli_nicebytes(uint64_t n, char *buf, size_t len);
+/* The "  scan: ..." paragraph of status (nothing when never scanned). */
+void cli_status_scan(spa_t *spa);
+/* Is a scan of that kind (SPA_SCAN_NONE: any) running? */
+bool cli_scan_active(spa_t *spa, spa_scan_func_t func);
+
+/* ---- `tarn fs` (zfs syntax; the `zfs` symlink): fs.c, fs_list.c ---- */
+
+extern __thread const char *cli_fs_prog;   /* "tarn fs", or "zfs" via the symlink */
+int cli_fs_main(int argc, char **argv);    /* argv[0] is "fs" or "zfs" */
+void cli_fs_usage(FILE *f);
+int cli_fs_usage_error(const char *verb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int cli_fs_bad_option(const char *verb, int opt, int optopt_);
+
+/* A pool opened for dataset commands (lib/dsl on it). */
+struct dsl_pool;
+typedef struct cli_fs {
+	spa_t *cf_spa;
+	struct dsl_pool *cf_dp;
+} cli_fs_t;
+/* Open the pool of dataset `name`; prints the error itself (returns 1). */
+int cli_fs_open(const char *verb, const char *name, bool readonly, cli_fs_t *fs);
+/* The same, and name must exist ("cannot open 'x': dataset does not exist"). */
+int cli_fs_open_existing(const char *name, bool readonly, cli_fs_t *fs);
+void cli_fs_close(cli_fs_t *fs);
+
+int cli_fs_create(int argc, char **argv);
+int cli_fs_destroy(int argc, char **argv);
+int cli_fs_rename(int argc, char **argv);
+int cli_fs_set(int argc, char **argv);
+int cli_fs_inherit(int argc, char **argv);
+int cli_fs_list(int argc, char **argv);    /* fs_list.c */
+int cli_fs_get(int argc, char **argv);
 
 #endif /* TARN_CLI_H */

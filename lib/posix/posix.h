@@ -1,4 +1,18 @@
 /*
+ * CHANGES since the lead's first version (no signature changed):
+ *  - added posix_fs_opts_default(): fills defaults (xattr on, relatime,
+ *    128 KiB records).  A zeroed posix_fs_opts_t has pfo_xattr false,
+ *    i.e. xattrs OFF; start from posix_fs_opts_default() and change what
+ *    you need.  posix_fs_open(os, NULL, ...) uses the defaults.
+ *  - posix.h includes <fcntl.h> itself with libc's posix_fallocate
+ *    renamed (the clash with ours): include posix.h before <fcntl.h>.
+ *  - documented: posix_readlink NUL-terminates and returns ERANGE when
+ *    len < target length + 1 (pass PATH_MAX); posix_create with excl ==
+ *    false on an existing regular file returns it (with a reference);
+ *    posix_read/posix_readdir do not touch atime (call posix_touch_atime);
+ *    readdir's dtype is the DT_* value; cookies are < 2^63.
+ */
+/*
  * posix.h — a POSIX file system on an object set: inodes (attributes in
  * the dnode's bonus buffer), directories as ZAP objects, hard links,
  * symlinks, extended attributes, sparse files, permissions and times,
@@ -17,6 +31,17 @@
  */
 #ifndef TARN_POSIX_H
 #define TARN_POSIX_H
+
+/*
+ * posix_fallocate() below has the name of the C library's fcntl.h
+ * function.  Include fcntl.h here with the library's declaration renamed,
+ * so that every file including posix.h gets ours (include posix.h before
+ * <fcntl.h>; the library's posix_fallocate is then not available there).
+ * Renaming ours (e.g. posix_falloc) is the lasting fix: the lead decides.
+ */
+#define posix_fallocate tarn_libc_posix_fallocate
+#include <fcntl.h>
+#undef posix_fallocate
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -73,12 +98,18 @@ typedef struct posix_fs_opts {
 	uint32_t pfo_recordsize;        /* default 128 KiB */
 	bool     pfo_xattr;             /* xattrs allowed (default true) */
 	uint64_t pfo_quota;             /* bytes, 0 = none (refquota) */
-	/* space accounting hook: bytes the file system may still use */
+	/*
+	 * space accounting hook: bytes the file system may still use (statfs,
+	 * fallocate's check).  Without it statfs reports only the quota's room.
+	 */
 	uint64_t (*pfo_avail)(void *arg);
 	void    *pfo_avail_arg;
 } posix_fs_opts_t;
 
 /* ---- file systems ---- */
+
+/* Defaults: read-write, relatime, 128 KiB records, xattrs on, no quota, no hook. */
+void posix_fs_opts_default(posix_fs_opts_t *opts);
 
 /* Lay out an empty file system in an empty object set (root dir owned by uid/gid, mode 0755). */
 int posix_fs_create(objset_t *os, uint32_t uid, uint32_t gid);
@@ -113,12 +144,18 @@ void posix_forget(posix_fs_t *fs, posix_ino_t ino, uint64_t n);
 
 /* ---- namespace ---- */
 
+/*
+ * mode: S_IFREG (or 0), S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK with the
+ * permission bits (cred->pc_umask is applied).  excl false: an existing
+ * regular file is returned (open(O_CREAT) without O_EXCL).
+ */
 int posix_create(posix_fs_t *fs, posix_ino_t dir, const char *name, uint32_t mode,
     uint64_t rdev, const posix_cred_t *cred, bool excl, posix_attr_t *attr);
 int posix_mkdir(posix_fs_t *fs, posix_ino_t dir, const char *name, uint32_t mode,
     const posix_cred_t *cred, posix_attr_t *attr);
 int posix_symlink(posix_fs_t *fs, posix_ino_t dir, const char *name, const char *target,
     const posix_cred_t *cred, posix_attr_t *attr);
+/* The target, NUL-terminated; ERANGE if len < its length + 1; EINVAL if not a symlink. */
 int posix_readlink(posix_fs_t *fs, posix_ino_t ino, char *buf, size_t len);
 int posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newname,
     posix_attr_t *attr);
@@ -153,7 +190,7 @@ int posix_fallocate(posix_fs_t *fs, posix_ino_t ino, int mode, uint64_t off, uin
 int posix_lseek(posix_fs_t *fs, posix_ino_t ino, uint64_t off, int whence, uint64_t *out);
 /* Data (and with !datasync the attributes) of ino on stable storage. */
 int posix_fsync(posix_fs_t *fs, posix_ino_t ino, bool datasync);
-/* Access time update on read, per the atime mode. */
+/* Access time update on read, per the atime mode (after read and readdir). */
 void posix_touch_atime(posix_fs_t *fs, posix_ino_t ino);
 
 /* ---- extended attributes (names with their namespace: "user.x") ---- */

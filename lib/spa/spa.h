@@ -207,19 +207,32 @@ typedef struct spa_scan_stat {
 	uint64_t sss_paused;        /* 1 while paused */
 	uint64_t sss_pass_start;    /* when the current run (after resume) began */
 	uint64_t sss_pass_issued;   /* bytes issued since then (for the rate) */
-	uint64_t sss_pad[3];
+	uint64_t sss_txg;           /* txg of the committed tree walked: every block
+	                               born up to it and still live was read (and
+	                               written into leaves that missed it) when the
+	                               scan FINISHED; 0 until the walk begins */
+	uint64_t sss_pad[2];
 } spa_scan_stat_t;
 
 /*
  * Start a scrub, or a resilver from min_txg; resumes a paused scrub.
- * EBUSY while another scan runs (a resilver pre-empts a scrub).
+ * EBUSY while another scan runs (a resilver pre-empts a scrub; a
+ * resilver requested while one runs restarts it from the lower min_txg).
+ * EROFS on a read-only pool.  Theory: the comment at the top of spa_scan.c.
  */
 int spa_scan_start(spa_t *spa, spa_scan_func_t func, uint64_t min_txg);
 int spa_scan_stop(spa_t *spa);        /* ENOENT when none runs */
-int spa_scan_pause(spa_t *spa);       /* ENOENT when none runs */
-/* Wait until the running scan ends (0 at once when none runs). */
+int spa_scan_pause(spa_t *spa);       /* ENOENT when none runs; ENOTSUP: a resilver */
+/* Wait until the running scan ends or is paused (0 at once when none runs). */
 int spa_scan_wait(spa_t *spa);
 void spa_scan_get_stat(spa_t *spa, spa_scan_stat_t *out);
+/*
+ * For `status`: the current pass's rate (bytes issued per second since
+ * sss_pass_start) and the seconds left at that rate for what remains of
+ * sss_to_examine; both 0 unless SCANNING.  now: seconds since the epoch.
+ */
+void spa_scan_rate(const spa_scan_stat_t *s, uint64_t now, uint64_t *rate,
+    uint64_t *secs_left);
 
 /* ---- the persistent error log (spa_errlog.c) ---- */
 

@@ -23,6 +23,7 @@
  *       --sync_done(txg)--> defer[txg % 3] --sync_done(txg + 3)--> allocatable
  *   allocating[txg] --free(birth == txg)--> allocatable       (no entry)
  *   (in use, born in txg) --free(birth == txg)--> allocatable + freenow[txg]
+ *   defer[...] --sync_done(txg + 3), class held--> held --last release--> allocatable
  *
  * The last two are blocks that no committed uberblock can reference: one
  * whose ALLOC was never written just cancels; one whose ALLOC went out in
@@ -46,12 +47,25 @@
  * have live, so a loaded metaslab equals the live one after
  * sync_done(synced_txg).  Any inconsistency is EINVAL, never a crash.
  *
+ * Held frees.  While a scrub or resilver walks a committed tree, blocks
+ * of that tree that later txgs free must not be reallocated (the scan
+ * would read, and might "repair", someone else's new data).  So while the
+ * class is held (metaslab_class_hold_frees, counted), frees that mature
+ * in sync_done go to ms_held instead of ms_allocatable; when the last
+ * hold is released they all become allocatable.  Held space counts as
+ * deferred.  The space map is not involved: a held range is an ordinary
+ * matured FREE on disk, so replay and condense treat it as free, and
+ * after an import it is simply free (no scan survives a close).  The hold
+ * count is read under ms_lock in sync_done and the release visits every
+ * metaslab under its ms_lock after dropping the count, so a range is
+ * never left behind in a held tree.
+ *
  * Condensing.  A map grows with every txg that touches the metaslab; when
  * it is several times longer than the state it describes
  * (metaslab_should_condense), metaslab_condense writes a fresh one: under
  * the oldest txg involved, ALLOC of the whole metaslab and FREE_NOW of
- * every segment free as of txg (allocatable, or allocated since by a later
- * open txg whose ALLOC entries are still to come), then each deferred
+ * every segment free as of txg (allocatable or held, or allocated since by
+ * a later open txg whose ALLOC entries are still to come), then each deferred
  * slot's frees as FREE under their own txg marker (so deferral survives),
  * then txg's own frees.
  *
@@ -59,8 +73,9 @@
  * run from many threads at once.  A group's active metaslab is picked
  * under mg_lock, the rotor under mc_rotor_lock, and the list of groups
  * under mc_groups_lock (read-mostly, writer-preferring: never take it
- * twice for reading in one thread).  Order: mc_groups_lock, then
- * mc_rotor_lock or mg_lock, then ms_lock; at most one ms_lock at a time.
+ * twice for reading in one thread).  Order: mc_hold_lock, then
+ * mc_groups_lock, then mc_rotor_lock or mg_lock, then ms_lock; at most one
+ * ms_lock at a time.
  * Sync, sync_done and condense run from the sync thread.
  */
 #include "space_impl.h"
@@ -86,6 +101,7 @@ metaslab_create(metaslab_group_t *mg, uint64_t id, uint64_t start, uint64_t size
 	}
 	for (int t = 0; t < TXG_DEFER_SIZE; t++)
 		ms->ms_defer[t] = range_tree_create();
+	ms->ms_held = range_tree_create();
 	return (ms);
 }
 
@@ -101,6 +117,7 @@ metaslab_destroy(metaslab_t *ms)
 	}
 	for (int t = 0; t < TXG_DEFER_SIZE; t++)
 		range_tree_destroy(ms->ms_defer[t]);
+	range_tree_destroy(ms->ms_held);
 	pthread_mutex_destroy(&ms->ms_lock);
 	tarn_free(ms);
 }
@@ -113,7 +130,7 @@ ms_deferred_space(const metaslab_t *ms)
 		d += range_tree_space(ms->ms_freeing[t]) + range_tree_space(ms->ms_freed[t]);
 	for (int t = 0; t < TXG_DEFER_SIZE; t++)
 		d += range_tree_space(ms->ms_defer[t]);
-	return (d);
+	return (d + range_tree_space(ms->ms_held));
 }
 
 /*
@@ -158,7 +175,7 @@ metaslab_range_in_use(const metaslab_t *ms, uint64_t off, uint64_t size)
 		if (range_tree_intersects(ms->ms_defer[t], off, size))
 			return (false);
 	}
-	return (true);
+	return (!range_tree_intersects(ms->ms_held, off, size));
 }
 
 uint64_t
@@ -312,6 +329,19 @@ ms_add_cb(void *arg, uint64_t start, uint64_t size)
 	range_tree_add(arg, start, size);
 }
 
+/* Mature a deferred slot: allocatable, or held while the class holds frees. */
+static void
+ms_mature(metaslab_t *ms, range_tree_t *rt)
+{
+	metaslab_class_t *mc = ms->ms_group->mg_class;
+	if (__atomic_load_n(&mc->mc_holds, __ATOMIC_ACQUIRE) == 0) {
+		range_tree_vacate(rt, ms_add_cb, ms->ms_allocatable);
+		return;
+	}
+	__atomic_add_fetch(&mc->mc_held, range_tree_space(rt), __ATOMIC_RELAXED);
+	range_tree_vacate(rt, ms_add_cb, ms->ms_held);
+}
+
 static bool
 ms_dirty(const metaslab_t *ms, uint64_t txg)
 {
@@ -366,7 +396,7 @@ ms_sync_done(metaslab_t *ms, uint64_t txg)
 	for (int s = 0; s < TXG_DEFER_SIZE; s++) {
 		if (range_tree_numsegs(ms->ms_defer[s]) != 0 &&
 		    ms->ms_defer_txg[s] + TXG_DEFER_SIZE <= txg)
-			range_tree_vacate(ms->ms_defer[s], ms_add_cb, ms->ms_allocatable);
+			ms_mature(ms, ms->ms_defer[s]);
 	}
 	if (range_tree_numsegs(ms->ms_freed[t]) != 0) {
 		VERIFY0(range_tree_numsegs(ms->ms_defer[d]));
@@ -424,7 +454,7 @@ static uint64_t
 ms_condensed_entries(const metaslab_t *ms)
 {
 	uint64_t n = 2 + TXG_DEFER_SIZE + 1;    /* markers and the whole ALLOC */
-	n += range_tree_numsegs(ms->ms_allocatable);
+	n += range_tree_numsegs(ms->ms_allocatable) + range_tree_numsegs(ms->ms_held);
 	for (int t = 0; t < TXG_DEFER_SIZE; t++)
 		n += range_tree_numsegs(ms->ms_defer[t]);
 	for (int t = 0; t < TXG_SIZE; t++)
@@ -467,13 +497,15 @@ metaslab_condense(metaslab_t *ms, uint64_t txg, void **buf, size_t *len)
 		order[k] = s;
 	}
 	/*
-	 * Free as of txg: allocatable now, plus what later (open) txgs have
-	 * allocated since; their ALLOC entries come with their own sync.
+	 * Free as of txg: allocatable or held now, plus what later (open)
+	 * txgs have allocated since; their ALLOC entries come with their own
+	 * sync.
 	 * (Later txgs have no FREE_NOW yet, and their frees are still in use
 	 * as of txg.)
 	 */
 	range_tree_t *fr = range_tree_create();
 	range_tree_walk(ms->ms_allocatable, ms_add_cb, fr);
+	range_tree_walk(ms->ms_held, ms_add_cb, fr);
 	for (int s = 0; s < TXG_SIZE; s++) {
 		if (s != t)
 			range_tree_walk(ms->ms_allocating[s], ms_add_cb, fr);
@@ -520,6 +552,7 @@ metaslab_class_create(void)
 	VERIFY0(pthread_rwlock_init(&mc->mc_groups_lock, &attr));
 	pthread_rwlockattr_destroy(&attr);
 	VERIFY0(pthread_mutex_init(&mc->mc_rotor_lock, NULL));
+	VERIFY0(pthread_mutex_init(&mc->mc_hold_lock, NULL));
 	return (mc);
 }
 
@@ -532,6 +565,7 @@ metaslab_class_destroy(metaslab_class_t *mc)
 	tarn_free(mc->mc_byid);
 	pthread_rwlock_destroy(&mc->mc_groups_lock);
 	pthread_mutex_destroy(&mc->mc_rotor_lock);
+	pthread_mutex_destroy(&mc->mc_hold_lock);
 	tarn_free(mc);
 }
 
@@ -634,6 +668,49 @@ uint64_t
 metaslab_group_count(const metaslab_group_t *mg)
 {
 	return (mg->mg_count);
+}
+
+/* ---- holding frees ---- */
+
+void
+metaslab_class_hold_frees(metaslab_class_t *mc)
+{
+	pthread_mutex_lock(&mc->mc_hold_lock);
+	__atomic_add_fetch(&mc->mc_holds, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&mc->mc_hold_lock);
+}
+
+void
+metaslab_class_release_frees(metaslab_class_t *mc)
+{
+	pthread_mutex_lock(&mc->mc_hold_lock);
+	VERIFY3U(__atomic_load_n(&mc->mc_holds, __ATOMIC_RELAXED), >, 0);
+	if (__atomic_sub_fetch(&mc->mc_holds, 1, __ATOMIC_ACQ_REL) == 0) {
+		/* sync_done reads the count under ms_lock: nothing comes after us */
+		pthread_rwlock_rdlock(&mc->mc_groups_lock);
+		for (int g = 0; g < mc->mc_ngroups; g++) {
+			metaslab_group_t *mg = mc->mc_groups[g];
+			for (uint64_t i = 0; i < mg->mg_count; i++) {
+				metaslab_t *ms = mg->mg_ms[i];
+				pthread_mutex_lock(&ms->ms_lock);
+				uint64_t n = range_tree_space(ms->ms_held);
+				if (n != 0) {
+					range_tree_vacate(ms->ms_held, ms_add_cb, ms->ms_allocatable);
+					__atomic_sub_fetch(&mc->mc_held, n, __ATOMIC_RELAXED);
+					metaslab_update_stats(ms);
+				}
+				pthread_mutex_unlock(&ms->ms_lock);
+			}
+		}
+		pthread_rwlock_unlock(&mc->mc_groups_lock);
+	}
+	pthread_mutex_unlock(&mc->mc_hold_lock);
+}
+
+uint64_t
+metaslab_class_held_space(metaslab_class_t *mc)
+{
+	return (__atomic_load_n(&mc->mc_held, __ATOMIC_RELAXED));
 }
 
 /* ---- verification ---- */

@@ -161,6 +161,24 @@ metaslab_t *metaslab_class_next_dirty(metaslab_class_t *mc, uint64_t txg, metasl
  */
 void metaslab_class_sync_done(metaslab_class_t *mc, uint64_t txg);
 
+/*
+ * Holding frees (for scrub and resilver).  A scan walks a committed tree
+ * of blocks while new txgs free some of them; once such a free matures
+ * (TXG_DEFER_SIZE txgs) its space could be allocated again and the
+ * scan's read, or worse its repair write, would touch someone else's
+ * live data.  While the class is held (a count: holds nest), frees that
+ * mature go to a per-metaslab held tree instead of becoming allocatable;
+ * they stay counted as deferred (metaslab_space_t.ms_deferred) and are
+ * not allocatable.  When the last hold is released every held range
+ * becomes allocatable at once.  On disk nothing changes: a held free is
+ * an ordinary matured FREE, so after an import it is simply free (no
+ * scan survives a close).  Release must pair with hold.
+ */
+void metaslab_class_hold_frees(metaslab_class_t *mc);
+void metaslab_class_release_frees(metaslab_class_t *mc);
+/* Bytes matured while held and not yet released (all metaslabs). */
+uint64_t metaslab_class_held_space(metaslab_class_t *mc);
+
 /* Condensing: true when ms's space map is much longer than its state. */
 bool metaslab_should_condense(const metaslab_t *ms, uint64_t smlen);
 /*
@@ -192,7 +210,7 @@ void metaslab_walk_deferred(metaslab_t *ms, metaslab_defer_fn_t fn, void *arg);
 typedef struct metaslab_space {
 	uint64_t ms_total;      /* allocatable bytes of all loaded metaslabs */
 	uint64_t ms_alloc;      /* allocated (in use), deferred frees excluded */
-	uint64_t ms_deferred;   /* freed, not yet allocatable */
+	uint64_t ms_deferred;   /* freed, not yet allocatable (held frees included) */
 	uint64_t ms_free;       /* allocatable now */
 	uint64_t ms_max_seg;    /* largest free segment */
 } metaslab_space_t;

@@ -48,12 +48,13 @@ struct metaslab {
 	range_tree_t     *ms_freed[TXG_SIZE];       /* FREE emitted, txg not yet synced */
 	range_tree_t     *ms_defer[TXG_DEFER_SIZE]; /* synced frees, maturing */
 	uint64_t          ms_defer_txg[TXG_DEFER_SIZE]; /* txg of each defer slot's frees */
+	range_tree_t     *ms_held;                  /* matured while the class held frees */
 	uint64_t          ms_cursor;                /* first-fit starts here */
 
 	/* Statistics: written under ms_lock, read with atomics. */
 	uint64_t          ms_stat_free;             /* space of ms_allocatable */
 	uint64_t          ms_stat_max_seg;          /* largest allocatable segment */
-	uint64_t          ms_stat_deferred;         /* freeing + freed + defer */
+	uint64_t          ms_stat_deferred;         /* freeing + freed + defer + held */
 };
 
 struct metaslab_group {
@@ -83,6 +84,10 @@ struct metaslab_class {
 	pthread_mutex_t    mc_rotor_lock;
 	int                mc_rotor;        /* index in mc_groups */
 	int64_t            mc_aliquot_left; /* bytes before the rotor moves on */
+
+	pthread_mutex_t    mc_hold_lock;    /* serialises hold/release */
+	uint64_t           mc_holds;        /* atomic: metaslab_class_hold_frees count */
+	uint64_t           mc_held;         /* atomic: bytes in every ms_held */
 };
 
 /* metaslab.c, used by metaslab_alloc.c */

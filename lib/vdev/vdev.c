@@ -17,8 +17,10 @@
  * Concurrency: I/O on a tree may run from many threads at once; all
  * per-I/O state lives on the caller's stack or in per-thread scratch
  * buffers, counters are atomic.  Opening, closing and changing the
- * shape of a tree must not race with I/O on it (the pool layer
- * serialises them).
+ * shape of a tree must not race with I/O on it: the pool layer holds the
+ * tree lock (vdev_tree.c) as writer for those, and as reader around I/O.
+ * Device changes (groups inserted and collapsed, leaves reopened) are
+ * in vdev_tree.c, missed txgs in vdev_dtl.c.
  */
 #include "vdev_impl.h"
 
@@ -40,6 +42,11 @@ vdev_stat_cksum(vdev_t *vd, int flags)
 		vdev_stat_add(&vd->vdev_stat.vs_checksum_errors, 1);
 }
 
+/*
+ * A leaf whose I/O keeps failing (VDEV_FAULT_ERRORS in a row, counting
+ * only charged errors; any success resets the run) asks the pool layer
+ * to fault it (vdev_fault_req): a dead device then stops being tried.
+ */
 void
 vdev_stat_ioerr(vdev_t *vd, int rw, int flags)
 {
@@ -47,6 +54,9 @@ vdev_stat_ioerr(vdev_t *vd, int rw, int flags)
 		return;
 	vdev_stat_add(rw ? &vd->vdev_stat.vs_write_errors :
 	    &vd->vdev_stat.vs_read_errors, 1);
+	if (vd->vdev_ops->vop_leaf &&
+	    __atomic_add_fetch(&vd->vdev_err_run, 1, __ATOMIC_RELAXED) >= VDEV_FAULT_ERRORS)
+		__atomic_store_n(&vd->vdev_fault_req, true, __ATOMIC_RELEASE);
 }
 
 void
@@ -112,13 +122,15 @@ vdev_scratch(enum vdev_scratch_slot slot, size_t size)
 
 /* ---- building trees ---- */
 
-static const vdev_ops_t *
+const vdev_ops_t *
 vdev_ops_for(vdev_type_t type)
 {
 	switch (type) {
 	case VDEV_TYPE_ROOT: return (&vdev_root_ops);
 	case VDEV_TYPE_MIRROR: return (&vdev_mirror_ops);
 	case VDEV_TYPE_RAIDZ: return (&vdev_raidz_ops);
+	case VDEV_TYPE_REPLACING: return (&vdev_replacing_ops);
+	case VDEV_TYPE_SPARE: return (&vdev_spare_ops);
 	case VDEV_TYPE_FILE:
 	case VDEV_TYPE_DISK: return (&vdev_file_ops);
 	case VDEV_TYPE_MISSING: return (&vdev_missing_ops);
@@ -141,8 +153,18 @@ vdev_alloc(vdev_type_t type, uint64_t guid)
 		vd->vdev_top = NULL;
 	else
 		vd->vdev_top = vd;   /* until attached below a group */
-	if (type == VDEV_TYPE_MIRROR)
+	if (type == VDEV_TYPE_MIRROR || type == VDEV_TYPE_REPLACING ||
+	    type == VDEV_TYPE_SPARE)
 		vd->vdev_tsd = tarn_alloc(sizeof (uint64_t)); /* read rotor */
+	if (type == VDEV_TYPE_ROOT) {
+		pthread_rwlockattr_t a;
+		VERIFY0(pthread_rwlockattr_init(&a));
+		VERIFY0(pthread_rwlockattr_setkind_np(&a,
+		    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP));
+		vd->vdev_tree_lock = tarn_alloc(sizeof (pthread_rwlock_t));
+		VERIFY0(pthread_rwlock_init(vd->vdev_tree_lock, &a));
+		VERIFY0(pthread_rwlockattr_destroy(&a));
+	}
 	return (vd);
 }
 
@@ -165,6 +187,23 @@ vdev_guid_sum_update(vdev_t *vd)
 	}
 }
 
+bool
+vdev_is_group(const vdev_t *vd)
+{
+	return (!vd->vdev_ops->vop_leaf && vd->vdev_type != VDEV_TYPE_ROOT);
+}
+
+/* A replacing or spare group: a pair of leaves in one leaf's place. */
+static bool
+vdev_is_pair(vdev_type_t t)
+{
+	return (t == VDEV_TYPE_REPLACING || t == VDEV_TYPE_SPARE);
+}
+
+/*
+ * Shapes: root -> top-level (anything but a root); mirror/raidz -> leaf
+ * or replacing/spare pair; replacing/spare -> leaf.
+ */
 void
 vdev_add_child(vdev_t *parent, vdev_t *child)
 {
@@ -172,8 +211,11 @@ vdev_add_child(vdev_t *parent, vdev_t *child)
 	    parent->vdev_type == VDEV_TYPE_RAIDZ;
 	VERIFY(child->vdev_parent == NULL);
 	VERIFY(child->vdev_type != VDEV_TYPE_ROOT);
-	VERIFY(parent->vdev_type == VDEV_TYPE_ROOT || parent_group);
+	VERIFY(parent->vdev_type == VDEV_TYPE_ROOT || parent_group ||
+	    vdev_is_pair(parent->vdev_type));
 	if (parent_group)
+		VERIFY(child->vdev_ops->vop_leaf || vdev_is_pair(child->vdev_type));
+	else if (parent->vdev_type != VDEV_TYPE_ROOT)
 		VERIFY(child->vdev_ops->vop_leaf);
 	VERIFY3S(parent->vdev_children, <, VDEV_MAX_CHILDREN);
 
@@ -208,6 +250,12 @@ vdev_free(vdev_t *vd)
 		p->vdev_children--;
 		vdev_guid_sum_update(p);
 	}
+	if (vd->vdev_spares != NULL)
+		vdev_free(vd->vdev_spares);
+	if (vd->vdev_tree_lock != NULL) {
+		VERIFY0(pthread_rwlock_destroy(vd->vdev_tree_lock));
+		tarn_free(vd->vdev_tree_lock);
+	}
 	tarn_free(vd->vdev_child);
 	tarn_free(vd->vdev_path);
 	tarn_free(vd->vdev_tsd);
@@ -226,8 +274,14 @@ vdev_open_subtree(vdev_t *vd, bool readonly)
 		(void) vd->vdev_ops->vop_open(vd);  /* sets the state too */
 		return;
 	}
+	if (vd->vdev_type == VDEV_TYPE_MISSING)   /* import found no device */
+		vd->vdev_ops = &vdev_missing_ops;
 	if (vd->vdev_offline) {
 		vd->vdev_state = VDEV_STATE_OFFLINE;
+		return;
+	}
+	if (vd->vdev_fault_state != 0) {
+		vd->vdev_state = vd->vdev_fault_state;
 		return;
 	}
 	uint64_t preset = vd->vdev_top == vd ? vd->vdev_asize : 0;
@@ -270,9 +324,12 @@ vdev_close(vdev_t *vd)
 {
 	for (int c = 0; c < vd->vdev_children; c++)
 		vdev_close(vd->vdev_child[c]);
+	if (vd->vdev_spares != NULL)
+		vdev_close(vd->vdev_spares);
 	if (vd->vdev_ops->vop_close != NULL)
 		vd->vdev_ops->vop_close(vd);
-	vd->vdev_state = vd->vdev_offline ? VDEV_STATE_OFFLINE : VDEV_STATE_CLOSED;
+	vd->vdev_state = vd->vdev_offline ? VDEV_STATE_OFFLINE :
+	    vd->vdev_fault_state != 0 ? vd->vdev_fault_state : VDEV_STATE_CLOSED;
 }
 
 void
@@ -283,39 +340,32 @@ vdev_propagate_state(vdev_t *vd)
 			vd->vdev_ops->vop_state_change(vd);
 }
 
+/*
+ * "Would lose its last replica" is judged with the missed txgs: a leaf
+ * is needed when it holds blocks no other child can give
+ * (vdev_dtl_required).
+ */
 int
 vdev_set_offline(vdev_t *leaf, bool offline)
 {
 	if (!leaf->vdev_ops->vop_leaf)
 		return (SET_ERROR(ENOTSUP));
-	vdev_t *top = leaf->vdev_top;
 	if (offline) {
 		if (leaf->vdev_offline)
 			return (0);
-		if (top == leaf)
+		if (leaf->vdev_top == leaf || vdev_dtl_required(leaf))
 			return (SET_ERROR(EBUSY));
-		vdev_state_t saved = leaf->vdev_state;
-		leaf->vdev_state = VDEV_STATE_OFFLINE;
-		top->vdev_ops->vop_state_change(top);
-		if (!vdev_usable(top)) {
-			leaf->vdev_state = saved;
-			top->vdev_ops->vop_state_change(top);
-			return (SET_ERROR(EBUSY));
-		}
 		leaf->vdev_ops->vop_close(leaf);
 		leaf->vdev_offline = true;
+		leaf->vdev_state = VDEV_STATE_OFFLINE;
 		vdev_propagate_state(leaf->vdev_parent);
 		return (0);
 	}
 	if (!leaf->vdev_offline && leaf->vdev_state == VDEV_STATE_HEALTHY)
 		return (0);
 	leaf->vdev_offline = false;
-	leaf->vdev_ops->vop_close(leaf);
-	int err = leaf->vdev_ops->vop_open(leaf);
-	leaf->vdev_open_error = err;
-	leaf->vdev_state = err == 0 ? VDEV_STATE_HEALTHY : VDEV_STATE_CANT_OPEN;
-	vdev_propagate_state(leaf->vdev_parent);
-	return (err);
+	leaf->vdev_offline_temp = false;
+	return (vdev_leaf_reopen(leaf, 0));
 }
 
 const char *
@@ -343,6 +393,8 @@ vdev_type_name(const vdev_t *vd)
 	case VDEV_TYPE_RAIDZ:
 		return (vd->vdev_nparity >= 1 && vd->vdev_nparity <= 3 ?
 		    raidz[vd->vdev_nparity] : raidz[0]);
+	case VDEV_TYPE_REPLACING: return ("replacing");
+	case VDEV_TYPE_SPARE: return ("spare");
 	default:
 		if (vd->vdev_path != NULL)
 			return (vd->vdev_path);

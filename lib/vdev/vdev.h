@@ -38,6 +38,8 @@ typedef enum vdev_type {
 	VDEV_TYPE_FILE,
 	VDEV_TYPE_DISK,
 	VDEV_TYPE_MISSING,      /* placeholder for a leaf not found at import */
+	VDEV_TYPE_REPLACING,    /* old leaf + new leaf while a replace resilvers */
+	VDEV_TYPE_SPARE,        /* failed leaf + the hot spare standing in for it */
 	VDEV_TYPE_NTYPES
 } vdev_type_t;
 
@@ -76,6 +78,8 @@ typedef int (*vdev_verify_fn_t)(void *arg, const void *buf, uint64_t size);
 #define VDEV_IO_SCRUB    0x01  /* read and verify every copy/column; repair */
 #define VDEV_IO_NOHEAL   0x02  /* do not rewrite bad copies (read-only pool) */
 #define VDEV_IO_PROBE    0x04  /* errors are expected: do not count them */
+#define VDEV_IO_REPAIR   0x08  /* rewrite of an existing block (self-heal):
+                                  a leaf that misses it is not marked (DTL) */
 
 /* One I/O against a (top-level or leaf) vdev. */
 typedef struct vdev_io {
@@ -85,6 +89,8 @@ typedef struct vdev_io {
 	int      vio_flags;
 	vdev_verify_fn_t vio_verify; /* may be NULL */
 	void    *vio_verify_arg;
+	uint64_t vio_txg;           /* birth txg of the block (0: unknown); leaves
+	                               that missed it are not read (vdev_dtl.c) */
 	/* results */
 	uint64_t vio_repaired;      /* bytes rewritten on bad children */
 	int      vio_bad_children;  /* copies/columns found bad */
@@ -131,6 +137,22 @@ struct vdev {
 	bool          vdev_readonly;
 	void         *vdev_tsd;         /* type-specific data */
 	int           vdev_open_error;  /* leaf: errno of the last failed open, else 0 */
+	/*
+	 * Device lifecycle (vdev_dtl.c, vdev_tree.c; the pool layer drives
+	 * them).  Fields marked (atomic) are updated by I/O threads.
+	 */
+	uint64_t      vdev_dtl_txg;     /* leaf: first txg it missed; 0: none (atomic) */
+	uint64_t      vdev_dtl_last;    /* leaf: last txg it missed (atomic) */
+	uint64_t      vdev_dtl_saved[2]; /* pool layer: DTL as last written to labels */
+	bool          vdev_resilvering; /* leaf: a resilver is copying what it missed */
+	bool          vdev_offline_temp; /* offline -t: not recorded in the labels */
+	vdev_state_t  vdev_fault_state; /* leaf: FAULTED or REMOVED by the pool
+	                                   layer after errors (0: not faulted) */
+	uint32_t      vdev_err_run;     /* leaf: consecutive failed I/Os (atomic) */
+	bool          vdev_fault_req;   /* leaf: too many errors, fault me (atomic) */
+	pthread_rwlock_t *vdev_tree_lock; /* root: the tree lock (vdev_tree.c) */
+	vdev_t       *vdev_spares;      /* root: hot spares (a ROOT node whose
+	                                   children are the spare leaves), or NULL */
 };
 
 /* ---- building and opening trees ---- */
@@ -184,6 +206,82 @@ const char *vdev_type_name(const vdev_t *vd); /* "mirror", "raidz2", path */
 
 vdev_t *vdev_lookup_top(vdev_t *root, uint64_t id);
 vdev_t *vdev_lookup_guid(vdev_t *root, uint64_t guid);
+/* A group (mirror, raidz, replacing, spare), as opposed to a leaf or the root. */
+bool vdev_is_group(const vdev_t *vd);
+
+/* ---- tree lock and device changes (vdev_tree.c) ---- */
+
+/*
+ * The tree lock is a pool-wide rwlock on the root vdev.  Every block
+ * I/O (zio), label and uberblock write and flush holds it as reader for
+ * one vdev call at a time, never nested; a change of the tree's shape
+ * or of a leaf's open/closed/offline state holds it as writer.  A
+ * writer never waits for I/O or a txg while holding it.  Writers are
+ * preferred, so a stream of I/O cannot starve a device change.
+ */
+void vdev_tree_enter_read(vdev_t *root);
+void vdev_tree_enter_write(vdev_t *root);
+void vdev_tree_exit(vdev_t *root);
+
+/*
+ * Put a new group of `type` (VDEV_TYPE_MIRROR at the top level only,
+ * REPLACING or SPARE) in the place of *leafp, with the leaf as its only
+ * child, and return the group.  A top-level leaf is converted in place:
+ * the group keeps the vdev_t (so pointers to the top-level, e.g. the
+ * space layer's, stay valid, with its id, asize, ashift and metaslabs)
+ * and the leaf moves to a new vdev_t, so *leafp is updated.  The group
+ * gets a new GUID.  Tree write lock held.
+ */
+vdev_t *vdev_group_insert(vdev_t **leafp, vdev_type_t type);
+/*
+ * A mirror, replacing or spare group left with one child: the child
+ * takes the group's place (in place at the top level: the vdev_t of the
+ * group becomes the leaf).  Returns the leaf at its final address.
+ * Tree write lock held.
+ */
+vdev_t *vdev_group_collapse(vdev_t *group);
+/* Detach and free a leaf (closing it) from its group.  Tree write lock held. */
+void vdev_leaf_remove(vdev_t *leaf);
+
+/*
+ * Close and reopen a leaf on its path (a MISSING leaf becomes a file or
+ * disk leaf again).  The state is set (HEALTHY, CANT_OPEN, or OFFLINE /
+ * the fault state when those are set) and propagated.  min_asize: the
+ * leaf must provide at least this many bytes (0: no check), else it is
+ * closed with EOVERFLOW.  Tree write lock held.
+ */
+int vdev_leaf_reopen(vdev_t *leaf, uint64_t min_asize);
+/* Allocatable bytes a leaf in this slot must provide (its parent's need). */
+uint64_t vdev_slot_asize(const vdev_t *vd);
+
+/* ---- missed txgs ("DTL", vdev_dtl.c) ---- */
+
+/*
+ * A leaf that could not take a write of txg (closed, offline, faulted,
+ * or the write failed) remembers the range of txgs it missed:
+ * [vdev_dtl_txg, vdev_dtl_last].  It is not read for blocks born in
+ * that range (other sides and parity serve them), a scrub or resilver
+ * read (VDEV_IO_SCRUB) writes the good data into it, and the pool layer
+ * clears the range when a resilver has covered it.
+ */
+void vdev_dtl_mark(vdev_t *leaf, uint64_t txg);
+/* Does the leaf miss blocks born in txg (txg 0: any block)? */
+bool vdev_dtl_contains(const vdev_t *leaf, uint64_t txg);
+bool vdev_dtl_empty(const vdev_t *leaf);
+void vdev_dtl_clear(vdev_t *leaf);
+/*
+ * Can vd (any node) serve every block of its subtree, counting only
+ * leaves that are usable, with an empty DTL and not `without`?
+ */
+bool vdev_complete(const vdev_t *vd, const vdev_t *without);
+/*
+ * Would taking leaf away (offline, detach) lose data its top-level vdev
+ * can serve now?  True also when the top-level is already incomplete
+ * and the leaf is usable (what it holds may be the only copy).
+ */
+bool vdev_dtl_required(const vdev_t *leaf);
+/* Leaves whose error run says they should be faulted (see vdev_err_run). */
+#define VDEV_FAULT_ERRORS 16
 
 /* ---- block I/O ---- */
 
@@ -218,7 +316,10 @@ int vdev_leaf_pwrite(vdev_t *leaf, const void *buf, uint64_t size, uint64_t off)
 /*
  * The label config: a pool header and the whole vdev tree as a flat
  * array of fixed-size records (see docs/FORMAT.md).  It is the same on
- * every leaf except vlc_leaf_guid / vlc_top_guid.
+ * every leaf except vlc_leaf_guid / vlc_top_guid.  The tree's hot spares
+ * travel with it (records flagged "spare", decoded into
+ * vlc_tree->vdev_spares); so do each leaf's missed txgs (DTL) and the
+ * replacing/spare groups.
  */
 #define VDEV_POOL_NAME_MAX 255
 #define VDEV_PATH_MAX      1023
@@ -262,7 +363,10 @@ void vdev_config_seal(void *buf, size_t bufsize);
  * labels 0 and 2 first, flush, then 1 and 3, flush.  The uberblock
  * rings are left as they are unless wipe_rings.  Each leaf's copy names
  * that leaf and its top-level (vlc_leaf_guid / vlc_top_guid).  EIO when
- * some top-level vdev got no label on any of its leaves.
+ * some top-level vdev got no label on any of its leaves.  Hot spares
+ * (root->vdev_spares) that are open and not in use in the tree get the
+ * same config with vlc_state POOL_STATE_SPARE (the pool's state when it
+ * is DESTROYED), best effort.
  */
 int vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rings);
 /*
@@ -275,6 +379,19 @@ int vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe
 int vdev_label_read_path(const char *path, vdev_label_config_t *cfg);
 /* Zero all labels on the device at path (destroy, or `labelclear`). */
 int vdev_label_clear_path(const char *path);
+
+/*
+ * Zero all four labels of an open leaf (config and uberblock rings), so
+ * that a device joining a pool carries nothing of its past.
+ */
+int vdev_label_init(vdev_t *leaf);
+/*
+ * Write the config to the labels of one open leaf outside the tree
+ * (hot spares: cfg->vlc_state is POOL_STATE_SPARE).  Config area only.
+ */
+int vdev_label_write_leaf(vdev_t *leaf, vdev_t *root, const vdev_label_config_t *cfg);
+/* Newest txg of an uberblock of pool_guid on this leaf (0: none). */
+uint64_t vdev_uberblock_newest(vdev_t *leaf, uint64_t pool_guid);
 
 /*
  * Write ub into slot (txg % nslots) of every label of every writable

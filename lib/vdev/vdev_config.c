@@ -9,6 +9,13 @@
  * fuzz target tests/fuzz/fuzz_label.c holds it to that).  The checks
  * run in a first pass over the records; the tree is built only from
  * input that passed them all.
+ *
+ * The hot spares of a pool are records too: leaves flagged "spare" below
+ * the root, after the top-level vdevs; they are decoded into a separate
+ * list (root->vdev_spares), so the tree proper holds only what stores
+ * data.  A spare in use also appears, with the same GUID, in the tree
+ * (inside a spare group), so GUIDs are unique within the tree and within
+ * the spare list, not across them.
  */
 #include "vdev_impl.h"
 
@@ -21,6 +28,9 @@
 #define VCFG_REC_SIZE     128
 #define VCFG_NO_PARENT    0xffffffffU
 #define VCFG_F_OFFLINE    0x1U
+#define VCFG_F_SPARE      0x2U   /* a hot spare (root's child, after the top-levels) */
+#define VCFG_F_ALL        (VCFG_F_OFFLINE | VCFG_F_SPARE)
+#define VCFG_DTL_OPEN     UINT64_MAX   /* DTL end: still missing when written */
 
 /* Pool header offsets (within the payload). */
 enum {
@@ -35,7 +45,7 @@ enum {
 	VR_GUID = 0, VR_ID = 8, VR_ASIZE = 16, VR_MS_ARRAY = 24, VR_MS_SHIFT = 32,
 	VR_MS_COUNT = 40, VR_TYPE = 48, VR_PARENT = 52, VR_NPARITY = 56,
 	VR_ASHIFT = 60, VR_NCHILD = 64, VR_FLAGS = 68, VR_PATH_OFF = 72,
-	VR_PATH_LEN = 76,
+	VR_PATH_LEN = 76, VR_DTL_FIRST = 80, VR_DTL_LAST = 88,
 };
 
 static inline void
@@ -100,17 +110,45 @@ vcfg_count(const vdev_t *vd, uint32_t *nrec, size_t *strlen_total)
 	for (int c = 0; c < vd->vdev_children; c++)
 		if (!vcfg_count(vd->vdev_child[c], nrec, strlen_total))
 			return (false);
+	if (vd->vdev_type == VDEV_TYPE_ROOT && vd->vdev_spares != NULL) {
+		const vdev_t *sp = vd->vdev_spares;
+		for (int c = 0; c < sp->vdev_children; c++)
+			if (!sp->vdev_child[c]->vdev_ops->vop_leaf ||
+			    !vcfg_count(sp->vdev_child[c], nrec, strlen_total))
+				return (false);
+	}
 	return (true);
 }
 
+/* Number of hot spares under root (0 for any other vdev). */
+static int
+vcfg_nspares(const vdev_t *vd)
+{
+	return (vd->vdev_type == VDEV_TYPE_ROOT && vd->vdev_spares != NULL ?
+	    vd->vdev_spares->vdev_children : 0);
+}
+
+/* The missed txgs of a leaf as recorded: still open while it cannot be written. */
 static void
-vcfg_put_rec(vcfg_enc_t *e, const vdev_t *vd, uint32_t parent)
+vcfg_put_dtl(uint8_t *r, const vdev_t *vd)
+{
+	uint64_t first = __atomic_load_n(&vd->vdev_dtl_txg, __ATOMIC_ACQUIRE);
+	uint64_t last = __atomic_load_n(&vd->vdev_dtl_last, __ATOMIC_ACQUIRE);
+	if (!vd->vdev_ops->vop_leaf || first == 0)
+		return;
+	put64(r + VR_DTL_FIRST, first);
+	put64(r + VR_DTL_LAST, vdev_leaf_usable(vd) && last >= first ? last : VCFG_DTL_OPEN);
+}
+
+static void
+vcfg_put_rec(vcfg_enc_t *e, const vdev_t *vd, uint32_t parent, uint64_t id,
+    uint32_t flags)
 {
 	uint8_t *r = e->ve_rec;
 	uint32_t self = e->ve_nrec++;
 	e->ve_rec += VCFG_REC_SIZE;
 	put64(r + VR_GUID, vd->vdev_guid);
-	put64(r + VR_ID, vd->vdev_id);
+	put64(r + VR_ID, id);
 	put64(r + VR_ASIZE, vd->vdev_asize);
 	put64(r + VR_MS_ARRAY, vd->vdev_ms_array);
 	put64(r + VR_MS_SHIFT, vd->vdev_ms_shift);
@@ -119,8 +157,11 @@ vcfg_put_rec(vcfg_enc_t *e, const vdev_t *vd, uint32_t parent)
 	put32(r + VR_PARENT, parent);
 	put32(r + VR_NPARITY, (uint32_t)vd->vdev_nparity);
 	put32(r + VR_ASHIFT, (uint32_t)vd->vdev_ashift);
-	put32(r + VR_NCHILD, (uint32_t)vd->vdev_children);
-	put32(r + VR_FLAGS, vd->vdev_offline ? VCFG_F_OFFLINE : 0);
+	put32(r + VR_NCHILD, (uint32_t)(vd->vdev_children + vcfg_nspares(vd)));
+	if (vd->vdev_offline && !vd->vdev_offline_temp)
+		flags |= VCFG_F_OFFLINE;
+	put32(r + VR_FLAGS, flags);
+	vcfg_put_dtl(r, vd);
 	if (vd->vdev_ops->vop_leaf && vd->vdev_path != NULL) {
 		uint32_t len = (uint32_t)strlen(vd->vdev_path);
 		put32(r + VR_PATH_OFF, e->ve_strlen);
@@ -129,11 +170,24 @@ vcfg_put_rec(vcfg_enc_t *e, const vdev_t *vd, uint32_t parent)
 		e->ve_strlen += len + 1;
 	}
 	for (int c = 0; c < vd->vdev_children; c++)
-		vcfg_put_rec(e, vd->vdev_child[c], self);
+		vcfg_put_rec(e, vd->vdev_child[c], self, vd->vdev_child[c]->vdev_id, 0);
+	for (int c = 0; c < vcfg_nspares(vd); c++)
+		vcfg_put_rec(e, vd->vdev_spares->vdev_child[c], self,
+		    (uint64_t)(vd->vdev_children + c), VCFG_F_SPARE);
+}
+
+/* Is leaf in root's tree (not one of its spares)? */
+static bool
+vcfg_in_tree(const vdev_t *root, const vdev_t *leaf)
+{
+	while (leaf->vdev_parent != NULL)
+		leaf = leaf->vdev_parent;
+	return (leaf == root);
 }
 
 static void
-vcfg_put_pool(uint8_t *pl, const vdev_label_config_t *cfg, const vdev_t *leaf)
+vcfg_put_pool(uint8_t *pl, const vdev_label_config_t *cfg, const vdev_t *root,
+    const vdev_t *leaf)
 {
 	size_t nlen = strnlen(cfg->vlc_name, VDEV_POOL_NAME_MAX);
 	memcpy(pl + VP_NAME, cfg->vlc_name, nlen);
@@ -146,7 +200,7 @@ vcfg_put_pool(uint8_t *pl, const vdev_label_config_t *cfg, const vdev_t *leaf)
 	put64(pl + VP_CTIME, cfg->vlc_create_time);
 	if (leaf != NULL) {
 		put64(pl + VP_LEAF_GUID, leaf->vdev_guid);
-		put64(pl + VP_TOP_GUID, leaf->vdev_top != NULL ?
+		put64(pl + VP_TOP_GUID, leaf->vdev_top != NULL && vcfg_in_tree(root, leaf) ?
 		    leaf->vdev_top->vdev_guid : 0);
 	} else {
 		put64(pl + VP_LEAF_GUID, cfg->vlc_leaf_guid);
@@ -170,7 +224,7 @@ vdev_config_encode(const vdev_label_config_t *cfg, const vdev_t *root,
 	uint8_t *b = buf;
 	memset(b, 0, bufsize);
 	uint8_t *pl = b + VCFG_HDR_SIZE;
-	vcfg_put_pool(pl, cfg, leaf);
+	vcfg_put_pool(pl, cfg, root, leaf);
 	put32(pl + VP_NREC, nrec);
 	put32(pl + VP_RECSIZE, VCFG_REC_SIZE);
 	put32(pl + VP_STROFF, VCFG_POOL_SIZE + nrec * VCFG_REC_SIZE);
@@ -179,7 +233,7 @@ vdev_config_encode(const vdev_label_config_t *cfg, const vdev_t *root,
 		.ve_rec = pl + VCFG_POOL_SIZE,
 		.ve_str = pl + VCFG_POOL_SIZE + (size_t)nrec * VCFG_REC_SIZE,
 	};
-	vcfg_put_rec(&e, root, VCFG_NO_PARENT);
+	vcfg_put_rec(&e, root, VCFG_NO_PARENT, root->vdev_id, 0);
 	VERIFY3U(e.ve_nrec, ==, nrec);
 	VERIFY3U(e.ve_strlen, ==, slen);
 
@@ -207,6 +261,9 @@ vdev_config_seal(void *buf, size_t bufsize)
 typedef struct vcfg_rec {
 	uint32_t vr_type, vr_parent, vr_nparity, vr_ashift, vr_nchild;
 	uint32_t vr_seen;          /* children found so far */
+	bool     vr_spare;         /* flagged a hot spare */
+	bool     vr_spares_seen;   /* root: a spare came; no top-level may follow */
+	uint32_t vr_nspares;       /* root: how many of its children are spares */
 	const char *vr_path;       /* into the string table, or NULL */
 } vcfg_rec_t;
 
@@ -214,6 +271,48 @@ static bool
 vcfg_is_leaf_type(uint32_t t)
 {
 	return (t == VDEV_TYPE_FILE || t == VDEV_TYPE_DISK || t == VDEV_TYPE_MISSING);
+}
+
+static bool
+vcfg_is_pair_type(uint32_t t)
+{
+	return (t == VDEV_TYPE_REPLACING || t == VDEV_TYPE_SPARE);
+}
+
+/*
+ * Shapes: root -> top-level (mirror, raidz, replacing, spare, leaf) or
+ * spare-flagged leaf; mirror/raidz -> leaf or replacing/spare pair;
+ * replacing/spare -> leaf.
+ */
+static bool
+vcfg_shape_ok(vcfg_rec_t *pr, const vcfg_rec_t *r)
+{
+	bool leaf = vcfg_is_leaf_type(r->vr_type);
+	if (pr->vr_type == VDEV_TYPE_ROOT) {
+		if (r->vr_spare) {
+			pr->vr_spares_seen = true;
+			pr->vr_nspares++;
+			return (leaf);
+		}
+		return (!pr->vr_spares_seen);
+	}
+	if (r->vr_spare)
+		return (false);
+	if (pr->vr_type == VDEV_TYPE_MIRROR || pr->vr_type == VDEV_TYPE_RAIDZ)
+		return (leaf || vcfg_is_pair_type(r->vr_type));
+	if (vcfg_is_pair_type(pr->vr_type))
+		return (leaf);
+	return (false);
+}
+
+/* Missed txgs: leaves only; none, or first <= last. */
+static bool
+vcfg_dtl_ok(const uint8_t *rp, bool leaf)
+{
+	uint64_t first = get64(rp + VR_DTL_FIRST), last = get64(rp + VR_DTL_LAST);
+	if (first == 0)
+		return (last == 0);
+	return (leaf && last >= first);
 }
 
 /* Check one record against its parent; fills r.  false on damage. */
@@ -230,9 +329,11 @@ vcfg_check_rec(const uint8_t *rp, uint32_t i, vcfg_rec_t *recs,
 	uint32_t flags = get32(rp + VR_FLAGS);
 	uint32_t poff = get32(rp + VR_PATH_OFF), plen = get32(rp + VR_PATH_LEN);
 	bool leaf = vcfg_is_leaf_type(r->vr_type);
+	r->vr_spare = (flags & VCFG_F_SPARE) != 0;
 
 	if (r->vr_type >= VDEV_TYPE_NTYPES || get64(rp + VR_GUID) == 0 ||
-	    (flags & ~VCFG_F_OFFLINE) != 0 || get64(rp + VR_MS_SHIFT) > 63)
+	    (flags & ~VCFG_F_ALL) != 0 || get64(rp + VR_MS_SHIFT) > 63 ||
+	    !vcfg_dtl_ok(rp, leaf))
 		return (false);
 	if (r->vr_ashift != 0 && (r->vr_ashift < SPA_MINBLOCKSHIFT || r->vr_ashift > 16))
 		return (false);
@@ -251,9 +352,7 @@ vcfg_check_rec(const uint8_t *rp, uint32_t i, vcfg_rec_t *recs,
 		if (r->vr_type == VDEV_TYPE_ROOT || r->vr_parent >= i)
 			return (false);
 		vcfg_rec_t *pr = &recs[r->vr_parent];
-		bool group = pr->vr_type == VDEV_TYPE_MIRROR ||
-		    pr->vr_type == VDEV_TYPE_RAIDZ;
-		if (!(pr->vr_type == VDEV_TYPE_ROOT || (group && leaf)))
+		if (!vcfg_shape_ok(pr, r))
 			return (false);
 		if (get64(rp + VR_ID) != pr->vr_seen || pr->vr_seen >= pr->vr_nchild)
 			return (false);
@@ -273,16 +372,21 @@ vcfg_check_rec(const uint8_t *rp, uint32_t i, vcfg_rec_t *recs,
 	return (true);
 }
 
+/* GUIDs are unique within the tree, and within the spare list. */
 static bool
 vcfg_guids_unique(const uint8_t *recs, uint32_t n)
 {
 	uint64_t *g = tarn_alloc((size_t)n * sizeof (uint64_t));
+	bool *sp = tarn_alloc((size_t)n * sizeof (bool));
 	bool ok = true;
 	for (uint32_t i = 0; i < n && ok; i++) {
-		g[i] = get64(recs + (size_t)i * VCFG_REC_SIZE + VR_GUID);
+		const uint8_t *rp = recs + (size_t)i * VCFG_REC_SIZE;
+		g[i] = get64(rp + VR_GUID);
+		sp[i] = (get32(rp + VR_FLAGS) & VCFG_F_SPARE) != 0;
 		for (uint32_t j = 0; j < i && ok; j++)
-			ok = g[j] != g[i];
+			ok = g[j] != g[i] || sp[j] != sp[i];
 	}
+	tarn_free(sp);
 	tarn_free(g);
 	return (ok);
 }
@@ -328,10 +432,17 @@ vcfg_build(const uint8_t *recp, const vcfg_rec_t *recs, uint32_t n)
 		vd->vdev_nparity = (int)recs[i].vr_nparity;
 		vd->vdev_ashift = recs[i].vr_ashift;
 		vd->vdev_offline = (get32(rp + VR_FLAGS) & VCFG_F_OFFLINE) != 0;
+		vd->vdev_dtl_txg = vd->vdev_dtl_saved[0] = get64(rp + VR_DTL_FIRST);
+		vd->vdev_dtl_last = vd->vdev_dtl_saved[1] = get64(rp + VR_DTL_LAST);
 		if (recs[i].vr_path != NULL)
 			vd->vdev_path = tarn_strdup(recs[i].vr_path);
-		if (i > 0)
+		if (recs[i].vr_spare) {
+			if (v[0]->vdev_spares == NULL)
+				v[0]->vdev_spares = vdev_alloc(VDEV_TYPE_ROOT, 0);
+			vdev_add_child(v[0]->vdev_spares, vd);
+		} else if (i > 0) {
 			vdev_add_child(v[recs[i].vr_parent], vd);
+		}
 		v[i] = vd;
 	}
 	vdev_t *root = v[0];
@@ -363,6 +474,8 @@ vdev_config_decode(const void *buf, size_t bufsize, vdev_label_config_t *cfg)
 		ok = vcfg_check_rec(recp + (size_t)i * VCFG_REC_SIZE, i, recs, str, strl);
 	for (uint32_t i = 0; ok && i < nrec; i++)
 		ok = recs[i].vr_seen == recs[i].vr_nchild;
+	if (ok)
+		ok = recs[0].vr_nchild > recs[0].vr_nspares;   /* some top-level */
 	if (!ok) {
 		tarn_free(recs);
 		return (SET_ERROR(EINVAL));
@@ -373,8 +486,14 @@ vdev_config_decode(const void *buf, size_t bufsize, vdev_label_config_t *cfg)
 	uint64_t leaf_guid = get64(pl + VP_LEAF_GUID), top_guid = get64(pl + VP_TOP_GUID);
 	vdev_t *leaf = leaf_guid ? vdev_lookup_guid(root, leaf_guid) : NULL;
 	vdev_t *top = top_guid ? vdev_lookup_guid(root, top_guid) : NULL;
+	bool spare_leaf = false;
+	if (leaf_guid && leaf == NULL && root->vdev_spares != NULL) {
+		/* the label of a hot spare names no top-level vdev */
+		leaf = vdev_lookup_guid(root->vdev_spares, leaf_guid);
+		spare_leaf = leaf != NULL;
+	}
 	if ((leaf_guid && (leaf == NULL || !leaf->vdev_ops->vop_leaf)) ||
-	    (top_guid && (top == NULL || top->vdev_top != top)) ||
+	    (top_guid && (top == NULL || top->vdev_top != top || spare_leaf)) ||
 	    (leaf != NULL && top != NULL && leaf->vdev_top != top)) {
 		vdev_free(root);
 		return (SET_ERROR(EINVAL));

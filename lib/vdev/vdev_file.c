@@ -197,6 +197,8 @@ vdev_leaf_io(vdev_t *vd, int rw, void *buf, uint64_t size, uint64_t off, int fla
 	err = vdev_leaf_raw(vd, rw, buf, size, VDEV_LABEL_START_SIZE + off);
 	if (err != 0)
 		vdev_stat_ioerr(vd, rw, flags);
+	else if (__atomic_load_n(&vd->vdev_err_run, __ATOMIC_RELAXED) != 0)
+		__atomic_store_n(&vd->vdev_err_run, 0, __ATOMIC_RELAXED);
 	return (err);
 }
 

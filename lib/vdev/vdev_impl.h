@@ -15,6 +15,9 @@ extern const vdev_ops_t vdev_mirror_ops;
 extern const vdev_ops_t vdev_raidz_ops;
 extern const vdev_ops_t vdev_file_ops;
 extern const vdev_ops_t vdev_missing_ops;
+extern const vdev_ops_t vdev_replacing_ops;   /* vdev_mirror.c */
+extern const vdev_ops_t vdev_spare_ops;       /* vdev_mirror.c */
+const vdev_ops_t *vdev_ops_for(vdev_type_t type);
 
 /* A vdev can serve I/O (HEALTHY or DEGRADED). */
 static inline bool
@@ -101,6 +104,7 @@ enum vdev_scratch_slot {
 	VDEV_SCRATCH_RAIDZ_OUT,       /* raidz reconstruction outputs */
 	VDEV_SCRATCH_RAIDZ_TBLS,      /* raidz decode matrices and tables */
 	VDEV_SCRATCH_MIRROR,          /* mirror scrub: other sides */
+	VDEV_SCRATCH_GROUP,           /* replacing/spare child: scrub compare */
 	VDEV_SCRATCH_SLOTS
 };
 void *vdev_scratch(enum vdev_scratch_slot slot, size_t size);
@@ -154,5 +158,39 @@ void vdev_children_flush(vdev_t *vd, int *errs);
  * asize rounded down to the group's sector (0 when none is usable).
  */
 uint64_t vdev_group_child_asize(vdev_t *vd, uint64_t min_child_asize);
+
+/* ---- children of mirrors and raidz groups (vdev_dtl.c) ---- */
+
+/*
+ * A child of a mirror or raidz is a leaf, or a replacing/spare group of
+ * leaves.  Writable: some leaf under it is open.  Readable for a block
+ * born in txg: some open leaf under it does not miss txg (DTL).
+ */
+bool vdev_child_writable(const vdev_t *cvd);
+bool vdev_child_readable(const vdev_t *cvd, uint64_t txg);
+/*
+ * Read size bytes at off (leaf allocatable space) from the child: a
+ * leaf, or the first leaf of a group that holds the block (then, when
+ * lacking_ok, the ones that miss it, with their errors not counted).
+ * *leafp: the leaf that answered (or was tried last).  0, EIO, ENXIO.
+ */
+int vdev_child_read(vdev_t *cvd, const vdev_io_t *pio, void *buf, uint64_t size,
+    uint64_t off, int flags, bool lacking_ok, vdev_t **leafp);
+/*
+ * Write (zero-padded to the sector) to every open leaf under the child;
+ * a leaf that is not open or fails misses pio->vio_txg (marked in its
+ * DTL unless flags has VDEV_IO_REPAIR).  0 when one leaf took it.
+ */
+int vdev_child_write(vdev_t *cvd, const vdev_io_t *pio, const void *buf,
+    uint64_t size, uint64_t off, int flags);
+/*
+ * The child's range is known to hold `want`.  On a scrub (VDEV_IO_SCRUB
+ * without NOHEAL): write it into every open leaf under the child that
+ * misses the block (resilver), and for groups read and compare every
+ * other leaf than `served`, charging and rewriting those that differ.
+ * Repairs are counted in pio->vio_repaired and on the leaves.
+ */
+void vdev_child_settle(vdev_t *cvd, vdev_io_t *pio, const void *want, uint64_t size,
+    uint64_t off, const vdev_t *served);
 
 #endif

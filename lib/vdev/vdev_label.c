@@ -47,7 +47,7 @@ typedef struct label_write_arg {
 } label_write_arg_t;
 
 static int
-vdev_label_write_leaf(vdev_t *leaf, void *arg)
+vdev_label_write_pass(vdev_t *leaf, void *arg)
 {
 	label_write_arg_t *a = arg;
 	uint64_t len = a->lwa_wipe ? VDEV_LABEL_SIZE : VDEV_LABEL_RING_OFF;
@@ -58,6 +58,47 @@ vdev_label_write_leaf(vdev_t *leaf, void *arg)
 		err = vdev_leaf_pwrite(leaf, a->lwa_buf, len,
 		    vdev_label_offset(leaf->vdev_psize, l));
 	return (err);
+}
+
+/* Both passes on one leaf outside the tree walk (hot spares). */
+static int
+vdev_label_write_one(vdev_t *leaf, label_write_arg_t *a)
+{
+	int err = 0;
+	for (a->lwa_pass = 0; a->lwa_pass < 2 && err == 0; a->lwa_pass++) {
+		err = vdev_label_write_pass(leaf, a);
+		if (err == 0)
+			err = vdev_leaf_flush(leaf);
+	}
+	return (err);
+}
+
+int
+vdev_label_write_leaf(vdev_t *leaf, vdev_t *root, const vdev_label_config_t *cfg)
+{
+	if (!vdev_leaf_usable(leaf) || leaf->vdev_readonly)
+		return (SET_ERROR(ENXIO));
+	label_write_arg_t a = { .lwa_cfg = cfg, .lwa_root = root,
+		.lwa_buf = tarn_alloc_aligned(VDEV_LABEL_SIZE) };
+	int err = vdev_label_write_one(leaf, &a);
+	tarn_free(a.lwa_buf);
+	return (err);
+}
+
+/* The spares not in use in the tree get the config as SPARE (best effort). */
+static void
+vdev_label_write_spares(vdev_t *root, const vdev_label_config_t *cfg)
+{
+	if (root->vdev_spares == NULL)
+		return;
+	vdev_label_config_t scfg = *cfg;
+	if (cfg->vlc_state != POOL_STATE_DESTROYED)
+		scfg.vlc_state = POOL_STATE_SPARE;
+	for (int c = 0; c < root->vdev_spares->vdev_children; c++) {
+		vdev_t *sp = root->vdev_spares->vdev_child[c];
+		if (vdev_lookup_guid(root, sp->vdev_guid) == NULL)
+			(void) vdev_label_write_leaf(sp, root, &scfg);
+	}
 }
 
 int
@@ -76,7 +117,7 @@ vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rin
 	for (a.lwa_pass = 0; a.lwa_pass < 2; a.lwa_pass++) {
 		for (int c = 0; c < root->vdev_children; c++)
 			good[c] = vdev_label_each_leaf(root->vdev_child[c],
-			    vdev_label_write_leaf, &a, true);
+			    vdev_label_write_pass, &a, true);
 		(void) vdev_flush(root);   /* every leaf, in parallel */
 	}
 	for (int c = 0; c < root->vdev_children; c++)
@@ -86,6 +127,23 @@ vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rin
 		err = SET_ERROR(EINVAL);
 	tarn_free(good);
 	tarn_free(a.lwa_buf);
+	vdev_label_write_spares(root, cfg);
+	return (err);
+}
+
+int
+vdev_label_init(vdev_t *leaf)
+{
+	if (!vdev_leaf_usable(leaf))
+		return (SET_ERROR(ENXIO));
+	uint8_t *zero = tarn_alloc_aligned(VDEV_LABEL_SIZE);
+	int err = 0;
+	for (int l = 0; l < VDEV_LABELS && err == 0; l++)
+		err = vdev_leaf_pwrite(leaf, zero, VDEV_LABEL_SIZE,
+		    vdev_label_offset(leaf->vdev_psize, l));
+	if (err == 0)
+		err = vdev_leaf_flush(leaf);
+	tarn_free(zero);
 	return (err);
 }
 
@@ -265,6 +323,23 @@ vdev_uberblock_cmp(const void *x, const void *y)
 	if (a->ub_timestamp != b->ub_timestamp)
 		return (a->ub_timestamp > b->ub_timestamp ? -1 : 1);
 	return (0);
+}
+
+uint64_t
+vdev_uberblock_newest(vdev_t *leaf, uint64_t pool_guid)
+{
+	ub_collect_arg_t a = {
+		.uca_pool_guid = pool_guid,
+		.uca_ring = tarn_alloc_aligned(VDEV_LABEL_RING_SIZE),
+	};
+	uint64_t newest = 0;
+	if (vdev_leaf_usable(leaf))
+		(void) vdev_uberblock_collect_leaf(leaf, &a);
+	for (int i = 0; i < a.uca_n; i++)
+		newest = MAX(newest, a.uca_ubs[i].ub_txg);
+	tarn_free(a.uca_ring);
+	tarn_free(a.uca_ubs);
+	return (newest);
 }
 
 int

@@ -65,6 +65,13 @@
  *
  * Writes compute parity, then write every column whose child can serve
  * I/O; the write succeeds while no more than p columns failed.
+ *
+ * Missed txgs (vdev_dtl.c).  A column whose child missed the block's
+ * txg is treated as missing and rebuilt from parity; a scrub or
+ * resilver then writes the rebuilt column into it.  Only when the block
+ * cannot be read that way is a second try made that reads such columns
+ * too (their errors uncharged).  A child may be a replacing/spare pair
+ * of leaves; rc_leaf names the leaf that answered.
  */
 #include "vdev_impl.h"
 
@@ -78,7 +85,9 @@ typedef struct raidz_col {
 	uint8_t  *rc_data;     /* data: into the caller's buffer; parity: scratch */
 	uint8_t  *rc_copy;     /* slow path: what was read, zero-padded to rm_L */
 	int       rc_error;    /* 0, EIO, or ENXIO for a missing child */
-	bool      rc_missing;  /* child cannot serve I/O */
+	bool      rc_missing;  /* child cannot serve I/O (or misses the txg) */
+	bool      rc_lacking;  /* read although its child misses the txg */
+	vdev_t   *rc_leaf;     /* the leaf that answered (charged for errors) */
 	bool      rc_read;     /* read without error (rc_copy / rc_data valid) */
 } raidz_col_t;
 
@@ -253,9 +262,17 @@ vdev_raidz_asize(vdev_t *vd, uint64_t psize)
 	return (tot << ashift);
 }
 
+/* How raidz_map_alloc judges which columns are missing. */
+enum raidz_use {
+	RAIDZ_WRITE,           /* missing: cannot be written */
+	RAIDZ_READ,            /* missing: cannot be read, or misses the txg */
+	RAIDZ_READ_LACKING,    /* missing: cannot be read at all */
+};
+
 /* The columns of the block at offset/psize, data pointing into buf. */
 static raidz_map_t *
-raidz_map_alloc(vdev_t *vd, uint64_t offset, uint64_t psize, uint8_t *buf)
+raidz_map_alloc(vdev_t *vd, uint64_t offset, uint64_t psize, uint8_t *buf,
+    uint64_t txg, enum raidz_use use)
 {
 	uint64_t ashift = vd->vdev_ashift, sec = 1ULL << ashift;
 	uint64_t n = (uint64_t)vd->vdev_children, p = (uint64_t)vd->vdev_nparity;
@@ -281,7 +298,14 @@ raidz_map_alloc(vdev_t *vd, uint64_t offset, uint64_t psize, uint8_t *buf)
 		rc->rc_vd = vd->vdev_child[child];
 		rc->rc_offset = coff << ashift;
 		rc->rc_size = (c < bc ? q + 1 : q) << ashift;
-		rc->rc_missing = !vdev_leaf_usable(rc->rc_vd);
+		rc->rc_leaf = rc->rc_vd;
+		if (use == RAIDZ_READ) {
+			rc->rc_missing = !vdev_child_readable(rc->rc_vd, txg);
+		} else {
+			rc->rc_missing = !vdev_child_writable(rc->rc_vd);
+			rc->rc_lacking = use == RAIDZ_READ_LACKING && !rc->rc_missing &&
+			    !vdev_child_readable(rc->rc_vd, txg);
+		}
 		if (c < p) {
 			rc->rc_valid = rc->rc_size;
 		} else {
@@ -333,10 +357,16 @@ static void
 vdev_raidz_state_change(vdev_t *vd)
 {
 	int failed = 0;
-	for (int c = 0; c < vd->vdev_children; c++)
-		if (!vdev_usable(vd->vdev_child[c]))
+	bool partial = false;
+	for (int c = 0; c < vd->vdev_children; c++) {
+		const vdev_t *cvd = vd->vdev_child[c];
+		if (!vdev_usable(cvd))
 			failed++;
-	if (failed == 0)
+		else
+			partial |= cvd->vdev_ops->vop_leaf ? !vdev_dtl_empty(cvd) :
+			    cvd->vdev_state != VDEV_STATE_HEALTHY;
+	}
+	if (failed == 0 && !partial)
 		vd->vdev_state = VDEV_STATE_HEALTHY;
 	else if (failed <= vd->vdev_nparity)
 		vd->vdev_state = VDEV_STATE_DEGRADED;
@@ -363,7 +393,8 @@ vdev_raidz_write(vdev_t *vd, vdev_io_t *io)
 {
 	if (!IS_P2ALIGNED(io->vio_offset, vdev_sector(vd)))
 		return (SET_ERROR(EINVAL));
-	raidz_map_t *rm = raidz_map_alloc(vd, io->vio_offset, io->vio_size, io->vio_buf);
+	raidz_map_t *rm = raidz_map_alloc(vd, io->vio_offset, io->vio_size, io->vio_buf,
+	    io->vio_txg, RAIDZ_WRITE);
 	int p = rm->rm_nparity, failed = 0;
 	uint8_t *cols[256], *par = vdev_scratch(VDEV_SCRATCH_RAIDZ_COLS, p * rm->rm_L);
 	uint64_t valid[256];
@@ -374,8 +405,8 @@ vdev_raidz_write(vdev_t *vd, vdev_io_t *io)
 	raidz_generate(rm, cols, valid, cols);
 	for (int c = 0; c < rm->rm_cols; c++) {
 		raidz_col_t *rc = &rm->rm_col[c];
-		if (rc->rc_missing || vdev_leaf_write_padded(rc->rc_vd, rc->rc_data,
-		    rc->rc_valid, rc->rc_offset, io->vio_flags) != 0)
+		if (vdev_child_write(rc->rc_vd, io, rc->rc_data, rc->rc_valid,
+		    rc->rc_offset, io->vio_flags) != 0)
 			failed++;
 	}
 	tarn_free(rm);
@@ -396,7 +427,7 @@ raidz_verify(vdev_io_t *io)
  * rc_error says how it went.
  */
 static void
-raidz_read_col(raidz_map_t *rm, int c, uint8_t *buf, int flags)
+raidz_read_col(raidz_map_t *rm, int c, uint8_t *buf, const vdev_io_t *io)
 {
 	raidz_col_t *rc = &rm->rm_col[c];
 	rc->rc_read = false;
@@ -406,8 +437,8 @@ raidz_read_col(raidz_map_t *rm, int c, uint8_t *buf, int flags)
 	}
 	/* EIO is charged once the read is over (raidz_finish / raidz_fail). */
 	uint64_t len = c < rm->rm_nparity ? rc->rc_size : rc->rc_valid;
-	rc->rc_error = vdev_leaf_read(rc->rc_vd, buf, len, rc->rc_offset,
-	    flags | VDEV_IO_PROBE) == 0 ? 0 : EIO;
+	rc->rc_error = vdev_child_read(rc->rc_vd, io, buf, len, rc->rc_offset,
+	    io->vio_flags | VDEV_IO_PROBE, rc->rc_lacking, &rc->rc_leaf) == 0 ? 0 : EIO;
 	rc->rc_read = rc->rc_error == 0;
 }
 
@@ -439,27 +470,41 @@ raidz_finish(vdev_t *vd, raidz_map_t *rm, vdev_io_t *io, bool compare)
 	int p = rm->rm_nparity;
 	uint8_t *good = NULL;
 	bool judge = compare && io->vio_verify != NULL;
+	bool settle = (io->vio_flags & (VDEV_IO_SCRUB | VDEV_IO_NOHEAL)) == VDEV_IO_SCRUB &&
+	    io->vio_verify != NULL;
 
 	for (int c = 0; c < rm->rm_cols; c++) {
 		raidz_col_t *rc = &rm->rm_col[c];
 		bool eio = rc->rc_error == EIO;
-		if (rc->rc_missing || (!eio && !(judge && rc->rc_read)))
+		bool fill = settle && (rc->rc_missing || (!eio && rc->rc_read));
+		if (!fill && (rc->rc_missing || (!eio && !(judge && rc->rc_read))))
 			continue;
 		if (c < p && good == NULL)
 			good = raidz_good_parity(rm);
 		const uint8_t *want = c < p ? good + (size_t)c * rm->rm_L : rc->rc_data;
-		if (eio)
-			vdev_stat_ioerr(rc->rc_vd, 0, io->vio_flags);
-		else if (memcmp(rc->rc_copy, want, rc->rc_valid) != 0)
-			vdev_stat_cksum(rc->rc_vd, io->vio_flags);
-		else
+		if (rc->rc_missing) {
+			/* resilver: fill the leaves that missed the block */
+			vdev_child_settle(rc->rc_vd, io, want, rc->rc_valid, rc->rc_offset, NULL);
 			continue;
-		io->vio_bad_children++;
+		}
+		if (eio) {
+			if (!rc->rc_lacking)
+				vdev_stat_ioerr(rc->rc_leaf, 0, io->vio_flags);
+		} else if (judge && memcmp(rc->rc_copy, want, rc->rc_valid) != 0) {
+			if (!rc->rc_lacking)
+				vdev_stat_cksum(rc->rc_leaf, io->vio_flags);
+		} else {
+			vdev_child_settle(rc->rc_vd, io, want, rc->rc_valid, rc->rc_offset,
+			    rc->rc_leaf);
+			continue;
+		}
+		if (!rc->rc_lacking)
+			io->vio_bad_children++;
 		if ((io->vio_flags & VDEV_IO_NOHEAL) || rc->rc_vd->vdev_readonly)
 			continue;
-		if (vdev_leaf_write_padded(rc->rc_vd, want, rc->rc_valid, rc->rc_offset,
-		    io->vio_flags) == 0)
-			vdev_stat_repair(rc->rc_vd, io, rc->rc_size);
+		if (vdev_child_write(rc->rc_vd, io, want, rc->rc_valid, rc->rc_offset,
+		    io->vio_flags | VDEV_IO_REPAIR) == 0)
+			vdev_stat_repair(rc->rc_leaf, io, rc->rc_size);
 	}
 }
 
@@ -472,9 +517,11 @@ raidz_fail(vdev_t *vd, raidz_map_t *rm, vdev_io_t *io, int err)
 		raidz_col_t *rc = &rm->rm_col[c];
 		if (rc->rc_error == 0)
 			continue;
+		if (rc->rc_lacking)
+			continue;
 		io->vio_bad_children++;
 		if (rc->rc_error == EIO)
-			vdev_stat_ioerr(rc->rc_vd, 0, io->vio_flags);
+			vdev_stat_ioerr(rc->rc_leaf, 0, io->vio_flags);
 	}
 	if (err == EIO)
 		vdev_stat_ioerr(vd, 0, io->vio_flags);
@@ -498,7 +545,7 @@ raidz_read_fast(vdev_t *vd, raidz_map_t *rm, vdev_io_t *io)
 	uint64_t valid[256];
 
 	for (int c = p; c < rm->rm_cols; c++) {
-		raidz_read_col(rm, c, rm->rm_col[c].rc_data, io->vio_flags);
+		raidz_read_col(rm, c, rm->rm_col[c].rc_data, io);
 		if ((erased[c] = rm->rm_col[c].rc_error != 0))
 			nerr++;
 	}
@@ -508,7 +555,7 @@ raidz_read_fast(vdev_t *vd, raidz_map_t *rm, vdev_io_t *io)
 			rm->rm_col[c].rc_data = par + (size_t)c * rm->rm_L;
 			erased[c] = true;
 			if (have < nerr) {
-				raidz_read_col(rm, c, rm->rm_col[c].rc_data, io->vio_flags);
+				raidz_read_col(rm, c, rm->rm_col[c].rc_data, io);
 				if (rm->rm_col[c].rc_read) {
 					erased[c] = false;
 					have++;
@@ -641,7 +688,7 @@ raidz_read_slow(vdev_t *vd, raidz_map_t *rm, vdev_io_t *io)
 		if (c < p)
 			rc->rc_data = NULL;      /* parity lives in rc_copy from now on */
 		rc->rc_copy = copies + (size_t)c * L;
-		raidz_read_col(rm, c, rc->rc_copy, io->vio_flags);
+		raidz_read_col(rm, c, rc->rc_copy, io);
 		uint64_t got = rc->rc_read ? (c < p ? rc->rc_size : rc->rc_valid) : 0;
 		memset(rc->rc_copy + got, 0, L - got);
 		if (c >= p && rc->rc_read)
@@ -659,13 +706,17 @@ raidz_read_slow(vdev_t *vd, raidz_map_t *rm, vdev_io_t *io)
 	return (raidz_fail(vd, rm, io, nerr > p ? EIO : ECKSUM));
 }
 
+/* One try of the read with the columns judged as `use` says. */
 static int
-vdev_raidz_read(vdev_t *vd, vdev_io_t *io)
+raidz_read_try(vdev_t *vd, vdev_io_t *io, enum raidz_use use, bool *lacking)
 {
-	if (!IS_P2ALIGNED(io->vio_offset, vdev_sector(vd)))
-		return (SET_ERROR(EINVAL));
-	raidz_map_t *rm = raidz_map_alloc(vd, io->vio_offset, io->vio_size, io->vio_buf);
+	raidz_map_t *rm = raidz_map_alloc(vd, io->vio_offset, io->vio_size, io->vio_buf,
+	    io->vio_txg, use);
 	int err = ECKSUM;
+	*lacking = false;
+	for (int c = 0; c < rm->rm_cols; c++)
+		*lacking |= rm->rm_col[c].rc_missing &&
+		    vdev_child_writable(rm->rm_col[c].rc_vd);
 	if (!(io->vio_flags & VDEV_IO_SCRUB)) {
 		err = raidz_read_fast(vd, rm, io);
 		if (err == EIO)
@@ -674,6 +725,22 @@ vdev_raidz_read(vdev_t *vd, vdev_io_t *io)
 	if (err == ECKSUM)
 		err = raidz_read_slow(vd, rm, io);
 	tarn_free(rm);
+	return (err);
+}
+
+static int
+vdev_raidz_read(vdev_t *vd, vdev_io_t *io)
+{
+	if (!IS_P2ALIGNED(io->vio_offset, vdev_sector(vd)))
+		return (SET_ERROR(EINVAL));
+	bool lacking = false;
+	int err = raidz_read_try(vd, io, RAIDZ_READ, &lacking);
+	if (err != 0 && lacking && io->vio_verify != NULL) {
+		/* Last resort: read the columns that missed the txg as well. */
+		int err2 = raidz_read_try(vd, io, RAIDZ_READ_LACKING, &lacking);
+		if (err2 == 0)
+			err = 0;
+	}
 	return (err);
 }
 

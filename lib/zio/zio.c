@@ -52,6 +52,14 @@
  * is being run by some thread that does not block on the taskq.  The
  * batch is reference counted (the waiter plus one per runner not yet
  * run) and freed by whoever drops the last reference.
+ *
+ * Device changes.  Every call into the vdev tree (vdev_read,
+ * vdev_write, vdev_flush, the top-level lookup before them) holds the
+ * tree lock as reader for that one call (vdev.h, vdev_tree_enter_read),
+ * never nested, so a device change (attach, replace, a leaf reopened)
+ * waits for the I/O in flight and I/O waits for the change.  Each
+ * vdev_io_t carries the block's birth txg (vio_txg), so the vdev layer
+ * can tell which leaves missed it; heal writes say VDEV_IO_REPAIR.
  */
 #include "zio.h"
 
@@ -407,13 +415,16 @@ zio_write_copy(zio_work_t *zw)
 	zio_wjob_t *wj = wc->wc_job;
 	zio_ctx_t *zc = wj->wj_batch->zb_ctx;
 	const dva_t *d = &wj->wj_new.bp_dva[wc->wc_index];
-	vdev_t *top = vdev_lookup_top(zc->zc_root, d->dva_vdev);
 	vdev_io_t io = {
 		.vio_offset = d->dva_offset,
 		.vio_size = wj->wj_new.bp_psize,
 		.vio_buf = wj->wj_pbuf,
+		.vio_txg = wj->wj_txg,
 	};
+	vdev_tree_enter_read(zc->zc_root);
+	vdev_t *top = vdev_lookup_top(zc->zc_root, d->dva_vdev);
 	wc->wc_error = top != NULL ? vdev_write(top, &io) : SET_ERROR(ENXIO);
+	vdev_tree_exit(zc->zc_root);
 	if (__atomic_sub_fetch(&wj->wj_left, 1, __ATOMIC_ACQ_REL) == 0)
 		zio_write_done(wj);
 }
@@ -488,9 +499,6 @@ static int
 zio_read_dva(zio_ctx_t *zc, const blkptr_t *bp, int i, void *buf, int vflags)
 {
 	const dva_t *d = &bp->bp_dva[i];
-	vdev_t *top = vdev_lookup_top(zc->zc_root, d->dva_vdev);
-	if (top == NULL)
-		return (SET_ERROR(EIO));
 	vdev_io_t io = {
 		.vio_offset = d->dva_offset,
 		.vio_size = bp->bp_psize,
@@ -498,8 +506,12 @@ zio_read_dva(zio_ctx_t *zc, const blkptr_t *bp, int i, void *buf, int vflags)
 		.vio_flags = vflags,
 		.vio_verify = zio_read_verify,
 		.vio_verify_arg = (void *)bp,
+		.vio_txg = bp->bp_phys_birth,
 	};
-	int err = vdev_read(top, &io);
+	vdev_tree_enter_read(zc->zc_root);
+	vdev_t *top = vdev_lookup_top(zc->zc_root, d->dva_vdev);
+	int err = top != NULL ? vdev_read(top, &io) : SET_ERROR(EIO);
+	vdev_tree_exit(zc->zc_root);
 	if (io.vio_repaired != 0)
 		ZIO_STAT_ADD(zc, zs_heal_bytes, io.vio_repaired);
 	return (err == 0 || err == ECKSUM ? err : SET_ERROR(EIO));
@@ -510,15 +522,18 @@ static void
 zio_heal_dva(zio_ctx_t *zc, const blkptr_t *bp, int i, void *buf)
 {
 	const dva_t *d = &bp->bp_dva[i];
-	vdev_t *top = vdev_lookup_top(zc->zc_root, d->dva_vdev);
-	if (top == NULL)
-		return;
 	vdev_io_t io = {
 		.vio_offset = d->dva_offset,
 		.vio_size = bp->bp_psize,
 		.vio_buf = buf,
+		.vio_flags = VDEV_IO_REPAIR,
+		.vio_txg = bp->bp_phys_birth,
 	};
-	if (vdev_write(top, &io) == 0) {
+	vdev_tree_enter_read(zc->zc_root);
+	vdev_t *top = vdev_lookup_top(zc->zc_root, d->dva_vdev);
+	int err = top != NULL ? vdev_write(top, &io) : SET_ERROR(ENXIO);
+	vdev_tree_exit(zc->zc_root);
+	if (err == 0) {
 		ZIO_STAT_ADD(zc, zs_heal_writes, 1);
 		ZIO_STAT_ADD(zc, zs_heal_bytes, bp->bp_psize);
 		__atomic_add_fetch(&top->vdev_stat.vs_repaired_bytes,
@@ -593,7 +608,10 @@ zio_read(zio_ctx_t *zc, const blkptr_t *bp, void *buf, int flags)
 	 * A bp that cannot be ours is as bad as a block that does not
 	 * verify; its lsize may be garbage, so buf is left alone.
 	 */
-	if (blkptr_validate(bp, zc->zc_root) != 0)
+	vdev_tree_enter_read(zc->zc_root);
+	int verr = blkptr_validate(bp, zc->zc_root);
+	vdev_tree_exit(zc->zc_root);
+	if (verr != 0)
 		return (zio_read_failed(zc, bp, buf, flags, SET_ERROR(ECKSUM), false));
 	bool compressed = bp->bp_comp != ZIO_COMPRESS_OFF;
 	void *pbuf = compressed ? tarn_alloc_aligned(bp->bp_psize) : buf;
@@ -660,5 +678,8 @@ zio_free(zio_ctx_t *zc, const blkptr_t *bp, uint64_t txg)
 int
 zio_flush(zio_ctx_t *zc)
 {
-	return (vdev_flush(zc->zc_root));
+	vdev_tree_enter_read(zc->zc_root);
+	int err = vdev_flush(zc->zc_root);
+	vdev_tree_exit(zc->zc_root);
+	return (err);
 }

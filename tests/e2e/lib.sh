@@ -3,12 +3,17 @@
 # Each script: `. "$(dirname "$0")/lib.sh"`, then `describe "what it tests"`,
 # then checks, then `e2e_done`.  Setup gives a private temp dir ($E2E_TMP)
 # with the cache file inside it (TARN_CACHEFILE), so tests never touch
-# /etc/tarn; an EXIT trap destroys the pools left in that cache file and
+# /etc/tarn, and the daemon's socket and PID file too (TARN_SOCKET,
+# TARN_RUNDIR), so each test talks to a daemon of its own, started by its
+# first pool command.  An EXIT trap destroys the pools left in that cache
+# file, stops that daemon (by the PID in its PID file, never by name) and
 # removes the temp dir, even when a check fails or the script is killed.
 # Every tarn command runs under `timeout`, and tests/run runs each script
 # under `timeout 120` too.
 #
-# Environment: TARN (path of the tarn binary; default build/cmd/tarn/tarn).
+# Environment: TARN (path of the tarn binary; default build/cmd/tarn/tarn;
+# its tarnd is the one next to it).  TARN_NO_DAEMON=1 runs every command
+# in-process instead (the daemon_* tests then skip).
 # Exit status: 0 all checks passed, 1 some failed, 77 skipped.
 
 set -u
@@ -22,9 +27,53 @@ E2E_DEVSIZE=${E2E_DEVSIZE:-128M}
 
 E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tarn-e2e-$E2E_NAME.XXXXXX") || exit 1
 export TARN_CACHEFILE="$E2E_TMP/cache/tarn.cache"
+export TARN_RUNDIR="$E2E_TMP/run"
+export TARN_SOCKET="$TARN_RUNDIR/tarnd.sock"
 OUT="$E2E_TMP/.out"
 ERR="$E2E_TMP/.err"
 RC=0
+
+# daemon_pid: the pid in this test's PID file when that process is a tarnd
+# serving this test's socket (so a stale file never names a stranger).
+daemon_pid() {
+	local pidf="$TARN_RUNDIR/tarnd.pid" pid
+	[ -f "$pidf" ] || return 1
+	pid=$(head -c 32 "$pidf" | tr -dc '0-9')
+	[ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
+	tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -n 1 | grep -q 'tarnd$' || return 1
+	if tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$TARN_SOCKET" ||
+	    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null |
+	    grep -qxF -- "TARN_SOCKET=$TARN_SOCKET"; then
+		echo "$pid"
+		return 0
+	fi
+	return 1
+}
+
+# pid_alive PID: running (a zombie nobody reaped yet counts as gone).
+pid_alive() {
+	local st
+	st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# stop_daemon [SIGNAL]: stop this test's daemon (SIGTERM: cleanly; or the
+# signal given) and wait until it is gone; SIGKILL after 20 s.
+stop_daemon() {
+	local sig=${1:-TERM} pid i
+	pid=$(daemon_pid) || return 0
+	kill -"$sig" "$pid" 2>/dev/null
+	for ((i = 0; i < 200; i++)); do
+		pid_alive "$pid" || return 0
+		sleep 0.1
+	done
+	echo "# tarnd $pid did not stop on SIG$sig; killing it" >&2
+	kill -KILL "$pid" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		pid_alive "$pid" || return 0
+		sleep 0.1
+	done
+}
 
 e2e_cleanup() {
 	local rc=$? name
@@ -34,6 +83,7 @@ e2e_cleanup() {
 			timeout -k 5 30 "$TARN" pool destroy -f "$name" >/dev/null 2>&1
 		done
 	fi
+	stop_daemon TERM
 	case "$E2E_TMP" in
 	*/tarn-e2e-*) chmod -R u+rwx "$E2E_TMP" 2>/dev/null; rm -rf "$E2E_TMP" ;;
 	esac

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,13 +37,15 @@
 #define PC_MAXDEV    8
 #define PC_EPOCH     50          /* cases per pool */
 #if defined(__SANITIZE_ADDRESS__)
-#define PC_CUTS_DEFAULT 100      /* sanitizers make every case ~5x slower */
+#define PC_CUTS_DEFAULT 200      /* sanitizers make every case slower */
 #else
-#define PC_CUTS_DEFAULT 500
+#define PC_CUTS_DEFAULT 1000
 #endif
 
 typedef struct pc_stats {
 	uint64_t cuts, mode[3], landed, committed, discarded, failed_ops, recreated;
+	uint64_t held_cuts, held_writes;   /* cuts with writes in flight, and how many */
+	uint64_t txgs;
 } pc_stats_t;
 
 typedef struct pc_pool {
@@ -63,13 +66,20 @@ typedef struct pc_pool {
 	stress_op_t *pp_jnl;          /* records since the last import */
 	int       pp_njnl, pp_cjnl;
 	uint64_t  pp_max_synced;      /* newest txg seen synced before the cut */
+	uint64_t  pp_case_txg;        /* last synced txg when the case began */
 	/* the cut */
 	pthread_mutex_t pp_cut_lock;
-	_Atomic bool pp_cut;
+	_Atomic bool pp_cutting;      /* the cut has begun */
+	_Atomic bool pp_cut;          /* ... and is over */
 	tarn_rand_t pp_cut_rand;
+	int       pp_cut_policy;      /* 0: some held writes land (random), 1: none,
+	                                 2: per device, one or the other */
 	_Atomic uint64_t pp_cb_target; /* cut from the synced callback at this txg */
 	int       pp_cutter_dev;
 	uint64_t  pp_cutter_held;     /* cut when the device holds this many writes */
+	uint64_t  pp_cutter_flushes;  /* ... after this many flushes were seen */
+	uint64_t  pp_cutter_odds;     /* or: each look at held writes cuts with 1/odds */
+	tarn_rand_t pp_cutter_rand;
 	uint64_t  pp_cutter_ns;       /* ... or after this long */
 	pc_stats_t pp_st;
 } pc_pool_t;
@@ -93,6 +103,22 @@ pc_fail(pc_pool_t *pp, const char *fmt, ...)
 	longjmp(tt_jmp, 1);
 }
 
+static void
+pc_cleanup_at_exit(void)
+{
+	tt_tmpdir_cleanup();
+}
+
+/* Each test may run alone (meson runs them one per process): clean up at exit. */
+static void
+pc_setup(void)
+{
+	static bool done;
+	if (!done)
+		atexit(pc_cleanup_at_exit);
+	done = true;
+}
+
 static uint64_t
 pc_env(const char *name, uint64_t dflt)
 {
@@ -108,10 +134,20 @@ pc_cut(pc_pool_t *pp)
 {
 	pthread_mutex_lock(&pp->pp_cut_lock);
 	if (!pp->pp_cut) {
+		pp->pp_cutting = true;
 		for (int i = 0; i < pp->pp_ndev; i++)
 			vdev_fault_set_dead(pp->pp_vf[i], true);
-		for (int i = 0; i < pp->pp_ndev; i++)
-			vdev_fault_powercut(pp->pp_vf[i], &pp->pp_cut_rand);
+		uint64_t held = 0;
+		for (int i = 0; i < pp->pp_ndev; i++) {
+			held += vdev_fault_held_writes(pp->pp_vf[i]);
+			/* a dead device that is not cut loses every held write */
+			bool lose_all = pp->pp_cut_policy == 1 || (pp->pp_cut_policy == 2 &&
+			    tarn_rand_range(&pp->pp_cut_rand, 2) == 0);
+			if (!lose_all)
+				vdev_fault_powercut(pp->pp_vf[i], &pp->pp_cut_rand);
+		}
+		pp->pp_st.held_cuts += held > 0;
+		pp->pp_st.held_writes += held;
 		pp->pp_cut = true;
 	}
 	pthread_mutex_unlock(&pp->pp_cut_lock);
@@ -126,15 +162,28 @@ pc_synced_cb(void *arg, uint64_t txg)
 		pc_cut(pp);
 }
 
-/* Mode 2: cut when a device holds enough writes (a sync is under way). */
+/*
+ * Mode 2: cut while a sync is under way: when a device holds enough
+ * writes, after it was flushed some number of times (a drop in its held
+ * writes; right after the first flush of a txg come the uberblock
+ * writes), at a random moment while it holds writes, or after a short
+ * time.
+ */
 static void *
 pc_cutter(void *arg)
 {
 	pc_pool_t *pp = arg;
-	uint64_t until = tarn_now_ns() + pp->pp_cutter_ns;
+	vdev_fault_t *vf = pp->pp_vf[pp->pp_cutter_dev];
+	uint64_t until = tarn_now_ns() + pp->pp_cutter_ns, prev = 0, flushes = 0;
 	while (!pp->pp_cut && tarn_now_ns() < until) {
-		if (pp->pp_cutter_held != 0 &&
-		    vdev_fault_held_writes(pp->pp_vf[pp->pp_cutter_dev]) >= pp->pp_cutter_held)
+		uint64_t held = vdev_fault_held_writes(vf);
+		flushes += held < prev;
+		prev = held;
+		if (pp->pp_cutter_held != 0 && flushes >= pp->pp_cutter_flushes &&
+		    held >= pp->pp_cutter_held)
+			break;
+		if (pp->pp_cutter_odds != 0 && held > 0 &&
+		    tarn_rand_range(&pp->pp_cutter_rand, pp->pp_cutter_odds) == 0)
 			break;
 		sched_yield();
 	}
@@ -148,8 +197,8 @@ pc_journal(void *arg, const stress_op_t *ops, int nops)
 	pc_pool_t *pp = arg;
 	for (int i = 0; i < nops; i++) {
 		if (ops[i].so_type == STRESS_OP_SYNCED) {
-			if (!pp->pp_cut)
-				pp->pp_max_synced = MAX(pp->pp_max_synced, ops[i].so_txg);
+			/* a txg seen synced is on disk, whenever the cut came */
+			pp->pp_max_synced = MAX(pp->pp_max_synced, ops[i].so_txg);
 			continue;
 		}
 		if (pp->pp_njnl == pp->pp_cjnl) {
@@ -257,9 +306,8 @@ pc_workload(pc_pool_t *pp, tarn_rand_t *r)
 	for (int i = 0; i < nops; i++) {
 		if (pp->pp_mode == 0 && i == cut_at)
 			pc_cut(pp);
-		bool cut = pp->pp_cut;
 		int e = stress_worker_step(&w, err, sizeof (err));
-		if (e != 0 && !cut && !pp->pp_cut)
+		if (e != 0 && !pp->pp_cutting)
 			pc_fail(pp, "op %d before the cut: %s", i, err);
 		if (e != 0) {
 			if (e == STRESS_EMISMATCH)
@@ -322,6 +370,7 @@ pc_check(pc_pool_t *pp, uint64_t seed)
 		    "cut and nothing after txg %" PRIu64 " could be", U, MAX(F, pp->pp_max_synced),
 		    F + 1);
 	pp->pp_st.landed += U == F + 1;
+	pp->pp_st.txgs += F - pp->pp_case_txg;
 	for (int i = 0; i < pp->pp_njnl; i++) {
 		stress_op_t *op = &pp->pp_jnl[i];
 		if (op->so_txg > U) {
@@ -359,15 +408,24 @@ pc_case(pc_pool_t *pp, int k)
 	tarn_rand_seed(&r, pp->pp_seed * 0x9E3779B97F4A7C15ULL + (uint64_t)k);
 	pp->pp_case = k;
 	pp->pp_mode = (int)tarn_rand_range(&r, 3);
+	uint64_t pol = tarn_rand_range(&r, 10);
+	pp->pp_cut_policy = pol < 5 ? 0 : pol < 8 ? 1 : 2;
 	tarn_rand_seed(&pp->pp_cut_rand, tarn_rand_u64(&r));
 	pp->pp_cut = false;
+	pp->pp_cutting = false;
 	dmu_pool_t *dp = spa_dmu_pool(pp->pp_spa);
+	pp->pp_case_txg = txg_last_synced(dp);
 	pp->pp_cb_target = pp->pp_mode == 1 ?
 	    txg_last_synced(dp) + 1 + tarn_rand_range(&r, 3) : 0;
 	pthread_t cutter;
 	if (pp->pp_mode == 2) {
 		pp->pp_cutter_dev = (int)tarn_rand_range(&r, (uint64_t)pp->pp_ndev);
-		pp->pp_cutter_held = tarn_rand_range(&r, 10) < 7 ? 1 + tarn_rand_range(&r, 30) : 0;
+		uint64_t how = tarn_rand_range(&r, 10);
+		pp->pp_cutter_held = how < 3 ? 1 + tarn_rand_range(&r, 60) :
+		    how < 6 ? 1 + tarn_rand_range(&r, 4) : 0;
+		pp->pp_cutter_flushes = how >= 3 && how < 6 ? 1 + tarn_rand_range(&r, 3) : 0;
+		pp->pp_cutter_odds = how >= 6 && how < 9 ? 1 + tarn_rand_range(&r, 64) : 0;
+		tarn_rand_seed(&pp->pp_cutter_rand, tarn_rand_u64(&r));
 		pp->pp_cutter_ns = (1 + tarn_rand_range(&r, 40)) * 1000 * 1000;
 		VERIFY0(pthread_create(&cutter, NULL, pc_cutter, pp));
 	}
@@ -383,6 +441,7 @@ pc_case(pc_pool_t *pp, int k)
 static void
 pc_run(const char *test, const char *type, int ndev)
 {
+	pc_setup();
 	pc_pool_t *pp = tarn_alloc(sizeof (*pp));
 	pp->pp_test = test;
 	pp->pp_type = type;
@@ -413,9 +472,11 @@ pc_run(const char *test, const char *type, int ndev)
 	pc_stats_t *s = &pp->pp_st;
 	printf("  %s: %" PRIu64 " cuts (%" PRIu64 " between ops, %" PRIu64 " after a sync, %"
 	    PRIu64 " during a sync) on %" PRIu64 " pools in %.1f s; the txg being written "
-	    "landed %" PRIu64 " times; %" PRIu64 " changes kept, %" PRIu64 " lost as they "
-	    "should\n", type, s->cuts, s->mode[0], s->mode[1], s->mode[2], s->recreated,
-	    (double)(tarn_now_ns() - t0) / 1e9, s->landed, s->committed, s->discarded);
+	    "landed %" PRIu64 " times; %" PRIu64 " cuts hit %" PRIu64 " writes in flight; %"
+	    PRIu64 " txgs synced; %" PRIu64 " changes kept, %" PRIu64 " lost as they should\n",
+	    type, s->cuts, s->mode[0], s->mode[1], s->mode[2], s->recreated,
+	    (double)(tarn_now_ns() - t0) / 1e9, s->landed, s->held_cuts, s->held_writes, s->txgs,
+	    s->committed, s->discarded);
 	stress_model_free(pp->pp_base);
 	stress_model_free(pp->pp_live);
 	tarn_free(pp->pp_jnl);
@@ -575,6 +636,7 @@ ns_check(objset_t *os, const uint64_t *objs, const int *chunks, const bool *gone
 static void
 test_enospc(void)
 {
+	pc_setup();
 	spa_t *spa = plain_pool("nospc", 2, "mirror", 64 * MiB, 0);
 	dmu_pool_t *dp = spa_dmu_pool(spa);
 	objset_t *os;
@@ -593,7 +655,7 @@ test_enospc(void)
 	for (int i = 0; i < n; i++)
 		written += (uint64_t)chunks[i] * NS_CHUNK;
 	printf("  enospc after %" PRIu64 " MiB in %d objects (pool %" PRIu64 " MiB)\n",
-	    written / MiB, n, ss.ss_size / MiB);
+	    (uint64_t)(written / MiB), n, (uint64_t)(ss.ss_size / MiB));
 	TT_CHECK(written >= ss.ss_size / 2);         /* not refused too early */
 	TT_CHECK(!dmu_pool_suspended(dp));
 	TT_OK(txg_wait_synced(dp, 0));
@@ -626,8 +688,8 @@ test_enospc(void)
 	uint64_t again = 0;
 	for (int i = n; i < n2; i++)
 		again += (uint64_t)chunks[i] * NS_CHUNK;
-	printf("  freed %" PRIu64 " MiB, then wrote %" PRIu64 " MiB more\n", freed / MiB,
-	    again / MiB);
+	printf("  freed %" PRIu64 " MiB, then wrote %" PRIu64 " MiB more\n", (uint64_t)(freed / MiB),
+	    (uint64_t)(again / MiB));
 	TT_CHECK(again >= freed / 2);
 	TT_OK(txg_wait_synced(dp, 0));
 	TT_CHECK(!dmu_pool_suspended(dp));
@@ -678,6 +740,7 @@ static void
 test_throttle(void)
 {
 	const uint64_t limit = 4 * MiB, blk = 128 * KiB, region = 16 * MiB;
+	pc_setup();
 	spa_t *spa = plain_pool("throttle", 2, "mirror", 128 * MiB, limit);
 	dmu_pool_t *dp = spa_dmu_pool(spa);
 	objset_t *os;
@@ -713,7 +776,7 @@ test_throttle(void)
 	dmu_pool_stats(dp, &after);
 	printf("  %" PRIu64 " MiB in %.2f s; dirty at most %" PRIu64 " KiB of %" PRIu64
 	    " KiB (%" PRIu64 " samples); %" PRIu64 " delays, %" PRIu64 " waits, %" PRIu64
-	    " txgs\n", total / MiB, secs, s.max_dirty / KiB, limit / KiB, s.samples,
+	    " txgs\n", (uint64_t)(total / MiB), secs, (uint64_t)(s.max_dirty / KiB), (uint64_t)(limit / KiB), s.samples,
 	    after.dps_delays - before.dps_delays, after.dps_waits - before.dps_waits,
 	    after.dps_txgs_synced - before.dps_txgs_synced);
 	TT_CHECK(after.dps_delays > before.dps_delays);
@@ -735,16 +798,9 @@ test_throttle(void)
 	spa_close(spa);
 }
 
-static void
-cleanup(void)
-{
-	tt_tmpdir_cleanup();
-}
-
 TT_MAIN(
 	{ "powercut_mirror", test_powercut_mirror },
 	{ "powercut_raidz2", test_powercut_raidz2 },
 	{ "enospc", test_enospc },
 	{ "throttle", test_throttle },
-	{ "cleanup", cleanup },
 )

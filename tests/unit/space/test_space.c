@@ -1276,6 +1276,207 @@ test_threads(void)
 	tpool_fini(&tp);
 }
 
+/* ================= holding frees (scrub/resilver) ================= */
+
+static void
+test_hold_frees(void)
+{
+	tpool_t tp;
+	tpool_init(&tp, 1, 64 * MiB, 12, 0);
+	dva_t a, b;
+	TT_OK(metaslab_alloc(tp.tp_mc, 64 * KiB, 1, 10, &a));
+	TT_OK(metaslab_alloc(tp.tp_mc, 64 * KiB, 1, 10, &b));
+	tpool_sync(&tp, 10);
+	metaslab_class_hold_frees(tp.tp_mc);
+	metaslab_class_hold_frees(tp.tp_mc);            /* holds nest */
+	metaslab_free(tp.tp_mc, &a, 10, 11);
+	metaslab_space_t s;
+	for (uint64_t t = 11; t <= 20; t++) {
+		tpool_sync(&tp, t);
+		space_of(&tp, &s);
+		TT_EQ(s.ms_deferred, 64 * KiB);             /* deferred, then held */
+		TT_EQ(s.ms_free, 64 * MiB - 128 * KiB);
+		TT_EQ(metaslab_class_held_space(tp.tp_mc), t >= 11 + TXG_DEFER_SIZE ? 64 * KiB : 0);
+		TT_ASSERT(!metaslab_is_allocated(tp.tp_mc, &a));
+	}
+	/* fill the pool: nothing may land on the held block */
+	blk_t *blks = calloc(1024, sizeof (blk_t));
+	size_t n = 0;
+	dva_t d;
+	while (metaslab_alloc(tp.tp_mc, 64 * KiB, 1, 21, &d) == 0) {
+		TT_ASSERT(d.dva_offset != a.dva_offset);
+		blks[n].b_dva[0] = d;
+		blks[n++].b_ndvas = 1;
+	}
+	TT_EQ(n, 1024 - 2);
+	for (size_t i = 0; i < n; i++)
+		metaslab_free(tp.tp_mc, &blks[i].b_dva[0], 21, 21);
+	free(blks);
+	/* a free that matures after the first release is still held */
+	metaslab_free(tp.tp_mc, &b, 10, 21);
+	metaslab_class_release_frees(tp.tp_mc);
+	for (uint64_t t = 21; t <= 25; t++)
+		tpool_sync(&tp, t);
+	space_of(&tp, &s);
+	TT_EQ(s.ms_deferred, 128 * KiB);
+	TT_EQ(metaslab_class_held_space(tp.tp_mc), 128 * KiB);
+	/* on disk they are ordinary frees: a fresh load sees them free */
+	tpool_t fresh;
+	memset(&fresh, 0, sizeof (fresh));
+	fresh.tp_mc = metaslab_class_create();
+	tpool_add(&fresh, 64 * MiB, 12, tp.tp_vd[0]->vdev_ms_shift);
+	for (uint64_t m = 0; m < metaslab_group_count(tp.tp_mg[0]); m++)
+		TT_OK(metaslab_load(metaslab_group_get(fresh.tp_mg[0], m),
+		    tp.tp_maps[0][m].tb_data, tp.tp_maps[0][m].tb_len, 25));
+	metaslab_space_t f;
+	space_of(&fresh, &f);
+	TT_EQ(f.ms_free, 64 * MiB);
+	TT_EQ(f.ms_deferred, 0);
+	tpool_fini(&fresh);
+	/* the last release makes them allocatable at once */
+	metaslab_class_release_frees(tp.tp_mc);
+	space_of(&tp, &s);
+	TT_EQ(s.ms_deferred, 0);
+	TT_EQ(s.ms_free, 64 * MiB);
+	TT_EQ(metaslab_class_held_space(tp.tp_mc), 0);
+	check_reload(&tp, 25, false);
+	/* without a hold, frees mature as before */
+	TT_OK(metaslab_alloc(tp.tp_mc, 64 * KiB, 1, 26, &a));
+	tpool_sync(&tp, 26);
+	metaslab_free(tp.tp_mc, &a, 26, 27);
+	for (uint64_t t = 27; t <= 30; t++)
+		tpool_sync(&tp, t);
+	space_of(&tp, &s);
+	TT_EQ(s.ms_free, 64 * MiB);
+	TT_EQ(metaslab_class_held_space(tp.tp_mc), 0);
+	tpool_fini(&tp);
+}
+
+/* Condensing while frees are held: the new map describes them as free. */
+static void
+test_hold_condense(void)
+{
+	tarn_rand_t r;
+	seed_init(&r);
+	tpool_t tp;
+	tpool_init(&tp, 1, 64 * MiB, 9, 23);
+	wl_t w = { 0 };
+	uint64_t txg;
+	for (txg = 4; txg < 60; txg++)
+		wl_txg(&tp, &w, &r, txg);
+	metaslab_class_hold_frees(tp.tp_mc);
+	for (; txg < 120; txg++)
+		wl_txg(&tp, &w, &r, txg);
+	TS_ASSERT(metaslab_class_held_space(tp.tp_mc) > 0);
+	for (uint64_t m = 0; m < metaslab_group_count(tp.tp_mg[0]); m++) {
+		metaslab_t *ms = metaslab_group_get(tp.tp_mg[0], m);
+		tbuf_t *tb = &tp.tp_maps[0][m];
+		void *buf;
+		size_t len;
+		TT_OK(metaslab_condense(ms, txg, &buf, &len));
+		free(tb->tb_data);
+		tb->tb_data = NULL;
+		tb->tb_len = 0;
+		tbuf_append(tb, buf, len);
+		tarn_free(buf);
+	}
+	tpool_sync(&tp, txg);
+	metaslab_class_release_frees(tp.tp_mc);
+	TT_EQ(metaslab_class_held_space(tp.tp_mc), 0);
+	check_reload(&tp, txg, true);
+	free(w.w_blk);
+	tpool_fini(&tp);
+}
+
+/* Free n random blocks of w in txg, appending them to *out (may be NULL). */
+static void
+wl_free_into(tpool_t *tp, wl_t *w, tarn_rand_t *r, uint64_t txg, int n, wl_t *out)
+{
+	for (int i = 0; i < n && w->w_n > 0; i++) {
+		size_t k = tarn_rand_range(r, w->w_n);
+		blk_t *b = &w->w_blk[k];
+		for (int j = 0; j < b->b_ndvas; j++)
+			metaslab_free(tp->tp_mc, &b->b_dva[j], b->b_birth, txg);
+		if (out != NULL && b->b_birth != txg) {
+			if (out->w_n == out->w_cap) {
+				out->w_cap = out->w_cap ? 2 * out->w_cap : 1024;
+				out->w_blk = realloc(out->w_blk, out->w_cap * sizeof (blk_t));
+			}
+			out->w_blk[out->w_n++] = *b;
+		}
+		w->w_blk[k] = w->w_blk[--w->w_n];
+	}
+}
+
+static bool
+blk_overlaps(const blk_t *a, const blk_t *b)
+{
+	for (int x = 0; x < a->b_ndvas; x++) {
+		for (int y = 0; y < b->b_ndvas; y++) {
+			const dva_t *p = &a->b_dva[x], *q = &b->b_dva[y];
+			if (p->dva_vdev == q->dva_vdev &&
+			    p->dva_offset < q->dva_offset + DVA_ASIZE(q) &&
+			    q->dva_offset < p->dva_offset + DVA_ASIZE(p))
+				return (true);
+		}
+	}
+	return (false);
+}
+
+/*
+ * A random workload with holds switched on and off: no allocation ever
+ * overlaps a block freed while a hold was active, until the release;
+ * after each release the state equals a reload from the maps.
+ */
+static void
+test_hold_random(void)
+{
+	tarn_rand_t r;
+	seed_init(&r);
+	tpool_t tp;
+	tpool_init(&tp, 2, 48 * MiB, 9, 23);
+	wl_t w = { 0 }, held = { 0 };
+	bool holding = false;
+	uint64_t txg, maxheld = 0;
+	for (txg = 4; txg < 400; txg++) {
+		if (tarn_rand_range(&r, 25) == 0) {
+			if (holding) {
+				metaslab_class_release_frees(tp.tp_mc);
+				TS_EQ(metaslab_class_held_space(tp.tp_mc), 0);
+				held.w_n = 0;
+				check_reload(&tp, txg - 1, false);
+			} else {
+				metaslab_class_hold_frees(tp.tp_mc);
+			}
+			holding = !holding;
+		}
+		int passes = 1 + (int)tarn_rand_range(&r, 3);
+		for (int p = 0; p < passes; p++) {
+			wl_alloc(&tp, &w, &r, txg, (int)tarn_rand_range(&r, 40));
+			wl_free_into(&tp, &w, &r, txg,
+			    (int)tarn_rand_range(&r, (uint64_t)(w.w_n / 20 + 10)),
+			    holding ? &held : NULL);
+			tpool_sync_pass(&tp, txg);
+		}
+		metaslab_class_sync_done(tp.tp_mc, txg);
+		/* blocks born in this txg never land on a held block */
+		for (size_t j = 0; j < w.w_n; j++) {
+			if (w.w_blk[j].b_birth != txg)
+				continue;
+			for (size_t k = 0; k < held.w_n; k++)
+				TS_ASSERT(!blk_overlaps(&w.w_blk[j], &held.w_blk[k]));
+		}
+		maxheld = MAX(maxheld, metaslab_class_held_space(tp.tp_mc));
+	}
+	if (holding)
+		metaslab_class_release_frees(tp.tp_mc);
+	TS_ASSERT(maxheld > 0);
+	check_reload(&tp, txg - 1, true);
+	free(held.w_blk);
+	free(w.w_blk);
+	tpool_fini(&tp);
+}
+
 static void
 test_cleanup(void)
 {
@@ -1302,5 +1503,8 @@ TT_MAIN(
 	{ "load_inconsistent", test_load_inconsistent },
 	{ "rotor_bias", test_rotor_bias },
 	{ "threads", test_threads },
+	{ "hold_frees", test_hold_frees },
+	{ "hold_condense", test_hold_condense },
+	{ "hold_random", test_hold_random },
 	{ "cleanup", test_cleanup },
 )

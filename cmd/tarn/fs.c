@@ -1,0 +1,448 @@
+/*
+ * fs.c — `tarn fs VERB` (zfs(8) syntax; `zfs` is a symlink to tarn): the
+ * verb table, usage, opening a dataset's pool, and the verbs that change
+ * datasets: create, destroy, rename, set, inherit.  list and get are in
+ * fs_list.c.  The datasets themselves are lib/dsl.
+ */
+#include "tarn.h"
+#include "dsl.h"
+#ifdef TARN_HAVE_POSIX
+#include "posix.h"
+#endif
+
+#include <stdarg.h>
+
+__thread const char *cli_fs_prog = "tarn fs";
+
+static const cli_verb_t cli_fs_verbs[] = {
+	{ "create", cli_fs_create,
+	    "\tcreate [-p] [-o property=value] ... <filesystem>\n" },
+	{ "destroy", cli_fs_destroy,
+	    "\tdestroy [-fr] <filesystem>\n" },
+	{ "rename", cli_fs_rename,
+	    "\trename [-fp] <filesystem> <filesystem>\n" },
+	{ "list", cli_fs_list,
+	    "\tlist [-rHp] [-d max] [-o property[,...]] [-t type[,...]] "
+	    "[filesystem] ...\n" },
+	{ "get", cli_fs_get,
+	    "\tget [-rHp] [-d max] [-o \"all\" | field[,...]]\n"
+	    "\t    <\"all\" | property[,...]> [filesystem] ...\n" },
+	{ "set", cli_fs_set,
+	    "\tset <property=value> ... <filesystem> ...\n" },
+	{ "inherit", cli_fs_inherit,
+	    "\tinherit [-r] <property> <filesystem> ...\n" },
+};
+
+static const cli_verb_t *
+fs_verb_lookup(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cli_fs_verbs); i++)
+		if (strcmp(cli_fs_verbs[i].cv_name, name) == 0)
+			return (&cli_fs_verbs[i]);
+	return (NULL);
+}
+
+void
+cli_fs_usage(FILE *f)
+{
+	fprintf(f, "usage: %s command args ...\nwhere 'command' is one of the following:\n\n",
+	    cli_fs_prog);
+	for (size_t i = 0; i < ARRAY_SIZE(cli_fs_verbs); i++)
+		fprintf(f, "%s", cli_fs_verbs[i].cv_usage);
+	fprintf(f, "\nEach dataset is of the form: pool/[dataset/]*dataset\n");
+}
+
+int
+cli_fs_usage_error(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(cli_err, fmt, ap);
+	va_end(ap);
+	fputc('\n', cli_err);
+	const cli_verb_t *v = fs_verb_lookup(verb);
+	if (v != NULL)
+		fprintf(cli_err, "usage:\n%s", v->cv_usage);
+	return (CLI_EXIT_USAGE);
+}
+
+int
+cli_fs_bad_option(const char *verb, int opt, int optopt_)
+{
+	if (opt == ':')
+		return (cli_fs_usage_error(verb, "missing argument for '%c' option", optopt_));
+	if (optopt_ > ' ' && optopt_ < 127)
+		return (cli_fs_usage_error(verb, "invalid option '%c'", optopt_));
+	return (cli_fs_usage_error(verb, "invalid option"));
+}
+
+int
+cli_fs_main(int argc, char **argv)
+{
+	const char *slash = argv[0] != NULL ? strrchr(argv[0], '/') : NULL;
+	const char *prog = slash != NULL ? slash + 1 : argv[0];
+	cli_fs_prog = prog != NULL && strcmp(prog, "zfs") == 0 ? "zfs" : "tarn fs";
+	if (argc < 2) {
+		cli_fs_usage(cli_err);
+		return (CLI_EXIT_USAGE);
+	}
+	const char *w = argv[1];
+	if (strcmp(w, "help") == 0 || strcmp(w, "-?") == 0 || strcmp(w, "-h") == 0 ||
+	    strcmp(w, "--help") == 0) {
+		const cli_verb_t *v = argc > 2 ? fs_verb_lookup(argv[2]) : NULL;
+		if (v != NULL)
+			fprintf(cli_out, "usage:\n%s", v->cv_usage);
+		else
+			cli_fs_usage(cli_out);
+		return (CLI_EXIT_OK);
+	}
+	const cli_verb_t *v = fs_verb_lookup(w);
+	if (v == NULL) {
+		fprintf(cli_err, "unrecognized command '%s'\n", w);
+		cli_fs_usage(cli_err);
+		return (CLI_EXIT_USAGE);
+	}
+	if (argc > 2 && (strcmp(argv[2], "-?") == 0 || strcmp(argv[2], "--help") == 0)) {
+		fprintf(cli_out, "usage:\n%s", v->cv_usage);
+		return (CLI_EXIT_OK);
+	}
+	opterr = 0;
+	return (v->cv_fn(argc - 1, argv + 1));
+}
+
+/* ---- pools of datasets ---- */
+
+/* A new file system's object set gets the POSIX layout. */
+static int
+fs_init(void *arg, objset_t *os)
+{
+#ifdef TARN_HAVE_POSIX
+	return (posix_fs_create(os, 0, 0));
+#else
+	return (0);
+#endif
+}
+
+int
+cli_fs_open(const char *verb, const char *name, bool readonly, cli_fs_t *fs)
+{
+	char pool[SPA_NAME_MAX + 1], err[512];
+	size_t n = strcspn(name, "/@#");
+	memset(fs, 0, sizeof (*fs));
+	if (n == 0 || n > SPA_NAME_MAX) {
+		(void) cli_cannot(verb, name, EINVAL, "dataset does not exist");
+		return (CLI_EXIT_ERROR);
+	}
+	memcpy(pool, name, n);
+	pool[n] = '\0';
+	int e = cli_pool_open(pool, readonly ? SPA_OPEN_READONLY : 0, &fs->cf_spa, err,
+	    sizeof (err));
+	if (e == CLI_ENOPOOL) {
+		if (strcmp(verb, "create") == 0)
+			(void) snprintf(err, sizeof (err), "no such pool '%s'", pool);
+		else
+			(void) snprintf(err, sizeof (err), "dataset does not exist");
+	}
+	if (e != 0) {
+		(void) cli_cannot(strcmp(verb, "create") == 0 ? verb : "open", name, e, err);
+		return (CLI_EXIT_ERROR);
+	}
+	e = dsl_pool_open(fs->cf_spa, fs_init, NULL, &fs->cf_dp);
+	if (e == ENOENT && readonly) {
+		/* no root dataset yet: open writable once so that it is made */
+		cli_pool_close(fs->cf_spa);
+		return (cli_fs_open(verb, name, false, fs));
+	}
+	if (e != 0) {
+		(void) cli_cannot("open", name, e, e == ENOENT ?
+		    "the pool has no datasets yet and is read-only" : NULL);
+		cli_pool_close(fs->cf_spa);
+		fs->cf_spa = NULL;
+		return (CLI_EXIT_ERROR);
+	}
+	return (0);
+}
+
+void
+cli_fs_close(cli_fs_t *fs)
+{
+	dsl_pool_close(fs->cf_dp);
+	if (fs->cf_spa != NULL)
+		cli_pool_close(fs->cf_spa);
+	memset(fs, 0, sizeof (*fs));
+}
+
+/* Open and check that name exists ("cannot open 'x': dataset does not exist"). */
+int
+cli_fs_open_existing(const char *name, bool readonly, cli_fs_t *fs)
+{
+	char err[512];
+	memset(fs, 0, sizeof (*fs));
+	if (dsl_name_validate(name, err, sizeof (err)) != 0)
+		return (cli_cannot("open", name, EINVAL, err));
+	int r = cli_fs_open("open", name, readonly, fs);
+	if (r != 0)
+		return (r);
+	if (!dsl_dataset_exists(fs->cf_dp, name)) {
+		cli_fs_close(fs);
+		return (cli_cannot("open", name, ENOENT, "dataset does not exist"));
+	}
+	return (0);
+}
+
+/* ---- create ---- */
+
+/* Split "p=v" for -o and set; a usage error without '='. */
+static int
+fs_parse_setting(const char *verb, char *arg, dsl_prop_setting_t *s)
+{
+	char *eq = strchr(arg, '=');
+	if (eq == NULL)
+		return (cli_fs_usage_error(verb, "missing '=' for property argument '%s'", arg));
+	*eq = '\0';
+	s->dps_name = arg;
+	s->dps_value = eq + 1;
+	return (0);
+}
+
+int
+cli_fs_create(int argc, char **argv)
+{
+	bool parents = false;
+	int c, n = 0, r;
+	dsl_prop_setting_t *props = tarn_alloc(sizeof (*props) * (size_t)(argc + 1));
+	while ((c = getopt(argc, argv, ":po:")) != -1) {
+		switch (c) {
+		case 'p':
+			parents = true;
+			break;
+		case 'o':
+			if ((r = fs_parse_setting("create", optarg, &props[n++])) != 0)
+				goto out;
+			break;
+		default:
+			r = cli_fs_bad_option("create", c, optopt);
+			goto out;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		r = cli_fs_usage_error("create", "missing filesystem argument");
+		goto out;
+	}
+	if (argc > 1) {
+		r = cli_fs_usage_error("create", "too many arguments");
+		goto out;
+	}
+	char err[512];
+	const char *name = argv[0];
+	if (dsl_name_validate(name, err, sizeof (err)) != 0) {
+		r = cli_cannot("create", name, EINVAL, err);
+		goto out;
+	}
+	cli_fs_t fs;
+	if ((r = cli_fs_open("create", name, false, &fs)) != 0)
+		goto out;
+	int e = dsl_dataset_create(fs.cf_dp, name, parents, props, n, err, sizeof (err));
+	if (e == EEXIST && parents)
+		e = 0;          /* zfs create -p of an existing dataset succeeds */
+	r = e ? cli_cannot("create", name, e, err) : CLI_EXIT_OK;
+	cli_fs_close(&fs);
+out:
+	tarn_free(props);
+	return (r);
+}
+
+/* ---- destroy ---- */
+
+int
+cli_fs_destroy(int argc, char **argv)
+{
+	bool recursive = false;
+	int c;
+	while ((c = getopt(argc, argv, ":frR")) != -1) {
+		switch (c) {
+		case 'f':
+			break;  /* nothing is mounted by this command yet */
+		case 'r':
+		case 'R':
+			recursive = true;
+			break;
+		default:
+			return (cli_fs_bad_option("destroy", c, optopt));
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_fs_usage_error("destroy", "missing dataset argument"));
+	if (argc > 1)
+		return (cli_fs_usage_error("destroy", "too many arguments"));
+	const char *name = argv[0];
+	char err[512];
+	cli_fs_t fs;
+	int r = cli_fs_open_existing(name, false, &fs);
+	if (r != 0)
+		return (r);
+	int e = dsl_dataset_destroy(fs.cf_dp, name, recursive, err, sizeof (err));
+	r = e ? cli_cannot("destroy", name, e, err) : CLI_EXIT_OK;
+	cli_fs_close(&fs);
+	return (r);
+}
+
+/* ---- rename ---- */
+
+int
+cli_fs_rename(int argc, char **argv)
+{
+	bool parents = false;
+	int c;
+	while ((c = getopt(argc, argv, ":fpu")) != -1) {
+		switch (c) {
+		case 'p':
+			parents = true;
+			break;
+		case 'f':
+		case 'u':
+			break;
+		default:
+			return (cli_fs_bad_option("rename", c, optopt));
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_fs_usage_error("rename", "missing source dataset argument"));
+	if (argc < 2)
+		return (cli_fs_usage_error("rename", "missing target dataset argument"));
+	if (argc > 2)
+		return (cli_fs_usage_error("rename", "too many arguments"));
+	char err[512];
+	if (dsl_name_validate(argv[1], err, sizeof (err)) != 0)
+		return (cli_cannot("rename to", argv[1], EINVAL, err));
+	cli_fs_t fs;
+	int r = cli_fs_open_existing(argv[0], false, &fs);
+	if (r != 0)
+		return (r);
+	int e = dsl_dataset_rename(fs.cf_dp, argv[0], argv[1], parents, err, sizeof (err));
+	if (e == 0)
+		r = CLI_EXIT_OK;
+	else if (e == EEXIST || e == EXDEV || (e == ENOENT && strstr(err, "parent")))
+		r = cli_cannot("rename to", argv[1], e, err);
+	else
+		r = cli_cannot("rename", argv[0], e, err);
+	cli_fs_close(&fs);
+	return (r);
+}
+
+/* ---- set and inherit ---- */
+
+int
+cli_fs_set(int argc, char **argv)
+{
+	argc--;
+	argv++;
+	if (argc > 0 && argv[0][0] == '-' && argv[0][1] != '\0')
+		return (cli_fs_usage_error("set", "invalid option '%c'", argv[0][1]));
+	int nset = 0;
+	while (nset < argc && strchr(argv[nset], '=') != NULL)
+		nset++;
+	if (argc < 1)
+		return (cli_fs_usage_error("set", "missing arguments"));
+	if (nset == 0)
+		return (cli_fs_usage_error("set", "missing property=value argument(s)"));
+	if (nset == argc)
+		return (cli_fs_usage_error("set", "missing dataset name(s)"));
+	dsl_prop_setting_t *s = tarn_alloc(sizeof (*s) * (size_t)nset);
+	int r = 0;
+	for (int i = 0; i < nset; i++) {
+		char *copy = argv[i];
+		(void) fs_parse_setting("set", copy, &s[i]);
+		if (s[i].dps_name[0] == '\0') {
+			r = cli_fs_usage_error("set", "missing property in property=value "
+			    "argument");
+			goto out;
+		}
+	}
+	for (int d = nset; d < argc; d++) {
+		cli_fs_t fs;
+		int rr = cli_fs_open_existing(argv[d], false, &fs);
+		for (int i = 0; i < nset && rr == 0; i++) {
+			char err[512];
+			int e = dsl_prop_set(fs.cf_dp, argv[d], s[i].dps_name, s[i].dps_value,
+			    err, sizeof (err));
+			if (e != 0)
+				rr = cli_cannot("set property for", argv[d], e, err);
+		}
+		if (fs.cf_dp != NULL)
+			cli_fs_close(&fs);
+		if (rr != 0)
+			r = rr;
+	}
+out:
+	tarn_free(s);
+	return (r);
+}
+
+typedef struct fs_inherit_arg {
+	cli_fs_t   *ia_fs;
+	const char *ia_prop;
+	int         ia_ret;
+} fs_inherit_arg_t;
+
+static int
+fs_inherit_one(void *arg, const char *name, int depth)
+{
+	fs_inherit_arg_t *ia = arg;
+	char err[512];
+	int e = dsl_prop_inherit(ia->ia_fs->cf_dp, name, ia->ia_prop, err, sizeof (err));
+	if (e != 0) {
+		ia->ia_ret = cli_cannot("inherit", name, e, err);
+		return (e);
+	}
+	return (0);
+}
+
+int
+cli_fs_inherit(int argc, char **argv)
+{
+	bool recursive = false;
+	int c;
+	while ((c = getopt(argc, argv, ":rS")) != -1) {
+		switch (c) {
+		case 'r':
+			recursive = true;
+			break;
+		case 'S':
+			break;  /* no received values: the same as without */
+		default:
+			return (cli_fs_bad_option("inherit", c, optopt));
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_fs_usage_error("inherit", "missing property argument"));
+	if (argc < 2)
+		return (cli_fs_usage_error("inherit", "missing dataset argument"));
+	const char *prop = argv[0];
+	int p = dsl_prop_lookup(prop);
+	if (p < 0)
+		return (cli_fs_usage_error("inherit", "invalid property '%s'", prop));
+	int r = 0;
+	for (int d = 1; d < argc; d++) {
+		cli_fs_t fs;
+		int rr = cli_fs_open_existing(argv[d], false, &fs);
+		if (rr == 0) {
+			fs_inherit_arg_t ia = { &fs, prop, 0 };
+			(void) dsl_dataset_iter(fs.cf_dp, argv[d], recursive ? -1 : 0,
+			    fs_inherit_one, &ia);
+			rr = ia.ia_ret;
+			cli_fs_close(&fs);
+		}
+		if (rr != 0)
+			r = rr;
+	}
+	return (r);
+}

@@ -1,0 +1,322 @@
+/*
+ * fs_list.c — `tarn fs list` and `tarn fs get`, in zfs's shapes:
+ *   list [-rHp] [-d max] [-o props] [-t types] [fs...]: NAME USED AVAIL
+ *     REFER MOUNTPOINT, one row per dataset, children after parents;
+ *   get [-rHp] [-d max] [-o fields] [-s sources] all|props [fs...]:
+ *     NAME PROPERTY VALUE SOURCE, one row per dataset and property.
+ * -H: no header, tab-separated; -p: exact numbers (and seconds).
+ */
+#include "tarn.h"
+#include "dsl.h"
+
+#include <strings.h>
+
+#define FS_MAXCOLS 64
+
+/* What both verbs share: which datasets, and how deep. */
+typedef struct fs_walk {
+	int   fw_depth;         /* -1: all; 0: only the named ones */
+	bool  fw_types_fs;      /* -t includes filesystems */
+	bool  fw_scripted, fw_exact;
+	int   fw_props[FS_MAXCOLS];   /* -1: name */
+	int   fw_nprops;
+	/* get only */
+	int   fw_fields[5];           /* 0 name, 1 property, 2 value, 3 source */
+	int   fw_nfields;
+	int   fw_sources;             /* bit per dsl_source_t; 0 = all */
+	cli_table_t *fw_table;
+	cli_fs_t *fw_fs;
+	int   fw_rows;
+	bool  fw_get;
+} fs_walk_t;
+
+static int
+fs_parse_types(const char *verb, fs_walk_t *w, const char *arg)
+{
+	char *copy = tarn_strdup(arg), *save = NULL;
+	int r = 0;
+	w->fw_types_fs = false;
+	for (char *t = strtok_r(copy, ",", &save); t != NULL && r == 0;
+	    t = strtok_r(NULL, ",", &save)) {
+		if (strcmp(t, "filesystem") == 0 || strcmp(t, "fs") == 0 || strcmp(t, "all") == 0)
+			w->fw_types_fs = true;
+		else if (strcmp(t, "snapshot") != 0 && strcmp(t, "snap") != 0 &&
+		    strcmp(t, "volume") != 0 && strcmp(t, "vol") != 0 &&
+		    strcmp(t, "bookmark") != 0)
+			r = cli_fs_usage_error(verb, "invalid type '%s'", t);
+	}
+	tarn_free(copy);
+	return (r);
+}
+
+static int
+fs_parse_depth(const char *verb, fs_walk_t *w, const char *arg)
+{
+	char *end;
+	long d = strtol(arg, &end, 10);
+	if (end == arg || *end != '\0' || d < 0 || d > 1000000)
+		return (cli_fs_usage_error(verb, "invalid depth '%s'", arg));
+	w->fw_depth = (int)d;
+	return (0);
+}
+
+/* -o of list, or the property list of get ("all" allowed there). */
+static int
+fs_parse_props(const char *verb, fs_walk_t *w, const char *arg, bool allow_name)
+{
+	char *copy = tarn_strdup(arg), *save = NULL;
+	int r = 0;
+	w->fw_nprops = 0;
+	for (char *t = strtok_r(copy, ",", &save); t != NULL && r == 0;
+	    t = strtok_r(NULL, ",", &save)) {
+		int p;
+		if (!allow_name && strcmp(t, "all") == 0) {
+			for (p = 0; p < DSL_NUM_PROPS && w->fw_nprops < FS_MAXCOLS; p++)
+				w->fw_props[w->fw_nprops++] = p;
+			continue;
+		}
+		if (allow_name && strcasecmp(t, "name") == 0)
+			p = -1;
+		else if ((p = dsl_prop_lookup(t)) < 0) {
+			for (int q = 0; q < DSL_NUM_PROPS && allow_name; q++)
+				if (strcasecmp(t, dsl_prop_column(q)) == 0)
+					p = q;
+			if (p < 0) {
+				r = cli_fs_usage_error(verb, "bad property list: invalid "
+				    "property '%s'", t);
+				break;
+			}
+		}
+		if (w->fw_nprops >= FS_MAXCOLS) {
+			r = cli_fs_usage_error(verb, "bad property list: too many properties");
+			break;
+		}
+		w->fw_props[w->fw_nprops++] = p;
+	}
+	if (r == 0 && w->fw_nprops == 0)
+		r = cli_fs_usage_error(verb, "bad property list: empty");
+	tarn_free(copy);
+	return (r);
+}
+
+static void
+fs_source_str(const dsl_prop_val_t *v, char *buf, size_t len)
+{
+	switch (v->dpv_source) {
+	case DSL_SRC_NONE: (void) snprintf(buf, len, "-"); break;
+	case DSL_SRC_DEFAULT: (void) snprintf(buf, len, "default"); break;
+	case DSL_SRC_LOCAL: (void) snprintf(buf, len, "local"); break;
+	case DSL_SRC_INHERITED:
+		(void) snprintf(buf, len, "inherited from %s", v->dpv_setpoint);
+		break;
+	}
+}
+
+/* One dataset: a row of list, or rows of get. */
+static int
+fs_row(void *arg, const char *name, int depth)
+{
+	fs_walk_t *w = arg;
+	if (!w->fw_types_fs)
+		return (0);
+	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
+	const char *cells[FS_MAXCOLS];
+	char *bufs[FS_MAXCOLS];
+	int ncell = 0;
+	for (int i = 0; i < w->fw_nprops; i++) {
+		int p = w->fw_props[i];
+		char src[DSL_NAME_MAX + 32];
+		if (p < 0) {
+			cells[ncell++] = name;
+			continue;
+		}
+		int e = dsl_prop_get(w->fw_fs->cf_dp, name, p, w->fw_exact, v, NULL, 0);
+		if (e != 0) {
+			(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "-");
+			v->dpv_source = DSL_SRC_NONE;
+		}
+		if (!w->fw_get) {
+			bufs[ncell] = tarn_strdup(v->dpv_str);
+			cells[ncell] = bufs[ncell];
+			ncell++;
+			continue;
+		}
+		if (w->fw_sources != 0 && !(w->fw_sources & (1 << v->dpv_source)))
+			continue;
+		fs_source_str(v, src, sizeof (src));
+		const char *fields[4] = { name, dsl_prop_name(p), v->dpv_str, src };
+		const char *row[5];
+		for (int f = 0; f < w->fw_nfields; f++)
+			row[f] = fields[w->fw_fields[f]];
+		cli_table_row(w->fw_table, row);
+		w->fw_rows++;
+	}
+	if (!w->fw_get) {
+		cli_table_row(w->fw_table, cells);
+		w->fw_rows++;
+		for (int i = 0; i < ncell; i++)
+			if (w->fw_props[i] >= 0)
+				tarn_free(bufs[i]);
+	}
+	tarn_free(v);
+	return (0);
+}
+
+/* Walk the named datasets, or every pool's datasets when none are named. */
+static int
+fs_walk(fs_walk_t *w, int argc, char **argv)
+{
+	char **names = NULL;
+	int n = argc, r = 0;
+	bool all = argc == 0;
+	if (all) {
+		int e = cli_pool_names(&names, &n);
+		if (e != 0) {
+			fprintf(cli_err, "cannot read the cache file %s: %s\n",
+			    spa_cachefile_path(), tarn_strerror(e));
+			return (CLI_EXIT_ERROR);
+		}
+		argv = names;
+	}
+	for (int i = 0; i < n; i++) {
+		cli_fs_t fs;
+		int rr = cli_fs_open_existing(argv[i], true, &fs);
+		if (rr != 0) {
+			r = rr;
+			continue;
+		}
+		w->fw_fs = &fs;
+		(void) dsl_dataset_iter(fs.cf_dp, argv[i], all ? -1 : w->fw_depth, fs_row, w);
+		cli_fs_close(&fs);
+	}
+	if (all)
+		cli_names_free(names, n);
+	cli_table_print(w->fw_table, cli_out, w->fw_scripted);
+	if (all && w->fw_rows == 0 && r == 0 && !w->fw_get)
+		fprintf(cli_err, "no datasets available\n");
+	return (r);
+}
+
+int
+cli_fs_list(int argc, char **argv)
+{
+	fs_walk_t w;
+	memset(&w, 0, sizeof (w));
+	w.fw_types_fs = true;
+	int c, r = fs_parse_props("list", &w, "name,used,available,referenced,mountpoint", true);
+	while (r == 0 && (c = getopt(argc, argv, ":rHpd:o:t:")) != -1) {
+		switch (c) {
+		case 'r': w.fw_depth = -1; break;
+		case 'H': w.fw_scripted = true; break;
+		case 'p': w.fw_exact = true; break;
+		case 'd': r = fs_parse_depth("list", &w, optarg); break;
+		case 'o': r = fs_parse_props("list", &w, optarg, true); break;
+		case 't': r = fs_parse_types("list", &w, optarg); break;
+		default: return (cli_fs_bad_option("list", c, optopt));
+		}
+	}
+	if (r != 0)
+		return (r);
+	argc -= optind;
+	argv += optind;
+	w.fw_table = cli_table_new();
+	for (int i = 0; i < w.fw_nprops; i++) {
+		int p = w.fw_props[i];
+		cli_table_column(w.fw_table, p < 0 ? "NAME" : dsl_prop_column(p),
+		    p >= 0 && dsl_prop_is_numeric(p) ? CLI_RIGHT : CLI_LEFT, 0);
+	}
+	r = fs_walk(&w, argc, argv);
+	cli_table_free(w.fw_table);
+	return (r);
+}
+
+static int
+fs_parse_fields(fs_walk_t *w, const char *arg)
+{
+	static const char *names[4] = { "name", "property", "value", "source" };
+	char *copy = tarn_strdup(arg), *save = NULL;
+	int r = 0;
+	w->fw_nfields = 0;
+	for (char *t = strtok_r(copy, ",", &save); t != NULL && r == 0;
+	    t = strtok_r(NULL, ",", &save)) {
+		int f;
+		if (strcmp(t, "all") == 0) {
+			for (f = 0; f < 4; f++)
+				w->fw_fields[f] = f;
+			w->fw_nfields = 4;
+			continue;
+		}
+		for (f = 0; f < 4 && strcmp(t, names[f]) != 0; f++)
+			;
+		if (f == 4 || w->fw_nfields >= 4)
+			r = cli_fs_usage_error("get", "invalid field '%s'", t);
+		else
+			w->fw_fields[w->fw_nfields++] = f;
+	}
+	if (r == 0 && w->fw_nfields == 0)
+		r = cli_fs_usage_error("get", "bad field list: empty");
+	tarn_free(copy);
+	return (r);
+}
+
+static int
+fs_parse_sources(fs_walk_t *w, const char *arg)
+{
+	char *copy = tarn_strdup(arg), *save = NULL;
+	int r = 0;
+	w->fw_sources = 0;
+	for (char *t = strtok_r(copy, ",", &save); t != NULL && r == 0;
+	    t = strtok_r(NULL, ",", &save)) {
+		if (strcmp(t, "local") == 0)
+			w->fw_sources |= 1 << DSL_SRC_LOCAL;
+		else if (strcmp(t, "default") == 0)
+			w->fw_sources |= 1 << DSL_SRC_DEFAULT;
+		else if (strcmp(t, "inherited") == 0)
+			w->fw_sources |= 1 << DSL_SRC_INHERITED;
+		else if (strcmp(t, "none") == 0)
+			w->fw_sources |= 1 << DSL_SRC_NONE;
+		else if (strcmp(t, "temporary") != 0 && strcmp(t, "received") != 0)
+			r = cli_fs_usage_error("get", "invalid source '%s'", t);
+	}
+	tarn_free(copy);
+	if (r == 0 && w->fw_sources == 0)
+		w->fw_sources = 1 << 30;    /* only sources that never occur */
+	return (r);
+}
+
+int
+cli_fs_get(int argc, char **argv)
+{
+	fs_walk_t w;
+	memset(&w, 0, sizeof (w));
+	w.fw_types_fs = true;
+	w.fw_get = true;
+	int c, r = fs_parse_fields(&w, "name,property,value,source");
+	while (r == 0 && (c = getopt(argc, argv, ":rHpd:o:s:t:")) != -1) {
+		switch (c) {
+		case 'r': w.fw_depth = -1; break;
+		case 'H': w.fw_scripted = true; break;
+		case 'p': w.fw_exact = true; break;
+		case 'd': r = fs_parse_depth("get", &w, optarg); break;
+		case 'o': r = fs_parse_fields(&w, optarg); break;
+		case 's': r = fs_parse_sources(&w, optarg); break;
+		case 't': r = fs_parse_types("get", &w, optarg); break;
+		default: return (cli_fs_bad_option("get", c, optopt));
+		}
+	}
+	if (r != 0)
+		return (r);
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_fs_usage_error("get", "missing property argument"));
+	if ((r = fs_parse_props("get", &w, argv[0], false)) != 0)
+		return (r);
+	static const char *heads[4] = { "NAME", "PROPERTY", "VALUE", "SOURCE" };
+	w.fw_table = cli_table_new();
+	for (int f = 0; f < w.fw_nfields; f++)
+		cli_table_column(w.fw_table, heads[w.fw_fields[f]], CLI_LEFT, 0);
+	r = fs_walk(&w, argc - 1, argv + 1);
+	cli_table_free(w.fw_table);
+	return (r);
+}

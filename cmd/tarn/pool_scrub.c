@@ -1,0 +1,260 @@
+/*
+ * pool_scrub.c — `tarn pool scrub [-s | -p] [-w] POOL...`, `tarn pool
+ * resilver POOL...`, and the `scan:` paragraph of `status`.
+ *
+ * A scrub runs in the pool's owner: inside tarnd it goes on after the
+ * command returns (status shows its progress; -w waits for the end).  Run
+ * in-process (TARN_NO_DAEMON=1) nobody would carry it on once the command
+ * exits, so there `scrub` always waits, as with -w.
+ *
+ * The scan: paragraph, as zpool prints it:
+ *
+ *	  scan: scrub repaired 1.50M in 00:00:12 with 0 errors on Mon Nov 30 04:00:00 2026
+ *	  scan: scrub in progress since Mon Nov 30 04:00:00 2026
+ *		1.23G scanned at 100M/s, 1.00G issued at 80M/s, 2.00G total
+ *		0B repaired, 50.00% done, 00:00:10 to go
+ *	  scan: scrub paused since ...  /  scrub canceled on ...
+ *	  scan: resilvered 10.0M in 00:00:02 with 0 errors on ...
+ *	  scan: resilver in progress since ...
+ *		... 12.0M resilvered, 40.00% done, no estimated completion time
+ */
+#include "tarn.h"
+
+#include <getopt.h>
+#include <time.h>
+
+void
+cli_nicebytes(uint64_t n, char *buf, size_t len)
+{
+	cli_nicenum(n, false, buf, len);
+	if (n < 1024 && strlen(buf) + 1 < len)
+		(void) strcat(buf, "B");
+}
+
+/* "00:00:12", or "2 days 01:00:00". */
+static void
+scan_dhms(uint64_t secs, char *buf, size_t len)
+{
+	uint64_t d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
+
+	if (d > 0)
+		(void) snprintf(buf, len, "%" PRIu64 " days %02" PRIu64 ":%02" PRIu64
+		    ":%02" PRIu64, d, h, m, s);
+	else
+		(void) snprintf(buf, len, "%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64, h, m, s);
+}
+
+/* ctime(3) without its newline. */
+static void
+scan_ctime(uint64_t secs, char *buf, size_t len)
+{
+	time_t t = (time_t)secs;
+	char tmp[64];
+
+	if (ctime_r(&t, tmp) == NULL) {
+		(void) snprintf(buf, len, "%" PRIu64, secs);
+		return;
+	}
+	tmp[strcspn(tmp, "\n")] = '\0';
+	(void) snprintf(buf, len, "%s", tmp);
+}
+
+/* The two progress lines of a running or paused scan. */
+static void
+scan_progress(const spa_scan_stat_t *ss, bool resilver)
+{
+	char scanned[16], issued[16], total[16], srate[16], irate[16], done[16], left[48];
+	bool paused = ss->sss_paused != 0;
+	uint64_t now = (uint64_t)time(NULL), issue_rate, secs_left;
+	uint64_t elapsed = now > ss->sss_pass_start ? now - ss->sss_pass_start : 1;
+	/* bytes visited in this pass: in proportion to what it issued */
+	uint64_t pass_exam = ss->sss_issued > 0 ? (uint64_t)((double)ss->sss_examined *
+	    ((double)ss->sss_pass_issued / (double)ss->sss_issued)) : ss->sss_examined;
+	double frac = ss->sss_to_examine > 0 ?
+	    (double)ss->sss_issued / (double)ss->sss_to_examine : 0.0;
+
+	spa_scan_rate(ss, now, &issue_rate, &secs_left);
+	cli_nicebytes(ss->sss_examined, scanned, sizeof (scanned));
+	cli_nicebytes(ss->sss_issued, issued, sizeof (issued));
+	cli_nicebytes(ss->sss_to_examine, total, sizeof (total));
+	cli_nicebytes(ss->sss_repaired, done, sizeof (done));
+	if (!paused) {
+		cli_nicebytes(pass_exam / elapsed, srate, sizeof (srate));
+		cli_nicebytes(issue_rate, irate, sizeof (irate));
+		fprintf(cli_out, "\t%s scanned at %s/s, %s issued at %s/s, %s total\n",
+		    scanned, srate, issued, irate, total);
+	} else {
+		fprintf(cli_out, "\t%s scanned, %s issued, %s total\n", scanned, issued, total);
+	}
+	fprintf(cli_out, "\t%s %s, %.2f%% done", done, resilver ? "resilvered" : "repaired",
+	    100.0 * MIN(frac, 1.0));
+	if (paused) {
+		cli_putc('\n');
+	} else if (ss->sss_to_examine >= ss->sss_issued && issue_rate >= 10 * MiB &&
+	    ss->sss_issued > 0) {
+		/* zpool gives an estimate only from 10M/s on */
+		scan_dhms(secs_left, left, sizeof (left));
+		fprintf(cli_out, ", %s to go\n", left);
+	} else {
+		fprintf(cli_out, ", no estimated completion time\n");
+	}
+}
+
+void
+cli_status_scan(spa_t *spa)
+{
+	spa_scan_stat_t ss;
+	char when[64], took[48], bytes[16];
+
+	spa_scan_get_stat(spa, &ss);
+	bool resilver = ss.sss_func == SPA_SCAN_RESILVER;
+	if ((ss.sss_func != SPA_SCAN_SCRUB && !resilver) || ss.sss_state == SPA_SCAN_STATE_NONE)
+		return;   /* never scanned: zpool prints no scan: line either */
+	fprintf(cli_out, "  scan: ");
+	if (ss.sss_state == SPA_SCAN_STATE_FINISHED) {
+		scan_dhms(ss.sss_end_time > ss.sss_start_time ?
+		    ss.sss_end_time - ss.sss_start_time : 0, took, sizeof (took));
+		scan_ctime(ss.sss_end_time, when, sizeof (when));
+		cli_nicebytes(ss.sss_repaired, bytes, sizeof (bytes));
+		fprintf(cli_out, "%s %s in %s with %" PRIu64 " errors on %s\n",
+		    resilver ? "resilvered" : "scrub repaired", bytes, took, ss.sss_errors,
+		    when);
+		return;
+	}
+	if (ss.sss_state == SPA_SCAN_STATE_CANCELED) {
+		scan_ctime(ss.sss_end_time, when, sizeof (when));
+		fprintf(cli_out, "%s canceled on %s\n", resilver ? "resilver" : "scrub", when);
+		return;
+	}
+	scan_ctime(ss.sss_start_time, when, sizeof (when));
+	if (resilver) {
+		fprintf(cli_out, "resilver in progress since %s\n", when);
+	} else if (ss.sss_paused) {
+		char since[64];
+		/* the pass start is when it was paused (or last resumed) */
+		scan_ctime(ss.sss_pass_start, since, sizeof (since));
+		fprintf(cli_out, "scrub paused since %s\n\tscrub started on %s\n", since, when);
+	} else {
+		fprintf(cli_out, "scrub in progress since %s\n", when);
+	}
+	scan_progress(&ss, resilver);
+}
+
+bool
+cli_scan_active(spa_t *spa, spa_scan_func_t func)
+{
+	spa_scan_stat_t ss;
+
+	spa_scan_get_stat(spa, &ss);
+	return (ss.sss_state == SPA_SCAN_STATE_SCANNING &&
+	    (func == SPA_SCAN_NONE || ss.sss_func == func));
+}
+
+typedef enum scrub_cmd { SCRUB_START, SCRUB_STOP, SCRUB_PAUSE } scrub_cmd_t;
+
+/* A scan could not start: say why, as zpool does. */
+static int
+scrub_start_error(const char *verb, const char *name, spa_t *spa, int error)
+{
+	char msg[256];
+	spa_scan_stat_t ss;
+
+	spa_scan_get_stat(spa, &ss);
+	if (error == EBUSY && ss.sss_func == SPA_SCAN_RESILVER) {
+		(void) snprintf(msg, sizeof (msg), "currently resilvering");
+	} else if (error == EBUSY) {
+		(void) snprintf(msg, sizeof (msg), "currently scrubbing; use '%s scrub -s' "
+		    "to cancel the current scrub", cli_pool_prog);
+	} else if (error == EROFS) {
+		(void) snprintf(msg, sizeof (msg), "pool is read-only");
+	} else if (error == ENOTSUP) {
+		(void) snprintf(msg, sizeof (msg), "scrub and resilver are not "
+		    "available in this build yet");
+	} else {
+		msg[0] = '\0';
+	}
+	return (cli_cannot(verb, name, error, msg));
+}
+
+static int
+scrub_one(const char *name, spa_scan_func_t func, scrub_cmd_t cmd, bool wait)
+{
+	const char *verb = func == SPA_SCAN_RESILVER ? "resilver" : "scrub";
+	spa_t *spa;
+	char err[1024];
+	int error;
+
+	if ((error = cli_pool_open(name, 0, &spa, err, sizeof (err))) != 0)
+		return (cli_cannot(verb, name, error, err));
+	if (cmd == SCRUB_STOP || cmd == SCRUB_PAUSE) {
+		error = cmd == SCRUB_STOP ? spa_scan_stop(spa) : spa_scan_pause(spa);
+		if (error == 0)
+			cli_history_log(spa);
+		cli_pool_close(spa);
+		if (error == ENOENT)
+			return (cli_cannot(cmd == SCRUB_STOP ? "cancel scrubbing" :
+			    "pause scrubbing", name, error, "there is no active scrub"));
+		if (error == ENOTSUP && cmd == SCRUB_PAUSE)
+			return (cli_cannot("pause scrubbing", name, error, "a resilver is "
+			    "running, and a resilver cannot be paused"));
+		return (error == 0 ? CLI_EXIT_OK : cli_cannot(verb, name, error, NULL));
+	}
+	if ((error = spa_scan_start(spa, func, 0)) != 0) {
+		int ret = scrub_start_error(verb, name, spa, error);
+		cli_pool_close(spa);
+		return (ret);
+	}
+	cli_history_log(spa);
+	if (wait || !cli_in_daemon()) {
+		cli_pool_unlock(spa);   /* let status and others in meanwhile */
+		error = spa_scan_wait(spa);
+	}
+	cli_pool_close(spa);
+	return (error == 0 ? CLI_EXIT_OK : cli_cannot(verb, name, error, NULL));
+}
+
+static int
+scrub_main(const char *verb, spa_scan_func_t func, int argc, char **argv)
+{
+	scrub_cmd_t cmd = SCRUB_START;
+	bool wait = false, stop = false, pause = false;
+	int c, ret = CLI_EXIT_OK;
+
+	cli_history_begin(argc, argv);
+	while ((c = getopt(argc, argv, func == SPA_SCAN_SCRUB ? ":spw" : ":w")) != -1) {
+		switch (c) {
+		case 's': stop = true; break;
+		case 'p': pause = true; break;
+		case 'w': wait = true; break;
+		default:
+			return (cli_bad_option(verb, c, optopt));
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (stop && pause)
+		return (cli_usage_error(verb, "invalid option combination: -s and -p "
+		    "are mutually exclusive"));
+	if (wait && (stop || pause))
+		return (cli_usage_error(verb, "invalid option combination: -w cannot "
+		    "be used with -p or -s"));
+	if (argc < 1)
+		return (cli_usage_error(verb, "missing pool name argument"));
+	cmd = stop ? SCRUB_STOP : pause ? SCRUB_PAUSE : SCRUB_START;
+	for (int i = 0; i < argc; i++)
+		if (scrub_one(argv[i], func, cmd, wait) != 0)
+			ret = CLI_EXIT_ERROR;
+	return (ret);
+}
+
+int
+cli_pool_scrub(int argc, char **argv)
+{
+	return (scrub_main("scrub", SPA_SCAN_SCRUB, argc, argv));
+}
+
+int
+cli_pool_resilver(int argc, char **argv)
+{
+	return (scrub_main("resilver", SPA_SCAN_RESILVER, argc, argv));
+}

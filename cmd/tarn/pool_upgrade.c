@@ -1,0 +1,255 @@
+/*
+ * pool_upgrade.c — `tarn pool upgrade`: the pool format version and its
+ * feature flags, in zpool's words.
+ *
+ *	upgrade            list the pools whose format is older than this
+ *	                   build supports, and what upgrading enables
+ *	upgrade -v         list the versions and features this build knows
+ *	upgrade [-V N] POOL... | -a
+ *	                   upgrade (to version N, default the newest)
+ *
+ * Tarn's versions (lib/util/format.h): version 1 is the first format,
+ * without feature flags (the "legacy" version in zpool's terms); version 2
+ * brings feature flags, each enabled per pool.  An upgrade is one-way.
+ */
+#include "tarn.h"
+
+#include <getopt.h>
+
+static const struct {
+	uint64_t    uf_flag;
+	const char *uf_name;
+	const char *uf_desc;
+} upgrade_features[] = {
+	{ SPA_FEATURE_HISTORY, "history",
+	    "Pool command history, shown by 'zpool history'." },
+};
+
+static const struct {
+	uint64_t    uv_version;
+	const char *uv_desc;
+} upgrade_legacy[] = {
+	{ SPA_VERSION_1, "Initial Tarn format, without feature flags" },
+};
+
+static const char upgrade_banner[] = "This system supports ZFS pool feature flags.\n\n";
+
+/* Features this build knows that the pool lacks. */
+static uint64_t
+upgrade_missing(spa_t *spa)
+{
+	if (spa_version(spa) < SPA_VERSION_2)
+		return (SPA_FEATURES_ALL);
+	return (SPA_FEATURES_ALL & ~spa_features(spa));
+}
+
+static void
+upgrade_print_features(uint64_t flags, const char *indent)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(upgrade_features); i++)
+		if (flags & upgrade_features[i].uf_flag)
+			fprintf(cli_out, "%s%s\n", indent, upgrade_features[i].uf_name);
+}
+
+static int
+upgrade_list_versions(void)
+{
+	fputs(upgrade_banner, cli_out);
+	fprintf(cli_out, "The following features are supported:\n\n");
+	fprintf(cli_out, "FEAT DESCRIPTION\n");
+	fprintf(cli_out, "-------------------------------------------------------------\n");
+	for (size_t i = 0; i < ARRAY_SIZE(upgrade_features); i++)
+		fprintf(cli_out, "%-37s\n     %s\n", upgrade_features[i].uf_name,
+		    upgrade_features[i].uf_desc);
+	fprintf(cli_out, "\nThe following legacy versions are also supported:\n\n");
+	fprintf(cli_out, "VER  DESCRIPTION\n");
+	fprintf(cli_out, "---  --------------------------------------------------------\n");
+	for (size_t i = 0; i < ARRAY_SIZE(upgrade_legacy); i++)
+		fprintf(cli_out, "%2" PRIu64 "   %s\n", upgrade_legacy[i].uv_version,
+		    upgrade_legacy[i].uv_desc);
+	fprintf(cli_out, "\nFor more information on a particular version, including "
+	    "supported releases,\nsee docs/FORMAT.md.\n");
+	return (CLI_EXIT_OK);
+}
+
+/* `upgrade` without arguments: which pools could be upgraded. */
+static int
+upgrade_show(void)
+{
+	char **names;
+	int n, error, legacy = 0, partial = 0;
+	spa_t *spa;
+	char err[1024];
+
+	if ((error = cli_pool_names(&names, &n)) != 0)
+		return (cli_cannot("upgrade", spa_cachefile_path(), error, NULL));
+	fputs(upgrade_banner, cli_out);
+	/* first pass: pools without feature flags */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < n; i++) {
+			if (cli_pool_open(names[i], SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
+			    &spa, err, sizeof (err)) != 0)
+				continue;
+			uint64_t v = spa_version(spa), missing = upgrade_missing(spa);
+			if (pass == 0 && v < SPA_VERSION_2) {
+				if (legacy++ == 0)
+					fprintf(cli_out, "The following pools are formatted "
+					    "with legacy version numbers and can\nbe upgraded "
+					    "to use feature flags.  After being upgraded, these "
+					    "pools\nwill no longer be accessible by software "
+					    "that does not support feature\nflags.\n\n"
+					    "VER  POOL\n---  ------------\n");
+				fprintf(cli_out, "%-4" PRIu64 " %s\n", v, names[i]);
+			} else if (pass == 1 && v >= SPA_VERSION_2 && missing != 0) {
+				if (partial++ == 0)
+					fprintf(cli_out, "%sSome supported features are not "
+					    "enabled on the following pools. Once a\nfeature is "
+					    "enabled the pool may become incompatible with "
+					    "software\nthat does not support the feature. See "
+					    "'zpool upgrade -v'.\n\nPOOL  FEATURE\n"
+					    "---------------\n", legacy ? "\n" : "");
+				fprintf(cli_out, "%s\n", names[i]);
+				upgrade_print_features(missing, "      ");
+			}
+			cli_pool_close(spa);
+		}
+		if (pass == 0 && legacy > 0)
+			fprintf(cli_out, "\nUse 'zpool upgrade -v' for a list of available "
+			    "legacy versions.\n");
+		else if (pass == 0)
+			fprintf(cli_out, "All pools are formatted using feature flags.\n\n");
+	}
+	if (partial == 0)
+		fprintf(cli_out, "Every feature flags pool has all supported and "
+		    "requested features enabled.\n");
+	cli_names_free(names, n);
+	return (CLI_EXIT_OK);
+}
+
+/*
+ * Upgrade one pool to `version` (0: the newest).  *did says whether
+ * anything changed.  Returns the exit status.
+ */
+static int
+upgrade_one(const char *name, uint64_t version, bool *did)
+{
+	spa_t *spa;
+	char err[1024];
+	int error;
+
+	*did = false;
+	if ((error = cli_pool_open(name, 0, &spa, err, sizeof (err))) != 0)
+		return (cli_cannot("upgrade", name, error, err));
+	uint64_t from = spa_version(spa), before = spa_features(spa);
+	uint64_t target = version != 0 ? version : SPA_VERSION;
+	if (from > target) {
+		fprintf(cli_out, "Pool '%s' is already formatted using more current "
+		    "version '%" PRIu64 "'.\n\n", name, from);
+		cli_pool_close(spa);
+		return (CLI_EXIT_OK);
+	}
+	if (from == target && (target < SPA_VERSION_2 || upgrade_missing(spa) == 0)) {
+		if (target >= SPA_VERSION_2)
+			fprintf(cli_out, "Pool '%s' already has all supported and "
+			    "requested features enabled.\n", name);
+		else
+			fprintf(cli_out, "Pool '%s' is already formatted using version "
+			    "%" PRIu64 ".\n", name, from);
+		cli_pool_close(spa);
+		return (CLI_EXIT_OK);
+	}
+	err[0] = '\0';
+	if ((error = spa_upgrade(spa, target, err, sizeof (err))) != 0) {
+		cli_pool_close(spa);
+		return (cli_cannot("upgrade", name, error, err));
+	}
+	*did = true;
+	cli_history_log(spa);
+	if (from < SPA_VERSION_2 && target >= SPA_VERSION_2)
+		fprintf(cli_out, "Successfully upgraded '%s' from version %" PRIu64
+		    " to feature flags.\n", name, from);
+	else if (from != target)
+		fprintf(cli_out, "Successfully upgraded '%s' from version %" PRIu64
+		    " to version %" PRIu64 ".\n", name, from, target);
+	uint64_t added = spa_features(spa) & ~(from < SPA_VERSION_2 ? 0 : before);
+	if (added != 0) {
+		fprintf(cli_out, "Enabled the following features on '%s':\n", name);
+		upgrade_print_features(added, "  ");
+	}
+	cli_pool_close(spa);
+	return (CLI_EXIT_OK);
+}
+
+static int
+upgrade_all(uint64_t version)
+{
+	char **names;
+	int n, error, ret = CLI_EXIT_OK, done = 0;
+
+	if ((error = cli_pool_names(&names, &n)) != 0)
+		return (cli_cannot("upgrade", spa_cachefile_path(), error, NULL));
+	fputs(upgrade_banner, cli_out);
+	for (int i = 0; i < n; i++) {
+		bool did;
+		if (upgrade_one(names[i], version, &did) != 0)
+			ret = CLI_EXIT_ERROR;
+		done += did;
+	}
+	if (done == 0 && ret == CLI_EXIT_OK)
+		fprintf(cli_out, "All pools are already formatted using feature flags.\n\n"
+		    "Every feature flags pool already has all supported and requested "
+		    "features enabled.\n");
+	cli_names_free(names, n);
+	return (ret);
+}
+
+int
+cli_pool_upgrade(int argc, char **argv)
+{
+	bool all = false, show_versions = false, did;
+	uint64_t version = 0;
+	int c, ret = CLI_EXIT_OK;
+	char *end;
+
+	cli_history_begin(argc, argv);
+	while ((c = getopt(argc, argv, ":avV:")) != -1) {
+		switch (c) {
+		case 'a': all = true; break;
+		case 'v': show_versions = true; break;
+		case 'V':
+			errno = 0;
+			version = strtoull(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || optarg[0] < '0' || optarg[0] > '9' ||
+			    version < 1 || version > SPA_VERSION)
+				return (cli_usage_error("upgrade", "invalid version '%s': this "
+				    "build supports 1 to %llu", optarg,
+				    (unsigned long long)SPA_VERSION));
+			break;
+		default:
+			return (cli_bad_option("upgrade", c, optopt));
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (show_versions) {
+		if (all || argc > 0 || version != 0)
+			return (cli_usage_error("upgrade", "-v cannot be used with other "
+			    "arguments"));
+		return (upgrade_list_versions());
+	}
+	if (all) {
+		if (argc > 0)
+			return (cli_usage_error("upgrade", "-a cannot be used with a pool name"));
+		return (upgrade_all(version));
+	}
+	if (argc == 0) {
+		if (version != 0)
+			return (cli_usage_error("upgrade", "-V needs a pool name or -a"));
+		return (upgrade_show());
+	}
+	fputs(upgrade_banner, cli_out);
+	for (int i = 0; i < argc; i++)
+		if (upgrade_one(argv[i], version, &did) != 0)
+			ret = CLI_EXIT_ERROR;
+	return (ret);
+}

@@ -1,0 +1,330 @@
+/*
+ * pool_vdev.c — the device lifecycle verbs of `tarn pool`, in zpool's
+ * syntax:
+ *
+ *	attach [-fw] POOL DEVICE NEW      make NEW a mirror of DEVICE
+ *	detach POOL DEVICE
+ *	replace [-fw] POOL DEVICE [NEW]   without NEW: the same device, wiped
+ *	online POOL DEVICE...
+ *	offline [-t] POOL DEVICE...       -t: until the next import only
+ *	clear POOL [DEVICE]               reset error counts
+ *	add [-f] POOL spare DEVICE...     hot spares (other vdevs: not yet)
+ *
+ * DEVICE names a leaf by path, by GUID or by the last part of its path;
+ * NEW is a path (a word without '/' names /dev/WORD).  attach and replace
+ * start a resilver, which inside tarnd goes on after the command returns;
+ * -w waits for it (and in-process, without tarnd, they always wait).
+ */
+#include "tarn.h"
+
+#include <getopt.h>
+
+/*
+ * Absolute path of a new device, as create would take it.  Returns 0, or
+ * prints the error (cannot VERB 'POOL': ...) and returns 1.
+ */
+static int
+vdev_newpath(const char *verb, const char *pool, const char *word, char *buf, size_t len)
+{
+	spa_vdev_spec_t *spec;
+	char err[1024];
+	char *argv[1] = { (char *)word };
+	int error;
+
+	if (strcmp(word, "mirror") == 0 || strncmp(word, "raidz", 5) == 0 ||
+	    strcmp(word, "spare") == 0) {
+		(void) snprintf(err, sizeof (err), "'%s' is not a device; give the "
+		    "path of one device", word);
+		return (cli_cannot(verb, pool, EINVAL, err));
+	}
+	if ((error = spa_vdev_spec_parse(1, argv, &spec, err, sizeof (err))) != 0)
+		return (cli_cannot(verb, pool, error, err));
+	const spa_vdev_spec_t *leaf = spec;
+	while (leaf->path == NULL && leaf->nchildren > 0)
+		leaf = leaf->children[0];
+	(void) snprintf(buf, len, "%s", leaf->path != NULL ? leaf->path : word);
+	spa_vdev_spec_free(spec);
+	return (0);
+}
+
+/* After attach/replace: wait for the resilver when asked (or in-process). */
+static int
+vdev_wait_resilver(spa_t *spa, bool wait)
+{
+	if (!wait && cli_in_daemon())
+		return (0);
+	cli_pool_unlock(spa);
+	return (spa_scan_wait(spa));
+}
+
+static int
+vdev_parse_fw(const char *verb, int argc, char **argv, bool *force, bool *wait)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, ":fw")) != -1) {
+		if (c == 'f')
+			*force = true;
+		else if (c == 'w')
+			*wait = true;
+		else
+			return (cli_bad_option(verb, c, optopt));
+	}
+	return (0);
+}
+
+int
+cli_pool_attach(int argc, char **argv)
+{
+	bool force = false, wait = false;
+	char err[1024], newpath[VDEV_PATH_MAX + 1], verb[VDEV_PATH_MAX + 32];
+	spa_t *spa;
+	int error;
+
+	cli_history_begin(argc, argv);
+	if ((error = vdev_parse_fw("attach", argc, argv, &force, &wait)) != 0)
+		return (error);
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_usage_error("attach", "missing pool name argument"));
+	if (argc < 2)
+		return (cli_usage_error("attach", "missing <device> specification"));
+	if (argc < 3)
+		return (cli_usage_error("attach", "missing <new_device> specification"));
+	if (argc > 3)
+		return (cli_usage_error("attach", "too many arguments"));
+	if (vdev_newpath("attach", argv[0], argv[2], newpath, sizeof (newpath)) != 0)
+		return (CLI_EXIT_ERROR);
+	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
+		return (cli_cannot("attach", argv[0], error, err));
+	err[0] = '\0';
+	error = spa_vdev_attach(spa, argv[1], newpath, force, err, sizeof (err));
+	if (error == 0) {
+		cli_history_log(spa);
+		error = vdev_wait_resilver(spa, wait);
+	}
+	cli_pool_close(spa);
+	(void) snprintf(verb, sizeof (verb), "attach '%s' to", newpath);
+	return (error == 0 ? CLI_EXIT_OK : cli_cannot(verb, argv[1], error, err));
+}
+
+int
+cli_pool_replace(int argc, char **argv)
+{
+	bool force = false, wait = false;
+	char err[1024], newpath[VDEV_PATH_MAX + 1], verb[VDEV_PATH_MAX + 32];
+	spa_t *spa;
+	int error;
+
+	cli_history_begin(argc, argv);
+	if ((error = vdev_parse_fw("replace", argc, argv, &force, &wait)) != 0)
+		return (error);
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_usage_error("replace", "missing pool name argument"));
+	if (argc < 2)
+		return (cli_usage_error("replace", "missing <device> specification"));
+	if (argc > 3)
+		return (cli_usage_error("replace", "too many arguments"));
+	if (argc == 3 && vdev_newpath("replace", argv[0], argv[2], newpath,
+	    sizeof (newpath)) != 0)
+		return (CLI_EXIT_ERROR);
+	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
+		return (cli_cannot("replace", argv[0], error, err));
+	err[0] = '\0';
+	error = spa_vdev_replace(spa, argv[1], argc == 3 ? newpath : NULL, force,
+	    err, sizeof (err));
+	if (error == 0) {
+		cli_history_log(spa);
+		error = vdev_wait_resilver(spa, wait);
+	}
+	cli_pool_close(spa);
+	if (error == 0)
+		return (CLI_EXIT_OK);
+	if (argc == 3) {
+		(void) snprintf(verb, sizeof (verb), "replace '%s' with", argv[1]);
+		return (cli_cannot(verb, newpath, error, err));
+	}
+	return (cli_cannot("replace", argv[1], error, err));
+}
+
+int
+cli_pool_detach(int argc, char **argv)
+{
+	char err[1024];
+	spa_t *spa;
+	int c, error;
+
+	cli_history_begin(argc, argv);
+	while ((c = getopt(argc, argv, ":")) != -1)
+		return (cli_bad_option("detach", c, optopt));
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_usage_error("detach", "missing pool name argument"));
+	if (argc < 2)
+		return (cli_usage_error("detach", "missing <device> specification"));
+	if (argc > 2)
+		return (cli_usage_error("detach", "too many arguments"));
+	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
+		return (cli_cannot("detach", argv[0], error, err));
+	err[0] = '\0';
+	if ((error = spa_vdev_detach(spa, argv[1], err, sizeof (err))) == 0)
+		cli_history_log(spa);
+	cli_pool_close(spa);
+	return (error == 0 ? CLI_EXIT_OK : cli_cannot("detach", argv[1], error, err));
+}
+
+/* online/offline: one pool, several devices; the history line once. */
+static int
+vdev_online_offline(const char *verb, bool online, bool temporary, int argc, char **argv)
+{
+	char err[1024];
+	spa_t *spa;
+	int error, ret = CLI_EXIT_OK, done = 0;
+
+	if (argc < 1)
+		return (cli_usage_error(verb, "missing pool name"));
+	if (argc < 2)
+		return (cli_usage_error(verb, "missing device name"));
+	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
+		return (cli_cannot(verb, argv[0], error, err));
+	for (int i = 1; i < argc; i++) {
+		err[0] = '\0';
+		error = online ? spa_vdev_online(spa, argv[i], err, sizeof (err)) :
+		    spa_vdev_offline(spa, argv[i], temporary, err, sizeof (err));
+		if (error != 0) {
+			ret = cli_cannot(verb, argv[i], error, err);
+			continue;
+		}
+		done++;
+		vdev_t *leaf = online ? spa_lookup_leaf(spa, argv[i]) : NULL;
+		if (leaf != NULL && leaf->vdev_state != VDEV_STATE_HEALTHY)
+			fprintf(cli_err, "warning: device '%s' onlined, but remains in "
+			    "faulted state\nuse '%s replace' to replace devices that are "
+			    "no longer present\n", argv[i], cli_pool_prog);
+	}
+	if (done > 0)
+		cli_history_log(spa);
+	cli_pool_close(spa);
+	return (ret);
+}
+
+int
+cli_pool_online(int argc, char **argv)
+{
+	int c;
+
+	cli_history_begin(argc, argv);
+	while ((c = getopt(argc, argv, ":e")) != -1)
+		if (c != 'e')   /* -e: expand; sizes never grow on their own yet */
+			return (cli_bad_option("online", c, optopt));
+	return (vdev_online_offline("online", true, false, argc - optind, argv + optind));
+}
+
+int
+cli_pool_offline(int argc, char **argv)
+{
+	bool temporary = false;
+	int c;
+
+	cli_history_begin(argc, argv);
+	while ((c = getopt(argc, argv, ":t")) != -1) {
+		if (c == 't')
+			temporary = true;
+		else
+			return (cli_bad_option("offline", c, optopt));
+	}
+	return (vdev_online_offline("offline", false, temporary, argc - optind,
+	    argv + optind));
+}
+
+int
+cli_pool_clear(int argc, char **argv)
+{
+	char err[1024];
+	spa_t *spa;
+	int c, error;
+
+	cli_history_begin(argc, argv);
+	while ((c = getopt(argc, argv, ":")) != -1)
+		return (cli_bad_option("clear", c, optopt));
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_usage_error("clear", "missing pool name"));
+	if (argc > 2)
+		return (cli_usage_error("clear", "too many arguments"));
+	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
+		return (cli_cannot("clear errors for", argv[0], error, err));
+	err[0] = '\0';
+	error = spa_vdev_clear(spa, argc == 2 ? argv[1] : NULL, err, sizeof (err));
+	if (error == 0)
+		cli_history_log(spa);
+	cli_pool_close(spa);
+	return (error == 0 ? CLI_EXIT_OK :
+	    cli_cannot("clear errors for", argv[argc - 1], error, err));
+}
+
+int
+cli_pool_add(int argc, char **argv)
+{
+	bool force = false;
+	char err[1024];
+	char **paths;
+	spa_t *spa;
+	int c, error, ret;
+
+	cli_history_begin(argc, argv);
+	while ((c = getopt(argc, argv, ":f")) != -1) {
+		if (c == 'f')
+			force = true;
+		else
+			return (cli_bad_option("add", c, optopt));
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_usage_error("add", "missing pool name argument"));
+	if (argc < 2)
+		return (cli_usage_error("add", "missing vdev specification"));
+	if (strcmp(argv[1], "spare") != 0)
+		return (cli_cannot("add to", argv[0], ENOTSUP, "adding top-level vdevs "
+		    "is not supported yet; only hot spares can be added ('add POOL "
+		    "spare DEVICE...')"));
+	if (argc < 3)
+		return (cli_usage_error("add", "missing device after 'spare'"));
+	paths = tarn_alloc(sizeof (char *) * (size_t)argc);
+	ret = CLI_EXIT_OK;
+	for (int i = 2; i < argc && ret == CLI_EXIT_OK; i++) {
+		paths[i - 2] = tarn_alloc(VDEV_PATH_MAX + 1);
+		if (strcmp(argv[i], "spare") == 0 || strcmp(argv[i], "mirror") == 0 ||
+		    strncmp(argv[i], "raidz", 5) == 0 || strcmp(argv[i], "log") == 0 ||
+		    strcmp(argv[i], "cache") == 0)
+			ret = cli_cannot("add to", argv[0], ENOTSUP, "only devices may "
+			    "follow 'spare'; other vdev groups cannot be added yet");
+		else
+			ret = vdev_newpath("add to", argv[0], argv[i], paths[i - 2],
+			    VDEV_PATH_MAX + 1);
+	}
+	if (ret == CLI_EXIT_OK) {
+		if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0) {
+			ret = cli_cannot("add to", argv[0], error, err);
+		} else {
+			err[0] = '\0';
+			error = spa_vdev_add_spares(spa, argc - 2, paths, force, err,
+			    sizeof (err));
+			if (error == 0)
+				cli_history_log(spa);
+			cli_pool_close(spa);
+			if (error != 0)
+				ret = cli_cannot("add to", argv[0], error, err);
+		}
+	}
+	for (int i = 2; i < argc; i++)
+		tarn_free(paths[i - 2]);
+	tarn_free(paths);
+	return (ret);
+}

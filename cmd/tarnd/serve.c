@@ -1,0 +1,463 @@
+/*
+ * serve.c — one client connection of tarnd, in a thread of its own: read
+ * the request (proto.h), refuse anyone but root, take the client's
+ * working directory and umask, run the command with cli_out/cli_err
+ * going back to the client as frames, then send the exit status.
+ *
+ * The client's cwd.  Threads share the process's cwd, but Linux lets one
+ * thread leave that sharing (unshare(CLONE_FS)); the thread then fchdir()s
+ * to the directory the client passed as a descriptor, so relative paths
+ * (devices, import -d) mean exactly what they mean in-process.  Where
+ * unshare is refused (a seccomp filter), arguments that look like
+ * relative paths (with a '/', or after -d) are made absolute with the
+ * client's PWD instead.
+ */
+#include "tarnd.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#define SERVE_REQ_TIMEOUT 10   /* seconds for a client to send its request */
+
+typedef struct conn {
+	int    c_fd;
+	bool   c_dead;          /* the client went away: drop output */
+	FILE  *c_out;           /* flushed before anything goes to c_err */
+} conn_t;
+
+typedef struct request {
+	int    rq_argc;
+	char **rq_argv;
+	int    rq_nenv;
+	char **rq_env;
+	int    rq_cwdfd;        /* -1 when the client sent none */
+} request_t;
+
+static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t serve_cv = PTHREAD_COND_INITIALIZER;
+static int serve_active;
+static int serve_stop_fds[64];
+static int serve_nstop;
+
+int
+tarnd_active(void)
+{
+	pthread_mutex_lock(&serve_lock);
+	int n = serve_active;
+	pthread_mutex_unlock(&serve_lock);
+	return (n);
+}
+
+bool
+tarnd_wait_idle(int ms)
+{
+	struct timespec deadline;
+
+	VERIFY0(clock_gettime(CLOCK_REALTIME, &deadline));
+	deadline.tv_sec += ms / 1000;
+	deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&serve_lock);
+	while (serve_active > 0 &&
+	    pthread_cond_timedwait(&serve_cv, &serve_lock, &deadline) == 0)
+		;
+	bool idle = serve_active == 0;
+	pthread_mutex_unlock(&serve_lock);
+	return (idle);
+}
+
+void
+tarnd_stop_waiters_answer(void)
+{
+	int32_t ok = 0;
+
+	pthread_mutex_lock(&serve_lock);
+	for (int i = 0; i < serve_nstop; i++) {
+		(void) cli_send_frame(serve_stop_fds[i], CLI_FRAME_EXIT, &ok, sizeof (ok));
+		(void) close(serve_stop_fds[i]);
+	}
+	serve_nstop = 0;
+	pthread_mutex_unlock(&serve_lock);
+}
+
+/* ---- output streams: frames to the client ---- */
+
+static ssize_t
+conn_write(conn_t *c, uint32_t type, const char *buf, size_t size)
+{
+	if (!c->c_dead && cli_send_frame(c->c_fd, type, buf, (uint32_t)size) != 0)
+		c->c_dead = true;
+	return ((ssize_t)size);    /* the command runs to its end regardless */
+}
+
+static ssize_t
+out_write(void *cookie, const char *buf, size_t size)
+{
+	return (conn_write(cookie, CLI_FRAME_OUT, buf, size));
+}
+
+static ssize_t
+err_write(void *cookie, const char *buf, size_t size)
+{
+	conn_t *c = cookie;
+
+	/* keep the order the command wrote in */
+	if (c->c_out != NULL)
+		(void) fflush(c->c_out);
+	return (conn_write(c, CLI_FRAME_ERR, buf, size));
+}
+
+/* ---- the request ---- */
+
+static void
+req_free(request_t *rq)
+{
+	for (int i = 0; i < rq->rq_argc; i++)
+		tarn_free(rq->rq_argv[i]);
+	tarn_free(rq->rq_argv);
+	for (int i = 0; i < rq->rq_nenv; i++)
+		tarn_free(rq->rq_env[i]);
+	tarn_free(rq->rq_env);
+	if (rq->rq_cwdfd >= 0)
+		(void) close(rq->rq_cwdfd);
+}
+
+/* Read the magic, taking the cwd descriptor that comes with it. */
+static int
+req_read_magic(int fd, int *cwdfd)
+{
+	uint32_t magic;
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof (int) * 4)]; } cm;
+	struct iovec iov = { .iov_base = &magic, .iov_len = sizeof (magic) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cm.b, .msg_controllen = sizeof (cm.b) };
+	ssize_t n;
+
+	*cwdfd = -1;
+	while ((n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (n <= 0)
+		return (n < 0 ? errno : EPIPE);
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int nfd = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof (int));
+		for (int i = 0; i < nfd; i++) {
+			int f;
+			memcpy(&f, CMSG_DATA(c) + i * sizeof (int), sizeof (int));
+			if (*cwdfd < 0)
+				*cwdfd = f;
+			else
+				(void) close(f);
+		}
+	}
+	if (n < (ssize_t)sizeof (magic) &&
+	    cli_read_full(fd, (char *)&magic + n, sizeof (magic) - (size_t)n) != 0)
+		return (EPIPE);
+	return (magic == CLI_PROTO_MAGIC ? 0 : SET_ERROR(EPROTO));
+}
+
+static int
+req_read_strings(int fd, uint32_t max, char ***vp, int *np, size_t *total)
+{
+	uint32_t n, len;
+	int error;
+
+	if ((error = cli_read_full(fd, &n, sizeof (n))) != 0)
+		return (error);
+	if (n > max)
+		return (SET_ERROR(E2BIG));
+	*vp = tarn_alloc(((size_t)n + 1) * sizeof (char *));
+	for (uint32_t i = 0; i < n; i++) {
+		if ((error = cli_read_full(fd, &len, sizeof (len))) != 0)
+			return (error);
+		*total += len;
+		if (len > CLI_PROTO_MAXSTR || *total > CLI_PROTO_MAXREQ)
+			return (SET_ERROR(E2BIG));
+		char *s = tarn_alloc((size_t)len + 1);
+		(*vp)[i] = s;
+		*np = (int)i + 1;
+		if ((error = cli_read_full(fd, s, len)) != 0)
+			return (error);
+		if (strlen(s) != len)
+			return (SET_ERROR(EPROTO));   /* a NUL inside */
+	}
+	*np = (int)n;
+	return (0);
+}
+
+static int
+req_read(int fd, request_t *rq)
+{
+	size_t total = 0;
+	int error;
+
+	if ((error = req_read_magic(fd, &rq->rq_cwdfd)) != 0)
+		return (error);
+	if ((error = req_read_strings(fd, CLI_PROTO_MAXARGS, &rq->rq_argv,
+	    &rq->rq_argc, &total)) != 0)
+		return (error);
+	if (rq->rq_argc < 1)
+		return (SET_ERROR(EPROTO));
+	return (req_read_strings(fd, CLI_PROTO_MAXENV, &rq->rq_env, &rq->rq_nenv, &total));
+}
+
+static const char *
+req_env(const request_t *rq, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < rq->rq_nenv; i++)
+		if (strncmp(rq->rq_env[i], name, len) == 0 && rq->rq_env[i][len] == '=')
+			return (rq->rq_env[i] + len + 1);
+	return (NULL);
+}
+
+/* ---- the client's working directory ---- */
+
+static char *
+path_join(const char *dir, const char *rel)
+{
+	size_t len = strlen(dir) + strlen(rel) + 2;
+	char *p = tarn_alloc(len);
+
+	(void) snprintf(p, len, "%s/%s", dir, rel);
+	return (p);
+}
+
+/* Without unshare: make relative-looking path arguments absolute. */
+static void
+req_absolutize(request_t *rq, const char *pwd)
+{
+	for (int i = 1; i < rq->rq_argc; i++) {
+		char *a = rq->rq_argv[i];
+		bool after_d = strcmp(rq->rq_argv[i - 1], "-d") == 0;
+
+		if (a[0] == '\0' || a[0] == '/')
+			continue;
+		if (after_d || (a[0] != '-' && strchr(a, '/') != NULL && strchr(a, '=') == NULL)) {
+			rq->rq_argv[i] = path_join(pwd, a);
+			tarn_free(a);
+		}
+	}
+}
+
+/* Work in the client's directory, with its umask.  0 or an errno. */
+static int
+req_enter_cwd(request_t *rq)
+{
+	const char *pwd = req_env(rq, "PWD");
+	const char *um = req_env(rq, "UMASK");
+
+	if (tarnd_info.ti_unshare && unshare(CLONE_FS) != 0) {
+		tarnd_log("unshare(CLONE_FS): %s; relative paths are made absolute "
+		    "from the client's PWD instead", strerror(errno));
+		tarnd_info.ti_unshare = false;
+	}
+	if (!tarnd_info.ti_unshare) {
+		if (pwd != NULL && pwd[0] == '/')
+			req_absolutize(rq, pwd);
+		return (0);
+	}
+	if (um != NULL)
+		(void) umask((mode_t)strtoul(um, NULL, 8) & 0777);
+	if (rq->rq_cwdfd >= 0 && fchdir(rq->rq_cwdfd) == 0)
+		return (0);
+	if (pwd != NULL && chdir(pwd) == 0)
+		return (0);
+	return (chdir("/") == 0 ? 0 : errno);
+}
+
+/* The cache file path made comparable: real directory + base name. */
+static void
+cache_canon(const char *path, char *buf, size_t len)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL) {
+		(void) snprintf(dir, sizeof (dir), ".");
+		slash = path - 1;
+	} else {
+		(void) snprintf(dir, sizeof (dir), "%.*s", (int)(slash - path), path);
+		if (dir[0] == '\0')
+			(void) snprintf(dir, sizeof (dir), "/");
+	}
+	if (realpath(dir, real) != NULL)
+		(void) snprintf(buf, len, "%s/%s", strcmp(real, "/") == 0 ? "" : real, slash + 1);
+	else
+		(void) snprintf(buf, len, "%s", path);
+}
+
+/* A client that names another cache file than ours gets an error. */
+static bool
+cache_mismatch(const request_t *rq, char *msg, size_t len)
+{
+	const char *theirs = req_env(rq, "TARN_CACHEFILE");
+	char a[PATH_MAX * 2], b[PATH_MAX * 2];
+
+	if (theirs == NULL || theirs[0] == '\0')
+		return (false);
+	cache_canon(theirs, a, sizeof (a));
+	cache_canon(spa_cachefile_path(), b, sizeof (b));
+	if (strcmp(a, b) == 0)
+		return (false);
+	(void) snprintf(msg, len, "tarn: the daemon at %s uses the cache file %s, "
+	    "not %s; stop it first ('tarn daemon stop') or unset TARN_CACHEFILE\n",
+	    tarnd_info.ti_sock, spa_cachefile_path(), theirs);
+	return (true);
+}
+
+/* ---- control commands: tarn daemon status|stop ---- */
+
+static int
+serve_daemon_status(FILE *out)
+{
+	uint64_t up = tarn_wall_sec() - tarnd_info.ti_start;
+
+	fprintf(out, "tarnd %s is running, pid %d, up %" PRIu64 "s\n", TARN_VERSION,
+	    (int)tarnd_info.ti_pid, up);
+	fprintf(out, "socket:     %s\n", tarnd_info.ti_sock);
+	fprintf(out, "pid file:   %s\n", tarnd_info.ti_pidfile);
+	fprintf(out, "log:        %s\n", tarnd_info.ti_logfile[0] != '\0' ?
+	    tarnd_info.ti_logfile : "standard error");
+	fprintf(out, "cache file: %s\n", spa_cachefile_path());
+	fprintf(out, "commands:   %d running (this one included)\n", tarnd_active());
+	cli_registry_print(out);
+	return (CLI_EXIT_OK);
+}
+
+/* ---- one connection ---- */
+
+static void
+serve_refuse(int fd, const char *msg)
+{
+	int32_t st = CLI_EXIT_ERROR;
+
+	(void) cli_send_frame(fd, CLI_FRAME_ERR, msg, (uint32_t)strlen(msg));
+	(void) cli_send_frame(fd, CLI_FRAME_EXIT, &st, sizeof (st));
+}
+
+static bool
+serve_allowed(int fd, struct ucred *cr)
+{
+	socklen_t len = sizeof (*cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cr, &len) != 0)
+		return (false);
+	/* root; or the daemon's own user, who could open the devices anyway */
+	return (cr->uid == 0 || cr->uid == geteuid());
+}
+
+/* Run the command with its output going to the client; its exit status. */
+static int
+serve_command(conn_t *c, request_t *rq)
+{
+	static const cookie_io_functions_t outf = { .write = out_write };
+	static const cookie_io_functions_t errf = { .write = err_write };
+	FILE *out = fopencookie(c, "w", outf);
+	FILE *err = fopencookie(c, "w", errf);
+	int ret;
+
+	VERIFY(out != NULL && err != NULL);
+	(void) setvbuf(out, NULL, _IOFBF, 65536);
+	(void) setvbuf(err, NULL, _IOLBF, 4096);
+	c->c_out = out;
+	cli_out_tls = out;
+	cli_err_tls = err;
+	if (rq->rq_argc == 3 && strcmp(rq->rq_argv[0], "tarn") == 0 &&
+	    strcmp(rq->rq_argv[1], "daemon") == 0 &&
+	    strcmp(rq->rq_argv[2], "status") == 0)
+		ret = serve_daemon_status(out);
+	else
+		ret = cli_dispatch(rq->rq_argc, rq->rq_argv);
+	cli_out_tls = NULL;
+	cli_err_tls = NULL;
+	(void) fclose(out);
+	c->c_out = NULL;
+	(void) fclose(err);
+	return (ret);
+}
+
+static bool
+is_stop(const request_t *rq)
+{
+	return (rq->rq_argc == 3 && strcmp(rq->rq_argv[0], "tarn") == 0 &&
+	    strcmp(rq->rq_argv[1], "daemon") == 0 && strcmp(rq->rq_argv[2], "stop") == 0);
+}
+
+static void *
+serve_thread(void *arg)
+{
+	conn_t c = { .c_fd = (int)(intptr_t)arg };
+	request_t rq = { .rq_cwdfd = -1 };
+	struct timeval tv = { .tv_sec = SERVE_REQ_TIMEOUT };
+	struct ucred cr = { 0 };
+	char msg[PATH_MAX * 3];
+	int error, ret;
+
+	(void) setsockopt(c.c_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
+	if ((error = req_read(c.c_fd, &rq)) != 0) {
+		tarnd_log("bad request from a client: %s", strerror(error));
+	} else if (!serve_allowed(c.c_fd, &cr)) {
+		tarnd_log("refused a client with uid %d", (int)cr.uid);
+		serve_refuse(c.c_fd, CLI_NOT_ROOT_MSG "\n");
+	} else if (cache_mismatch(&rq, msg, sizeof (msg))) {
+		serve_refuse(c.c_fd, msg);
+	} else if (is_stop(&rq)) {
+		tarnd_log("stop requested by a client (pid %d)", (int)cr.pid);
+		pthread_mutex_lock(&serve_lock);
+		if (serve_nstop < (int)ARRAY_SIZE(serve_stop_fds)) {
+			serve_stop_fds[serve_nstop++] = c.c_fd;
+			c.c_fd = -1;      /* answered once the daemon is down */
+		}
+		pthread_mutex_unlock(&serve_lock);
+		tarnd_request_stop();
+	} else if ((error = req_enter_cwd(&rq)) != 0) {
+		(void) snprintf(msg, sizeof (msg), "tarn: the daemon cannot use the "
+		    "working directory: %s\n", strerror(error));
+		serve_refuse(c.c_fd, msg);
+	} else {
+		int32_t st;
+		ret = serve_command(&c, &rq);
+		st = ret;
+		(void) cli_send_frame(c.c_fd, CLI_FRAME_EXIT, &st, sizeof (st));
+	}
+	req_free(&rq);
+	if (c.c_fd >= 0)
+		(void) close(c.c_fd);
+	pthread_mutex_lock(&serve_lock);
+	serve_active--;
+	pthread_cond_broadcast(&serve_cv);
+	pthread_mutex_unlock(&serve_lock);
+	return (NULL);
+}
+
+void
+tarnd_serve(int fd)
+{
+	pthread_attr_t attr;
+	pthread_t tid;
+
+	pthread_mutex_lock(&serve_lock);
+	serve_active++;
+	pthread_mutex_unlock(&serve_lock);
+	VERIFY0(pthread_attr_init(&attr));
+	VERIFY0(pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED));
+	if (pthread_create(&tid, &attr, serve_thread, (void *)(intptr_t)fd) != 0) {
+		tarnd_log("cannot start a thread for a client: %s", strerror(errno));
+		serve_refuse(fd, "tarn: the daemon is out of threads; try again\n");
+		(void) close(fd);
+		pthread_mutex_lock(&serve_lock);
+		serve_active--;
+		pthread_cond_broadcast(&serve_cv);
+		pthread_mutex_unlock(&serve_lock);
+	}
+	VERIFY0(pthread_attr_destroy(&attr));
+}

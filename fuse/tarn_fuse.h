@@ -1,0 +1,99 @@
+/*
+ * tarn_fuse.h — the FUSE server: serves a posix_fs_t to the kernel
+ * through libfuse3's low-level API, on a multi-threaded session running
+ * in background threads.  No libfuse types appear here; callers (the
+ * daemon, tarn-mount, tests) only mount, unmount and invalidate.
+ * Theory: the comment at the top of fuse/tarn_fuse.c.
+ */
+#ifndef TARN_FUSE_H
+#define TARN_FUSE_H
+
+/*
+ * posix.h names a function posix_fallocate(), which is also the C
+ * library's (fcntl.h).  Until the contract renames it, hide the C
+ * library's declaration so both headers can be included.
+ */
+#define posix_fallocate tarn_libc_posix_fallocate
+#include <fcntl.h>
+#undef posix_fallocate
+#include "posix.h"
+
+typedef struct tarn_fuse tarn_fuse_t;
+
+typedef struct tarn_fuse_opts {
+	bool     tfo_readonly;          /* mount read-only (the fs should be too) */
+	bool     tfo_allow_other;       /* other users may use the mount (default on) */
+	bool     tfo_nosuid;            /* setuid=off */
+	bool     tfo_nodev;             /* devices=off */
+	bool     tfo_noexec;            /* exec=off */
+	bool     tfo_writeback;         /* kernel writeback cache (default on; never when ro) */
+	bool     tfo_splice;            /* splice read/write/move (default off: see DESIGN) */
+	double   tfo_entry_timeout;     /* seconds the kernel may trust a name (default 60) */
+	double   tfo_attr_timeout;      /* seconds it may trust attributes (default 60) */
+	unsigned tfo_max_threads;       /* worker threads (default 16) */
+	unsigned tfo_read_ahead_kb;     /* kernel readahead of the mount (default 1024) */
+	const char *tfo_fsname;         /* source shown in /proc/mounts (default "tarn") */
+	bool     tfo_debug;             /* libfuse request trace on stderr */
+} tarn_fuse_opts_t;
+
+/* Fill o with the defaults named above. */
+void tarn_fuse_opts_init(tarn_fuse_opts_t *o);
+
+/*
+ * Mount fs on mountpoint (an existing directory) and start serving it in
+ * background threads.  The fs stays the caller's: it must outlive the
+ * mount (until tarn_fuse_unmount returns).  Errors: ENOENT/ENOTDIR for a
+ * bad mountpoint, ENODEV when /dev/fuse is missing, EPERM or EIO when
+ * the mount itself fails (libfuse says why on stderr).
+ */
+int tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *o,
+    tarn_fuse_t **out);
+
+/*
+ * Unmount and stop serving.  Without force, EBUSY while files are open
+ * (nothing changes then).  With force, dirty kernel pages are written
+ * back first (syncfs), then the connection is aborted and the mount
+ * detached: processes still using it get ENOTCONN.  When the mount was
+ * already removed from outside (fusermount3 -u, umount), this only
+ * cleans up.  On success t is freed and every reference the kernel held
+ * on fs's inodes has been dropped (posix_forget), so files unlinked while
+ * open are gone; the caller then syncs and closes fs.
+ */
+int tarn_fuse_unmount(tarn_fuse_t *t, bool force);
+
+/* True once the session has ended (unmounted from outside, or aborted). */
+bool tarn_fuse_exited(tarn_fuse_t *t);
+/* Wait up to timeout_ms (-1: forever) for the session to end; true if it did. */
+bool tarn_fuse_wait(tarn_fuse_t *t, int timeout_ms);
+const char *tarn_fuse_mountpoint(const tarn_fuse_t *t);
+
+/*
+ * Invalidations, for changes Tarn makes behind the kernel's back
+ * (rollback, receive, clone promotion): the kernel forgets what it cached
+ * and asks again.  Never call them from inside a request handler of this
+ * server.  They return 0, ENOENT when the kernel did not know the inode
+ * or name (nothing to do), or another errno from the kernel.
+ *
+ * _inode: attributes and cached data of ino.
+ * _entry: the name dir/name (positive or negative), and dir's attributes.
+ * _all:   every name the kernel has cached (an epoch bump, Linux >= 6.16)
+ *         and the attributes and data of every inode it holds; ENOTSUP
+ *         when the kernel cannot drop all names at once (remount then).
+ */
+int tarn_fuse_invalidate_inode(tarn_fuse_t *t, posix_ino_t ino);
+int tarn_fuse_invalidate_entry(tarn_fuse_t *t, posix_ino_t dir, const char *name);
+int tarn_fuse_invalidate_all(tarn_fuse_t *t);
+
+typedef struct tarn_fuse_stats {
+	uint64_t tfs_nodes;             /* inodes the kernel holds references on */
+	uint64_t tfs_lookups;           /* sum of their lookup counts */
+	uint64_t tfs_requests;          /* requests answered */
+	uint64_t tfs_errors;            /* of which with an error (ENOENT on lookup excluded) */
+	bool     tfs_writeback;         /* what was negotiated with the kernel */
+	bool     tfs_splice;
+	bool     tfs_readdirplus;
+	uint32_t tfs_max_write;
+} tarn_fuse_stats_t;
+void tarn_fuse_get_stats(tarn_fuse_t *t, tarn_fuse_stats_t *st);
+
+#endif

@@ -1,0 +1,189 @@
+/*
+ * tarn_fuse_dir.c — directory listings: opendir (the kernel may cache
+ * the listing: nobody else changes our directories), readdir and
+ * readdirplus, releasedir, fsyncdir.
+ *
+ * A listing request is answered in two steps: first the entries that fit
+ * in the kernel's buffer are gathered from posix_readdir (no other posix
+ * call is made while it runs), then, for readdirplus, each entry other
+ * than "." and ".." is looked up by name, which takes the reference the
+ * kernel gets with it (see "Lookup counts" in tarn_fuse.c).  An entry
+ * that vanished in between is sent without attributes (node id 0: the
+ * kernel then takes no reference); one that was replaced is sent as
+ * what the lookup found.  Offsets are posix cookies, so a listing
+ * resumes correctly across concurrent changes.
+ */
+#include "tarn_fuse_impl.h"
+
+typedef struct tf_dent {
+	posix_ino_t td_ino;
+	uint32_t    td_dtype;
+	uint64_t    td_next;     /* cookie after this entry */
+	uint32_t    td_name;     /* offset in td_names */
+} tf_dent_t;
+
+typedef struct tf_listing {
+	fuse_req_t  tl_req;
+	bool        tl_plus;
+	size_t      tl_size;     /* the kernel's buffer */
+	size_t      tl_used;     /* bytes the gathered entries will take */
+	tf_dent_t  *tl_ents;
+	uint32_t    tl_n, tl_cap;
+	char       *tl_names;
+	uint32_t    tl_names_used, tl_names_cap;
+} tf_listing_t;
+
+static int
+tf_gather(void *arg, const char *name, posix_ino_t ino, uint32_t dtype, uint64_t next)
+{
+	tf_listing_t *l = arg;
+	size_t esz = l->tl_plus ?
+	    fuse_add_direntry_plus(l->tl_req, NULL, 0, name, NULL, 0) :
+	    fuse_add_direntry(l->tl_req, NULL, 0, name, NULL, 0);
+	if (l->tl_used + esz > l->tl_size)
+		return (1);
+	size_t nl = strlen(name) + 1;
+	if (l->tl_n == l->tl_cap) {
+		l->tl_cap = l->tl_cap ? l->tl_cap * 2 : 64;
+		l->tl_ents = tarn_realloc(l->tl_ents, l->tl_cap * sizeof (tf_dent_t));
+	}
+	if (l->tl_names_used + nl > l->tl_names_cap) {
+		l->tl_names_cap = MAX(l->tl_names_cap * 2, l->tl_names_used + (uint32_t)nl + 1024);
+		l->tl_names = tarn_realloc(l->tl_names, l->tl_names_cap);
+	}
+	tf_dent_t *d = &l->tl_ents[l->tl_n++];
+	d->td_ino = ino;
+	d->td_dtype = dtype;
+	d->td_next = next;
+	d->td_name = l->tl_names_used;
+	memcpy(l->tl_names + l->tl_names_used, name, nl);
+	l->tl_names_used += (uint32_t)nl;
+	l->tl_used += esz;
+	return (0);
+}
+
+static bool
+tf_is_dot(const char *name)
+{
+	return (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')));
+}
+
+/* Fill buf with the gathered entries (looking each up for readdirplus). */
+static size_t
+tf_fill(tarn_fuse_t *t, posix_ino_t dir, tf_listing_t *l, char *buf, bool *took)
+{
+	size_t off = 0;
+	for (uint32_t i = 0; i < l->tl_n; i++) {
+		tf_dent_t *d = &l->tl_ents[i];
+		const char *name = l->tl_names + d->td_name;
+		size_t n;
+		took[i] = false;
+		if (!l->tl_plus) {
+			struct stat st;
+			memset(&st, 0, sizeof (st));
+			st.st_ino = d->td_ino;
+			st.st_mode = (mode_t)d->td_dtype << 12;
+			n = fuse_add_direntry(l->tl_req, buf + off, l->tl_size - off, name, &st,
+			    (off_t)d->td_next);
+		} else {
+			struct fuse_entry_param ep;
+			posix_attr_t pa;
+			if (!tf_is_dot(name) && posix_lookup(t->tf_fs, dir, name, &pa) == 0) {
+				tarn_fuse_entry_fill(t, &pa, &ep);
+				tarn_fuse_entry_ref(t, &pa);
+				took[i] = pa.pa_ino != t->tf_root;
+				d->td_ino = pa.pa_ino;
+			} else {
+				memset(&ep, 0, sizeof (ep));
+				ep.attr.st_ino = d->td_ino;
+				ep.attr.st_mode = (mode_t)d->td_dtype << 12;
+			}
+			n = fuse_add_direntry_plus(l->tl_req, buf + off, l->tl_size - off, name,
+			    &ep, (off_t)d->td_next);
+		}
+		VERIFY3U(off + n, <=, l->tl_size);
+		off += n;
+	}
+	return (off);
+}
+
+static void
+tf_list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	posix_ino_t dir = TF_PINO(t, ino);
+	tf_listing_t l;
+	memset(&l, 0, sizeof (l));
+	l.tl_req = req;
+	l.tl_plus = plus;
+	l.tl_size = size;
+	int e = off < 0 ? SET_ERROR(EINVAL) :
+	    posix_readdir(t->tf_fs, dir, (uint64_t)off, tf_gather, &l);
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+	} else {
+		char *buf = tarn_fuse_scratch(size);
+		bool *took = tarn_alloc(l.tl_n * sizeof (bool) + 1);
+		size_t len = tf_fill(t, dir, &l, buf, took);
+		if (off == 0)
+			posix_touch_atime(t->tf_fs, dir);
+		if (fuse_reply_buf(req, buf, len) == -ENOENT) {
+			for (uint32_t i = 0; i < l.tl_n; i++) {
+				if (!took[i])
+					continue;
+				posix_attr_t pa = { .pa_ino = l.tl_ents[i].td_ino };
+				tarn_fuse_entry_unref(t, &pa);
+			}
+		}
+		tarn_free(took);
+	}
+	tarn_free(l.tl_ents);
+	tarn_free(l.tl_names);
+}
+
+static void
+tf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void) tf_enter(req);
+	fi->fh = 0;
+	fi->cache_readdir = 1;
+	fi->keep_cache = 1;
+	(void) fuse_reply_open(req, fi);
+}
+
+static void
+tf_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	tf_list(req, ino, size, off, false);
+}
+
+static void
+tf_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+    struct fuse_file_info *fi)
+{
+	tf_list(req, ino, size, off, true);
+}
+
+static void
+tf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void) tf_enter(req);
+	tarn_fuse_reply_err(req, 0);
+}
+
+static void
+tf_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	tarn_fuse_reply_err(req, posix_fsync(t->tf_fs, TF_PINO(t, ino), datasync != 0));
+}
+
+void
+tarn_fuse_ops_dir(struct fuse_lowlevel_ops *ops)
+{
+	ops->opendir = tf_opendir;
+	ops->readdir = tf_readdir;
+	ops->readdirplus = tf_readdirplus;
+	ops->releasedir = tf_releasedir;
+	ops->fsyncdir = tf_fsyncdir;
+}

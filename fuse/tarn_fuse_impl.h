@@ -1,0 +1,124 @@
+/*
+ * tarn_fuse_impl.h — inside the FUSE server: the server state, the node
+ * table (lookup counts), and the helpers the request handlers share.
+ * Theory: fuse/tarn_fuse.c.
+ */
+#ifndef TARN_FUSE_IMPL_H
+#define TARN_FUSE_IMPL_H
+
+#include "tarn_fuse.h"          /* first: see the note on posix_fallocate there */
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* ---- the node table: what the kernel holds (tarn_fuse_nodes.c) ---- */
+
+#define TF_NODE_SHARDS 64
+
+typedef struct tarn_fuse_node {
+	posix_ino_t              tn_ino;
+	uint64_t                 tn_nlookup;  /* kernel lookup count (>= 1 while here) */
+	struct tarn_fuse_node   *tn_next;     /* hash chain */
+} tarn_fuse_node_t;
+
+typedef struct tarn_fuse_shard {
+	pthread_mutex_t          ts_lock;
+	tarn_fuse_node_t       **ts_buckets;  /* ts_lock */
+	uint64_t                 ts_nbuckets; /* ts_lock; power of 2 */
+	uint64_t                 ts_count;    /* ts_lock */
+	uint64_t                 ts_lookups;  /* ts_lock; sum of tn_nlookup */
+} tarn_fuse_shard_t;
+
+typedef struct tarn_fuse_nodes {
+	tarn_fuse_shard_t        tns_shard[TF_NODE_SHARDS];
+} tarn_fuse_nodes_t;
+
+typedef int (*tarn_fuse_node_fn_t)(void *arg, posix_ino_t ino, uint64_t nlookup);
+
+void tarn_fuse_nodes_init(tarn_fuse_nodes_t *n);
+void tarn_fuse_nodes_fini(tarn_fuse_nodes_t *n);
+/* The kernel gets one more reference to ino (an entry reply is on its way). */
+void tarn_fuse_nodes_ref(tarn_fuse_nodes_t *n, posix_ino_t ino);
+/*
+ * The kernel dropped count references: returns how many it really held
+ * (a larger count is a kernel/server bug, logged and clamped).
+ */
+uint64_t tarn_fuse_nodes_unref(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count);
+/* Visit every node under its shard's lock; stops when fn returns non-zero. */
+void tarn_fuse_nodes_walk(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg);
+/* Remove every node, calling fn for each (after the session ended). */
+void tarn_fuse_nodes_drain(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg);
+void tarn_fuse_nodes_count(tarn_fuse_nodes_t *n, uint64_t *nodes, uint64_t *lookups);
+
+/* ---- the server ---- */
+
+struct tarn_fuse {
+	posix_fs_t          *tf_fs;
+	posix_ino_t          tf_root;        /* the fs's root object (FUSE_ROOT_ID) */
+	tarn_fuse_opts_t     tf_opts;        /* tf_fsname points into tf_fsname_buf */
+	char                *tf_fsname_buf;
+	char                *tf_mountpoint;
+	double               tf_entry_tmo, tf_attr_tmo;
+	struct fuse_session *tf_se;
+	struct fuse_loop_config *tf_loop_cfg;
+	pthread_t            tf_loop_thread;
+	int                  tf_loop_rc;     /* tf_lock; fuse_session_loop_mt's result */
+	bool                 tf_exited;      /* tf_lock */
+	bool                 tf_joined;      /* only the unmounting thread */
+	pthread_mutex_t      tf_lock;
+	pthread_cond_t       tf_cv;
+	pthread_mutex_t      tf_umount_lock; /* one unmount at a time */
+	tarn_fuse_nodes_t    tf_nodes;
+	/* what init negotiated (written once by init, before any request) */
+	bool                 tf_writeback;
+	bool                 tf_splice;
+	bool                 tf_readdirplus;
+	uint32_t             tf_max_write;
+	atomic_uint_fast64_t tf_requests;
+	atomic_uint_fast64_t tf_errors;
+};
+
+/* FUSE node ids and posix inode numbers: the root swaps with 1. */
+static inline uint64_t
+tf_ino_swap(const tarn_fuse_t *t, uint64_t ino)
+{
+	if (ino == FUSE_ROOT_ID)
+		return (t->tf_root);
+	if (ino == t->tf_root)
+		return (FUSE_ROOT_ID);
+	return (ino);
+}
+#define TF_PINO(t, fino) ((posix_ino_t)tf_ino_swap((t), (fino)))
+#define TF_FINO(t, pino) ((fuse_ino_t)tf_ino_swap((t), (pino)))
+
+/* Every handler starts here: the server, and one more request counted. */
+static inline tarn_fuse_t *
+tf_enter(fuse_req_t req)
+{
+	tarn_fuse_t *t = fuse_req_userdata(req);
+	atomic_fetch_add_explicit(&t->tf_requests, 1, memory_order_relaxed);
+	return (t);
+}
+
+/* ---- shared helpers (tarn_fuse_ops.c) ---- */
+
+void tarn_fuse_attr_to_stat(const posix_attr_t *pa, struct stat *st);
+void tarn_fuse_cred(fuse_req_t req, posix_cred_t *cred);
+/* The kernel is about to hold one more reference on pa's inode. */
+void tarn_fuse_entry_fill(tarn_fuse_t *t, const posix_attr_t *pa, struct fuse_entry_param *e);
+/* Take the node reference for an entry reply; undo it when the reply failed. */
+void tarn_fuse_entry_ref(tarn_fuse_t *t, const posix_attr_t *pa);
+void tarn_fuse_entry_unref(tarn_fuse_t *t, const posix_attr_t *pa);
+/* Reply with an error (counted), or 0 for success with no data. */
+void tarn_fuse_reply_err(fuse_req_t req, int err);
+/* A per-thread scratch buffer of at least size bytes (not zeroed). */
+void *tarn_fuse_scratch(size_t size);
+
+/* ---- the handler tables' parts ---- */
+
+void tarn_fuse_ops_namespace(struct fuse_lowlevel_ops *ops);  /* tarn_fuse_ops.c */
+void tarn_fuse_ops_data(struct fuse_lowlevel_ops *ops);       /* tarn_fuse_io.c */
+void tarn_fuse_ops_dir(struct fuse_lowlevel_ops *ops);        /* tarn_fuse_dir.c */
+
+#endif

@@ -1,0 +1,229 @@
+/*
+ * tarn_fuse_io.c — request handlers for file contents: create and open
+ * (with the atomic O_TRUNC), read, write (from memory or from a spliced
+ * pipe), flush and release, fsync, fallocate, SEEK_DATA/SEEK_HOLE and
+ * copy_file_range.  Opens keep no state: there is no file handle, and
+ * no reference (the kernel's lookup count covers an open file).
+ * Theory: tarn_fuse.c.
+ */
+#include "tarn_fuse_impl.h"
+
+#include <fcntl.h>
+
+#define TF_COPY_CHUNK (1024 * 1024)
+
+/* Truncate to zero for O_TRUNC (times as open(2) sets them). */
+static int
+tf_truncate(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino)
+{
+	posix_attr_t in, out;
+	posix_cred_t cred;
+	memset(&in, 0, sizeof (in));
+	tarn_fuse_cred(req, &cred);
+	return (posix_setattr(t->tf_fs, ino, &in, POSIX_SET_SIZE | POSIX_SET_MTIME_NOW |
+	    POSIX_SET_CTIME, &cred, &out));
+}
+
+/* What the kernel may do with an open file: cache it, and skip FLUSH. */
+static void
+tf_open_flags(tarn_fuse_t *t, struct fuse_file_info *fi)
+{
+	fi->fh = 0;
+	fi->keep_cache = 1;
+	fi->noflush = 1;        /* no locks to release; writeback flushes anyway */
+	fi->direct_io = 0;
+}
+
+static void
+tf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+    struct fuse_file_info *fi)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	posix_cred_t cred;
+	posix_attr_t pa;
+	tarn_fuse_cred(req, &cred);
+	int e = posix_create(t->tf_fs, TF_PINO(t, parent), name, mode, 0, &cred,
+	    (fi->flags & O_EXCL) != 0, &pa);
+	if (e == 0 && (fi->flags & O_TRUNC) && pa.pa_size != 0) {
+		/* it existed after all (created since the kernel's lookup) */
+		e = tf_truncate(t, req, pa.pa_ino);
+		if (e == 0)
+			e = posix_getattr(t->tf_fs, pa.pa_ino, &pa);
+		if (e != 0)
+			posix_forget(t->tf_fs, pa.pa_ino, 1);
+	}
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	struct fuse_entry_param ep;
+	tarn_fuse_entry_fill(t, &pa, &ep);
+	tf_open_flags(t, fi);
+	tarn_fuse_entry_ref(t, &pa);
+	if (fuse_reply_create(req, &ep, fi) == -ENOENT)
+		tarn_fuse_entry_unref(t, &pa);
+}
+
+static void
+tf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	int e = 0;
+	if (fi->flags & O_TRUNC)
+		e = tf_truncate(t, req, TF_PINO(t, ino));
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	tf_open_flags(t, fi);
+	(void) fuse_reply_open(req, fi);
+}
+
+static void
+tf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	posix_ino_t pino = TF_PINO(t, ino);
+	void *buf = tarn_fuse_scratch(size);
+	uint64_t n = 0;
+	int e = off < 0 ? SET_ERROR(EINVAL) :
+	    posix_read(t->tf_fs, pino, (uint64_t)off, size, buf, &n);
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	posix_touch_atime(t->tf_fs, pino);
+	(void) fuse_reply_buf(req, buf, n);
+}
+
+static void
+tf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
+    struct fuse_file_info *fi)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	size_t size = fuse_buf_size(in);
+	const void *data;
+	int e = 0;
+	if (in->count == 1 && !(in->buf[0].flags & FUSE_BUF_IS_FD)) {
+		data = in->buf[0].mem;
+	} else {
+		/* spliced: the data waits in a pipe */
+		void *buf = tarn_fuse_scratch(size);
+		struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
+		dst.buf[0].mem = buf;
+		ssize_t r = fuse_buf_copy(&dst, in, 0);
+		if (r < 0)
+			e = SET_ERROR((int)-r);
+		else
+			size = (size_t)r;
+		data = buf;
+	}
+	posix_cred_t cred;
+	tarn_fuse_cred(req, &cred);
+	uint64_t n = 0;
+	if (e == 0 && off < 0)
+		e = SET_ERROR(EINVAL);
+	if (e == 0)
+		e = posix_write(t->tf_fs, TF_PINO(t, ino), (uint64_t)off, size, data, &cred, &n);
+	if (e != 0 && n == 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	(void) fuse_reply_write(req, n);
+}
+
+static void
+tf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void) tf_enter(req);
+	tarn_fuse_reply_err(req, 0);
+}
+
+static void
+tf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void) tf_enter(req);
+	tarn_fuse_reply_err(req, 0);
+}
+
+static void
+tf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	tarn_fuse_reply_err(req, posix_fsync(t->tf_fs, TF_PINO(t, ino), datasync != 0));
+}
+
+static void
+tf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+    struct fuse_file_info *fi)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	int e = offset < 0 || length <= 0 ? SET_ERROR(EINVAL) :
+	    posix_fallocate(t->tf_fs, TF_PINO(t, ino), mode, (uint64_t)offset, (uint64_t)length);
+	tarn_fuse_reply_err(req, e);
+}
+
+static void
+tf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	uint64_t out = 0;
+	int e = 0;
+	if ((whence != SEEK_DATA && whence != SEEK_HOLE) || off < 0)
+		e = SET_ERROR(EINVAL);
+	if (e == 0)
+		e = posix_lseek(t->tf_fs, TF_PINO(t, ino), (uint64_t)off, whence, &out);
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	(void) fuse_reply_lseek(req, (off_t)out);
+}
+
+/*
+ * Copy inside the server: one copy per byte instead of two round trips
+ * through the kernel.  The kernel has written back both ranges first.
+ */
+static void
+tf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+    struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+    struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	posix_ino_t src = TF_PINO(t, ino_in), dst = TF_PINO(t, ino_out);
+	posix_cred_t cred;
+	tarn_fuse_cred(req, &cred);
+	int e = flags != 0 || off_in < 0 || off_out < 0 ? SET_ERROR(EINVAL) : 0;
+	void *buf = tarn_fuse_scratch(MIN(len, TF_COPY_CHUNK));
+	uint64_t done = 0;
+	while (e == 0 && done < len) {
+		uint64_t chunk = MIN(len - done, TF_COPY_CHUNK), n = 0, w = 0;
+		e = posix_read(t->tf_fs, src, (uint64_t)off_in + done, chunk, buf, &n);
+		if (e != 0 || n == 0)
+			break;
+		e = posix_write(t->tf_fs, dst, (uint64_t)off_out + done, n, buf, &cred, &w);
+		done += w;
+		if (w < n || n < chunk)
+			break;
+	}
+	if (e != 0 && done == 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	(void) fuse_reply_write(req, done);
+}
+
+void
+tarn_fuse_ops_data(struct fuse_lowlevel_ops *ops)
+{
+	ops->create = tf_create;
+	ops->open = tf_open;
+	ops->read = tf_read;
+	ops->write_buf = tf_write_buf;
+	ops->flush = tf_flush;
+	ops->release = tf_release;
+	ops->fsync = tf_fsync;
+	ops->fallocate = tf_fallocate;
+	ops->lseek = tf_lseek;
+	ops->copy_file_range = tf_copy_file_range;
+}

@@ -1,0 +1,470 @@
+/*
+ * tarn_fuse_ops.c — request handlers for names and attributes: lookup,
+ * forget, getattr/setattr, the namespace changes (mknod, mkdir, symlink,
+ * link, unlink, rmdir, rename), statfs and extended attributes; and the
+ * helpers every handler shares (attribute conversion, credentials, entry
+ * replies with their lookup-count bookkeeping, error translation).
+ * Theory (lookup counts, one reply per request): tarn_fuse.c.
+ */
+#include "tarn_fuse_impl.h"
+
+#include <limits.h>
+#include <sys/xattr.h>
+
+/* ---- shared helpers ---- */
+
+void
+tarn_fuse_attr_to_stat(const posix_attr_t *pa, struct stat *st)
+{
+	memset(st, 0, sizeof (*st));
+	st->st_ino = pa->pa_ino;
+	st->st_mode = pa->pa_mode;
+	st->st_nlink = pa->pa_nlink;
+	st->st_uid = pa->pa_uid;
+	st->st_gid = pa->pa_gid;
+	st->st_size = (off_t)pa->pa_size;
+	st->st_blocks = (blkcnt_t)pa->pa_blocks;
+	st->st_rdev = (dev_t)pa->pa_rdev;
+	st->st_blksize = pa->pa_blksize;
+	st->st_atim = pa->pa_atime;
+	st->st_mtim = pa->pa_mtime;
+	st->st_ctim = pa->pa_ctime;
+}
+
+void
+tarn_fuse_cred(fuse_req_t req, posix_cred_t *cred)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	cred->pc_uid = ctx->uid;
+	cred->pc_gid = ctx->gid;
+	cred->pc_umask = ctx->umask;
+}
+
+void
+tarn_fuse_entry_fill(tarn_fuse_t *t, const posix_attr_t *pa, struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof (*e));
+	e->ino = TF_FINO(t, pa->pa_ino);
+	e->generation = pa->pa_gen;
+	tarn_fuse_attr_to_stat(pa, &e->attr);
+	e->attr_timeout = t->tf_attr_tmo;
+	e->entry_timeout = t->tf_entry_tmo;
+}
+
+void
+tarn_fuse_entry_ref(tarn_fuse_t *t, const posix_attr_t *pa)
+{
+	if (pa->pa_ino == t->tf_root)
+		posix_forget(t->tf_fs, pa->pa_ino, 1);
+	else
+		tarn_fuse_nodes_ref(&t->tf_nodes, pa->pa_ino);
+}
+
+void
+tarn_fuse_entry_unref(tarn_fuse_t *t, const posix_attr_t *pa)
+{
+	if (pa->pa_ino == t->tf_root)
+		return;
+	uint64_t n = tarn_fuse_nodes_unref(&t->tf_nodes, pa->pa_ino, 1);
+	if (n != 0)
+		posix_forget(t->tf_fs, pa->pa_ino, n);
+}
+
+/* Translate a posix error into what a program may see. */
+static int
+tf_errno(int e)
+{
+	switch (e) {
+	case ECKSUM:
+	case ENOTSUP_FORMAT:
+	case ERESTART:
+		return (EIO);
+	case EFRAGS:
+		return (ENOSPC);
+	case ENOSYS:                    /* the kernel would stop asking for good */
+		return (EOPNOTSUPP);
+	default:
+		return (e > 0 && e < 4096 ? e : EIO);
+	}
+}
+
+void
+tarn_fuse_reply_err(fuse_req_t req, int err)
+{
+	if (err != 0) {
+		tarn_fuse_t *t = fuse_req_userdata(req);
+		atomic_fetch_add_explicit(&t->tf_errors, 1, memory_order_relaxed);
+		err = tf_errno(err);
+	}
+	(void) fuse_reply_err(req, err);
+}
+
+static pthread_key_t tf_scratch_key;
+static pthread_once_t tf_scratch_once = PTHREAD_ONCE_INIT;
+
+typedef struct tf_scratch_buf {
+	size_t tsb_size;
+	char  *tsb_buf;
+} tf_scratch_buf_t;
+
+static void
+tf_scratch_free(void *arg)
+{
+	tf_scratch_buf_t *b = arg;
+	tarn_free(b->tsb_buf);
+	tarn_free(b);
+}
+
+static void
+tf_scratch_key_init(void)
+{
+	VERIFY0(pthread_key_create(&tf_scratch_key, tf_scratch_free));
+}
+
+void *
+tarn_fuse_scratch(size_t size)
+{
+	pthread_once(&tf_scratch_once, tf_scratch_key_init);
+	tf_scratch_buf_t *b = pthread_getspecific(tf_scratch_key);
+	if (b == NULL) {
+		b = tarn_alloc(sizeof (*b));
+		VERIFY0(pthread_setspecific(tf_scratch_key, b));
+	}
+	if (b->tsb_size < size) {
+		tarn_free(b->tsb_buf);
+		b->tsb_size = MAX(P2ROUNDUP(size, 64 * KiB), 1 * MiB + 64 * KiB);
+		b->tsb_buf = tarn_alloc_aligned(b->tsb_size);
+	}
+	return (b->tsb_buf);
+}
+
+/* Reply to a request that produced an entry (posix took a reference). */
+static void
+tf_reply_entry(tarn_fuse_t *t, fuse_req_t req, int e, const posix_attr_t *pa)
+{
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	struct fuse_entry_param ep;
+	tarn_fuse_entry_fill(t, pa, &ep);
+	tarn_fuse_entry_ref(t, pa);
+	if (fuse_reply_entry(req, &ep) == -ENOENT)
+		tarn_fuse_entry_unref(t, pa);
+}
+
+/* ---- lookup and forget ---- */
+
+static void
+tf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	posix_attr_t pa;
+	int e = posix_lookup(t->tf_fs, TF_PINO(t, parent), name, &pa);
+	if (e == ENOENT) {
+		/* a negative entry, cached as long as a positive one */
+		struct fuse_entry_param ep;
+		memset(&ep, 0, sizeof (ep));
+		ep.entry_timeout = t->tf_entry_tmo;
+		(void) fuse_reply_entry(req, &ep);
+		return;
+	}
+	tf_reply_entry(t, req, e, &pa);
+}
+
+static void
+tf_forget_one(tarn_fuse_t *t, fuse_ino_t ino, uint64_t nlookup)
+{
+	posix_ino_t pino = TF_PINO(t, ino);
+	if (pino == t->tf_root)
+		return;
+	uint64_t n = tarn_fuse_nodes_unref(&t->tf_nodes, pino, nlookup);
+	if (n != 0)
+		posix_forget(t->tf_fs, pino, n);
+}
+
+static void
+tf_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	tf_forget_one(t, ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void
+tf_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	for (size_t i = 0; i < count; i++)
+		tf_forget_one(t, forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+/* ---- attributes ---- */
+
+static void
+tf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	posix_attr_t pa;
+	int e = posix_getattr(t->tf_fs, TF_PINO(t, ino), &pa);
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	struct stat st;
+	tarn_fuse_attr_to_stat(&pa, &st);
+	(void) fuse_reply_attr(req, &st, t->tf_attr_tmo);
+}
+
+/* FUSE_SET_ATTR_* -> POSIX_SET_*, with the values in pa. */
+static int
+tf_setattr_mask(const struct stat *attr, int to_set, posix_attr_t *pa)
+{
+	int mask = 0;
+	memset(pa, 0, sizeof (*pa));
+	if (to_set & FUSE_SET_ATTR_MODE) {
+		mask |= POSIX_SET_MODE;
+		pa->pa_mode = attr->st_mode;
+	}
+	if (to_set & FUSE_SET_ATTR_UID) {
+		mask |= POSIX_SET_UID;
+		pa->pa_uid = attr->st_uid;
+	}
+	if (to_set & FUSE_SET_ATTR_GID) {
+		mask |= POSIX_SET_GID;
+		pa->pa_gid = attr->st_gid;
+	}
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		mask |= POSIX_SET_SIZE;
+		pa->pa_size = (uint64_t)attr->st_size;
+	}
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+		mask |= POSIX_SET_ATIME_NOW;
+	} else if (to_set & FUSE_SET_ATTR_ATIME) {
+		mask |= POSIX_SET_ATIME;
+		pa->pa_atime = attr->st_atim;
+	}
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+		mask |= POSIX_SET_MTIME_NOW;
+	} else if (to_set & FUSE_SET_ATTR_MTIME) {
+		mask |= POSIX_SET_MTIME;
+		pa->pa_mtime = attr->st_mtim;
+	}
+	if (to_set & FUSE_SET_ATTR_CTIME) {
+		mask |= POSIX_SET_CTIME;
+		pa->pa_ctime = attr->st_ctim;
+	}
+	return (mask);
+}
+
+static void
+tf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+    struct fuse_file_info *fi)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	posix_attr_t in, out;
+	posix_cred_t cred;
+	tarn_fuse_cred(req, &cred);
+	int mask = tf_setattr_mask(attr, to_set, &in);
+	int e = posix_setattr(t->tf_fs, TF_PINO(t, ino), &in, mask, &cred, &out);
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	struct stat st;
+	tarn_fuse_attr_to_stat(&out, &st);
+	(void) fuse_reply_attr(req, &st, t->tf_attr_tmo);
+}
+
+static void
+tf_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	char buf[PATH_MAX + 1];
+	memset(buf, 0, sizeof (buf));
+	int e = posix_readlink(t->tf_fs, TF_PINO(t, ino), buf, sizeof (buf) - 1);
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	(void) fuse_reply_readlink(req, buf);
+}
+
+/* ---- namespace ---- */
+
+static void
+tf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	posix_cred_t cred;
+	posix_attr_t pa;
+	tarn_fuse_cred(req, &cred);
+	int e = posix_create(t->tf_fs, TF_PINO(t, parent), name, mode, rdev, &cred, true, &pa);
+	tf_reply_entry(t, req, e, &pa);
+}
+
+static void
+tf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	posix_cred_t cred;
+	posix_attr_t pa;
+	tarn_fuse_cred(req, &cred);
+	int e = posix_mkdir(t->tf_fs, TF_PINO(t, parent), name, mode, &cred, &pa);
+	tf_reply_entry(t, req, e, &pa);
+}
+
+static void
+tf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	posix_cred_t cred;
+	posix_attr_t pa;
+	tarn_fuse_cred(req, &cred);
+	int e = posix_symlink(t->tf_fs, TF_PINO(t, parent), name, link, &cred, &pa);
+	tf_reply_entry(t, req, e, &pa);
+}
+
+static void
+tf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	posix_attr_t pa;
+	int e = posix_link(t->tf_fs, TF_PINO(t, ino), TF_PINO(t, newparent), newname, &pa);
+	tf_reply_entry(t, req, e, &pa);
+}
+
+static void
+tf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	tarn_fuse_reply_err(req, posix_unlink(t->tf_fs, TF_PINO(t, parent), name));
+}
+
+static void
+tf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	tarn_fuse_reply_err(req, posix_rmdir(t->tf_fs, TF_PINO(t, parent), name));
+}
+
+static void
+tf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+    const char *newname, unsigned int flags)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	unsigned int pflags = 0;
+	int e = 0;
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		e = SET_ERROR(EINVAL);          /* RENAME_WHITEOUT: overlayfs only */
+	if (flags & RENAME_NOREPLACE)
+		pflags |= POSIX_RENAME_NOREPLACE;
+	if (flags & RENAME_EXCHANGE)
+		pflags |= POSIX_RENAME_EXCHANGE;
+	if (e == 0)
+		e = posix_rename(t->tf_fs, TF_PINO(t, parent), name, TF_PINO(t, newparent),
+		    newname, pflags);
+	tarn_fuse_reply_err(req, e);
+}
+
+static void
+tf_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	struct statvfs st;
+	memset(&st, 0, sizeof (st));
+	int e = posix_statfs(t->tf_fs, &st);
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	(void) fuse_reply_statfs(req, &st);
+}
+
+/* ---- extended attributes ---- */
+
+static void
+tf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+    size_t size, int flags)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	int pflags = 0, e = 0;
+	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
+		e = SET_ERROR(EINVAL);
+	if (flags & XATTR_CREATE)
+		pflags |= POSIX_XATTR_CREATE;
+	if (flags & XATTR_REPLACE)
+		pflags |= POSIX_XATTR_REPLACE;
+	if (e == 0)
+		e = posix_setxattr(t->tf_fs, TF_PINO(t, ino), name, value, size, pflags);
+	tarn_fuse_reply_err(req, e);
+}
+
+static void
+tf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	size_t len = 0;
+	void *buf = size != 0 ? tarn_fuse_scratch(size) : NULL;
+	int e = posix_getxattr(t->tf_fs, TF_PINO(t, ino), name, buf, size, &len);
+	if (e != 0) {
+		/* ENODATA is the common answer (security.capability on every write) */
+		if (e == ENODATA)
+			(void) fuse_reply_err(req, ENODATA);
+		else
+			tarn_fuse_reply_err(req, e);
+		return;
+	}
+	if (size == 0)
+		(void) fuse_reply_xattr(req, len);
+	else
+		(void) fuse_reply_buf(req, buf, len);
+}
+
+static void
+tf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	size_t len = 0;
+	char *buf = size != 0 ? tarn_fuse_scratch(size) : NULL;
+	int e = posix_listxattr(t->tf_fs, TF_PINO(t, ino), buf, size, &len);
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	if (size == 0)
+		(void) fuse_reply_xattr(req, len);
+	else
+		(void) fuse_reply_buf(req, buf, len);
+}
+
+static void
+tf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	tarn_fuse_t *t = tf_enter(req);
+	tarn_fuse_reply_err(req, posix_removexattr(t->tf_fs, TF_PINO(t, ino), name));
+}
+
+void
+tarn_fuse_ops_namespace(struct fuse_lowlevel_ops *ops)
+{
+	ops->lookup = tf_lookup;
+	ops->forget = tf_forget;
+	ops->forget_multi = tf_forget_multi;
+	ops->getattr = tf_getattr;
+	ops->setattr = tf_setattr;
+	ops->readlink = tf_readlink;
+	ops->mknod = tf_mknod;
+	ops->mkdir = tf_mkdir;
+	ops->symlink = tf_symlink;
+	ops->link = tf_link;
+	ops->unlink = tf_unlink;
+	ops->rmdir = tf_rmdir;
+	ops->rename = tf_rename;
+	ops->statfs = tf_statfs;
+	ops->setxattr = tf_setxattr;
+	ops->getxattr = tf_getxattr;
+	ops->listxattr = tf_listxattr;
+	ops->removexattr = tf_removexattr;
+}

@@ -1,0 +1,192 @@
+/*
+ * dsl.h — datasets: the named tree of file systems in a pool ("tank",
+ * "tank/home", "tank/home/ann"), each with its own object set, and their
+ * properties with inheritance (zfs get/set/inherit), space accounting
+ * (used, referenced, available) and quotas/reservations.
+ * Theory and on-disk layout: the comment at the top of dsl_dataset.c and
+ * docs/FORMAT.md "Datasets".
+ *
+ * Every function takes the dsl_pool_t of an open pool, returns 0 or a
+ * positive errno and, where it says `err`, a one-line message in zfs's
+ * words ("dataset already exists", "'recordsize' must be power of 2 from
+ * 512B to 1M") for the command line to print after "cannot VERB 'NAME': ".
+ * Operations on one dsl_pool_t are serialized by its lock.
+ */
+#ifndef TARN_DSL_H
+#define TARN_DSL_H
+
+#include "spa.h"
+#include "dmu.h"
+#include "zap.h"
+
+#define DSL_NAME_MAX      256        /* bytes of a full name, NUL included */
+
+typedef struct dsl_pool dsl_pool_t;
+
+/*
+ * Called once for each new file system's empty object set (the CLI passes
+ * posix_fs_create; this layer cannot call the POSIX layer itself).
+ */
+typedef int (*dsl_fs_init_fn_t)(void *arg, objset_t *os);
+
+/*
+ * Attach to an open pool.  A writable pool without a root dataset (made
+ * before datasets existed, or just created) gets one, named after the
+ * pool, with init_fn run on its object set.  ENOENT when the pool has no
+ * root dataset and is read-only.
+ */
+int dsl_pool_open(spa_t *spa, dsl_fs_init_fn_t init_fn, void *init_arg, dsl_pool_t **dpp);
+void dsl_pool_close(dsl_pool_t *dp);
+spa_t *dsl_pool_spa(dsl_pool_t *dp);
+
+/*
+ * Check a dataset name as zfs does: EINVAL with a message ("leading slash
+ * in name", "empty component or misplaced '@' or '#' delimiter in name",
+ * "trailing slash in name", "invalid character '%c' in name", "name is
+ * too long", "snapshot delimiter '@' is not expected here").
+ */
+int dsl_name_validate(const char *name, char *err, size_t errlen);
+
+/* ---- properties ---- */
+
+typedef enum dsl_prop {
+	DSL_PROP_TYPE = 0,
+	DSL_PROP_CREATION,
+	DSL_PROP_USED,
+	DSL_PROP_AVAILABLE,
+	DSL_PROP_REFERENCED,
+	DSL_PROP_MOUNTED,
+	DSL_PROP_QUOTA,
+	DSL_PROP_RESERVATION,
+	DSL_PROP_RECORDSIZE,
+	DSL_PROP_MOUNTPOINT,
+	DSL_PROP_CHECKSUM,
+	DSL_PROP_COMPRESSION,
+	DSL_PROP_ATIME,
+	DSL_PROP_DEVICES,
+	DSL_PROP_EXEC,
+	DSL_PROP_SETUID,
+	DSL_PROP_READONLY,
+	DSL_PROP_CANMOUNT,
+	DSL_PROP_XATTR,
+	DSL_PROP_COPIES,
+	DSL_PROP_REFQUOTA,
+	DSL_PROP_RELATIME,
+	DSL_NUM_PROPS
+} dsl_prop_t;
+
+/* Index values of the properties that are one of a list. */
+enum { DSL_OFF = 0, DSL_ON = 1 };
+enum { DSL_CANMOUNT_OFF = 0, DSL_CANMOUNT_ON = 1, DSL_CANMOUNT_NOAUTO = 2 };
+/* checksum: DSL values are the cksum.h enum (ON, OFF, FLETCHER4, SHA256, XXH3_128). */
+/* compression: ZIO_COMPRESS_* below 16; gzip-N is DSL_COMPRESS_GZIP_N(N). */
+#define DSL_COMPRESS_GZIP_N(n)  (16 + (n))
+
+typedef enum dsl_source {
+	DSL_SRC_NONE = 0,          /* read-only statistic: "-" */
+	DSL_SRC_DEFAULT,
+	DSL_SRC_LOCAL,
+	DSL_SRC_INHERITED,         /* from dpv_setpoint */
+} dsl_source_t;
+
+/* A property's effective value on a dataset. */
+typedef struct dsl_prop_val {
+	uint64_t dpv_num;                   /* numbers, sizes, index values */
+	char     dpv_str[DSL_NAME_MAX + 64]; /* as zfs get prints it (-p: exact) */
+	dsl_source_t dpv_source;
+	char     dpv_setpoint[DSL_NAME_MAX]; /* the dataset it is inherited from */
+} dsl_prop_val_t;
+
+/* Name to property; -1 when unknown. */
+int dsl_prop_lookup(const char *name);
+const char *dsl_prop_name(int prop);
+bool dsl_prop_readonly(int prop);
+bool dsl_prop_inheritable(int prop);
+/* Column header of zfs list -o for the property ("USED", "MOUNTPOINT"). */
+const char *dsl_prop_column(int prop);
+/* Right-aligned in zfs list (numbers). */
+bool dsl_prop_is_numeric(int prop);
+
+/*
+ * Parse and validate `value` for prop (for dataset `name`, which is only
+ * used in checks against other state, e.g. quota below used).  EINVAL
+ * with zfs's message; on success *num (and for mountpoint str) hold the
+ * value to store.  Read-only properties: EINVAL "'used' is readonly".
+ */
+int dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t strlen,
+    char *err, size_t errlen);
+
+/*
+ * Effective value of prop on dataset name; parsable: numbers exact,
+ * times in seconds (zfs get -p).  ENOENT "dataset does not exist".
+ */
+int dsl_prop_get(dsl_pool_t *dp, const char *name, int prop, bool parsable,
+    dsl_prop_val_t *val, char *err, size_t errlen);
+/* Set locally (validated: zfs's messages; quota below used, ...). */
+int dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char *value,
+    char *err, size_t errlen);
+/* Drop the local value (zfs inherit); EINVAL for non-inheritable ones. */
+int dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname,
+    char *err, size_t errlen);
+
+/* Format a size as zfs does: "0B", "512B", "1.50K", "128K", "9.77G". */
+void dsl_nicebytes(uint64_t n, char *buf, size_t len);
+/* Parse "10G", "1.5M", "512", "none" (0 when none_ok).  EINVAL + message. */
+int dsl_parse_size(const char *s, bool none_ok, uint64_t *out, char *err, size_t errlen);
+
+/* ---- datasets ---- */
+
+typedef struct dsl_prop_setting {
+	const char *dps_name;
+	const char *dps_value;
+} dsl_prop_setting_t;
+
+/*
+ * Create a file system (zfs create [-p] [-o p=v]).  Properties are
+ * validated before anything is written.  Errors: EEXIST "dataset already
+ * exists", ENOENT "parent does not exist" (without parents), ENOENT "no
+ * such pool 'x'", EINVAL (name, property).
+ */
+int dsl_dataset_create(dsl_pool_t *dp, const char *name, bool parents,
+    const dsl_prop_setting_t *props, int nprops, char *err, size_t errlen);
+/*
+ * Destroy a file system (and with recursive, all below it, deepest
+ * first).  EEXIST "filesystem has children; use -r" without recursive;
+ * EINVAL for the pool's root dataset.  Frees every object of the object
+ * sets; their space comes back when the frees have synced.
+ */
+int dsl_dataset_destroy(dsl_pool_t *dp, const char *name, bool recursive,
+    char *err, size_t errlen);
+/* Rename within the pool, possibly under another parent (parents: -p). */
+int dsl_dataset_rename(dsl_pool_t *dp, const char *oldname, const char *newname,
+    bool parents, char *err, size_t errlen);
+bool dsl_dataset_exists(dsl_pool_t *dp, const char *name);
+
+/*
+ * Visit name and its descendants (depth-first, children by name), down to
+ * maxdepth levels below name (-1: all).  fn returning non-zero stops.
+ */
+typedef int (*dsl_iter_fn_t)(void *arg, const char *name, int depth);
+int dsl_dataset_iter(dsl_pool_t *dp, const char *name, int maxdepth, dsl_iter_fn_t fn,
+    void *arg);
+
+/*
+ * The object set of a dataset (owned by the pool: do not close), with its
+ * write properties (checksum, compression, copies) applied.
+ */
+int dsl_dataset_objset(dsl_pool_t *dp, const char *name, objset_t **osp);
+
+typedef struct dsl_space {
+	uint64_t ds_used;          /* referenced + children (at least their reservation) */
+	uint64_t ds_referenced;    /* this dataset's own object set */
+	uint64_t ds_available;     /* what it may still write */
+} dsl_space_t;
+int dsl_dataset_space(dsl_pool_t *dp, const char *name, dsl_space_t *out);
+/*
+ * Bytes the dataset may still write: pool space less other datasets'
+ * unused reservations, limited by its refquota and by the quota of it and
+ * every ancestor.  For the POSIX layer's pfo_avail hook.
+ */
+uint64_t dsl_dataset_avail(dsl_pool_t *dp, const char *name);
+
+#endif

@@ -1,0 +1,751 @@
+/*
+ * dsl_dataset.c — the tree of datasets: create, destroy, rename, walk,
+ * and their space.  Properties are in dsl_prop.c, names in dsl_name.c.
+ *
+ * Theory.  A dataset is a MOS object: a ZAP (type DSL_DIR) whose entries
+ * are its locally set properties, with a 128-byte bonus
+ * (dsl_dataset_phys_t) naming its parent, its child table (another MOS
+ * ZAP: component name -> dataset object) and its creation time.  The pool
+ * directory entry "dsl:root" names the root dataset, which carries the
+ * pool's name; a dataset's full name is the path of component names from
+ * the root, so a rename only moves one entry between two child tables.
+ * Each dataset's data lives in an object set registered with the pool
+ * under the key "ds<object number>" (spa_objset_create/open), which does
+ * not change when the dataset is renamed; the pool writes its root block
+ * pointer at every sync.
+ *
+ * Every change is a MOS transaction followed by a wait for its txg to be
+ * on disk, so that a command that returns has made its change durable.
+ * A crash between creating a dataset object and its object set leaves a
+ * dataset without one; dsl_os_get() creates the missing object set.
+ *
+ * Space: referenced is the object set's allocated bytes (dmu_objset_
+ * space); used adds each child's used, or its reservation when larger;
+ * available is the pool's free space less every dataset's unused
+ * reservation (except those the dataset itself would draw on: its own
+ * and its ancestors'), limited by its refquota and by the quota of it and
+ * each ancestor.
+ */
+#include "dsl_impl.h"
+
+/* ---- MOS helpers ---- */
+
+static int
+dsl_tx_begin(dsl_pool_t *dp, bool netfree, dmu_tx_t **txp)
+{
+	dmu_tx_t *tx = dmu_tx_create(dp->dp_mos);
+	dmu_tx_hold_space(tx, 256 * KiB);
+	if (netfree)
+		dmu_tx_mark_netfree(tx);
+	int e = dmu_tx_assign(tx, TXG_WAIT);
+	if (e != 0) {
+		dmu_tx_abort(tx);
+		return (e);
+	}
+	*txp = tx;
+	return (0);
+}
+
+/* Commit and wait until the change is on disk. */
+static int
+dsl_tx_end(dsl_pool_t *dp, dmu_tx_t *tx)
+{
+	uint64_t txg = dmu_tx_get_txg(tx);
+	dmu_tx_commit(tx);
+	return (txg_wait_synced(spa_dmu_pool(dp->dp_spa), txg));
+}
+
+int
+dsl_phys_read(dsl_pool_t *dp, uint64_t obj, dsl_dataset_phys_t *phys)
+{
+	return (dmu_bonus_read(dp->dp_mos, obj, phys, sizeof (*phys)));
+}
+
+static void
+dsl_os_key(uint64_t obj, char *buf, size_t len)
+{
+	(void) snprintf(buf, len, DSL_OS_PREFIX "%" PRIu64, obj);
+}
+
+/* Make a dataset object (and link it under parent) in tx. */
+static int
+dsl_obj_create(dsl_pool_t *dp, uint64_t parent, const char *component, dmu_tx_t *tx,
+    uint64_t *objp)
+{
+	uint64_t obj, child;
+	int e = zap_create_bonus(dp->dp_mos, DMU_OT_DSL_DIR, DMU_OT_DSL_DIR,
+	    sizeof (dsl_dataset_phys_t), tx, &obj);
+	if (e == 0)
+		e = zap_create(dp->dp_mos, DMU_OT_ZAP, tx, &child);
+	if (e != 0)
+		return (e);
+	dsl_dataset_phys_t phys;
+	memset(&phys, 0, sizeof (phys));
+	phys.dd_parent_obj = parent;
+	phys.dd_child_zap = child;
+	phys.dd_creation = tarn_wall_sec();
+	phys.dd_type = DSL_TYPE_FILESYSTEM;
+	phys.dd_create_txg = dmu_tx_get_txg(tx);
+	e = dmu_bonus_write(dp->dp_mos, obj, &phys, sizeof (phys), tx);
+	if (e == 0 && parent != 0) {
+		dsl_dataset_phys_t pp;
+		e = dsl_phys_read(dp, parent, &pp);
+		if (e == 0)
+			e = zap_add_int(dp->dp_mos, pp.dd_child_zap, component, obj, tx);
+	}
+	if (e == 0)
+		*objp = obj;
+	return (e);
+}
+
+/*
+ * The object set of dataset obj, created (and given to the init
+ * function) when it does not exist yet.
+ */
+int
+dsl_os_get(dsl_pool_t *dp, uint64_t obj, objset_t **osp)
+{
+	char key[32];
+	dsl_os_key(obj, key, sizeof (key));
+	int e = spa_objset_open(dp->dp_spa, key, osp);
+	if (e != ENOENT || spa_readonly(dp->dp_spa))
+		return (e);
+	e = spa_objset_create(dp->dp_spa, key, DMU_OST_ZFS, osp);
+	if (e == 0 && dp->dp_init_fn != NULL)
+		e = dp->dp_init_fn(dp->dp_init_arg, *osp);
+	if (e == 0)
+		e = txg_wait_synced(spa_dmu_pool(dp->dp_spa), 0);
+	return (e);
+}
+
+/* ---- the pool ---- */
+
+int
+dsl_pool_open(spa_t *spa, dsl_fs_init_fn_t init_fn, void *init_arg, dsl_pool_t **dpp)
+{
+	dsl_pool_t *dp = tarn_alloc(sizeof (*dp));
+	dp->dp_spa = spa;
+	dp->dp_mos = spa_meta_objset(spa);
+	dp->dp_init_fn = init_fn;
+	dp->dp_init_arg = init_arg;
+	pthread_mutex_init(&dp->dp_lock, NULL);
+	int e = spa_dir_lookup(spa, DSL_DIR_ROOT, &dp->dp_root_obj);
+	if (e == ENOENT && !spa_readonly(spa)) {
+		dmu_tx_t *tx;
+		e = dsl_tx_begin(dp, false, &tx);
+		if (e == 0) {
+			e = dsl_obj_create(dp, 0, NULL, tx, &dp->dp_root_obj);
+			if (e == 0)
+				e = spa_dir_add(spa, DSL_DIR_ROOT, dp->dp_root_obj, tx);
+			int e2 = dsl_tx_end(dp, tx);
+			e = e ? e : e2;
+		}
+		objset_t *os;
+		if (e == 0)
+			e = dsl_os_get(dp, dp->dp_root_obj, &os);
+	}
+	if (e != 0) {
+		dsl_pool_close(dp);
+		return (e);
+	}
+	*dpp = dp;
+	return (0);
+}
+
+void
+dsl_pool_close(dsl_pool_t *dp)
+{
+	if (dp == NULL)
+		return;
+	pthread_mutex_destroy(&dp->dp_lock);
+	tarn_free(dp);
+}
+
+spa_t *
+dsl_pool_spa(dsl_pool_t *dp)
+{
+	return (dp->dp_spa);
+}
+
+/* ---- names to objects ---- */
+
+/*
+ * The dataset object of name.  ENOENT "dataset does not exist" (also for
+ * another pool's name).
+ */
+int
+dsl_lookup(dsl_pool_t *dp, const char *name, uint64_t *objp, char *err, size_t errlen)
+{
+	const char *pool = spa_name(dp->dp_spa);
+	size_t pl = strlen(pool);
+	if (strncmp(name, pool, pl) != 0 || (name[pl] != '\0' && name[pl] != '/'))
+		goto noent;
+	uint64_t obj = dp->dp_root_obj;
+	const char *p = name + pl;
+	while (*p == '/') {
+		p++;
+		const char *end = strchr(p, '/');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		char comp[ZAP_MAXNAMELEN];
+		if (n == 0 || n >= sizeof (comp))
+			goto noent;
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		dsl_dataset_phys_t phys;
+		int e = dsl_phys_read(dp, obj, &phys);
+		if (e == 0)
+			e = zap_lookup_int(dp->dp_mos, phys.dd_child_zap, comp, &obj);
+		if (e == ENOENT)
+			goto noent;
+		if (e != 0)
+			return (e);
+		p += n;
+	}
+	*objp = obj;
+	return (0);
+noent:
+	if (err != NULL)
+		(void) snprintf(err, errlen, "dataset does not exist");
+	return (SET_ERROR(ENOENT));
+}
+
+bool
+dsl_dataset_exists(dsl_pool_t *dp, const char *name)
+{
+	uint64_t obj;
+	pthread_mutex_lock(&dp->dp_lock);
+	bool ok = dsl_lookup(dp, name, &obj, NULL, 0) == 0;
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (ok);
+}
+
+/* Split "a/b/c" into parent "a/b" and the last component "c". */
+static void
+dsl_split(const char *name, char *parent, size_t plen, const char **last)
+{
+	const char *slash = strrchr(name, '/');
+	size_t n = slash ? (size_t)(slash - name) : 0;
+	(void) snprintf(parent, plen, "%.*s", (int)n, name);
+	*last = slash ? slash + 1 : name;
+}
+
+int
+dsl_dataset_objset(dsl_pool_t *dp, const char *name, objset_t **osp)
+{
+	uint64_t obj;
+	pthread_mutex_lock(&dp->dp_lock);
+	int e = dsl_lookup(dp, name, &obj, NULL, 0);
+	if (e == 0)
+		e = dsl_os_get(dp, obj, osp);
+	if (e == 0)
+		dsl_prop_apply(dp, name, *osp);
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
+/* ---- children ---- */
+
+typedef struct dsl_child {
+	char     dc_name[ZAP_MAXNAMELEN];
+	uint64_t dc_obj;
+} dsl_child_t;
+
+static int
+dsl_child_cmp(const void *a, const void *b)
+{
+	return (strcmp(((const dsl_child_t *)a)->dc_name, ((const dsl_child_t *)b)->dc_name));
+}
+
+/* The children of obj sorted by name (caller frees *kids). */
+static int
+dsl_children(dsl_pool_t *dp, uint64_t obj, dsl_child_t **kidsp, int *np)
+{
+	dsl_dataset_phys_t phys;
+	int e = dsl_phys_read(dp, obj, &phys);
+	if (e != 0)
+		return (e);
+	int n = 0, cap = 8;
+	dsl_child_t *kids = tarn_alloc(sizeof (*kids) * cap);
+	zap_cursor_t zc;
+	zap_attribute_t za;
+	zap_cursor_init(&zc, dp->dp_mos, phys.dd_child_zap, 0);
+	while ((e = zap_cursor_retrieve(&zc, &za)) == 0) {
+		if (n == cap) {
+			cap *= 2;
+			kids = tarn_realloc(kids, sizeof (*kids) * cap);
+		}
+		(void) snprintf(kids[n].dc_name, sizeof (kids[n].dc_name), "%s", za.za_name);
+		kids[n++].dc_obj = za.za_first_integer;
+		zap_cursor_advance(&zc);
+	}
+	zap_cursor_fini(&zc);
+	if (e != ENOENT) {
+		tarn_free(kids);
+		return (e);
+	}
+	qsort(kids, n, sizeof (*kids), dsl_child_cmp);
+	*kidsp = kids;
+	*np = n;
+	return (0);
+}
+
+static int
+dsl_iter_impl(dsl_pool_t *dp, uint64_t obj, const char *name, int depth, int maxdepth,
+    dsl_iter_fn_t fn, void *arg)
+{
+	int e = fn(arg, name, depth);
+	if (e != 0 || (maxdepth >= 0 && depth >= maxdepth))
+		return (e);
+	dsl_child_t *kids;
+	int n;
+	if ((e = dsl_children(dp, obj, &kids, &n)) != 0)
+		return (e);
+	char *cname = tarn_alloc(DSL_NAME_MAX + ZAP_MAXNAMELEN);
+	for (int i = 0; i < n && e == 0; i++) {
+		(void) snprintf(cname, DSL_NAME_MAX + ZAP_MAXNAMELEN, "%s/%s", name,
+		    kids[i].dc_name);
+		e = dsl_iter_impl(dp, kids[i].dc_obj, cname, depth + 1, maxdepth, fn, arg);
+	}
+	tarn_free(cname);
+	tarn_free(kids);
+	return (e);
+}
+
+/*
+ * The callback runs without the lock held (it may call dsl_prop_get and
+ * friends); the tree is read again below each visited dataset.
+ */
+int
+dsl_dataset_iter(dsl_pool_t *dp, const char *name, int maxdepth, dsl_iter_fn_t fn, void *arg)
+{
+	uint64_t obj;
+	pthread_mutex_lock(&dp->dp_lock);
+	int e = dsl_lookup(dp, name, &obj, NULL, 0);
+	pthread_mutex_unlock(&dp->dp_lock);
+	if (e != 0)
+		return (e);
+	return (dsl_iter_impl(dp, obj, name, 0, maxdepth, fn, arg));
+}
+
+/* ---- create ---- */
+
+static int
+dsl_create_one(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props,
+    int nprops, char *err, size_t errlen)
+{
+	char parent[DSL_NAME_MAX];
+	const char *last;
+	uint64_t pobj, obj;
+	dsl_split(name, parent, sizeof (parent), &last);
+	int e = dsl_lookup(dp, parent, &pobj, NULL, 0);
+	if (e == ENOENT) {
+		(void) snprintf(err, errlen, "parent does not exist");
+		return (e);
+	}
+	dmu_tx_t *tx;
+	if (e == 0)
+		e = dsl_tx_begin(dp, false, &tx);
+	if (e != 0)
+		return (e);
+	e = dsl_obj_create(dp, pobj, last, tx, &obj);
+	for (int i = 0; i < nprops && e == 0; i++) {
+		int prop = dsl_prop_lookup(props[i].dps_name);
+		uint64_t num;
+		char str[DSL_NAME_MAX + 64];
+		e = dsl_prop_parse(prop, props[i].dps_value, &num, str, sizeof (str), err, errlen);
+		if (e == 0)
+			e = dsl_prop_store(dp, obj, prop, num, str, tx);
+	}
+	int e2 = dsl_tx_end(dp, tx);
+	e = e ? e : e2;
+	objset_t *os;
+	if (e == 0)
+		e = dsl_os_get(dp, obj, &os);
+	return (e);
+}
+
+/* Check the name and the -o list before anything is written. */
+static int
+dsl_create_check(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props,
+    int nprops, char *err, size_t errlen)
+{
+	int e = dsl_name_validate(name, err, errlen);
+	if (e != 0)
+		return (e);
+	const char *pool = spa_name(dp->dp_spa);
+	size_t pl = strlen(pool);
+	if (strncmp(name, pool, pl) != 0 || (name[pl] != '\0' && name[pl] != '/')) {
+		(void) snprintf(err, errlen, "no such pool '%.*s'", (int)strcspn(name, "/"), name);
+		return (SET_ERROR(ENOENT));
+	}
+	if (strchr(name, '/') == NULL) {
+		(void) snprintf(err, errlen, "missing dataset name");
+		return (SET_ERROR(EINVAL));
+	}
+	for (int i = 0; i < nprops; i++) {
+		int prop = dsl_prop_lookup(props[i].dps_name);
+		if (prop < 0) {
+			(void) snprintf(err, errlen, "invalid property '%s'", props[i].dps_name);
+			return (SET_ERROR(EINVAL));
+		}
+		uint64_t num;
+		char str[DSL_NAME_MAX + 64];
+		e = dsl_prop_parse(prop, props[i].dps_value, &num, str, sizeof (str), err, errlen);
+		if (e != 0)
+			return (e);
+	}
+	return (0);
+}
+
+int
+dsl_dataset_create(dsl_pool_t *dp, const char *name, bool parents,
+    const dsl_prop_setting_t *props, int nprops, char *err, size_t errlen)
+{
+	err[0] = '\0';
+	int e = dsl_create_check(dp, name, props, nprops, err, errlen);
+	if (e != 0)
+		return (e);
+	if (spa_readonly(dp->dp_spa)) {
+		(void) snprintf(err, errlen, "pool is read-only");
+		return (SET_ERROR(EROFS));
+	}
+	pthread_mutex_lock(&dp->dp_lock);
+	uint64_t obj;
+	if (dsl_lookup(dp, name, &obj, NULL, 0) == 0) {
+		(void) snprintf(err, errlen, "dataset already exists");
+		e = SET_ERROR(EEXIST);
+	}
+	/* -p: create each missing ancestor, top-down, with no properties. */
+	char *anc = tarn_strdup(name);
+	for (char *s = strchr(anc + strlen(spa_name(dp->dp_spa)) + 1, '/');
+	    e == 0 && parents && s != NULL; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (dsl_lookup(dp, anc, &obj, NULL, 0) != 0)
+			e = dsl_create_one(dp, anc, NULL, 0, err, errlen);
+		*s = '/';
+	}
+	tarn_free(anc);
+	if (e == 0)
+		e = dsl_create_one(dp, name, props, nprops, err, errlen);
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
+/* ---- destroy ---- */
+
+/* Free every object of os (a tx per 32 objects), then wait for the sync. */
+static int
+dsl_os_free_all(dsl_pool_t *dp, objset_t *os)
+{
+	uint64_t obj = 0, *objs = NULL;
+	int n = 0, cap = 0, e;
+	while ((e = dmu_object_next(os, &obj)) == 0) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			objs = tarn_realloc(objs, sizeof (*objs) * cap);
+		}
+		objs[n++] = obj;
+	}
+	if (e != ESRCH) {
+		tarn_free(objs);
+		return (e);
+	}
+	e = 0;
+	for (int i = 0; i < n && e == 0; i += 32) {
+		dmu_tx_t *tx = dmu_tx_create(os);
+		for (int j = i; j < n && j < i + 32; j++)
+			dmu_tx_hold_free(tx, objs[j], 0, DMU_OBJECT_END);
+		dmu_tx_mark_netfree(tx);
+		e = dmu_tx_assign(tx, TXG_WAIT);
+		if (e != 0) {
+			dmu_tx_abort(tx);
+			break;
+		}
+		for (int j = i; j < n && j < i + 32 && e == 0; j++)
+			e = dmu_object_free(os, objs[j], tx);
+		dmu_tx_commit(tx);
+	}
+	tarn_free(objs);
+	dmu_pool_t *pool = spa_dmu_pool(dp->dp_spa);
+	if (e == 0)
+		e = txg_wait_synced(pool, 0);
+	if (e == 0)
+		e = txg_wait_synced(pool, 0);
+	return (e);
+}
+
+/* Destroy one childless dataset (lock held). */
+static int
+dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
+{
+	dsl_dataset_phys_t phys, pphys;
+	int e = dsl_phys_read(dp, obj, &phys);
+	if (e == 0)
+		e = dsl_phys_read(dp, phys.dd_parent_obj, &pphys);
+	if (e != 0)
+		return (e);
+	char key[32];
+	dsl_os_key(obj, key, sizeof (key));
+	objset_t *os;
+	e = spa_objset_open(dp->dp_spa, key, &os);
+	if (e == 0)
+		e = dsl_os_free_all(dp, os);
+	if (e == 0)
+		e = spa_objset_destroy(dp->dp_spa, key);
+	if (e != 0 && e != ENOENT)
+		return (e);
+	const char *last = strrchr(name, '/') + 1;
+	dmu_tx_t *tx;
+	if ((e = dsl_tx_begin(dp, true, &tx)) != 0)
+		return (e);
+	e = zap_remove(dp->dp_mos, pphys.dd_child_zap, last, tx);
+	if (e == 0)
+		e = zap_destroy(dp->dp_mos, phys.dd_child_zap, tx);
+	if (e == 0)
+		e = zap_destroy(dp->dp_mos, obj, tx);
+	int e2 = dsl_tx_end(dp, tx);
+	return (e ? e : e2);
+}
+
+static int
+dsl_destroy_tree(dsl_pool_t *dp, uint64_t obj, const char *name)
+{
+	dsl_child_t *kids;
+	int n;
+	int e = dsl_children(dp, obj, &kids, &n);
+	if (e != 0)
+		return (e);
+	char *cname = tarn_alloc(DSL_NAME_MAX + ZAP_MAXNAMELEN);
+	for (int i = 0; i < n && e == 0; i++) {
+		(void) snprintf(cname, DSL_NAME_MAX + ZAP_MAXNAMELEN, "%s/%s", name,
+		    kids[i].dc_name);
+		e = dsl_destroy_tree(dp, kids[i].dc_obj, cname);
+	}
+	tarn_free(cname);
+	tarn_free(kids);
+	if (e == 0)
+		e = dsl_destroy_one(dp, obj, name);
+	return (e);
+}
+
+int
+dsl_dataset_destroy(dsl_pool_t *dp, const char *name, bool recursive, char *err,
+    size_t errlen)
+{
+	err[0] = '\0';
+	int e = dsl_name_validate(name, err, errlen);
+	if (e != 0)
+		return (e);
+	pthread_mutex_lock(&dp->dp_lock);
+	uint64_t obj;
+	e = dsl_lookup(dp, name, &obj, err, errlen);
+	if (e == 0 && obj == dp->dp_root_obj) {
+		(void) snprintf(err, errlen, "operation does not apply to pools; "
+		    "use 'zpool destroy %s' to destroy the pool", name);
+		e = SET_ERROR(EINVAL);
+	}
+	dsl_child_t *kids = NULL;
+	int n = 0;
+	if (e == 0)
+		e = dsl_children(dp, obj, &kids, &n);
+	tarn_free(kids);
+	if (e == 0 && n > 0 && !recursive) {
+		(void) snprintf(err, errlen, "filesystem has children; use -r");
+		e = SET_ERROR(EEXIST);
+	}
+	if (e == 0 && spa_readonly(dp->dp_spa)) {
+		(void) snprintf(err, errlen, "pool is read-only");
+		e = SET_ERROR(EROFS);
+	}
+	if (e == 0)
+		e = dsl_destroy_tree(dp, obj, name);
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
+/* ---- rename ---- */
+
+static int
+dsl_rename_check(dsl_pool_t *dp, const char *oldname, const char *newname, char *err,
+    size_t errlen)
+{
+	const char *pool = spa_name(dp->dp_spa);
+	size_t pl = strlen(pool);
+	if (strncmp(newname, pool, pl) != 0 || newname[pl] != '/') {
+		(void) snprintf(err, errlen, "datasets must be within same pool");
+		return (SET_ERROR(EXDEV));
+	}
+	size_t ol = strlen(oldname);
+	if (strncmp(newname, oldname, ol) == 0 && newname[ol] == '/') {
+		(void) snprintf(err, errlen,
+		    "new dataset name cannot be a descendant of current dataset name");
+		return (SET_ERROR(EINVAL));
+	}
+	return (0);
+}
+
+int
+dsl_dataset_rename(dsl_pool_t *dp, const char *oldname, const char *newname, bool parents,
+    char *err, size_t errlen)
+{
+	err[0] = '\0';
+	int e = dsl_name_validate(oldname, err, errlen);
+	if (e == 0)
+		e = dsl_name_validate(newname, err, errlen);
+	if (e != 0)
+		return (e);
+	pthread_mutex_lock(&dp->dp_lock);
+	uint64_t obj, nobj, npobj;
+	e = dsl_lookup(dp, oldname, &obj, err, errlen);
+	if (e == 0 && obj == dp->dp_root_obj) {
+		(void) snprintf(err, errlen, "operation does not apply to pools");
+		e = SET_ERROR(EINVAL);
+	}
+	if (e == 0)
+		e = dsl_rename_check(dp, oldname, newname, err, errlen);
+	if (e == 0 && dsl_lookup(dp, newname, &nobj, NULL, 0) == 0) {
+		(void) snprintf(err, errlen, "dataset already exists");
+		e = SET_ERROR(EEXIST);
+	}
+	char nparent[DSL_NAME_MAX];
+	const char *nlast;
+	dsl_split(newname, nparent, sizeof (nparent), &nlast);
+	if (e == 0 && dsl_lookup(dp, nparent, &npobj, NULL, 0) != 0) {
+		if (parents) {
+			pthread_mutex_unlock(&dp->dp_lock);
+			e = dsl_dataset_create(dp, nparent, true, NULL, 0, err, errlen);
+			pthread_mutex_lock(&dp->dp_lock);
+			if (e == 0)
+				e = dsl_lookup(dp, nparent, &npobj, err, errlen);
+		} else {
+			(void) snprintf(err, errlen, "parent does not exist");
+			e = SET_ERROR(ENOENT);
+		}
+	}
+	dsl_dataset_phys_t phys, op, np;
+	if (e == 0)
+		e = dsl_phys_read(dp, obj, &phys);
+	if (e == 0)
+		e = dsl_phys_read(dp, phys.dd_parent_obj, &op);
+	if (e == 0)
+		e = dsl_phys_read(dp, npobj, &np);
+	dmu_tx_t *tx;
+	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
+		e = zap_remove(dp->dp_mos, op.dd_child_zap, strrchr(oldname, '/') + 1, tx);
+		if (e == 0)
+			e = zap_add_int(dp->dp_mos, np.dd_child_zap, nlast, obj, tx);
+		phys.dd_parent_obj = npobj;
+		if (e == 0)
+			e = dmu_bonus_write(dp->dp_mos, obj, &phys, sizeof (phys), tx);
+		int e2 = dsl_tx_end(dp, tx);
+		e = e ? e : e2;
+	}
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
+/* ---- space ---- */
+
+/* used of obj (recursive), and its referenced bytes. */
+static int
+dsl_used(dsl_pool_t *dp, uint64_t obj, uint64_t *usedp, uint64_t *refp)
+{
+	objset_t *os;
+	uint64_t refer = 0;
+	int e = dsl_os_get(dp, obj, &os);
+	if (e == 0)
+		dmu_objset_space(os, &refer);
+	else if (e != ENOENT)
+		return (e);
+	uint64_t used = refer;
+	dsl_child_t *kids;
+	int n;
+	if ((e = dsl_children(dp, obj, &kids, &n)) != 0)
+		return (e);
+	for (int i = 0; i < n && e == 0; i++) {
+		uint64_t cu, cr, res = 0;
+		e = dsl_used(dp, kids[i].dc_obj, &cu, &cr);
+		if (e == 0)
+			(void) dsl_prop_local(dp, kids[i].dc_obj, DSL_PROP_RESERVATION, &res,
+			    NULL, 0);
+		used += MAX(cu, res);
+	}
+	tarn_free(kids);
+	*usedp = used;
+	if (refp != NULL)
+		*refp = refer;
+	return (e);
+}
+
+/* Sum over the subtree of obj of unused reservations. */
+static uint64_t
+dsl_unreserved(dsl_pool_t *dp, uint64_t obj)
+{
+	uint64_t res = 0, used = 0, sum = 0;
+	if (dsl_prop_local(dp, obj, DSL_PROP_RESERVATION, &res, NULL, 0) == 0 &&
+	    dsl_used(dp, obj, &used, NULL) == 0 && res > used)
+		sum += res - used;
+	dsl_child_t *kids;
+	int n;
+	if (dsl_children(dp, obj, &kids, &n) != 0)
+		return (sum);
+	for (int i = 0; i < n; i++)
+		sum += dsl_unreserved(dp, kids[i].dc_obj);
+	tarn_free(kids);
+	return (sum);
+}
+
+int
+dsl_space_locked(dsl_pool_t *dp, const char *name, dsl_space_t *out)
+{
+	uint64_t obj;
+	int e = dsl_lookup(dp, name, &obj, NULL, 0);
+	if (e == 0)
+		e = dsl_used(dp, obj, &out->ds_used, &out->ds_referenced);
+	if (e != 0)
+		return (e);
+	uint64_t pool = spa_get_avail(dp->dp_spa);
+	uint64_t unres = dsl_unreserved(dp, dp->dp_root_obj);
+	uint64_t avail = pool > unres ? pool - unres : 0;
+	/* Walk up: own and ancestors' reservations are ours to use; quotas limit. */
+	uint64_t a = obj;
+	uint64_t rq = 0;
+	if (dsl_prop_local(dp, obj, DSL_PROP_REFQUOTA, &rq, NULL, 0) == 0 && rq > 0)
+		avail = MIN(avail, rq > out->ds_referenced ? rq - out->ds_referenced : 0);
+	uint64_t extra = 0, limit = UINT64_MAX;
+	while (a != 0 && e == 0) {
+		uint64_t used, res = 0, quota = 0;
+		dsl_dataset_phys_t phys;
+		e = dsl_used(dp, a, &used, NULL);
+		if (e == 0)
+			e = dsl_phys_read(dp, a, &phys);
+		if (e != 0)
+			break;
+		(void) dsl_prop_local(dp, a, DSL_PROP_RESERVATION, &res, NULL, 0);
+		(void) dsl_prop_local(dp, a, DSL_PROP_QUOTA, &quota, NULL, 0);
+		if (res > used)
+			extra += res - used;
+		if (quota > 0)
+			limit = MIN(limit, quota > used ? quota - used : 0);
+		a = phys.dd_parent_obj;
+	}
+	avail = MIN(avail + extra, limit);
+	out->ds_available = avail;
+	return (e);
+}
+
+int
+dsl_dataset_space(dsl_pool_t *dp, const char *name, dsl_space_t *out)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	int e = dsl_space_locked(dp, name, out);
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
+uint64_t
+dsl_dataset_avail(dsl_pool_t *dp, const char *name)
+{
+	dsl_space_t s;
+	return (dsl_dataset_space(dp, name, &s) == 0 ? s.ds_available : 0);
+}

@@ -1,0 +1,59 @@
+/*
+ * dsl_impl.h — private structures of the dataset layer.
+ */
+#ifndef TARN_DSL_IMPL_H
+#define TARN_DSL_IMPL_H
+
+#include <pthread.h>
+#include "dsl.h"
+
+#define DSL_DIR_ROOT   "dsl:root"     /* pool directory: the root dataset */
+#define DSL_OS_PREFIX  "ds"            /* registered object set "ds<obj>" */
+#define DSL_TYPE_FILESYSTEM 1
+
+/*
+ * Bonus of a dataset object (a MOS ZAP of type DMU_OT_DSL_DIR whose
+ * entries are the dataset's local properties).  128 bytes.
+ */
+typedef struct dsl_dataset_phys {
+	uint64_t dd_parent_obj;      /* 0 for the root dataset */
+	uint64_t dd_child_zap;       /* MOS ZAP: child name -> dataset object */
+	uint64_t dd_creation;        /* seconds since the epoch */
+	uint64_t dd_type;            /* DSL_TYPE_FILESYSTEM */
+	uint64_t dd_create_txg;
+	uint64_t dd_pad[11];
+} dsl_dataset_phys_t;
+_Static_assert(sizeof (dsl_dataset_phys_t) == 128, "dsl_dataset_phys_t is 128 bytes");
+
+struct dsl_pool {
+	spa_t    *dp_spa;
+	objset_t *dp_mos;
+	uint64_t  dp_root_obj;
+	dsl_fs_init_fn_t dp_init_fn;
+	void     *dp_init_arg;
+	pthread_mutex_t dp_lock;      /* serializes every operation */
+};
+
+/* dsl_dataset.c */
+int dsl_lookup(dsl_pool_t *dp, const char *name, uint64_t *objp, char *err, size_t errlen);
+int dsl_phys_read(dsl_pool_t *dp, uint64_t obj, dsl_dataset_phys_t *phys);
+int dsl_os_get(dsl_pool_t *dp, uint64_t obj, objset_t **osp);
+/* Space of one dataset (lock held). */
+int dsl_space_locked(dsl_pool_t *dp, const char *name, dsl_space_t *out);
+
+/* dsl_prop.c */
+/* Local value of prop on obj: ENOENT when not set locally. */
+int dsl_prop_local(dsl_pool_t *dp, uint64_t obj, int prop, uint64_t *num, char *str,
+    size_t len);
+/* Effective value (lock held). */
+int dsl_prop_get_locked(dsl_pool_t *dp, const char *name, int prop, bool parsable,
+    dsl_prop_val_t *val, char *err, size_t errlen);
+/* Store a parsed value in tx. */
+int dsl_prop_store(dsl_pool_t *dp, uint64_t obj, int prop, uint64_t num, const char *str,
+    dmu_tx_t *tx);
+/* Push checksum/compression/copies of name to its open object set. */
+void dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os);
+/* Numeric effective value ignoring sources (lock held); 0 on errors. */
+uint64_t dsl_prop_num(dsl_pool_t *dp, const char *name, int prop);
+
+#endif

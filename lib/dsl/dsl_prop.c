@@ -1,0 +1,603 @@
+/*
+ * dsl_prop.c — dataset properties: the table of what exists, parsing and
+ * validation with zfs's messages, inheritance with its SOURCE, and sizes
+ * printed and parsed as zfs does.  Local values are entries of the
+ * dataset object's ZAP (numbers as one uint64, the mountpoint as bytes);
+ * a property without a local value takes its parent's effective value
+ * (inheritable ones) or its default.  Theory: dsl_dataset.c.
+ */
+#include "dsl_impl.h"
+#include <ctype.h>
+#include <math.h>
+#include <time.h>
+
+typedef enum dsl_ptype {
+	DPT_STAT,       /* read-only, computed */
+	DPT_INDEX,      /* one of a list */
+	DPT_SIZE,       /* bytes; 0 is "none" for quotas */
+	DPT_STRING,
+} dsl_ptype_t;
+
+typedef struct dsl_index {
+	const char *di_name;
+	uint64_t    di_value;
+} dsl_index_t;
+
+static const dsl_index_t idx_onoff[] = { { "off", 0 }, { "on", 1 }, { NULL, 0 } };
+static const dsl_index_t idx_canmount[] = {
+	{ "off", 0 }, { "on", 1 }, { "noauto", 2 }, { NULL, 0 } };
+static const dsl_index_t idx_checksum[] = {
+	{ "on", ZIO_CHECKSUM_ON }, { "off", ZIO_CHECKSUM_OFF },
+	{ "fletcher4", ZIO_CHECKSUM_FLETCHER4 }, { "sha256", ZIO_CHECKSUM_SHA256 },
+	{ "xxh3", ZIO_CHECKSUM_XXH3_128 }, { NULL, 0 } };
+static const dsl_index_t idx_compress[] = {
+	{ "on", ZIO_COMPRESS_ON }, { "off", ZIO_COMPRESS_OFF }, { "lz4", ZIO_COMPRESS_LZ4 },
+	{ "zstd", ZIO_COMPRESS_ZSTD }, { "gzip", ZIO_COMPRESS_GZIP },
+	{ "gzip-1", DSL_COMPRESS_GZIP_N(1) }, { "gzip-2", DSL_COMPRESS_GZIP_N(2) },
+	{ "gzip-3", DSL_COMPRESS_GZIP_N(3) }, { "gzip-4", DSL_COMPRESS_GZIP_N(4) },
+	{ "gzip-5", DSL_COMPRESS_GZIP_N(5) }, { "gzip-6", DSL_COMPRESS_GZIP_N(6) },
+	{ "gzip-7", DSL_COMPRESS_GZIP_N(7) }, { "gzip-8", DSL_COMPRESS_GZIP_N(8) },
+	{ "gzip-9", DSL_COMPRESS_GZIP_N(9) }, { NULL, 0 } };
+static const dsl_index_t idx_copies[] = { { "1", 1 }, { "2", 2 }, { "3", 3 }, { NULL, 0 } };
+
+typedef struct dsl_prop_desc {
+	const char *dpd_name;
+	const char *dpd_column;
+	dsl_ptype_t dpd_type;
+	bool        dpd_inherit;
+	uint64_t    dpd_default;
+	const dsl_index_t *dpd_index;
+} dsl_prop_desc_t;
+
+/* In zfs get all's order. */
+static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
+	[DSL_PROP_TYPE] = { "type", "TYPE", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_CREATION] = { "creation", "CREATION", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_USED] = { "used", "USED", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_AVAILABLE] = { "available", "AVAIL", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_REFERENCED] = { "referenced", "REFER", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_MOUNTED] = { "mounted", "MOUNTED", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_QUOTA] = { "quota", "QUOTA", DPT_SIZE, false, 0, NULL },
+	[DSL_PROP_RESERVATION] = { "reservation", "RESERV", DPT_SIZE, false, 0, NULL },
+	[DSL_PROP_RECORDSIZE] = { "recordsize", "RECSIZE", DPT_SIZE, true, 128 * KiB, NULL },
+	[DSL_PROP_MOUNTPOINT] = { "mountpoint", "MOUNTPOINT", DPT_STRING, true, 0, NULL },
+	[DSL_PROP_CHECKSUM] = { "checksum", "CHECKSUM", DPT_INDEX, true, ZIO_CHECKSUM_ON,
+		idx_checksum },
+	[DSL_PROP_COMPRESSION] = { "compression", "COMPRESS", DPT_INDEX, true,
+		ZIO_COMPRESS_OFF, idx_compress },
+	[DSL_PROP_ATIME] = { "atime", "ATIME", DPT_INDEX, true, 1, idx_onoff },
+	[DSL_PROP_DEVICES] = { "devices", "DEVICES", DPT_INDEX, true, 1, idx_onoff },
+	[DSL_PROP_EXEC] = { "exec", "EXEC", DPT_INDEX, true, 1, idx_onoff },
+	[DSL_PROP_SETUID] = { "setuid", "SETUID", DPT_INDEX, true, 1, idx_onoff },
+	[DSL_PROP_READONLY] = { "readonly", "RDONLY", DPT_INDEX, true, 0, idx_onoff },
+	[DSL_PROP_CANMOUNT] = { "canmount", "CANMOUNT", DPT_INDEX, false, 1, idx_canmount },
+	[DSL_PROP_XATTR] = { "xattr", "XATTR", DPT_INDEX, true, 1, idx_onoff },
+	[DSL_PROP_COPIES] = { "copies", "COPIES", DPT_INDEX, true, 1, idx_copies },
+	[DSL_PROP_REFQUOTA] = { "refquota", "REFQUOTA", DPT_SIZE, false, 0, NULL },
+	[DSL_PROP_RELATIME] = { "relatime", "RELATIME", DPT_INDEX, true, 0, idx_onoff },
+};
+
+int
+dsl_prop_lookup(const char *name)
+{
+	for (int p = 0; p < DSL_NUM_PROPS; p++)
+		if (strcmp(dsl_props[p].dpd_name, name) == 0)
+			return (p);
+	/* zfs's short names */
+	static const struct { const char *a; int p; } alias[] = {
+		{ "avail", DSL_PROP_AVAILABLE }, { "refer", DSL_PROP_REFERENCED },
+		{ "reserv", DSL_PROP_RESERVATION }, { "recsize", DSL_PROP_RECORDSIZE },
+		{ "compress", DSL_PROP_COMPRESSION }, { "rdonly", DSL_PROP_READONLY },
+	};
+	for (size_t i = 0; i < sizeof (alias) / sizeof (alias[0]); i++)
+		if (strcmp(alias[i].a, name) == 0)
+			return (alias[i].p);
+	return (-1);
+}
+
+const char *
+dsl_prop_name(int prop)
+{
+	return (prop >= 0 && prop < DSL_NUM_PROPS ? dsl_props[prop].dpd_name : "?");
+}
+
+bool
+dsl_prop_readonly(int prop)
+{
+	return (dsl_props[prop].dpd_type == DPT_STAT);
+}
+
+bool
+dsl_prop_inheritable(int prop)
+{
+	return (dsl_props[prop].dpd_inherit);
+}
+
+const char *
+dsl_prop_column(int prop)
+{
+	return (dsl_props[prop].dpd_column);
+}
+
+bool
+dsl_prop_is_numeric(int prop)
+{
+	return (dsl_props[prop].dpd_type == DPT_SIZE || prop == DSL_PROP_USED ||
+	    prop == DSL_PROP_AVAILABLE || prop == DSL_PROP_REFERENCED);
+}
+
+/* ---- sizes ---- */
+
+void
+dsl_nicebytes(uint64_t n, char *buf, size_t len)
+{
+	static const char units[] = "BKMGTPE";
+	int i = 0;
+	uint64_t v = n;
+	while (v >= 1024 && i < 6) {
+		v /= 1024;
+		i++;
+	}
+	if (i == 0 || (n & ((1ULL << (10 * i)) - 1)) == 0) {
+		(void) snprintf(buf, len, "%" PRIu64 "%c", v, units[i]);
+		return;
+	}
+	double d = (double)n / (double)(1ULL << (10 * i));
+	for (int prec = 2; prec >= 0; prec--) {
+		if (snprintf(buf, len, "%.*f%c", prec, d, units[i]) <= 5)
+			return;
+	}
+}
+
+int
+dsl_parse_size(const char *s, bool none_ok, uint64_t *out, char *err, size_t errlen)
+{
+	if (none_ok && strcmp(s, "none") == 0) {
+		*out = 0;
+		return (0);
+	}
+	char *end;
+	errno = 0;
+	double d = strtod(s, &end);
+	if (end == s || !isdigit((unsigned char)s[0]) || errno != 0 || d < 0 || isnan(d)) {
+		(void) snprintf(err, errlen, "bad numeric value '%s'", s);
+		return (SET_ERROR(EINVAL));
+	}
+	static const char units[] = "BKMGTPE";
+	int shift = 0;
+	if (*end != '\0') {
+		const char *u = strchr(units, toupper((unsigned char)*end));
+		const char *rest = end + 1;
+		if (u != NULL && u != units &&
+		    (strcasecmp(rest, "") == 0 || strcasecmp(rest, "b") == 0 ||
+		    strcasecmp(rest, "ib") == 0))
+			shift = (int)(u - units) * 10;
+		else if (u != units || *rest != '\0') {
+			(void) snprintf(err, errlen, "invalid numeric suffix '%s'", end);
+			return (SET_ERROR(EINVAL));
+		}
+	}
+	if (shift == 0 && d != floor(d)) {
+		(void) snprintf(err, errlen, "bad numeric value '%s'", s);
+		return (SET_ERROR(EINVAL));
+	}
+	double v = ldexp(d, shift);
+	if (v >= 18446744073709551615.0) {
+		(void) snprintf(err, errlen, "numeric value is too large");
+		return (SET_ERROR(ERANGE));
+	}
+	*out = (uint64_t)v;
+	return (0);
+}
+
+/* ---- parsing values ---- */
+
+static int
+dsl_index_parse(int prop, const char *value, uint64_t *num, char *err, size_t errlen)
+{
+	const dsl_index_t *ix = dsl_props[prop].dpd_index;
+	for (int i = 0; ix[i].di_name != NULL; i++) {
+		if (strcmp(ix[i].di_name, value) == 0) {
+			*num = ix[i].di_value;
+			return (0);
+		}
+	}
+	char list[256] = "";
+	for (int i = 0; ix[i].di_name != NULL; i++) {
+		if (prop == DSL_PROP_COMPRESSION && strncmp(ix[i].di_name, "gzip-", 5) == 0) {
+			if (strcmp(ix[i].di_name, "gzip-1") == 0)
+				strcat(list, " | gzip-[1-9]");
+			continue;
+		}
+		if (i > 0)
+			strcat(list, " | ");
+		strcat(list, ix[i].di_name);
+	}
+	(void) snprintf(err, errlen, "'%s' must be one of '%s'", dsl_props[prop].dpd_name, list);
+	return (SET_ERROR(EINVAL));
+}
+
+static const char *
+dsl_index_name(int prop, uint64_t v)
+{
+	const dsl_index_t *ix = dsl_props[prop].dpd_index;
+	for (int i = 0; ix[i].di_name != NULL; i++)
+		if (ix[i].di_value == v)
+			return (ix[i].di_name);
+	return ("-");
+}
+
+int
+dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len,
+    char *err, size_t errlen)
+{
+	if (prop < 0 || prop >= DSL_NUM_PROPS) {
+		(void) snprintf(err, errlen, "invalid property '%s'", value);
+		return (SET_ERROR(EINVAL));
+	}
+	const dsl_prop_desc_t *d = &dsl_props[prop];
+	*num = 0;
+	if (str != NULL && len > 0)
+		str[0] = '\0';
+	switch (d->dpd_type) {
+	case DPT_STAT:
+		(void) snprintf(err, errlen, "'%s' is readonly", d->dpd_name);
+		return (SET_ERROR(EINVAL));
+	case DPT_INDEX:
+		return (dsl_index_parse(prop, value, num, err, errlen));
+	case DPT_STRING:
+		if (value[0] != '/' && strcmp(value, "none") != 0 && strcmp(value, "legacy") != 0) {
+			(void) snprintf(err, errlen,
+			    "'mountpoint' must be an absolute path, 'none', or 'legacy'");
+			return (SET_ERROR(EINVAL));
+		}
+		if (strlen(value) >= len || strlen(value) >= 1024) {
+			(void) snprintf(err, errlen, "'mountpoint' is too long");
+			return (SET_ERROR(ENAMETOOLONG));
+		}
+		(void) snprintf(str, len, "%s", value);
+		/* no trailing slashes except for "/" itself */
+		for (size_t n = strlen(str); n > 1 && str[n - 1] == '/'; n--)
+			str[n - 1] = '\0';
+		return (0);
+	case DPT_SIZE:
+		break;
+	}
+	bool none_ok = prop != DSL_PROP_RECORDSIZE;
+	int e = dsl_parse_size(value, none_ok, num, err, errlen);
+	if (prop == DSL_PROP_RECORDSIZE &&
+	    (e != 0 || *num < 512 || *num > MiB || (*num & (*num - 1)) != 0)) {
+		(void) snprintf(err, errlen, "'recordsize' must be power of 2 from 512B to 1M");
+		return (SET_ERROR(EINVAL));
+	}
+	return (e);
+}
+
+/* ---- stored values ---- */
+
+int
+dsl_prop_local(dsl_pool_t *dp, uint64_t obj, int prop, uint64_t *num, char *str, size_t len)
+{
+	const char *name = dsl_props[prop].dpd_name;
+	if (dsl_props[prop].dpd_type == DPT_STRING) {
+		char buf[1024 + 1];
+		int isz;
+		uint64_t n;
+		int e = zap_length(dp->dp_mos, obj, name, &isz, &n);
+		if (e == 0 && (isz != 1 || n >= sizeof (buf)))
+			e = SET_ERROR(EIO);
+		if (e == 0)
+			e = zap_lookup(dp->dp_mos, obj, name, 1, n, buf);
+		if (e == 0 && str != NULL) {
+			buf[n] = '\0';
+			(void) snprintf(str, len, "%s", buf);
+		}
+		return (e);
+	}
+	return (zap_lookup_int(dp->dp_mos, obj, name, num));
+}
+
+int
+dsl_prop_store(dsl_pool_t *dp, uint64_t obj, int prop, uint64_t num, const char *str,
+    dmu_tx_t *tx)
+{
+	const char *name = dsl_props[prop].dpd_name;
+	if (dsl_props[prop].dpd_type == DPT_STRING)
+		return (zap_update(dp->dp_mos, obj, name, 1, strlen(str) + 1, str, tx));
+	return (zap_update_int(dp->dp_mos, obj, name, num, tx));
+}
+
+/* ---- effective values ---- */
+
+/* Raw value and source of a settable property on name (lock held). */
+static int
+dsl_prop_resolve(dsl_pool_t *dp, const char *name, int prop, uint64_t *num, char *str,
+    size_t len, dsl_prop_val_t *val)
+{
+	const dsl_prop_desc_t *d = &dsl_props[prop];
+	char *cur = tarn_strdup(name);
+	int e = 0;
+	val->dpv_source = DSL_SRC_DEFAULT;
+	for (;;) {
+		uint64_t obj;
+		e = dsl_lookup(dp, cur, &obj, NULL, 0);
+		if (e != 0)
+			break;
+		e = dsl_prop_local(dp, obj, prop, num, str, len);
+		if (e == 0) {
+			bool self = strcmp(cur, name) == 0;
+			val->dpv_source = self ? DSL_SRC_LOCAL : DSL_SRC_INHERITED;
+			(void) snprintf(val->dpv_setpoint, sizeof (val->dpv_setpoint), "%s", cur);
+			break;
+		}
+		if (e != ENOENT || !d->dpd_inherit)
+			break;
+		char *slash = strrchr(cur, '/');
+		if (slash == NULL)
+			break;
+		*slash = '\0';
+	}
+	tarn_free(cur);
+	if (e == ENOENT) {
+		*num = d->dpd_default;
+		if (str != NULL)
+			(void) snprintf(str, len, "/%s", name);
+		return (0);
+	}
+	return (e);
+}
+
+static void
+dsl_mountpoint(const char *name, const dsl_prop_val_t *val, const char *raw, char *out,
+    size_t len)
+{
+	if (val->dpv_source != DSL_SRC_INHERITED || raw[0] != '/') {
+		(void) snprintf(out, len, "%s", raw);
+		return;
+	}
+	const char *rest = name + strlen(val->dpv_setpoint) + 1;
+	(void) snprintf(out, len, "%s/%s", strcmp(raw, "/") == 0 ? "" : raw, rest);
+}
+
+static int
+dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_prop_val_t *val)
+{
+	val->dpv_source = DSL_SRC_NONE;
+	if (prop == DSL_PROP_TYPE || prop == DSL_PROP_MOUNTED) {
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%s",
+		    prop == DSL_PROP_TYPE ? "filesystem" : "no");
+		return (0);
+	}
+	uint64_t obj;
+	int e = dsl_lookup(dp, name, &obj, NULL, 0);
+	if (e != 0)
+		return (e);
+	if (prop == DSL_PROP_CREATION) {
+		dsl_dataset_phys_t phys;
+		if ((e = dsl_phys_read(dp, obj, &phys)) != 0)
+			return (e);
+		val->dpv_num = phys.dd_creation;
+		time_t t = (time_t)phys.dd_creation;
+		struct tm tm;
+		if (parsable)
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64,
+			    phys.dd_creation);
+		else
+			(void) strftime(val->dpv_str, sizeof (val->dpv_str), "%a %b %e %H:%M %Y",
+			    localtime_r(&t, &tm));
+		return (0);
+	}
+	dsl_space_t s;
+	if ((e = dsl_space_locked(dp, name, &s)) != 0)
+		return (e);
+	val->dpv_num = prop == DSL_PROP_USED ? s.ds_used :
+	    prop == DSL_PROP_AVAILABLE ? s.ds_available : s.ds_referenced;
+	return (0);
+}
+
+int
+dsl_prop_get_locked(dsl_pool_t *dp, const char *name, int prop, bool parsable,
+    dsl_prop_val_t *val, char *err, size_t errlen)
+{
+	memset(val, 0, sizeof (*val));
+	uint64_t obj;
+	int e = dsl_lookup(dp, name, &obj, err, errlen);
+	if (e != 0)
+		return (e);
+	const dsl_prop_desc_t *d = &dsl_props[prop];
+	char raw[DSL_NAME_MAX + 64] = "";
+	if (d->dpd_type == DPT_STAT)
+		e = dsl_prop_stat(dp, name, prop, parsable, val);
+	else
+		e = dsl_prop_resolve(dp, name, prop, &val->dpv_num, raw, sizeof (raw), val);
+	if (e != 0)
+		return (e);
+	switch (d->dpd_type) {
+	case DPT_INDEX:
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%s",
+		    dsl_index_name(prop, val->dpv_num));
+		break;
+	case DPT_STRING:
+		dsl_mountpoint(name, val, raw, val->dpv_str, sizeof (val->dpv_str));
+		break;
+	case DPT_SIZE:
+	case DPT_STAT:
+		if (d->dpd_type == DPT_STAT && !dsl_prop_is_numeric(prop))
+			break;
+		if (parsable)
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64,
+			    val->dpv_num);
+		else if (val->dpv_num == 0 && d->dpd_type == DPT_SIZE)
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "none");
+		else
+			dsl_nicebytes(val->dpv_num, val->dpv_str, sizeof (val->dpv_str));
+		break;
+	}
+	return (0);
+}
+
+int
+dsl_prop_get(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_prop_val_t *val,
+    char *err, size_t errlen)
+{
+	if (prop < 0 || prop >= DSL_NUM_PROPS)
+		return (SET_ERROR(EINVAL));
+	pthread_mutex_lock(&dp->dp_lock);
+	int e = dsl_prop_get_locked(dp, name, prop, parsable, val, err, errlen);
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
+uint64_t
+dsl_prop_num(dsl_pool_t *dp, const char *name, int prop)
+{
+	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
+	uint64_t n = 0;
+	if (dsl_prop_get_locked(dp, name, prop, true, v, NULL, 0) == 0)
+		n = v->dpv_num;
+	tarn_free(v);
+	return (n);
+}
+
+void
+dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os)
+{
+	dmu_objset_props_t p = { 0 };
+	uint64_t ck = dsl_prop_num(dp, name, DSL_PROP_CHECKSUM);
+	uint64_t cp = dsl_prop_num(dp, name, DSL_PROP_COMPRESSION);
+	p.osp_checksum = (ck == ZIO_CHECKSUM_ON || ck == 0) ? ZIO_CHECKSUM_DEFAULT : (uint8_t)ck;
+	if (cp == ZIO_COMPRESS_ON)
+		p.osp_compress = ZIO_COMPRESS_LZ4;
+	else if (cp >= DSL_COMPRESS_GZIP_N(1))
+		p.osp_compress = ZIO_COMPRESS_GZIP;
+	else
+		p.osp_compress = cp ? (uint8_t)cp : ZIO_COMPRESS_OFF;
+	uint64_t copies = dsl_prop_num(dp, name, DSL_PROP_COPIES);
+	p.osp_copies = (uint8_t)(copies >= 1 && copies <= 3 ? copies : 1);
+	dmu_objset_set_props(os, &p);
+}
+
+/* ---- set and inherit ---- */
+
+/* Quota and reservation checks against the dataset's space (lock held). */
+static int
+dsl_prop_space_check(dsl_pool_t *dp, const char *name, int prop, uint64_t num, char *err,
+    size_t errlen)
+{
+	if (num == 0)
+		return (0);
+	dsl_space_t s;
+	int e = dsl_space_locked(dp, name, &s);
+	if (e != 0)
+		return (e);
+	uint64_t obj, res = 0;
+	(void) dsl_lookup(dp, name, &obj, NULL, 0);
+	(void) dsl_prop_local(dp, obj, DSL_PROP_RESERVATION, &res, NULL, 0);
+	if ((prop == DSL_PROP_QUOTA && (num < s.ds_used || num < res)) ||
+	    (prop == DSL_PROP_REFQUOTA && num < s.ds_referenced)) {
+		(void) snprintf(err, errlen, "size is less than current used or reserved space");
+		return (SET_ERROR(EINVAL));
+	}
+	if (prop == DSL_PROP_RESERVATION) {
+		uint64_t quota = 0;
+		(void) dsl_prop_local(dp, obj, DSL_PROP_QUOTA, &quota, NULL, 0);
+		uint64_t have = MAX(res, s.ds_used);
+		if (quota != 0 && num > quota) {
+			(void) snprintf(err, errlen, "size is greater than the quota");
+			return (SET_ERROR(EINVAL));
+		}
+		if (num > have && num - have > s.ds_available) {
+			(void) snprintf(err, errlen, "size is greater than available space");
+			return (SET_ERROR(ENOSPC));
+		}
+	}
+	return (0);
+}
+
+int
+dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char *value,
+    char *err, size_t errlen)
+{
+	err[0] = '\0';
+	int prop = dsl_prop_lookup(propname);
+	if (prop < 0) {
+		(void) snprintf(err, errlen, "invalid property '%s'", propname);
+		return (SET_ERROR(EINVAL));
+	}
+	uint64_t num;
+	char str[DSL_NAME_MAX + 64];
+	int e = dsl_prop_parse(prop, value, &num, str, sizeof (str), err, errlen);
+	if (e != 0)
+		return (e);
+	pthread_mutex_lock(&dp->dp_lock);
+	uint64_t obj;
+	e = dsl_lookup(dp, name, &obj, err, errlen);
+	if (e == 0 && spa_readonly(dp->dp_spa)) {
+		(void) snprintf(err, errlen, "pool is read-only");
+		e = SET_ERROR(EROFS);
+	}
+	if (e == 0)
+		e = dsl_prop_space_check(dp, name, prop, num, err, errlen);
+	if (e == 0) {
+		dmu_tx_t *tx = dmu_tx_create(dp->dp_mos);
+		dmu_tx_hold_space(tx, 64 * KiB);
+		e = dmu_tx_assign(tx, TXG_WAIT);
+		if (e != 0) {
+			dmu_tx_abort(tx);
+		} else {
+			e = dsl_prop_store(dp, obj, prop, num, str, tx);
+			uint64_t txg = dmu_tx_get_txg(tx);
+			dmu_tx_commit(tx);
+			int e2 = txg_wait_synced(spa_dmu_pool(dp->dp_spa), txg);
+			e = e ? e : e2;
+		}
+	}
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
+int
+dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *err,
+    size_t errlen)
+{
+	err[0] = '\0';
+	int prop = dsl_prop_lookup(propname);
+	if (prop < 0) {
+		(void) snprintf(err, errlen, "invalid property '%s'", propname);
+		return (SET_ERROR(EINVAL));
+	}
+	if (dsl_prop_readonly(prop)) {
+		(void) snprintf(err, errlen, "'%s' property is read-only", dsl_prop_name(prop));
+		return (SET_ERROR(EINVAL));
+	}
+	if (prop == DSL_PROP_QUOTA || prop == DSL_PROP_RESERVATION || prop == DSL_PROP_REFQUOTA) {
+		(void) snprintf(err, errlen, "'%s' property cannot be inherited; "
+		    "use 'zfs set %s=none' to clear", dsl_prop_name(prop), dsl_prop_name(prop));
+		return (SET_ERROR(EINVAL));
+	}
+	pthread_mutex_lock(&dp->dp_lock);
+	uint64_t obj;
+	int e = dsl_lookup(dp, name, &obj, err, errlen);
+	if (e == 0 && spa_readonly(dp->dp_spa)) {
+		(void) snprintf(err, errlen, "pool is read-only");
+		e = SET_ERROR(EROFS);
+	}
+	if (e == 0) {
+		dmu_tx_t *tx = dmu_tx_create(dp->dp_mos);
+		dmu_tx_hold_space(tx, 64 * KiB);
+		e = dmu_tx_assign(tx, TXG_WAIT);
+		if (e != 0) {
+			dmu_tx_abort(tx);
+		} else {
+			e = zap_remove(dp->dp_mos, obj, dsl_prop_name(prop), tx);
+			if (e == ENOENT)
+				e = 0;
+			uint64_t txg = dmu_tx_get_txg(tx);
+			dmu_tx_commit(tx);
+			int e2 = txg_wait_synced(spa_dmu_pool(dp->dp_spa), txg);
+			e = e ? e : e2;
+		}
+	}
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (e);
+}

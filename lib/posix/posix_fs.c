@@ -1,0 +1,584 @@
+/*
+ * posix_fs.c — a POSIX file system on an object set: creating, opening and
+ * closing it, the master node, the in-memory inode table, the unlinked
+ * set, space accounting and statfs.  Inodes are in posix_inode.c,
+ * directories in posix_dir.c and posix_rename.c, file data in
+ * posix_data.c, extended attributes in posix_xattr.c.
+ *
+ * Theory of the POSIX layer
+ * -------------------------
+ * Layout (byte by byte in docs/FORMAT.md "File systems").  Object 1 of the
+ * object set is the master node, a ZAP naming the file system's roots:
+ * VERSION, ROOT (the root directory), UNLINKED (a ZAP of inodes unlinked
+ * while still open), GUID (for statfs's fsid) and, only while the file
+ * system is not mounted read-write, USED (its space counters).  Every
+ * inode is one DMU object whose bonus buffer holds a znode_phys_t: mode,
+ * owners, link count, size, parent, generation, rdev, flags, the four
+ * times with nanoseconds, the xattr object and up to 144 bytes of symlink
+ * target.  A regular file keeps its bytes in the object's blocks; a
+ * directory is a ZAP (name -> object number | DT_* type << 60); a long
+ * symlink target is the data of its object; devices, fifos and sockets
+ * have no data.  The inode number is the object number, and the
+ * generation is the txg that created it (a number is reused only after
+ * the txg that freed it has synced, so (ino, gen) never repeats).
+ *
+ * Block sizes.  While a file fits in one block its block size is its size
+ * rounded up to a power of two (at least 512 bytes); a write past the end
+ * of that block grows the block (dmu_object_set_blocksize, allowed while
+ * the object has one block) until it reaches the record size, after which
+ * the file is made of record-size blocks.  Small files thus cost a small
+ * block, and large files get large sequential blocks.  Holes cost nothing:
+ * truncating up only changes the size, truncating down and punching
+ * free blocks (dmu_free_range), and bytes past the end of file are always
+ * zero in the last block, so extending a file never exposes old data.
+ *
+ * References and the unlinked set.  The FUSE server holds a reference for
+ * each kernel lookup (posix_lookup and the calls that create a name) and
+ * drops them with posix_forget.  An inode whose last link goes while it
+ * has references is not freed: its link count becomes 0 and it is listed
+ * in the UNLINKED ZAP, in the same transaction; when its last reference
+ * goes it is freed and delisted.  After a crash (or a close with
+ * references left) nobody holds those inodes any more, so posix_fs_open
+ * frees everything listed in UNLINKED.
+ *
+ * Locks.  The inode table maps inode numbers to pinode_t (64 striped
+ * hash tables); each pinode has a rwlock guarding its attributes, data,
+ * directory contents and xattrs.  An operation that changes an object
+ * takes the lock as writer before dmu_tx_assign and drops it after
+ * dmu_tx_commit, so that the changes of one object are made in txg order
+ * (the DMU requires that).  Reads of file data share the lock, writes to
+ * one file are serialized.  An operation on several inodes (link, unlink,
+ * rmdir, rename) first finds them with short read locks, then locks the
+ * whole set as writer in ascending inode number, then checks that the
+ * names still lead to the same inodes (else it unlocks and starts over).
+ * Lock order: fs_rename_lock (renames between two directories, which
+ * keeps every directory's chain of parents stable while rename checks
+ * that a directory does not move into its own subtree) before inode
+ * locks (ascending ino) before fs_unlinked_lock (the unlinked ZAP, which
+ * several inodes' transactions change) before the DMU's and ZAP's own
+ * locks.  Readdir holds no lock while calling back (ZAP cursors are
+ * stable by themselves), so the callback may call into this layer.
+ *
+ * Transactions.  Each operation is one transaction (a write of more than
+ * POSIX_WRITE_CHUNK bytes is several and may end short).  Every check
+ * that can fail comes before dmu_tx_assign; after it, only I/O errors can
+ * interrupt an operation.  Deleting operations are marked netfree so they
+ * work on a full pool.
+ *
+ * Space accounting.  The file system keeps a running count of charged
+ * bytes: per inode one dnode (512 bytes) plus, for regular files and
+ * symlinks, the size rounded up to 512 bytes, plus 64 bytes per
+ * directory entry.  It is an approximation of the space the object set
+ * uses (sparse holes are counted, compression and metadata are not) that
+ * costs nothing to keep: every znode write adds the difference of the
+ * charges before and after.  pfo_quota is enforced on it (EDQUOT).  The
+ * counters are stored in the master node (USED) at close and removed at
+ * open, so a file system that was not closed cleanly recounts them by
+ * walking its objects at the next open.  Real per-dataset accounting
+ * comes with the dataset layer.
+ */
+#include "posix_impl.h"
+
+#include <sys/statvfs.h>
+
+/* ---- options ---- */
+
+void
+posix_fs_opts_default(posix_fs_opts_t *o)
+{
+	memset(o, 0, sizeof (*o));
+	o->pfo_atime = POSIX_ATIME_RELATIME;
+	o->pfo_recordsize = POSIX_DEFAULT_RECORDSIZE;
+	o->pfo_xattr = true;
+}
+
+static void
+posix_opts_fix(posix_fs_opts_t *o)
+{
+	uint32_t rs = o->pfo_recordsize;
+	if (rs < SPA_MINBLOCKSIZE || rs > SPA_MAXBLOCKSIZE || !ISP2(rs))
+		o->pfo_recordsize = POSIX_DEFAULT_RECORDSIZE;
+}
+
+void
+posix_opts(posix_fs_t *fs, posix_fs_opts_t *o)
+{
+	pthread_mutex_lock(&fs->fs_opts_lock);
+	*o = fs->fs_opts;
+	pthread_mutex_unlock(&fs->fs_opts_lock);
+}
+
+void
+posix_fs_set_opts(posix_fs_t *fs, const posix_fs_opts_t *opts)
+{
+	posix_fs_opts_t o = *opts;
+	posix_opts_fix(&o);
+	pthread_mutex_lock(&fs->fs_opts_lock);
+	fs->fs_opts = o;
+	pthread_mutex_unlock(&fs->fs_opts_lock);
+}
+
+int
+posix_writable(posix_fs_t *fs)
+{
+	pthread_mutex_lock(&fs->fs_opts_lock);
+	bool ro = fs->fs_opts.pfo_readonly;
+	pthread_mutex_unlock(&fs->fs_opts_lock);
+	return (ro ? SET_ERROR(EROFS) : 0);
+}
+
+posix_ino_t
+posix_fs_root(const posix_fs_t *fs)
+{
+	return (fs->fs_root);
+}
+
+objset_t *
+posix_fs_objset(posix_fs_t *fs)
+{
+	return (fs->fs_os);
+}
+
+/* Assign tx to the open txg, aborting it on failure. */
+int
+posix_tx_assign(dmu_tx_t *tx)
+{
+	int err = dmu_tx_assign(tx, TXG_WAIT);
+	if (err != 0)
+		dmu_tx_abort(tx);
+	return (err);
+}
+
+/* ---- space accounting ---- */
+
+void
+posix_charge(posix_fs_t *fs, int64_t bytes, int64_t inodes)
+{
+	__atomic_add_fetch(&fs->fs_used, (uint64_t)bytes, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&fs->fs_inodes, (uint64_t)inodes, __ATOMIC_RELAXED);
+}
+
+/* EDQUOT if charging `more` bytes would pass the quota. */
+int
+posix_quota_check(posix_fs_t *fs, int64_t more)
+{
+	pthread_mutex_lock(&fs->fs_opts_lock);
+	uint64_t quota = fs->fs_opts.pfo_quota;
+	pthread_mutex_unlock(&fs->fs_opts_lock);
+	if (quota == 0 || more <= 0)
+		return (0);
+	uint64_t used = __atomic_load_n(&fs->fs_used, __ATOMIC_RELAXED);
+	if (used + (uint64_t)more > quota)
+		return (SET_ERROR(EDQUOT));
+	return (0);
+}
+
+/* Recount the charges by reading every inode (after an unclean close). */
+static int
+posix_recount(posix_fs_t *fs)
+{
+	uint64_t obj = 0, used = 0, inodes = 0;
+	int err;
+	while ((err = dmu_object_next(fs->fs_os, &obj)) == 0) {
+		dmu_object_info_t doi;
+		znode_phys_t zp;
+		if (dmu_object_info(fs->fs_os, obj, &doi) != 0 ||
+		    doi.doi_bonus_type != POSIX_BONUS_TYPE ||
+		    doi.doi_bonus_size != POSIX_ZNODE_SIZE)
+			continue;
+		if (dmu_bonus_read(fs->fs_os, obj, &zp, sizeof (zp)) != 0 || zp.zp_mode == 0)
+			continue;
+		used += (uint64_t)zn_charge(&zp);
+		inodes++;
+	}
+	if (err != ESRCH)
+		return (err);
+	fs->fs_used = used;
+	fs->fs_inodes = inodes;
+	return (0);
+}
+
+/* ---- the inode table ---- */
+
+static pinode_stripe_t *
+pinode_stripe(posix_fs_t *fs, posix_ino_t ino)
+{
+	return (&fs->fs_tab[(ino * 0x9E3779B97F4A7C15ULL) >> 58]);
+}
+
+static uint32_t
+pinode_bucket(posix_ino_t ino, uint32_t nbuckets)
+{
+	return ((uint32_t)((ino * 0xC2B2AE3D27D4EB4FULL) >> 32) & (nbuckets - 1));
+}
+
+static void
+pinode_grow(pinode_stripe_t *ps)
+{
+	uint32_t nb = ps->ps_nbuckets ? ps->ps_nbuckets * 2 : 64;
+	pinode_t **nt = tarn_alloc(sizeof (pinode_t *) * nb);
+	for (uint32_t i = 0; i < ps->ps_nbuckets; i++) {
+		pinode_t *pi = ps->ps_buckets[i];
+		while (pi != NULL) {
+			pinode_t *next = pi->pi_next;
+			uint32_t h = pinode_bucket(pi->pi_ino, nb);
+			pi->pi_next = nt[h];
+			nt[h] = pi;
+			pi = next;
+		}
+	}
+	tarn_free(ps->ps_buckets);
+	ps->ps_buckets = nt;
+	ps->ps_nbuckets = nb;
+}
+
+/* The in-memory inode for ino (created if needed), with an active use. */
+pinode_t *
+pinode_get(posix_fs_t *fs, posix_ino_t ino)
+{
+	pinode_stripe_t *ps = pinode_stripe(fs, ino);
+	pthread_mutex_lock(&ps->ps_lock);
+	pinode_t *pi = NULL;
+	if (ps->ps_nbuckets != 0) {
+		for (pi = ps->ps_buckets[pinode_bucket(ino, ps->ps_nbuckets)]; pi != NULL;
+		    pi = pi->pi_next)
+			if (pi->pi_ino == ino)
+				break;
+	}
+	if (pi == NULL) {
+		if (ps->ps_count >= ps->ps_nbuckets)
+			pinode_grow(ps);
+		pi = tarn_alloc(sizeof (*pi));
+		pi->pi_ino = ino;
+		pthread_rwlock_init(&pi->pi_lock, NULL);
+		uint32_t h = pinode_bucket(ino, ps->ps_nbuckets);
+		pi->pi_next = ps->ps_buckets[h];
+		ps->ps_buckets[h] = pi;
+		ps->ps_count++;
+	}
+	pi->pi_active++;
+	pthread_mutex_unlock(&ps->ps_lock);
+	return (pi);
+}
+
+static void
+pinode_free_locked(pinode_stripe_t *ps, pinode_t *pi)
+{
+	pinode_t **pp = &ps->ps_buckets[pinode_bucket(pi->pi_ino, ps->ps_nbuckets)];
+	while (*pp != pi)
+		pp = &(*pp)->pi_next;
+	*pp = pi->pi_next;
+	ps->ps_count--;
+	pthread_rwlock_destroy(&pi->pi_lock);
+	tarn_free(pi);
+}
+
+/* Drop an active use; the pinode goes when it has neither uses nor references. */
+void
+pinode_rele(posix_fs_t *fs, pinode_t *pi)
+{
+	pinode_stripe_t *ps = pinode_stripe(fs, pi->pi_ino);
+	pthread_mutex_lock(&ps->ps_lock);
+	VERIFY3U(pi->pi_active, >, 0);
+	if (--pi->pi_active == 0 && pi->pi_refs == 0)
+		pinode_free_locked(ps, pi);
+	pthread_mutex_unlock(&ps->ps_lock);
+}
+
+void
+pinode_ref(posix_fs_t *fs, pinode_t *pi, uint64_t n)
+{
+	pinode_stripe_t *ps = pinode_stripe(fs, pi->pi_ino);
+	pthread_mutex_lock(&ps->ps_lock);
+	pi->pi_refs += n;
+	pthread_mutex_unlock(&ps->ps_lock);
+}
+
+uint64_t
+pinode_refs(posix_fs_t *fs, pinode_t *pi)
+{
+	pinode_stripe_t *ps = pinode_stripe(fs, pi->pi_ino);
+	pthread_mutex_lock(&ps->ps_lock);
+	uint64_t r = pi->pi_refs;
+	pthread_mutex_unlock(&ps->ps_lock);
+	return (r);
+}
+
+/* Drop n references; false when the inode still has some. */
+static bool
+pinode_unref(posix_fs_t *fs, pinode_t *pi, uint64_t n)
+{
+	pinode_stripe_t *ps = pinode_stripe(fs, pi->pi_ino);
+	pthread_mutex_lock(&ps->ps_lock);
+	pi->pi_refs -= MIN(n, pi->pi_refs);
+	bool last = pi->pi_refs == 0;
+	pthread_mutex_unlock(&ps->ps_lock);
+	return (last);
+}
+
+void
+posix_forget(posix_fs_t *fs, posix_ino_t ino, uint64_t n)
+{
+	pinode_t *pi = pinode_get(fs, ino);
+	if (!pinode_unref(fs, pi, n)) {
+		pinode_rele(fs, pi);
+		return;
+	}
+	/* The last reference: free the inode if it has no links left. */
+	pthread_rwlock_wrlock(&pi->pi_lock);
+	znode_phys_t zp;
+	if (!pi->pi_destroyed && pinode_refs(fs, pi) == 0 && zn_read(fs, ino, &zp) == 0 &&
+	    zp.zp_nlink == 0 && posix_writable(fs) == 0) {
+		pthread_mutex_lock(&fs->fs_unlinked_lock);
+		dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
+		posix_hold_destroy(fs, tx);
+		dmu_tx_mark_netfree(tx);
+		if (posix_tx_assign(tx) == 0) {
+			if (posix_destroy(fs, ino, &zp, tx) == 0)
+				pi->pi_destroyed = true;
+			dmu_tx_commit(tx);
+		}
+		pthread_mutex_unlock(&fs->fs_unlinked_lock);
+	}
+	pthread_rwlock_unlock(&pi->pi_lock);
+	pinode_rele(fs, pi);
+}
+
+/* ---- create, open, close ---- */
+
+static int
+posix_fs_layout(objset_t *os, uint32_t uid, uint32_t gid, dmu_tx_t *tx)
+{
+	uint64_t root, unl, now[2];
+	int err = zap_create_claim(os, POSIX_MASTER_OBJ, DMU_OT_ZAP, tx);
+	if (err == 0)
+		err = zap_create_bonus(os, DMU_OT_DIRECTORY, POSIX_BONUS_TYPE, POSIX_ZNODE_SIZE,
+		    tx, &root);
+	if (err == 0)
+		err = zap_create(os, DMU_OT_ZAP, tx, &unl);
+	if (err != 0)
+		return (err);
+	posix_now(now);
+	posix_cred_t cred = { .pc_uid = uid, .pc_gid = gid };
+	znode_phys_t zp;
+	zn_init(&zp, S_IFDIR | 0755, &cred, root, dmu_tx_get_txg(tx), now);
+	zp.zp_nlink = 2;
+	zp.zp_size = 2;
+	uint64_t used[2] = { (uint64_t)zn_charge(&zp), 1 };
+	err = dmu_bonus_write(os, root, &zp, sizeof (zp), tx);
+	if (err == 0)
+		err = zap_add_int(os, POSIX_MASTER_OBJ, POSIX_M_VERSION, POSIX_VERSION, tx);
+	if (err == 0)
+		err = zap_add_int(os, POSIX_MASTER_OBJ, POSIX_M_ROOT, root, tx);
+	if (err == 0)
+		err = zap_add_int(os, POSIX_MASTER_OBJ, POSIX_M_UNLINKED, unl, tx);
+	if (err == 0)
+		err = zap_add_int(os, POSIX_MASTER_OBJ, POSIX_M_GUID, tarn_guid(), tx);
+	if (err == 0)
+		err = zap_add(os, POSIX_MASTER_OBJ, POSIX_M_USED, 8, 2, used, tx);
+	return (err);
+}
+
+int
+posix_fs_create(objset_t *os, uint32_t uid, uint32_t gid)
+{
+	dmu_object_info_t doi;
+	if (dmu_object_info(os, POSIX_MASTER_OBJ, &doi) == 0)
+		return (SET_ERROR(EEXIST));
+	dmu_tx_t *tx = dmu_tx_create(os);
+	dmu_tx_hold_space(tx, 4 * DNODE_BLOCK_SIZE);
+	zap_tx_hold(tx, os, 0, 8);
+	int err = posix_tx_assign(tx);
+	if (err != 0)
+		return (err);
+	err = posix_fs_layout(os, uid, gid, tx);
+	dmu_tx_commit(tx);
+	return (err);
+}
+
+/* Free every inode listed in the unlinked set (nobody can hold them now). */
+static int
+posix_reclaim(posix_fs_t *fs)
+{
+	for (;;) {
+		zap_cursor_t zc;
+		zap_attribute_t za;
+		zap_cursor_init(&zc, fs->fs_os, fs->fs_unlinked, 0);
+		int err = zap_cursor_retrieve(&zc, &za);
+		zap_cursor_fini(&zc);
+		if (err == ENOENT)
+			return (0);
+		if (err != 0)
+			return (err);
+		uint64_t ino = za.za_first_integer;
+		znode_phys_t zp;
+		dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
+		posix_hold_destroy(fs, tx);
+		dmu_tx_mark_netfree(tx);
+		if ((err = posix_tx_assign(tx)) != 0)
+			return (err);
+		if (zn_read(fs, ino, &zp) == 0 && zp.zp_nlink == 0) {
+			err = posix_destroy(fs, ino, &zp, tx);
+		} else {
+			/* listed but alive or gone: just delist it */
+			err = zap_remove(fs->fs_os, fs->fs_unlinked, za.za_name, tx);
+		}
+		dmu_tx_commit(tx);
+		if (err != 0)
+			return (err);
+	}
+}
+
+/* Read the master node into fs. */
+static int
+posix_fs_load(posix_fs_t *fs)
+{
+	uint64_t version;
+	int err = zap_lookup_int(fs->fs_os, POSIX_MASTER_OBJ, POSIX_M_VERSION, &version);
+	if (err == ENOENT || err == EINVAL)
+		return (SET_ERROR(EINVAL));     /* not a file system */
+	if (err != 0)
+		return (err);
+	if (version > POSIX_VERSION)
+		return (SET_ERROR(ENOTSUP_FORMAT));
+	err = zap_lookup_int(fs->fs_os, POSIX_MASTER_OBJ, POSIX_M_ROOT, &fs->fs_root);
+	if (err == 0)
+		err = zap_lookup_int(fs->fs_os, POSIX_MASTER_OBJ, POSIX_M_UNLINKED,
+		    &fs->fs_unlinked);
+	if (err == 0)
+		err = zap_lookup_int(fs->fs_os, POSIX_MASTER_OBJ, POSIX_M_GUID, &fs->fs_guid);
+	return (err);
+}
+
+/* Take the space counters from the master node (and mark them in use). */
+static int
+posix_fs_load_used(posix_fs_t *fs, bool readonly)
+{
+	uint64_t used[2];
+	int err = zap_lookup(fs->fs_os, POSIX_MASTER_OBJ, POSIX_M_USED, 8, 2, used);
+	if (err == ENOENT)
+		return (posix_recount(fs));
+	if (err != 0)
+		return (err);
+	fs->fs_used = used[0];
+	fs->fs_inodes = used[1];
+	if (readonly)
+		return (0);
+	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
+	zap_tx_hold(tx, fs->fs_os, POSIX_MASTER_OBJ, 1);
+	dmu_tx_mark_netfree(tx);
+	if ((err = posix_tx_assign(tx)) != 0)
+		return (err);
+	err = zap_remove(fs->fs_os, POSIX_MASTER_OBJ, POSIX_M_USED, tx);
+	dmu_tx_commit(tx);
+	return (err);
+}
+
+int
+posix_fs_open(objset_t *os, const posix_fs_opts_t *opts, posix_fs_t **fsp)
+{
+	posix_fs_t *fs = tarn_alloc(sizeof (*fs));
+	fs->fs_os = os;
+	if (opts != NULL)
+		fs->fs_opts = *opts;
+	else
+		posix_fs_opts_default(&fs->fs_opts);
+	posix_opts_fix(&fs->fs_opts);
+	pthread_mutex_init(&fs->fs_opts_lock, NULL);
+	pthread_mutex_init(&fs->fs_rename_lock, NULL);
+	pthread_mutex_init(&fs->fs_unlinked_lock, NULL);
+	for (int i = 0; i < POSIX_TAB_STRIPES; i++)
+		pthread_mutex_init(&fs->fs_tab[i].ps_lock, NULL);
+	int err = posix_fs_load(fs);
+	if (err == 0) {
+		err = posix_fs_load_used(fs, fs->fs_opts.pfo_readonly);
+		if (err == EROFS) {
+			/* the pool itself is read-only */
+			fs->fs_opts.pfo_readonly = true;
+			err = 0;
+		}
+	}
+	if (err == 0 && !fs->fs_opts.pfo_readonly)
+		err = posix_reclaim(fs);
+	if (err != 0) {
+		fs->fs_opts.pfo_readonly = true;        /* nothing to write back */
+		posix_fs_close(fs);
+		return (err);
+	}
+	*fsp = fs;
+	return (0);
+}
+
+/* Store the space counters: the file system is clean from here on. */
+static void
+posix_fs_store_used(posix_fs_t *fs)
+{
+	uint64_t used[2] = { fs->fs_used, fs->fs_inodes };
+	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
+	zap_tx_hold(tx, fs->fs_os, POSIX_MASTER_OBJ, 1);
+	dmu_tx_mark_netfree(tx);
+	if (posix_tx_assign(tx) != 0)
+		return;         /* counted again at the next open */
+	(void) zap_update(fs->fs_os, POSIX_MASTER_OBJ, POSIX_M_USED, 8, 2, used, tx);
+	dmu_tx_commit(tx);
+}
+
+void
+posix_fs_close(posix_fs_t *fs)
+{
+	if (!fs->fs_opts.pfo_readonly && fs->fs_root != 0)
+		posix_fs_store_used(fs);
+	for (int i = 0; i < POSIX_TAB_STRIPES; i++) {
+		pinode_stripe_t *ps = &fs->fs_tab[i];
+		for (uint32_t b = 0; b < ps->ps_nbuckets; b++) {
+			pinode_t *pi = ps->ps_buckets[b];
+			while (pi != NULL) {
+				pinode_t *next = pi->pi_next;
+				VERIFY3U(pi->pi_active, ==, 0);
+				pthread_rwlock_destroy(&pi->pi_lock);
+				tarn_free(pi);
+				pi = next;
+			}
+		}
+		tarn_free(ps->ps_buckets);
+		pthread_mutex_destroy(&ps->ps_lock);
+	}
+	pthread_mutex_destroy(&fs->fs_opts_lock);
+	pthread_mutex_destroy(&fs->fs_rename_lock);
+	pthread_mutex_destroy(&fs->fs_unlinked_lock);
+	tarn_free(fs);
+}
+
+int
+posix_fs_sync(posix_fs_t *fs)
+{
+	return (txg_wait_synced(dmu_objset_pool(fs->fs_os), 0));
+}
+
+int
+posix_statfs(posix_fs_t *fs, struct statvfs *st)
+{
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	uint64_t used = __atomic_load_n(&fs->fs_used, __ATOMIC_RELAXED);
+	uint64_t inodes = __atomic_load_n(&fs->fs_inodes, __ATOMIC_RELAXED);
+	uint64_t avail = o.pfo_avail != NULL ? o.pfo_avail(o.pfo_avail_arg) : 0;
+	if (o.pfo_quota != 0) {
+		uint64_t left = o.pfo_quota > used ? o.pfo_quota - used : 0;
+		avail = o.pfo_avail != NULL ? MIN(avail, left) : left;
+	}
+	const uint64_t frsize = 4096;
+	memset(st, 0, sizeof (*st));
+	st->f_bsize = o.pfo_recordsize;
+	st->f_frsize = frsize;
+	st->f_blocks = DIV_ROUND_UP(used, frsize) + avail / frsize;
+	st->f_bfree = avail / frsize;
+	st->f_bavail = avail / frsize;
+	st->f_ffree = avail / DNODE_SIZE;
+	st->f_favail = st->f_ffree;
+	st->f_files = inodes + st->f_ffree;
+	st->f_fsid = (unsigned long)(fs->fs_guid ^ (fs->fs_guid >> 32));
+	st->f_namemax = POSIX_NAME_MAX;
+	st->f_flag = o.pfo_readonly ? ST_RDONLY : 0;
+	return (0);
+}

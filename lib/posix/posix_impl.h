@@ -1,0 +1,165 @@
+/*
+ * posix_impl.h — private structures of the POSIX layer: the on-disk inode
+ * (znode) kept in each object's bonus buffer, the master node's names, the
+ * in-memory inode table and the helpers shared by the posix_*.c files.
+ * Nothing outside lib/posix includes this header.  Theory (inodes, locks,
+ * references, the unlinked set, space accounting): the comment at the top
+ * of posix_fs.c.
+ */
+#ifndef TARN_POSIX_IMPL_H
+#define TARN_POSIX_IMPL_H
+
+#include <pthread.h>
+#include "posix.h"
+
+#define POSIX_VERSION        1          /* "VERSION" in the master node */
+#define POSIX_MASTER_OBJ     1          /* object 1 of the object set */
+#define POSIX_BONUS_TYPE     DMU_OT_PLAIN_FILE  /* bonus type of every inode */
+#define POSIX_ZNODE_SIZE     DN_MAX_BONUSLEN    /* 320 bytes */
+#define POSIX_INLINE_MAX     144        /* symlink targets kept in the znode */
+#define POSIX_SYMLINK_MAX    4095       /* PATH_MAX - 1 */
+#define POSIX_XATTR_INLINE_MAX (4 * KiB) /* larger values get their own object */
+#define POSIX_DEFAULT_RECORDSIZE (128 * KiB)
+#define POSIX_WRITE_CHUNK    (8 * MiB)  /* bytes of one write per transaction */
+#define POSIX_CHARGE_DIRENT  64         /* bytes charged per directory entry */
+#define POSIX_RELATIME_SEC   (24 * 3600)
+
+/* Directory entry value: object number | DT_* type << 60. */
+#define POSIX_DE_TYPE_SHIFT  60
+#define POSIX_DE_INO(v)      ((v) & ((1ULL << 48) - 1))
+#define POSIX_DE_TYPE(v)     ((uint32_t)((v) >> POSIX_DE_TYPE_SHIFT))
+#define POSIX_DE_MAKE(ino, mode) ((ino) | ((uint64_t)(((mode) >> 12) & 15) << POSIX_DE_TYPE_SHIFT))
+
+/* Readdir cookies: 0 ".", 1 "..", 2 + k the ZAP cursor at key k. */
+#define POSIX_COOKIE_ZAP     2
+
+/* zp_flags */
+#define POSIX_ZF_UNLINKED    0x1        /* listed in the unlinked set */
+
+/* Master node names. */
+#define POSIX_M_VERSION      "VERSION"
+#define POSIX_M_ROOT         "ROOT"
+#define POSIX_M_UNLINKED     "UNLINKED"
+#define POSIX_M_GUID         "GUID"
+#define POSIX_M_USED         "USED"     /* [bytes, inodes]; present only when clean */
+
+/*
+ * The inode as stored in the bonus buffer (little-endian, 320 bytes).
+ * Times are seconds (two's complement) and nanoseconds.
+ */
+typedef struct znode_phys {
+	uint64_t zp_mode;       /* S_IFMT | permission bits */
+	uint64_t zp_flags;      /* POSIX_ZF_* */
+	uint64_t zp_uid;
+	uint64_t zp_gid;
+	uint64_t zp_nlink;
+	uint64_t zp_size;       /* bytes; directories: entries + 2; symlinks: target length */
+	uint64_t zp_parent;     /* directory holding it (directories: their ".."); root: itself */
+	uint64_t zp_gen;        /* txg of creation */
+	uint64_t zp_rdev;
+	uint64_t zp_xattr;      /* xattr ZAP object, 0 = none */
+	uint64_t zp_atime[2];
+	uint64_t zp_mtime[2];
+	uint64_t zp_ctime[2];
+	uint64_t zp_crtime[2];
+	uint64_t zp_pad[4];
+	uint8_t  zp_inline[POSIX_INLINE_MAX]; /* symlink target when it fits */
+} znode_phys_t;
+_Static_assert(sizeof (znode_phys_t) == POSIX_ZNODE_SIZE, "znode_phys_t is the bonus size");
+
+/*
+ * In-memory inode: exists while it has references (kernel lookups) or
+ * active users (threads inside a call).  pi_lock guards the inode's
+ * attributes, its data, its directory contents and its xattrs: readers
+ * share it, every change holds it as writer from before dmu_tx_assign
+ * until after dmu_tx_commit (so changes to one object reach the DMU in
+ * txg order).
+ */
+typedef struct pinode {
+	posix_ino_t pi_ino;
+	uint64_t pi_refs;           /* stripe lock */
+	uint32_t pi_active;         /* stripe lock */
+	bool     pi_destroyed;      /* pi_lock (W): the object is freed */
+	pthread_rwlock_t pi_lock;
+	struct pinode *pi_next;     /* stripe bucket chain */
+} pinode_t;
+
+#define POSIX_TAB_STRIPES 64
+typedef struct pinode_stripe {
+	pthread_mutex_t ps_lock;
+	pinode_t **ps_buckets;
+	uint32_t ps_nbuckets;
+	uint32_t ps_count;
+} __attribute__((aligned(64))) pinode_stripe_t;
+
+struct posix_fs {
+	objset_t *fs_os;
+	pthread_mutex_t fs_opts_lock;     /* fs_opts */
+	posix_fs_opts_t fs_opts;
+	uint64_t fs_root;
+	uint64_t fs_unlinked;             /* ZAP: "%llx" -> ino */
+	uint64_t fs_guid;
+	/* Lock order: fs_rename_lock, inode locks (ascending ino), fs_unlinked_lock. */
+	pthread_mutex_t fs_rename_lock;   /* cross-directory renames (ancestry stable) */
+	pthread_mutex_t fs_unlinked_lock; /* changes of the unlinked ZAP, held across the tx */
+	uint64_t fs_used;                 /* atomic: bytes charged (see theory) */
+	uint64_t fs_inodes;               /* atomic: inode objects */
+	pinode_stripe_t fs_tab[POSIX_TAB_STRIPES];
+};
+
+/* Up to four distinct inodes locked together (rename, link, unlink). */
+typedef struct posix_lockset {
+	int ls_n;
+	pinode_t *ls_pi[4];
+	znode_phys_t ls_zp[4];      /* working copies */
+	znode_phys_t ls_old[4];     /* as read (for the charge delta) */
+} posix_lockset_t;
+
+/* ---- posix_fs.c: options, inode table ---- */
+void posix_opts(posix_fs_t *fs, posix_fs_opts_t *o);
+int posix_writable(posix_fs_t *fs);
+pinode_t *pinode_get(posix_fs_t *fs, posix_ino_t ino);
+void pinode_rele(posix_fs_t *fs, pinode_t *pi);
+void pinode_ref(posix_fs_t *fs, pinode_t *pi, uint64_t n);
+uint64_t pinode_refs(posix_fs_t *fs, pinode_t *pi);
+int posix_tx_assign(dmu_tx_t *tx);
+void posix_charge(posix_fs_t *fs, int64_t bytes, int64_t inodes);
+int posix_quota_check(posix_fs_t *fs, int64_t more);
+
+/* ---- posix_inode.c: znodes ---- */
+void posix_now(uint64_t t[2]);
+int zn_read(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp);
+int zn_write(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *old,
+    const znode_phys_t *zp, dmu_tx_t *tx);
+int64_t zn_charge(const znode_phys_t *zp);
+void zn_to_attr(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp, posix_attr_t *attr);
+void zn_init(znode_phys_t *zp, uint32_t mode, const posix_cred_t *cred, uint64_t parent,
+    uint64_t txg, const uint64_t now[2]);
+int posix_destroy(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp, dmu_tx_t *tx);
+void posix_hold_destroy(posix_fs_t *fs, dmu_tx_t *tx);
+int posix_drop_link(posix_fs_t *fs, pinode_t *pi, const znode_phys_t *old, znode_phys_t *zp,
+    bool keep, dmu_tx_t *tx);
+int posix_ref_attr(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp, posix_attr_t *attr);
+uint64_t posix_maxfilesize(posix_fs_t *fs);
+
+/* ---- posix_dir.c / posix_rename.c ---- */
+int posix_name_check(const char *name);
+bool posix_is_dot(const char *name);
+int posix_dir_lookup(posix_fs_t *fs, posix_ino_t dir, const char *name, posix_ino_t *ino);
+void lockset_add_ino(posix_fs_t *fs, posix_lockset_t *ls, posix_ino_t ino);
+int lockset_drop_link(posix_fs_t *fs, posix_lockset_t *ls, posix_ino_t ino, bool keep,
+    dmu_tx_t *tx);
+bool posix_keep_unlinked(posix_fs_t *fs, posix_lockset_t *ls, posix_ino_t ino, bool all);
+int lockset_lock(posix_fs_t *fs, posix_lockset_t *ls);
+void lockset_unlock(posix_fs_t *fs, posix_lockset_t *ls);
+znode_phys_t *lockset_zp(posix_lockset_t *ls, posix_ino_t ino);
+int lockset_write(posix_fs_t *fs, posix_lockset_t *ls, dmu_tx_t *tx);
+
+/* ---- posix_data.c ---- */
+int posix_truncate_locked(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t size,
+    dmu_tx_t *tx);
+
+/* ---- posix_xattr.c ---- */
+int posix_xattr_destroy(posix_fs_t *fs, uint64_t xobj, dmu_tx_t *tx);
+
+#endif

@@ -1,0 +1,316 @@
+/*
+ * posix_xattr.c — extended attributes.  Each inode with xattrs has its
+ * own ZAP object (zp_xattr, made by the first set) mapping the full name
+ * ("user.x") to the value: up to POSIX_XATTR_INLINE_MAX bytes as a
+ * 1-byte-integer array in the ZAP; an empty value or a larger one (up to
+ * POSIX_XATTR_SIZE_MAX, 64 KiB) as two 8-byte integers {object, size},
+ * where the object (0 for an empty value) holds the bytes.  Namespaces:
+ * user., trusted., security. and the two POSIX ACL names, kept as opaque
+ * values (the kernel interprets ACLs).
+ */
+#include "posix_impl.h"
+
+/* The value descriptor of a large or empty value. */
+typedef struct xattr_ref {
+	uint64_t xr_obj;
+	uint64_t xr_size;
+} xattr_ref_t;
+
+static bool
+xattr_prefixed(const char *name, const char *prefix, int *err)
+{
+	size_t n = strlen(prefix);
+	if (strncmp(name, prefix, n) != 0)
+		return (false);
+	if (name[n] == '\0')
+		*err = SET_ERROR(EINVAL);
+	return (true);
+}
+
+/* Checks of a name and of its namespace against the inode's type. */
+static int
+xattr_name_check(posix_fs_t *fs, const char *name)
+{
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	if (!o.pfo_xattr)
+		return (SET_ERROR(EOPNOTSUPP));
+	if (name == NULL)
+		return (SET_ERROR(EINVAL));
+	size_t len = strnlen(name, POSIX_XATTR_NAME_MAX + 1);
+	if (len == 0 || len > POSIX_XATTR_NAME_MAX)
+		return (SET_ERROR(ERANGE));
+	int err = 0;
+	if (xattr_prefixed(name, "user.", &err) || xattr_prefixed(name, "trusted.", &err) ||
+	    xattr_prefixed(name, "security.", &err))
+		return (err);
+	if (strcmp(name, "system.posix_acl_access") == 0 ||
+	    strcmp(name, "system.posix_acl_default") == 0)
+		return (0);
+	return (SET_ERROR(EOPNOTSUPP));
+}
+
+/* user.* exists only on regular files and directories (as on Linux). */
+static int
+xattr_type_check(const znode_phys_t *zp, const char *name, bool write)
+{
+	if (strncmp(name, "user.", 5) != 0 || S_ISREG(zp->zp_mode) || S_ISDIR(zp->zp_mode))
+		return (0);
+	return (write ? SET_ERROR(EPERM) : SET_ERROR(ENODATA));
+}
+
+static pinode_t *
+xattr_enter(posix_fs_t *fs, posix_ino_t ino, bool write, znode_phys_t *zp, int *err)
+{
+	pinode_t *pi = pinode_get(fs, ino);
+	if (write)
+		pthread_rwlock_wrlock(&pi->pi_lock);
+	else
+		pthread_rwlock_rdlock(&pi->pi_lock);
+	*err = zn_read(fs, ino, zp);
+	return (pi);
+}
+
+static void
+xattr_exit(posix_fs_t *fs, pinode_t *pi)
+{
+	pthread_rwlock_unlock(&pi->pi_lock);
+	pinode_rele(fs, pi);
+}
+
+/* Find name: its length and, for a stored-apart value, its descriptor. */
+static int
+xattr_find(posix_fs_t *fs, uint64_t xobj, const char *name, uint64_t *len, xattr_ref_t *ref)
+{
+	int intsize;
+	uint64_t num;
+	memset(ref, 0, sizeof (*ref));
+	if (xobj == 0)
+		return (SET_ERROR(ENODATA));
+	int err = zap_length(fs->fs_os, xobj, name, &intsize, &num);
+	if (err == ENOENT)
+		return (SET_ERROR(ENODATA));
+	if (err != 0)
+		return (err);
+	if (intsize == 1) {
+		*len = num;
+		return (0);
+	}
+	if (num != 2)
+		return (SET_ERROR(EIO));
+	err = zap_lookup(fs->fs_os, xobj, name, 8, 2, ref);
+	*len = ref->xr_size;
+	return (err);
+}
+
+int
+posix_getxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, void *value, size_t size,
+    size_t *outlen)
+{
+	int err = xattr_name_check(fs, name);
+	if (err != 0)
+		return (err);
+	znode_phys_t zp;
+	pinode_t *pi = xattr_enter(fs, ino, false, &zp, &err);
+	uint64_t len = 0;
+	xattr_ref_t ref;
+	if (err == 0)
+		err = xattr_type_check(&zp, name, false);
+	if (err == 0)
+		err = xattr_find(fs, zp.zp_xattr, name, &len, &ref);
+	if (err == 0 && size != 0 && size < len)
+		err = SET_ERROR(ERANGE);
+	if (err == 0 && size != 0 && len > 0) {
+		if (ref.xr_obj != 0)
+			err = dmu_read(fs->fs_os, ref.xr_obj, 0, len, value);
+		else
+			err = zap_lookup(fs->fs_os, zp.zp_xattr, name, 1, len, value);
+	}
+	if (err == 0)
+		*outlen = len;
+	xattr_exit(fs, pi);
+	return (err);
+}
+
+/* Store name = value in tx (the xattr object exists; the old value is freed). */
+static int
+xattr_store(posix_fs_t *fs, uint64_t xobj, const char *name, const void *value, size_t size,
+    const xattr_ref_t *old, dmu_tx_t *tx)
+{
+	int err = 0;
+	if (old->xr_obj != 0)
+		err = dmu_object_free(fs->fs_os, old->xr_obj, tx);
+	if (err != 0)
+		return (err);
+	if (size > 0 && size <= POSIX_XATTR_INLINE_MAX)
+		return (zap_update(fs->fs_os, xobj, name, 1, size, value, tx));
+	xattr_ref_t ref = { .xr_obj = 0, .xr_size = size };
+	if (size > 0) {
+		uint32_t bs = (uint32_t)MAX(SPA_MINBLOCKSIZE, 1ULL << highbit64(size - 1));
+		err = dmu_object_alloc(fs->fs_os, DMU_OT_UINT8, bs, DMU_OT_NONE, 0, tx,
+		    &ref.xr_obj);
+		if (err == 0)
+			err = dmu_write(fs->fs_os, ref.xr_obj, 0, size, value, tx);
+	}
+	if (err == 0)
+		err = zap_update(fs->fs_os, xobj, name, 8, 2, &ref, tx);
+	return (err);
+}
+
+/* The checks of setxattr with the inode locked: whether name exists. */
+static int
+xattr_set_check(posix_fs_t *fs, const znode_phys_t *zp, const char *name, int flags,
+    xattr_ref_t *old)
+{
+	int err = xattr_type_check(zp, name, true);
+	if (err != 0)
+		return (err);
+	uint64_t len;
+	err = xattr_find(fs, zp->zp_xattr, name, &len, old);
+	if (err == 0 && (flags & POSIX_XATTR_CREATE))
+		return (SET_ERROR(EEXIST));
+	if (err == ENODATA && !(flags & POSIX_XATTR_REPLACE))
+		return (0);
+	return (err);
+}
+
+int
+posix_setxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, const void *value,
+    size_t size, int flags)
+{
+	int err = xattr_name_check(fs, name);
+	if (err == 0 && size > POSIX_XATTR_SIZE_MAX)
+		err = SET_ERROR(E2BIG);
+	if (err == 0 && (flags & ~(POSIX_XATTR_CREATE | POSIX_XATTR_REPLACE)))
+		err = SET_ERROR(EINVAL);
+	if (err == 0)
+		err = posix_writable(fs);
+	if (err != 0)
+		return (err);
+	znode_phys_t old, zp;
+	xattr_ref_t oref;
+	pinode_t *pi = xattr_enter(fs, ino, true, &old, &err);
+	if (err == 0)
+		err = xattr_set_check(fs, &old, name, flags, &oref);
+	dmu_tx_t *tx = NULL;
+	if (err == 0) {
+		tx = dmu_tx_create(fs->fs_os);
+		dmu_tx_hold_bonus(tx, ino);
+		zap_tx_hold(tx, fs->fs_os, old.zp_xattr, 1);
+		dmu_tx_hold_space(tx, DNODE_BLOCK_SIZE + 2 * size);
+		err = posix_tx_assign(tx);
+	}
+	if (err == 0) {
+		zp = old;
+		if (zp.zp_xattr == 0)
+			err = zap_create(fs->fs_os, DMU_OT_ZAP, tx, &zp.zp_xattr);
+		if (err == 0)
+			err = xattr_store(fs, zp.zp_xattr, name, value, size, &oref, tx);
+		if (err == 0) {
+			posix_now(zp.zp_ctime);
+			err = zn_write(fs, ino, &old, &zp, tx);
+		}
+		dmu_tx_commit(tx);
+	}
+	xattr_exit(fs, pi);
+	return (err);
+}
+
+int
+posix_removexattr(posix_fs_t *fs, posix_ino_t ino, const char *name)
+{
+	int err = xattr_name_check(fs, name);
+	if (err == 0)
+		err = posix_writable(fs);
+	if (err != 0)
+		return (err);
+	znode_phys_t old, zp;
+	xattr_ref_t ref;
+	uint64_t len;
+	pinode_t *pi = xattr_enter(fs, ino, true, &old, &err);
+	if (err == 0)
+		err = xattr_type_check(&old, name, true);
+	if (err == 0)
+		err = xattr_find(fs, old.zp_xattr, name, &len, &ref);
+	dmu_tx_t *tx = NULL;
+	if (err == 0) {
+		tx = dmu_tx_create(fs->fs_os);
+		dmu_tx_hold_bonus(tx, ino);
+		zap_tx_hold(tx, fs->fs_os, old.zp_xattr, 1);
+		dmu_tx_mark_netfree(tx);
+		err = posix_tx_assign(tx);
+	}
+	if (err == 0) {
+		zp = old;
+		if (ref.xr_obj != 0)
+			err = dmu_object_free(fs->fs_os, ref.xr_obj, tx);
+		if (err == 0)
+			err = zap_remove(fs->fs_os, zp.zp_xattr, name, tx);
+		if (err == 0) {
+			posix_now(zp.zp_ctime);
+			err = zn_write(fs, ino, &old, &zp, tx);
+		}
+		dmu_tx_commit(tx);
+	}
+	xattr_exit(fs, pi);
+	return (err);
+}
+
+int
+posix_listxattr(posix_fs_t *fs, posix_ino_t ino, char *list, size_t size, size_t *outlen)
+{
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	if (!o.pfo_xattr)
+		return (SET_ERROR(EOPNOTSUPP));
+	znode_phys_t zp;
+	int err;
+	pinode_t *pi = xattr_enter(fs, ino, false, &zp, &err);
+	size_t total = 0;
+	if (err == 0 && zp.zp_xattr != 0) {
+		zap_cursor_t zc;
+		zap_attribute_t *za = tarn_alloc(sizeof (*za));
+		zap_cursor_init(&zc, fs->fs_os, zp.zp_xattr, 0);
+		while ((err = zap_cursor_retrieve(&zc, za)) == 0) {
+			size_t n = strlen(za->za_name) + 1;
+			if (size != 0 && total + n > size) {
+				err = SET_ERROR(ERANGE);
+				break;
+			}
+			if (size != 0)
+				memcpy(list + total, za->za_name, n);
+			total += n;
+			zap_cursor_advance(&zc);
+		}
+		zap_cursor_fini(&zc);
+		tarn_free(za);
+		if (err == ENOENT)
+			err = 0;
+	}
+	if (err == 0)
+		*outlen = total;
+	xattr_exit(fs, pi);
+	return (err);
+}
+
+/* Free an inode's xattr object and the values stored apart (in tx). */
+int
+posix_xattr_destroy(posix_fs_t *fs, uint64_t xobj, dmu_tx_t *tx)
+{
+	zap_cursor_t zc;
+	zap_attribute_t *za = tarn_alloc(sizeof (*za));
+	int err;
+	zap_cursor_init(&zc, fs->fs_os, xobj, 0);
+	while ((err = zap_cursor_retrieve(&zc, za)) == 0) {
+		xattr_ref_t ref;
+		if (za->za_intsize == 8 && za->za_num == 2 &&
+		    zap_lookup(fs->fs_os, xobj, za->za_name, 8, 2, &ref) == 0 && ref.xr_obj != 0)
+			(void) dmu_object_free(fs->fs_os, ref.xr_obj, tx);
+		zap_cursor_advance(&zc);
+	}
+	zap_cursor_fini(&zc);
+	tarn_free(za);
+	if (err != ENOENT)
+		return (err);
+	return (zap_destroy(fs->fs_os, xobj, tx));
+}

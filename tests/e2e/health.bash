@@ -1,0 +1,110 @@
+# tests/e2e/health.bash — helpers shared by the pool-health tests
+# (tests/e2e/health_*.sh), sourced after lib.sh.  Not a test itself
+# (tests/run runs *.sh only).
+#
+#   make_pool NAME LAYOUT N [SIZE]   a pool NAME of N devices ($DEVDIR/NAME/*)
+#                                    with data in it when tarn-stress can
+#                                    leave some behind; imported; sets DEV,
+#                                    HAVE_DATA (0/1)
+#   put_data NAME                    make the pool change (history records,
+#                                    new txgs) without a data writer
+#   corrupt_written FILE             overwrite every written 4 KiB block of a
+#                                    device's data area with random bytes
+#   dev_counts NAME                  "READ WRITE CKSUM" of a row of the last
+#                                    status output ($OUT)
+#   scan_line                        the "  scan: ..." line of $OUT
+#   wait_scan NAME                   poll status until no scan runs (60 s)
+
+STRESS=${TARN_STRESS:-$(dirname "$TARN")/../tarn-stress/tarn-stress}
+HAVE_DATA=0
+
+# Can tarn-stress leave a filled pool behind (its --keep option)?
+stress_can_keep() {
+	[ -x "$STRESS" ] && "$STRESS" --help 2>/dev/null | grep -q -- '--keep'
+}
+
+# make_pool NAME LAYOUT N [SIZE]: LAYOUT is stripe, mirror, raidz1..3.
+make_pool() {
+	local name=$1 layout=$2 n=$3 size=${4:-$E2E_DEVSIZE} dir="$DEVDIR/$1" i
+	mkdir -p "$dir"
+	DEV=()
+	HAVE_DATA=0
+	if stress_can_keep; then
+		# tarn-stress builds the pool "stress" there, fills it, exports it
+		run "$STRESS" --keep -d "$dir" -l "$layout:$n" -S "$size" -s 7 -t 2 -n 3000
+		if [ "$RC" -ne 0 ]; then
+			fail "tarn-stress --keep could not fill a $layout pool"
+			show_output
+			return 1
+		fi
+		for i in "$dir"/*; do DEV+=("$i"); done
+		tarn_ok pool import -d "$dir" stress "$name" || return 1
+		HAVE_DATA=1
+		return 0
+	fi
+	for ((i = 0; i < n; i++)); do
+		truncate -s "$size" "$dir/$name$i" || fail "truncate $dir/$name$i"
+		DEV+=("$dir/$name$i")
+	done
+	if [ "$layout" = stripe ]; then
+		tarn_ok pool create -o ashift=9 "$name" "${DEV[@]}" || return 1
+	else
+		tarn_ok pool create -o ashift=9 "$name" "$layout" "${DEV[@]}" || return 1
+	fi
+	put_data "$name"
+}
+
+# put_data NAME: without a data writer the pool's own metadata must do:
+# each export and import appends to its history (a MOS object) and ends
+# txgs.  The pool is in $DEVDIR/NAME.
+put_data() {
+	local k
+	for k in 1 2 3; do
+		tarn_ok pool export "$1"
+		tarn_ok pool import -d "$DEVDIR/$1" "$1"
+	done
+}
+
+# corrupt_written FILE: every 4 KiB block of the data area (4 MiB ..
+# end - 512 KiB, docs/FORMAT.md "Leaf layout") that was ever written (the
+# device is a sparse file: the rest reads as zeros) gets random bytes.
+# Prints how many blocks.  A superset of "random sectors", so that live
+# blocks are hit for sure.
+corrupt_written() {
+	local f=$1 start=$((4 << 20)) size len n=0 off
+	size=$(stat -c %s "$f")
+	len=$(((size / 262144) * 262144 - (512 << 10) - start))
+	for off in $(od -A d -t x8 -w4096 -j "$start" -N "$len" "$f" |
+	    awk 'NF > 1 { for (i = 2; i <= NF; i++) if ($i != "0000000000000000") { print $1; next } }'); do
+		dd if=/dev/urandom of="$f" bs=4096 seek=$((off / 4096)) count=1 \
+		    conv=notrunc status=none
+		n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# dev_counts NAME: READ WRITE CKSUM of the config row named NAME in $OUT.
+dev_counts() {
+	awk -v n="$1" '$1 == n && NF >= 5 { print $3, $4, $5; exit }' "$OUT"
+}
+
+# dev_state NAME: the STATE column of that row.
+dev_state() {
+	awk -v n="$1" '$1 == n && NF >= 2 { print $2; exit }' "$OUT"
+}
+
+scan_line() {
+	grep -m1 '^  scan: ' "$OUT"
+}
+
+# wait_scan NAME: until status shows no scan in progress (at most 60 s).
+wait_scan() {
+	local i
+	for ((i = 0; i < 120; i++)); do
+		run "$TARN" pool status "$1"
+		grep -q 'in progress since' "$OUT" || return 0
+		sleep 0.5
+	done
+	fail "the scan of '$1' did not end within 60 s"
+	return 1
+}

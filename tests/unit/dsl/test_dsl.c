@@ -1,0 +1,524 @@
+/*
+ * Unit tests of the dataset layer on a real pool of file vdevs: names,
+ * create/destroy/rename/iterate, properties with inheritance and sources,
+ * validation messages, persistence across reopen, space accounting after
+ * writing through the dmu, quotas and reservations.
+ */
+#include "tt.h"
+#include "spa.h"
+#include "dsl.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+static char paths[2][300];
+static const char *pathv[2];
+static char err[512];
+
+static spa_t *
+make_pool(uint64_t size)
+{
+	snprintf(paths[0], sizeof (paths[0]), "%s/d0", tt_tmpdir());
+	unlink(paths[0]);
+	int fd = open(paths[0], O_CREAT | O_RDWR, 0644);
+	TT_ASSERT(fd >= 0);
+	TT_OK(ftruncate(fd, (off_t)size));
+	close(fd);
+	pathv[0] = paths[0];
+	char *argv[1] = { paths[0] };
+	spa_vdev_spec_t *spec;
+	TT_OK(spa_vdev_spec_parse(1, argv, &spec, err, sizeof (err)));
+	spa_create_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sco_no_cache = true;
+	spa_t *spa = NULL;
+	int e = spa_create("tank", spec, &o, &spa, err, sizeof (err));
+	if (e != 0)
+		fprintf(stderr, "create: %s\n", err);
+	TT_OK(e);
+	spa_vdev_spec_free(spec);
+	return (spa);
+}
+
+static spa_t *
+reopen(void)
+{
+	spa_import_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sio_no_cache = true;
+	spa_t *spa = NULL;
+	int e = spa_open_paths(pathv, 1, &o, &spa, err, sizeof (err));
+	if (e != 0)
+		fprintf(stderr, "open: %s\n", err);
+	TT_OK(e);
+	return (spa);
+}
+
+static int init_calls;
+
+static int
+count_init(void *arg, objset_t *os)
+{
+	init_calls++;
+	return (0);
+}
+
+static void
+create_ok(dsl_pool_t *dp, const char *name)
+{
+	int e = dsl_dataset_create(dp, name, false, NULL, 0, err, sizeof (err));
+	if (e != 0)
+		fprintf(stderr, "  create %s: %s\n", name, err);
+	TT_OK(e);
+}
+
+/* Expect EINVAL-ish failure with exactly this message. */
+#define TT_ERRMSG(call, msg) do { \
+	err[0] = '\0'; \
+	TT_CHECK((call) != 0); \
+	if (strcmp(err, (msg)) != 0) { \
+		fprintf(stderr, "  %s:%d: message '%s', want '%s'\n", __FILE__, __LINE__, err, (msg)); \
+		tt_failed_checks++; } } while (0)
+
+static void
+get(dsl_pool_t *dp, const char *name, const char *prop, dsl_prop_val_t *v)
+{
+	int p = dsl_prop_lookup(prop);
+	TT_ASSERT(p >= 0);
+	TT_OK(dsl_prop_get(dp, name, p, false, v, err, sizeof (err)));
+}
+
+static void
+check_prop(dsl_pool_t *dp, const char *name, const char *prop, const char *value,
+    dsl_source_t src, const char *from)
+{
+	dsl_prop_val_t v;
+	get(dp, name, prop, &v);
+	bool ok = strcmp(v.dpv_str, value) == 0 && v.dpv_source == src &&
+	    (from == NULL || strcmp(v.dpv_setpoint, from) == 0);
+	if (!ok) {
+		fprintf(stderr, "  %s %s = '%s' src %d from '%s'; want '%s' src %d from '%s'\n",
+		    name, prop, v.dpv_str, v.dpv_source, v.dpv_setpoint, value, src,
+		    from ? from : "");
+		tt_failed_checks++;
+	}
+}
+
+static void
+test_names(void)
+{
+	TT_OK(dsl_name_validate("tank/a b/c-d_e.f:g", err, sizeof (err)));
+	TT_ERRMSG(dsl_name_validate("tank/a/", err, sizeof (err)), "trailing slash in name");
+	TT_ERRMSG(dsl_name_validate("/tank", err, sizeof (err)), "leading slash in name");
+	TT_ERRMSG(dsl_name_validate("tank//a", err, sizeof (err)),
+	    "empty component or misplaced '@' or '#' delimiter in name");
+	TT_ERRMSG(dsl_name_validate("tank/a*b", err, sizeof (err)), "invalid character '*' in name");
+	TT_ERRMSG(dsl_name_validate("tank/a@s", err, sizeof (err)),
+	    "snapshot delimiter '@' is not expected here");
+	TT_ERRMSG(dsl_name_validate("tank/..", err, sizeof (err)),
+	    "parent reference, '..' is found in name");
+	char big[300];
+	memset(big, 'a', sizeof (big) - 1);
+	big[sizeof (big) - 1] = '\0';
+	memcpy(big, "tank/", 5);
+	TT_ERRMSG(dsl_name_validate(big, err, sizeof (err)), "name is too long");
+}
+
+static void
+test_sizes(void)
+{
+	char b[32];
+	uint64_t v;
+	dsl_nicebytes(0, b, sizeof (b));
+	TT_CHECK(strcmp(b, "0B") == 0);
+	dsl_nicebytes(512, b, sizeof (b));
+	TT_CHECK(strcmp(b, "512B") == 0);
+	dsl_nicebytes(128 * KiB, b, sizeof (b));
+	TT_CHECK(strcmp(b, "128K") == 0);
+	dsl_nicebytes(1536 * KiB, b, sizeof (b));
+	TT_CHECK(strcmp(b, "1.50M") == 0);
+	dsl_nicebytes(10 * GiB - 1, b, sizeof (b));
+	TT_CHECK(strcmp(b, "10.0G") == 0);
+	TT_OK(dsl_parse_size("10G", true, &v, err, sizeof (err)));
+	TT_EQ(v, 10 * GiB);
+	TT_OK(dsl_parse_size("1.5m", true, &v, err, sizeof (err)));
+	TT_EQ(v, 1536 * KiB);
+	TT_OK(dsl_parse_size("4KB", true, &v, err, sizeof (err)));
+	TT_EQ(v, 4096);
+	TT_OK(dsl_parse_size("none", true, &v, err, sizeof (err)));
+	TT_EQ(v, 0);
+	TT_ERRMSG(dsl_parse_size("abc", true, &v, err, sizeof (err)), "bad numeric value 'abc'");
+	TT_ERRMSG(dsl_parse_size("10X", true, &v, err, sizeof (err)),
+	    "invalid numeric suffix 'X'");
+	TT_ERRMSG(dsl_parse_size("99999E", true, &v, err, sizeof (err)),
+	    "numeric value is too large");
+}
+
+static int
+iter_cb(void *arg, const char *name, int depth)
+{
+	char *s = arg;
+	snprintf(s + strlen(s), 512 - strlen(s), "%s:%d ", name, depth);
+	return (0);
+}
+
+static void
+test_tree(void)
+{
+	spa_t *spa = make_pool(256 * MiB);
+	dsl_pool_t *dp;
+	init_calls = 0;
+	TT_OK(dsl_pool_open(spa, count_init, NULL, &dp));
+	TT_EQ(init_calls, 1);        /* the root dataset's file system */
+	TT_CHECK(dsl_dataset_exists(dp, "tank"));
+	create_ok(dp, "tank/a");
+	create_ok(dp, "tank/a/b");
+	TT_EQ(init_calls, 3);
+	TT_ERRMSG(dsl_dataset_create(dp, "tank/a", false, NULL, 0, err, sizeof (err)),
+	    "dataset already exists");
+	TT_ERRMSG(dsl_dataset_create(dp, "tank/x/y/z", false, NULL, 0, err, sizeof (err)),
+	    "parent does not exist");
+	TT_ERRMSG(dsl_dataset_create(dp, "other/x", false, NULL, 0, err, sizeof (err)),
+	    "no such pool 'other'");
+	TT_ERRMSG(dsl_dataset_create(dp, "tank/a/", false, NULL, 0, err, sizeof (err)),
+	    "trailing slash in name");
+	TT_OK(dsl_dataset_create(dp, "tank/x/y/z", true, NULL, 0, err, sizeof (err)));
+	TT_CHECK(dsl_dataset_exists(dp, "tank/x"));
+	TT_CHECK(dsl_dataset_exists(dp, "tank/x/y"));
+	TT_CHECK(dsl_dataset_exists(dp, "tank/x/y/z"));
+
+	/* destroy */
+	TT_ERRMSG(dsl_dataset_destroy(dp, "tank/x", false, err, sizeof (err)),
+	    "filesystem has children; use -r");
+	TT_ERRMSG(dsl_dataset_destroy(dp, "tank/nope", false, err, sizeof (err)),
+	    "dataset does not exist");
+	TT_CHECK(dsl_dataset_destroy(dp, "tank", true, err, sizeof (err)) == EINVAL);
+	TT_OK(dsl_dataset_destroy(dp, "tank/x", true, err, sizeof (err)));
+	TT_CHECK(!dsl_dataset_exists(dp, "tank/x/y/z"));
+	TT_CHECK(!dsl_dataset_exists(dp, "tank/x"));
+
+	/* rename, also under another parent */
+	create_ok(dp, "tank/c");
+	TT_OK(dsl_dataset_rename(dp, "tank/a/b", "tank/c/b2", false, err, sizeof (err)));
+	TT_CHECK(!dsl_dataset_exists(dp, "tank/a/b"));
+	TT_CHECK(dsl_dataset_exists(dp, "tank/c/b2"));
+	TT_ERRMSG(dsl_dataset_rename(dp, "tank/c", "tank/a", false, err, sizeof (err)),
+	    "dataset already exists");
+	TT_ERRMSG(dsl_dataset_rename(dp, "tank/c", "tank/c/d", false, err, sizeof (err)),
+	    "new dataset name cannot be a descendant of current dataset name");
+	TT_ERRMSG(dsl_dataset_rename(dp, "tank/c", "other/c", false, err, sizeof (err)),
+	    "datasets must be within same pool");
+	TT_ERRMSG(dsl_dataset_rename(dp, "tank/c", "tank/q/c", false, err, sizeof (err)),
+	    "parent does not exist");
+	TT_OK(dsl_dataset_rename(dp, "tank/c", "tank/q/c", true, err, sizeof (err)));
+	TT_CHECK(dsl_dataset_exists(dp, "tank/q/c/b2"));
+
+	/* the walk: depth-first, children sorted */
+	char names[512] = "";
+	TT_OK(dsl_dataset_iter(dp, "tank", -1, iter_cb, names));
+	TT_CHECK(strcmp(names, "tank:0 tank/a:1 tank/q:1 tank/q/c:2 tank/q/c/b2:3 ") == 0);
+	names[0] = '\0';
+	TT_OK(dsl_dataset_iter(dp, "tank", 1, iter_cb, names));
+	TT_CHECK(strcmp(names, "tank:0 tank/a:1 tank/q:1 ") == 0);
+	dsl_pool_close(dp);
+	spa_close(spa);
+
+	/* everything survives reopen; the root is not created again */
+	spa = reopen();
+	init_calls = 0;
+	TT_OK(dsl_pool_open(spa, count_init, NULL, &dp));
+	TT_EQ(init_calls, 0);
+	names[0] = '\0';
+	TT_OK(dsl_dataset_iter(dp, "tank", -1, iter_cb, names));
+	TT_CHECK(strcmp(names, "tank:0 tank/a:1 tank/q:1 tank/q/c:2 tank/q/c/b2:3 ") == 0);
+	uint64_t blocks, errors;
+	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
+	TT_EQ(errors, 0);
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
+/* Each settable property: default, local, inherited, and back by inherit. */
+static void
+test_props_inherit(void)
+{
+	spa_t *spa = make_pool(256 * MiB);
+	dsl_pool_t *dp;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	create_ok(dp, "tank/a");
+	create_ok(dp, "tank/a/b");
+	static const struct { const char *p, *def, *val; bool inh; } cases[] = {
+		{ "canmount", "on", "noauto", false },
+		{ "readonly", "off", "on", true },
+		{ "atime", "on", "off", true },
+		{ "relatime", "off", "on", true },
+		{ "recordsize", "128K", "16K", true },
+		{ "checksum", "on", "sha256", true },
+		{ "compression", "off", "gzip-5", true },
+		{ "copies", "1", "2", true },
+		{ "exec", "on", "off", true },
+		{ "setuid", "on", "off", true },
+		{ "devices", "on", "off", true },
+		{ "xattr", "on", "off", true },
+		{ "quota", "none", "1G", false },
+		{ "refquota", "none", "512M", false },
+		{ "reservation", "none", "1M", false },
+	};
+	for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+		check_prop(dp, "tank/a/b", cases[i].p, cases[i].def, DSL_SRC_DEFAULT, NULL);
+		TT_OK(dsl_prop_set(dp, "tank/a", cases[i].p, cases[i].val, err, sizeof (err)));
+		check_prop(dp, "tank/a", cases[i].p, cases[i].val, DSL_SRC_LOCAL, "tank/a");
+		if (cases[i].inh)
+			check_prop(dp, "tank/a/b", cases[i].p, cases[i].val, DSL_SRC_INHERITED,
+			    "tank/a");
+		else
+			check_prop(dp, "tank/a/b", cases[i].p, cases[i].def, DSL_SRC_DEFAULT, NULL);
+		if (cases[i].inh || strcmp(cases[i].p, "canmount") == 0) {
+			TT_OK(dsl_prop_inherit(dp, "tank/a", cases[i].p, err, sizeof (err)));
+			check_prop(dp, "tank/a", cases[i].p, cases[i].def, DSL_SRC_DEFAULT, NULL);
+		} else {
+			TT_CHECK(dsl_prop_inherit(dp, "tank/a", cases[i].p, err, sizeof (err)) ==
+			    EINVAL);
+			TT_OK(dsl_prop_set(dp, "tank/a", cases[i].p, "none", err, sizeof (err)));
+			check_prop(dp, "tank/a", cases[i].p, "none", DSL_SRC_LOCAL, NULL);
+		}
+	}
+	/* mountpoint: default follows the name; inherited appends the path */
+	check_prop(dp, "tank", "mountpoint", "/tank", DSL_SRC_DEFAULT, NULL);
+	check_prop(dp, "tank/a/b", "mountpoint", "/tank/a/b", DSL_SRC_DEFAULT, NULL);
+	TT_OK(dsl_prop_set(dp, "tank/a", "mountpoint", "/srv/data/", err, sizeof (err)));
+	check_prop(dp, "tank/a", "mountpoint", "/srv/data", DSL_SRC_LOCAL, NULL);
+	check_prop(dp, "tank/a/b", "mountpoint", "/srv/data/b", DSL_SRC_INHERITED, "tank/a");
+	TT_OK(dsl_prop_set(dp, "tank", "mountpoint", "/", err, sizeof (err)));
+	TT_OK(dsl_prop_inherit(dp, "tank/a", "mountpoint", err, sizeof (err)));
+	check_prop(dp, "tank/a/b", "mountpoint", "/a/b", DSL_SRC_INHERITED, "tank");
+	TT_OK(dsl_prop_set(dp, "tank", "mountpoint", "none", err, sizeof (err)));
+	check_prop(dp, "tank/a/b", "mountpoint", "none", DSL_SRC_INHERITED, "tank");
+	/* read-only statistics */
+	check_prop(dp, "tank/a", "type", "filesystem", DSL_SRC_NONE, NULL);
+	check_prop(dp, "tank/a", "mounted", "no", DSL_SRC_NONE, NULL);
+	dsl_prop_val_t v;
+	TT_OK(dsl_prop_get(dp, "tank/a", DSL_PROP_CREATION, true, &v, err, sizeof (err)));
+	TT_CHECK(v.dpv_num > 1700000000 && v.dpv_num <= (uint64_t)time(NULL));
+	/* -o at create; a rename changes what is inherited */
+	dsl_prop_setting_t o[2] = { { "compression", "lz4" }, { "atime", "off" } };
+	TT_OK(dsl_dataset_create(dp, "tank/c", false, o, 2, err, sizeof (err)));
+	check_prop(dp, "tank/c", "compression", "lz4", DSL_SRC_LOCAL, NULL);
+	check_prop(dp, "tank/c", "atime", "off", DSL_SRC_LOCAL, NULL);
+	TT_OK(dsl_prop_set(dp, "tank/c", "exec", "off", err, sizeof (err)));
+	TT_OK(dsl_dataset_rename(dp, "tank/a/b", "tank/c/b", false, err, sizeof (err)));
+	check_prop(dp, "tank/c/b", "exec", "off", DSL_SRC_INHERITED, "tank/c");
+	dsl_pool_close(dp);
+	spa_close(spa);
+
+	/* persistence */
+	spa = reopen();
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	check_prop(dp, "tank/c", "compression", "lz4", DSL_SRC_LOCAL, NULL);
+	check_prop(dp, "tank/c/b", "exec", "off", DSL_SRC_INHERITED, "tank/c");
+	check_prop(dp, "tank/c/b", "mountpoint", "none", DSL_SRC_INHERITED, "tank");
+	check_prop(dp, "tank/a", "quota", "none", DSL_SRC_LOCAL, NULL);
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
+static void
+test_props_invalid(void)
+{
+	spa_t *spa = make_pool(256 * MiB);
+	dsl_pool_t *dp;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	create_ok(dp, "tank/a");
+#define SETERR(p, v, msg) TT_ERRMSG(dsl_prop_set(dp, "tank/a", p, v, err, sizeof (err)), msg)
+	SETERR("recordsize", "1000", "'recordsize' must be power of 2 from 512B to 1M");
+	SETERR("recordsize", "2M", "'recordsize' must be power of 2 from 512B to 1M");
+	SETERR("recordsize", "256", "'recordsize' must be power of 2 from 512B to 1M");
+	SETERR("atime", "yes", "'atime' must be one of 'off | on'");
+	SETERR("canmount", "maybe", "'canmount' must be one of 'off | on | noauto'");
+	SETERR("copies", "4", "'copies' must be one of '1 | 2 | 3'");
+	SETERR("checksum", "md5",
+	    "'checksum' must be one of 'on | off | fletcher4 | sha256 | xxh3'");
+	SETERR("compression", "gzip-10",
+	    "'compression' must be one of 'on | off | lz4 | zstd | gzip | gzip-[1-9]'");
+	SETERR("mountpoint", "rel/path",
+	    "'mountpoint' must be an absolute path, 'none', or 'legacy'");
+	SETERR("quota", "lots", "bad numeric value 'lots'");
+	SETERR("used", "10G", "'used' is readonly");
+	SETERR("available", "1", "'available' is readonly");
+	SETERR("nosuch", "1", "invalid property 'nosuch'");
+	SETERR("reservation", "100T", "size is greater than available space");
+	TT_ERRMSG(dsl_prop_set(dp, "tank/zz", "atime", "off", err, sizeof (err)),
+	    "dataset does not exist");
+	TT_ERRMSG(dsl_prop_inherit(dp, "tank/a", "quota", err, sizeof (err)),
+	    "'quota' property cannot be inherited; use 'zfs set quota=none' to clear");
+	dsl_prop_setting_t o[1] = { { "recordsize", "3K" } };
+	TT_ERRMSG(dsl_dataset_create(dp, "tank/b", false, o, 1, err, sizeof (err)),
+	    "'recordsize' must be power of 2 from 512B to 1M");
+	TT_CHECK(!dsl_dataset_exists(dp, "tank/b"));
+	dsl_prop_setting_t o2[1] = { { "bogus", "3K" } };
+	TT_ERRMSG(dsl_dataset_create(dp, "tank/b", false, o2, 1, err, sizeof (err)),
+	    "invalid property 'bogus'");
+	TT_CHECK(!dsl_dataset_exists(dp, "tank/b"));
+	/* aliases and the values that are accepted */
+	TT_OK(dsl_prop_set(dp, "tank/a", "compress", "on", err, sizeof (err)));
+	TT_OK(dsl_prop_set(dp, "tank/a", "checksum", "off", err, sizeof (err)));
+	TT_OK(dsl_prop_set(dp, "tank/a", "recordsize", "1M", err, sizeof (err)));
+	TT_OK(dsl_prop_set(dp, "tank/a", "recordsize", "512", err, sizeof (err)));
+	TT_OK(dsl_prop_set(dp, "tank/a", "mountpoint", "legacy", err, sizeof (err)));
+	check_prop(dp, "tank/a", "recsize", "512B", DSL_SRC_LOCAL, NULL);
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
+/* Write `len` bytes into a new object of the dataset's object set and sync. */
+static uint64_t
+write_data(dsl_pool_t *dp, const char *name, uint64_t len)
+{
+	objset_t *os;
+	TT_OK(dsl_dataset_objset(dp, name, &os));
+	uint8_t *buf = tarn_alloc(len);
+	tarn_rand_t r;
+	tarn_rand_seed(&r, len);
+	for (uint64_t i = 0; i + 8 <= len; i += 8) {
+		uint64_t v = tarn_rand_u64(&r);
+		memcpy(buf + i, &v, 8);
+	}
+	uint64_t obj;
+	dmu_tx_t *tx = dmu_tx_create(os);
+	dmu_tx_hold_write(tx, 0, 0, len);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_object_alloc(os, DMU_OT_PLAIN_FILE, 128 * KiB, DMU_OT_NONE, 0, tx, &obj));
+	TT_OK(dmu_write(os, obj, 0, len, buf, tx));
+	dmu_tx_commit(tx);
+	tarn_free(buf);
+	TT_OK(txg_wait_synced(spa_dmu_pool(dsl_pool_spa(dp)), 0));
+	return (obj);
+}
+
+static void
+test_space(void)
+{
+	spa_t *spa = make_pool(256 * MiB);
+	dsl_pool_t *dp;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	create_ok(dp, "tank/a");
+	create_ok(dp, "tank/a/b");
+	dsl_space_t root0, a0, b0, b1, a1, root1;
+	TT_OK(dsl_dataset_space(dp, "tank", &root0));
+	TT_OK(dsl_dataset_space(dp, "tank/a", &a0));
+	TT_OK(dsl_dataset_space(dp, "tank/a/b", &b0));
+	TT_CHECK(b0.ds_referenced < 64 * KiB);
+	TT_CHECK(root0.ds_available > 100 * MiB);
+	write_data(dp, "tank/a/b", 8 * MiB);
+	TT_OK(dsl_dataset_space(dp, "tank/a/b", &b1));
+	TT_OK(dsl_dataset_space(dp, "tank/a", &a1));
+	TT_OK(dsl_dataset_space(dp, "tank", &root1));
+	TT_CHECK(b1.ds_referenced >= b0.ds_referenced + 8 * MiB);
+	TT_CHECK(b1.ds_referenced < b0.ds_referenced + 9 * MiB);
+	TT_EQ(b1.ds_used, b1.ds_referenced);
+	TT_EQ(a1.ds_referenced, a0.ds_referenced);
+	TT_EQ(a1.ds_used, a1.ds_referenced + b1.ds_used);
+	TT_CHECK(root1.ds_used >= a1.ds_used);
+	TT_CHECK(root1.ds_available + 8 * MiB <= root0.ds_available);
+	TT_CHECK(root1.ds_available + 10 * MiB > root0.ds_available);
+	dsl_pool_close(dp);
+	spa_close(spa);
+
+	/* referenced is persisted with the object set */
+	spa = reopen();
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	dsl_space_t b2;
+	TT_OK(dsl_dataset_space(dp, "tank/a/b", &b2));
+	TT_EQ(b2.ds_referenced, b1.ds_referenced);
+	/* destroy gives the space back after the frees' deferral */
+	spa_space_t s0, s1;
+	spa_get_space(spa, &s0);
+	TT_OK(dsl_dataset_destroy(dp, "tank/a", true, err, sizeof (err)));
+	for (int i = 0; i < 6; i++) {
+		txg_kick(spa_dmu_pool(spa));
+		TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	}
+	spa_get_space(spa, &s1);
+	TT_CHECK(s1.ss_alloc + 8 * MiB <= s0.ss_alloc);
+	dsl_space_t r2;
+	TT_OK(dsl_dataset_space(dp, "tank", &r2));
+	TT_CHECK(r2.ds_used < 1 * MiB);
+	uint64_t blocks, errors;
+	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
+	TT_EQ(errors, 0);
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
+static void
+test_quota(void)
+{
+	spa_t *spa = make_pool(256 * MiB);
+	dsl_pool_t *dp;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	create_ok(dp, "tank/q");
+	create_ok(dp, "tank/q/c");
+	create_ok(dp, "tank/r");
+	dsl_space_t root, q, c, r;
+	TT_OK(dsl_dataset_space(dp, "tank", &root));
+	uint64_t pool = root.ds_available;
+	/* quota on the parent limits the child */
+	TT_OK(dsl_prop_set(dp, "tank/q", "quota", "20M", err, sizeof (err)));
+	TT_OK(dsl_dataset_space(dp, "tank/q/c", &c));
+	TT_OK(dsl_dataset_space(dp, "tank/q", &q));
+	TT_EQ(q.ds_available, 20 * MiB - q.ds_used);
+	TT_EQ(c.ds_available, 20 * MiB - q.ds_used);
+	write_data(dp, "tank/q/c", 4 * MiB);
+	TT_OK(dsl_dataset_space(dp, "tank/q", &q));
+	TT_OK(dsl_dataset_space(dp, "tank/q/c", &c));
+	TT_CHECK(q.ds_used >= 4 * MiB);
+	TT_EQ(c.ds_available, 20 * MiB - q.ds_used);
+	TT_EQ(dsl_dataset_avail(dp, "tank/q/c"), c.ds_available);
+	/* refquota limits only the dataset's own data */
+	TT_OK(dsl_prop_set(dp, "tank/q/c", "refquota", "6M", err, sizeof (err)));
+	TT_OK(dsl_dataset_space(dp, "tank/q/c", &c));
+	TT_EQ(c.ds_available, 6 * MiB - c.ds_referenced);
+	/* a quota below what is used is refused */
+	TT_ERRMSG(dsl_prop_set(dp, "tank/q", "quota", "1M", err, sizeof (err)),
+	    "size is less than current used or reserved space");
+	TT_ERRMSG(dsl_prop_set(dp, "tank/q/c", "refquota", "1M", err, sizeof (err)),
+	    "size is less than current used or reserved space");
+	/* a reservation is charged to the parent and taken from everyone else */
+	TT_OK(dsl_prop_set(dp, "tank/r", "reservation", "30M", err, sizeof (err)));
+	TT_OK(dsl_dataset_space(dp, "tank/r", &r));
+	TT_OK(dsl_dataset_space(dp, "tank", &root));
+	TT_CHECK(root.ds_used >= 30 * MiB);
+	TT_CHECK(r.ds_used < 1 * MiB);
+	uint64_t unused = 30 * MiB - r.ds_used;
+	/* tank/r may use its reservation plus what the pool has free */
+	TT_CHECK(r.ds_available > root.ds_available);
+	TT_EQ(r.ds_available, root.ds_available + unused);
+	TT_CHECK(root.ds_available + unused + 4 * MiB <= pool);
+	TT_CHECK(root.ds_available + unused + 8 * MiB > pool);
+	TT_ERRMSG(dsl_prop_set(dp, "tank/q", "quota", "10M", err, sizeof (err)) == 0 ?
+	    dsl_prop_set(dp, "tank/q", "reservation", "11M", err, sizeof (err)) : 1,
+	    "size is greater than the quota");
+	TT_OK(dsl_prop_set(dp, "tank/r", "reservation", "none", err, sizeof (err)));
+	TT_OK(dsl_dataset_space(dp, "tank", &root));
+	TT_CHECK(root.ds_used < 8 * MiB);
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
+static void
+cleanup(void)
+{
+	unlink(paths[0]);
+	tt_tmpdir_cleanup();
+}
+
+TT_MAIN(
+	{ "names", test_names },
+	{ "sizes", test_sizes },
+	{ "tree", test_tree },
+	{ "props_inherit", test_props_inherit },
+	{ "props_invalid", test_props_invalid },
+	{ "space", test_space },
+	{ "quota", test_quota },
+	{ "cleanup", cleanup },
+)

@@ -1,0 +1,411 @@
+/*
+ * The FUSE server on a real pool (one file vdev), mounted on a temp
+ * directory; this process is both the server (background threads) and
+ * the client (plain system calls on the mount).  What is checked is what
+ * only the server can get wrong: the lookup counts it keeps with the
+ * posix layer (an unlinked open file lives until its last close and is
+ * destroyed then; after the kernel drops its caches no reference is
+ * left; unmount gives back what the kernel still held), the
+ * invalidations (changes made through posix behind the kernel's back
+ * become visible only after tarn_fuse_invalidate_*), unmount while busy,
+ * and the basic data path (1 MiB requests, sparse reads, errno values).
+ * POSIX behaviour at large is tests/e2e/fs_*.sh's business.
+ *
+ * Skipped (exit 77) without /dev/fuse or when the mount is not allowed.
+ */
+#include "tt.h"
+#include "tarn_fuse.h"
+#include "spa.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FX_DEVSIZE (256 * MiB)
+
+typedef struct fx {
+	spa_t       *spa;
+	objset_t    *os;
+	posix_fs_t  *fs;
+	tarn_fuse_t *tf;
+	char         dev[300];
+	char         mnt[300];
+	bool         live;
+} fx_t;
+
+static fx_t F;
+
+static void
+fx_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", F.mnt, name);
+}
+
+/* Tear down whatever a previous (possibly failed) test left. */
+static void
+fx_teardown(void)
+{
+	if (!F.live)
+		return;
+	F.live = false;
+	if (F.tf != NULL && tarn_fuse_unmount(F.tf, true) != 0)
+		(void) umount2(F.mnt, MNT_DETACH);
+	F.tf = NULL;
+	if (F.fs != NULL)
+		posix_fs_close(F.fs);
+	F.fs = NULL;
+	if (F.spa != NULL)
+		spa_close(F.spa);
+	F.spa = NULL;
+	(void) unlink(F.dev);
+	(void) rmdir(F.mnt);
+}
+
+static void
+fx_atexit(void)
+{
+	fx_teardown();
+	tt_tmpdir_cleanup();
+}
+
+/* A fresh pool, file system and mount; exits 77 when FUSE is not usable. */
+static void
+fx_setup(const tarn_fuse_opts_t *fo)
+{
+	static bool registered;
+	if (!registered) {
+		atexit(fx_atexit);
+		registered = true;
+	}
+	fx_teardown();
+	if (access("/dev/fuse", R_OK | W_OK) != 0) {
+		printf("SKIP: /dev/fuse is not usable\n");
+		exit(77);
+	}
+	snprintf(F.dev, sizeof (F.dev), "%s/dev0", tt_tmpdir());
+	snprintf(F.mnt, sizeof (F.mnt), "%s/mnt", tt_tmpdir());
+	(void) unlink(F.dev);
+	FILE *f = fopen(F.dev, "w");
+	TT_ASSERT(f != NULL);
+	TT_ASSERT(ftruncate(fileno(f), FX_DEVSIZE) == 0);
+	fclose(f);
+	(void) mkdir(F.mnt, 0755);
+
+	char *words[] = { F.dev };
+	spa_vdev_spec_t *spec;
+	char err[256];
+	TT_OK(spa_vdev_spec_parse(1, words, &spec, err, sizeof (err)));
+	spa_create_opts_t co;
+	memset(&co, 0, sizeof (co));
+	co.sco_no_cache = true;
+	int e = spa_create("fusetest", spec, &co, &F.spa, err, sizeof (err));
+	spa_vdev_spec_free(spec);
+	if (e != 0)
+		fprintf(stderr, "spa_create: %s\n", err);
+	TT_OK(e);
+	F.live = true;
+	TT_OK(spa_objset_create(F.spa, "fs", DMU_OST_ZFS, &F.os));
+	TT_OK(posix_fs_create(F.os, 0, 0));
+	posix_fs_opts_t po;
+	memset(&po, 0, sizeof (po));
+	po.pfo_atime = POSIX_ATIME_RELATIME;
+	po.pfo_xattr = true;
+	TT_OK(posix_fs_open(F.os, &po, &F.fs));
+	tarn_fuse_opts_t dflt;
+	tarn_fuse_opts_init(&dflt);
+	e = tarn_fuse_mount(F.fs, F.mnt, fo != NULL ? fo : &dflt, &F.tf);
+	if (e == EPERM || e == ENODEV) {
+		printf("SKIP: cannot mount (%s)\n", strerror(e));
+		fx_teardown();
+		tt_tmpdir_cleanup();
+		exit(77);
+	}
+	TT_OK(e);
+}
+
+static void
+write_file(const char *name, const void *buf, size_t len)
+{
+	char p[400];
+	fx_path(p, sizeof (p), name);
+	FILE *f = fopen(p, "w");
+	TT_ASSERT(f != NULL);
+	TT_EQ(fwrite(buf, 1, len, f), len);
+	TT_OK(fclose(f));
+}
+
+/* Read the whole file through the mount; returns its length. */
+static size_t
+read_file(const char *name, void *buf, size_t cap)
+{
+	char p[400];
+	fx_path(p, sizeof (p), name);
+	FILE *f = fopen(p, "r");
+	TT_ASSERT(f != NULL);
+	size_t n = fread(buf, 1, cap, f);
+	fclose(f);
+	return (n);
+}
+
+/* Wait (up to 5 s) until the kernel holds no more than `max` nodes. */
+static uint64_t
+wait_nodes(uint64_t max, bool drop)
+{
+	tarn_fuse_stats_t st;
+	for (int i = 0; i < 100; i++) {
+		if (drop) {
+			sync();
+			FILE *f = fopen("/proc/sys/vm/drop_caches", "w");
+			if (f != NULL) {
+				fputs("2\n", f);
+				fclose(f);
+			}
+		}
+		tarn_fuse_get_stats(F.tf, &st);
+		if (st.tfs_nodes <= max)
+			break;
+		usleep(50 * 1000);
+	}
+	return (st.tfs_nodes);
+}
+
+static void
+test_data_path(void)
+{
+	fx_setup(NULL);
+	size_t len = 5 * MiB + 123;
+	uint8_t *a = tarn_alloc(len), *b = tarn_alloc(len + 1);
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 42);
+	for (size_t i = 0; i < len; i++)
+		a[i] = (uint8_t)tarn_rand_u64(&r);
+	write_file("data", a, len);
+	TT_EQ(read_file("data", b, len + 1), len);
+	TT_CHECK(memcmp(a, b, len) == 0);
+
+	/* a hole reads as zeros; the size is what was written last */
+	char p[400];
+	fx_path(p, sizeof (p), "sparse");
+	int fd = open(p, O_CREAT | O_RDWR, 0644);
+	TT_ASSERT(fd >= 0);
+	TT_EQ(pwrite(fd, "end", 3, 10 * MiB), 3);
+	struct stat st;
+	TT_OK(fstat(fd, &st));
+	TT_EQ(st.st_size, 10 * MiB + 3);
+	TT_EQ(pread(fd, b, 4096, 5 * MiB), 4096);
+	for (int i = 0; i < 4096; i++)
+		TT_EQ(b[i], 0);
+	TT_OK(fsync(fd));
+	close(fd);
+
+	tarn_fuse_stats_t ts;
+	tarn_fuse_get_stats(F.tf, &ts);
+	TT_EQ(ts.tfs_max_write, 1 * MiB);
+	TT_CHECK(ts.tfs_readdirplus);
+
+	/* errno values come through */
+	fx_path(p, sizeof (p), "nope/x");
+	TT_CHECK(open(p, O_RDONLY) < 0 && errno == ENOENT);
+	fx_path(p, sizeof (p), "data/x");
+	TT_CHECK(mkdir(p, 0755) < 0 && errno == ENOTDIR);
+	fx_path(p, sizeof (p), "data");
+	TT_CHECK(mkdir(p, 0755) < 0 && errno == EEXIST);
+	struct statvfs sv;
+	TT_OK(statvfs(F.mnt, &sv));
+	TT_CHECK(sv.f_blocks > 0);
+	tarn_free(a);
+	tarn_free(b);
+	fx_teardown();
+}
+
+/* A file unlinked while open lives until the close, then is destroyed. */
+static void
+test_unlinked_open(void)
+{
+	fx_setup(NULL);
+	char p[400];
+	fx_path(p, sizeof (p), "victim");
+	int fd = open(p, O_CREAT | O_RDWR, 0644);
+	TT_ASSERT(fd >= 0);
+	TT_EQ(write(fd, "still here", 10), 10);
+	struct stat st;
+	TT_OK(fstat(fd, &st));
+	posix_ino_t ino = st.st_ino;
+	TT_OK(unlink(p));
+	posix_attr_t pa;
+	TT_OK(posix_getattr(F.fs, ino, &pa));
+	TT_EQ(pa.pa_nlink, 0);
+	char buf[16] = "";
+	TT_EQ(pread(fd, buf, 10, 0), 10);
+	TT_CHECK(memcmp(buf, "still here", 10) == 0);
+	close(fd);
+	/* the kernel forgets the inode after the close: posix destroys it */
+	int e = 0;
+	for (int i = 0; i < 100; i++) {
+		e = posix_getattr(F.fs, ino, &pa);
+		if (e != 0)
+			break;
+		usleep(50 * 1000);
+	}
+	TT_EQ(e, ENOENT);
+	fx_teardown();
+}
+
+/* Lookup counts: every entry the kernel got is given back. */
+static void
+test_lookup_counts(void)
+{
+	fx_setup(NULL);
+	char p[400];
+	fx_path(p, sizeof (p), "dir");
+	TT_OK(mkdir(p, 0755));
+	for (int i = 0; i < 300; i++) {
+		fx_path(p, sizeof (p), "dir");
+		snprintf(p + strlen(p), sizeof (p) - strlen(p), "/f%03d", i);
+		int fd = open(p, O_CREAT | O_WRONLY, 0644);
+		TT_ASSERT(fd >= 0);
+		close(fd);
+	}
+	/* a listing with attributes (readdirplus), twice */
+	for (int pass = 0; pass < 2; pass++) {
+		fx_path(p, sizeof (p), "dir");
+		DIR *d = opendir(p);
+		TT_ASSERT(d != NULL);
+		int n = 0;
+		struct dirent *de;
+		while ((de = readdir(d)) != NULL) {
+			char q[700];
+			struct stat st;
+			snprintf(q, sizeof (q), "%s/%s", p, de->d_name);
+			TT_OK(lstat(q, &st));
+			n++;
+		}
+		closedir(d);
+		TT_EQ(n, 302);
+	}
+	tarn_fuse_stats_t st;
+	tarn_fuse_get_stats(F.tf, &st);
+	TT_CHECK(st.tfs_nodes >= 300);
+	/* hard links and renames are entries too */
+	char q[400];
+	fx_path(p, sizeof (p), "dir/f000");
+	fx_path(q, sizeof (q), "link");
+	TT_OK(link(p, q));
+	fx_path(q, sizeof (q), "dir/moved");
+	fx_path(p, sizeof (p), "dir/f001");
+	TT_OK(rename(p, q));
+	/* dropping the kernel's caches gives every reference back */
+	if (geteuid() == 0)
+		TT_EQ(wait_nodes(0, true), 0);
+	fx_teardown();
+}
+
+/* Unmount gives back what the kernel still held; busy without force. */
+static void
+test_unmount(void)
+{
+	fx_setup(NULL);
+	char p[400];
+	fx_path(p, sizeof (p), "held");
+	int fd = open(p, O_CREAT | O_RDWR, 0644);
+	TT_ASSERT(fd >= 0);
+	TT_EQ(write(fd, "x", 1), 1);
+	struct stat st;
+	TT_OK(fstat(fd, &st));
+	posix_ino_t ino = st.st_ino;
+	TT_OK(unlink(p));
+	TT_EQ(tarn_fuse_unmount(F.tf, false), EBUSY);
+	TT_CHECK(!tarn_fuse_exited(F.tf));
+	/* force: the open file is cut off, its inode given back and destroyed */
+	TT_OK(tarn_fuse_unmount(F.tf, true));
+	F.tf = NULL;
+	char c;
+	TT_CHECK(pread(fd, &c, 1, 0) < 0);
+	close(fd);
+	posix_attr_t pa;
+	TT_EQ(posix_getattr(F.fs, ino, &pa), ENOENT);
+	fx_teardown();
+}
+
+/* Changes behind the kernel's back show after an invalidation. */
+static void
+test_invalidate(void)
+{
+	tarn_fuse_opts_t fo;
+	tarn_fuse_opts_init(&fo);
+	fo.tfo_entry_timeout = fo.tfo_attr_timeout = 3600;
+	fx_setup(&fo);
+	posix_ino_t root = posix_fs_root(F.fs);
+	char buf[64];
+	write_file("f", "old!", 4);
+	TT_EQ(read_file("f", buf, sizeof (buf)), 4);
+	char p[400];
+	fx_path(p, sizeof (p), "f");
+	struct stat st;
+	TT_OK(stat(p, &st));
+	posix_ino_t ino = st.st_ino;
+	posix_cred_t cred = { 0, 0, 022 };
+	uint64_t n;
+	TT_OK(posix_write(F.fs, ino, 0, 8, "new!new!", &cred, &n));
+	TT_EQ(read_file("f", buf, sizeof (buf)), 4);          /* cached */
+	TT_CHECK(memcmp(buf, "old!", 4) == 0);
+	TT_OK(tarn_fuse_invalidate_inode(F.tf, ino));
+	TT_EQ(read_file("f", buf, sizeof (buf)), 8);
+	TT_CHECK(memcmp(buf, "new!new!", 8) == 0);
+
+	/* a cached negative entry, then the name appears */
+	fx_path(p, sizeof (p), "late");
+	TT_CHECK(stat(p, &st) != 0 && errno == ENOENT);
+	posix_attr_t pa;
+	TT_OK(posix_create(F.fs, root, "late", S_IFREG | 0644, 0, &cred, true, &pa));
+	posix_forget(F.fs, pa.pa_ino, 1);
+	TT_CHECK(stat(p, &st) != 0 && errno == ENOENT);        /* cached */
+	TT_OK(tarn_fuse_invalidate_entry(F.tf, root, "late"));
+	TT_OK(stat(p, &st));
+
+	/* invalidate_all: another negative entry and another stale file */
+	fx_path(p, sizeof (p), "later");
+	TT_CHECK(stat(p, &st) != 0 && errno == ENOENT);
+	TT_OK(posix_create(F.fs, root, "later", S_IFREG | 0644, 0, &cred, true, &pa));
+	posix_forget(F.fs, pa.pa_ino, 1);
+	TT_OK(posix_write(F.fs, ino, 0, 8, "NEW!NEW!", &cred, &n));
+	int e = tarn_fuse_invalidate_all(F.tf);
+	TT_CHECK(e == 0 || e == ENOTSUP);
+	TT_EQ(read_file("f", buf, sizeof (buf)), 8);
+	TT_CHECK(memcmp(buf, "NEW!NEW!", 8) == 0);
+	if (e == 0)
+		TT_OK(stat(p, &st));
+	fx_teardown();
+}
+
+/* The mount is removed from outside: the session ends, unmount cleans up. */
+static void
+test_outside_unmount(void)
+{
+	fx_setup(NULL);
+	write_file("a", "a", 1);
+	if (geteuid() == 0) {
+		TT_OK(umount2(F.mnt, 0));
+	} else {
+		char cmd[400];
+		snprintf(cmd, sizeof (cmd), "fusermount3 -u -q '%s'", F.mnt);
+		TT_OK(system(cmd));
+	}
+	TT_CHECK(tarn_fuse_wait(F.tf, 5000));
+	TT_OK(tarn_fuse_unmount(F.tf, false));
+	F.tf = NULL;
+	fx_teardown();
+}
+
+TT_MAIN(
+	{ "data_path", test_data_path },
+	{ "unlinked_open", test_unlinked_open },
+	{ "lookup_counts", test_lookup_counts },
+	{ "unmount", test_unmount },
+	{ "invalidate", test_invalidate },
+	{ "outside_unmount", test_outside_unmount },
+)

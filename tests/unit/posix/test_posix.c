@@ -1,0 +1,905 @@
+/*
+ * Unit tests of the POSIX layer on a real pool of sparse files: names,
+ * attributes, file data (block growth, sparse files, truncate, punch,
+ * SEEK_DATA/HOLE), hard links, symlinks, the rename matrix, xattrs, the
+ * unlinked set (also after a simulated crash), persistence, quota, atime.
+ * Large directories, the random-operation model, ENOSPC and threads are in
+ * test_posix_stress.c.
+ */
+#include "posix_tt.h"
+
+static tfs_t t;
+
+/* ---- names and attributes ---- */
+
+static void
+test_basic(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	posix_fs_t *fs = t.fs;
+	posix_attr_t a, b, r;
+	TT_OK(posix_getattr(fs, t.root, &r));
+	TT_CHECK(S_ISDIR(r.pa_mode));
+	TT_EQ(r.pa_nlink, 2);
+	TT_EQ(r.pa_ino, t.root);
+	TT_OK(posix_create(fs, t.root, "hello", S_IFREG | 0666, 0, &tp_user_cred, true, &a));
+	TT_EQ(a.pa_mode, S_IFREG | 0644);
+	TT_EQ(a.pa_uid, 1000);
+	TT_EQ(a.pa_gid, 1000);
+	TT_EQ(a.pa_nlink, 1);
+	TT_EQ(a.pa_size, 0);
+	TT_CHECK(a.pa_mtime.tv_sec == a.pa_crtime.tv_sec && a.pa_mtime.tv_nsec == a.pa_crtime.tv_nsec);
+	TT_CHECK(a.pa_mtime.tv_nsec < 1000000000L);
+	TT_OK(posix_lookup(fs, t.root, "hello", &b));
+	TT_EQ(b.pa_ino, a.pa_ino);
+	TT_EQ(b.pa_gen, a.pa_gen);
+	TT_EQ(posix_create(fs, t.root, "hello", S_IFREG | 0644, 0, &tp_root_cred, true, &b), EEXIST);
+	TT_OK(posix_create(fs, t.root, "hello", S_IFREG | 0644, 0, &tp_root_cred, false, &b));
+	TT_EQ(b.pa_ino, a.pa_ino);
+	TT_EQ(posix_lookup(fs, t.root, "nope", &b), ENOENT);
+	char longname[300];
+	memset(longname, 'x', 256);
+	longname[256] = '\0';
+	TT_EQ(posix_lookup(fs, t.root, longname, &b), ENAMETOOLONG);
+	TT_EQ(posix_create(fs, t.root, longname, S_IFREG | 0644, 0, NULL, true, &b), ENAMETOOLONG);
+	longname[255] = '\0';
+	TT_OK(posix_create(fs, t.root, longname, S_IFREG | 0644, 0, NULL, true, &b));
+	TT_OK(posix_lookup(fs, t.root, ".", &b));
+	TT_EQ(b.pa_ino, t.root);
+	TT_OK(posix_lookup(fs, t.root, "..", &b));
+	TT_EQ(b.pa_ino, t.root);
+	TT_EQ(posix_create(fs, t.root, "a/b", S_IFREG, 0, NULL, true, &b), EINVAL);
+	TT_EQ(posix_create(fs, t.root, "..", S_IFREG, 0, NULL, true, &b), EEXIST);
+	TT_EQ(posix_create(fs, t.root, "dd", S_IFDIR | 0755, 0, NULL, true, &b), EINVAL);
+
+	/* directories */
+	posix_attr_t d;
+	TT_OK(posix_mkdir(fs, t.root, "d", 0755, &tp_root_cred, &d));
+	TT_CHECK(S_ISDIR(d.pa_mode));
+	TT_EQ(d.pa_nlink, 2);
+	TT_OK(posix_getattr(fs, t.root, &r));
+	TT_EQ(r.pa_nlink, 3);
+	TT_OK(posix_lookup(fs, d.pa_ino, "..", &b));
+	TT_EQ(b.pa_ino, t.root);
+	TT_EQ(posix_mkdir(fs, t.root, "d", 0755, NULL, &b), EEXIST);
+	TT_EQ(posix_create(fs, a.pa_ino, "x", S_IFREG, 0, NULL, true, &b), ENOTDIR);
+	TT_EQ(posix_lookup(fs, a.pa_ino, "x", &b), ENOTDIR);
+
+	/* setattr: chmod, chown (drops set-user-ID), times with nanoseconds */
+	posix_attr_t in;
+	memset(&in, 0, sizeof (in));
+	in.pa_mode = 04755;
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_MODE, NULL, &b));
+	TT_EQ(b.pa_mode, S_IFREG | 04755);
+	in.pa_uid = 7;
+	in.pa_gid = 8;
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_UID | POSIX_SET_GID, NULL, &b));
+	TT_EQ(b.pa_mode, S_IFREG | 0755);
+	TT_EQ(b.pa_uid, 7);
+	TT_EQ(b.pa_gid, 8);
+	in.pa_atime = (struct timespec){ 1234567890, 123456789 };
+	in.pa_mtime = (struct timespec){ 1000000000, 999999999 };
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_ATIME | POSIX_SET_MTIME, NULL, &b));
+	TT_OK(posix_getattr(fs, a.pa_ino, &b));
+	TT_EQ(b.pa_atime.tv_sec, 1234567890);
+	TT_EQ(b.pa_atime.tv_nsec, 123456789);
+	TT_EQ(b.pa_mtime.tv_sec, 1000000000);
+	TT_EQ(b.pa_mtime.tv_nsec, 999999999);
+	TT_CHECK(b.pa_ctime.tv_sec >= a.pa_ctime.tv_sec);
+	in.pa_size = 10;
+	TT_EQ(posix_setattr(fs, d.pa_ino, &in, POSIX_SET_SIZE, NULL, &b), EISDIR);
+
+	/* special files, setgid directories */
+	TT_OK(posix_create(fs, t.root, "fifo", S_IFIFO | 0644, 0, NULL, true, &b));
+	TT_CHECK(S_ISFIFO(b.pa_mode));
+	TT_OK(posix_create(fs, t.root, "null", S_IFCHR | 0666, makedev(1, 3), NULL, true, &b));
+	TT_EQ(b.pa_rdev, makedev(1, 3));
+	in.pa_mode = 02775;
+	TT_OK(posix_setattr(fs, d.pa_ino, &in, POSIX_SET_MODE, NULL, &b));
+	in.pa_gid = 55;
+	TT_OK(posix_setattr(fs, d.pa_ino, &in, POSIX_SET_GID, NULL, &b));
+	TT_OK(posix_create(fs, d.pa_ino, "f", S_IFREG | 0644, 0, &tp_user_cred, true, &b));
+	TT_EQ(b.pa_gid, 55);
+	TT_OK(posix_mkdir(fs, d.pa_ino, "sub", 0755, &tp_user_cred, &b));
+	TT_EQ(b.pa_gid, 55);
+	TT_CHECK(b.pa_mode & S_ISGID);
+
+	/* readdir types */
+	tp_rd_t rd;
+	tp_rd_all(&t, t.root, &rd, 0);
+	TT_EQ(rd.n, 7);         /* . .. hello long d fifo null */
+	for (size_t i = 0; i < rd.n; i++) {
+		if (strcmp(rd.ents[i].name, "fifo") == 0)
+			TT_EQ(rd.ents[i].type, DT_FIFO);
+		if (strcmp(rd.ents[i].name, "d") == 0)
+			TT_EQ(rd.ents[i].type, DT_DIR);
+		if (strcmp(rd.ents[i].name, "hello") == 0)
+			TT_EQ(rd.ents[i].type, DT_REG);
+	}
+	TT_CHECK(strcmp(rd.ents[0].name, ".") == 0 && strcmp(rd.ents[1].name, "..") == 0);
+	tp_rd_free(&rd);
+
+	/* statfs, read-only */
+	struct statvfs st;
+	TT_OK(posix_statfs(fs, &st));
+	TT_CHECK(st.f_bavail > 100 * MiB / st.f_frsize);
+	TT_EQ(st.f_namemax, 255);
+	TT_CHECK(st.f_files > st.f_ffree);
+	posix_fs_opts_t o = t.opts;
+	o.pfo_readonly = true;
+	posix_fs_set_opts(fs, &o);
+	uint64_t n;
+	TT_EQ(posix_create(fs, t.root, "ro", S_IFREG, 0, NULL, true, &b), EROFS);
+	TT_EQ(posix_write(fs, a.pa_ino, 0, 1, "x", NULL, &n), EROFS);
+	TT_EQ(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_MODE, NULL, &b), EROFS);
+	TT_EQ(posix_unlink(fs, t.root, "hello"), EROFS);
+	TT_EQ(posix_setxattr(fs, a.pa_ino, "user.x", "1", 1, 0), EROFS);
+	TT_OK(posix_statfs(fs, &st));
+	TT_CHECK(st.f_flag & ST_RDONLY);
+	posix_fs_set_opts(fs, &t.opts);
+	TT_OK(posix_unlink(fs, t.root, "hello"));
+	tp_done(&t);
+}
+
+/* ---- file data ---- */
+
+static uint32_t
+blksz_of(posix_ino_t ino)
+{
+	dmu_object_info_t doi;
+	TT_OK(dmu_object_info(t.os, ino, &doi));
+	return (doi.doi_data_block_size);
+}
+
+static void
+check_range(posix_ino_t ino, uint64_t off, uint64_t len, const uint8_t *expect)
+{
+	uint8_t *rb = tarn_alloc(len);
+	uint64_t n;
+	TT_OK(posix_read(t.fs, ino, off, len, rb, &n));
+	TT_EQ(n, len);
+	for (uint64_t i = 0; i < len; i++) {
+		uint8_t e = expect != NULL ? expect[i] : 0;
+		if (rb[i] != e) {
+			fprintf(stderr, "  byte %" PRIu64 ": %u != %u\n", off + i, rb[i], e);
+			TT_ASSERT(0);
+		}
+	}
+	tarn_free(rb);
+}
+
+static void
+test_small_growth(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	uint8_t buf[300 * 1024];
+	tp_fill(buf, sizeof (buf), 1);
+	posix_ino_t f = tp_file(&t, t.root, "f", 100, 1);
+	TT_EQ(blksz_of(f), 512);
+	uint64_t n;
+	TT_OK(posix_write(t.fs, f, 3000, 100, buf + 3000, NULL, &n));
+	TT_EQ(blksz_of(f), 4096);
+	check_range(f, 0, 100, buf);
+	check_range(f, 100, 2900, NULL);
+	check_range(f, 3000, 100, buf + 3000);
+	TT_OK(posix_write(t.fs, f, 100, 2900, buf + 100, NULL, &n));
+	TT_OK(posix_write(t.fs, f, 3100, 60000, buf + 3100, NULL, &n));
+	TT_EQ(blksz_of(f), 64 * KiB);
+	TT_OK(posix_write(t.fs, f, 63100, sizeof (buf) - 63100, buf + 63100, NULL, &n));
+	TT_EQ(blksz_of(f), 128 * KiB);
+	check_range(f, 0, sizeof (buf), buf);
+	posix_attr_t a;
+	TT_OK(posix_getattr(t.fs, f, &a));
+	TT_EQ(a.pa_size, sizeof (buf));
+	TT_EQ(a.pa_blksize, 128 * KiB);
+	/* read past the end */
+	TT_OK(posix_read(t.fs, f, sizeof (buf), 10, buf, &n));
+	TT_EQ(n, 0);
+	TT_OK(posix_read(t.fs, f, sizeof (buf) - 5, 10, buf, &n));
+	TT_EQ(n, 5);
+	/* directories are not files */
+	TT_EQ(posix_read(t.fs, t.root, 0, 10, buf, &n), EISDIR);
+	TT_EQ(posix_write(t.fs, t.root, 0, 10, buf, NULL, &n), EISDIR);
+	/* a write by a user drops set-user-ID */
+	posix_attr_t in = { .pa_mode = 06755 };
+	TT_OK(posix_setattr(t.fs, f, &in, POSIX_SET_MODE, NULL, &a));
+	TT_OK(posix_write(t.fs, f, 0, 1, buf, &tp_root_cred, &n));
+	TT_OK(posix_getattr(t.fs, f, &a));
+	TT_EQ(a.pa_mode & 07777, 06755);
+	TT_OK(posix_write(t.fs, f, 0, 1, buf, &tp_user_cred, &n));
+	TT_OK(posix_getattr(t.fs, f, &a));
+	TT_EQ(a.pa_mode & 07777, 0755);
+	tp_done(&t);
+}
+
+static void
+test_sparse_seek(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	uint8_t buf[4096];
+	tp_fill(buf, sizeof (buf), 7);
+	posix_attr_t a;
+	TT_OK(posix_create(t.fs, t.root, "s", S_IFREG | 0644, 0, NULL, true, &a));
+	posix_ino_t s = a.pa_ino;
+	uint64_t n, off;
+	TT_OK(posix_write(t.fs, s, 1ULL << 30, sizeof (buf), buf, NULL, &n));
+	TT_OK(posix_write(t.fs, s, 1ULL << 40, sizeof (buf), buf, NULL, &n));
+	TT_OK(posix_getattr(t.fs, s, &a));
+	TT_EQ(a.pa_size, (1ULL << 40) + 4096);
+	check_range(s, 1ULL << 30, 4096, buf);
+	check_range(s, 1ULL << 40, 4096, buf);
+	check_range(s, 1ULL << 35, 4096, NULL);
+	check_range(s, 0, 4096, NULL);
+	TT_OK(posix_lseek(t.fs, s, 0, SEEK_DATA, &off));
+	TT_EQ(off, 1ULL << 30);
+	TT_OK(posix_lseek(t.fs, s, 5, SEEK_HOLE, &off));
+	TT_EQ(off, 5);
+	TT_OK(posix_lseek(t.fs, s, (1ULL << 30) + 10, SEEK_HOLE, &off));
+	TT_EQ(off, (1ULL << 30) + 128 * KiB);
+	TT_OK(posix_lseek(t.fs, s, (1ULL << 40) + 10, SEEK_DATA, &off));
+	TT_EQ(off, (1ULL << 40) + 10);
+	TT_OK(posix_lseek(t.fs, s, (1ULL << 40) + 10, SEEK_HOLE, &off));
+	TT_EQ(off, (1ULL << 40) + 4096);        /* the end of file */
+	TT_EQ(posix_lseek(t.fs, s, (1ULL << 40) + 4096, SEEK_DATA, &off), ENXIO);
+	TT_OK(posix_fs_sync(t.fs));
+	TT_OK(posix_getattr(t.fs, s, &a));
+	TT_CHECK(a.pa_blocks * 512 < 4 * MiB);  /* holes take no space */
+	TT_CHECK(a.pa_blocks > 0);
+
+	/* truncate down zeroes the tail; up reads zeros */
+	uint8_t *big = tarn_alloc(MiB);
+	tp_fill(big, MiB, 9);
+	posix_ino_t f = tp_file(&t, t.root, "t", 300 * KiB, 9);
+	posix_attr_t in = { .pa_size = 150001 };
+	TT_OK(posix_setattr(t.fs, f, &in, POSIX_SET_SIZE, NULL, &a));
+	TT_EQ(a.pa_size, 150001);
+	in.pa_size = 400 * KiB;
+	TT_OK(posix_setattr(t.fs, f, &in, POSIX_SET_SIZE, NULL, &a));
+	check_range(f, 0, 150001, big);
+	check_range(f, 150001, 400 * KiB - 150001, NULL);
+	in.pa_size = 0;
+	TT_OK(posix_setattr(t.fs, f, &in, POSIX_SET_SIZE, NULL, &a));
+	TT_OK(posix_read(t.fs, f, 0, 10, buf, &n));
+	TT_EQ(n, 0);
+
+	/* punch a hole */
+	posix_ino_t p = tp_file(&t, t.root, "p", MiB, 9);
+	TT_EQ(posix_fallocate(t.fs, p, FALLOC_FL_PUNCH_HOLE, 100000, 300000), EOPNOTSUPP);
+	TT_OK(posix_fallocate(t.fs, p, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 100000, 300000));
+	TT_OK(posix_getattr(t.fs, p, &a));
+	TT_EQ(a.pa_size, MiB);
+	check_range(p, 0, 100000, big);
+	check_range(p, 100000, 300000, NULL);
+	check_range(p, 400000, MiB - 400000, big + 400000);
+	TT_OK(posix_lseek(t.fs, p, 0, SEEK_HOLE, &off));
+	TT_EQ(off, 128 * KiB);
+	TT_OK(posix_lseek(t.fs, p, 128 * KiB, SEEK_DATA, &off));
+	TT_EQ(off, 384 * KiB);
+	/* punch past the end changes nothing */
+	TT_OK(posix_fallocate(t.fs, p, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 2 * MiB, MiB));
+	TT_OK(posix_getattr(t.fs, p, &a));
+	TT_EQ(a.pa_size, MiB);
+
+	/* fallocate: mode 0 extends, KEEP_SIZE does not, too much is ENOSPC */
+	TT_OK(posix_fallocate(t.fs, f, 0, 0, 3 * MiB));
+	TT_OK(posix_getattr(t.fs, f, &a));
+	TT_EQ(a.pa_size, 3 * MiB);
+	TT_OK(posix_fallocate(t.fs, f, FALLOC_FL_KEEP_SIZE, 0, 5 * MiB));
+	TT_OK(posix_getattr(t.fs, f, &a));
+	TT_EQ(a.pa_size, 3 * MiB);
+	TT_EQ(posix_fallocate(t.fs, f, 0, 0, 10 * GiB), ENOSPC);
+	TT_EQ(posix_fallocate(t.fs, f, 0, 0, 0), EINVAL);
+	TT_EQ(posix_fallocate(t.fs, t.root, 0, 0, 10), EISDIR);
+	TT_EQ(posix_fallocate(t.fs, f, 0x20, 0, 10), EOPNOTSUPP);     /* ZERO_RANGE... */
+	tarn_free(big);
+	tp_done(&t);
+}
+
+/* ---- links ---- */
+
+static void
+test_links(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	posix_attr_t a, d, b;
+	posix_ino_t f = tp_file(&t, t.root, "a", 5000, 3);
+	TT_OK(posix_mkdir(t.fs, t.root, "d", 0755, NULL, &d));
+	TT_OK(posix_link(t.fs, f, t.root, "b", &a));
+	TT_EQ(a.pa_nlink, 2);
+	TT_OK(posix_link(t.fs, f, d.pa_ino, "c", &a));
+	TT_EQ(a.pa_nlink, 3);
+	TT_EQ(posix_link(t.fs, f, t.root, "b", &a), EEXIST);
+	TT_EQ(posix_link(t.fs, d.pa_ino, t.root, "dl", &a), EPERM);
+	TT_EQ(posix_link(t.fs, f, f, "x", &a), ENOTDIR);
+	TT_OK(posix_unlink(t.fs, t.root, "a"));
+	TT_OK(posix_lookup(t.fs, d.pa_ino, "c", &b));
+	TT_EQ(b.pa_ino, f);
+	TT_EQ(b.pa_nlink, 2);
+	tp_check_file(&t, f, 5000, 3);
+	TT_EQ(posix_unlink(t.fs, t.root, "a"), ENOENT);
+	TT_EQ(posix_unlink(t.fs, t.root, "d"), EISDIR);
+	TT_EQ(posix_rmdir(t.fs, t.root, "b"), ENOTDIR);
+	TT_EQ(posix_rmdir(t.fs, t.root, "d"), ENOTEMPTY);
+	TT_EQ(posix_rmdir(t.fs, t.root, "."), EINVAL);
+	TT_EQ(posix_unlink(t.fs, t.root, ".."), EISDIR);
+	TT_OK(posix_unlink(t.fs, t.root, "b"));
+	TT_OK(posix_unlink(t.fs, d.pa_ino, "c"));
+	/* referenced (create, two links, one lookup): alive with no link */
+	TT_OK(posix_getattr(t.fs, f, &b));
+	TT_EQ(b.pa_nlink, 0);
+	tp_check_file(&t, f, 5000, 3);
+	TT_EQ(posix_link(t.fs, f, t.root, "again", &a), ENOENT);
+	posix_forget(t.fs, f, 3);
+	TT_OK(posix_getattr(t.fs, f, &b));
+	posix_forget(t.fs, f, 1);
+	TT_EQ(posix_getattr(t.fs, f, &b), ENOENT);
+	TT_OK(posix_rmdir(t.fs, t.root, "d"));
+	TT_OK(posix_getattr(t.fs, t.root, &b));
+	TT_EQ(b.pa_nlink, 2);
+	TT_EQ(b.pa_size, 2);
+	tp_done(&t);
+}
+
+static void
+test_symlinks(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	char target[5000], buf[5000];
+	posix_attr_t a;
+	const size_t lens[] = { 1, 20, 144, 145, 1000, 4095 };
+	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+		for (size_t j = 0; j < lens[i]; j++)
+			target[j] = (char)('a' + (i + j) % 26);
+		target[lens[i]] = '\0';
+		char name[32];
+		snprintf(name, sizeof (name), "l%zu", lens[i]);
+		TT_OK(posix_symlink(t.fs, t.root, name, target, &tp_user_cred, &a));
+		TT_EQ(a.pa_mode, S_IFLNK | 0777);
+		TT_EQ(a.pa_size, lens[i]);
+		TT_OK(posix_readlink(t.fs, a.pa_ino, buf, sizeof (buf)));
+		TT_CHECK(strcmp(buf, target) == 0);
+		TT_EQ(posix_readlink(t.fs, a.pa_ino, buf, lens[i]), ERANGE);
+	}
+	memset(target, 'z', 4096);
+	target[4096] = '\0';
+	TT_EQ(posix_symlink(t.fs, t.root, "toolong", target, NULL, &a), ENAMETOOLONG);
+	TT_EQ(posix_symlink(t.fs, t.root, "empty", "", NULL, &a), ENOENT);
+	TT_EQ(posix_symlink(t.fs, t.root, "l1", "x", NULL, &a), EEXIST);
+	posix_ino_t f = tp_file(&t, t.root, "file", 10, 1);
+	TT_EQ(posix_readlink(t.fs, f, buf, sizeof (buf)), EINVAL);
+	TT_OK(posix_lookup(t.fs, t.root, "l1000", &a));
+	TT_EQ(posix_setxattr(t.fs, a.pa_ino, "user.x", "1", 1, 0), EPERM);
+	TT_OK(posix_setxattr(t.fs, a.pa_ino, "trusted.x", "1", 1, 0));
+	tp_rd_t rd;
+	tp_rd_all(&t, t.root, &rd, 0);
+	for (size_t i = 0; i < rd.n; i++)
+		if (rd.ents[i].name[0] == 'l')
+			TT_EQ(rd.ents[i].type, DT_LNK);
+	tp_rd_free(&rd);
+	TT_OK(posix_unlink(t.fs, t.root, "l4095"));
+	tp_reopen(&t);
+	TT_OK(posix_lookup(t.fs, t.root, "l1000", &a));
+	TT_OK(posix_readlink(t.fs, a.pa_ino, buf, sizeof (buf)));
+	TT_EQ(strlen(buf), 1000);
+	TT_EQ(posix_lookup(t.fs, t.root, "l4095", &a), ENOENT);
+	tp_done(&t);
+}
+
+/* ---- rename ---- */
+
+static posix_ino_t
+ino_of(posix_ino_t dir, const char *name)
+{
+	posix_attr_t a;
+	int e = posix_lookup(t.fs, dir, name, &a);
+	if (e != 0)
+		return (0);
+	posix_forget(t.fs, a.pa_ino, 1);
+	return (a.pa_ino);
+}
+
+static uint32_t
+nlink_of(posix_ino_t ino)
+{
+	posix_attr_t a;
+	TT_OK(posix_getattr(t.fs, ino, &a));
+	return (a.pa_nlink);
+}
+
+static void
+test_rename(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	posix_fs_t *fs = t.fs;
+	posix_ino_t R = t.root;
+	posix_attr_t a;
+	/* file over file */
+	posix_ino_t fa = tp_file(&t, R, "a", 1000, 1);
+	posix_ino_t fb = tp_file(&t, R, "b", 2000, 2);
+	TT_OK(posix_rename(fs, R, "a", R, "b", 0));
+	TT_EQ(ino_of(R, "a"), 0);
+	TT_EQ(ino_of(R, "b"), fa);
+	tp_check_file(&t, fa, 1000, 1);
+	TT_EQ(nlink_of(fb), 0);         /* still referenced by its creation */
+	posix_forget(fs, fb, 1);
+	TT_EQ(posix_getattr(fs, fb, &a), ENOENT);
+	/* two names of one inode: nothing happens */
+	TT_OK(posix_link(fs, fa, R, "b2", &a));
+	TT_OK(posix_rename(fs, R, "b", R, "b2", 0));
+	TT_EQ(ino_of(R, "b"), fa);
+	TT_EQ(ino_of(R, "b2"), fa);
+	TT_EQ(posix_rename(fs, R, "b", R, "b2", POSIX_RENAME_NOREPLACE), EEXIST);
+	/* missing source, bad flags, dots */
+	TT_EQ(posix_rename(fs, R, "nope", R, "x", 0), ENOENT);
+	TT_EQ(posix_rename(fs, R, "b", R, "x", 3), EINVAL);
+	TT_EQ(posix_rename(fs, R, "b", R, "x", 4), EINVAL);
+	TT_EQ(posix_rename(fs, R, ".", R, "x", 0), EBUSY);
+	TT_EQ(posix_rename(fs, R, "b", R, "..", 0), EBUSY);
+	/* NOREPLACE */
+	TT_OK(posix_rename(fs, R, "b2", R, "c", POSIX_RENAME_NOREPLACE));
+	TT_EQ(ino_of(R, "c"), fa);
+	/* directories: over an empty one, not over a non-empty one, types */
+	posix_attr_t d1, d2, d3, e;
+	TT_OK(posix_mkdir(fs, R, "d1", 0755, NULL, &d1));
+	TT_OK(posix_mkdir(fs, R, "d2", 0755, NULL, &d2));
+	TT_OK(posix_mkdir(fs, R, "d3", 0755, NULL, &d3));
+	tp_file(&t, d1.pa_ino, "in1", 10, 10);
+	tp_file(&t, d3.pa_ino, "in3", 10, 11);
+	TT_EQ(nlink_of(R), 5);
+	TT_EQ(posix_rename(fs, R, "d1", R, "d3", 0), ENOTEMPTY);
+	TT_EQ(posix_rename(fs, R, "d1", R, "c", 0), ENOTDIR);
+	TT_EQ(posix_rename(fs, R, "c", R, "d1", 0), EISDIR);
+	TT_OK(posix_rename(fs, R, "d1", R, "d2", 0));
+	TT_EQ(ino_of(R, "d2"), d1.pa_ino);
+	TT_EQ(ino_of(d1.pa_ino, "in1") != 0, 1);
+	TT_EQ(nlink_of(R), 4);
+	TT_EQ(posix_getattr(fs, d2.pa_ino, &e), 0);     /* referenced: kept */
+	TT_EQ(e.pa_nlink, 0);
+	posix_forget(fs, d2.pa_ino, 1);
+	TT_EQ(posix_getattr(fs, d2.pa_ino, &e), ENOENT);
+	/* move a directory: ".." and the parents' link counts follow */
+	posix_attr_t p, q, m;
+	TT_OK(posix_mkdir(fs, R, "p", 0755, NULL, &p));
+	TT_OK(posix_mkdir(fs, p.pa_ino, "q", 0755, NULL, &q));
+	TT_OK(posix_mkdir(fs, R, "m", 0755, NULL, &m));
+	uint32_t rl = nlink_of(R);
+	TT_OK(posix_rename(fs, R, "m", q.pa_ino, "m", 0));
+	TT_EQ(ino_of(m.pa_ino, ".."), q.pa_ino);
+	TT_EQ(nlink_of(q.pa_ino), 3);
+	TT_EQ(nlink_of(R), rl - 1);
+	tp_rd_t rd;
+	tp_rd_all(&t, m.pa_ino, &rd, 0);
+	TT_EQ(rd.n, 2);
+	TT_EQ(rd.ents[1].ino, q.pa_ino);
+	tp_rd_free(&rd);
+	/* into its own subtree */
+	TT_EQ(posix_rename(fs, R, "p", q.pa_ino, "p2", 0), EINVAL);
+	TT_EQ(posix_rename(fs, R, "p", m.pa_ino, "p2", 0), EINVAL);
+	TT_EQ(posix_rename(fs, R, "p", p.pa_ino, "p2", 0), EINVAL);
+	TT_EQ(posix_rename(fs, p.pa_ino, "q", R, "p", POSIX_RENAME_EXCHANGE), EINVAL);
+	/* EXCHANGE a file and a directory in different directories */
+	posix_attr_t x, y, xf, yd;
+	TT_OK(posix_mkdir(fs, R, "x", 0755, NULL, &x));
+	TT_OK(posix_mkdir(fs, R, "y", 0755, NULL, &y));
+	TT_OK(posix_create(fs, x.pa_ino, "f", S_IFREG | 0644, 0, NULL, true, &xf));
+	TT_OK(posix_mkdir(fs, y.pa_ino, "d", 0755, NULL, &yd));
+	TT_EQ(posix_rename(fs, x.pa_ino, "f", y.pa_ino, "none", POSIX_RENAME_EXCHANGE), ENOENT);
+	TT_OK(posix_rename(fs, x.pa_ino, "f", y.pa_ino, "d", POSIX_RENAME_EXCHANGE));
+	TT_EQ(ino_of(x.pa_ino, "f"), yd.pa_ino);
+	TT_EQ(ino_of(y.pa_ino, "d"), xf.pa_ino);
+	TT_EQ(ino_of(yd.pa_ino, ".."), x.pa_ino);
+	TT_EQ(nlink_of(x.pa_ino), 3);
+	TT_EQ(nlink_of(y.pa_ino), 2);
+	tp_rd_all(&t, x.pa_ino, &rd, 0);
+	TT_EQ(rd.n, 3);
+	TT_EQ(rd.ents[2].type, DT_DIR);
+	tp_rd_free(&rd);
+	/* EXCHANGE in one directory */
+	posix_ino_t c = ino_of(R, "c");
+	TT_OK(posix_rename(fs, R, "c", R, "x", POSIX_RENAME_EXCHANGE));
+	TT_EQ(ino_of(R, "c"), x.pa_ino);
+	TT_EQ(ino_of(R, "x"), c);
+	/* rename within a directory onto itself */
+	TT_OK(posix_rename(fs, R, "x", R, "x", 0));
+	TT_EQ(ino_of(R, "x"), c);
+	/* target directory removed */
+	TT_OK(posix_mkdir(fs, R, "gone", 0755, NULL, &e));
+	TT_OK(posix_rmdir(fs, R, "gone"));
+	TT_EQ(posix_rename(fs, R, "x", e.pa_ino, "x", 0), ENOENT);
+	tp_reopen(&t);
+	TT_EQ(ino_of(t.root, "x"), c);
+	TT_EQ(ino_of(yd.pa_ino, ".."), x.pa_ino);
+	TT_EQ(nlink_of(x.pa_ino), 3);
+	tp_done(&t);
+}
+
+/* ---- xattrs ---- */
+
+static uint64_t
+count_objects(void)
+{
+	uint64_t obj = 0, n = 0;
+	while (dmu_object_next(t.os, &obj) == 0)
+		n++;
+	return (n);
+}
+
+static void
+xattr_roundtrip(posix_ino_t ino, const char *name, size_t len, uint64_t seed)
+{
+	uint8_t *v = tarn_alloc(len + 1), *r = tarn_alloc(len + 1);
+	tp_fill(v, len, seed);
+	size_t out = 12345;
+	TT_OK(posix_setxattr(t.fs, ino, name, v, len, 0));
+	TT_OK(posix_getxattr(t.fs, ino, name, NULL, 0, &out));
+	TT_EQ(out, len);
+	TT_OK(posix_getxattr(t.fs, ino, name, r, len + 1, &out));
+	TT_EQ(out, len);
+	TT_ASSERT(memcmp(v, r, len) == 0);
+	tarn_free(v);
+	tarn_free(r);
+}
+
+static void
+test_xattrs(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	posix_fs_t *fs = t.fs;
+	uint64_t objs0 = count_objects();
+	posix_ino_t f = tp_file(&t, t.root, "f", 10, 1);
+	char buf[128];
+	size_t n;
+	posix_attr_t a, b;
+	TT_OK(posix_getattr(fs, f, &a));
+	TT_OK(posix_setxattr(fs, f, "user.a", "hello", 5, 0));
+	TT_OK(posix_getattr(fs, f, &b));
+	TT_CHECK(b.pa_ctime.tv_sec > a.pa_ctime.tv_sec ||
+	    (b.pa_ctime.tv_sec == a.pa_ctime.tv_sec && b.pa_ctime.tv_nsec > a.pa_ctime.tv_nsec));
+	TT_OK(posix_getxattr(fs, f, "user.a", buf, sizeof (buf), &n));
+	TT_EQ(n, 5);
+	TT_CHECK(memcmp(buf, "hello", 5) == 0);
+	TT_EQ(posix_getxattr(fs, f, "user.a", buf, 3, &n), ERANGE);
+	TT_EQ(posix_getxattr(fs, f, "user.b", buf, sizeof (buf), &n), ENODATA);
+	TT_EQ(posix_setxattr(fs, f, "user.a", "x", 1, POSIX_XATTR_CREATE), EEXIST);
+	TT_EQ(posix_setxattr(fs, f, "user.b", "x", 1, POSIX_XATTR_REPLACE), ENODATA);
+	TT_OK(posix_setxattr(fs, f, "user.a", "bye", 3, POSIX_XATTR_REPLACE));
+	TT_OK(posix_getxattr(fs, f, "user.a", buf, sizeof (buf), &n));
+	TT_EQ(n, 3);
+	TT_OK(posix_setxattr(fs, f, "user.b", "", 0, POSIX_XATTR_CREATE));
+	TT_OK(posix_getxattr(fs, f, "user.b", buf, sizeof (buf), &n));
+	TT_EQ(n, 0);
+	/* namespaces */
+	TT_OK(posix_setxattr(fs, f, "trusted.t", "1", 1, 0));
+	TT_OK(posix_setxattr(fs, f, "security.selinux", "ctx", 3, 0));
+	TT_OK(posix_setxattr(fs, f, "system.posix_acl_access", "\2\0\0\0", 4, 0));
+	TT_OK(posix_setxattr(fs, t.root, "system.posix_acl_default", "\2\0\0\0", 4, 0));
+	TT_EQ(posix_setxattr(fs, f, "foo.bar", "1", 1, 0), EOPNOTSUPP);
+	TT_EQ(posix_setxattr(fs, f, "system.other", "1", 1, 0), EOPNOTSUPP);
+	TT_EQ(posix_setxattr(fs, f, "user.", "1", 1, 0), EINVAL);
+	char longname[300] = "user.";
+	memset(longname + 5, 'n', 251);
+	TT_EQ(posix_setxattr(fs, f, longname, "1", 1, 0), ERANGE);
+	longname[255] = '\0';
+	TT_OK(posix_setxattr(fs, f, longname, "1", 1, 0));
+	/* list */
+	TT_OK(posix_listxattr(fs, f, NULL, 0, &n));
+	size_t want = 7 + 7 + 10 + 17 + 24 + 256;
+	TT_EQ(n, want);
+	char *list = tarn_alloc(want);
+	TT_EQ(posix_listxattr(fs, f, list, want - 1, &n), ERANGE);
+	TT_OK(posix_listxattr(fs, f, list, want, &n));
+	int found = 0;
+	for (size_t i = 0; i < n; i += strlen(list + i) + 1)
+		found += strcmp(list + i, "user.a") == 0 || strcmp(list + i, "security.selinux") == 0;
+	TT_EQ(found, 2);
+	tarn_free(list);
+	/* remove */
+	TT_OK(posix_removexattr(fs, f, "user.a"));
+	TT_EQ(posix_getxattr(fs, f, "user.a", buf, sizeof (buf), &n), ENODATA);
+	TT_EQ(posix_removexattr(fs, f, "user.a"), ENODATA);
+	/* sizes around the inline limit, up to 64 KiB, and replacing across forms */
+	xattr_roundtrip(f, "user.s4096", 4096, 1);
+	xattr_roundtrip(f, "user.s4097", 4097, 2);
+	xattr_roundtrip(f, "user.s8192", 8192, 3);
+	xattr_roundtrip(f, "user.big", 64 * KiB, 4);
+	xattr_roundtrip(f, "user.big", 100, 5);
+	xattr_roundtrip(f, "user.big", 20000, 6);
+	uint8_t *huge = tarn_alloc(64 * KiB + 1);
+	TT_EQ(posix_setxattr(fs, f, "user.huge", huge, 64 * KiB + 1, 0), E2BIG);
+	tarn_free(huge);
+	TT_EQ(posix_getxattr(fs, f, "user.big", buf, sizeof (buf), &n), ERANGE);
+	/* directories have xattrs too */
+	xattr_roundtrip(t.root, "user.dir", 10, 7);
+	/* persisted */
+	tp_reopen(&t);
+	fs = t.fs;
+	TT_OK(posix_getxattr(fs, f, "user.big", NULL, 0, &n));
+	TT_EQ(n, 20000);
+	TT_OK(posix_getxattr(fs, f, "security.selinux", buf, sizeof (buf), &n));
+	TT_CHECK(n == 3 && memcmp(buf, "ctx", 3) == 0);
+	/* disabled */
+	posix_fs_opts_t o = t.opts;
+	o.pfo_xattr = false;
+	posix_fs_set_opts(fs, &o);
+	TT_EQ(posix_getxattr(fs, f, "user.b", buf, sizeof (buf), &n), EOPNOTSUPP);
+	TT_EQ(posix_listxattr(fs, f, buf, sizeof (buf), &n), EOPNOTSUPP);
+	posix_fs_set_opts(fs, &t.opts);
+	/* freeing the file frees its xattr objects */
+	TT_OK(posix_removexattr(fs, t.root, "user.dir"));
+	TT_OK(posix_removexattr(fs, t.root, "system.posix_acl_default"));
+	TT_OK(posix_unlink(fs, t.root, "f"));       /* no references after reopen */
+	TT_EQ(posix_getattr(fs, f, &a), ENOENT);
+	TT_EQ(count_objects(), objs0 + 1);          /* the root's xattr object stays */
+	tp_done(&t);
+}
+
+/* ---- the unlinked set ---- */
+
+static uint64_t
+pool_alloc(void)
+{
+	spa_space_t ss;
+	spa_get_space(t.spa, &ss);
+	return (ss.ss_alloc);
+}
+
+static uint64_t
+unlinked_count(void)
+{
+	uint64_t unl, n;
+	TT_OK(zap_lookup_int(t.os, 1, "UNLINKED", &unl));
+	TT_OK(zap_count(t.os, unl, &n));
+	return (n);
+}
+
+static void
+test_unlinked(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	posix_ino_t f = tp_file(&t, t.root, "big", 16 * MiB, 5);
+	TT_OK(posix_setxattr(t.fs, f, "user.v", "v", 1, 0));
+	TT_OK(posix_fs_sync(t.fs));
+	uint64_t before = pool_alloc();
+	TT_OK(posix_unlink(t.fs, t.root, "big"));
+	TT_EQ(unlinked_count(), 1);
+	posix_attr_t a;
+	TT_OK(posix_getattr(t.fs, f, &a));
+	TT_EQ(a.pa_nlink, 0);
+	tp_check_file(&t, f, 16 * MiB, 5);
+	uint64_t n;
+	uint8_t b[10] = "0123456789";
+	TT_OK(posix_write(t.fs, f, 0, 10, b, NULL, &n));       /* still writable */
+	posix_forget(t.fs, f, 1);
+	TT_EQ(posix_getattr(t.fs, f, &a), ENOENT);
+	TT_EQ(unlinked_count(), 0);
+	for (int i = 0; i < 5; i++)
+		TT_OK(posix_fs_sync(t.fs));
+	TT_CHECK(pool_alloc() + 15 * MiB < before);
+
+	/* a clean close with references left: reclaimed at the next open */
+	struct statvfs st0, st1;
+	posix_ino_t keep = tp_file(&t, t.root, "keep", 1000, 6);
+	posix_ino_t g = tp_file(&t, t.root, "ghost", 8 * MiB, 7);
+	TT_OK(posix_statfs(t.fs, &st0));
+	TT_OK(posix_unlink(t.fs, t.root, "ghost"));
+	TT_EQ(unlinked_count(), 1);
+	tp_reopen(&t);
+	TT_EQ(unlinked_count(), 0);
+	dmu_object_info_t doi;
+	TT_EQ(dmu_object_info(t.os, g, &doi), ENOENT);
+	tp_check_file(&t, keep, 1000, 6);
+	TT_OK(posix_statfs(t.fs, &st1));
+	TT_EQ(st1.f_files - st1.f_ffree, st0.f_files - st0.f_ffree - 1);
+
+	/* a crash: synced, then the power goes (no close of anything) */
+	g = tp_file(&t, t.root, "ghost2", 4 * MiB, 8);
+	TT_OK(posix_unlink(t.fs, t.root, "ghost2"));
+	TT_OK(posix_fs_sync(t.fs));
+	TT_OK(posix_statfs(t.fs, &st0));
+	posix_fs_opts_t o = t.opts;
+	o.pfo_readonly = true;          /* so that the close writes nothing */
+	posix_fs_set_opts(t.fs, &o);
+	posix_fs_close(t.fs);
+	t.fs = NULL;
+	spa_abandon(t.spa);
+	spa_import_opts_t io;
+	memset(&io, 0, sizeof (io));
+	io.sio_no_cache = true;
+	char err[256];
+	TT_OK(spa_open_paths(tp_pathv, 1, &io, &t.spa, err, sizeof (err)));
+	TT_OK(spa_objset_open(t.spa, "fs", &t.os));
+	tp_open_fs(&t);
+	TT_EQ(unlinked_count(), 0);
+	TT_EQ(dmu_object_info(t.os, g, &doi), ENOENT);
+	TT_OK(posix_statfs(t.fs, &st1));        /* counters recounted by a walk */
+	TT_EQ(st1.f_files - st1.f_ffree, st0.f_files - st0.f_ffree - 1);
+	tp_check_file(&t, keep, 1000, 6);
+	tp_done(&t);
+}
+
+/* ---- persistence of everything ---- */
+
+static void
+test_persist(void)
+{
+	tp_pool(&t, 2, 128 * MiB);
+	posix_fs_t *fs = t.fs;
+	posix_attr_t d, s, l, fifo, in, x;
+	TT_OK(posix_mkdir(fs, t.root, "dir", 0750, &tp_user_cred, &d));
+	posix_ino_t small = tp_file(&t, d.pa_ino, "small", 333, 1);
+	posix_ino_t large = tp_file(&t, d.pa_ino, "large", 3 * MiB + 17, 2);
+	uint64_t n;
+	TT_OK(posix_write(fs, large, 1ULL << 33, 5, "sparse", NULL, &n));
+	TT_OK(posix_link(fs, small, t.root, "hard", &x));
+	TT_OK(posix_symlink(fs, d.pa_ino, "sym", "small", NULL, &s));
+	char longt[600];
+	memset(longt, 'q', 599);
+	longt[599] = '\0';
+	TT_OK(posix_symlink(fs, t.root, "longsym", longt, NULL, &l));
+	TT_OK(posix_create(fs, t.root, "fifo", S_IFIFO | 0600, 0, &tp_user_cred, true, &fifo));
+	memset(&in, 0, sizeof (in));
+	in.pa_atime = (struct timespec){ 111, 222 };
+	in.pa_mtime = (struct timespec){ 333, 444 };
+	TT_OK(posix_setattr(fs, small, &in, POSIX_SET_ATIME | POSIX_SET_MTIME, NULL, &x));
+	posix_attr_t before;
+	TT_OK(posix_getattr(fs, small, &before));
+	uint8_t xv[30000];
+	tp_fill(xv, sizeof (xv), 3);
+	TT_OK(posix_setxattr(fs, large, "user.big", xv, sizeof (xv), 0));
+	TT_OK(posix_setxattr(fs, large, "user.small", xv, 10, 0));
+	tp_reopen(&t);
+	fs = t.fs;
+	tp_reopen(&t);
+	fs = t.fs;
+	posix_attr_t a;
+	TT_OK(posix_lookup(fs, t.root, "dir", &a));
+	TT_EQ(a.pa_ino, d.pa_ino);
+	TT_EQ(a.pa_mode, S_IFDIR | 0750);
+	TT_EQ(a.pa_uid, 1000);
+	TT_OK(posix_lookup(fs, d.pa_ino, "small", &a));
+	TT_EQ(a.pa_nlink, 2);
+	TT_EQ(a.pa_atime.tv_sec, 111);
+	TT_EQ(a.pa_atime.tv_nsec, 222);
+	TT_EQ(a.pa_mtime.tv_sec, 333);
+	TT_EQ(a.pa_mtime.tv_nsec, 444);
+	TT_EQ(a.pa_ctime.tv_nsec, before.pa_ctime.tv_nsec);
+	TT_EQ(a.pa_crtime.tv_nsec, before.pa_crtime.tv_nsec);
+	TT_EQ(a.pa_gen, before.pa_gen);
+	tp_check_file(&t, small, 333, 1);
+	uint8_t *buf = tarn_alloc(3 * MiB + 17), *rb = tarn_alloc(3 * MiB + 17);
+	tp_fill(buf, 3 * MiB + 17, 2);
+	TT_OK(posix_read(fs, large, 0, 3 * MiB + 17, rb, &n));
+	TT_ASSERT(memcmp(buf, rb, 3 * MiB + 17) == 0);
+	TT_OK(posix_read(fs, large, 1ULL << 33, 10, rb, &n));
+	TT_EQ(n, 5);
+	TT_CHECK(memcmp(rb, "spars", 5) == 0);
+	check_range(large, 1ULL << 32, 1000, NULL);
+	char lb[700];
+	TT_OK(posix_lookup(fs, t.root, "longsym", &a));
+	TT_OK(posix_readlink(fs, a.pa_ino, lb, sizeof (lb)));
+	TT_CHECK(strcmp(lb, longt) == 0);
+	TT_OK(posix_lookup(fs, d.pa_ino, "sym", &a));
+	TT_OK(posix_readlink(fs, a.pa_ino, lb, sizeof (lb)));
+	TT_CHECK(strcmp(lb, "small") == 0);
+	TT_OK(posix_lookup(fs, t.root, "fifo", &a));
+	TT_EQ(a.pa_mode, S_IFIFO | 0600);
+	size_t xn;
+	uint8_t xr[30000];
+	TT_OK(posix_getxattr(fs, large, "user.big", xr, sizeof (xr), &xn));
+	TT_EQ(xn, sizeof (xv));
+	TT_CHECK(memcmp(xr, xv, sizeof (xv)) == 0);
+	TT_OK(posix_getattr(fs, t.root, &a));
+	TT_EQ(a.pa_nlink, 3);
+	TT_EQ(a.pa_size, 2 + 4);
+	tarn_free(buf);
+	tarn_free(rb);
+	tp_done(&t);
+}
+
+/* ---- quota and atime ---- */
+
+static void
+test_quota(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	posix_fs_opts_t o = t.opts;
+	o.pfo_quota = 8 * MiB;
+	posix_fs_set_opts(t.fs, &o);
+	uint8_t *buf = tarn_alloc(6 * MiB);
+	posix_attr_t a, b;
+	uint64_t n;
+	TT_OK(posix_create(t.fs, t.root, "q", S_IFREG | 0644, 0, NULL, true, &a));
+	TT_OK(posix_write(t.fs, a.pa_ino, 0, 6 * MiB, buf, NULL, &n));
+	TT_EQ(posix_write(t.fs, a.pa_ino, 6 * MiB, 3 * MiB, buf, NULL, &n), EDQUOT);
+	TT_OK(posix_write(t.fs, a.pa_ino, 0, 6 * MiB, buf, NULL, &n));     /* overwrite */
+	posix_attr_t in = { .pa_size = 100 * MiB };
+	TT_EQ(posix_setattr(t.fs, a.pa_ino, &in, POSIX_SET_SIZE, NULL, &b), EDQUOT);
+	struct statvfs st;
+	TT_OK(posix_statfs(t.fs, &st));
+	TT_CHECK(st.f_blocks * st.f_frsize >= 8 * MiB && st.f_blocks * st.f_frsize <= 9 * MiB);
+	TT_CHECK(st.f_bavail * st.f_frsize < 2 * MiB);
+	TT_OK(posix_unlink(t.fs, t.root, "q"));
+	posix_forget(t.fs, a.pa_ino, 1);
+	TT_OK(posix_create(t.fs, t.root, "q2", S_IFREG | 0644, 0, NULL, true, &a));
+	TT_OK(posix_write(t.fs, a.pa_ino, 0, 6 * MiB, buf, NULL, &n));
+	/* the counters survive a clean reopen */
+	TT_OK(posix_statfs(t.fs, &st));
+	tp_reopen(&t);
+	struct statvfs st2;
+	TT_OK(posix_statfs(t.fs, &st2));
+	TT_EQ(st2.f_files - st2.f_ffree, st.f_files - st.f_ffree);
+	TT_CHECK(st2.f_blocks - st2.f_bfree == st.f_blocks - st.f_bfree);
+	tarn_free(buf);
+	tp_done(&t);
+}
+
+static void
+set_atime_mode(posix_atime_mode_t m)
+{
+	posix_fs_opts_t o = t.opts;
+	o.pfo_atime = m;
+	posix_fs_set_opts(t.fs, &o);
+}
+
+static struct timespec
+atime_of(posix_ino_t ino)
+{
+	posix_attr_t a;
+	TT_OK(posix_getattr(t.fs, ino, &a));
+	return (a.pa_atime);
+}
+
+static bool
+ts_eq(struct timespec a, struct timespec b)
+{
+	return (a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec);
+}
+
+static void
+test_atime(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	posix_ino_t f = tp_file(&t, t.root, "f", 10, 1);
+	struct timespec a0 = atime_of(f);
+	set_atime_mode(POSIX_ATIME_OFF);
+	posix_touch_atime(t.fs, f);
+	TT_CHECK(ts_eq(atime_of(f), a0));
+	set_atime_mode(POSIX_ATIME_RELATIME);
+	posix_touch_atime(t.fs, f);             /* atime <= mtime: updated */
+	struct timespec a1 = atime_of(f);
+	TT_CHECK(!ts_eq(a1, a0));
+	posix_touch_atime(t.fs, f);             /* newer than mtime and ctime: not */
+	TT_CHECK(ts_eq(atime_of(f), a1));
+	posix_attr_t in = { .pa_atime = { time(NULL) - 2 * 86400, 0 } }, b;
+	TT_OK(posix_setattr(t.fs, f, &in, POSIX_SET_ATIME, NULL, &b));
+	posix_attr_t in2 = { .pa_ctime = { 1, 0 }, .pa_mtime = { 1, 0 } };
+	TT_OK(posix_setattr(t.fs, f, &in2, POSIX_SET_CTIME | POSIX_SET_MTIME, NULL, &b));
+	posix_touch_atime(t.fs, f);             /* older than a day: updated */
+	TT_CHECK(atime_of(f).tv_sec > time(NULL) - 100);
+	set_atime_mode(POSIX_ATIME_ON);
+	struct timespec a2 = atime_of(f);
+	posix_touch_atime(t.fs, f);
+	TT_CHECK(!ts_eq(atime_of(f), a2));
+	tp_done(&t);
+}
+
+static void
+cleanup(void)
+{
+	tt_tmpdir_cleanup();
+}
+
+TT_MAIN(
+	{ "basic", test_basic },
+	{ "small_growth", test_small_growth },
+	{ "sparse_seek", test_sparse_seek },
+	{ "links", test_links },
+	{ "symlinks", test_symlinks },
+	{ "rename", test_rename },
+	{ "xattrs", test_xattrs },
+	{ "unlinked", test_unlinked },
+	{ "persist", test_persist },
+	{ "quota", test_quota },
+	{ "atime", test_atime },
+	{ "cleanup", cleanup },
+)
