@@ -45,7 +45,15 @@
  * (the kernel gathers small writes into pages and sends them as large
  * writes; it keeps mtime and size itself and sends them to us with
  * setattr).  What Tarn changes itself (rollback, receive) it announces
- * with tarn_fuse_invalidate_*.  With the writeback cache a write error
+ * with tarn_fuse_invalidate_*.  One catch: with the writeback cache the
+ * kernel keeps its own size, mtime and ctime for a cached regular file
+ * and never takes ours again, so invalidating the inode is not enough
+ * when those changed.  tarn_fuse_invalidate_all therefore also starts a
+ * new generation epoch (entry replies carry pa_gen + epoch << 48): after
+ * the dentry epoch bump every name is looked up again, the kernel finds
+ * the generation changed, marks its old inode bad (I/O through files
+ * still open on it fails with EIO, as on a stale NFS handle) and builds
+ * a new one from our attributes.  With the writeback cache a write error
  * (ENOSPC, EDQUOT) reaches the program at fsync or close instead of at
  * write, as on any local file system with a page cache.
  *
@@ -505,6 +513,7 @@ tf_notify_inc_epoch(tarn_fuse_t *t)
 int
 tarn_fuse_invalidate_all(tarn_fuse_t *t)
 {
+	atomic_fetch_add(&t->tf_gen_epoch, 1);
 	int e = tf_notify_inc_epoch(t);
 	tf_inos_t a = { 0 };
 	tarn_fuse_nodes_walk(&t->tf_nodes, tf_collect_ino, &a);

@@ -8,15 +8,7 @@
 #ifndef TARN_FUSE_H
 #define TARN_FUSE_H
 
-/*
- * posix.h names a function posix_fallocate(), which is also the C
- * library's (fcntl.h).  Until the contract renames it, hide the C
- * library's declaration so both headers can be included.
- */
-#define posix_fallocate tarn_libc_posix_fallocate
-#include <fcntl.h>
-#undef posix_fallocate
-#include "posix.h"
+#include "posix.h"               /* before <fcntl.h>: see its posix_fallocate note */
 
 typedef struct tarn_fuse tarn_fuse_t;
 
@@ -74,11 +66,15 @@ const char *tarn_fuse_mountpoint(const tarn_fuse_t *t);
  * server.  They return 0, ENOENT when the kernel did not know the inode
  * or name (nothing to do), or another errno from the kernel.
  *
- * _inode: attributes and cached data of ino.
+ * _inode: attributes and cached data of ino.  With the writeback cache
+ *         the kernel keeps its own size and times of a regular file it
+ *         caches: when those changed, use _all (or remount).
  * _entry: the name dir/name (positive or negative), and dir's attributes.
- * _all:   every name the kernel has cached (an epoch bump, Linux >= 6.16)
- *         and the attributes and data of every inode it holds; ENOTSUP
- *         when the kernel cannot drop all names at once (remount then).
+ * _all:   every name the kernel has cached (an epoch bump, Linux >= 6.16),
+ *         the attributes and data of every inode it holds, and a new
+ *         generation for every inode (files still open on an old inode get
+ *         EIO, as on a stale NFS handle); ENOTSUP when the kernel cannot
+ *         drop all names at once (remount then).
  */
 int tarn_fuse_invalidate_inode(tarn_fuse_t *t, posix_ino_t ino);
 int tarn_fuse_invalidate_entry(tarn_fuse_t *t, posix_ino_t dir, const char *name);

@@ -6,7 +6,7 @@
 #ifndef TARN_FUSE_IMPL_H
 #define TARN_FUSE_IMPL_H
 
-#include "tarn_fuse.h"          /* first: see the note on posix_fallocate there */
+#include "tarn_fuse.h"          /* first: posix.h must come before <fcntl.h> */
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 #include <pthread.h>
@@ -75,6 +75,7 @@ struct tarn_fuse {
 	bool                 tf_splice;
 	bool                 tf_readdirplus;
 	uint32_t             tf_max_write;
+	atomic_uint_fast64_t tf_gen_epoch;   /* bumped by invalidate_all */
 	atomic_uint_fast64_t tf_requests;
 	atomic_uint_fast64_t tf_errors;
 };

@@ -146,11 +146,20 @@ tf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	tarn_fuse_reply_err(req, 0);
 }
 
+/*
+ * After the sync the space a file takes is known (before it, posix gives
+ * an estimate): drop the kernel's cached attributes so that stat and du
+ * see it.  Attributes only (offset -1): no writeback, so no deadlock
+ * with the fsync the kernel is waiting for.
+ */
 static void
 tf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	tarn_fuse_t *t = tf_enter(req);
-	tarn_fuse_reply_err(req, posix_fsync(t->tf_fs, TF_PINO(t, ino), datasync != 0));
+	int e = posix_fsync(t->tf_fs, TF_PINO(t, ino), datasync != 0);
+	if (e == 0)
+		(void) fuse_lowlevel_notify_inval_inode(t->tf_se, ino, -1, 0);
+	tarn_fuse_reply_err(req, e);
 }
 
 static void

@@ -9,6 +9,7 @@
 #include "tarn_fuse_impl.h"
 
 #include <limits.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
 /* ---- shared helpers ---- */
@@ -45,7 +46,8 @@ tarn_fuse_entry_fill(tarn_fuse_t *t, const posix_attr_t *pa, struct fuse_entry_p
 {
 	memset(e, 0, sizeof (*e));
 	e->ino = TF_FINO(t, pa->pa_ino);
-	e->generation = pa->pa_gen;
+	/* a new epoch makes every inode the kernel caches stale (tarn_fuse.c) */
+	e->generation = pa->pa_gen + (atomic_load(&t->tf_gen_epoch) << 48);
 	tarn_fuse_attr_to_stat(pa, &e->attr);
 	e->attr_timeout = t->tf_attr_tmo;
 	e->entry_timeout = t->tf_entry_tmo;
@@ -349,6 +351,11 @@ tf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	tarn_fuse_reply_err(req, posix_rmdir(t->tf_fs, TF_PINO(t, parent), name));
 }
 
+/*
+ * RENAME_WHITEOUT (overlayfs on top of us) is the rename followed by a
+ * whiteout (a 0:0 character device) at the old name: not atomic, but a
+ * crash between the two leaves only the rename done.
+ */
 static void
 tf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
     const char *newname, unsigned int flags)
@@ -356,8 +363,10 @@ tf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newpar
 	tarn_fuse_t *t = tf_enter(req);
 	unsigned int pflags = 0;
 	int e = 0;
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
-		e = SET_ERROR(EINVAL);          /* RENAME_WHITEOUT: overlayfs only */
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
+		e = SET_ERROR(EINVAL);
+	if ((flags & RENAME_WHITEOUT) && (flags & RENAME_EXCHANGE))
+		e = SET_ERROR(EINVAL);
 	if (flags & RENAME_NOREPLACE)
 		pflags |= POSIX_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
@@ -365,6 +374,16 @@ tf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newpar
 	if (e == 0)
 		e = posix_rename(t->tf_fs, TF_PINO(t, parent), name, TF_PINO(t, newparent),
 		    newname, pflags);
+	if (e == 0 && (flags & RENAME_WHITEOUT)) {
+		posix_cred_t cred;
+		posix_attr_t pa;
+		tarn_fuse_cred(req, &cred);
+		cred.pc_umask = 0;
+		e = posix_create(t->tf_fs, TF_PINO(t, parent), name, S_IFCHR, makedev(0, 0),
+		    &cred, true, &pa);
+		if (e == 0)
+			posix_forget(t->tf_fs, pa.pa_ino, 1);
+	}
 	tarn_fuse_reply_err(req, e);
 }
 

@@ -2,7 +2,9 @@
 # scripts/demo.sh — a two-minute tour: a raidz1 pool on four sparse files,
 # its status and list, data written by tarn-stress (when built), export,
 # import, destroy.  Everything lives in one temp dir, including the cache
-# file (TARN_CACHEFILE), so /etc/tarn is never touched.
+# file (TARN_CACHEFILE) and the socket of the daemon that the first command
+# starts (TARN_SOCKET), so /etc/tarn and /run/tarn are never touched; the
+# daemon is stopped at the end.
 set -u
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
@@ -16,6 +18,8 @@ if [ ! -x "$TARN" ]; then
 fi
 D=$(mktemp -d "${TMPDIR:-/tmp}/tarn-demo.XXXXXX")
 export TARN_CACHEFILE="$D/tarn.cache"
+export TARN_SOCKET="$D/tarnd.sock"
+trap '"$TARN" daemon stop >/dev/null 2>&1' EXIT
 
 step() {
 	echo
@@ -36,9 +40,13 @@ if ! step "$TARN" pool create demo raidz1 "$D/disk0" "$D/disk1" "$D/disk2" "$D/d
 fi
 step "$TARN" pool status demo
 step "$TARN" pool list
+step "$TARN" daemon status
 
 if [ -x "$STRESS" ] && "$STRESS" --help >"$D/stress-help" 2>&1 &&
 	grep -q -- "--pool" "$D/stress-help"; then
+	# tarn-stress opens the pool itself: the daemon lets go of it first
+	# (and opens it again with the next command)
+	"$TARN" daemon stop
 	step "$STRESS" --pool demo --seconds 10
 	step "$TARN" pool list demo
 else
@@ -54,4 +62,7 @@ step "$TARN" pool destroy demo
 step "$TARN" pool list
 
 echo
-echo "== demo done.  The pool is destroyed; to remove its files:  rm -rf $D"
+step "$TARN" daemon stop
+echo
+echo "== demo done.  The pool is destroyed and the daemon stopped; to remove"
+echo "   its files:  rm -rf $D"

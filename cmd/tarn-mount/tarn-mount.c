@@ -136,8 +136,7 @@ tm_parse(tm_cfg_t *c, int argc, char **argv)
 	int ch;
 	memset(c, 0, sizeof (*c));
 	c->tc_pool = "tarnmount";
-	c->tc_popts.pfo_atime = POSIX_ATIME_RELATIME;
-	c->tc_popts.pfo_xattr = true;
+	posix_fs_opts_default(&c->tc_popts);
 	tarn_fuse_opts_init(&c->tc_fopts);
 	while ((ch = getopt(argc, argv, "+cfhn:o:p:")) != -1) {
 		switch (ch) {

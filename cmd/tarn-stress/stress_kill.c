@@ -9,7 +9,8 @@
  * and before the tx commits; a worker that waited for a sync appends an
  * "S" line with the txg it saw synced (fdatasync'd).  At a random instant
  * (from the seed) the parent SIGKILLs the child, imports the pool itself
- * and reads U, the txg of the uberblock the import chose.  Then:
+ * read-only (so that nothing runs behind the check) and reads U, the txg of the uberblock the import chose (spa_loaded_txg;
+ * the pool may sync more txgs at once).  Then:
  *   - U is at least every txg of an "S" line (a synced txg is not lost),
  *     and, if the child finished by itself, at least every record's txg;
  *   - the journal records with txg <= U, applied in file order to the
@@ -28,6 +29,7 @@
  */
 #include "stress_run.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -70,7 +72,7 @@ stress_child(const stress_cfg_t *c, stress_model_t *m, int round, int jfd,
 	objset_t *os = NULL;
 	stress_stats_t st;
 	memset(&st, 0, sizeof (st));
-	int e = stress_pool_open(c, &spa, &os, err, sizeof (err));
+	int e = stress_pool_open(c, false, &spa, &os, err, sizeof (err));
 	if (e == 0) {
 		stress_journal_t j = { jfd, c };
 		stress_cfg_t cc = *c;
@@ -187,13 +189,15 @@ stress_check_round(const stress_cfg_t *c, stress_model_t *m, const char *jpath, 
 	spa_t *spa = NULL;
 	objset_t *os = NULL;
 	char e2[900];
-	int e = stress_pool_open(c, &spa, &os, e2, sizeof (e2));
+	/* read-only: judge exactly what is on disk; the next child imports read-write */
+	int e = stress_pool_open(c, true, &spa, &os, e2, sizeof (e2));
 	if (e != 0) {
 		snprintf(err, errlen, "round %d: after the %s: %s", round,
 		    killed ? "kill" : "workload ended", e2);
 		return (e);
 	}
-	uint64_t U = spa_last_synced_txg(spa);
+	/* the txg import chose (the pool may sync more at once: labels, resilver) */
+	uint64_t U = spa_loaded_txg(spa);
 	stress_replay_t rp;
 	e = stress_replay(jpath, m, U, &rp, e2, sizeof (e2));
 	if (e == 0 && (U < rp.sr_max_synced || U < *last_u)) {
@@ -228,6 +232,21 @@ stress_check_round(const stress_cfg_t *c, stress_model_t *m, const char *jpath, 
 	return (0);
 }
 
+/* Threads of this process (/proc/self/task); 0 when unknown. */
+static int
+stress_thread_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (d == NULL)
+		return (0);
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return (n);
+}
+
 int
 stress_run_kill(stress_cfg_t *c, stress_stats_t *st, char *err, size_t errlen)
 {
@@ -258,6 +277,10 @@ stress_run_kill(stress_cfg_t *c, stress_stats_t *st, char *err, size_t errlen)
 		}
 		/* kill somewhere in the round, sometimes after the child has finished */
 		double at = round_s * (0.05 + 1.25 * (double)tarn_rand_range(&kr, 1000000) / 1e6);
+		int nthr = stress_thread_count();
+		if (nthr > 1)       /* a closed pool should leave no thread behind */
+			fprintf(stderr, "tarn-stress: warning: %d threads alive at fork (round %d)\n",
+			    nthr, r);
 		fflush(stdout);
 		fflush(stderr);
 		pid_t pid = fork();

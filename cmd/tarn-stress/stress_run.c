@@ -2,7 +2,8 @@
  * stress_run.c — the pool tarn-stress builds (devices from a layout such
  * as "raidz2:6" or "mirror:2,mirror:2"), the multi-threaded workload with
  * periodic verification, and the normal (no kill) run: create, work,
- * verify, close, reopen, verify again.
+ * verify, close, reopen read-only and verify, reopen read-write and
+ * verify again.
  *
  * Verification pauses every worker between two operations (each worker
  * parks when asked; the controller waits until all have parked), waits
@@ -177,18 +178,20 @@ stress_pool_create(const stress_cfg_t *c, spa_t **spap, objset_t **osp, char *er
 }
 
 int
-stress_pool_open(const stress_cfg_t *c, spa_t **spap, objset_t **osp, char *err,
-    size_t errlen)
+stress_pool_open(const stress_cfg_t *c, bool readonly, spa_t **spap, objset_t **osp,
+    char *err, size_t errlen)
 {
 	spa_import_opts_t o;
 	memset(&o, 0, sizeof (o));
 	o.sio_no_cache = true;
+	o.sio_flags = readonly ? SPA_OPEN_READONLY : 0;
 	o.sio_dmu = stress_dmu_opts();
 	char perr[256] = "";
 	int e = spa_open_paths((const char *const *)c->sc_paths, c->sc_npaths, &o, spap,
 	    perr, sizeof (perr));
 	if (e != 0) {
-		snprintf(err, errlen, "cannot open the pool: %s (%s)", perr, tarn_strerror(e));
+		snprintf(err, errlen, "cannot open the pool%s: %s (%s)",
+		    readonly ? " read-only" : "", perr, tarn_strerror(e));
 		return (e);
 	}
 	e = spa_objset_open(*spap, STRESS_OS_NAME, osp);
@@ -229,7 +232,11 @@ stress_verify_pool(const stress_cfg_t *c, spa_t *spa, objset_t *os, const stress
     bool sync_first, stress_stats_t *st, const char *when, char *err, size_t errlen)
 {
 	uint64_t t0 = tarn_now_ns();
-	int e = sync_first ? txg_wait_synced(spa_dmu_pool(spa), 0) : 0;
+	int e = 0;
+	if (sync_first) {
+		(void) spa_scan_wait(spa);
+		e = txg_wait_synced(spa_dmu_pool(spa), 0);
+	}
 	if (e != 0) {
 		snprintf(err, errlen, "%s: txg_wait_synced: %s", when, tarn_strerror(e));
 		return (e);
@@ -502,11 +509,15 @@ stress_run_normal(stress_cfg_t *c, stress_stats_t *st, char *err, size_t errlen)
 		stress_model_free(m);
 		return (e);
 	}
+	/* reopen read-only (exactly what is on disk), then read-write */
 	spa_close(spa);
-	e = stress_pool_open(c, &spa, &os, err, errlen);
-	if (e == 0) {
-		e = stress_verify_pool(c, spa, os, m, false, st, "verification after reopening",
-		    err, errlen);
+	for (int rw = 0; rw < 2 && e == 0; rw++) {
+		e = stress_pool_open(c, rw == 0, &spa, &os, err, errlen);
+		if (e != 0)
+			break;
+		e = stress_verify_pool(c, spa, os, m, rw == 1, st, rw == 0 ?
+		    "verification after a read-only reopen" :
+		    "verification after a read-write reopen", err, errlen);
 		if (e == 0)
 			spa_close(spa);
 		else

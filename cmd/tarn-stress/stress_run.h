@@ -53,12 +53,15 @@ int stress_devices_create(const stress_cfg_t *c, char *err, size_t errlen);
 void stress_devices_remove(const stress_cfg_t *c);
 int stress_pool_create(const stress_cfg_t *c, spa_t **spap, objset_t **osp,
     char *err, size_t errlen);
-int stress_pool_open(const stress_cfg_t *c, spa_t **spap, objset_t **osp,
+/* Import the pool on c's devices; read-only imports write nothing at all. */
+int stress_pool_open(const stress_cfg_t *c, bool readonly, spa_t **spap, objset_t **osp,
     char *err, size_t errlen);
 void stress_limits_setup(stress_cfg_t *c, spa_t *spa);
 /*
  * Compare everything with the model and walk every block of the pool;
- * first wait for a sync of what is dirty when sync_first.
+ * first (when sync_first) wait for a running resilver and for a sync of
+ * what is dirty: spa_verify_all reports blocks that a sync moves under
+ * it, so the pool must be quiet.
  */
 int stress_verify_pool(const stress_cfg_t *c, spa_t *spa, objset_t *os,
     const stress_model_t *m, bool sync_first, stress_stats_t *st, const char *when,

@@ -264,27 +264,39 @@ client_send(int fd, int argc, char **argv)
 	return (error);
 }
 
+/* The connection broke before the exit frame: the daemon died. */
+static int
+client_lost(void)
+{
+	char rundir[PATH_MAX];
+
+	cli_rundir(cli_socket_path(), rundir, sizeof (rundir));
+	fprintf(stderr, "tarn: lost the connection to the daemon before the command "
+	    "ended (did it crash? see %s/tarnd.log)\n", rundir);
+	return (CLI_EXIT_LOST);
+}
+
 /*
  * Copy the daemon's frames to stdout/stderr until the exit frame.
- * Returns the command's exit status (1 when the connection broke).
+ * Returns the command's exit status (CLI_EXIT_LOST when the connection
+ * broke: as for a crash in-process, a status no command gives).
  */
 static int
-client_receive(int fd, bool quiet_eof)
+client_receive(int fd)
 {
 	char *buf = NULL;
 	size_t cap = 0;
-	int status = CLI_EXIT_ERROR;
+	int status = CLI_EXIT_LOST;
 
 	for (;;) {
 		uint32_t hdr[2];
 		if (cli_read_full(fd, hdr, sizeof (hdr)) != 0) {
-			if (!quiet_eof)
-				fprintf(stderr, "tarn: lost the connection to the daemon "
-				    "before the command ended\n");
+			status = client_lost();
 			break;
 		}
 		if (hdr[1] > CLI_PROTO_MAXSTR) {
 			fprintf(stderr, "tarn: bad frame from the daemon\n");
+			status = CLI_EXIT_LOST;
 			break;
 		}
 		if (hdr[1] > cap) {
@@ -292,7 +304,7 @@ client_receive(int fd, bool quiet_eof)
 			buf = tarn_realloc(buf, cap);
 		}
 		if (hdr[1] > 0 && cli_read_full(fd, buf, hdr[1]) != 0) {
-			fprintf(stderr, "tarn: lost the connection to the daemon\n");
+			status = client_lost();
 			break;
 		}
 		if (hdr[0] == CLI_FRAME_EXIT && hdr[1] == sizeof (int32_t)) {
@@ -324,7 +336,7 @@ cli_client_run(int argc, char **argv)
 		(void) close(fd);
 		return (CLI_EXIT_ERROR);
 	}
-	status = client_receive(fd, false);
+	status = client_receive(fd);
 	(void) close(fd);
 	return (status);
 }
@@ -392,7 +404,7 @@ cli_client_daemon(int argc, char **argv)
 		(void) close(fd);
 		return (CLI_EXIT_ERROR);
 	}
-	int status = client_receive(fd, false);
+	int status = client_receive(fd);
 	(void) close(fd);
 	return (status);
 }

@@ -253,17 +253,23 @@ iostat_first_base(iostat_pool_t *ip, uint64_t now_ns)
 		ip->ip_snap_ns = now_ns;
 }
 
+/* The NAME column fits every row of every pool (at least 10). */
+static void
+iostat_set_namewidth(iostat_opts_t *io, iostat_pool_t *pools, int n)
+{
+	io->io_namewidth = 0;
+	for (int i = 0; i < n; i++)
+		io->io_namewidth = iostat_namewidth(spa_root_vdev(pools[i].ip_spa),
+		    pools[i].ip_name, 0, io->io_verbose, io->io_namewidth);
+	io->io_namewidth = MAX(io->io_namewidth, 10);
+}
+
 /* One report of every pool; with print false only the counters are taken. */
 static void
 iostat_report(iostat_opts_t *io, iostat_pool_t *pools, int n, bool print)
 {
 	uint64_t now = tarn_now_ns();
 
-	io->io_namewidth = 0;
-	for (int i = 0; i < n; i++)
-		io->io_namewidth = iostat_namewidth(spa_root_vdev(pools[i].ip_spa),
-		    pools[i].ip_name, 0, io->io_verbose, io->io_namewidth);
-	io->io_namewidth = MAX(io->io_namewidth, 10);
 	for (int i = 0; i < n && print; i++) {
 		uint64_t dt = now - pools[i].ip_snap_ns;
 		double scale = pools[i].ip_snap_ns != 0 && dt > 0 ? 1e9 / (double)dt : 1.0;
@@ -353,6 +359,7 @@ iostat_run(iostat_opts_t *io, iostat_pool_t *pools, int n)
 	for (;;) {
 		bool skip = io->io_skip && iter == 0;
 		iter++;
+		iostat_set_namewidth(io, pools, n);
 		if (!io->io_scripted && ((iter == 1 && !skip) || skip != io->io_verbose ||
 		    (tty && iter % (unsigned long)rows == 0)))
 			iostat_header(io);

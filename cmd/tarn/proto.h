@@ -29,6 +29,9 @@
 #define CLI_PROTO_MAXREQ  (4u << 20)       /* all strings together */
 #define CLI_PROTO_MAXENV  16
 
+/* The client's exit status when the daemon died during the command. */
+#define CLI_EXIT_LOST     255
+
 #define CLI_SOCKET_DEFAULT "/run/tarn/tarnd.sock"
 #define CLI_NOT_ROOT_MSG   "permission denied: the tarn daemon is for root only"
 

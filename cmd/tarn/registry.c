@@ -40,6 +40,7 @@ typedef struct reg_pool {
 	int      rp_refs;          /* commands holding or waiting for it */
 	int      rp_unlocked;      /* holders past cli_pool_unlock() */
 	bool     rp_gone;          /* no new holds; freed at the last unref */
+	bool     rp_uncached;      /* imported without a cache file entry */
 } reg_pool_t;
 
 typedef enum reg_mode { REG_READ = 1, REG_WRITE, REG_UNLOCKED } reg_mode_t;
@@ -153,7 +154,7 @@ cli_pool_names(char ***namesp, int *np)
 		names[i] = tarn_strdup(ents[i].sce_name);
 	/* a read-only import is held by the daemon but not in the cache file */
 	for (reg_pool_t *rp = reg_pools; rp != NULL; rp = rp->rp_next) {
-		bool known = rp->rp_gone;
+		bool known = rp->rp_gone || !rp->rp_uncached;
 		for (int i = 0; i < ncache && !known; i++)
 			known = strcmp(names[i], rp->rp_name) == 0;
 		if (!known)
@@ -360,7 +361,8 @@ cli_pool_adopt(spa_t *spa)
 		old->rp_refs++;
 		reg_rele_locked(old);
 	}
-	(void) reg_add(spa);
+	char err[256];
+	reg_add(spa)->rp_uncached = pool_cached(spa_name(spa), err, sizeof (err)) != 0;
 	if (reg_log != NULL)
 		reg_log("holding pool '%s'", spa_name(spa));
 	pthread_mutex_unlock(&reg_lock);

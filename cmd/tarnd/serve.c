@@ -231,6 +231,23 @@ path_join(const char *dir, const char *rel)
 	return (p);
 }
 
+/* pwd/rel as the library would make it: real path if it exists. */
+static char *
+path_resolve(const char *pwd, const char *rel)
+{
+	char real[PATH_MAX];
+	char *p = path_join(pwd, rel);
+
+	if (realpath(p, real) != NULL) {
+		tarn_free(p);
+		return (tarn_strdup(real));
+	}
+	tarn_free(p);
+	while (strncmp(rel, "./", 2) == 0)
+		rel += 2;
+	return (path_join(strcmp(pwd, "/") == 0 ? "" : pwd, rel));
+}
+
 /* Without unshare: make relative-looking path arguments absolute. */
 static void
 req_absolutize(request_t *rq, const char *pwd)
@@ -242,7 +259,7 @@ req_absolutize(request_t *rq, const char *pwd)
 		if (a[0] == '\0' || a[0] == '/')
 			continue;
 		if (after_d || (a[0] != '-' && strchr(a, '/') != NULL && strchr(a, '=') == NULL)) {
-			rq->rq_argv[i] = path_join(pwd, a);
+			rq->rq_argv[i] = path_resolve(pwd, a);
 			tarn_free(a);
 		}
 	}
@@ -300,11 +317,18 @@ static bool
 cache_mismatch(const request_t *rq, char *msg, size_t len)
 {
 	const char *theirs = req_env(rq, "TARN_CACHEFILE");
+	const char *pwd = req_env(rq, "PWD");
 	char a[PATH_MAX * 2], b[PATH_MAX * 2];
 
 	if (theirs == NULL || theirs[0] == '\0')
 		return (false);
-	cache_canon(theirs, a, sizeof (a));
+	if (theirs[0] != '/' && strcmp(theirs, "none") != 0 && pwd != NULL) {
+		char *abs = path_join(pwd, theirs);
+		cache_canon(abs, a, sizeof (a));
+		tarn_free(abs);
+	} else {
+		cache_canon(theirs, a, sizeof (a));
+	}
 	cache_canon(spa_cachefile_path(), b, sizeof (b));
 	if (strcmp(a, b) == 0)
 		return (false);

@@ -37,6 +37,13 @@ typedef int (*dsl_fs_init_fn_t)(void *arg, objset_t *os);
  */
 int dsl_pool_open(spa_t *spa, dsl_fs_init_fn_t init_fn, void *init_arg, dsl_pool_t **dpp);
 void dsl_pool_close(dsl_pool_t *dp);
+/*
+ * Ask before a dataset is destroyed: fn returns 0, or EBUSY (or another
+ * errno) with a message in err to refuse ("dataset is busy").  The
+ * daemon refuses mounted datasets this way; without -f it may unmount.
+ */
+typedef int (*dsl_busy_fn_t)(void *arg, const char *name, char *err, size_t errlen);
+void dsl_pool_set_busy_fn(dsl_pool_t *dp, dsl_busy_fn_t fn, void *arg);
 spa_t *dsl_pool_spa(dsl_pool_t *dp);
 
 /*

@@ -161,6 +161,13 @@ dsl_pool_close(dsl_pool_t *dp)
 	tarn_free(dp);
 }
 
+void
+dsl_pool_set_busy_fn(dsl_pool_t *dp, dsl_busy_fn_t fn, void *arg)
+{
+	dp->dp_busy_fn = fn;
+	dp->dp_busy_arg = arg;
+}
+
 spa_t *
 dsl_pool_spa(dsl_pool_t *dp)
 {
@@ -507,6 +514,29 @@ dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
 	return (e ? e : e2);
 }
 
+/* Ask the busy callback about name and everything below it (lock held). */
+static int
+dsl_destroy_check_busy(dsl_pool_t *dp, uint64_t obj, const char *name, char *err,
+    size_t errlen)
+{
+	if (dp->dp_busy_fn == NULL)
+		return (0);
+	int e = dp->dp_busy_fn(dp->dp_busy_arg, name, err, errlen);
+	dsl_child_t *kids;
+	int n;
+	if (e != 0 || (e = dsl_children(dp, obj, &kids, &n)) != 0)
+		return (e);
+	char *cname = tarn_alloc(DSL_NAME_MAX + ZAP_MAXNAMELEN);
+	for (int i = 0; i < n && e == 0; i++) {
+		(void) snprintf(cname, DSL_NAME_MAX + ZAP_MAXNAMELEN, "%s/%s", name,
+		    kids[i].dc_name);
+		e = dsl_destroy_check_busy(dp, kids[i].dc_obj, cname, err, errlen);
+	}
+	tarn_free(cname);
+	tarn_free(kids);
+	return (e);
+}
+
 static int
 dsl_destroy_tree(dsl_pool_t *dp, uint64_t obj, const char *name)
 {
@@ -557,6 +587,8 @@ dsl_dataset_destroy(dsl_pool_t *dp, const char *name, bool recursive, char *err,
 		(void) snprintf(err, errlen, "pool is read-only");
 		e = SET_ERROR(EROFS);
 	}
+	if (e == 0)
+		e = dsl_destroy_check_busy(dp, obj, name, err, errlen);
 	if (e == 0)
 		e = dsl_destroy_tree(dp, obj, name);
 	pthread_mutex_unlock(&dp->dp_lock);

@@ -31,6 +31,8 @@ struct dsl_pool {
 	uint64_t  dp_root_obj;
 	dsl_fs_init_fn_t dp_init_fn;
 	void     *dp_init_arg;
+	dsl_busy_fn_t dp_busy_fn;
+	void     *dp_busy_arg;
 	pthread_mutex_t dp_lock;      /* serializes every operation */
 };
 

@@ -104,7 +104,7 @@ data_write_chunk(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t off
 	uint64_t end = off + n;
 	int64_t more = end > zp->zp_size ?
 	    (int64_t)P2ROUNDUP(end, 512) - (int64_t)P2ROUNDUP(zp->zp_size, 512) : 0;
-	int err = posix_quota_check(fs, more);
+	int err = posix_space_check(fs, more, n);
 	if (err != 0)
 		return (err);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
@@ -182,15 +182,11 @@ static int
 data_reserve(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, int mode, uint64_t end,
     uint64_t len)
 {
-	posix_fs_opts_t o;
-	posix_opts(fs, &o);
-	if (o.pfo_avail != NULL && len > o.pfo_avail(o.pfo_avail_arg))
-		return (SET_ERROR(ENOSPC));
-	if ((mode & FALLOC_FL_KEEP_SIZE) || end <= zp->zp_size)
-		return (0);
-	int64_t more = (int64_t)P2ROUNDUP(end, 512) - (int64_t)P2ROUNDUP(zp->zp_size, 512);
-	int err = posix_quota_check(fs, more);
-	if (err != 0)
+	bool grow = !(mode & FALLOC_FL_KEEP_SIZE) && end > zp->zp_size;
+	int64_t more = grow ?
+	    (int64_t)P2ROUNDUP(end, 512) - (int64_t)P2ROUNDUP(zp->zp_size, 512) : 0;
+	int err = posix_space_check(fs, more, len);
+	if (err != 0 || !grow)
 		return (err);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
 	dmu_tx_hold_bonus(tx, ino);
@@ -237,8 +233,8 @@ data_punch(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t off, uint
 /*
  * fallocate.  Tarn, like ZFS, does not preallocate (a copy-on-write file
  * system writes new blocks anyway): mode 0 and KEEP_SIZE check that the
- * space is there now and mode 0 extends the size; a later write may still
- * find the pool full.  PUNCH_HOLE|KEEP_SIZE frees the range.
+ * space is there now (ENOSPC, or EDQUOT under a quota) and mode 0 extends
+ * the size; a later write may still find the pool full.  PUNCH_HOLE|KEEP_SIZE frees the range.
  */
 int
 posix_fallocate(posix_fs_t *fs, posix_ino_t ino, int mode, uint64_t off, uint64_t len)

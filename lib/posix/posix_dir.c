@@ -250,8 +250,8 @@ mknode_locked(posix_fs_t *fs, posix_ino_t dir, znode_phys_t *dzp, const char *na
     const mknode_args_t *a, posix_attr_t *attr)
 {
 	uint64_t tlen = a->target != NULL ? strlen(a->target) : 0;
-	int err = posix_quota_check(fs, DNODE_SIZE + POSIX_CHARGE_DIRENT +
-	    (int64_t)P2ROUNDUP(tlen, 512));
+	int64_t charge = DNODE_SIZE + POSIX_CHARGE_DIRENT + (int64_t)P2ROUNDUP(tlen, 512);
+	int err = posix_space_check(fs, charge, (uint64_t)charge);
 	if (err != 0)
 		return (err);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
@@ -288,6 +288,16 @@ mknode_locked(posix_fs_t *fs, posix_ino_t dir, znode_phys_t *dzp, const char *na
 			err = zn_write(fs, dir, &dold, dzp, tx);
 	}
 	dmu_tx_commit(tx);
+	if (err == 0) {
+		/* a number is reused only after a sync; a stale pinode may remain */
+		pinode_t *pi = pinode_get(fs, obj);
+		if (__atomic_load_n(&pi->pi_destroyed, __ATOMIC_RELAXED)) {
+			pthread_rwlock_wrlock(&pi->pi_lock);
+			pi->pi_destroyed = false;
+			pthread_rwlock_unlock(&pi->pi_lock);
+		}
+		pinode_rele(fs, pi);
+	}
 	if (err == 0 && attr != NULL)
 		err = posix_ref_attr(fs, obj, &zp, attr);
 	return (err);

@@ -173,6 +173,32 @@ posix_quota_check(posix_fs_t *fs, int64_t more)
 	return (0);
 }
 
+/*
+ * Before a change that charges `charge` bytes and needs `bytes` of new
+ * space: EDQUOT past pfo_quota; when pfo_avail says there is not room for
+ * `bytes`, ENOSPC if the pool itself is full (the DMU refuses a
+ * transaction of that size) and EDQUOT otherwise (a quota or another
+ * dataset's reservation is what limits us).
+ */
+int
+posix_space_check(posix_fs_t *fs, int64_t charge, uint64_t bytes)
+{
+	int err = posix_quota_check(fs, charge);
+	if (err != 0 || bytes == 0)
+		return (err);
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	if (o.pfo_avail == NULL || bytes <= o.pfo_avail(o.pfo_avail_arg))
+		return (0);
+	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
+	dmu_tx_hold_space(tx, bytes);
+	err = dmu_tx_assign(tx, TXG_WAIT);
+	dmu_tx_abort(tx);
+	if (err == ENOSPC || err == EIO || err == EROFS)
+		return (err);
+	return (SET_ERROR(EDQUOT));
+}
+
 /* Recount the charges by reading every inode (after an unclean close). */
 static int
 posix_recount(posix_fs_t *fs)

@@ -125,6 +125,7 @@ uint64_t pinode_refs(posix_fs_t *fs, pinode_t *pi);
 int posix_tx_assign(dmu_tx_t *tx);
 void posix_charge(posix_fs_t *fs, int64_t bytes, int64_t inodes);
 int posix_quota_check(posix_fs_t *fs, int64_t more);
+int posix_space_check(posix_fs_t *fs, int64_t charge, uint64_t bytes);
 
 /* ---- posix_inode.c: znodes ---- */
 void posix_now(uint64_t t[2]);

@@ -31,6 +31,7 @@ spa_alloc(const char *name)
 	spa_scan_init(spa);
 	spa_errlog_init(spa);
 	spa_history_init(spa);
+	spa_vdev_init(spa);          /* device lifecycle (spa_vdev.c) */
 	return (spa);
 }
 
@@ -42,6 +43,8 @@ spa_free(spa_t *spa)
 	if (spa->spa_root != NULL)
 		vdev_free(spa->spa_root);
 	tarn_free(spa->spa_os);
+	tarn_free(spa->spa_dead_roots);
+	spa_vdev_fini(spa);          /* device lifecycle (spa_vdev.c) */
 	spa_history_fini(spa);
 	spa_errlog_fini(spa);
 	pthread_mutex_destroy(&spa->spa_lock);
@@ -362,6 +365,7 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 		spa_free(spa);
 		return (e);
 	}
+	spa_vdev_start(spa);         /* device lifecycle: faults, spares, resilvers */
 	if (!spa->spa_no_cache)
 		(void) spa_cache_add(spa);
 	*spap = spa;
@@ -372,6 +376,7 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 void
 spa_unload(spa_t *spa, bool sync)
 {
+	spa_vdev_stop(spa);          /* device lifecycle thread first (spa_vdev.c) */
 	spa_scan_fini(spa);
 	if (spa->spa_dp != NULL) {
 		dmu_pool_stop(spa->spa_dp, sync && !spa->spa_readonly);
@@ -416,6 +421,7 @@ spa_export(spa_t *spa)
 	if (spa->spa_dp != NULL)
 		e = txg_wait_synced(spa->spa_dp, 0);
 	if (e == 0) {
+		spa_vdev_stop(spa);  /* no label writes of its own after this */
 		dmu_pool_stop(spa->spa_dp, true);
 		e = spa_write_labels(spa, POOL_STATE_EXPORTED, false);
 	}
@@ -432,6 +438,7 @@ spa_destroy(spa_t *spa)
 {
 	if (spa->spa_readonly)
 		return (SET_ERROR(EROFS));
+	spa_vdev_stop(spa);          /* no label writes of its own after this */
 	dmu_pool_stop(spa->spa_dp, true);
 	int e = spa_write_labels(spa, POOL_STATE_DESTROYED, false);
 	if (e != 0)
@@ -562,5 +569,6 @@ spa_load(spa_t *spa, const vdev_label_config_t *cfg, const spa_import_opts_t *op
 			}
 		}
 	}
+	spa_vdev_start(spa);         /* device lifecycle: spares, missed txgs, resilvers */
 	return (0);
 }

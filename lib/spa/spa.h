@@ -167,8 +167,8 @@ int spa_objset_open(spa_t *spa, const char *name, objset_t **osp);
  * Added for lib/dsl (dataset destroy): forget a registered object set —
  * close it, drop its pool-directory entry and free its MOS object.  The
  * caller has freed every object in it and waited for that to sync (so
- * the object set is clean); its last objset_phys block (1 KiB) is not
- * freed.  ENOENT if no such object set; EBUSY if it is still dirty.
+ * the object set is clean); its root block is freed by the next sync.
+ * ENOENT if no such object set; EBUSY if it is still dirty.
  */
 int spa_objset_destroy(spa_t *spa, const char *name);
 /*
@@ -264,8 +264,20 @@ int spa_vdev_clear(spa_t *spa, const char *path, char *err, size_t errlen);
 /* zpool add NAME spare DEV...: hot spares. */
 int spa_vdev_add_spares(spa_t *spa, int n, char *const paths[], bool force,
     char *err, size_t errlen);
-/* Look a leaf up by path, by GUID (decimal) or by its last path component. */
+/*
+ * Look a leaf up by path (also another spelling of the same file), by
+ * GUID (decimal) or by its last path component: the tree first, then
+ * the hot spares.  The pointer is valid until the next device change.
+ */
 vdev_t *spa_lookup_leaf(spa_t *spa, const char *name);
+/*
+ * Wait until no resilver runs or is needed (replace -w, attach -w):
+ * resilvers finish, replaced devices are detached, the labels written.
+ * Returns at once when none can run (read-only pool, no scan support).
+ */
+int spa_vdev_wait(spa_t *spa);
+/* Hot spares: root->vdev_spares (NULL when none); in use = now in the tree. */
+bool spa_spare_in_use(spa_t *spa, const vdev_t *spare);
 
 /* ---- history (spa_history.c) ---- */
 

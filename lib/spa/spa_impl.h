@@ -26,6 +26,12 @@ typedef struct spa_sm_phys {
 	uint64_t smp_alloc;         /* allocated bytes after replay (informational) */
 } spa_sm_phys_t;
 
+/* A destroyed object set's root block, to free in txg (spa_objset_destroy). */
+typedef struct spa_dead_root {
+	blkptr_t sdr_bp;
+	uint64_t sdr_txg;
+} spa_dead_root_t;
+
 /* An object set registered with the pool (its bp lives in a MOS object's bonus). */
 typedef struct spa_os {
 	char      so_name[SPA_DIR_NAMELEN];
@@ -52,12 +58,20 @@ struct spa {
 	pthread_mutex_t spa_lock;   /* spa_os, spa_ub */
 	spa_os_t *spa_os;
 	int       spa_nos, spa_cos;
+	/*
+	 * Root blocks of object sets destroyed (spa_objset_destroy, for
+	 * lib/dsl), each freed by the sync of the txg that dropped its
+	 * directory entry (spa_lock).
+	 */
+	struct spa_dead_root *spa_dead_roots;
+	int       spa_ndead_roots;
 	uint64_t  spa_sync_passes;  /* max passes seen (diagnostics) */
 	/* owned by spa_scan.c, spa_errlog.c, spa_vdev.c, spa_history.c */
 	struct spa_scan *spa_scan;
 	struct spa_errlog *spa_errlog;
 	struct spa_history *spa_history;
 	pthread_mutex_t spa_vdev_lock; /* serializes device changes */
+	struct spa_vdev_async *spa_vdev_async;  /* spa_vdev.c: its thread and state */
 };
 
 /* spa_sync.c */
@@ -89,6 +103,24 @@ void spa_history_init(spa_t *spa);
 int spa_history_load(spa_t *spa);
 int spa_history_sync(spa_t *spa, uint64_t txg);
 void spa_history_fini(spa_t *spa);
+/*
+ * spa_vdev.c (device lifecycle): init/fini with the spa; start once the
+ * pool runs (after create or load, read-only too: checks spares and
+ * missed txgs, starts the thread that faults failing devices, activates
+ * spares and drives resilvers); stop before the pool stops (export,
+ * destroy, unload; idempotent).  sync_done is called by spa_sync after
+ * each txg's uberblock (it only records missed txgs in the labels when
+ * it can without waiting, and wakes the thread).  resilver_done may be
+ * called by spa_scan.c when a resilver ends (it only wakes the thread;
+ * the thread also polls spa_scan_get_stat).
+ */
+void spa_vdev_init(spa_t *spa);
+void spa_vdev_start(spa_t *spa);
+void spa_vdev_stop(spa_t *spa);
+void spa_vdev_fini(spa_t *spa);
+void spa_vdev_sync_done(spa_t *spa, uint64_t txg);
+void spa_vdev_resilver_done(spa_t *spa, uint64_t txg);
+
 /* Name of a registered object set ("<MOS>" for the MOS), for messages. */
 void spa_objset_name(spa_t *spa, objset_t *os, char *buf, size_t len);
 

@@ -90,6 +90,9 @@ spa_attach_paths(vdev_t *vd, scan_t *sc, uint64_t pool_guid)
 		if (c->vlc_pool_guid == pool_guid && c->vlc_leaf_guid == vd->vdev_guid) {
 			tarn_free(vd->vdev_path);
 			vd->vdev_path = tarn_strdup(sc->sc_found[i].fl_path);
+			/* missing when the config was written, found now (spa_vdev.c) */
+			if (vd->vdev_type == VDEV_TYPE_MISSING)
+				vd->vdev_type = VDEV_TYPE_FILE;
 			return;
 		}
 	}
@@ -125,7 +128,9 @@ spa_scan_to_cands(scan_t *sc, spa_import_cand_t **candsp, int *np)
 	int n = 0;
 	for (int i = 0; i < sc->sc_n; i++) {
 		vdev_label_config_t *c = &sc->sc_found[i].fl_cfg;
-		if (c->vlc_state == POOL_STATE_DESTROYED || c->vlc_tree == NULL)
+		/* A hot spare's label (SPARE) never describes its pool (spa_vdev.c). */
+		if (c->vlc_state == POOL_STATE_DESTROYED || c->vlc_state == POOL_STATE_SPARE ||
+		    c->vlc_tree == NULL)
 			continue;
 		int j;
 		for (j = 0; j < n; j++)

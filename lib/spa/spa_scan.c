@@ -30,11 +30,14 @@
  * for its whole walk: matured frees stay unallocatable until it releases
  * them.  The hold is taken before the committed root is read, so every
  * block of that tree is either live or held.  Safety valve: when held
- * space grows beyond max(SCAN_HELD_MIN, pool size / 8) — a long pause, or
- * heavy rewriting during a slow scan — the walk lets go (releases the
- * hold) and restarts the current object set from a new committed root
- * (at most SCAN_MAX_RESTARTS times per object set while running; a paused
- * scan simply waits without a hold and restarts the object set on resume).
+ * space (beyond SCAN_HELD_MIN) exceeds what is still allocatable, or
+ * leaves less than 4x the slop allocatable — a long pause, or heavy
+ * rewriting during a slow scan — the walk lets go (releases the hold)
+ * and restarts the current object set from a new committed root (a
+ * paused scan waits without a hold and restarts the object set on
+ * resume).  Before that, from half as much held space on, the scan stops
+ * yielding to user I/O, to end sooner.  Users never get ENOSPC because
+ * of a scan; a scan under sustained heavy rewriting may restart often.
  *
  * Never starving user I/O.  Every SCAN_WINDOW_NS the scan compares the
  * pool's zio counters with its own reads: reads it did not issue, or
@@ -79,8 +82,7 @@
 #define SCAN_BUSY_SLEEP_US  2000
 #define SCAN_WINDOW_NS      (10 * 1000000ULL)
 #define SCAN_BUSY_OPS       2               /* foreign ops in a window: busy */
-#define SCAN_HELD_MIN       (64 * MiB)
-#define SCAN_MAX_RESTARTS   3
+#define SCAN_HELD_MIN       (16 * MiB)       /* never let go for less */
 
 /* The MOS object "scan": one 256-byte record. */
 typedef struct spa_scan_phys {
@@ -127,7 +129,10 @@ typedef struct scan_walk {
 	scan_read_t  sw_reads[SCAN_BATCH_MAX];
 	int          sw_nreads;
 	uint64_t     sw_bytes;          /* lsize of the queued reads */
-	int          sw_restarts;       /* valve restarts of the current object set */
+	int          sw_pressure;       /* scan_pressure() as of the last window */
+	/* where a walk that let go goes on */
+	bool         sw_mos_done;       /* the MOS was walked */
+	char         sw_done[SPA_DIR_NAMELEN]; /* object sets up to this name were */
 	/* throttle */
 	uint64_t     sw_win_start;
 	uint64_t     sw_win_ops;        /* zio reads + failures + writes at window start */
@@ -252,6 +257,8 @@ spa_scan_sync(spa_t *spa, uint64_t txg)
 	spa_scan_phys_t phys;
 	memset(&phys, 0, sizeof (phys));
 	pthread_mutex_lock(&sc->ss_lock);
+	if (sc->ss_stat.sss_paused)
+		pthread_cond_broadcast(&sc->ss_cv);     /* a paused walk checks its hold */
 	bool dirty = sc->ss_dirty;
 	sc->ss_dirty = false;
 	phys.ssp_stat = sc->ss_stat;
@@ -367,16 +374,23 @@ scan_queue_read(scan_walk_t *w, uint64_t obj, const blkptr_t *bp, uint64_t blkid
 		scan_flush(w);
 }
 
-/* Held frees beyond what the pool can spare: let go of the walk. */
-static bool
+/*
+ * How much the held frees weigh: 0 nothing to worry about; 1 heavy (more
+ * than half what is still allocatable: hurry); 2 too much (more than is
+ * allocatable, or less than 4x the slop is left: let go).
+ */
+static int
 scan_pressure(scan_walk_t *w)
 {
 	uint64_t held = metaslab_class_held_space(w->sw_spa->spa_mc);
 	if (held <= SCAN_HELD_MIN)
-		return (false);
+		return (0);
 	spa_space_t ss;
 	spa_get_space(w->sw_spa, &ss);
-	return (held > MAX(SCAN_HELD_MIN, ss.ss_size / 8));
+	uint64_t avail = ss.ss_free > ss.ss_deferred ? ss.ss_free - ss.ss_deferred : 0;
+	if (held > avail || avail < 4 * ss.ss_slop)
+		return (2);
+	return (held > avail / 2 ? 1 : 0);
 }
 
 /*
@@ -401,22 +415,24 @@ scan_check(scan_walk_t *w)
 			pthread_mutex_lock(&sc->ss_lock);
 			continue;
 		}
-		if (scan_pressure(w)) {
+		if (scan_pressure(w) == 2) {
 			pthread_mutex_unlock(&sc->ss_lock);
 			return (SET_ERROR(EAGAIN));
 		}
+		/* woken by every txg (spa_scan_sync) to look at the held frees */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += 1;
 		pthread_cond_timedwait(&sc->ss_cv, &sc->ss_lock, &ts);
 	}
 	pthread_mutex_unlock(&sc->ss_lock);
-	if (w->sw_restarts < SCAN_MAX_RESTARTS && scan_pressure(w))
-		return (SET_ERROR(EAGAIN));
-	return (0);
+	return (w->sw_pressure == 2 ? SET_ERROR(EAGAIN) : 0);
 }
 
-/* Once a window: is user I/O going on?  Refresh the repaired bytes too. */
+/*
+ * Once a window: is user I/O going on (yield to it unless the held frees
+ * weigh)?  Refresh the held-frees pressure and the repaired bytes.
+ */
 static void
 scan_throttle(scan_walk_t *w)
 {
@@ -427,7 +443,8 @@ scan_throttle(scan_walk_t *w)
 		uint64_t ops = zs.zs_reads + zs.zs_read_failures + zs.zs_writes;
 		uint64_t foreign = ops - w->sw_win_ops;
 		uint64_t own = w->sw_own - w->sw_win_own;
-		w->sw_busy = foreign > own + SCAN_BUSY_OPS;
+		w->sw_pressure = scan_pressure(w);
+		w->sw_busy = foreign > own + SCAN_BUSY_OPS && w->sw_pressure == 0;
 		w->sw_win_start = now;
 		w->sw_win_ops = ops;
 		w->sw_win_own = w->sw_own;
@@ -559,12 +576,14 @@ scan_walk_os(scan_walk_t *w, objset_t *os, const char *name)
 }
 
 /*
- * One walk from object set *pos (0: the MOS, k: the k-th named one) to
- * the end, holding frees.  0 when done, ECANCELED when stopped, EAGAIN
- * when it let go (*pos: where to go on), EIO when it could not begin.
+ * One walk, holding frees, of the object sets not yet walked: the MOS
+ * unless sw_mos_done, then those named after sw_done.  0 when done,
+ * ECANCELED when stopped, EAGAIN when it let go (sw_mos_done / sw_done
+ * say where to go on: names, so object sets created meanwhile do not
+ * shift it), EIO when it could not begin.
  */
 static int
-scan_walk(scan_walk_t *w, int *pos)
+scan_walk(scan_walk_t *w)
 {
 	spa_t *spa = w->sw_spa;
 	metaslab_class_hold_frees(spa->spa_mc);
@@ -576,7 +595,7 @@ scan_walk(scan_walk_t *w, int *pos)
 		uint64_t txg = spa->spa_ub.ub_txg;
 		pthread_mutex_unlock(&spa->spa_lock);
 		pthread_mutex_lock(&w->sw_sc->ss_lock);
-		if (w->sw_sc->ss_stat.sss_txg == 0)     /* later walks saw more */
+		if (w->sw_sc->ss_stat.sss_txg == 0)     /* the first walk's bounds all */
 			w->sw_sc->ss_stat.sss_txg = txg;
 		pthread_mutex_unlock(&w->sw_sc->ss_lock);
 		rc = dmu_objset_open(spa_dmu_pool(spa), &rootbp, &scan_mos_props, &mos);
@@ -585,19 +604,20 @@ scan_walk(scan_walk_t *w, int *pos)
 	int n = 0;
 	if (rc == 0 && scan_list_objsets(mos, &ents, &n) != 0)
 		scan_stat_add(w->sw_sc, 0, 1);      /* the MOS walk reports the block */
-	for (int i = *pos; rc == 0 && i <= n; i++) {
+	for (int i = 0; rc == 0 && i <= n; i++) {
 		objset_t *os = mos;
-		if (i > 0 && scan_open_os(w, mos, &ents[i - 1], &os) != 0) {
-			*pos = i + 1;
+		const char *name = i == 0 ? "<MOS>" : ents[i - 1].soe_name;
+		if (i == 0 ? w->sw_mos_done : strcmp(name, w->sw_done) <= 0)
 			continue;
+		if (i == 0 || scan_open_os(w, mos, &ents[i - 1], &os) == 0) {
+			rc = scan_walk_os(w, os, name);
+			if (os != mos)
+				dmu_objset_close(os);
 		}
-		rc = scan_walk_os(w, os, i == 0 ? "<MOS>" : ents[i - 1].soe_name);
-		if (os != mos)
-			dmu_objset_close(os);
-		if (rc == 0) {
-			*pos = i + 1;
-			w->sw_restarts = 0;
-		}
+		if (rc == 0 && i == 0)
+			w->sw_mos_done = true;
+		else if (rc == 0)
+			snprintf(w->sw_done, sizeof (w->sw_done), "%s", name);
 	}
 	tarn_free(ents);
 	if (mos != NULL)
@@ -618,33 +638,41 @@ scan_wait_resume(spa_scan_t *sc)
 	return (go);
 }
 
-/* The end of a walk: the result, the error log, a txg to persist it. */
+/*
+ * The end of a walk: the error log first (whoever sees the result sees
+ * the log it produced), then the result, a txg to persist it, and the
+ * device layer's news.
+ */
 static void
 scan_done(spa_t *spa, int rc)
 {
 	spa_scan_t *sc = spa->spa_scan;
+	pthread_mutex_lock(&sc->ss_lock);
+	bool closing = sc->ss_exit && !sc->ss_stop && rc != 0;
+	bool full = sc->ss_stat.sss_min_txg == 0;
+	pthread_mutex_unlock(&sc->ss_lock);
+	if (full)
+		spa_errlog_scrub_end(spa, rc == 0 && !closing);
 	zio_stats_t zs;
 	zio_ctx_stats(spa->spa_zio, &zs);
 	pthread_mutex_lock(&sc->ss_lock);
 	spa_scan_stat_t *s = &sc->ss_stat;
-	bool full = s->sss_min_txg == 0;
 	s->sss_repaired = sc->ss_repaired_base + (zs.zs_heal_bytes - sc->ss_heal_base);
-	bool closing = sc->ss_exit && !sc->ss_stop;
 	if (!closing) {
 		s->sss_state = rc == 0 ? SPA_SCAN_STATE_FINISHED : SPA_SCAN_STATE_CANCELED;
 		s->sss_end_time = tarn_wall_sec();
 		s->sss_paused = 0;
 	}
+	bool resilver = s->sss_func == SPA_SCAN_RESILVER;
+	uint64_t txg = s->sss_txg;
 	sc->ss_dirty = true;
-	pthread_mutex_unlock(&sc->ss_lock);
-	if (full)
-		spa_errlog_scrub_end(spa, rc == 0 && !closing);
-	if (!closing)
-		txg_kick(spa_dmu_pool(spa));
-	pthread_mutex_lock(&sc->ss_lock);
 	sc->ss_walking = false;
 	pthread_cond_broadcast(&sc->ss_cv);
 	pthread_mutex_unlock(&sc->ss_lock);
+	if (!closing)
+		txg_kick(spa_dmu_pool(spa));
+	if (resilver && !closing)
+		spa_vdev_resilver_done(spa, txg);   /* only wakes its thread */
 }
 
 static void *
@@ -662,12 +690,12 @@ scan_thread(void *arg)
 	if (w->sw_min_txg == 0)
 		spa_errlog_scrub_begin(spa);
 	w->sw_win_start = tarn_now_ns();
-	int pos = 0, rc;
+	int rc;
 	for (;;) {
-		rc = scan_walk(w, &pos);
+		rc = scan_walk(w);
 		if (rc != EAGAIN)
 			break;
-		w->sw_restarts++;
+		w->sw_pressure = 0;
 		if (!scan_wait_resume(sc)) {
 			rc = SET_ERROR(ECANCELED);
 			break;

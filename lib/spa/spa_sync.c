@@ -165,6 +165,23 @@ spa_objsets_dirty(spa_t *spa, uint64_t txg)
 	return (d);
 }
 
+/* Free the root blocks of object sets destroyed since the last sync (lib/dsl). */
+static void
+spa_sync_dead_roots(spa_t *spa, uint64_t txg)
+{
+	pthread_mutex_lock(&spa->spa_lock);
+	int kept = 0;
+	for (int i = 0; i < spa->spa_ndead_roots; i++) {
+		spa_dead_root_t *d = &spa->spa_dead_roots[i];
+		if (d->sdr_txg <= txg)
+			zio_free(spa->spa_zio, &d->sdr_bp, txg);
+		else
+			spa->spa_dead_roots[kept++] = *d;
+	}
+	spa->spa_ndead_roots = kept;
+	pthread_mutex_unlock(&spa->spa_lock);
+}
+
 int
 spa_sync(void *arg, uint64_t txg)
 {
@@ -178,6 +195,7 @@ spa_sync(void *arg, uint64_t txg)
 		e = spa_history_sync(spa, txg);
 	if (e != 0)
 		return (e);
+	spa_sync_dead_roots(spa, txg);
 	for (pass = 1; pass <= SPA_MAX_PASSES; pass++) {
 		e = spa_sync_objsets(spa, txg, pass);
 		if (e == 0 && (pass == 1 || dmu_objset_is_dirty(spa->spa_mos, txg)))
@@ -204,6 +222,8 @@ spa_sync(void *arg, uint64_t txg)
 		return (e);
 	uberblock_t ub;
 	memset(&ub, 0, sizeof (ub));
+	/* The tree lock (reader) keeps device changes out of the ub write. */
+	vdev_tree_enter_read(spa->spa_root);
 	ub.ub_magic = UBERBLOCK_MAGIC;
 	ub.ub_version = spa->spa_version;
 	ub.ub_txg = txg;
@@ -214,6 +234,7 @@ spa_sync(void *arg, uint64_t txg)
 	ub.ub_rootbp = rootbp;
 	uberblock_seal(&ub);
 	e = vdev_uberblock_write_all(spa->spa_root, &ub);
+	vdev_tree_exit(spa->spa_root);
 	if (e == 0)
 		e = zio_flush(spa->spa_zio);
 	if (e != 0)
@@ -226,6 +247,7 @@ spa_sync(void *arg, uint64_t txg)
 	pthread_mutex_unlock(&spa->spa_lock);
 	dmu_objset_sync_done(spa->spa_mos, txg);
 	metaslab_class_sync_done(spa->spa_mc, txg);
+	spa_vdev_sync_done(spa, txg);   /* missed txgs to the labels; wake spa_vdev.c */
 	return (0);
 }
 
@@ -460,9 +482,21 @@ spa_objset_destroy(spa_t *spa, const char *name)
 		dmu_tx_abort(tx);
 		return (e);
 	}
-	e = spa_dir_remove(spa, key, tx);
+	blkptr_t root;
+	e = dmu_bonus_read(spa->spa_mos, obj, &root, sizeof (root));
+	if (e == 0)
+		e = spa_dir_remove(spa, key, tx);
 	if (e == 0)
 		e = dmu_object_free(spa->spa_mos, obj, tx);
+	/* the root block goes in the txg that drops the entry naming it */
+	if (e == 0 && !BP_IS_HOLE(&root)) {
+		pthread_mutex_lock(&spa->spa_lock);
+		spa->spa_dead_roots = tarn_realloc(spa->spa_dead_roots,
+		    sizeof (spa_dead_root_t) * (spa->spa_ndead_roots + 1));
+		spa->spa_dead_roots[spa->spa_ndead_roots].sdr_bp = root;
+		spa->spa_dead_roots[spa->spa_ndead_roots++].sdr_txg = dmu_tx_get_txg(tx);
+		pthread_mutex_unlock(&spa->spa_lock);
+	}
 	dmu_tx_commit(tx);
 	return (e);
 }

@@ -1,16 +1,1278 @@
 /*
- * spa_vdev.c — device changes (placeholder until implemented).
+ * spa_vdev.c — device changes: attach, detach, replace, online, offline,
+ * clear, hot spares; faulting devices that keep failing; and the
+ * resilvers that bring devices up to date.
+ *
+ * THEORY
+ *
+ * Every change is made the same way: under spa_vdev_lock (one change at
+ * a time), the new device is checked and opened first, then the tree is
+ * changed under the tree write lock (vdev_tree.c: no I/O in flight, and
+ * nothing that waits for I/O or a txg inside), then the change is made
+ * durable: the config txg goes up and every leaf (and every hot spare)
+ * gets the new config in its labels (spa_write_labels), so an import
+ * assembles the new tree.  Leaves that leave the pool get their labels
+ * cleared.
+ *
+ * Missed txgs (vdev_dtl.c) drive resilvers.  A leaf that is away while
+ * txgs are written (offline, missing, faulted) records the range it
+ * missed; a new device (attach, replace, spare) starts with "everything"
+ * (from txg 1).  The range is written into the labels (so it survives
+ * export and import; when a crash loses it, the leaf's own uberblock
+ * ring tells the last txg it got, see spa_vdev_start) and makes its
+ * group DEGRADED.  When a leaf with a range can be written again, a
+ * resilver is started from the first missed txg (spa_scan_start), after
+ * waiting for the last missed txg to be on disk; the scan reads every
+ * block born since with VDEV_IO_SCRUB, and the vdev layer writes each
+ * into the leaves that miss it.  When that resilver finishes without
+ * errors, each range it covered (first >= its start txg, last <= the
+ * txg synced when it began) is cleared; then replacing groups whose new
+ * device is complete lose their old device, spare groups whose original
+ * device is complete again give their spare back, and the pool returns
+ * to ONLINE.
+ *
+ * A thread per pool (the "async" thread) does what no command asks for:
+ * faults leaves whose I/O keeps failing (vdev_fault_req), activates hot
+ * spares for leaves that cannot serve I/O, writes changed missed-txg
+ * ranges to the labels, starts resilvers and notices their end.  It wakes
+ * after each txg (spa_vdev_sync_done), when spa_scan.c says a resilver
+ * ended (spa_vdev_resilver_done), and twice a second.  Commands run the
+ * same step ("tick") themselves before returning.
+ *
+ * Lock order: spa_vdev_lock, then the tree lock.  The sync thread never
+ * waits for spa_vdev_lock (trylock), so holding it while waiting for a
+ * txg is safe.
  */
 #include "spa_impl.h"
 
-int spa_vdev_attach(spa_t *spa, const char *existing, const char *path, bool force,
-    char *err, size_t errlen) { snprintf(err, errlen, "not implemented"); return (SET_ERROR(ENOTSUP)); }
-int spa_vdev_replace(spa_t *spa, const char *old, const char *path, bool force,
-    char *err, size_t errlen) { snprintf(err, errlen, "not implemented"); return (SET_ERROR(ENOTSUP)); }
-int spa_vdev_detach(spa_t *spa, const char *path, char *err, size_t errlen) { snprintf(err, errlen, "not implemented"); return (SET_ERROR(ENOTSUP)); }
-int spa_vdev_online(spa_t *spa, const char *path, char *err, size_t errlen) { snprintf(err, errlen, "not implemented"); return (SET_ERROR(ENOTSUP)); }
-int spa_vdev_offline(spa_t *spa, const char *path, bool temporary, char *err, size_t errlen) { snprintf(err, errlen, "not implemented"); return (SET_ERROR(ENOTSUP)); }
-int spa_vdev_clear(spa_t *spa, const char *path, char *err, size_t errlen) { snprintf(err, errlen, "not implemented"); return (SET_ERROR(ENOTSUP)); }
-int spa_vdev_add_spares(spa_t *spa, int n, char *const paths[], bool force,
-    char *err, size_t errlen) { snprintf(err, errlen, "not implemented"); return (SET_ERROR(ENOTSUP)); }
-vdev_t *spa_lookup_leaf(spa_t *spa, const char *name) { return (NULL); }
+#include <limits.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SPA_VDEV_TICK_MS 500
+
+typedef struct spa_vdev_async {
+	pthread_mutex_t sva_lock;       /* the fields up to sva_done */
+	pthread_cond_t  sva_cv;
+	pthread_t       sva_thread;
+	bool            sva_running;    /* thread started, not yet joined */
+	bool            sva_stop;
+	bool            sva_kick;
+	bool            sva_done;       /* spa_scan.c said a resilver ended */
+	/* the rest under spa_vdev_lock */
+	bool            sva_started;    /* spa_vdev_start ran, stop did not */
+	bool            sva_labels;     /* sync_done may write labels (writable, started once) */
+	bool            sva_resilver;   /* a resilver we started (or adopted) runs */
+	uint64_t        sva_min;        /* its first txg */
+	uint64_t        sva_synced;     /* txg synced when it began; 0: unknown */
+	bool            sva_want;       /* a resilver may be needed */
+	bool            sva_dirty;      /* the labels need rewriting */
+} spa_vdev_async_t;
+
+/* ---- walking the tree ---- */
+
+typedef struct leaf_list {
+	vdev_t **ll_v;
+	int      ll_n, ll_cap;
+} leaf_list_t;
+
+static void
+leaf_list_add(leaf_list_t *ll, vdev_t *vd)
+{
+	if (ll->ll_n == ll->ll_cap) {
+		ll->ll_cap = MAX(16, ll->ll_cap * 2);
+		ll->ll_v = tarn_realloc(ll->ll_v, (size_t)ll->ll_cap * sizeof (vdev_t *));
+	}
+	ll->ll_v[ll->ll_n++] = vd;
+}
+
+/* Every leaf (groups too when `groups`) under vd, children before parents. */
+static void
+spa_vdev_collect(vdev_t *vd, leaf_list_t *ll, bool groups)
+{
+	for (int c = 0; c < vd->vdev_children; c++)
+		spa_vdev_collect(vd->vdev_child[c], ll, groups);
+	if (vd->vdev_ops->vop_leaf || (groups && vdev_is_group(vd)))
+		leaf_list_add(ll, vd);
+}
+
+static void
+leaf_list_free(leaf_list_t *ll)
+{
+	tarn_free(ll->ll_v);
+	memset(ll, 0, sizeof (*ll));
+}
+
+static bool
+spa_vdev_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (a == NULL || b == NULL)
+		return (false);
+	if (strcmp(a, b) == 0)
+		return (true);
+	if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+		return (false);
+	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
+		return (sa.st_rdev == sb.st_rdev);
+	return (sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+static vdev_t *
+spa_vdev_find(vdev_t *vd, const char *name, int how)
+{
+	if (vd->vdev_ops->vop_leaf) {
+		const char *p = vd->vdev_path;
+		char *end;
+		unsigned long long g;
+		switch (how) {
+		case 0:
+			return (p != NULL && strcmp(p, name) == 0 ? vd : NULL);
+		case 1:
+			g = strtoull(name, &end, 10);
+			return (*end == '\0' && name[0] != '\0' && g == vd->vdev_guid ? vd : NULL);
+		case 2:
+			return (p != NULL && strchr(name, '/') == NULL && strrchr(p, '/') != NULL &&
+			    strcmp(strrchr(p, '/') + 1, name) == 0 ? vd : NULL);
+		default:
+			return (strchr(name, '/') != NULL && spa_vdev_same_file(p, name) ?
+			    vd : NULL);
+		}
+	}
+	for (int c = 0; c < vd->vdev_children; c++) {
+		vdev_t *r = spa_vdev_find(vd->vdev_child[c], name, how);
+		if (r != NULL)
+			return (r);
+	}
+	return (NULL);
+}
+
+vdev_t *
+spa_lookup_leaf(spa_t *spa, const char *name)
+{
+	vdev_t *root = spa->spa_root;
+	if (name == NULL || root == NULL)
+		return (NULL);
+	for (int how = 0; how < 4; how++) {
+		vdev_t *r = spa_vdev_find(root, name, how);
+		if (r == NULL && root->vdev_spares != NULL)
+			r = spa_vdev_find(root->vdev_spares, name, how);
+		if (r != NULL)
+			return (r);
+	}
+	return (NULL);
+}
+
+bool
+spa_spare_in_use(spa_t *spa, const vdev_t *spare)
+{
+	return (vdev_lookup_guid(spa->spa_root, spare->vdev_guid) != NULL);
+}
+
+/* Is vd one of the hot spares (the spare list, not the tree)? */
+static bool
+spa_vdev_is_spare_entry(spa_t *spa, const vdev_t *vd)
+{
+	return (spa->spa_root->vdev_spares != NULL &&
+	    vd->vdev_parent == spa->spa_root->vdev_spares);
+}
+
+static vdev_t *
+spa_spare_entry(spa_t *spa, uint64_t guid)
+{
+	vdev_t *sp = spa->spa_root->vdev_spares;
+	return (sp != NULL ? vdev_lookup_guid(sp, guid) : NULL);
+}
+
+/* ---- the async thread ---- */
+
+static void
+spa_vdev_kick(spa_t *spa)
+{
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	if (sva == NULL)
+		return;
+	VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+	sva->sva_kick = true;
+	VERIFY0(pthread_cond_signal(&sva->sva_cv));
+	VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+}
+
+void
+spa_vdev_init(spa_t *spa)
+{
+	spa_vdev_async_t *sva = tarn_alloc(sizeof (*sva));
+	VERIFY0(pthread_mutex_init(&sva->sva_lock, NULL));
+	pthread_condattr_t ca;
+	VERIFY0(pthread_condattr_init(&ca));
+	VERIFY0(pthread_condattr_setclock(&ca, CLOCK_MONOTONIC));
+	VERIFY0(pthread_cond_init(&sva->sva_cv, &ca));
+	VERIFY0(pthread_condattr_destroy(&ca));
+	spa->spa_vdev_async = sva;
+}
+
+void
+spa_vdev_fini(spa_t *spa)
+{
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	if (sva == NULL)
+		return;
+	VERIFY(!sva->sva_running);
+	VERIFY0(pthread_cond_destroy(&sva->sva_cv));
+	VERIFY0(pthread_mutex_destroy(&sva->sva_lock));
+	tarn_free(sva);
+	spa->spa_vdev_async = NULL;
+}
+
+void
+spa_vdev_resilver_done(spa_t *spa, uint64_t txg)
+{
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	if (sva == NULL)
+		return;
+	VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+	sva->sva_done = true;
+	sva->sva_kick = true;
+	VERIFY0(pthread_cond_signal(&sva->sva_cv));
+	VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+}
+
+static void spa_vdev_tick(spa_t *spa);
+
+static void *
+spa_vdev_thread(void *arg)
+{
+	spa_t *spa = arg;
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+	while (!sva->sva_stop) {
+		if (!sva->sva_kick) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += SPA_VDEV_TICK_MS * 1000000L;
+			ts.tv_sec += ts.tv_nsec / 1000000000L;
+			ts.tv_nsec %= 1000000000L;
+			(void) pthread_cond_timedwait(&sva->sva_cv, &sva->sva_lock, &ts);
+		}
+		if (sva->sva_stop)
+			break;
+		sva->sva_kick = false;
+		VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+		VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+		spa_vdev_tick(spa);
+		VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+		VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+	}
+	VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+	return (NULL);
+}
+
+/* ---- labels ---- */
+
+/* Write the current tree into every label; remember the DTLs written. */
+static int
+spa_vdev_write_config(spa_t *spa)
+{
+	spa->spa_config_txg = MAX(spa->spa_config_txg + 1, spa_last_synced_txg(spa) + 1);
+	int e = spa_write_labels(spa, POOL_STATE_ACTIVE, false);
+	leaf_list_t ll = { 0 };
+	spa_vdev_collect(spa->spa_root, &ll, false);
+	for (int i = 0; i < ll.ll_n; i++)
+		vdev_dtl_encoded(ll.ll_v[i], ll.ll_v[i]->vdev_dtl_saved);
+	leaf_list_free(&ll);
+	spa->spa_vdev_async->sva_dirty = false;
+	return (e);
+}
+
+/* Does some leaf's DTL differ from what its labels say? */
+static bool
+spa_vdev_dtl_changed(spa_t *spa)
+{
+	leaf_list_t ll = { 0 };
+	bool changed = false;
+	spa_vdev_collect(spa->spa_root, &ll, false);
+	for (int i = 0; i < ll.ll_n && !changed; i++) {
+		uint64_t dtl[2];
+		vdev_dtl_encoded(ll.ll_v[i], dtl);
+		changed = dtl[0] != ll.ll_v[i]->vdev_dtl_saved[0] ||
+		    dtl[1] != ll.ll_v[i]->vdev_dtl_saved[1];
+	}
+	leaf_list_free(&ll);
+	return (changed);
+}
+
+/*
+ * After each txg (sync thread): record changed DTLs in the labels now if
+ * spa_vdev_lock is free (never wait for it: its holder may be waiting
+ * for this very sync), and wake the async thread.
+ */
+void
+spa_vdev_sync_done(spa_t *spa, uint64_t txg)
+{
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	if (sva == NULL || spa->spa_readonly)
+		return;
+	if (pthread_mutex_trylock(&spa->spa_vdev_lock) == 0) {
+		if (sva->sva_labels && spa_vdev_dtl_changed(spa))
+			(void) spa_vdev_write_config(spa);
+		VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	}
+	spa_vdev_kick(spa);
+}
+
+/* Zero the labels of a device that left the pool (best effort). */
+static void
+spa_vdev_forget(const char *path)
+{
+	if (path != NULL)
+		(void) vdev_label_clear_path(path);
+}
+
+/* ---- checking and opening devices ---- */
+
+static int __attribute__((format(printf, 4, 5)))
+spa_vdev_fail(int e, char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err != NULL && errlen > 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		(void) vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return (e);
+}
+
+/* Allocatable bytes a device of psize offers at ashift (vdev_file_open's rule). */
+static uint64_t
+spa_vdev_usable_size(uint64_t psize, uint64_t ashift)
+{
+	if (psize < VDEV_LABEL_START_SIZE + VDEV_LABEL_END_SIZE + 8 * KiB)
+		return (0);
+	return (P2ALIGN(P2ALIGN(psize, VDEV_LABEL_SIZE) - VDEV_LABEL_START_SIZE -
+	    VDEV_LABEL_END_SIZE, 1ULL << MAX(ashift, SPA_MINBLOCKSHIFT)));
+}
+
+/* Does the label at path name this pool and this leaf? */
+static bool
+spa_vdev_label_is(spa_t *spa, const char *path, uint64_t guid)
+{
+	vdev_label_config_t cfg;
+	if (path == NULL || vdev_label_read_path(path, &cfg) != 0)
+		return (false);
+	bool ok = cfg.vlc_pool_guid == spa->spa_guid && cfg.vlc_leaf_guid == guid;
+	vdev_config_free(&cfg);
+	return (ok);
+}
+
+/* Refuse a device whose label says it belongs to a live pool (unless force). */
+static int
+spa_vdev_check_label(spa_t *spa, const char *path, bool force, char *err, size_t errlen)
+{
+	vdev_label_config_t cfg;
+	if (vdev_label_read_path(path, &cfg) != 0)
+		return (0);
+	int e = 0;
+	bool ours = cfg.vlc_pool_guid == spa->spa_guid;
+	if (cfg.vlc_state == POOL_STATE_SPARE && !force)
+		e = spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "'%s' is a hot spare "
+		    "of pool '%s'; use -f to override", path, cfg.vlc_name);
+	else if ((cfg.vlc_state == POOL_STATE_ACTIVE ||
+	    cfg.vlc_state == POOL_STATE_EXPORTED) && !force)
+		e = spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "'%s' is part of %s "
+		    "pool '%s'; use -f to override", path, ours ? "this" :
+		    cfg.vlc_state == POOL_STATE_ACTIVE ? "active" : "exported", cfg.vlc_name);
+	vdev_config_free(&cfg);
+	return (e);
+}
+
+/*
+ * Check a device about to join the pool: it exists, is a regular file or
+ * block device, is not in the pool already, offers at least `need`
+ * allocatable bytes at ashift (SPA_MINDEVSIZE when need is 0), and holds
+ * no label of a live pool or a spare (unless force).
+ */
+static int
+spa_vdev_check_new(spa_t *spa, const char *path, uint64_t need, uint64_t ashift,
+    bool force, char *err, size_t errlen)
+{
+	struct stat st;
+	if (path == NULL || path[0] != '/')
+		return (spa_vdev_fail(SET_ERROR(EINVAL), err, errlen,
+		    "'%s' is not an absolute path", path ? path : "(null)"));
+	if (stat(path, &st) != 0)
+		return (spa_vdev_fail(SET_ERROR(ENOENT), err, errlen, "cannot open '%s': %s",
+		    path, strerror(errno)));
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return (spa_vdev_fail(SET_ERROR(EINVAL), err, errlen,
+		    "'%s' is not a regular file or block device", path));
+	vdev_t *dup = spa_lookup_leaf(spa, path);
+	if (dup != NULL && spa_vdev_same_file(dup->vdev_path, path))
+		return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen,
+		    "'%s' is already in the pool%s", path,
+		    spa_vdev_is_spare_entry(spa, dup) ? " (as a hot spare)" : ""));
+	uint64_t psize = 0, sector = 0;
+	bool disk = false;
+	int e = vdev_leaf_probe(path, &psize, &sector, &disk);
+	if (e != 0)
+		return (spa_vdev_fail(e, err, errlen, "cannot open '%s': %s", path,
+		    strerror(e)));
+	uint64_t usable = spa_vdev_usable_size(psize, ashift);
+	if (need == 0 ? psize < SPA_MINDEVSIZE : usable < need)
+		return (spa_vdev_fail(SET_ERROR(EOVERFLOW), err, errlen,
+		    "'%s' is too small: %" PRIu64 " usable bytes, at least %" PRIu64
+		    " needed", path, usable, need ? need : (uint64_t)SPA_MINDEVSIZE));
+	return (spa_vdev_check_label(spa, path, force, err, errlen));
+}
+
+/* Open a new leaf on path (not yet in the tree). */
+static int
+spa_vdev_open_new(const char *path, uint64_t guid, uint64_t ashift, vdev_t **vdp,
+    char *err, size_t errlen)
+{
+	vdev_t *vd = vdev_alloc(VDEV_TYPE_FILE, guid);
+	vd->vdev_path = tarn_strdup(path);
+	vd->vdev_ashift = ashift;
+	int e = vd->vdev_ops->vop_open(vd);
+	if (e != 0) {
+		vdev_free(vd);
+		return (spa_vdev_fail(e, err, errlen, e == EBUSY ?
+		    "'%s' is in use by another process" : "cannot open '%s': %s", path,
+		    strerror(e)));
+	}
+	vd->vdev_state = VDEV_STATE_HEALTHY;
+	*vdp = vd;
+	return (0);
+}
+
+/* A device that joins misses everything written so far (txg 1 on). */
+static void
+spa_vdev_dtl_all(spa_t *spa, vdev_t *leaf)
+{
+	vdev_dtl_clear(leaf);
+	vdev_dtl_mark(leaf, spa_last_synced_txg(spa) + 1);
+	vdev_dtl_mark(leaf, 1);
+}
+
+/*
+ * The leaf can be written again: an open end of its missed range (from
+ * the labels) becomes the txg being synced now; and if its uberblock
+ * ring is older than the pool, it missed those txgs (a DTL lost in a
+ * crash).  Tree write lock held or the leaf not yet usable by I/O.
+ */
+static void
+spa_vdev_dtl_rejoin(spa_t *spa, vdev_t *leaf)
+{
+	uint64_t synced = spa_last_synced_txg(spa);
+	if (!vdev_leaf_ready(leaf))
+		return;
+	if (!vdev_dtl_empty(leaf) && leaf->vdev_dtl_last == VDEV_DTL_OPEN)
+		__atomic_store_n(&leaf->vdev_dtl_last, synced + 1, __ATOMIC_RELEASE);
+	uint64_t newest = vdev_uberblock_newest(leaf, spa->spa_guid);
+	if (synced != 0 && newest < synced) {
+		vdev_dtl_mark(leaf, newest + 1);
+		vdev_dtl_mark(leaf, synced + 1);
+	}
+}
+
+/* ---- faults and hot spares ---- */
+
+/* Fault leaves whose I/O keeps failing, unless they hold the last copy. */
+static void
+spa_vdev_faults(spa_t *spa)
+{
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	leaf_list_t ll = { 0 };
+	spa_vdev_collect(spa->spa_root, &ll, false);
+	for (int i = 0; i < ll.ll_n; i++) {
+		vdev_t *leaf = ll.ll_v[i];
+		if (!__atomic_exchange_n(&leaf->vdev_fault_req, false, __ATOMIC_ACQ_REL) ||
+		    !vdev_leaf_ready(leaf))
+			continue;
+		if (vdev_dtl_required(leaf)) {
+			__atomic_store_n(&leaf->vdev_err_run, 0, __ATOMIC_RELAXED);
+			continue;
+		}
+		vdev_state_t st = leaf->vdev_path != NULL && access(leaf->vdev_path, F_OK) != 0 ?
+		    VDEV_STATE_REMOVED : VDEV_STATE_FAULTED;
+		tarn_dprintf("spa %s: %s %s after %u errors in a row\n", spa->spa_name,
+		    vdev_state_name(st), leaf->vdev_path, leaf->vdev_err_run);
+		vdev_tree_enter_write(spa->spa_root);
+		leaf->vdev_ops->vop_close(leaf);
+		leaf->vdev_fault_state = st;
+		leaf->vdev_state = st;
+		vdev_propagate_state(leaf->vdev_parent);
+		vdev_tree_exit(spa->spa_root);
+		sva->sva_dirty = true;
+	}
+	leaf_list_free(&ll);
+}
+
+/*
+ * Put hot spare `entry` beside leaf (a spare group in its place); the
+ * spare resilvers from everything.  The spare list keeps the entry
+ * (closed while the tree's copy of it is in use).
+ */
+static int
+spa_vdev_spare_activate(spa_t *spa, vdev_t *leaf, vdev_t *entry, char *err,
+    size_t errlen)
+{
+	uint64_t need = vdev_slot_asize(leaf);
+	if (entry->vdev_asize < need)
+		return (spa_vdev_fail(SET_ERROR(EOVERFLOW), err, errlen,
+		    "hot spare '%s' is too small", entry->vdev_path));
+	entry->vdev_ops->vop_close(entry);
+	vdev_t *nv = NULL;
+	int e = spa_vdev_open_new(entry->vdev_path, entry->vdev_guid, leaf->vdev_ashift,
+	    &nv, err, errlen);
+	if (e == 0 && nv->vdev_asize < need) {
+		vdev_free(nv);
+		e = spa_vdev_fail(SET_ERROR(EOVERFLOW), err, errlen,
+		    "hot spare '%s' is too small", entry->vdev_path);
+	}
+	if (e != 0) {
+		(void) vdev_leaf_reopen(entry, 0);
+		return (e);
+	}
+	spa_vdev_dtl_all(spa, nv);
+	vdev_tree_enter_write(spa->spa_root);
+	vdev_t *g = vdev_group_insert(&leaf, VDEV_TYPE_SPARE);
+	vdev_add_child(g, nv);
+	vdev_propagate_state(g);
+	vdev_tree_exit(spa->spa_root);
+	entry->vdev_state = VDEV_STATE_HEALTHY;
+	spa->spa_vdev_async->sva_want = true;
+	spa->spa_vdev_async->sva_dirty = true;
+	tarn_dprintf("spa %s: hot spare %s in for %s\n", spa->spa_name, nv->vdev_path,
+	    leaf->vdev_path);
+	return (0);
+}
+
+/* An available spare big enough for leaf's slot, or NULL. */
+static vdev_t *
+spa_vdev_spare_pick(spa_t *spa, const vdev_t *leaf)
+{
+	vdev_t *sp = spa->spa_root->vdev_spares;
+	uint64_t need = vdev_slot_asize(leaf);
+	for (int c = 0; sp != NULL && c < sp->vdev_children; c++) {
+		vdev_t *e = sp->vdev_child[c];
+		if (vdev_leaf_ready(e) && e->vdev_asize >= need &&
+		    !spa_spare_in_use(spa, e))
+			return (e);
+	}
+	return (NULL);
+}
+
+/* Leaves of redundant groups that cannot serve I/O get a spare. */
+static void
+spa_vdev_spares_auto(spa_t *spa)
+{
+	if (spa->spa_root->vdev_spares == NULL)
+		return;
+	leaf_list_t ll = { 0 };
+	spa_vdev_collect(spa->spa_root, &ll, false);
+	for (int i = 0; i < ll.ll_n; i++) {
+		vdev_t *leaf = ll.ll_v[i], *p = leaf->vdev_parent;
+		if (leaf->vdev_state >= VDEV_STATE_DEGRADED || leaf->vdev_offline ||
+		    (p->vdev_type != VDEV_TYPE_MIRROR && p->vdev_type != VDEV_TYPE_RAIDZ))
+			continue;
+		vdev_t *entry = spa_vdev_spare_pick(spa, leaf);
+		if (entry != NULL)
+			(void) spa_vdev_spare_activate(spa, leaf, entry, NULL, 0);
+	}
+	leaf_list_free(&ll);
+}
+
+/* Open the hot spares whose labels say they are ours (at pool start). */
+static void
+spa_vdev_spares_open(spa_t *spa)
+{
+	vdev_t *sp = spa->spa_root->vdev_spares;
+	for (int c = 0; sp != NULL && c < sp->vdev_children; c++) {
+		vdev_t *e = sp->vdev_child[c];
+		e->vdev_readonly = spa->spa_readonly;
+		if (spa_spare_in_use(spa, e))
+			continue;
+		e->vdev_state = VDEV_STATE_CANT_OPEN;
+		if (spa_vdev_label_is(spa, e->vdev_path, e->vdev_guid))
+			(void) vdev_leaf_reopen(e, 0);
+	}
+}
+
+/* ---- resilver ---- */
+
+/* Mark the leaves a resilver now covers. */
+static void
+spa_vdev_mark_resilvering(spa_t *spa)
+{
+	leaf_list_t ll = { 0 };
+	spa_vdev_collect(spa->spa_root, &ll, false);
+	for (int i = 0; i < ll.ll_n; i++)
+		ll.ll_v[i]->vdev_resilvering = vdev_leaf_ready(ll.ll_v[i]) &&
+		    !vdev_dtl_empty(ll.ll_v[i]);
+	leaf_list_free(&ll);
+}
+
+/*
+ * Start a resilver from the first txg that some writable leaf missed,
+ * once its last missed txg is on disk.  A resilver already running (one
+ * resumed at import, or started by `resilver`) is adopted: it clears
+ * nothing, and a new one follows it.
+ */
+static void
+spa_vdev_resilver_start(spa_t *spa)
+{
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	if (sva->sva_resilver || !sva->sva_want || dmu_pool_suspended(spa->spa_dp))
+		return;
+	uint64_t min = UINT64_MAX, max = 0;
+	leaf_list_t ll = { 0 };
+	spa_vdev_collect(spa->spa_root, &ll, false);
+	for (int i = 0; i < ll.ll_n; i++) {
+		vdev_t *leaf = ll.ll_v[i];
+		if (!vdev_leaf_ready(leaf) || vdev_dtl_empty(leaf))
+			continue;
+		min = MIN(min, leaf->vdev_dtl_txg);
+		max = MAX(max, leaf->vdev_dtl_last);
+	}
+	leaf_list_free(&ll);
+	sva->sva_want = false;
+	if (min == UINT64_MAX)
+		return;
+	spa_scan_stat_t st;
+	spa_scan_get_stat(spa, &st);
+	if (st.sss_state == SPA_SCAN_STATE_SCANNING && st.sss_func == SPA_SCAN_RESILVER) {
+		sva->sva_resilver = true;
+		sva->sva_min = st.sss_min_txg;
+		sva->sva_synced = 0;
+		spa_vdev_mark_resilvering(spa);
+		return;
+	}
+	if (max != VDEV_DTL_OPEN && txg_wait_synced(spa->spa_dp, max) != 0)
+		return;
+	uint64_t synced = spa_last_synced_txg(spa);
+	int e = spa_scan_start(spa, SPA_SCAN_RESILVER, min);
+	if (e != 0) {
+		tarn_dprintf("spa %s: resilver from txg %" PRIu64 " not started: %d\n",
+		    spa->spa_name, min, e);
+		sva->sva_want = e == EBUSY;   /* retry once the other scan ends */
+		return;
+	}
+	tarn_dprintf("spa %s: resilver from txg %" PRIu64 " (synced %" PRIu64 ")\n",
+	    spa->spa_name, min, synced);
+	sva->sva_resilver = true;
+	sva->sva_min = min;
+	sva->sva_synced = synced;
+	spa_vdev_mark_resilvering(spa);
+}
+
+/* What leaving the pool means for a leaf of a finished group. */
+static void
+spa_vdev_leave(spa_t *spa, vdev_t *leaf, leaf_list_t *spares, leaf_list_t *gone)
+{
+	vdev_t *entry = spa_spare_entry(spa, leaf->vdev_guid);
+	if (entry != NULL)
+		leaf_list_add(spares, entry);
+	else if (leaf->vdev_path != NULL)
+		leaf_list_add(gone, (vdev_t *)tarn_strdup(leaf->vdev_path));
+}
+
+/* Give spares back (reopen their entries) and clear the labels of the gone. */
+static void
+spa_vdev_after_leave(spa_t *spa, leaf_list_t *spares, leaf_list_t *gone)
+{
+	for (int i = 0; i < spares->ll_n; i++)
+		(void) vdev_leaf_reopen(spares->ll_v[i], 0);
+	for (int i = 0; i < gone->ll_n; i++) {
+		spa_vdev_forget((const char *)gone->ll_v[i]);
+		tarn_free(gone->ll_v[i]);
+	}
+	leaf_list_free(spares);
+	leaf_list_free(gone);
+}
+
+/*
+ * Replacing groups whose new device is complete lose the others; spare
+ * groups whose original device is complete give the spare back.
+ */
+static void
+spa_vdev_settle_groups(spa_t *spa)
+{
+	leaf_list_t groups = { 0 }, spares = { 0 }, gone = { 0 };
+	spa_vdev_collect(spa->spa_root, &groups, true);
+	vdev_tree_enter_write(spa->spa_root);
+	for (int i = 0; i < groups.ll_n; i++) {
+		vdev_t *g = groups.ll_v[i];
+		int keep;
+		if (g->vdev_type == VDEV_TYPE_REPLACING &&
+		    vdev_complete(g->vdev_child[g->vdev_children - 1], NULL))
+			keep = g->vdev_children - 1;
+		else if (g->vdev_type == VDEV_TYPE_SPARE && g->vdev_children > 1 &&
+		    vdev_complete(g->vdev_child[0], NULL))
+			keep = 0;
+		else
+			continue;
+		vdev_t *kept = g->vdev_child[keep];
+		while (g->vdev_children > 1) {
+			vdev_t *leaf = g->vdev_child[g->vdev_child[0] == kept ? 1 : 0];
+			spa_vdev_leave(spa, leaf, &spares, &gone);
+			vdev_leaf_remove(leaf);
+		}
+		(void) vdev_group_collapse(g);
+		spa->spa_vdev_async->sva_dirty = true;
+	}
+	vdev_tree_exit(spa->spa_root);
+	leaf_list_free(&groups);
+	spa_vdev_after_leave(spa, &spares, &gone);
+}
+
+/* Has the resilver we run ended?  Then clear what it covered. */
+static void
+spa_vdev_resilver_check(spa_t *spa)
+{
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	if (!sva->sva_resilver)
+		return;
+	spa_scan_stat_t st;
+	spa_scan_get_stat(spa, &st);
+	if (st.sss_state == SPA_SCAN_STATE_SCANNING)
+		return;
+	VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+	bool said_done = sva->sva_done;
+	sva->sva_done = false;
+	VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+	bool mine = st.sss_func == SPA_SCAN_RESILVER;
+	/* Covered: blocks born up to the committed txg the walk read. */
+	uint64_t covered = mine && st.sss_txg != 0 ? st.sss_txg : sva->sva_synced;
+	uint64_t min = mine ? st.sss_min_txg : sva->sva_min;
+	bool ok = covered != 0 && (mine ? st.sss_state == SPA_SCAN_STATE_FINISHED &&
+	    st.sss_errors == 0 : said_done);
+	leaf_list_t ll = { 0 };
+	spa_vdev_collect(spa->spa_root, &ll, false);
+	vdev_tree_enter_write(spa->spa_root);
+	for (int i = 0; i < ll.ll_n; i++) {
+		vdev_t *leaf = ll.ll_v[i];
+		leaf->vdev_resilvering = false;
+		if (ok && vdev_leaf_ready(leaf) && !vdev_dtl_empty(leaf) &&
+		    leaf->vdev_dtl_txg >= min && leaf->vdev_dtl_last <= covered) {
+			vdev_dtl_clear(leaf);
+			vdev_propagate_state(leaf->vdev_parent);
+		}
+	}
+	vdev_tree_exit(spa->spa_root);
+	leaf_list_free(&ll);
+	tarn_dprintf("spa %s: resilver of txgs %" PRIu64 "..%" PRIu64 " ended (%s)\n",
+	    spa->spa_name, min, covered, ok ? "covered" : "not covered");
+	sva->sva_resilver = false;
+	/* After errors, wait for a new reason; else go on with what is left. */
+	sva->sva_want = ok || !(mine && st.sss_errors != 0);
+	sva->sva_dirty = true;
+	spa_vdev_settle_groups(spa);
+}
+
+/*
+ * Changed missed-txg ranges: labels to rewrite, states to recompute
+ * (a leaf that misses txgs makes its group DEGRADED), maybe a resilver.
+ */
+static void
+spa_vdev_dtl_check(spa_t *spa)
+{
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	leaf_list_t ll = { 0 };
+	bool changed = false;
+	spa_vdev_collect(spa->spa_root, &ll, false);
+	for (int i = 0; i < ll.ll_n; i++) {
+		vdev_t *leaf = ll.ll_v[i];
+		uint64_t dtl[2];
+		if (vdev_leaf_ready(leaf) && !vdev_dtl_empty(leaf) &&
+		    leaf->vdev_dtl_last == VDEV_DTL_OPEN)
+			spa_vdev_dtl_rejoin(spa, leaf);
+		vdev_dtl_encoded(leaf, dtl);
+		if (dtl[0] == leaf->vdev_dtl_saved[0] && dtl[1] == leaf->vdev_dtl_saved[1])
+			continue;
+		changed = true;
+		if (vdev_leaf_ready(leaf) && dtl[0] != 0)
+			sva->sva_want = true;
+	}
+	if (changed) {
+		vdev_tree_enter_write(spa->spa_root);
+		for (int i = 0; i < ll.ll_n; i++)
+			vdev_propagate_state(ll.ll_v[i]->vdev_parent);
+		vdev_tree_exit(spa->spa_root);
+		sva->sva_dirty = true;
+	}
+	leaf_list_free(&ll);
+}
+
+/*
+ * One step of the async work (spa_vdev_lock held).  `final`: the pool
+ * is stopping; only bookkeeping (no new spares or resilvers).
+ */
+static void
+spa_vdev_tick_impl(spa_t *spa, bool final)
+{
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	if (!sva->sva_started || spa->spa_readonly || spa->spa_dp == NULL)
+		return;
+	spa_vdev_faults(spa);
+	if (!final)
+		spa_vdev_spares_auto(spa);
+	spa_vdev_dtl_check(spa);
+	spa_vdev_resilver_check(spa);
+	if (!final)
+		spa_vdev_resilver_start(spa);
+	if (sva->sva_dirty)
+		(void) spa_vdev_write_config(spa);
+}
+
+static void
+spa_vdev_tick(spa_t *spa)
+{
+	spa_vdev_tick_impl(spa, false);
+}
+
+/* ---- start and stop ---- */
+
+void
+spa_vdev_start(spa_t *spa)
+{
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+	spa_vdev_spares_open(spa);
+	if (!spa->spa_readonly && spa->spa_dp != NULL && !sva->sva_started) {
+		leaf_list_t ll = { 0 };
+		spa_vdev_collect(spa->spa_root, &ll, false);
+		vdev_tree_enter_write(spa->spa_root);
+		for (int i = 0; i < ll.ll_n; i++)
+			spa_vdev_dtl_rejoin(spa, ll.ll_v[i]);
+		vdev_tree_exit(spa->spa_root);
+		leaf_list_free(&ll);
+		sva->sva_started = true;
+		sva->sva_labels = true;
+		sva->sva_want = true;
+		spa_vdev_tick(spa);
+		VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+		sva->sva_stop = false;
+		VERIFY0(pthread_create(&sva->sva_thread, NULL, spa_vdev_thread, spa));
+		sva->sva_running = true;
+		VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+	}
+	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+}
+
+void
+spa_vdev_stop(spa_t *spa)
+{
+	spa_vdev_async_t *sva = spa->spa_vdev_async;
+	if (sva == NULL)
+		return;
+	VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+	bool running = sva->sva_running;
+	sva->sva_stop = true;
+	VERIFY0(pthread_cond_signal(&sva->sva_cv));
+	VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+	if (running)
+		VERIFY0(pthread_join(sva->sva_thread, NULL));
+	sva->sva_running = false;
+	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+	spa_vdev_tick_impl(spa, true);
+	sva->sva_started = false;
+	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+}
+
+/* ---- the commands ---- */
+
+/* Take spa_vdev_lock for a change; refuse read-only pools. */
+static int
+spa_vdev_enter(spa_t *spa, char *err, size_t errlen)
+{
+	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+	if (spa->spa_readonly || !spa->spa_vdev_async->sva_started) {
+		VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+		return (spa_vdev_fail(SET_ERROR(EROFS), err, errlen,
+		    "the pool is open read-only"));
+	}
+	return (0);
+}
+
+/* Make a change durable (labels), do what follows from it, unlock. */
+static int
+spa_vdev_exit(spa_t *spa, int e, bool changed, char *err, size_t errlen)
+{
+	if (changed) {
+		int le = spa_vdev_write_config(spa);
+		if (le != 0 && e == 0)
+			e = spa_vdev_fail(le, err, errlen, "the change is made but the "
+			    "labels could not be written: %s", tarn_strerror(le));
+		spa->spa_vdev_async->sva_want = true;
+		spa_vdev_tick(spa);
+	}
+	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	return (e);
+}
+
+/* The leaf a command names, in the tree (not a spare entry). */
+static int
+spa_vdev_member(spa_t *spa, const char *name, vdev_t **leafp, char *err, size_t errlen)
+{
+	vdev_t *leaf = spa_lookup_leaf(spa, name);
+	if (leaf == NULL)
+		return (spa_vdev_fail(SET_ERROR(ENODEV), err, errlen,
+		    "no such device in pool"));
+	if (spa_vdev_is_spare_entry(spa, leaf))
+		return (spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen,
+		    "'%s' is a hot spare that is not in use", name));
+	*leafp = leaf;
+	return (0);
+}
+
+/* Open and label a new device, missing everything so far. */
+static int
+spa_vdev_prepare_new(spa_t *spa, const char *path, uint64_t ashift, vdev_t **nvp,
+    char *err, size_t errlen)
+{
+	int e = spa_vdev_open_new(path, 0, ashift, nvp, err, errlen);
+	if (e == 0 && (e = vdev_label_init(*nvp)) != 0) {
+		vdev_free(*nvp);
+		return (spa_vdev_fail(e, err, errlen, "cannot write to '%s': %s", path,
+		    tarn_strerror(e)));
+	}
+	if (e == 0)
+		spa_vdev_dtl_all(spa, *nvp);
+	return (e);
+}
+
+int
+spa_vdev_attach(spa_t *spa, const char *existing, const char *path, bool force,
+    char *err, size_t errlen)
+{
+	vdev_t *leaf = NULL, *nv = NULL;
+	int e = spa_vdev_enter(spa, err, errlen);
+	if (e != 0)
+		return (e);
+	e = spa_vdev_member(spa, existing, &leaf, err, errlen);
+	vdev_t *p = leaf != NULL ? leaf->vdev_parent : NULL;
+	if (e == 0 && p->vdev_type != VDEV_TYPE_ROOT && p->vdev_type != VDEV_TYPE_MIRROR)
+		e = spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen,
+		    "can only attach to mirrors and top-level disks");
+	if (e == 0 && p->vdev_children >= VDEV_MAX_CHILDREN)
+		e = spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "the mirror is full");
+	if (e == 0)
+		e = spa_vdev_check_new(spa, path, vdev_slot_asize(leaf), leaf->vdev_ashift,
+		    force, err, errlen);
+	if (e == 0)
+		e = spa_vdev_prepare_new(spa, path, leaf->vdev_ashift, &nv, err, errlen);
+	if (e != 0)
+		return (spa_vdev_exit(spa, e, false, err, errlen));
+	vdev_tree_enter_write(spa->spa_root);
+	vdev_t *g = p->vdev_type == VDEV_TYPE_ROOT ?
+	    vdev_group_insert(&leaf, VDEV_TYPE_MIRROR) : p;
+	vdev_add_child(g, nv);
+	vdev_propagate_state(g);
+	vdev_tree_exit(spa->spa_root);
+	return (spa_vdev_exit(spa, 0, true, err, errlen));
+}
+
+/*
+ * Replace with the same device (it was wiped or swapped for a blank
+ * one): wipe its labels, reopen it as missing everything, resilver.
+ */
+static int
+spa_vdev_replace_same(spa_t *spa, vdev_t *leaf, const char *path, bool force,
+    char *err, size_t errlen)
+{
+	if (vdev_dtl_required(leaf))
+		return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "no valid replicas: "
+		    "'%s' holds data no other device has", leaf->vdev_path));
+	if (vdev_leaf_ready(leaf) && spa_vdev_label_is(spa, path, leaf->vdev_guid) && !force)
+		return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "'%s' is in use in "
+		    "this pool; use -f to rebuild it anyway", path));
+	int e = spa_vdev_check_label(spa, path, force || spa_vdev_label_is(spa, path,
+	    leaf->vdev_guid), err, errlen);
+	if (e != 0)
+		return (e);
+	uint64_t need = vdev_slot_asize(leaf);
+	vdev_tree_enter_write(spa->spa_root);
+	spa_vdev_dtl_all(spa, leaf);
+	leaf->vdev_ops->vop_close(leaf);
+	leaf->vdev_state = VDEV_STATE_CANT_OPEN;
+	vdev_propagate_state(leaf->vdev_parent);
+	vdev_tree_exit(spa->spa_root);
+	if ((e = vdev_label_clear_path(path)) != 0)
+		e = spa_vdev_fail(e, err, errlen, "cannot open '%s': %s", path,
+		    tarn_strerror(e));
+	vdev_tree_enter_write(spa->spa_root);
+	leaf->vdev_fault_state = 0;
+	leaf->vdev_offline = leaf->vdev_offline_temp = false;
+	if (e == 0 && strcmp(leaf->vdev_path, path) != 0) {
+		tarn_free(leaf->vdev_path);
+		leaf->vdev_path = tarn_strdup(path);
+	}
+	int oe = vdev_leaf_reopen(leaf, need);
+	vdev_tree_exit(spa->spa_root);
+	if (e == 0 && oe != 0)
+		e = spa_vdev_fail(oe, err, errlen, oe == EOVERFLOW ? "'%s' is too small" :
+		    "cannot open '%s': %s", path, tarn_strerror(oe));
+	if (e == 0)
+		vdev_clear_errors(leaf);
+	return (e);
+}
+
+/* Replace with another device: a replacing group (old, new) in old's place. */
+static int
+spa_vdev_replace_new(spa_t *spa, vdev_t *leaf, const char *path, bool force,
+    char *err, size_t errlen)
+{
+	vdev_t *p = leaf->vdev_parent, *nv = NULL;
+	if (p->vdev_type == VDEV_TYPE_REPLACING)
+		return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen,
+		    "'%s' is already being replaced", leaf->vdev_path));
+	if (p->vdev_type == VDEV_TYPE_SPARE && p->vdev_child[0] != leaf)
+		return (spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen, "'%s' is a hot spare "
+		    "in use; detach it or replace the device it stands in for", leaf->vdev_path));
+	/* A hot spare of this pool named as the new device: activate it. */
+	vdev_t *entry = spa_lookup_leaf(spa, path);
+	if (entry != NULL && spa_vdev_is_spare_entry(spa, entry) &&
+	    spa_vdev_same_file(entry->vdev_path, path) && p->vdev_type != VDEV_TYPE_SPARE &&
+	    p->vdev_type != VDEV_TYPE_ROOT) {
+		if (spa_spare_in_use(spa, entry))
+			return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen,
+			    "hot spare '%s' is already in use", path));
+		return (spa_vdev_spare_activate(spa, leaf, entry, err, errlen));
+	}
+	int e = spa_vdev_check_new(spa, path, vdev_slot_asize(leaf), leaf->vdev_ashift,
+	    force, err, errlen);
+	if (e == 0)
+		e = spa_vdev_prepare_new(spa, path, leaf->vdev_ashift, &nv, err, errlen);
+	if (e != 0)
+		return (e);
+	char *gone = NULL;
+	vdev_tree_enter_write(spa->spa_root);
+	vdev_t *g;
+	if (p->vdev_type == VDEV_TYPE_SPARE) {
+		/* The original goes now; the spare serves until the new one is whole. */
+		gone = leaf->vdev_path != NULL ? tarn_strdup(leaf->vdev_path) : NULL;
+		vdev_leaf_remove(leaf);
+		vdev_group_set_type(p, VDEV_TYPE_REPLACING);
+		g = p;
+	} else {
+		g = vdev_group_insert(&leaf, VDEV_TYPE_REPLACING);
+	}
+	vdev_add_child(g, nv);
+	vdev_propagate_state(g);
+	vdev_tree_exit(spa->spa_root);
+	spa_vdev_forget(gone);
+	tarn_free(gone);
+	return (0);
+}
+
+int
+spa_vdev_replace(spa_t *spa, const char *old, const char *path, bool force,
+    char *err, size_t errlen)
+{
+	vdev_t *leaf = NULL;
+	int e = spa_vdev_enter(spa, err, errlen);
+	if (e != 0)
+		return (e);
+	e = spa_vdev_member(spa, old, &leaf, err, errlen);
+	if (e == 0 && leaf->vdev_path == NULL && path == NULL)
+		e = spa_vdev_fail(SET_ERROR(EINVAL), err, errlen,
+		    "the device has no known path; name the new device");
+	if (e == 0) {
+		if (path == NULL || spa_vdev_same_file(leaf->vdev_path, path) ||
+		    strcmp(leaf->vdev_path, path) == 0)
+			e = spa_vdev_replace_same(spa, leaf, path ? path : leaf->vdev_path,
+			    force, err, errlen);
+		else
+			e = spa_vdev_replace_new(spa, leaf, path, force, err, errlen);
+	}
+	return (spa_vdev_exit(spa, e, e == 0, err, errlen));
+}
+
+int
+spa_vdev_detach(spa_t *spa, const char *path, char *err, size_t errlen)
+{
+	vdev_t *leaf = NULL;
+	int e = spa_vdev_enter(spa, err, errlen);
+	if (e != 0)
+		return (e);
+	e = spa_vdev_member(spa, path, &leaf, err, errlen);
+	vdev_t *p = leaf != NULL ? leaf->vdev_parent : NULL;
+	if (e == 0 && (p->vdev_type == VDEV_TYPE_ROOT || p->vdev_type == VDEV_TYPE_RAIDZ))
+		e = spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen,
+		    "only applicable to mirror, replacing and spare vdevs");
+	if (e == 0 && vdev_dtl_required(leaf))
+		e = spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "no valid replicas");
+	if (e != 0)
+		return (spa_vdev_exit(spa, e, false, err, errlen));
+	leaf_list_t spares = { 0 }, gone = { 0 };
+	vdev_t *permanent = NULL;
+	/* Detaching the original of a spare group makes the spare permanent. */
+	if (p->vdev_type == VDEV_TYPE_SPARE && p->vdev_child[0] == leaf &&
+	    p->vdev_children == 2)
+		permanent = spa_spare_entry(spa, p->vdev_child[1]->vdev_guid);
+	spa_vdev_leave(spa, leaf, &spares, &gone);
+	vdev_tree_enter_write(spa->spa_root);
+	vdev_leaf_remove(leaf);
+	if (p->vdev_children == 1)
+		(void) vdev_group_collapse(p);
+	if (permanent != NULL)
+		vdev_free(permanent);
+	vdev_tree_exit(spa->spa_root);
+	spa_vdev_after_leave(spa, &spares, &gone);
+	return (spa_vdev_exit(spa, 0, true, err, errlen));
+}
+
+int
+spa_vdev_offline(spa_t *spa, const char *path, bool temporary, char *err, size_t errlen)
+{
+	vdev_t *leaf = NULL;
+	int e = spa_vdev_enter(spa, err, errlen);
+	if (e != 0)
+		return (e);
+	e = spa_vdev_member(spa, path, &leaf, err, errlen);
+	if (e == 0 && leaf->vdev_offline) {
+		bool changed = leaf->vdev_offline_temp != temporary;
+		leaf->vdev_offline_temp = temporary;
+		return (spa_vdev_exit(spa, 0, changed, err, errlen));
+	}
+	if (e == 0 && (leaf->vdev_top == leaf || vdev_dtl_required(leaf)))
+		e = spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "no valid replicas");
+	if (e != 0)
+		return (spa_vdev_exit(spa, e, false, err, errlen));
+	vdev_tree_enter_write(spa->spa_root);
+	leaf->vdev_ops->vop_close(leaf);
+	leaf->vdev_offline = true;
+	leaf->vdev_offline_temp = temporary;
+	leaf->vdev_state = VDEV_STATE_OFFLINE;
+	vdev_propagate_state(leaf->vdev_parent);
+	vdev_tree_exit(spa->spa_root);
+	return (spa_vdev_exit(spa, 0, true, err, errlen));
+}
+
+/*
+ * Reopen a leaf that is offline, faulted or could not be opened, after
+ * checking that the device on its path is still this leaf (its label).
+ */
+static int
+spa_vdev_bring_back(spa_t *spa, vdev_t *leaf, char *err, size_t errlen)
+{
+	const char *path = leaf->vdev_path;
+	if (path == NULL || !spa_vdev_label_is(spa, path, leaf->vdev_guid)) {
+		if (path != NULL && access(path, F_OK) != 0)
+			return (spa_vdev_fail(SET_ERROR(ENXIO), err, errlen,
+			    "cannot open '%s': %s", path, strerror(errno)));
+		return (spa_vdev_fail(SET_ERROR(ENXIO), err, errlen, "'%s' does not hold "
+		    "this device's label (wiped or another disk?); use 'replace' to "
+		    "rebuild it", path ? path : "device"));
+	}
+	vdev_tree_enter_write(spa->spa_root);
+	leaf->vdev_offline = leaf->vdev_offline_temp = false;
+	leaf->vdev_fault_state = 0;
+	int e = vdev_leaf_reopen(leaf, vdev_slot_asize(leaf));
+	if (e == 0)
+		spa_vdev_dtl_rejoin(spa, leaf);
+	vdev_propagate_state(leaf->vdev_parent);
+	vdev_tree_exit(spa->spa_root);
+	if (e != 0)
+		return (spa_vdev_fail(e, err, errlen, "cannot open '%s': %s", path,
+		    tarn_strerror(e)));
+	return (0);
+}
+
+int
+spa_vdev_online(spa_t *spa, const char *path, char *err, size_t errlen)
+{
+	vdev_t *leaf = NULL;
+	int e = spa_vdev_enter(spa, err, errlen);
+	if (e != 0)
+		return (e);
+	e = spa_vdev_member(spa, path, &leaf, err, errlen);
+	if (e == 0 && !leaf->vdev_offline && vdev_leaf_ready(leaf))
+		return (spa_vdev_exit(spa, 0, false, err, errlen));   /* nothing to do */
+	if (e == 0)
+		e = spa_vdev_bring_back(spa, leaf, err, errlen);
+	return (spa_vdev_exit(spa, e, true, err, errlen));
+}
+
+/* Clear one leaf: its counters, and bring it back when it failed. */
+static bool
+spa_vdev_clear_leaf(spa_t *spa, vdev_t *leaf)
+{
+	vdev_clear_errors(leaf);
+	__atomic_store_n(&leaf->vdev_err_run, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&leaf->vdev_fault_req, false, __ATOMIC_RELAXED);
+	if (leaf->vdev_offline || vdev_leaf_ready(leaf))
+		return (false);
+	return (spa_vdev_bring_back(spa, leaf, NULL, 0) == 0);
+}
+
+int
+spa_vdev_clear(spa_t *spa, const char *path, char *err, size_t errlen)
+{
+	vdev_t *leaf = NULL;
+	int e = spa_vdev_enter(spa, err, errlen);
+	if (e != 0)
+		return (e);
+	bool changed = false;
+	if (path != NULL) {
+		e = spa_vdev_member(spa, path, &leaf, err, errlen);
+		if (e == 0)
+			changed = spa_vdev_clear_leaf(spa, leaf);
+	} else {
+		leaf_list_t ll = { 0 };
+		spa_vdev_collect(spa->spa_root, &ll, false);
+		for (int i = 0; i < ll.ll_n; i++)
+			changed |= spa_vdev_clear_leaf(spa, ll.ll_v[i]);
+		leaf_list_free(&ll);
+		vdev_clear_errors(spa->spa_root);
+	}
+	return (spa_vdev_exit(spa, e, changed, err, errlen));
+}
+
+int
+spa_vdev_add_spares(spa_t *spa, int n, char *const paths[], bool force,
+    char *err, size_t errlen)
+{
+	int e = spa_vdev_enter(spa, err, errlen), added = 0;
+	if (e != 0)
+		return (e);
+	if (n <= 0)
+		e = spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "no devices given");
+	for (int i = 0; e == 0 && i < n; i++) {
+		vdev_t *nv = NULL;
+		e = spa_vdev_check_new(spa, paths[i], 0, 0, force, err, errlen);
+		if (e == 0)
+			e = spa_vdev_open_new(paths[i], 0, 0, &nv, err, errlen);
+		if (e == 0 && (e = vdev_label_init(nv)) != 0) {
+			vdev_free(nv);
+			e = spa_vdev_fail(e, err, errlen, "cannot write to '%s'", paths[i]);
+		}
+		if (e != 0)
+			break;
+		vdev_tree_enter_write(spa->spa_root);
+		if (spa->spa_root->vdev_spares == NULL)
+			spa->spa_root->vdev_spares = vdev_alloc(VDEV_TYPE_ROOT, 0);
+		vdev_add_child(spa->spa_root->vdev_spares, nv);
+		vdev_tree_exit(spa->spa_root);
+		added++;
+	}
+	return (spa_vdev_exit(spa, e, added > 0, err, errlen));
+}
+
+int
+spa_vdev_wait(spa_t *spa)
+{
+	for (;;) {
+		int e = spa_scan_wait(spa);
+		if (e != 0)
+			return (e);
+		VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+		spa_vdev_tick(spa);
+		spa_vdev_async_t *sva = spa->spa_vdev_async;
+		bool busy = sva->sva_started && (sva->sva_resilver || sva->sva_want);
+		VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+		if (!busy)
+			return (0);
+	}
+}

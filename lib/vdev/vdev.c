@@ -274,8 +274,8 @@ vdev_open_subtree(vdev_t *vd, bool readonly)
 		(void) vd->vdev_ops->vop_open(vd);  /* sets the state too */
 		return;
 	}
-	if (vd->vdev_type == VDEV_TYPE_MISSING)   /* import found no device */
-		vd->vdev_ops = &vdev_missing_ops;
+	/* The type decides (import turns leaves it cannot find MISSING). */
+	vd->vdev_ops = vdev_ops_for(vd->vdev_type);
 	if (vd->vdev_offline) {
 		vd->vdev_state = VDEV_STATE_OFFLINE;
 		return;

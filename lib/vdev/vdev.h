@@ -208,6 +208,8 @@ vdev_t *vdev_lookup_top(vdev_t *root, uint64_t id);
 vdev_t *vdev_lookup_guid(vdev_t *root, uint64_t guid);
 /* A group (mirror, raidz, replacing, spare), as opposed to a leaf or the root. */
 bool vdev_is_group(const vdev_t *vd);
+/* A leaf whose device is open and can serve I/O. */
+bool vdev_leaf_ready(const vdev_t *vd);
 
 /* ---- tree lock and device changes (vdev_tree.c) ---- */
 
@@ -240,6 +242,8 @@ vdev_t *vdev_group_insert(vdev_t **leafp, vdev_type_t type);
  * Tree write lock held.
  */
 vdev_t *vdev_group_collapse(vdev_t *group);
+/* Turn a replacing group into a spare group or back.  Tree write lock held. */
+void vdev_group_set_type(vdev_t *pair, vdev_type_t type);
 /* Detach and free a leaf (closing it) from its group.  Tree write lock held. */
 void vdev_leaf_remove(vdev_t *leaf);
 
@@ -269,6 +273,14 @@ void vdev_dtl_mark(vdev_t *leaf, uint64_t txg);
 bool vdev_dtl_contains(const vdev_t *leaf, uint64_t txg);
 bool vdev_dtl_empty(const vdev_t *leaf);
 void vdev_dtl_clear(vdev_t *leaf);
+/*
+ * The DTL as the label config records it: {first, last}, {0, 0} when
+ * empty; last is VDEV_DTL_OPEN while the leaf cannot be written (it goes
+ * on missing txgs).  After import, the pool layer turns an open end into
+ * a real txg once the leaf can be written.
+ */
+#define VDEV_DTL_OPEN UINT64_MAX
+void vdev_dtl_encoded(const vdev_t *leaf, uint64_t out[2]);
 /*
  * Can vd (any node) serve every block of its subtree, counting only
  * leaves that are usable, with an empty DTL and not `without`?

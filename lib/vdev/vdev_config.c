@@ -30,7 +30,6 @@
 #define VCFG_F_OFFLINE    0x1U
 #define VCFG_F_SPARE      0x2U   /* a hot spare (root's child, after the top-levels) */
 #define VCFG_F_ALL        (VCFG_F_OFFLINE | VCFG_F_SPARE)
-#define VCFG_DTL_OPEN     UINT64_MAX   /* DTL end: still missing when written */
 
 /* Pool header offsets (within the payload). */
 enum {
@@ -128,16 +127,14 @@ vcfg_nspares(const vdev_t *vd)
 	    vd->vdev_spares->vdev_children : 0);
 }
 
-/* The missed txgs of a leaf as recorded: still open while it cannot be written. */
+/* The missed txgs of a leaf as recorded (vdev_dtl_encoded). */
 static void
 vcfg_put_dtl(uint8_t *r, const vdev_t *vd)
 {
-	uint64_t first = __atomic_load_n(&vd->vdev_dtl_txg, __ATOMIC_ACQUIRE);
-	uint64_t last = __atomic_load_n(&vd->vdev_dtl_last, __ATOMIC_ACQUIRE);
-	if (!vd->vdev_ops->vop_leaf || first == 0)
-		return;
-	put64(r + VR_DTL_FIRST, first);
-	put64(r + VR_DTL_LAST, vdev_leaf_usable(vd) && last >= first ? last : VCFG_DTL_OPEN);
+	uint64_t dtl[2];
+	vdev_dtl_encoded(vd, dtl);
+	put64(r + VR_DTL_FIRST, dtl[0]);
+	put64(r + VR_DTL_LAST, dtl[1]);
 }
 
 static void

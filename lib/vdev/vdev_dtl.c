@@ -75,6 +75,18 @@ vdev_dtl_clear(vdev_t *leaf)
 	__atomic_store_n(&leaf->vdev_dtl_last, 0, __ATOMIC_RELEASE);
 }
 
+void
+vdev_dtl_encoded(const vdev_t *leaf, uint64_t out[2])
+{
+	uint64_t first = __atomic_load_n(&leaf->vdev_dtl_txg, __ATOMIC_ACQUIRE);
+	uint64_t last = __atomic_load_n(&leaf->vdev_dtl_last, __ATOMIC_ACQUIRE);
+	out[0] = out[1] = 0;
+	if (!leaf->vdev_ops->vop_leaf || first == 0)
+		return;
+	out[0] = first;
+	out[1] = vdev_leaf_usable(leaf) && last >= first ? last : VDEV_DTL_OPEN;
+}
+
 bool
 vdev_complete(const vdev_t *vd, const vdev_t *without)
 {
@@ -104,6 +116,12 @@ vdev_dtl_required(const vdev_t *leaf)
 	if (top == NULL || top == leaf || !vdev_complete(top, NULL))
 		return (true);
 	return (!vdev_complete(top, leaf));
+}
+
+bool
+vdev_leaf_ready(const vdev_t *vd)
+{
+	return (vdev_leaf_usable(vd));
 }
 
 /* ---- children of mirrors and raidz groups ---- */

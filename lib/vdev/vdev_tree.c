@@ -41,7 +41,7 @@ static void
 vdev_leaf_fields_move(vdev_t *dst, vdev_t *src)
 {
 	dst->vdev_type = src->vdev_type;
-	dst->vdev_ops = src->vdev_ops;
+	__atomic_store_n(&dst->vdev_ops, src->vdev_ops, __ATOMIC_RELEASE);
 	dst->vdev_guid = src->vdev_guid;
 	dst->vdev_ashift = src->vdev_ashift;
 	dst->vdev_psize = src->vdev_psize;
@@ -150,9 +150,10 @@ vdev_group_collapse(vdev_t *g)
 		/* In place: the top-level vdev_t becomes the leaf again. */
 		tarn_free(g->vdev_tsd);
 		g->vdev_tsd = NULL;
-		uint64_t asize = g->vdev_asize;
+		/* allocation may read asize/ashift/ops meanwhile: keep them */
+		leaf->vdev_asize = g->vdev_asize;
+		leaf->vdev_ashift = g->vdev_ashift;
 		vdev_leaf_fields_move(g, leaf);
-		g->vdev_asize = asize;
 		tarn_free(g->vdev_child);
 		g->vdev_child = NULL;
 		g->vdev_children = 0;
@@ -172,6 +173,15 @@ vdev_group_collapse(vdev_t *g)
 	vdev_guid_sum_update(parent);
 	vdev_state_recompute(parent);
 	return (leaf);
+}
+
+void
+vdev_group_set_type(vdev_t *g, vdev_type_t type)
+{
+	VERIFY(g->vdev_type == VDEV_TYPE_REPLACING || g->vdev_type == VDEV_TYPE_SPARE);
+	VERIFY(type == VDEV_TYPE_REPLACING || type == VDEV_TYPE_SPARE);
+	g->vdev_type = type;
+	__atomic_store_n(&g->vdev_ops, vdev_ops_for(type), __ATOMIC_RELEASE);
 }
 
 void

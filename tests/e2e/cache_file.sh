@@ -40,6 +40,9 @@ out_is "no pools available"
 cp "$E2E_TMP/cache.good" "$TARN_CACHEFILE"
 
 # devices gone: the pool shows as UNAVAIL, export -f forgets it
+# (while the daemon holds the pool its devices stay open: they vanish
+# while it is down, as across a reboot)
+stop_daemon
 mkdir -p "$E2E_TMP/away"
 mv "${DEV[@]}" "$E2E_TMP/away/"
 run "$TARN" pool status cached

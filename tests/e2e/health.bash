@@ -55,10 +55,12 @@ make_pool() {
 }
 
 # put_data NAME: without a data writer the pool's own metadata must do:
-# each export and import appends to its history (a MOS object) and ends
+# each command that changes it appends a record to its history (a MOS
+# object; 30 clears fill about a block), and each export and import ends
 # txgs.  The pool is in $DEVDIR/NAME.
 put_data() {
 	local k
+	for ((k = 0; k < 30; k++)); do run "$TARN" pool clear "$1"; done
 	for k in 1 2 3; do
 		tarn_ok pool export "$1"
 		tarn_ok pool import -d "$DEVDIR/$1" "$1"

@@ -54,7 +54,7 @@ cron_is 0 wk
 
 # a side gone
 tarn_ok pool export wk
-mv "${DEV[0]}" "${DEV[0]}.gone"
+mv "${DEV[0]}" "$E2E_TMP/gone"
 tarn_ok pool import -d "$DEVDIR/wk" wk
 cron_is 1 wk
 run "$E2E_TMP/bin/zpool" status -x

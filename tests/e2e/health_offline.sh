@@ -18,6 +18,12 @@ to_bytes() {
 }
 
 make_pool off mirror 2 64M || e2e_done
+if [ "$HAVE_DATA" -eq 0 ]; then
+	# no data writer: let the history grow (a record per command)
+	for ((k = 0; k < 150; k++)); do run "$TARN" pool clear off; done
+fi
+tarn_ok pool export off                  # all of it synced
+tarn_ok pool import -d "$DEVDIR/off" off
 tarn_ok pool list -Hp -o allocated off
 ALLOC=$(cat "$OUT")
 
@@ -41,7 +47,7 @@ out_has "^ state: ONLINE$"
 out_has "^  scan: resilvered [0-9.]+[BKMGT] in [0-9:]+ with 0 errors on "
 COPIED=$(to_bytes "$(scan_line | awk '{ print $3 }')")
 echo "  pool holds $ALLOC bytes; the resilver copied $COPIED"
-if [ "$COPIED" -gt 0 ] && [ "$COPIED" -lt $((ALLOC / 2)) ]; then pass; else
+if [ "$COPIED" -gt 0 ] && [ "$COPIED" -lt $((ALLOC / 3)) ]; then pass; else
 	fail "resilver copied $COPIED bytes of $ALLOC allocated: not 'far less'"
 	show_output
 fi

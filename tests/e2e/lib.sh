@@ -84,6 +84,14 @@ e2e_cleanup() {
 		done
 	fi
 	stop_daemon TERM
+	# what the daemon's sanitizers or panics said went to its log
+	if [ -f "$TARN_RUNDIR/tarnd.log" ] &&
+	    grep -Eq "panic|Sanitizer|runtime error" "$TARN_RUNDIR/tarnd.log"; then
+		echo "FAIL: the daemon's log shows a crash:" >&2
+		grep -E -A20 "panic|Sanitizer|runtime error" "$TARN_RUNDIR/tarnd.log" |
+			head -n 60 | sed 's/^/  tarnd.log: /' >&2
+		[ "$rc" -eq 0 ] && rc=1
+	fi
 	case "$E2E_TMP" in
 	*/tarn-e2e-*) chmod -R u+rwx "$E2E_TMP" 2>/dev/null; rm -rf "$E2E_TMP" ;;
 	esac

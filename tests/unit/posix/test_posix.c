@@ -197,6 +197,11 @@ test_small_growth(void)
 	TT_EQ(n, 0);
 	TT_OK(posix_read(t.fs, f, sizeof (buf) - 5, 10, buf, &n));
 	TT_EQ(n, 5);
+	/* too big */
+	TT_EQ(posix_write(t.fs, f, 1ULL << 62, 1, buf, NULL, &n), EFBIG);
+	posix_attr_t big = { .pa_size = 1ULL << 62 };
+	TT_EQ(posix_setattr(t.fs, f, &big, POSIX_SET_SIZE, NULL, &a), EFBIG);
+	TT_EQ(posix_fs_create(t.os, 0, 0), EEXIST);
 	/* directories are not files */
 	TT_EQ(posix_read(t.fs, t.root, 0, 10, buf, &n), EISDIR);
 	TT_EQ(posix_write(t.fs, t.root, 0, 10, buf, NULL, &n), EISDIR);

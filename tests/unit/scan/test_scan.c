@@ -655,6 +655,53 @@ test_pause_resume_stop(void)
 	remove_files();
 }
 
+/*
+ * A paused scrub holds frees; when they pile up it lets go of its walk
+ * (the safety valve) instead of filling the pool, and a resume finishes.
+ */
+static void
+test_pause_valve(void)
+{
+	spa_t *spa = make_pool("mirror", 2);
+	dataset_t ds;
+	write_dataset(spa, "t", &ds, 70, NOBJ, 1);
+	objset_t *os;
+	TT_OK(spa_objset_open(spa, "t", &os));
+	int tries = 0;
+	while (!start_paused(spa)) {
+		TT_ASSERT(++tries < 5);
+		TT_OK(spa_scan_wait(spa));
+	}
+	spa_space_t ss;
+	spa_get_space(spa, &ss);
+	uint64_t maxdef = 0;
+	/* rewrite object 8 (5 MiB) 40 times: 200 MiB freed, the pool is 119 MiB */
+	for (int k = 0; k < 40; k++) {
+		ds.ds_seed[8] = 7000 + (uint64_t)k;
+		write_obj(os, &ds, 8, false);
+		TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+		spa_get_space(spa, &ss);
+		maxdef = MAX(maxdef, ss.ss_deferred);
+	}
+	printf("  paused scrub: at most %" PRIu64 " MiB deferred or held (pool %" PRIu64
+	    " MiB)\n", (uint64_t)(maxdef / MiB), (uint64_t)(ss.ss_size / MiB));
+	TT_ASSERT(maxdef > 32 * MiB);                /* it did hold */
+	TT_ASSERT(maxdef < ss.ss_size * 2 / 3);     /* and let go */
+	spa_scan_stat_t st;
+	spa_scan_get_stat(spa, &st);
+	TT_EQ(st.sss_state, SPA_SCAN_STATE_SCANNING);
+	TT_EQ(st.sss_paused, 1);
+	TT_OK(spa_scan_start(spa, SPA_SCAN_SCRUB, 0));
+	TT_OK(spa_scan_wait(spa));
+	spa_scan_get_stat(spa, &st);
+	TT_EQ(st.sss_state, SPA_SCAN_STATE_FINISHED);
+	TT_EQ(st.sss_errors, 0);
+	TT_EQ(st.sss_repaired, 0);
+	check_dataset(spa, "t", &ds);
+	spa_close(spa);
+	remove_files();
+}
+
 /* ---- resilver: only what is newer than min_txg ---- */
 
 static void
@@ -721,7 +768,7 @@ typedef struct writer {
 	objset_t  *w_os;
 	dataset_t *w_ds;
 	uint64_t   w_seed;
-	volatile bool w_stop;
+	bool       w_stop;             /* atomic */
 	uint64_t   w_ops, w_txgs;
 	int        w_err;
 } writer_t;
@@ -733,7 +780,7 @@ writer_main(void *arg)
 	tarn_rand_t r;
 	tarn_rand_seed(&r, w->w_seed);
 	dataset_t *ds = w->w_ds;
-	while (!w->w_stop && w->w_err == 0) {
+	while (!__atomic_load_n(&w->w_stop, __ATOMIC_RELAXED) && w->w_err == 0) {
 		int i = (int)tarn_rand_range(&r, (uint64_t)ds->ds_n);
 		ds->ds_seed[i] = tarn_rand_u64(&r);
 		if (tarn_rand_range(&r, 3) == 0) {
@@ -785,7 +832,7 @@ test_scrub_with_writer(void)
 	uint64_t total_txgs = 0;
 	for (int round = 0; round < 2; round++) {
 		pthread_t tid;
-		w.w_stop = false;
+		__atomic_store_n(&w.w_stop, false, __ATOMIC_RELAXED);
 		w.w_txgs = 0;
 		VERIFY0(pthread_create(&tid, NULL, writer_main, &w));
 		usleep(50 * 1000);
@@ -793,7 +840,7 @@ test_scrub_with_writer(void)
 		TT_OK(spa_scan_start(spa, SPA_SCAN_SCRUB, 0));
 		TT_OK(spa_scan_wait(spa));
 		uint64_t ms = (tarn_now_ns() - t0) / 1000000;
-		w.w_stop = true;
+		__atomic_store_n(&w.w_stop, true, __ATOMIC_RELAXED);
 		VERIFY0(pthread_join(tid, NULL));
 		TT_OK(w.w_err);
 		spa_scan_get_stat(spa, &st);
@@ -820,6 +867,85 @@ test_scrub_with_writer(void)
 	spa_close(spa);
 	spa = reopen(false);
 	check_dataset(spa, "w", &ws);
+	spa_close(spa);
+	remove_files();
+}
+
+/* ---- user I/O keeps its share while a scrub runs ---- */
+
+typedef struct reader {
+	objset_t  *r_os;
+	dataset_t *r_ds;
+	bool       r_stop;             /* atomic */
+	uint64_t   r_ops;              /* atomic */
+	int        r_err;
+} reader_t;
+
+static void *
+reader_main(void *arg)
+{
+	reader_t *rd = arg;
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 7);
+	uint8_t *buf = tarn_alloc(128 * KiB);
+	while (!__atomic_load_n(&rd->r_stop, __ATOMIC_RELAXED) && rd->r_err == 0) {
+		int i = 5 + (int)tarn_rand_range(&r, 5);      /* the big objects */
+		uint64_t nb = rd->r_ds->ds_size[i] / (128 * KiB);
+		uint64_t off = tarn_rand_range(&r, nb) * 128 * KiB;
+		rd->r_err = dmu_read(rd->r_os, rd->r_ds->ds_obj[i], off, 128 * KiB, buf);
+		__atomic_add_fetch(&rd->r_ops, 1, __ATOMIC_RELAXED);
+	}
+	tarn_free(buf);
+	return (NULL);
+}
+
+/* Reader ops per second over ms milliseconds (or until the scan ends). */
+static uint64_t
+reader_rate(spa_t *spa, reader_t *rd, uint64_t ms, bool until_scan_ends)
+{
+	uint64_t t0 = tarn_now_ns(), o0 = __atomic_load_n(&rd->r_ops, __ATOMIC_RELAXED);
+	for (;;) {
+		usleep(10 * 1000);
+		uint64_t dt = tarn_now_ns() - t0;
+		spa_scan_stat_t st;
+		spa_scan_get_stat(spa, &st);
+		if (dt >= ms * 1000000ULL ||
+		    (until_scan_ends && st.sss_state != SPA_SCAN_STATE_SCANNING))
+			return ((__atomic_load_n(&rd->r_ops, __ATOMIC_RELAXED) - o0) * 1000000000ULL /
+			    MAX(dt, 1));
+	}
+}
+
+static void
+test_user_io_priority(void)
+{
+	spa_t *spa = make_pool("mirror", 2);
+	dataset_t ds;
+	write_dataset(spa, "t", &ds, 60, NOBJ, 6);
+	reader_t rd = { .r_ds = &ds };
+	TT_OK(spa_objset_open(spa, "t", &rd.r_os));
+	pthread_t tid;
+	VERIFY0(pthread_create(&tid, NULL, reader_main, &rd));
+	uint64_t idle = reader_rate(spa, &rd, 300, false);
+	uint64_t t0 = tarn_now_ns();
+	TT_OK(spa_scan_start(spa, SPA_SCAN_SCRUB, 0));
+	usleep(20 * 1000);
+	uint64_t busy = reader_rate(spa, &rd, 2000, true);
+	TT_OK(spa_scan_wait(spa));
+	uint64_t scan_ms = (tarn_now_ns() - t0) / 1000000;
+	__atomic_store_n(&rd.r_stop, true, __ATOMIC_RELAXED);
+	VERIFY0(pthread_join(tid, NULL));
+	TT_OK(rd.r_err);
+	spa_scan_stat_t st;
+	spa_scan_get_stat(spa, &st);
+	/* the same scrub on an idle pool */
+	t0 = tarn_now_ns();
+	scrub(spa, &st);
+	uint64_t idle_ms = (tarn_now_ns() - t0) / 1000000;
+	printf("  reader: %" PRIu64 " reads/s alone, %" PRIu64 " during the scrub; scrub %"
+	    PRIu64 " ms busy, %" PRIu64 " ms idle\n", idle, busy, scan_ms, idle_ms);
+	TT_EQ(st.sss_errors, 0);
+	TT_ASSERT(busy * 2 >= idle);        /* loose: the machine is shared */
 	spa_close(spa);
 	remove_files();
 }
@@ -860,8 +986,10 @@ TT_MAIN(
 	{ "repair_raidz3", test_repair_raidz3 },
 	{ "beyond_redundancy", test_beyond_redundancy },
 	{ "pause_resume_stop", test_pause_resume_stop },
+	{ "pause_valve", test_pause_valve },
 	{ "resilver_min_txg", test_resilver_min_txg },
 	{ "scrub_with_writer", test_scrub_with_writer },
+	{ "user_io_priority", test_user_io_priority },
 	{ "scrub_speed", test_scrub_speed },
 	{ "cleanup", test_cleanup },
 )

@@ -339,7 +339,53 @@ pc_workload(pc_pool_t *pp, tarn_rand_t *r)
 	stress_worker_fini(&w);
 }
 
-/* After the cut: the pool must suspend; abandon it, import, compare. */
+/* Import the pool on the files (read-only or not); fails the case if it does not. */
+static void
+pc_import(pc_pool_t *pp, bool readonly, uint64_t F)
+{
+	spa_import_opts_t io;
+	memset(&io, 0, sizeof (io));
+	io.sio_no_cache = true;
+	io.sio_flags = readonly ? SPA_OPEN_READONLY : 0;
+	char err[1024];
+	int e = spa_open_paths(pp->pp_pathv, pp->pp_ndev, &io, &pp->pp_spa, err, sizeof (err));
+	if (e != 0)
+		pc_fail(pp, "%simport after the cut (last synced txg %" PRIu64 "): %s (%s)",
+		    readonly ? "read-only " : "", F, err, tarn_strerror(e));
+	e = spa_objset_open(pp->pp_spa, "t", &pp->pp_os);
+	if (e != 0)
+		pc_fail(pp, "open the object set at txg %" PRIu64 ": %s",
+		    spa_loaded_txg(pp->pp_spa), tarn_strerror(e));
+}
+
+/* Apply the records of txgs <= U to the base model. */
+static void
+pc_replay(pc_pool_t *pp, uint64_t U)
+{
+	char err[512];
+	for (int i = 0; i < pp->pp_njnl; i++) {
+		stress_op_t *op = &pp->pp_jnl[i];
+		if (op->so_txg > U) {
+			pp->pp_st.discarded++;
+			continue;
+		}
+		if (op->so_failed)
+			pc_fail(pp, "a %s that failed is in imported txg %" PRIu64,
+			    stress_op_name(op->so_type), op->so_txg);
+		if (stress_model_apply(pp->pp_base, op, err, sizeof (err)) != 0)
+			pc_fail(pp, "replay: %s", err);
+		pp->pp_st.committed++;
+	}
+}
+
+/*
+ * After the cut: the pool must suspend; abandon it.  A read-only import
+ * (nothing runs behind it) must choose U in [F, F + 1] and hold exactly
+ * the model of txg U, every block verifying; then the pool is imported
+ * read-write (it must choose U again) for the next case.  A read-write
+ * import may write at once (labels, a resilver of the txgs the devices
+ * missed), so the crash state is judged on the read-only one.
+ */
 static void
 pc_check(pc_pool_t *pp, uint64_t seed)
 {
@@ -356,39 +402,17 @@ pc_check(pc_pool_t *pp, uint64_t seed)
 	pc_detach(pp);
 
 	pc_attach(pp, seed);
-	spa_import_opts_t io;
-	memset(&io, 0, sizeof (io));
-	io.sio_no_cache = true;
-	char err[1024];
-	int e = spa_open_paths(pp->pp_pathv, pp->pp_ndev, &io, &pp->pp_spa, err, sizeof (err));
-	if (e != 0)
-		pc_fail(pp, "import after the cut (last synced txg %" PRIu64 "): %s (%s)", F, err,
-		    tarn_strerror(e));
-	uint64_t U = spa_last_synced_txg(pp->pp_spa);
+	pc_import(pp, true, F);
+	uint64_t U = spa_loaded_txg(pp->pp_spa);
 	if (U < F || U > F + 1 || U < pp->pp_max_synced)
 		pc_fail(pp, "imported txg %" PRIu64 ", but txg %" PRIu64 " was synced before the "
 		    "cut and nothing after txg %" PRIu64 " could be", U, MAX(F, pp->pp_max_synced),
 		    F + 1);
 	pp->pp_st.landed += U == F + 1;
 	pp->pp_st.txgs += F - pp->pp_case_txg;
-	for (int i = 0; i < pp->pp_njnl; i++) {
-		stress_op_t *op = &pp->pp_jnl[i];
-		if (op->so_txg > U) {
-			pp->pp_st.discarded++;
-			continue;
-		}
-		if (op->so_failed)
-			pc_fail(pp, "a %s that failed is in imported txg %" PRIu64,
-			    stress_op_name(op->so_type), op->so_txg);
-		e = stress_model_apply(pp->pp_base, op, err, sizeof (err));
-		if (e != 0)
-			pc_fail(pp, "replay: %s", err);
-		pp->pp_st.committed++;
-	}
-	e = spa_objset_open(pp->pp_spa, "t", &pp->pp_os);
-	if (e != 0)
-		pc_fail(pp, "open the object set at txg %" PRIu64 ": %s", U, tarn_strerror(e));
-	e = stress_model_verify(pp->pp_os, pp->pp_base, pp->pp_lim.sl_obj_max, NULL, err,
+	pc_replay(pp, U);
+	char err[1024];
+	int e = stress_model_verify(pp->pp_os, pp->pp_base, pp->pp_lim.sl_obj_max, NULL, err,
 	    sizeof (err));
 	if (e != 0)
 		pc_fail(pp, "imported txg %" PRIu64 " (last synced before the cut %" PRIu64 "): %s",
@@ -398,6 +422,12 @@ pc_check(pc_pool_t *pp, uint64_t seed)
 	if (e != 0 || errors != 0)
 		pc_fail(pp, "spa_verify_all at txg %" PRIu64 ": %s, %" PRIu64 " bad blocks of %"
 		    PRIu64, U, tarn_strerror(e), errors, blocks);
+	spa_close(pp->pp_spa);
+
+	pc_import(pp, false, F);
+	if (spa_loaded_txg(pp->pp_spa) != U)
+		pc_fail(pp, "the read-only import chose txg %" PRIu64 ", the read-write one %"
+		    PRIu64, U, spa_loaded_txg(pp->pp_spa));
 	pc_after_open(pp);
 }
 
@@ -713,6 +743,71 @@ test_enospc(void)
 	tarn_free(rb);
 }
 
+/*
+ * A full pool under churn: random writes (1 B .. 1 MiB) into a few
+ * objects, each ENOSPC answered by a netfree truncate, as a file system
+ * would.  The pool must never suspend.  It fails today (a txg sync runs
+ * out of contiguous space and suspends the pool), so it runs only with
+ * TARN_TEST_KNOWN_FAILING=1 and meson.build does not list it yet.
+ */
+static void
+test_enospc_churn(void)
+{
+	if (getenv("TARN_TEST_KNOWN_FAILING") == NULL) {
+		printf("  (known failing: run with TARN_TEST_KNOWN_FAILING=1)\n");
+		return;
+	}
+	pc_setup();
+	spa_t *spa = plain_pool("churn", 1, NULL, 64 * MiB, 0);
+	dmu_pool_t *dp = spa_dmu_pool(spa);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	uint64_t objs[8];
+	for (int i = 0; i < 8; i++)
+		TT_OK(ns_create(os, &objs[i]));
+	uint8_t *buf = tarn_alloc(NS_CHUNK);
+	memset(buf, 0x5a, NS_CHUNK);
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 1);
+	int nospc = 0, ok = 0;
+	for (int i = 0; i < 20000 && nospc < 300; i++) {
+		uint64_t obj = objs[tarn_rand_range(&r, 8)];
+		uint64_t len = 1 + tarn_rand_range(&r, tarn_rand_range(&r, 2) ? 8192 : NS_CHUNK);
+		uint64_t off = tarn_rand_range(&r, 16 * MiB);
+		dmu_tx_t *tx = dmu_tx_create(os);
+		dmu_tx_hold_write(tx, obj, off, len);
+		int e = dmu_tx_assign(tx, TXG_WAIT);
+		if (e == 0) {
+			TT_OK(dmu_write(os, obj, off, len, buf, tx));
+			dmu_tx_commit(tx);
+			ok++;
+			continue;
+		}
+		dmu_tx_abort(tx);
+		if (e != ENOSPC)
+			fprintf(stderr, "  write %d (after %d ENOSPC): %s; pool suspended: %d\n", i,
+			    nospc, tarn_strerror(e), dmu_pool_suspended(dp));
+		TT_EQ(e, ENOSPC);
+		nospc++;
+		uint64_t fobj = objs[tarn_rand_range(&r, 8)];
+		tx = dmu_tx_create(os);
+		dmu_tx_hold_free(tx, fobj, 0, DMU_OBJECT_END);
+		dmu_tx_mark_netfree(tx);
+		e = dmu_tx_assign(tx, TXG_WAIT);
+		if (e != 0)
+			fprintf(stderr, "  netfree truncate after %d writes and %d ENOSPC: %s; "
+			    "pool suspended: %d\n", ok, nospc, tarn_strerror(e), dmu_pool_suspended(dp));
+		TT_OK(e);
+		TT_OK(dmu_free_range(os, fobj, tarn_rand_range(&r, 16 * MiB), DMU_OBJECT_END, tx));
+		dmu_tx_commit(tx);
+	}
+	TT_OK(txg_wait_synced(dp, 0));
+	TT_CHECK(!dmu_pool_suspended(dp));
+	printf("  %d writes, %d ENOSPC\n", ok, nospc);
+	tarn_free(buf);
+	spa_close(spa);
+}
+
 /* ---- the write throttle ---- */
 
 typedef struct th_sampler {
@@ -802,5 +897,6 @@ TT_MAIN(
 	{ "powercut_mirror", test_powercut_mirror },
 	{ "powercut_raidz2", test_powercut_raidz2 },
 	{ "enospc", test_enospc },
+	{ "enospc_churn", test_enospc_churn },
 	{ "throttle", test_throttle },
 )

@@ -1,0 +1,73 @@
+#!/bin/bash
+# fs_crash.sh — what fsync acknowledged survives a crash of the server:
+# writers create, fsync, rename (fsyncing the directory) and log each
+# acknowledged step outside the mount; tarn-mount is killed with SIGKILL
+# in the middle, three times; after each remount every logged file must
+# be there, byte-exact, under its last name.  A file unlinked while open
+# at the crash is reclaimed at the next mount (its space comes back).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fs_lib.bash"
+
+describe "fsync'd data survives SIGKILL of the FUSE server"
+require_fuse
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+LOG="$E2E_TMP/synced.log"
+: >"$LOG"
+WPIDS=()
+
+stop_writers() {
+	local p
+	for p in "${WPIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	WPIDS=()
+}
+trap 'rc=$?; stop_writers; (exit $rc); fs_cleanup' EXIT
+
+mkdevs 3 512M
+fs_start -c -- raidz1 "${DEV[@]}" || e2e_done
+for round in 1 2 3; do
+	for w in 1 2; do
+		$PY "$FS_OPS" fsync-writer "$MNT" "$LOG.$w" "r$round-w$w" >>"$E2E_TMP/writers.out" 2>&1 &
+		WPIDS+=($!)
+	done
+	sleep 3
+	fs_crash
+	stop_writers
+	check "round $round: writers acknowledged something" test -s "$LOG.1" -a -s "$LOG.2"
+	fs_start -- "${DEV[@]}" || e2e_done
+	for w in 1 2; do
+		check "round $round: writer $w's synced files after the crash" \
+			$PY "$FS_OPS" verify-log "$MNT" "$LOG.$w"
+	done
+done
+
+# an unlinked open file at the crash is reclaimed by the next mount
+$PY -c "import sys; sys.path.insert(0, '$(dirname "$FS_OPS")'); import fs_ops; fs_ops.force_txgs(sys.argv[1])" "$MNT"
+before=$(df -B1 --output=avail "$MNT" | tail -1)
+check "a 64 MiB file" dd if=/dev/urandom of="$MNT/victim" bs=1M count=64 conv=fsync status=none
+$PY "$FS_OPS" hold "$MNT/victim" 300 >"$E2E_TMP/hold.out" 2>&1 &
+WPIDS+=($!)
+for ((i = 0; i < 100; i++)); do
+	grep -q held "$E2E_TMP/hold.out" && break
+	sleep 0.1
+done
+check "held open after unlink" grep -q held "$E2E_TMP/hold.out"
+check "gone from the directory" test ! -e "$MNT/victim"
+fs_crash
+stop_writers
+fs_start -- "${DEV[@]}" || e2e_done
+after=0
+for ((i = 0; i < 30; i++)); do
+	$PY -c "import sys; sys.path.insert(0, '$(dirname "$FS_OPS")'); import fs_ops; fs_ops.force_txgs(sys.argv[1], 1)" "$MNT"
+	after=$(df -B1 --output=avail "$MNT" | tail -1)
+	[ $((before - after)) -lt $((16 << 20)) ] && break
+	sleep 0.2
+done
+check "its space came back at the next mount ($before before, $after after)" \
+	test $((before - after)) -lt $((16 << 20))
+rm -f "$MNT/.txg-nudge"
+fs_stop
+e2e_done

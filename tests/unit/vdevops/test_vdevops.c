@@ -1,0 +1,595 @@
+/*
+ * Unit tests of the device lifecycle (lib/spa/spa_vdev.c and the vdev
+ * layer's missed-txg and tree-change code) on real pools of sparse files:
+ * attach turns a disk into a mirror and a resilver copies everything;
+ * a wiped raidz member leaves the pool DEGRADED and replace restores it
+ * (another device, or the same one); an offline device catches up on
+ * only what it missed, also across export/import and when it was
+ * missing at import; offline is refused when it would lose data; hot
+ * spares step in for a dead device; bad input gets one-line errors.
+ * TARN_TEST_TMP=/dev/shm makes it fast.
+ */
+#include "tt.h"
+#include "spa.h"
+#include "dmu.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#define NDEV     6
+#define DEVSIZE  (128 * MiB)
+#define MAXOBJ   128
+
+static char paths[NDEV][300];
+static char errbuf[512];
+
+/* ---- devices and pools ---- */
+
+static void
+dev_create(int i, uint64_t size)
+{
+	snprintf(paths[i], sizeof (paths[i]), "%s/d%d", tt_tmpdir(), i);
+	unlink(paths[i]);
+	int fd = open(paths[i], O_CREAT | O_RDWR, 0644);
+	TT_ASSERT(fd >= 0);
+	TT_OK(ftruncate(fd, (off_t)size));
+	close(fd);
+}
+
+/* Zero a whole device, keeping the file (and any open descriptor). */
+static void
+dev_wipe(int i)
+{
+	int fd = open(paths[i], O_RDWR);
+	TT_ASSERT(fd >= 0);
+	TT_OK(ftruncate(fd, 0));
+	TT_OK(ftruncate(fd, DEVSIZE));
+	close(fd);
+}
+
+static void
+dev_remove_all(void)
+{
+	for (int i = 0; i < NDEV; i++)
+		if (paths[i][0] != '\0')
+			unlink(paths[i]);
+}
+
+/* A pool on devices first..first+n-1 ("mirror", "raidz" or NULL). */
+static spa_t *
+pool_create(const char *type, int first, int n)
+{
+	char *argv[NDEV + 1];
+	int argc = 0;
+	if (type != NULL)
+		argv[argc++] = (char *)type;
+	for (int i = first; i < first + n; i++) {
+		dev_create(i, DEVSIZE);
+		argv[argc++] = paths[i];
+	}
+	spa_vdev_spec_t *spec;
+	TT_OK(spa_vdev_spec_parse(argc, argv, &spec, errbuf, sizeof (errbuf)));
+	spa_create_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sco_no_cache = true;
+	spa_t *spa = NULL;
+	int e = spa_create("vdevops", spec, &o, &spa, errbuf, sizeof (errbuf));
+	if (e != 0)
+		fprintf(stderr, "  create: %s\n", errbuf);
+	spa_vdev_spec_free(spec);
+	TT_OK(e);
+	return (spa);
+}
+
+/* Open the pool on the listed devices (index list ends with -1). */
+static spa_t *
+pool_open(const int *devs)
+{
+	const char *pv[NDEV];
+	int n = 0;
+	for (; devs[n] >= 0; n++)
+		pv[n] = paths[devs[n]];
+	spa_import_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sio_no_cache = true;
+	spa_t *spa = NULL;
+	int e = spa_open_paths(pv, n, &o, &spa, errbuf, sizeof (errbuf));
+	if (e != 0)
+		fprintf(stderr, "  open: %s\n", errbuf);
+	TT_OK(e);
+	return (spa);
+}
+
+/* ---- data: objects filled from a seed, checked byte for byte ---- */
+
+typedef struct data {
+	uint64_t obj[MAXOBJ];
+	uint64_t size[MAXOBJ];
+	int      n;
+} data_t;
+
+static void
+fill(uint8_t *buf, size_t len, uint64_t seed)
+{
+	tarn_rand_t r;
+	tarn_rand_seed(&r, seed);
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t v = tarn_rand_u64(&r);
+		memcpy(buf + i, &v, MIN(8, len - i));
+	}
+}
+
+static objset_t *
+data_os(spa_t *spa)
+{
+	objset_t *os = NULL;
+	if (spa_objset_open(spa, "t", &os) != 0)
+		TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	return (os);
+}
+
+/* Add `nobj` objects of `size` bytes, `per_txg` objects per txg. */
+static void
+data_add(spa_t *spa, data_t *d, int nobj, uint64_t size, int per_txg)
+{
+	objset_t *os = data_os(spa);
+	uint8_t *buf = tarn_alloc(size);
+	for (int i = 0; i < nobj; i++) {
+		TT_ASSERT(d->n < MAXOBJ);
+		int k = d->n;
+		fill(buf, size, 1000 + (uint64_t)k);
+		dmu_tx_t *tx = dmu_tx_create(os);
+		dmu_tx_hold_write(tx, 0, 0, size);
+		TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+		TT_OK(dmu_object_alloc(os, DMU_OT_TEST, 128 * KiB, DMU_OT_NONE, 0, tx,
+		    &d->obj[k]));
+		TT_OK(dmu_write(os, d->obj[k], 0, size, buf, tx));
+		dmu_tx_commit(tx);
+		d->size[k] = size;
+		d->n++;
+		if ((i + 1) % per_txg == 0)
+			TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	}
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	tarn_free(buf);
+}
+
+static void
+data_verify(spa_t *spa, const data_t *d)
+{
+	objset_t *os = data_os(spa);
+	for (int k = 0; k < d->n; k++) {
+		uint8_t *want = tarn_alloc(d->size[k]), *got = tarn_alloc(d->size[k]);
+		fill(want, d->size[k], 1000 + (uint64_t)k);
+		TT_OK(dmu_read(os, d->obj[k], 0, d->size[k], got));
+		TT_CHECK(memcmp(want, got, d->size[k]) == 0);
+		tarn_free(want);
+		tarn_free(got);
+	}
+}
+
+/* ---- looking at the tree ---- */
+
+static vdev_t *
+leaf_of(spa_t *spa, int i)
+{
+	vdev_t *vd = spa_lookup_leaf(spa, paths[i]);
+	TT_ASSERT(vd != NULL);
+	return (vd);
+}
+
+static void
+scrub_clean(spa_t *spa)
+{
+	TT_OK(spa_scan_start(spa, SPA_SCAN_SCRUB, 0));
+	TT_OK(spa_scan_wait(spa));
+	spa_scan_stat_t st;
+	spa_scan_get_stat(spa, &st);
+	TT_EQ(st.sss_func, SPA_SCAN_SCRUB);
+	TT_EQ(st.sss_state, SPA_SCAN_STATE_FINISHED);
+	TT_EQ(st.sss_errors, 0);
+	TT_EQ(st.sss_repaired, 0);
+}
+
+static uint64_t
+leaf_written(spa_t *spa, int i)
+{
+	return (leaf_of(spa, i)->vdev_stat.vs_bytes[1]);
+}
+
+static void
+expect_healthy(spa_t *spa)
+{
+	TT_OK(spa_vdev_wait(spa));
+	if (spa_state(spa) != VDEV_STATE_HEALTHY)
+		fprintf(stderr, "  pool is %s\n", vdev_state_name(spa_state(spa)));
+	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
+}
+
+/* ---- tests ---- */
+
+/* attach: a single disk becomes a mirror; the new side gets everything. */
+static void
+test_attach_detach(void)
+{
+	data_t d = { .n = 0 };
+	spa_t *spa = pool_create(NULL, 0, 1);
+	dev_create(1, DEVSIZE);
+	dev_create(2, DEVSIZE);
+	data_add(spa, &d, 8, 1 * MiB, 2);
+	TT_OK(spa_vdev_attach(spa, paths[0], paths[1], false, errbuf, sizeof (errbuf)));
+	vdev_t *top = spa_root_vdev(spa)->vdev_child[0];
+	TT_EQ(top->vdev_type, VDEV_TYPE_MIRROR);
+	TT_EQ(top->vdev_children, 2);
+	expect_healthy(spa);
+	TT_CHECK(vdev_dtl_empty(leaf_of(spa, 1)));
+	TT_CHECK(leaf_written(spa, 1) >= 8 * MiB);
+	scrub_clean(spa);
+	/* The original goes; the mirror of one is a plain disk again. */
+	TT_OK(spa_vdev_detach(spa, paths[0], errbuf, sizeof (errbuf)));
+	top = spa_root_vdev(spa)->vdev_child[0];
+	TT_CHECK(top->vdev_ops->vop_leaf);
+	TT_CHECK(strcmp(top->vdev_path, paths[1]) == 0);
+	data_verify(spa, &d);
+	vdev_label_config_t cfg;
+	TT_CHECK(vdev_label_read_path(paths[0], &cfg) != 0);   /* label cleared */
+	spa_close(spa);
+	spa = pool_open((const int[]){ 1, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
+	data_verify(spa, &d);
+	/* widen a mirror: attach twice, detach one */
+	TT_OK(spa_vdev_attach(spa, paths[1], paths[0], true, errbuf, sizeof (errbuf)));
+	TT_OK(spa_vdev_attach(spa, "d1", paths[2], false, errbuf, sizeof (errbuf)));
+	TT_EQ(spa_root_vdev(spa)->vdev_child[0]->vdev_children, 3);
+	expect_healthy(spa);
+	TT_OK(spa_vdev_detach(spa, paths[1], errbuf, sizeof (errbuf)));
+	data_verify(spa, &d);
+	spa_close(spa);
+	spa = pool_open((const int[]){ 0, 2, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
+	TT_EQ(spa_root_vdev(spa)->vdev_child[0]->vdev_children, 2);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+/* A wiped raidz member: DEGRADED at open, data intact; replace: ONLINE, clean. */
+static void
+test_raidz_wipe_replace(void)
+{
+	data_t d = { .n = 0 };
+	spa_t *spa = pool_create("raidz", 0, 3);
+	data_add(spa, &d, 16, 512 * KiB, 4);
+	spa_close(spa);
+	dev_wipe(1);
+	spa = pool_open((const int[]){ 0, 1, 2, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_DEGRADED);
+	TT_CHECK(!vdev_leaf_ready(leaf_of(spa, 1)));
+	data_verify(spa, &d);
+	dev_create(3, DEVSIZE);
+	TT_OK(spa_vdev_replace(spa, paths[1], paths[3], false, errbuf, sizeof (errbuf)));
+	vdev_t *rz = spa_root_vdev(spa)->vdev_child[0];
+	TT_EQ(rz->vdev_child[1]->vdev_type, VDEV_TYPE_REPLACING);
+	expect_healthy(spa);
+	TT_CHECK(rz->vdev_child[1]->vdev_ops->vop_leaf);
+	TT_CHECK(strcmp(rz->vdev_child[1]->vdev_path, paths[3]) == 0);
+	scrub_clean(spa);
+	data_add(spa, &d, 2, 256 * KiB, 1);
+	spa_close(spa);
+	spa = pool_open((const int[]){ 0, 2, 3, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+/* replace POOL DEV with no new device: the same device, wiped while open. */
+static void
+test_replace_same(void)
+{
+	data_t d = { .n = 0 };
+	spa_t *spa = pool_create("raidz", 0, 3);
+	data_add(spa, &d, 12, 512 * KiB, 3);
+	/* healthy and still labelled: refused */
+	TT_EQ(spa_vdev_replace(spa, paths[1], NULL, false, errbuf, sizeof (errbuf)), EBUSY);
+	TT_CHECK(errbuf[0] != '\0');
+	dev_wipe(1);
+	TT_OK(spa_vdev_replace(spa, "d1", NULL, false, errbuf, sizeof (errbuf)));
+	expect_healthy(spa);
+	TT_CHECK(vdev_dtl_empty(leaf_of(spa, 1)));
+	TT_CHECK(leaf_written(spa, 1) >= 3 * MiB);
+	scrub_clean(spa);
+	data_verify(spa, &d);
+	spa_close(spa);
+	/* the same after a reopen that found it blank */
+	dev_wipe(2);
+	spa = pool_open((const int[]){ 0, 1, 2, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_DEGRADED);
+	TT_OK(spa_vdev_replace(spa, paths[2], NULL, false, errbuf, sizeof (errbuf)));
+	expect_healthy(spa);
+	scrub_clean(spa);
+	spa_close(spa);
+	spa = pool_open((const int[]){ 0, 1, 2, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+/* Offline a side, write many txgs, online: the resilver copies only those. */
+static void
+test_offline_online(void)
+{
+	data_t d = { .n = 0 };
+	spa_t *spa = pool_create("mirror", 0, 2);
+	data_add(spa, &d, 24, 1 * MiB, 4);
+	TT_OK(spa_vdev_offline(spa, paths[1], true, errbuf, sizeof (errbuf)));
+	TT_EQ(leaf_of(spa, 1)->vdev_state, VDEV_STATE_OFFLINE);
+	TT_EQ(spa_state(spa), VDEV_STATE_DEGRADED);
+	uint64_t first = spa_last_synced_txg(spa);
+	data_add(spa, &d, 20, 48 * KiB, 1);          /* 20 txgs */
+	uint64_t w0 = leaf_written(spa, 1);
+	TT_OK(spa_vdev_online(spa, paths[1], errbuf, sizeof (errbuf)));
+	vdev_t *l1 = leaf_of(spa, 1);
+	TT_CHECK(l1->vdev_dtl_txg > first);          /* only what it missed */
+	expect_healthy(spa);
+	spa_space_t ss;
+	spa_get_space(spa, &ss);
+	spa_scan_stat_t st;
+	spa_scan_get_stat(spa, &st);
+	uint64_t wrote = leaf_written(spa, 1) - w0;
+	if (getenv("TARN_TEST_VERBOSE"))
+		fprintf(stderr, "  alloc %" PRIu64 ", resilver issued %" PRIu64
+		    ", written to the side %" PRIu64 "\n", ss.ss_alloc, st.sss_issued, wrote);
+	TT_EQ(st.sss_func, SPA_SCAN_RESILVER);
+	TT_CHECK(st.sss_issued < ss.ss_alloc / 4);
+	TT_CHECK(wrote < ss.ss_alloc / 4);
+	TT_CHECK(wrote >= 20 * 48 * KiB);
+	TT_CHECK(vdev_dtl_empty(l1));
+	scrub_clean(spa);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+/* Offline (permanent and -t) and missed txgs across export and import. */
+static void
+test_offline_persist(void)
+{
+	data_t d = { .n = 0 };
+	spa_t *spa = pool_create("mirror", 0, 2);
+	data_add(spa, &d, 4, 1 * MiB, 2);
+	TT_OK(spa_vdev_offline(spa, paths[1], false, errbuf, sizeof (errbuf)));
+	data_add(spa, &d, 6, 64 * KiB, 1);
+	TT_OK(spa_export(spa));
+	spa = pool_open((const int[]){ 0, 1, -1 });
+	vdev_t *l1 = leaf_of(spa, 1);
+	TT_CHECK(l1->vdev_offline);                   /* recorded */
+	TT_CHECK(!vdev_dtl_empty(l1));                /* so are the missed txgs */
+	TT_EQ(spa_state(spa), VDEV_STATE_DEGRADED);
+	TT_OK(spa_vdev_online(spa, paths[1], errbuf, sizeof (errbuf)));
+	expect_healthy(spa);
+	/* -t: back online at the next import, resilvered */
+	TT_OK(spa_vdev_offline(spa, paths[1], true, errbuf, sizeof (errbuf)));
+	data_add(spa, &d, 6, 64 * KiB, 1);
+	spa_close(spa);
+	spa = pool_open((const int[]){ 0, 1, -1 });
+	l1 = leaf_of(spa, 1);
+	TT_CHECK(!l1->vdev_offline);
+	expect_healthy(spa);
+	TT_CHECK(vdev_dtl_empty(l1));
+	scrub_clean(spa);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+/* Missing at import: DEGRADED; found again later: resilvered from its DTL. */
+static void
+test_missing_at_import(void)
+{
+	data_t d = { .n = 0 };
+	char away[320];
+	spa_t *spa = pool_create("mirror", 0, 2);
+	data_add(spa, &d, 6, 1 * MiB, 2);
+	spa_close(spa);
+	snprintf(away, sizeof (away), "%s.away", paths[1]);
+	TT_OK(rename(paths[1], away));
+	spa = pool_open((const int[]){ 0, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_DEGRADED);
+	data_add(spa, &d, 8, 64 * KiB, 1);
+	spa_close(spa);
+	TT_OK(rename(away, paths[1]));
+	spa = pool_open((const int[]){ 0, 1, -1 });
+	vdev_t *l1 = leaf_of(spa, 1);
+	TT_CHECK(vdev_leaf_ready(l1));
+	uint64_t w0 = leaf_written(spa, 1);
+	expect_healthy(spa);
+	TT_CHECK(vdev_dtl_empty(l1));
+	TT_CHECK(leaf_written(spa, 1) - w0 < 4 * MiB);   /* not the 6 MiB from before */
+	scrub_clean(spa);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+/* Offline is refused when it would lose data. */
+static void
+test_offline_refused(void)
+{
+	spa_t *spa = pool_create(NULL, 0, 1);
+	TT_EQ(spa_vdev_offline(spa, paths[0], false, errbuf, sizeof (errbuf)), EBUSY);
+	TT_CHECK(strstr(errbuf, "replicas") != NULL);
+	spa_close(spa);
+	spa = pool_create("mirror", 0, 2);
+	TT_OK(spa_vdev_offline(spa, paths[0], false, errbuf, sizeof (errbuf)));
+	TT_EQ(spa_vdev_offline(spa, paths[1], false, errbuf, sizeof (errbuf)), EBUSY);
+	TT_OK(spa_vdev_online(spa, paths[0], errbuf, sizeof (errbuf)));
+	expect_healthy(spa);
+	/* a side that missed txgs is not a replica of them */
+	data_t d = { .n = 0 };
+	TT_OK(spa_vdev_offline(spa, paths[1], true, errbuf, sizeof (errbuf)));
+	data_add(spa, &d, 4, 64 * KiB, 1);
+	vdev_t *l1 = leaf_of(spa, 1);
+	vdev_dtl_mark(l1, spa_last_synced_txg(spa));   /* as if still missing them */
+	TT_CHECK(vdev_dtl_required(leaf_of(spa, 0)) || vdev_dtl_empty(l1));
+	TT_OK(spa_vdev_online(spa, paths[1], errbuf, sizeof (errbuf)));
+	expect_healthy(spa);
+	spa_close(spa);
+	spa = pool_create("raidz", 2, 3);
+	TT_OK(spa_vdev_offline(spa, paths[3], true, errbuf, sizeof (errbuf)));
+	TT_EQ(spa_vdev_offline(spa, paths[4], true, errbuf, sizeof (errbuf)), EBUSY);
+	TT_EQ(spa_state(spa), VDEV_STATE_DEGRADED);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+/* Poll (making txgs) until cond holds or ~15 s pass. */
+static bool
+wait_for(spa_t *spa, bool (*cond)(spa_t *))
+{
+	for (int i = 0; i < 300; i++) {
+		if (cond(spa))
+			return (true);
+		txg_kick(spa_dmu_pool(spa));
+		usleep(50 * 1000);
+	}
+	return (cond(spa));
+}
+
+static bool
+spare_in(spa_t *spa)
+{
+	vdev_t *m = spa_root_vdev(spa)->vdev_child[0];
+	for (int c = 0; c < m->vdev_children; c++)
+		if (m->vdev_child[c]->vdev_type == VDEV_TYPE_SPARE)
+			return (true);
+	return (false);
+}
+
+/* A dead device: faulted, a hot spare steps in, the pool keeps working. */
+static void
+test_hot_spare(void)
+{
+	data_t d = { .n = 0 };
+	for (int i = 0; i < 4; i++)
+		dev_create(i, DEVSIZE);
+	vdev_fault_cfg_t fc = { .vfc_seed = 1 };
+	vdev_fault_t *vf = vdev_fault_attach(paths[1], &fc);
+	spa_t *spa = pool_create("mirror", 0, 2);
+	char *sp[] = { paths[2] };
+	TT_OK(spa_vdev_add_spares(spa, 1, sp, false, errbuf, sizeof (errbuf)));
+	vdev_t *spares = spa_root_vdev(spa)->vdev_spares;
+	TT_ASSERT(spares != NULL && spares->vdev_children == 1);
+	TT_CHECK(!spa_spare_in_use(spa, spares->vdev_child[0]));
+	vdev_label_config_t cfg;
+	TT_OK(vdev_label_read_path(paths[2], &cfg));
+	TT_EQ(cfg.vlc_state, POOL_STATE_SPARE);
+	TT_EQ(cfg.vlc_pool_guid, spa_guid(spa));
+	vdev_config_free(&cfg);
+	data_add(spa, &d, 8, 512 * KiB, 2);
+	vdev_fault_set_dead(vf, true);
+	data_add(spa, &d, 8, 64 * KiB, 1);          /* the writes find it dead */
+	TT_ASSERT(wait_for(spa, spare_in));
+	TT_CHECK(spa_spare_in_use(spa, spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
+	vdev_t *l1 = spa_lookup_leaf(spa, paths[1]);
+	TT_CHECK(l1->vdev_state == VDEV_STATE_FAULTED);
+	data_add(spa, &d, 4, 64 * KiB, 1);          /* keeps working */
+	data_verify(spa, &d);
+	TT_OK(spa_vdev_wait(spa));
+	TT_EQ(spa_state(spa), VDEV_STATE_DEGRADED); /* d1 is still faulted */
+	/* replace the dead disk: the spare goes back to the list */
+	TT_OK(spa_vdev_replace(spa, paths[1], paths[3], false, errbuf, sizeof (errbuf)));
+	expect_healthy(spa);
+	TT_CHECK(!spare_in(spa));
+	TT_CHECK(!spa_spare_in_use(spa, spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
+	TT_CHECK(vdev_leaf_ready(spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
+	scrub_clean(spa);
+	data_verify(spa, &d);
+	spa_close(spa);
+	vdev_fault_detach(vf);
+	spa = pool_open((const int[]){ 0, 2, 3, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
+	spares = spa_root_vdev(spa)->vdev_spares;
+	TT_ASSERT(spares != NULL && spares->vdev_children == 1);
+	TT_CHECK(vdev_leaf_ready(spares->vdev_child[0]));
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+/* Bad input: one-line errors, nothing changed. */
+static void
+test_bad_input(void)
+{
+	spa_t *spa = pool_create("raidz", 0, 3);
+	dev_create(3, DEVSIZE);
+	dev_create(4, 16 * MiB);
+	vdev_t *rz = spa_root_vdev(spa)->vdev_child[0];
+	uint64_t sum = spa_root_vdev(spa)->vdev_guid_sum;
+	struct { int e; int rc; } cases[] = {
+		{ ENODEV, spa_vdev_attach(spa, "nosuch", paths[3], false, errbuf, sizeof (errbuf)) },
+		{ ENOTSUP, spa_vdev_attach(spa, paths[0], paths[3], false, errbuf, sizeof (errbuf)) },
+		{ ENOTSUP, spa_vdev_detach(spa, paths[0], errbuf, sizeof (errbuf)) },
+		{ ENODEV, spa_vdev_detach(spa, "/no/such", errbuf, sizeof (errbuf)) },
+		{ EOVERFLOW, spa_vdev_replace(spa, paths[0], paths[4], false, errbuf, sizeof (errbuf)) },
+		{ EBUSY, spa_vdev_replace(spa, paths[0], paths[2], false, errbuf, sizeof (errbuf)) },
+		{ ENOENT, spa_vdev_replace(spa, paths[0], "/no/such/dev", false, errbuf, sizeof (errbuf)) },
+		{ ENODEV, spa_vdev_online(spa, "d9", errbuf, sizeof (errbuf)) },
+		{ ENODEV, spa_vdev_clear(spa, "d9", errbuf, sizeof (errbuf)) },
+		{ EINVAL, spa_vdev_add_spares(spa, 0, NULL, false, errbuf, sizeof (errbuf)) },
+		{ EOVERFLOW, spa_vdev_add_spares(spa, 1, (char *[]){ paths[4] }, false, errbuf, sizeof (errbuf)) },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (cases[i].rc != cases[i].e)
+			fprintf(stderr, "  case %zu: %d, expected %d\n", i, cases[i].rc, cases[i].e);
+		TT_CHECK(cases[i].rc == cases[i].e);
+	}
+	TT_EQ(spa_root_vdev(spa)->vdev_guid_sum, sum);
+	TT_EQ(rz->vdev_children, 3);
+	/* lookups: path, basename, GUID */
+	char g[32];
+	vdev_t *l0 = spa_lookup_leaf(spa, "d0");
+	TT_ASSERT(l0 != NULL);
+	snprintf(g, sizeof (g), "%" PRIu64, l0->vdev_guid);
+	TT_CHECK(spa_lookup_leaf(spa, g) == l0);
+	TT_CHECK(spa_lookup_leaf(spa, paths[0]) == l0);
+	TT_OK(spa_vdev_clear(spa, NULL, errbuf, sizeof (errbuf)));
+	spa_close(spa);
+	/* a device of another (active) pool is refused without -f */
+	spa_t *other = pool_create(NULL, 5, 1);
+	spa = pool_open((const int[]){ 0, 1, 2, -1 });
+	TT_EQ(spa_vdev_replace(spa, paths[0], paths[5], false, errbuf, sizeof (errbuf)), EBUSY);
+	TT_CHECK(strstr(errbuf, "-f") != NULL);
+	spa_close(spa);
+	spa_close(other);
+	/* read-only pools refuse every change */
+	spa_import_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sio_no_cache = true;
+	o.sio_flags = SPA_OPEN_READONLY;
+	const char *pv[] = { paths[0], paths[1], paths[2] };
+	TT_OK(spa_open_paths(pv, 3, &o, &spa, errbuf, sizeof (errbuf)));
+	TT_EQ(spa_vdev_offline(spa, paths[0], true, errbuf, sizeof (errbuf)), EROFS);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+static void
+test_cleanup(void)
+{
+	tt_tmpdir_cleanup();
+}
+
+TT_MAIN(
+	{ "attach_detach", test_attach_detach },
+	{ "raidz_wipe_replace", test_raidz_wipe_replace },
+	{ "replace_same", test_replace_same },
+	{ "offline_online", test_offline_online },
+	{ "offline_persist", test_offline_persist },
+	{ "missing_at_import", test_missing_at_import },
+	{ "offline_refused", test_offline_refused },
+	{ "hot_spare", test_hot_spare },
+	{ "bad_input", test_bad_input },
+	{ "cleanup", test_cleanup },
+)
