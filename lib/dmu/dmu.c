@@ -444,6 +444,18 @@ dmu_object_set_blocksize(objset_t *os, uint64_t obj, uint32_t blksz, dmu_tx_t *t
 		return (err);
 	}
 	pthread_mutex_lock(&dn->dn_mtx);
+	/* Blocks beyond 0 still waiting to be written (e.g. as holes after a truncate)
+	 * have the old size: no change until they are on disk. */
+	for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {
+		for (dbuf_t *d = dn->dn_dbufs[i]; d != NULL; d = d->db_hash_next) {
+			if (d->db_level == 0 && d->db_blkid != 0 && d->db_dirty != NULL) {
+				pthread_mutex_unlock(&dn->dn_mtx);
+				dbuf_rele(db);
+				dnode_rele(dn);
+				return (SET_ERROR(ENOTSUP));
+			}
+		}
+	}
 	dirty_record_t *dr = dbuf_dirty(db, tx->tx_txg);
 	if (dr->dr_data == db->db_data) {
 		void *nb = tarn_alloc(blksz);
@@ -455,10 +467,19 @@ dmu_object_set_blocksize(objset_t *os, uint64_t obj, uint32_t blksz, dmu_tx_t *t
 	}
 	dn->dn_blksz = blksz;
 	dn->dn_txg[TXG_IDX(tx->tx_txg)].dt_blksz = blksz;
-	/* other cached level-0 dbufs (beyond block 0) would have the old size */
-	for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++)
-		for (dbuf_t *d = dn->dn_dbufs[i]; d != NULL; d = d->db_hash_next)
-			VERIFY(d->db_level != 0 || d->db_blkid == 0 || d->db_dirty == NULL);
+	/* clean cached blocks beyond 0 have the old size: drop them */
+	for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {
+		dbuf_t *d = dn->dn_dbufs[i];
+		while (d != NULL) {
+			dbuf_t *next = d->db_hash_next;
+			if (d->db_level == 0 && d->db_blkid != 0 && d->db_holds == 0 &&
+			    d->db_dirty == NULL && d->db_state != DB_READING) {
+				dbuf_lru_remove(os->os_dp, d);
+				dbuf_evict_one(d);
+			}
+			d = next;
+		}
+	}
 	pthread_mutex_unlock(&dn->dn_mtx);
 	dbuf_rele(db);
 	dnode_rele(dn);
