@@ -39,8 +39,9 @@
  *
  * Caching.  Tarn is the only writer of its mounts, so the kernel may
  * trust what it caches: long entry and attribute timeouts, negative
- * entries cached as long, keep_cache on every open and cache_readdir on
- * every opendir, symlinks cached, no automatic data invalidation on
+ * entries cached as long, keep_cache on every open, symlinks cached (but
+ * no readdir cache: see tf_opendir for the kernel race that rules it
+ * out), no automatic data invalidation on
  * mtime changes (FUSE_CAP_EXPLICIT_INVAL_DATA), and the writeback cache
  * (the kernel gathers small writes into pages and sends them as large
  * writes; it keeps mtime and size itself and sends them to us with

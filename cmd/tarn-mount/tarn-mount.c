@@ -164,13 +164,18 @@ tm_parse(tm_cfg_t *c, int argc, char **argv)
 	return (0);
 }
 
+/*
+ * Room left for the file system: what the pool can allocate now, less
+ * the slop.  Frees still deferred do not count (they are not allocatable
+ * yet; promising them could make a txg's sync fail for want of space).
+ */
 static uint64_t
 tm_avail(void *arg)
 {
 	spa_space_t ss;
 	spa_get_space(arg, &ss);
-	uint64_t used = ss.ss_deferred + ss.ss_slop;
-	return (ss.ss_free > used ? ss.ss_free - used : 0);
+	uint64_t keep = ss.ss_deferred + ss.ss_slop;
+	return (ss.ss_free > keep ? ss.ss_free - keep : 0);
 }
 
 static int

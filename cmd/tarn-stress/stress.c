@@ -17,10 +17,14 @@
  * a quarter of the pool).  Every operation is a tx whose changes go to
  * the model once they are made (reads see them at once; they reach disk
  * with their txg).  Every few seconds (or operations) all workers pause,
- * the controller waits for a sync and compares every byte, bonus and
- * attribute of every object with the model, checks that no other object
- * exists, and walks every block of the pool (spa_verify_all).  At the end
- * the pool is closed, reopened and checked again.
+ * the controller waits for a running resilver and a sync (the walk needs
+ * a quiet pool), compares every byte, bonus and attribute of every object
+ * with the model, checks that no other object exists, and walks every
+ * block of the pool (spa_verify_all).  At the end the pool is closed,
+ * reopened read-only (exactly what is on disk) and checked, then
+ * reopened read-write and checked again.  -F aims for more live data
+ * than fits, so that ENOSPC is frequent: a refused worker frees and
+ * retries, and the pool must never suspend.
  *
  * Replay.  Each worker's random stream depends only on (seed, worker), and
  * the choice of an operation only on that stream and the worker's own

@@ -6,9 +6,25 @@
  */
 #include "tarn.h"
 
+#include <poll.h>
 #include <pthread.h>
 
 __thread FILE *cli_out_tls, *cli_err_tls;
+/* tarnd: the client's connection, and the daemon's "stopping" flag. */
+__thread int cli_conn_fd_tls = -1;
+volatile bool cli_stopping;
+
+bool
+cli_cancelled(void)
+{
+	struct pollfd p = { .fd = cli_conn_fd_tls, .events = POLLRDHUP };
+
+	if (cli_conn_fd_tls < 0)
+		return (false);
+	if (cli_stopping)
+		return (true);
+	return (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+}
 
 /*
  * Per-thread getopt.  glibc's getopt keeps its scan state in globals, so

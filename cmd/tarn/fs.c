@@ -147,7 +147,10 @@ cli_fs_open(const char *verb, const char *name, bool readonly, cli_fs_t *fs)
 		(void) cli_cannot(strcmp(verb, "create") == 0 ? verb : "open", name, e, err);
 		return (CLI_EXIT_ERROR);
 	}
-	e = dsl_pool_open(fs->cf_spa, fs_init, NULL, &fs->cf_dp);
+	if (readonly)
+		e = dsl_pool_open_reader(fs->cf_spa, &fs->cf_dp);
+	else
+		e = dsl_pool_open(fs->cf_spa, fs_init, NULL, &fs->cf_dp);
 	if (e == ENOENT && readonly) {
 		/* no root dataset yet: open writable once so that it is made */
 		cli_pool_close(fs->cf_spa);

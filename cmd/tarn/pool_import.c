@@ -439,6 +439,9 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 		return (cli_cannot("import", which, error, err));
 	}
 	cli_history_log(spa);
+	/* in-process, a resilver the import started ends before we exit */
+	if (!cli_in_daemon() && cli_scan_active(spa, SPA_SCAN_RESILVER))
+		(void) spa_scan_wait(spa);
 	if (spa_readonly(spa) && !so.sio_no_cache && !cli_in_daemon())
 		fprintf(cli_err, "note: '%s' was opened read-only; without the daemon a "
 		    "read-only import is not remembered, so later commands will not "

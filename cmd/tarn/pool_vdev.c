@@ -11,9 +11,10 @@
  *	add [-f] POOL spare DEVICE...     hot spares (other vdevs: not yet)
  *
  * DEVICE names a leaf by path, by GUID or by the last part of its path;
- * NEW is a path (a word without '/' names /dev/WORD).  attach and replace
- * start a resilver, which inside tarnd goes on after the command returns;
- * -w waits for it (and in-process, without tarnd, they always wait).
+ * NEW is a path (a word without '/' names /dev/WORD).  attach, replace
+ * and online start a resilver, which inside tarnd goes on after the
+ * command returns; -w waits for it (attach, replace).  In-process
+ * (without tarnd) they always wait: nobody would carry it on.
  */
 #include "tarn.h"
 
@@ -45,6 +46,27 @@ vdev_newpath(const char *verb, const char *pool, const char *word, char *buf, si
 	(void) snprintf(buf, len, "%s", leaf->path != NULL ? leaf->path : word);
 	spa_vdev_spec_free(spec);
 	return (0);
+}
+
+/*
+ * After a change of the tree: the cache file lists the pool's leaves as
+ * they are now, so that the next open (in-process, or tarnd restarting)
+ * finds a new device.  Only for a pool the cache file lists at all.
+ */
+static void
+vdev_cache_refresh(spa_t *spa)
+{
+	spa_cache_entry_t *ents;
+	bool listed = false;
+	int n;
+
+	if (spa_readonly(spa) || spa_cache_read(&ents, &n) != 0)
+		return;
+	for (int i = 0; i < n; i++)
+		listed |= ents[i].sce_guid == spa_guid(spa);
+	spa_cache_free(ents, n);
+	if (listed)
+		(void) spa_cache_add(spa);
 }
 
 /* After attach/replace: wait for the resilver when asked (or in-process). */
@@ -102,7 +124,9 @@ cli_pool_attach(int argc, char **argv)
 	error = spa_vdev_attach(spa, argv[1], newpath, force, err, sizeof (err));
 	if (error == 0) {
 		cli_history_log(spa);
+		vdev_cache_refresh(spa);
 		error = vdev_wait_resilver(spa, wait);
+		vdev_cache_refresh(spa);
 	}
 	cli_pool_close(spa);
 	(void) snprintf(verb, sizeof (verb), "attach '%s' to", newpath);
@@ -138,7 +162,9 @@ cli_pool_replace(int argc, char **argv)
 	    err, sizeof (err));
 	if (error == 0) {
 		cli_history_log(spa);
+		vdev_cache_refresh(spa);
 		error = vdev_wait_resilver(spa, wait);
+		vdev_cache_refresh(spa);
 	}
 	cli_pool_close(spa);
 	if (error == 0)
@@ -171,8 +197,10 @@ cli_pool_detach(int argc, char **argv)
 	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
 		return (cli_cannot("detach", argv[0], error, err));
 	err[0] = '\0';
-	if ((error = spa_vdev_detach(spa, argv[1], err, sizeof (err))) == 0)
+	if ((error = spa_vdev_detach(spa, argv[1], err, sizeof (err))) == 0) {
 		cli_history_log(spa);
+		vdev_cache_refresh(spa);
+	}
 	cli_pool_close(spa);
 	return (error == 0 ? CLI_EXIT_OK : cli_cannot("detach", argv[1], error, err));
 }
@@ -206,8 +234,11 @@ vdev_online_offline(const char *verb, bool online, bool temporary, int argc, cha
 			    "faulted state\nuse '%s replace' to replace devices that are "
 			    "no longer present\n", argv[i], cli_pool_prog);
 	}
-	if (done > 0)
+	if (done > 0) {
 		cli_history_log(spa);
+		if (online)   /* in-process: the resilver it started ends first */
+			(void) vdev_wait_resilver(spa, false);
+	}
 	cli_pool_close(spa);
 	return (ret);
 }
@@ -316,8 +347,10 @@ cli_pool_add(int argc, char **argv)
 			err[0] = '\0';
 			error = spa_vdev_add_spares(spa, argc - 2, paths, force, err,
 			    sizeof (err));
-			if (error == 0)
+			if (error == 0) {
 				cli_history_log(spa);
+				vdev_cache_refresh(spa);
+			}
 			cli_pool_close(spa);
 			if (error != 0)
 				ret = cli_cannot("add to", argv[0], error, err);

@@ -50,6 +50,7 @@ typedef struct reg_hold {
 	spa_t      *rh_spa;
 	int         rh_count;      /* nested opens of the same pool */
 	reg_mode_t  rh_mode;
+	bool        rh_changer;    /* opened to change it: sync at the end */
 } reg_hold_t;
 
 #define REG_MAXHOLDS 32
@@ -118,6 +119,19 @@ reg_rele_locked(reg_pool_t *rp)
 		spa_close(rp->rp_spa);
 	VERIFY0(pthread_rwlock_destroy(&rp->rp_rw));
 	tarn_free(rp);
+}
+
+/*
+ * A command that changed a pool returns once the change is on disk, as
+ * in-process (where spa_close syncs): wait for the open txg.
+ */
+static void
+reg_sync(spa_t *spa)
+{
+	dmu_pool_t *dp;
+
+	if (!spa_readonly(spa) && (dp = spa_dmu_pool(spa)) != NULL)
+		(void) txg_wait_synced(dp, 0);
 }
 
 static reg_hold_t *
@@ -290,7 +304,8 @@ cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errle
 	}
 	pthread_mutex_unlock(&reg_lock);
 	reg_holds[reg_nholds++] = (reg_hold_t){ .rh_pool = rp, .rh_spa = rp->rp_spa,
-		.rh_count = 1, .rh_mode = shared ? REG_READ : REG_WRITE };
+		.rh_count = 1, .rh_mode = shared ? REG_READ : REG_WRITE,
+		.rh_changer = !shared };
 	*spap = rp->rp_spa;
 	return (0);
 }
@@ -302,6 +317,8 @@ hold_drop(reg_hold_t *h)
 	reg_pool_t *rp = h->rh_pool;
 	reg_mode_t mode = h->rh_mode;
 
+	if (h->rh_changer)
+		reg_sync(h->rh_spa);
 	hold_remove(h);
 	if (mode != REG_UNLOCKED)
 		VERIFY0(pthread_rwlock_unlock(&rp->rp_rw));
@@ -351,6 +368,7 @@ cli_pool_adopt(spa_t *spa)
 		spa_close(spa);
 		return;
 	}
+	reg_sync(spa);
 	pthread_mutex_lock(&reg_lock);
 	if ((old = reg_find(spa_name(spa))) != NULL) {
 		/* e.g. a read-only import of the same name; the new one wins */

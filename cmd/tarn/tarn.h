@@ -115,6 +115,13 @@ void cli_pool_adopt(spa_t *spa);
 int cli_spa_export(spa_t *spa);
 int cli_spa_destroy(spa_t *spa);
 bool cli_in_daemon(void);
+/*
+ * Should a long-running command stop?  True inside tarnd when the client
+ * went away (Ctrl-C on `iostat 1`) or the daemon is stopping; always
+ * false in-process (a signal ends the process there).  Loops that wait
+ * or repeat (iostat INTERVAL, scrub -w polling) check it each round.
+ */
+bool cli_cancelled(void);
 
 /* For tarnd only: switch the registry to daemon mode and open every pool
  * of the cache file (failures are logged through logf and retried when a

@@ -395,6 +395,7 @@ serve_command(conn_t *c, request_t *rq)
 	c->c_out = out;
 	cli_out_tls = out;
 	cli_err_tls = err;
+	cli_conn_fd_tls = c->c_fd;
 	if (rq->rq_argc == 3 && strcmp(rq->rq_argv[0], "tarn") == 0 &&
 	    strcmp(rq->rq_argv[1], "daemon") == 0 &&
 	    strcmp(rq->rq_argv[2], "status") == 0)
@@ -403,6 +404,7 @@ serve_command(conn_t *c, request_t *rq)
 		ret = cli_dispatch(rq->rq_argc, rq->rq_argv);
 	cli_out_tls = NULL;
 	cli_err_tls = NULL;
+	cli_conn_fd_tls = -1;
 	(void) fclose(out);
 	c->c_out = NULL;
 	(void) fclose(err);
@@ -474,8 +476,9 @@ tarnd_serve(int fd)
 	pthread_mutex_unlock(&serve_lock);
 	VERIFY0(pthread_attr_init(&attr));
 	VERIFY0(pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED));
-	if (pthread_create(&tid, &attr, serve_thread, (void *)(intptr_t)fd) != 0) {
-		tarnd_log("cannot start a thread for a client: %s", strerror(errno));
+	int error = pthread_create(&tid, &attr, serve_thread, (void *)(intptr_t)fd);
+	if (error != 0) {
+		tarnd_log("cannot start a thread for a client: %s", strerror(error));
 		serve_refuse(fd, "tarn: the daemon is out of threads; try again\n");
 		(void) close(fd);
 		pthread_mutex_lock(&serve_lock);

@@ -437,6 +437,7 @@ serve_loop(int lfd, int sfd, const struct stat *sockst)
 static void
 shutdown_daemon(int lfd, const struct stat *sockst, int pidfd)
 {
+	cli_stopping = true;      /* long-running commands end (cli_cancelled) */
 	(void) close(lfd);
 	if (sock_still_ours(sockst))
 		(void) unlink(tarnd_info.ti_sock);

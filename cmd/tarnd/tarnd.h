@@ -23,6 +23,10 @@ typedef struct tarnd_info {
 
 extern tarnd_info_t tarnd_info;
 
+/* dispatch.c: what cli_cancelled() looks at. */
+extern __thread int cli_conn_fd_tls;
+extern volatile bool cli_stopping;
+
 /* One line to the log, with time and pid. */
 void tarnd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

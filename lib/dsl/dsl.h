@@ -36,6 +36,12 @@ typedef int (*dsl_fs_init_fn_t)(void *arg, objset_t *os);
  * root dataset and is read-only.
  */
 int dsl_pool_open(spa_t *spa, dsl_fs_init_fn_t init_fn, void *init_arg, dsl_pool_t **dpp);
+/*
+ * The same for a command that only reads and may share the pool with
+ * other readers (the daemon): it never writes — no root dataset is made
+ * (ENOENT instead) and every change returns EROFS.
+ */
+int dsl_pool_open_reader(spa_t *spa, dsl_pool_t **dpp);
 void dsl_pool_close(dsl_pool_t *dp);
 /*
  * Ask before a dataset is destroyed: fn returns 0, or EBUSY (or another
@@ -44,6 +50,9 @@ void dsl_pool_close(dsl_pool_t *dp);
  */
 typedef int (*dsl_busy_fn_t)(void *arg, const char *name, char *err, size_t errlen);
 void dsl_pool_set_busy_fn(dsl_pool_t *dp, dsl_busy_fn_t fn, void *arg);
+/* What the read-only `mounted` property says ("no" without a function). */
+typedef bool (*dsl_mounted_fn_t)(void *arg, const char *name);
+void dsl_pool_set_mounted_fn(dsl_pool_t *dp, dsl_mounted_fn_t fn, void *arg);
 spa_t *dsl_pool_spa(dsl_pool_t *dp);
 
 /*
@@ -158,8 +167,9 @@ int dsl_dataset_create(dsl_pool_t *dp, const char *name, bool parents,
     const dsl_prop_setting_t *props, int nprops, char *err, size_t errlen);
 /*
  * Destroy a file system (and with recursive, all below it, deepest
- * first).  EEXIST "filesystem has children; use -r" without recursive;
- * EINVAL for the pool's root dataset.  Frees every object of the object
+ * first).  EEXIST "filesystem has children; use -r" without recursive.
+ * The pool's root dataset stays: recursive destroys everything below
+ * it, without it is EINVAL ("operation does not apply to pools; ...").  Frees every object of the object
  * sets; their space comes back when the frees have synced.
  */
 int dsl_dataset_destroy(dsl_pool_t *dp, const char *name, bool recursive,

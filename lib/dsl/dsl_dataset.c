@@ -102,15 +102,32 @@ dsl_obj_create(dsl_pool_t *dp, uint64_t parent, const char *component, dmu_tx_t 
  * The object set of dataset obj, created (and given to the init
  * function) when it does not exist yet.
  */
+/*
+ * Serializes opening object sets across every dsl_pool_t: readers sharing
+ * a pool in the daemon would otherwise register the same object set twice
+ * (spa_objset_open looks up, then opens and registers).
+ */
+static pthread_mutex_t dsl_os_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool
+dsl_readonly(const dsl_pool_t *dp)
+{
+	return (dp->dp_reader || spa_readonly(dp->dp_spa));
+}
+
 int
 dsl_os_get(dsl_pool_t *dp, uint64_t obj, objset_t **osp)
 {
 	char key[32];
 	dsl_os_key(obj, key, sizeof (key));
+	pthread_mutex_lock(&dsl_os_lock);
 	int e = spa_objset_open(dp->dp_spa, key, osp);
-	if (e != ENOENT || spa_readonly(dp->dp_spa))
+	pthread_mutex_unlock(&dsl_os_lock);
+	if (e != ENOENT || dsl_readonly(dp))
 		return (e);
+	pthread_mutex_lock(&dsl_os_lock);
 	e = spa_objset_create(dp->dp_spa, key, DMU_OST_ZFS, osp);
+	pthread_mutex_unlock(&dsl_os_lock);
 	if (e == 0 && dp->dp_init_fn != NULL)
 		e = dp->dp_init_fn(dp->dp_init_arg, *osp);
 	if (e == 0)
@@ -152,6 +169,23 @@ dsl_pool_open(spa_t *spa, dsl_fs_init_fn_t init_fn, void *init_arg, dsl_pool_t *
 	return (0);
 }
 
+int
+dsl_pool_open_reader(spa_t *spa, dsl_pool_t **dpp)
+{
+	dsl_pool_t *dp = tarn_alloc(sizeof (*dp));
+	dp->dp_spa = spa;
+	dp->dp_mos = spa_meta_objset(spa);
+	dp->dp_reader = true;
+	pthread_mutex_init(&dp->dp_lock, NULL);
+	int e = spa_dir_lookup(spa, DSL_DIR_ROOT, &dp->dp_root_obj);
+	if (e != 0) {
+		dsl_pool_close(dp);
+		return (e);
+	}
+	*dpp = dp;
+	return (0);
+}
+
 void
 dsl_pool_close(dsl_pool_t *dp)
 {
@@ -166,6 +200,13 @@ dsl_pool_set_busy_fn(dsl_pool_t *dp, dsl_busy_fn_t fn, void *arg)
 {
 	dp->dp_busy_fn = fn;
 	dp->dp_busy_arg = arg;
+}
+
+void
+dsl_pool_set_mounted_fn(dsl_pool_t *dp, dsl_mounted_fn_t fn, void *arg)
+{
+	dp->dp_mounted_fn = fn;
+	dp->dp_mounted_arg = arg;
 }
 
 spa_t *
@@ -412,7 +453,7 @@ dsl_dataset_create(dsl_pool_t *dp, const char *name, bool parents,
 	int e = dsl_create_check(dp, name, props, nprops, err, errlen);
 	if (e != 0)
 		return (e);
-	if (spa_readonly(dp->dp_spa)) {
+	if (dsl_readonly(dp)) {
 		(void) snprintf(err, errlen, "pool is read-only");
 		return (SET_ERROR(EROFS));
 	}
@@ -514,14 +555,17 @@ dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
 	return (e ? e : e2);
 }
 
-/* Ask the busy callback about name and everything below it (lock held). */
+/*
+ * Check (check: ask the busy callback) or destroy (deepest first) the
+ * subtree of obj; with self false, only what is below obj.
+ */
 static int
-dsl_destroy_check_busy(dsl_pool_t *dp, uint64_t obj, const char *name, char *err,
-    size_t errlen)
+dsl_destroy_tree(dsl_pool_t *dp, uint64_t obj, const char *name, bool self, bool check,
+    char *err, size_t errlen)
 {
-	if (dp->dp_busy_fn == NULL)
-		return (0);
-	int e = dp->dp_busy_fn(dp->dp_busy_arg, name, err, errlen);
+	int e = 0;
+	if (self && check && dp->dp_busy_fn != NULL)
+		e = dp->dp_busy_fn(dp->dp_busy_arg, name, err, errlen);
 	dsl_child_t *kids;
 	int n;
 	if (e != 0 || (e = dsl_children(dp, obj, &kids, &n)) != 0)
@@ -530,30 +574,11 @@ dsl_destroy_check_busy(dsl_pool_t *dp, uint64_t obj, const char *name, char *err
 	for (int i = 0; i < n && e == 0; i++) {
 		(void) snprintf(cname, DSL_NAME_MAX + ZAP_MAXNAMELEN, "%s/%s", name,
 		    kids[i].dc_name);
-		e = dsl_destroy_check_busy(dp, kids[i].dc_obj, cname, err, errlen);
+		e = dsl_destroy_tree(dp, kids[i].dc_obj, cname, true, check, err, errlen);
 	}
 	tarn_free(cname);
 	tarn_free(kids);
-	return (e);
-}
-
-static int
-dsl_destroy_tree(dsl_pool_t *dp, uint64_t obj, const char *name)
-{
-	dsl_child_t *kids;
-	int n;
-	int e = dsl_children(dp, obj, &kids, &n);
-	if (e != 0)
-		return (e);
-	char *cname = tarn_alloc(DSL_NAME_MAX + ZAP_MAXNAMELEN);
-	for (int i = 0; i < n && e == 0; i++) {
-		(void) snprintf(cname, DSL_NAME_MAX + ZAP_MAXNAMELEN, "%s/%s", name,
-		    kids[i].dc_name);
-		e = dsl_destroy_tree(dp, kids[i].dc_obj, cname);
-	}
-	tarn_free(cname);
-	tarn_free(kids);
-	if (e == 0)
+	if (e == 0 && self && !check)
 		e = dsl_destroy_one(dp, obj, name);
 	return (e);
 }
@@ -569,9 +594,12 @@ dsl_dataset_destroy(dsl_pool_t *dp, const char *name, bool recursive, char *err,
 	pthread_mutex_lock(&dp->dp_lock);
 	uint64_t obj;
 	e = dsl_lookup(dp, name, &obj, err, errlen);
-	if (e == 0 && obj == dp->dp_root_obj) {
-		(void) snprintf(err, errlen, "operation does not apply to pools; "
-		    "use 'zpool destroy %s' to destroy the pool", name);
+	/* zfs destroy -r POOL destroys every dataset below the pool's root */
+	bool root = e == 0 && obj == dp->dp_root_obj;
+	if (root && !recursive) {
+		(void) snprintf(err, errlen, "operation does not apply to pools; use "
+		    "'zfs destroy -r %s' to destroy all datasets in the pool or "
+		    "'zpool destroy %s' to destroy the pool itself", name, name);
 		e = SET_ERROR(EINVAL);
 	}
 	dsl_child_t *kids = NULL;
@@ -583,14 +611,14 @@ dsl_dataset_destroy(dsl_pool_t *dp, const char *name, bool recursive, char *err,
 		(void) snprintf(err, errlen, "filesystem has children; use -r");
 		e = SET_ERROR(EEXIST);
 	}
-	if (e == 0 && spa_readonly(dp->dp_spa)) {
+	if (e == 0 && dsl_readonly(dp)) {
 		(void) snprintf(err, errlen, "pool is read-only");
 		e = SET_ERROR(EROFS);
 	}
 	if (e == 0)
-		e = dsl_destroy_check_busy(dp, obj, name, err, errlen);
+		e = dsl_destroy_tree(dp, obj, name, !root, true, err, errlen);
 	if (e == 0)
-		e = dsl_destroy_tree(dp, obj, name);
+		e = dsl_destroy_tree(dp, obj, name, !root, false, err, errlen);
 	pthread_mutex_unlock(&dp->dp_lock);
 	return (e);
 }
@@ -632,6 +660,10 @@ dsl_dataset_rename(dsl_pool_t *dp, const char *oldname, const char *newname, boo
 	if (e == 0 && obj == dp->dp_root_obj) {
 		(void) snprintf(err, errlen, "operation does not apply to pools");
 		e = SET_ERROR(EINVAL);
+	}
+	if (e == 0 && dsl_readonly(dp)) {
+		(void) snprintf(err, errlen, "pool is read-only");
+		e = SET_ERROR(EROFS);
 	}
 	if (e == 0)
 		e = dsl_rename_check(dp, oldname, newname, err, errlen);

@@ -31,12 +31,17 @@ struct dsl_pool {
 	uint64_t  dp_root_obj;
 	dsl_fs_init_fn_t dp_init_fn;
 	void     *dp_init_arg;
+	bool      dp_reader;          /* dsl_pool_open_reader: never writes */
 	dsl_busy_fn_t dp_busy_fn;
 	void     *dp_busy_arg;
+	dsl_mounted_fn_t dp_mounted_fn;
+	void     *dp_mounted_arg;
 	pthread_mutex_t dp_lock;      /* serializes every operation */
 };
 
 /* dsl_dataset.c */
+/* True when this handle must not write (reader, or a read-only pool). */
+bool dsl_readonly(const dsl_pool_t *dp);
 int dsl_lookup(dsl_pool_t *dp, const char *name, uint64_t *objp, char *err, size_t errlen);
 int dsl_phys_read(dsl_pool_t *dp, uint64_t obj, dsl_dataset_phys_t *phys);
 int dsl_os_get(dsl_pool_t *dp, uint64_t obj, objset_t **osp);

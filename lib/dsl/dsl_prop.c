@@ -265,6 +265,11 @@ dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len
 	}
 	bool none_ok = prop != DSL_PROP_RECORDSIZE;
 	int e = dsl_parse_size(value, none_ok, num, err, errlen);
+	if (e == 0 && *num == 0 && strcmp(value, "none") != 0 &&
+	    (prop == DSL_PROP_QUOTA || prop == DSL_PROP_REFQUOTA)) {
+		(void) snprintf(err, errlen, "use 'none' to disable quota/refquota");
+		return (SET_ERROR(EINVAL));
+	}
 	if (prop == DSL_PROP_RECORDSIZE &&
 	    (e != 0 || *num < 512 || *num > MiB || (*num & (*num - 1)) != 0)) {
 		(void) snprintf(err, errlen, "'recordsize' must be power of 2 from 512B to 1M");
@@ -363,9 +368,15 @@ static int
 dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_prop_val_t *val)
 {
 	val->dpv_source = DSL_SRC_NONE;
-	if (prop == DSL_PROP_TYPE || prop == DSL_PROP_MOUNTED) {
+	if (prop == DSL_PROP_TYPE) {
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "filesystem");
+		return (0);
+	}
+	if (prop == DSL_PROP_MOUNTED) {
+		val->dpv_num = dp->dp_mounted_fn != NULL &&
+		    dp->dp_mounted_fn(dp->dp_mounted_arg, name);
 		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%s",
-		    prop == DSL_PROP_TYPE ? "filesystem" : "no");
+		    val->dpv_num ? "yes" : "no");
 		return (0);
 	}
 	uint64_t obj;
@@ -532,7 +543,7 @@ dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char 
 	pthread_mutex_lock(&dp->dp_lock);
 	uint64_t obj;
 	e = dsl_lookup(dp, name, &obj, err, errlen);
-	if (e == 0 && spa_readonly(dp->dp_spa)) {
+	if (e == 0 && dsl_readonly(dp)) {
 		(void) snprintf(err, errlen, "pool is read-only");
 		e = SET_ERROR(EROFS);
 	}
@@ -578,7 +589,7 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 	pthread_mutex_lock(&dp->dp_lock);
 	uint64_t obj;
 	int e = dsl_lookup(dp, name, &obj, err, errlen);
-	if (e == 0 && spa_readonly(dp->dp_spa)) {
+	if (e == 0 && dsl_readonly(dp)) {
 		(void) snprintf(err, errlen, "pool is read-only");
 		e = SET_ERROR(EROFS);
 	}

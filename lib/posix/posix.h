@@ -6,6 +6,7 @@
  *    you need.  posix_fs_open(os, NULL, ...) uses the defaults.
  *  - posix.h includes <fcntl.h> itself with libc's posix_fallocate
  *    renamed (the clash with ours): include posix.h before <fcntl.h>.
+ *  - documented: pfo_avail also bounds writes (ENOSPC / EDQUOT).
  *  - documented: posix_readlink NUL-terminates and returns ERANGE when
  *    len < target length + 1 (pass PATH_MAX); posix_create with excl ==
  *    false on an existing regular file returns it (with a reference);
@@ -99,8 +100,10 @@ typedef struct posix_fs_opts {
 	bool     pfo_xattr;             /* xattrs allowed (default true) */
 	uint64_t pfo_quota;             /* bytes, 0 = none (refquota) */
 	/*
-	 * space accounting hook: bytes the file system may still use (statfs,
-	 * fallocate's check).  Without it statfs reports only the quota's room.
+	 * space accounting hook: bytes the file system may still use.  statfs
+	 * reports it; a write, create or fallocate needing more fails with
+	 * ENOSPC when the pool itself is full, else EDQUOT (a quota above).
+	 * Without it statfs reports only pfo_quota's room.
 	 */
 	uint64_t (*pfo_avail)(void *arg);
 	void    *pfo_avail_arg;

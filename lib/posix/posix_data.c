@@ -65,10 +65,13 @@ posix_read(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, void *bu
 
 /*
  * Grow the block of a one-block file so that it covers `end` (a power of
- * two, at most the record size).  Files past one record keep their size.
+ * two, at most the record size); *bsp is the block size after.  A file
+ * that has ever had more than one block (POSIX_ZF_MULTIBLOCK) keeps its
+ * block size, as does any file once it reaches the record size.
  */
 static int
-data_grow_block(posix_fs_t *fs, posix_ino_t ino, uint64_t end, dmu_tx_t *tx)
+data_grow_block(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp, uint64_t end,
+    dmu_tx_t *tx, uint32_t *bsp)
 {
 	posix_fs_opts_t o;
 	posix_opts(fs, &o);
@@ -77,11 +80,15 @@ data_grow_block(posix_fs_t *fs, posix_ino_t ino, uint64_t end, dmu_tx_t *tx)
 	if (err != 0)
 		return (err);
 	uint32_t bs = doi.doi_data_block_size;
-	if (bs >= o.pfo_recordsize || end <= bs || doi.doi_max_offset > bs)
+	*bsp = bs;
+	if ((zp->zp_flags & POSIX_ZF_MULTIBLOCK) || bs >= o.pfo_recordsize || end <= bs ||
+	    doi.doi_max_offset > bs)
 		return (0);
 	uint64_t nbs = end >= o.pfo_recordsize ? o.pfo_recordsize :
 	    MAX(SPA_MINBLOCKSIZE, 1ULL << highbit64(end - 1));
 	err = dmu_object_set_blocksize(fs->fs_os, ino, (uint32_t)nbs, tx);
+	if (err == 0)
+		*bsp = (uint32_t)nbs;
 	return (err == ENOTSUP ? 0 : err);
 }
 
@@ -112,11 +119,14 @@ data_write_chunk(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t off
 	dmu_tx_hold_bonus(tx, ino);
 	if ((err = posix_tx_assign(tx)) != 0)
 		return (err);
-	err = data_grow_block(fs, ino, end, tx);
+	uint32_t bs = 0;
+	err = data_grow_block(fs, ino, zp, end, tx, &bs);
 	if (err == 0)
 		err = dmu_write(fs->fs_os, ino, off, n, buf, tx);
 	if (err == 0) {
 		znode_phys_t old = *zp;
+		if (end > bs)
+			zp->zp_flags |= POSIX_ZF_MULTIBLOCK;
 		uint64_t now[2];
 		posix_now(now);
 		zp->zp_size = MAX(zp->zp_size, end);

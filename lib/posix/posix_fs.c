@@ -74,8 +74,11 @@
  * charges before and after.  pfo_quota is enforced on it (EDQUOT).  The
  * counters are stored in the master node (USED) at close and removed at
  * open, so a file system that was not closed cleanly recounts them by
- * walking its objects at the next open.  Real per-dataset accounting
- * comes with the dataset layer.
+ * walking its objects at the next open.  Exact accounting belongs to the
+ * dataset layer, which the pfo_avail hook brings in: a change that needs
+ * more new space than the hook reports fails with ENOSPC if the pool
+ * itself refuses a transaction that size, else with EDQUOT
+ * (posix_space_check).
  */
 #include "posix_impl.h"
 

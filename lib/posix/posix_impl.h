@@ -35,6 +35,7 @@
 
 /* zp_flags */
 #define POSIX_ZF_UNLINKED    0x1        /* listed in the unlinked set */
+#define POSIX_ZF_MULTIBLOCK  0x2        /* has had more than one block: block size fixed */
 
 /* Master node names. */
 #define POSIX_M_VERSION      "VERSION"

@@ -100,10 +100,12 @@ zn_to_attr(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp, posix_attr_t
 	attr->pa_blksize = o.pfo_recordsize;
 	dmu_object_info_t doi;
 	uint64_t phys = 0;
-	if (dmu_object_info(fs->fs_os, ino, &doi) == 0)
+	if (dmu_object_info(fs->fs_os, ino, &doi) == 0) {
 		phys = doi.doi_physical_bytes;
-	if (phys == 0 && S_ISREG(zp->zp_mode))
-		phys = P2ROUNDUP(zp->zp_size, 512);     /* not synced yet: an estimate */
+		/* nothing synced yet: estimate by the extent written (holes and all) */
+		if (phys == 0 && S_ISREG(zp->zp_mode) && zp->zp_size > 0)
+			phys = MIN(P2ROUNDUP(zp->zp_size, 512), doi.doi_max_offset);
+	}
 	attr->pa_blocks = DIV_ROUND_UP(phys, 512);
 	ts_from_zp(&attr->pa_atime, zp->zp_atime);
 	ts_from_zp(&attr->pa_mtime, zp->zp_mtime);

@@ -376,7 +376,7 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 void
 spa_unload(spa_t *spa, bool sync)
 {
-	spa_vdev_stop(spa);          /* device lifecycle thread first (spa_vdev.c) */
+	spa_vdev_stop(spa, sync);    /* device lifecycle thread first (spa_vdev.c) */
 	spa_scan_fini(spa);
 	if (spa->spa_dp != NULL) {
 		dmu_pool_stop(spa->spa_dp, sync && !spa->spa_readonly);
@@ -421,7 +421,7 @@ spa_export(spa_t *spa)
 	if (spa->spa_dp != NULL)
 		e = txg_wait_synced(spa->spa_dp, 0);
 	if (e == 0) {
-		spa_vdev_stop(spa);  /* no label writes of its own after this */
+		spa_vdev_stop(spa, true);  /* no label writes of its own after this */
 		dmu_pool_stop(spa->spa_dp, true);
 		e = spa_write_labels(spa, POOL_STATE_EXPORTED, false);
 	}
@@ -438,7 +438,7 @@ spa_destroy(spa_t *spa)
 {
 	if (spa->spa_readonly)
 		return (SET_ERROR(EROFS));
-	spa_vdev_stop(spa);          /* no label writes of its own after this */
+	spa_vdev_stop(spa, true);    /* no label writes of its own after this */
 	dmu_pool_stop(spa->spa_dp, true);
 	int e = spa_write_labels(spa, POOL_STATE_DESTROYED, false);
 	if (e != 0)

@@ -108,7 +108,9 @@ void spa_history_fini(spa_t *spa);
  * pool runs (after create or load, read-only too: checks spares and
  * missed txgs, starts the thread that faults failing devices, activates
  * spares and drives resilvers); stop before the pool stops (export,
- * destroy, unload; idempotent).  sync_done is called by spa_sync after
+ * destroy, unload; idempotent) — with `settle`, a last step records a
+ * finished resilver (detaching replaced devices), else nothing more is
+ * written (abandon).  sync_done is called by spa_sync after
  * each txg's uberblock (it only records missed txgs in the labels when
  * it can without waiting, and wakes the thread).  resilver_done may be
  * called by spa_scan.c when a resilver ends (it only wakes the thread;
@@ -116,7 +118,7 @@ void spa_history_fini(spa_t *spa);
  */
 void spa_vdev_init(spa_t *spa);
 void spa_vdev_start(spa_t *spa);
-void spa_vdev_stop(spa_t *spa);
+void spa_vdev_stop(spa_t *spa, bool settle);
 void spa_vdev_fini(spa_t *spa);
 void spa_vdev_sync_done(spa_t *spa, uint64_t txg);
 void spa_vdev_resilver_done(spa_t *spa, uint64_t txg);

@@ -19,8 +19,11 @@
  * on the zio workers), so a scrub keeps every core busy.  A resilver is
  * the same walk with min_txg: blocks born before it are skipped with
  * their whole subtree (an indirect block is born no earlier than its
- * children), and the scrub reads' repairs are what copy the data onto a
- * new or returning device.
+ * children), and the scrub reads' repairs (plus the vdev layer writing
+ * each verified block into leaves that missed its txg, vdev_dtl.c) are
+ * what copy the data onto a new or returning device.  sss_txg records
+ * the txg of the tree walked; when a resilver ends, spa_vdev.c hears of
+ * it (spa_vdev_resilver_done) and clears what it covered.
  *
  * Why the walk is safe while the pool changes.  Blocks of the committed
  * tree may be freed by later txgs while the walk runs; a free matures

@@ -861,7 +861,7 @@ spa_vdev_start(spa_t *spa)
 }
 
 void
-spa_vdev_stop(spa_t *spa)
+spa_vdev_stop(spa_t *spa, bool settle)
 {
 	spa_vdev_async_t *sva = spa->spa_vdev_async;
 	if (sva == NULL)
@@ -875,7 +875,10 @@ spa_vdev_stop(spa_t *spa)
 		VERIFY0(pthread_join(sva->sva_thread, NULL));
 	sva->sva_running = false;
 	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
-	spa_vdev_tick_impl(spa, true);
+	if (settle)
+		spa_vdev_tick_impl(spa, true);
+	else
+		sva->sva_labels = false;     /* abandoned: write nothing more */
 	sva->sva_started = false;
 	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
 }
@@ -1079,8 +1082,7 @@ spa_vdev_replace(spa_t *spa, const char *old, const char *path, bool force,
 		e = spa_vdev_fail(SET_ERROR(EINVAL), err, errlen,
 		    "the device has no known path; name the new device");
 	if (e == 0) {
-		if (path == NULL || spa_vdev_same_file(leaf->vdev_path, path) ||
-		    strcmp(leaf->vdev_path, path) == 0)
+		if (path == NULL || spa_vdev_same_file(leaf->vdev_path, path))
 			e = spa_vdev_replace_same(spa, leaf, path ? path : leaf->vdev_path,
 			    force, err, errlen);
 		else

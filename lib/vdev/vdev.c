@@ -7,12 +7,14 @@
  * comment): vdev_raidz.c; leaves: vdev_file.c; labels: vdev_label.c.
  *
  * States, bottom-up.  A leaf is HEALTHY when its device is open,
- * CANT_OPEN when not, OFFLINE when an administrator said so.  A mirror
- * is HEALTHY when every child is, DEGRADED while one child at least can
- * serve I/O, CANT_OPEN when none can.  A raidz is DEGRADED while at most
- * nparity children are unusable, CANT_OPEN beyond.  The root is FAULTED
- * when any top-level vdev is unusable (blocks are striped over all of
- * them), DEGRADED when any is degraded.
+ * CANT_OPEN when not, OFFLINE when an administrator said so, FAULTED or
+ * REMOVED when the pool layer gave up on it after errors.  A mirror (and
+ * a replacing or spare pair) is HEALTHY when every child is and none
+ * misses txgs (vdev_dtl.c), DEGRADED while one child at least can serve
+ * I/O, CANT_OPEN when none can.  A raidz is DEGRADED while at most
+ * nparity children are unusable (or some child misses txgs), CANT_OPEN
+ * beyond.  The root is FAULTED when any top-level vdev is unusable
+ * (blocks are striped over all of them), DEGRADED when any is degraded.
  *
  * Concurrency: I/O on a tree may run from many threads at once; all
  * per-I/O state lives on the caller's stack or in per-thread scratch
@@ -455,12 +457,18 @@ vdev_group_child_asize(vdev_t *vd, uint64_t min_child_asize)
 
 /* ---- block I/O dispatch ---- */
 
+/*
+ * Called by the allocator without the tree lock: a top-level vdev may be
+ * converted in place meanwhile (vdev_tree.c), which changes its ops, not
+ * its ashift, so either ops gives the same answer.
+ */
 uint64_t
 vdev_psize_to_asize(vdev_t *top, uint64_t psize)
 {
-	if (top->vdev_ops->vop_asize == NULL)
+	const vdev_ops_t *ops = __atomic_load_n(&top->vdev_ops, __ATOMIC_ACQUIRE);
+	if (ops->vop_asize == NULL)
 		return (0);
-	return (top->vdev_ops->vop_asize(top, psize));
+	return (ops->vop_asize(top, psize));
 }
 
 static int

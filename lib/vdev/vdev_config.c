@@ -343,7 +343,8 @@ vcfg_check_rec(const uint8_t *rp, uint32_t i, vcfg_rec_t *recs,
 		return (false);
 	/* Shape: record 0 is the root; others hang below an earlier group. */
 	if (i == 0) {
-		if (r->vr_type != VDEV_TYPE_ROOT || r->vr_parent != VCFG_NO_PARENT)
+		if (r->vr_type != VDEV_TYPE_ROOT || r->vr_parent != VCFG_NO_PARENT ||
+		    r->vr_spare)
 			return (false);
 	} else {
 		if (r->vr_type == VDEV_TYPE_ROOT || r->vr_parent >= i)

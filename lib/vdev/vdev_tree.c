@@ -40,10 +40,9 @@ vdev_tree_exit(vdev_t *root)
 static void
 vdev_leaf_fields_move(vdev_t *dst, vdev_t *src)
 {
-	dst->vdev_type = src->vdev_type;
+	__atomic_store_n(&dst->vdev_type, src->vdev_type, __ATOMIC_RELAXED);
 	__atomic_store_n(&dst->vdev_ops, src->vdev_ops, __ATOMIC_RELEASE);
 	dst->vdev_guid = src->vdev_guid;
-	dst->vdev_ashift = src->vdev_ashift;
 	dst->vdev_psize = src->vdev_psize;
 	dst->vdev_path = src->vdev_path;
 	dst->vdev_state = src->vdev_state;
@@ -73,7 +72,7 @@ vdev_leaf_fields_move(vdev_t *dst, vdev_t *src)
 static void
 vdev_group_fields_init(vdev_t *vd, vdev_type_t type)
 {
-	vd->vdev_type = type;
+	__atomic_store_n(&vd->vdev_type, type, __ATOMIC_RELAXED);
 	vd->vdev_guid = tarn_guid();
 	vd->vdev_psize = 0;
 	vd->vdev_offline = false;
@@ -113,6 +112,7 @@ vdev_group_insert(vdev_t **leafp, vdev_type_t type)
 		/* In place: the top-level vdev_t becomes the group. */
 		vdev_t *top = leaf, *nl = tarn_alloc(sizeof (*nl));
 		vdev_leaf_fields_move(nl, top);
+		nl->vdev_ashift = top->vdev_ashift;
 		nl->vdev_asize = top->vdev_asize;
 		nl->vdev_guid_sum = nl->vdev_guid;
 		nl->vdev_top = nl;
@@ -150,9 +150,7 @@ vdev_group_collapse(vdev_t *g)
 		/* In place: the top-level vdev_t becomes the leaf again. */
 		tarn_free(g->vdev_tsd);
 		g->vdev_tsd = NULL;
-		/* allocation may read asize/ashift/ops meanwhile: keep them */
-		leaf->vdev_asize = g->vdev_asize;
-		leaf->vdev_ashift = g->vdev_ashift;
+		/* allocation may read ops meanwhile; asize and ashift stay */
 		vdev_leaf_fields_move(g, leaf);
 		tarn_free(g->vdev_child);
 		g->vdev_child = NULL;

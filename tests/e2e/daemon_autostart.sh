@@ -3,9 +3,9 @@
 # after it: PID file and socket (mode 0600) in TARN_RUNDIR, `tarn daemon
 # status|stop|start`, a client in $(...) that returns (the daemon keeps
 # none of its descriptors), stop removing socket and PID file, exit
-# statuses and stderr that are the command's own, TARN_NO_DAEMON=1
-# in-process without a daemon, and a client naming another cache file
-# refused.
+# statuses and stderr that are the command's own, a read-only import
+# held (and listed) until exported, TARN_NO_DAEMON=1 in-process without a
+# daemon, and a client naming another cache file refused.
 . "$(dirname "$0")/lib.sh"
 describe "auto-start, daemon status/stop/start, exit status and output"
 require_engine
@@ -61,6 +61,18 @@ TARN_CACHEFILE="$E2E_TMP/other.cache" run "$TARN" pool list
 # the same file named through another path is the same file
 (cd "$E2E_TMP" && TARN_CACHEFILE=cache/../cache/tarn.cache run "$TARN" pool list -H -o name)
 out_is "auto"
+
+# a read-only import is held by the daemon (not in the cache file) and
+# listed; exporting it lets it go
+tarn_ok pool export auto
+tarn_ok pool import -o readonly=on -d "$DEVDIR" auto
+tarn_ok pool list -H -o name,health
+out_is "auto	ONLINE"
+grep -q " auto$" "$TARN_CACHEFILE" && fail "a read-only import went into the cache file" || pass
+tarn_ok pool export auto
+tarn_ok pool list
+out_is "no pools available"
+tarn_ok pool import -d "$DEVDIR" auto
 
 # stop: clean, socket and PID file gone, the process gone
 tarn_ok daemon stop

@@ -6,8 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 describe "datasets: zfs create/list/get/set/inherit/rename/destroy"
 require_engine
-# The daemon path is tested elsewhere; run the commands in-process unless told.
-export TARN_NO_DAEMON=${TARN_NO_DAEMON:-1}
+# Commands go through the test's own tarnd (TARN_NO_DAEMON=1: in-process).
 
 ZFS="$E2E_TMP/bin/zfs"
 mkdir -p "$E2E_TMP/bin"
@@ -103,7 +102,7 @@ tarn_err 1 "^cannot set property for 'tank/data': 'mountpoint' must be an absolu
 tarn_err 1 "^cannot open 'tank/nope': dataset does not exist$" fs set atime=off tank/nope
 tarn_err 1 "^cannot open 'tank/nope': dataset does not exist$" fs list tank/nope
 tarn_err 1 "^cannot destroy 'tank/data': filesystem has children; use -r$" fs destroy tank/data
-tarn_err 1 "^cannot destroy 'tank': operation does not apply to pools" fs destroy tank
+tarn_err 1 "^cannot destroy 'tank': operation does not apply to pools; use 'zfs destroy -r tank'" fs destroy tank
 tarn_err 1 "^cannot inherit 'tank/data': 'quota' property cannot be inherited" fs inherit quota tank/data
 tarn_err 2 "missing '=' for property argument" fs create -o compression tank/q
 tarn_err 2 "invalid option 'Z'" fs create -Z tank/q
@@ -124,6 +123,9 @@ out_is "$(printf 'lz4\tlocal\n1G\tlocal')"
 tarn_ok fs destroy -r tank/data
 tarn_ok fs list -H -o name
 out_is "$(printf 'tank\ntank/home')"
-tarn_ok fs destroy tank/home
+tarn_ok fs create tank/home/x
+tarn_ok fs destroy -r tank
+tarn_ok fs list -H -o name
+out_is "tank"
 tarn_ok pool destroy tank
 e2e_done

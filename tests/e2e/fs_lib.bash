@@ -15,6 +15,7 @@ MNT="$E2E_TMP/mnt"
 TM_PIDFILE="$E2E_TMP/tarn-mount.pid"
 TM_LOG="$E2E_TMP/tarn-mount.log"
 TM_PID=""
+TM_SHELL=""
 mkdir -p "$MNT"
 
 fs_cleanup() {
@@ -42,6 +43,8 @@ fs_mounted() {
 
 # fs_start [tarn-mount options] -- DEVICE-OR-SPEC...: start tarn-mount in
 # the background on $MNT and wait until it is mounted (its PID file).
+# It runs inside a subshell that records its exit status, so that killing
+# it does not make bash print job notices.
 fs_start() {
 	local opts=() i
 	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
@@ -49,21 +52,27 @@ fs_start() {
 		shift
 	done
 	[ "${1:-}" = "--" ] && shift
-	rm -f "$TM_PIDFILE"
-	"$TARN_MOUNT" -p "$TM_PIDFILE" "${opts[@]}" "$MNT" "$@" >>"$TM_LOG" 2>&1 &
-	TM_PID=$!
+	rm -f "$TM_PIDFILE" "$E2E_TMP/tm.status"
+	("$TARN_MOUNT" -p "$TM_PIDFILE" "${opts[@]}" "$MNT" "$@" >>"$TM_LOG" 2>&1
+	 echo $? >"$E2E_TMP/tm.status") 2>/dev/null &
+	TM_SHELL=$!
+	TM_PID=""
 	for ((i = 0; i < 300; i++)); do
-		[ -s "$TM_PIDFILE" ] && fs_mounted && return 0
-		if ! kill -0 "$TM_PID" 2>/dev/null; then
-			wait "$TM_PID" 2>/dev/null
-			fail "tarn-mount exited (status $?) before mounting: ${opts[*]} $*"
+		if [ -s "$TM_PIDFILE" ] && fs_mounted; then
+			TM_PID=$(cat "$TM_PIDFILE")
+			return 0
+		fi
+		if [ -s "$E2E_TMP/tm.status" ]; then
+			wait "$TM_SHELL" 2>/dev/null
+			fail "tarn-mount exited (status $(cat "$E2E_TMP/tm.status")) before" \
+			    "mounting: ${opts[*]} $*"
 			sed 's/^/  tarn-mount: /' "$TM_LOG" >&2
-			TM_PID=""
 			return 1
 		fi
 		sleep 0.1
 	done
 	fail "tarn-mount did not mount within 30 s"
+	TM_PID=$(cat "$TM_PIDFILE" 2>/dev/null)
 	return 1
 }
 
@@ -82,10 +91,15 @@ fs_halt() {
 			kill -KILL "$TM_PID" 2>/dev/null
 			st=1
 		fi
-		wait "$TM_PID" 2>/dev/null
-		[ "$sig" = TERM ] && [ $st -eq 0 ] && st=$?
+	fi
+	if [ -n "${TM_SHELL:-}" ]; then
+		wait "$TM_SHELL" 2>/dev/null
+		if [ "$sig" = TERM ] && [ $st -eq 0 ]; then
+			st=$(cat "$E2E_TMP/tm.status" 2>/dev/null || echo 1)
+		fi
 	fi
 	TM_PID=""
+	TM_SHELL=""
 	if fs_mounted || grep -q " $MNT " /proc/mounts 2>/dev/null; then
 		umount -l "$MNT" 2>/dev/null || fusermount3 -u -z "$MNT" 2>/dev/null
 	fi

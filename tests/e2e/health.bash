@@ -8,12 +8,17 @@
 #                                    HAVE_DATA (0/1)
 #   put_data NAME                    make the pool change (history records,
 #                                    new txgs) without a data writer
+#   check_data NAME [WANT]           with data: export, `tarn-stress --check`
+#                                    compares every byte with its model (exit
+#                                    WANT, default 0), import again
 #   corrupt_written FILE             overwrite every written 4 KiB block of a
 #                                    device's data area with random bytes
 #   dev_counts NAME                  "READ WRITE CKSUM" of a row of the last
 #                                    status output ($OUT)
 #   scan_line                        the "  scan: ..." line of $OUT
 #   wait_scan NAME                   poll status until no scan runs (60 s)
+#   in_process                       true when commands run without tarnd
+#   need_daemon WHY                  skip the test when they do
 
 STRESS=${TARN_STRESS:-$(dirname "$TARN")/../tarn-stress/tarn-stress}
 HAVE_DATA=0
@@ -31,7 +36,8 @@ make_pool() {
 	HAVE_DATA=0
 	if stress_can_keep; then
 		# tarn-stress builds the pool "stress" there, fills it, exports it
-		run "$STRESS" --keep -d "$dir" -l "$layout:$n" -S "$size" -s 7 -t 2 -n 3000
+		STRESS_ARGS=(-d "$dir" -l "$layout:$n" -S "$size" -s 7 -t 1 -n 3000)
+		run "$STRESS" --keep "${STRESS_ARGS[@]}"
 		if [ "$RC" -ne 0 ]; then
 			fail "tarn-stress --keep could not fill a $layout pool"
 			show_output
@@ -52,6 +58,22 @@ make_pool() {
 		tarn_ok pool create -o ashift=9 "$name" "$layout" "${DEV[@]}" || return 1
 	fi
 	put_data "$name"
+}
+
+# check_data NAME [WANT]: the data tarn-stress left must read back
+# byte-exact (--check replays the seed's operations into its model and
+# compares; it opens the devices in the directory, whatever the pool is
+# called now).  Without data there is nothing to compare.
+check_data() {
+	local name=$1 want=${2:-0}
+	[ "$HAVE_DATA" -eq 1 ] || return 0
+	tarn_ok pool export "$name" || return 1
+	run "$STRESS" --check "${STRESS_ARGS[@]}"
+	if [ "$RC" -eq "$want" ]; then pass; else
+		fail "tarn-stress --check of '$name': exit $RC, expected $want"
+		show_output
+	fi
+	tarn_ok pool import -d "$DEVDIR/$name" "$name"
 }
 
 # put_data NAME: without a data writer the pool's own metadata must do:
@@ -109,4 +131,17 @@ wait_scan() {
 	done
 	fail "the scan of '$1' did not end within 60 s"
 	return 1
+}
+
+# Commands run in-process (TARN_NO_DAEMON=1): every command opens and
+# closes the pool itself, so what lives only while a pool is open (error
+# counters, a running scan, offline -t) does not outlive the command, as
+# zpool's would not outlive the kernel module.
+in_process() {
+	[ "${TARN_NO_DAEMON:-0}" = 1 ]
+}
+
+need_daemon() {
+	in_process && skip "$* (needs tarnd: TARN_NO_DAEMON=1 is set)"
+	return 0
 }

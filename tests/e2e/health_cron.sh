@@ -12,6 +12,7 @@
 . "$(dirname "$0")/health.bash"
 describe "the weekly 'scrub -w; status -x' cron job on healthy and damaged pools"
 require_engine
+need_daemon "status -x reads the CKSUM counts the scrub left"
 
 mkdir -p "$E2E_TMP/bin"
 ln -s "$TARN" "$E2E_TMP/bin/zpool"

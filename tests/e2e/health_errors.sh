@@ -44,6 +44,8 @@ tarn_ok pool status -x
 out_has "^  pool: bad$"
 tarn_ok pool list -H -o name bad     # still imported
 out_is "bad"
+# the damaged blocks read as EIO, no crash, the rest as written
+check_data bad 1
 # the error log survives an export and import
 tarn_ok pool export bad
 tarn_ok pool import -d "$DEVDIR/bad" bad

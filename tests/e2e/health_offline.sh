@@ -47,7 +47,10 @@ out_has "^ state: ONLINE$"
 out_has "^  scan: resilvered [0-9.]+[BKMGT] in [0-9:]+ with 0 errors on "
 COPIED=$(to_bytes "$(scan_line | awk '{ print $3 }')")
 echo "  pool holds $ALLOC bytes; the resilver copied $COPIED"
-if [ "$COPIED" -gt 0 ] && [ "$COPIED" -lt $((ALLOC / 3)) ]; then pass; else
+# with data the pool holds megabytes; without, its metadata churns more
+# (in-process, each command is an import and an export of its own)
+[ "$HAVE_DATA" -eq 1 ] && LIMIT=$((ALLOC / 4)) || LIMIT=$((ALLOC / 2))
+if [ "$COPIED" -gt 0 ] && [ "$COPIED" -lt "$LIMIT" ]; then pass; else
 	fail "resilver copied $COPIED bytes of $ALLOC allocated: not 'far less'"
 	show_output
 fi
@@ -56,8 +59,11 @@ tarn_ok pool status off
 out_has "^  scan: scrub repaired 0B in [0-9:]+ with 0 errors on "
 tarn_ok pool status -x off
 out_is "pool 'off' is healthy"
+check_data off
 
-# offline -t: back online at the next import
+# offline -t: back online at the next import (in-process every command
+# is an import, so it cannot be seen offline there)
+in_process && { tarn_ok pool destroy off; e2e_done; }
 tarn_ok pool offline -t off "${DEV[0]}"
 tarn_ok pool status off
 [ "$(dev_state "${DEV[0]}")" = OFFLINE ] && pass || { fail "-t: not OFFLINE"; show_output; }

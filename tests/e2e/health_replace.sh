@@ -40,6 +40,7 @@ out_lacks "replacing-"
 tarn_ok pool scrub -w wipe
 tarn_ok pool status wipe
 out_has "^  scan: scrub repaired 0B in [0-9:]+ with 0 errors on "
+check_data wipe
 tarn_ok pool clear wipe
 tarn_ok pool status -x wipe
 out_is "pool 'wipe' is healthy"
@@ -77,6 +78,7 @@ tarn_ok pool status rz
 out_has "^  scan: scrub repaired 0B in [0-9:]+ with 0 errors on "
 tarn_ok pool history rz
 out_has " zpool replace -w rz ${DEV[0]} $NEWDEV$"
+check_data rz
 
 # --- hot spares: one stands in when a device goes missing
 SPARE="$DEVDIR/rz/spare0"

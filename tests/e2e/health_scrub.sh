@@ -12,6 +12,7 @@
 . "$(dirname "$0")/health.bash"
 describe "scrub repairs damage within redundancy (mirror, raidz1-3)"
 require_engine
+need_daemon "the CKSUM counts of a scrub are read by later commands"
 
 # check_layout LAYOUT N BAD: a pool of N devices whose first BAD are damaged.
 check_layout() {
@@ -50,6 +51,7 @@ check_layout() {
 	tarn_ok pool scrub -w "$name"
 	tarn_ok pool status "$name"
 	out_has "^  scan: scrub repaired 0B in [0-9:]+ with 0 errors on "
+	check_data "$name"    # every byte as written (export, compare, import)
 	tarn_ok pool clear "$name"
 	tarn_ok pool status -x "$name"
 	out_is "pool '$name' is healthy"

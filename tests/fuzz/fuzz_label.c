@@ -105,6 +105,25 @@ seed_tree(int kind)
 	vdev_add_child(m, miss);
 	vdev_add_child(root, m);
 	vdev_add_child(root, leaf("/x"));
+	/* device lifecycle: a replacing pair, missed txgs, spares (one in use) */
+	vdev_t *old = z->vdev_child[1];
+	vdev_t *rp = vdev_group_insert(&old, VDEV_TYPE_REPLACING);
+	vdev_t *nw = leaf("/dev/disk/by-id/new");
+	nw->vdev_dtl_txg = 1;
+	nw->vdev_dtl_last = kind == 3 ? VDEV_DTL_OPEN : 70;
+	vdev_add_child(rp, nw);
+	root->vdev_spares = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_t *sp = leaf("/dev/spare0");
+	vdev_add_child(root->vdev_spares, sp);
+	vdev_add_child(root->vdev_spares, leaf("/dev/spare1"));
+	if (kind >= 2) {
+		vdev_t *a = m->vdev_child[0];
+		vdev_t *sg = vdev_group_insert(&a, VDEV_TYPE_SPARE);
+		vdev_t *inuse = vdev_alloc(VDEV_TYPE_FILE, sp->vdev_guid);
+		inuse->vdev_path = tarn_strdup("/dev/spare0");
+		inuse->vdev_dtl_txg = inuse->vdev_dtl_last = 5;
+		vdev_add_child(sg, inuse);
+	}
 	return (root);
 }
 

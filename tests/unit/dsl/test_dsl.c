@@ -176,6 +176,7 @@ test_tree(void)
 {
 	spa_t *spa = make_pool(256 * MiB);
 	dsl_pool_t *dp;
+	TT_CHECK(dsl_pool_open_reader(spa, &dp) == ENOENT);   /* no root yet */
 	init_calls = 0;
 	TT_OK(dsl_pool_open(spa, count_init, NULL, &dp));
 	TT_EQ(init_calls, 1);        /* the root dataset's file system */
@@ -201,7 +202,7 @@ test_tree(void)
 	    "filesystem has children; use -r");
 	TT_ERRMSG(dsl_dataset_destroy(dp, "tank/nope", false, err, sizeof (err)),
 	    "dataset does not exist");
-	TT_CHECK(dsl_dataset_destroy(dp, "tank", true, err, sizeof (err)) == EINVAL);
+	TT_CHECK(dsl_dataset_destroy(dp, "tank", false, err, sizeof (err)) == EINVAL);
 	/* a busy dataset (mounted, say) anywhere below stops the whole destroy */
 	dsl_pool_set_busy_fn(dp, busy_y, NULL);
 	TT_ERRMSG(dsl_dataset_destroy(dp, "tank/x", true, err, sizeof (err)),
@@ -249,8 +250,26 @@ test_tree(void)
 	uint64_t blocks, errors;
 	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
 	TT_EQ(errors, 0);
+	/* a reader sees the same tree and changes nothing */
+	dsl_pool_t *rd;
+	TT_OK(dsl_pool_open_reader(spa, &rd));
+	names[0] = '\0';
+	TT_OK(dsl_dataset_iter(rd, "tank", -1, iter_cb, names));
+	TT_CHECK(strcmp(names, "tank:0 tank/a:1 tank/q:1 tank/q/c:2 tank/q/c/b2:3 ") == 0);
+	TT_CHECK(dsl_dataset_create(rd, "tank/n", false, NULL, 0, err, sizeof (err)) == EROFS);
+	TT_CHECK(dsl_dataset_destroy(rd, "tank/a", false, err, sizeof (err)) == EROFS);
+	TT_CHECK(dsl_dataset_rename(rd, "tank/a", "tank/a2", false, err, sizeof (err)) == EROFS);
+	TT_CHECK(dsl_prop_set(rd, "tank/a", "atime", "off", err, sizeof (err)) == EROFS);
+	TT_CHECK(dsl_prop_inherit(rd, "tank/a", "atime", err, sizeof (err)) == EROFS);
+	dsl_pool_close(rd);
 	dsl_pool_close(dp);
 	spa_close(spa);
+}
+
+static bool
+mounted_a(void *arg, const char *name)
+{
+	return (strcmp(name, "tank/a") == 0);
 }
 
 /* Each settable property: default, local, inherited, and back by inherit. */
@@ -312,6 +331,10 @@ test_props_inherit(void)
 	/* read-only statistics */
 	check_prop(dp, "tank/a", "type", "filesystem", DSL_SRC_NONE, NULL);
 	check_prop(dp, "tank/a", "mounted", "no", DSL_SRC_NONE, NULL);
+	dsl_pool_set_mounted_fn(dp, mounted_a, NULL);
+	check_prop(dp, "tank/a", "mounted", "yes", DSL_SRC_NONE, NULL);
+	check_prop(dp, "tank/a/b", "mounted", "no", DSL_SRC_NONE, NULL);
+	dsl_pool_set_mounted_fn(dp, NULL, NULL);
 	dsl_prop_val_t v;
 	TT_OK(dsl_prop_get(dp, "tank/a", DSL_PROP_CREATION, true, &v, err, sizeof (err)));
 	TT_CHECK(v.dpv_num > 1700000000 && v.dpv_num <= (uint64_t)time(NULL));
@@ -358,6 +381,7 @@ test_props_invalid(void)
 	SETERR("mountpoint", "rel/path",
 	    "'mountpoint' must be an absolute path, 'none', or 'legacy'");
 	SETERR("quota", "lots", "bad numeric value 'lots'");
+	SETERR("quota", "0", "use 'none' to disable quota/refquota");
 	SETERR("used", "10G", "'used' is readonly");
 	SETERR("available", "1", "'available' is readonly");
 	SETERR("nosuch", "1", "invalid property 'nosuch'");
@@ -505,11 +529,15 @@ test_space(void)
 		if (i % 2 == 1)
 			write_data(dp, name, 64 * KiB);
 	}
-	for (int i = 0; i < 20; i++) {
+	for (int i = 0; i < 10; i++) {
 		char name[64];
 		snprintf(name, sizeof (name), "tank/t%d", i);
 		TT_OK(dsl_dataset_destroy(dp, name, false, err, sizeof (err)));
 	}
+	/* zfs destroy -r POOL: everything below the root goes, the root stays */
+	TT_OK(dsl_dataset_destroy(dp, "tank", true, err, sizeof (err)));
+	TT_CHECK(dsl_dataset_exists(dp, "tank"));
+	TT_CHECK(!dsl_dataset_exists(dp, "tank/t10"));
 	dsl_pool_close(dp);
 	spa_close(spa);
 	/* the space maps replay (a double free would not) and nothing is left */

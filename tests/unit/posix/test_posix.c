@@ -12,6 +12,9 @@ static tfs_t t;
 
 /* ---- names and attributes ---- */
 
+static void basic_attrs(posix_ino_t file);
+static void basic_readonly(posix_ino_t file);
+
 static void
 test_basic(void)
 {
@@ -51,9 +54,18 @@ test_basic(void)
 	TT_EQ(posix_create(fs, t.root, "a/b", S_IFREG, 0, NULL, true, &b), EINVAL);
 	TT_EQ(posix_create(fs, t.root, "..", S_IFREG, 0, NULL, true, &b), EEXIST);
 	TT_EQ(posix_create(fs, t.root, "dd", S_IFDIR | 0755, 0, NULL, true, &b), EINVAL);
+	basic_attrs(a.pa_ino);
+	basic_readonly(a.pa_ino);
+	tp_done(&t);
+}
 
-	/* directories */
-	posix_attr_t d;
+/* Directories, setattr, special files, setgid directories, readdir types. */
+static void
+basic_attrs(posix_ino_t file)
+{
+	posix_fs_t *fs = t.fs;
+	posix_attr_t a, b, r, d;
+	TT_OK(posix_getattr(fs, file, &a));
 	TT_OK(posix_mkdir(fs, t.root, "d", 0755, &tp_root_cred, &d));
 	TT_CHECK(S_ISDIR(d.pa_mode));
 	TT_EQ(d.pa_nlink, 2);
@@ -118,8 +130,15 @@ test_basic(void)
 	}
 	TT_CHECK(strcmp(rd.ents[0].name, ".") == 0 && strcmp(rd.ents[1].name, "..") == 0);
 	tp_rd_free(&rd);
+}
 
-	/* statfs, read-only */
+/* statfs, and a read-only file system refuses every change. */
+static void
+basic_readonly(posix_ino_t file)
+{
+	posix_fs_t *fs = t.fs;
+	posix_attr_t a, b, in = { .pa_mode = 0644 };
+	TT_OK(posix_getattr(fs, file, &a));
 	struct statvfs st;
 	TT_OK(posix_statfs(fs, &st));
 	TT_CHECK(st.f_bavail > 100 * MiB / st.f_frsize);
@@ -138,7 +157,6 @@ test_basic(void)
 	TT_CHECK(st.f_flag & ST_RDONLY);
 	posix_fs_set_opts(fs, &t.opts);
 	TT_OK(posix_unlink(fs, t.root, "hello"));
-	tp_done(&t);
 }
 
 /* ---- file data ---- */
@@ -250,7 +268,16 @@ test_sparse_seek(void)
 	TT_OK(posix_getattr(t.fs, s, &a));
 	TT_CHECK(a.pa_blocks * 512 < 4 * MiB);  /* holes take no space */
 	TT_CHECK(a.pa_blocks > 0);
+	tp_done(&t);
+}
 
+static void
+test_truncate_punch(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	uint8_t buf[16];
+	posix_attr_t a;
+	uint64_t n, off;
 	/* truncate down zeroes the tail; up reads zeros */
 	uint8_t *big = tarn_alloc(MiB);
 	tp_fill(big, MiB, 9);
@@ -411,6 +438,9 @@ nlink_of(posix_ino_t ino)
 	return (a.pa_nlink);
 }
 
+static void rename_dirs(void);
+static void rename_exchange(void);
+
 static void
 test_rename(void)
 {
@@ -443,7 +473,17 @@ test_rename(void)
 	/* NOREPLACE */
 	TT_OK(posix_rename(fs, R, "b2", R, "c", POSIX_RENAME_NOREPLACE));
 	TT_EQ(ino_of(R, "c"), fa);
-	/* directories: over an empty one, not over a non-empty one, types */
+	rename_dirs();
+	rename_exchange();
+	tp_done(&t);
+}
+
+/* Directories: over an empty one, not a non-empty one, "..", own subtree. */
+static void
+rename_dirs(void)
+{
+	posix_fs_t *fs = t.fs;
+	posix_ino_t R = t.root;
 	posix_attr_t d1, d2, d3, e;
 	TT_OK(posix_mkdir(fs, R, "d1", 0755, NULL, &d1));
 	TT_OK(posix_mkdir(fs, R, "d2", 0755, NULL, &d2));
@@ -482,8 +522,16 @@ test_rename(void)
 	TT_EQ(posix_rename(fs, R, "p", m.pa_ino, "p2", 0), EINVAL);
 	TT_EQ(posix_rename(fs, R, "p", p.pa_ino, "p2", 0), EINVAL);
 	TT_EQ(posix_rename(fs, p.pa_ino, "q", R, "p", POSIX_RENAME_EXCHANGE), EINVAL);
-	/* EXCHANGE a file and a directory in different directories */
-	posix_attr_t x, y, xf, yd;
+}
+
+/* EXCHANGE a file and a directory in different directories, and in one. */
+static void
+rename_exchange(void)
+{
+	posix_fs_t *fs = t.fs;
+	posix_ino_t R = t.root;
+	posix_attr_t x, y, xf, yd, e;
+	tp_rd_t rd;
 	TT_OK(posix_mkdir(fs, R, "x", 0755, NULL, &x));
 	TT_OK(posix_mkdir(fs, R, "y", 0755, NULL, &y));
 	TT_OK(posix_create(fs, x.pa_ino, "f", S_IFREG | 0644, 0, NULL, true, &xf));
@@ -515,7 +563,6 @@ test_rename(void)
 	TT_EQ(ino_of(t.root, "x"), c);
 	TT_EQ(ino_of(yd.pa_ino, ".."), x.pa_ino);
 	TT_EQ(nlink_of(x.pa_ino), 3);
-	tp_done(&t);
 }
 
 /* ---- xattrs ---- */
@@ -544,6 +591,9 @@ xattr_roundtrip(posix_ino_t ino, const char *name, size_t len, uint64_t seed)
 	tarn_free(v);
 	tarn_free(r);
 }
+
+static void xattr_sizes(posix_ino_t f);
+static void xattr_reopen(posix_ino_t f, uint64_t objs0);
 
 static void
 test_xattrs(void)
@@ -602,7 +652,18 @@ test_xattrs(void)
 	TT_OK(posix_removexattr(fs, f, "user.a"));
 	TT_EQ(posix_getxattr(fs, f, "user.a", buf, sizeof (buf), &n), ENODATA);
 	TT_EQ(posix_removexattr(fs, f, "user.a"), ENODATA);
-	/* sizes around the inline limit, up to 64 KiB, and replacing across forms */
+	xattr_sizes(f);
+	xattr_reopen(f, objs0);
+	tp_done(&t);
+}
+
+/* Sizes around the inline limit, up to 64 KiB, and replacing across forms. */
+static void
+xattr_sizes(posix_ino_t f)
+{
+	posix_fs_t *fs = t.fs;
+	char buf[128];
+	size_t n;
 	xattr_roundtrip(f, "user.s4096", 4096, 1);
 	xattr_roundtrip(f, "user.s4097", 4097, 2);
 	xattr_roundtrip(f, "user.s8192", 8192, 3);
@@ -615,9 +676,17 @@ test_xattrs(void)
 	TT_EQ(posix_getxattr(fs, f, "user.big", buf, sizeof (buf), &n), ERANGE);
 	/* directories have xattrs too */
 	xattr_roundtrip(t.root, "user.dir", 10, 7);
-	/* persisted */
+}
+
+/* Persisted; disabled by the option; freed with their inode. */
+static void
+xattr_reopen(posix_ino_t f, uint64_t objs0)
+{
+	char buf[128];
+	size_t n;
+	posix_attr_t a;
 	tp_reopen(&t);
-	fs = t.fs;
+	posix_fs_t *fs = t.fs;
 	TT_OK(posix_getxattr(fs, f, "user.big", NULL, 0, &n));
 	TT_EQ(n, 20000);
 	TT_OK(posix_getxattr(fs, f, "security.selinux", buf, sizeof (buf), &n));
@@ -635,7 +704,6 @@ test_xattrs(void)
 	TT_OK(posix_unlink(fs, t.root, "f"));       /* no references after reopen */
 	TT_EQ(posix_getattr(fs, f, &a), ENOENT);
 	TT_EQ(count_objects(), objs0 + 1);          /* the root's xattr object stays */
-	tp_done(&t);
 }
 
 /* ---- the unlinked set ---- */
@@ -898,6 +966,7 @@ TT_MAIN(
 	{ "basic", test_basic },
 	{ "small_growth", test_small_growth },
 	{ "sparse_seek", test_sparse_seek },
+	{ "truncate_punch", test_truncate_punch },
 	{ "links", test_links },
 	{ "symlinks", test_symlinks },
 	{ "rename", test_rename },

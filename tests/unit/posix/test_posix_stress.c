@@ -33,49 +33,20 @@ name_index(const char *name, char prefix)
 	return (atoi(name + 1));
 }
 
-static void
-test_bigdir(void)
+/*
+ * A listing in batches of 500 while entries come and go (20 removed and
+ * 20 added per batch): every entry that stayed is seen exactly once.
+ * Returns the number of g* entries added.
+ */
+static int
+bigdir_churn(posix_ino_t dir, uint8_t *seen, uint8_t *removed)
 {
-	tp_pool(&t, 1, 512 * MiB);
-	posix_attr_t d, a;
-	TT_OK(posix_mkdir(t.fs, t.root, "big", 0755, NULL, &d));
-	posix_ino_t dir = d.pa_ino;
 	char name[32];
-	uint64_t t0 = tarn_now_ns();
-	for (int i = 0; i < BIG_N; i++) {
-		snprintf(name, sizeof (name), "f%06d", i);
-		TT_OK(posix_create(t.fs, dir, name, S_IFREG | 0644, 0, NULL, true, &a));
-		posix_forget(t.fs, a.pa_ino, 1);
-	}
-	uint64_t t1 = tarn_now_ns();
-	TT_OK(posix_getattr(t.fs, dir, &d));
-	TT_EQ(d.pa_size, BIG_N + 2);
-	for (int i = 0; i < BIG_N; i++) {
-		snprintf(name, sizeof (name), "f%06d", i);
-		TT_OK(posix_lookup(t.fs, dir, name, &a));
-		posix_forget(t.fs, a.pa_ino, 1);
-	}
-	uint64_t t2 = tarn_now_ns();
-	/* every entry exactly once, in batches of 1000 */
-	uint8_t *seen = tarn_alloc(BIG_N);
+	posix_attr_t a;
 	tp_rd_t rd;
-	tp_rd_all(&t, dir, &rd, 1000);
-	TT_EQ(rd.n, BIG_N + 2);
-	for (size_t i = 2; i < rd.n; i++) {
-		int k = name_index(rd.ents[i].name, 'f');
-		TT_ASSERT(k >= 0 && k < BIG_N);
-		TT_ASSERT(seen[k] == 0);
-		seen[k] = 1;
-		TT_EQ(rd.ents[i].type, DT_REG);
-	}
-	tp_rd_free(&rd);
-	uint64_t t3 = tarn_now_ns();
-
-	/* a listing that goes on while entries come and go */
 	tarn_rand_t r;
 	uint64_t seed = test_seed("bigdir");
 	tarn_rand_seed(&r, seed);
-	uint8_t *removed = tarn_alloc(BIG_N);
 	memset(seen, 0, BIG_N);
 	uint8_t *seen_new = tarn_alloc(BIG_N);
 	int added = 0;
@@ -112,6 +83,49 @@ test_bigdir(void)
 		missing += !removed[k] && !seen[k];
 	TT_EQ(missing, 0);
 	tp_rd_free(&rd);
+	tarn_free(seen_new);
+	return (added);
+}
+
+static void
+test_bigdir(void)
+{
+	tp_pool(&t, 1, 512 * MiB);
+	posix_attr_t d, a;
+	TT_OK(posix_mkdir(t.fs, t.root, "big", 0755, NULL, &d));
+	posix_ino_t dir = d.pa_ino;
+	char name[32];
+	uint64_t t0 = tarn_now_ns();
+	for (int i = 0; i < BIG_N; i++) {
+		snprintf(name, sizeof (name), "f%06d", i);
+		TT_OK(posix_create(t.fs, dir, name, S_IFREG | 0644, 0, NULL, true, &a));
+		posix_forget(t.fs, a.pa_ino, 1);
+	}
+	uint64_t t1 = tarn_now_ns();
+	TT_OK(posix_getattr(t.fs, dir, &d));
+	TT_EQ(d.pa_size, BIG_N + 2);
+	for (int i = 0; i < BIG_N; i++) {
+		snprintf(name, sizeof (name), "f%06d", i);
+		TT_OK(posix_lookup(t.fs, dir, name, &a));
+		posix_forget(t.fs, a.pa_ino, 1);
+	}
+	uint64_t t2 = tarn_now_ns();
+	/* every entry exactly once, in batches of 1000 */
+	uint8_t *seen = tarn_alloc(BIG_N), *removed = tarn_alloc(BIG_N);
+	tp_rd_t rd;
+	tp_rd_all(&t, dir, &rd, 1000);
+	TT_EQ(rd.n, BIG_N + 2);
+	for (size_t i = 2; i < rd.n; i++) {
+		int k = name_index(rd.ents[i].name, 'f');
+		TT_ASSERT(k >= 0 && k < BIG_N);
+		TT_ASSERT(seen[k] == 0);
+		seen[k] = 1;
+		TT_EQ(rd.ents[i].type, DT_REG);
+	}
+	tp_rd_free(&rd);
+	uint64_t t3 = tarn_now_ns();
+
+	int added = bigdir_churn(dir, seen, removed);
 	uint64_t t4 = tarn_now_ns();
 
 	/* remove everything */
@@ -136,7 +150,6 @@ test_bigdir(void)
 	    "remove %.1fs\n", BIG_N, (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t2) / 1e9,
 	    (t4 - t3) / 1e9, (t5 - t4) / 1e9);
 	tarn_free(seen);
-	tarn_free(seen_new);
 	tarn_free(removed);
 	tp_done(&t);
 }
@@ -275,6 +288,8 @@ test_random_model(void)
 		if (op % 2500 == 2499)
 			model_compare(ino, &md, 0, MODEL_MAX, rb, op);
 		if (op % 10000 == 9999) {
+			/* the record size may change between mounts */
+			t.opts.pfo_recordsize = rs[tarn_rand_range(&r, ARRAY_SIZE(rs))];
 			tp_reopen(&t);
 			model_compare(ino, &md, 0, MODEL_MAX, rb, op);
 		}
@@ -346,8 +361,8 @@ test_enospc(void)
 
 /* ---- many threads in one directory ---- */
 
-#define TH_N     4
-#define TH_OPS   2500
+#define TH_N     6
+#define TH_OPS   10000
 #define TH_NAMES 48
 #define TH_STABLE 200
 
@@ -525,7 +540,7 @@ test_threads(void)
 /* ---- many threads moving directories around a tree ---- */
 
 #define TREE_TH   4
-#define TREE_OPS  3000
+#define TREE_OPS  10000
 #define TREE_MAX  512
 
 typedef struct tree {

@@ -311,6 +311,41 @@ scrub(spa_t *spa, spa_scan_stat_t *st)
 
 /* ---- damage within redundancy ---- */
 
+/*
+ * Choose ndamaged of the n leaves and damage 40% of the blocks (every
+ * copy) on each of them: a random sector of the block's part there.
+ * Returns the number of sectors damaged; each chosen leaf gets some.
+ */
+static uint64_t
+damage_leaves(const blklist_t *bl, const geom_t *g, int n, int ndamaged, bool *bad,
+    tarn_rand_t *r)
+{
+	for (int k = 0; k < ndamaged;) {
+		int c = (int)tarn_rand_range(r, (uint64_t)n);
+		if (!bad[c]) {
+			bad[c] = true;
+			k++;
+		}
+	}
+	uint64_t hits[MAXDEV] = { 0 }, total = 0;
+	for (size_t i = 0; i < bl->bl_n; i++) {
+		if (tarn_rand_range(r, 5) >= 2)
+			continue;
+		const blkptr_t *bp = &bl->bl_v[i].b_bp;
+		for (int d = 0; d < bp->bp_ndvas; d++) {
+			for (int c = 0; c < n; c++) {
+				if (bad[c] && damage_block(g, bp, d, c, r))
+					hits[c]++;
+			}
+		}
+	}
+	for (int c = 0; c < n; c++) {
+		TS_ASSERT(!bad[c] || hits[c] > 0);
+		total += hits[c];
+	}
+	return (total);
+}
+
 static void
 repair_case(const char *type, int n, int ndamaged, uint64_t salt)
 {
@@ -325,29 +360,8 @@ repair_case(const char *type, int n, int ndamaged, uint64_t salt)
 	geom_t g = pool_geom(spa);
 	spa_close(spa);
 
-	/* damaged leaves: ndamaged of them, chosen at random */
 	bool bad[MAXDEV] = { false };
-	for (int k = 0; k < ndamaged;) {
-		int c = (int)tarn_rand_range(&r, (uint64_t)n);
-		if (!bad[c]) {
-			bad[c] = true;
-			k++;
-		}
-	}
-	uint64_t hits[MAXDEV] = { 0 };
-	for (size_t i = 0; i < bl.bl_n; i++) {
-		if (tarn_rand_range(&r, 5) >= 2)
-			continue;       /* 40% of the blocks */
-		const blkptr_t *bp = &bl.bl_v[i].b_bp;
-		for (int d = 0; d < bp->bp_ndvas; d++) {
-			for (int c = 0; c < n; c++) {
-				if (bad[c] && damage_block(&g, bp, d, c, &r))
-					hits[c]++;
-			}
-		}
-	}
-	for (int c = 0; c < n; c++)
-		TS_ASSERT(!bad[c] || hits[c] > 0);
+	uint64_t nhits = damage_leaves(&bl, &g, n, ndamaged, bad, &r);
 
 	/* read back, read-only (no healing): everything intact */
 	spa = reopen(true);
@@ -361,7 +375,7 @@ repair_case(const char *type, int n, int ndamaged, uint64_t salt)
 	uint64_t ms = (tarn_now_ns() - t1) / 1000000;
 	printf("  %s x%d: %zu blocks, %" PRIu64 " damaged sectors; scrub %" PRIu64
 	    " KiB in %" PRIu64 " ms, repaired %" PRIu64 " KiB\n", type, n, bl.bl_n,
-	    hits[0] + hits[1] + hits[2] + hits[3] + hits[4] + hits[5],
+	    nhits,
 	    (uint64_t)(st.sss_examined / KiB), ms, (uint64_t)(st.sss_repaired / KiB));
 	TS_ASSERT(st.sss_repaired > 0);
 	TS_EQ(st.sss_errors, 0);
@@ -421,48 +435,45 @@ errlog_has(spa_t *spa, uint64_t obj, uint64_t blkid, uint64_t offset)
 	return (found);
 }
 
+/* Damage one data block of each object want[k] on both sides of a mirror. */
 static void
-test_beyond_redundancy(void)
+damage_beyond(spa_t *spa, const dataset_t *ds, const int *want, blk_t *hit, tarn_rand_t *r)
 {
-	tarn_rand_t r;
-	seed_init(&r, 10);
-	spa_t *spa = make_pool("mirror", 2);
-	dataset_t ds;
-	write_dataset(spa, "t", &ds, 10, NOBJ, 1);
 	blklist_t bl;
 	collect_blocks(spa, "t", &bl);
 	geom_t g = pool_geom(spa);
 	spa_close(spa);
-	/* three data blocks of objects 5, 7 and 8, damaged on both sides */
-	int want[3] = { 5, 7, 8 };
-	blk_t hit[3];
 	for (int k = 0; k < 3; k++) {
 		size_t cands[256], nc = 0;
 		for (size_t i = 0; i < bl.bl_n && nc < 256; i++) {
-			if (bl.bl_v[i].b_obj == ds.ds_obj[want[k]] && bl.bl_v[i].b_bp.bp_level == 0)
+			if (bl.bl_v[i].b_obj == ds->ds_obj[want[k]] && bl.bl_v[i].b_bp.bp_level == 0)
 				cands[nc++] = i;
 		}
 		TT_ASSERT(nc > 1);
-		hit[k] = bl.bl_v[cands[tarn_rand_range(&r, nc)]];
+		hit[k] = bl.bl_v[cands[tarn_rand_range(r, nc)]];
 		TT_EQ(hit[k].b_bp.bp_ndvas, 1);
 		for (int c = 0; c < 2; c++)
-			TT_ASSERT(damage_block(&g, &hit[k].b_bp, 0, c, &r));
+			TT_ASSERT(damage_block(&g, &hit[k].b_bp, 0, c, r));
 	}
 	free(bl.bl_v);
+}
 
-	spa = reopen(false);
+/* Block by block: the damaged ones fail with EIO/ECKSUM, the rest are intact. */
+static void
+check_beyond_reads(spa_t *spa, const dataset_t *ds, const blk_t *hit)
+{
 	objset_t *os;
 	TT_OK(spa_objset_open(spa, "t", &os));
 	for (int i = 0; i < NOBJ; i++) {
-		uint64_t bs = ds.ds_blksz[i], len = ds.ds_size[i];
+		uint64_t bs = ds->ds_blksz[i], len = ds->ds_size[i];
 		uint8_t *want_buf = tarn_alloc(len), *got = tarn_alloc(bs);
-		fill(want_buf, len, ds.ds_seed[i]);
+		fill(want_buf, len, ds->ds_seed[i]);
 		for (uint64_t off = 0; off < len; off += bs) {
 			uint64_t n = MIN(bs, len - off);
 			bool damaged = false;
 			for (int k = 0; k < 3; k++)
-				damaged |= hit[k].b_obj == ds.ds_obj[i] && hit[k].b_blkid == off / bs;
-			int e = dmu_read(os, ds.ds_obj[i], off, n, got);
+				damaged |= hit[k].b_obj == ds->ds_obj[i] && hit[k].b_blkid == off / bs;
+			int e = dmu_read(os, ds->ds_obj[i], off, n, got);
 			if (damaged) {
 				TS_ASSERT(e == EIO || e == ECKSUM);
 			} else {
@@ -473,6 +484,22 @@ test_beyond_redundancy(void)
 		tarn_free(want_buf);
 		tarn_free(got);
 	}
+}
+
+static void
+test_beyond_redundancy(void)
+{
+	tarn_rand_t r;
+	seed_init(&r, 10);
+	spa_t *spa = make_pool("mirror", 2);
+	dataset_t ds;
+	write_dataset(spa, "t", &ds, 10, NOBJ, 1);
+	/* three data blocks of objects 5, 7 and 8, damaged on both sides */
+	int want[3] = { 5, 7, 8 };
+	blk_t hit[3];
+	damage_beyond(spa, &ds, want, hit, &r);
+	spa = reopen(false);
+	check_beyond_reads(spa, &ds, hit);
 	/* the error log names them, with their byte offsets */
 	for (int k = 0; k < 3; k++) {
 		uint64_t bs = ds.ds_blksz[want[k]];
@@ -500,6 +527,7 @@ test_beyond_redundancy(void)
 	spa_scan_get_stat(spa, &st);
 	TS_EQ(st.sss_state, SPA_SCAN_STATE_FINISHED);
 	TS_EQ(st.sss_errors, 3);
+	objset_t *os;
 	TT_OK(spa_objset_open(spa, "t", &os));
 	dmu_tx_t *tx = dmu_tx_create(os);
 	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
@@ -542,6 +570,17 @@ start_paused(spa_t *spa)
 	return (true);
 }
 
+/* A paused scrub (trying again if one ended before the pause). */
+static void
+pause_early(spa_t *spa)
+{
+	int tries = 0;
+	while (!start_paused(spa)) {
+		TT_ASSERT(++tries < 5);
+		TT_OK(spa_scan_wait(spa));
+	}
+}
+
 static void
 test_pause_resume_stop(void)
 {
@@ -556,11 +595,7 @@ test_pause_resume_stop(void)
 	TT_EQ(st.sss_state, SPA_SCAN_STATE_NONE);
 
 	/* pause: no progress; wait returns; scrub again resumes */
-	int tries = 0;
-	while (!start_paused(spa)) {
-		TT_ASSERT(++tries < 5);
-		TT_OK(spa_scan_wait(spa));
-	}
+	pause_early(spa);
 	TT_OK(spa_scan_wait(spa));
 	spa_scan_get_stat(spa, &st);
 	TT_EQ(st.sss_state, SPA_SCAN_STATE_SCANNING);
@@ -587,11 +622,7 @@ test_pause_resume_stop(void)
 	TT_EQ(spa_scan_stop(spa), ENOENT);
 
 	/* running: a second scrub is EBUSY; a resilver pre-empts it */
-	tries = 0;
-	while (!start_paused(spa)) {
-		TT_ASSERT(++tries < 5);
-		TT_OK(spa_scan_wait(spa));
-	}
+	pause_early(spa);
 	TT_EQ(spa_scan_start(spa, SPA_SCAN_RESILVER, spa_last_synced_txg(spa)), 0);
 	TT_EQ(spa_scan_start(spa, SPA_SCAN_SCRUB, 0), EBUSY);
 	TT_EQ(spa_scan_pause(spa), ENOTSUP);
@@ -599,8 +630,18 @@ test_pause_resume_stop(void)
 	spa_scan_get_stat(spa, &st);
 	TT_EQ(st.sss_func, SPA_SCAN_RESILVER);
 	TT_EQ(st.sss_state, SPA_SCAN_STATE_FINISHED);
+	spa_close(spa);
+	remove_files();
+}
 
-	/* the result survives a close */
+/* The result, a pause and a running scan across close and open. */
+static void
+test_scan_persist(void)
+{
+	spa_t *spa = make_pool("mirror", 2);
+	dataset_t ds;
+	write_dataset(spa, "t", &ds, 21, NOBJ, 4);
+	spa_scan_stat_t st, st2;
 	scrub(spa, &st);
 	spa_close(spa);
 	spa = reopen(true);
@@ -611,11 +652,7 @@ test_pause_resume_stop(void)
 
 	/* paused when closed: still paused after; resuming starts over and ends */
 	spa = reopen(false);
-	tries = 0;
-	while (!start_paused(spa)) {
-		TT_ASSERT(++tries < 5);
-		TT_OK(spa_scan_wait(spa));
-	}
+	pause_early(spa);
 	spa_close(spa);
 	spa = reopen(false);
 	spa_scan_get_stat(spa, &st);
@@ -628,16 +665,9 @@ test_pause_resume_stop(void)
 	TT_EQ(st.sss_state, SPA_SCAN_STATE_FINISHED);
 	TT_ASSERT(st.sss_examined >= st.sss_to_examine / 2);
 
-	/* running when closed: the next open starts it again */
-	tries = 0;
-	while (!start_paused(spa)) {
-		TT_ASSERT(++tries < 5);
-		TT_OK(spa_scan_wait(spa));
-	}
-	spa_scan_get_stat(spa, &st);
-	TT_EQ(st.sss_paused, 1);
+	/* running when closed (resumed and closed at once): the next open restarts it */
+	pause_early(spa);
 	spa_close(spa);
-	/* unpause in the record by reopening, resuming and closing at once */
 	spa = reopen(false);
 	TT_OK(spa_scan_start(spa, SPA_SCAN_SCRUB, 0));
 	spa_close(spa);
@@ -667,11 +697,7 @@ test_pause_valve(void)
 	write_dataset(spa, "t", &ds, 70, NOBJ, 1);
 	objset_t *os;
 	TT_OK(spa_objset_open(spa, "t", &os));
-	int tries = 0;
-	while (!start_paused(spa)) {
-		TT_ASSERT(++tries < 5);
-		TT_OK(spa_scan_wait(spa));
-	}
+	pause_early(spa);
 	spa_space_t ss;
 	spa_get_space(spa, &ss);
 	uint64_t maxdef = 0;
@@ -986,6 +1012,7 @@ TT_MAIN(
 	{ "repair_raidz3", test_repair_raidz3 },
 	{ "beyond_redundancy", test_beyond_redundancy },
 	{ "pause_resume_stop", test_pause_resume_stop },
+	{ "scan_persist", test_scan_persist },
 	{ "pause_valve", test_pause_valve },
 	{ "resilver_min_txg", test_resilver_min_txg },
 	{ "scrub_with_writer", test_scrub_with_writer },

@@ -14,6 +14,7 @@
 #include "dmu.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #define NDEV     6
@@ -194,7 +195,7 @@ scrub_clean(spa_t *spa)
 static uint64_t
 leaf_written(spa_t *spa, int i)
 {
-	return (leaf_of(spa, i)->vdev_stat.vs_bytes[1]);
+	return (__atomic_load_n(&leaf_of(spa, i)->vdev_stat.vs_bytes[1], __ATOMIC_RELAXED));
 }
 
 static void
@@ -413,6 +414,133 @@ test_missing_at_import(void)
 	dev_remove_all();
 }
 
+/*
+ * Replace devices that still work: a raidz member, a mirror side, a
+ * single-disk top-level vdev.  The old device serves reads until the new
+ * one is whole, then leaves (label cleared).
+ */
+static void
+test_replace_healthy(void)
+{
+	data_t d = { .n = 0 };
+	spa_t *spa = pool_create("raidz", 0, 3);
+	dev_create(3, DEVSIZE);
+	data_add(spa, &d, 10, 512 * KiB, 2);
+	TT_OK(spa_vdev_replace(spa, paths[2], paths[3], false, errbuf, sizeof (errbuf)));
+	vdev_t *rz = spa_root_vdev(spa)->vdev_child[0];
+	TT_EQ(rz->vdev_child[2]->vdev_type, VDEV_TYPE_REPLACING);
+	TT_EQ(spa_state(spa), VDEV_STATE_DEGRADED);     /* until d3 is whole */
+	data_verify(spa, &d);                           /* reads skip d3 */
+	expect_healthy(spa);
+	TT_CHECK(strcmp(rz->vdev_child[2]->vdev_path, paths[3]) == 0);
+	TT_CHECK(leaf_written(spa, 3) >= 2 * MiB);
+	vdev_label_config_t cfg;
+	TT_CHECK(vdev_label_read_path(paths[2], &cfg) != 0);
+	scrub_clean(spa);
+	spa_close(spa);
+	spa = pool_open((const int[]){ 0, 1, 3, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+
+	/* a mirror side, then the single disk of a stripe */
+	d.n = 0;
+	spa = pool_create("mirror", 0, 2);
+	dev_create(2, DEVSIZE);
+	dev_create(3, DEVSIZE);
+	data_add(spa, &d, 6, 512 * KiB, 2);
+	TT_OK(spa_vdev_replace(spa, "d0", paths[2], false, errbuf, sizeof (errbuf)));
+	TT_EQ(spa_root_vdev(spa)->vdev_child[0]->vdev_child[0]->vdev_type,
+	    VDEV_TYPE_REPLACING);
+	expect_healthy(spa);
+	TT_EQ(spa_root_vdev(spa)->vdev_child[0]->vdev_children, 2);
+	TT_OK(spa_vdev_detach(spa, paths[1], errbuf, sizeof (errbuf)));
+	TT_OK(spa_vdev_replace(spa, paths[2], paths[3], false, errbuf, sizeof (errbuf)));
+	TT_EQ(spa_root_vdev(spa)->vdev_child[0]->vdev_type, VDEV_TYPE_REPLACING);
+	expect_healthy(spa);
+	vdev_t *top = spa_root_vdev(spa)->vdev_child[0];
+	TT_CHECK(top->vdev_ops->vop_leaf && strcmp(top->vdev_path, paths[3]) == 0);
+	scrub_clean(spa);
+	spa_close(spa);
+	spa = pool_open((const int[]){ 3, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+/* A writer runs while devices come and go; nothing is lost. */
+typedef struct load_arg {
+	spa_t *la_spa;
+	data_t *la_d;
+	bool la_stop;                 /* atomic */
+	int la_err;
+} load_arg_t;
+
+static void *
+load_writer(void *arg)
+{
+	load_arg_t *la = arg;
+	objset_t *os = data_os(la->la_spa);
+	uint8_t *buf = tarn_alloc(96 * KiB);
+	while (!__atomic_load_n(&la->la_stop, __ATOMIC_ACQUIRE) && la->la_d->n < MAXOBJ) {
+		int k = la->la_d->n;
+		fill(buf, 96 * KiB, 1000 + (uint64_t)k);
+		dmu_tx_t *tx = dmu_tx_create(os);
+		dmu_tx_hold_write(tx, 0, 0, 96 * KiB);
+		int e = dmu_tx_assign(tx, TXG_WAIT);
+		if (e == 0)
+			e = dmu_object_alloc(os, DMU_OT_TEST, 128 * KiB, DMU_OT_NONE, 0, tx,
+			    &la->la_d->obj[k]);
+		if (e == 0)
+			e = dmu_write(os, la->la_d->obj[k], 0, 96 * KiB, buf, tx);
+		dmu_tx_commit(tx);
+		if (e != 0) {
+			la->la_err = e;
+			break;
+		}
+		la->la_d->size[k] = 96 * KiB;
+		__atomic_store_n(&la->la_d->n, k + 1, __ATOMIC_RELEASE);
+		if (k % 3 == 0)
+			(void) txg_wait_synced(spa_dmu_pool(la->la_spa), 0);
+	}
+	tarn_free(buf);
+	return (NULL);
+}
+
+static void
+test_changes_under_load(void)
+{
+	data_t d = { .n = 0 };
+	spa_t *spa = pool_create("mirror", 0, 2);
+	dev_create(2, DEVSIZE);
+	data_add(spa, &d, 2, 256 * KiB, 1);
+	load_arg_t la = { .la_spa = spa, .la_d = &d };
+	pthread_t th;
+	TT_OK(pthread_create(&th, NULL, load_writer, &la));
+	for (int round = 0; round < 3; round++) {
+		TT_OK(spa_vdev_offline(spa, paths[1], true, errbuf, sizeof (errbuf)));
+		usleep(20 * 1000);
+		TT_OK(spa_vdev_online(spa, paths[1], errbuf, sizeof (errbuf)));
+		TT_OK(spa_vdev_attach(spa, paths[0], paths[2], false, errbuf, sizeof (errbuf)));
+		TT_OK(spa_vdev_wait(spa));
+		TT_OK(spa_vdev_detach(spa, paths[2], errbuf, sizeof (errbuf)));
+	}
+	__atomic_store_n(&la.la_stop, true, __ATOMIC_RELEASE);
+	TT_OK(pthread_join(th, NULL));
+	TT_OK(la.la_err);
+	expect_healthy(spa);
+	scrub_clean(spa);
+	data_verify(spa, &d);
+	spa_close(spa);
+	spa = pool_open((const int[]){ 0, 1, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
 /* Offline is refused when it would lose data. */
 static void
 test_offline_refused(void)
@@ -585,6 +713,8 @@ TT_MAIN(
 	{ "attach_detach", test_attach_detach },
 	{ "raidz_wipe_replace", test_raidz_wipe_replace },
 	{ "replace_same", test_replace_same },
+	{ "replace_healthy", test_replace_healthy },
+	{ "changes_under_load", test_changes_under_load },
 	{ "offline_online", test_offline_online },
 	{ "offline_persist", test_offline_persist },
 	{ "missing_at_import", test_missing_at_import },

@@ -1,0 +1,387 @@
+/*
+ * Unit tests of the vdev layer's device-lifecycle parts on file vdevs,
+ * below the pool: missed txgs (a leaf is not read for blocks it missed,
+ * a scrub read fills it, a last-resort read does not charge it), a
+ * replacing pair inside a raidz, groups inserted and collapsed in place
+ * at the top level, and the label config's spares, pairs and DTL fields
+ * (round trip and the decoder's new rules).
+ */
+#include "vdev/vdev_tt.h"
+
+#define BLK   (64 * KiB)
+#define OFF   (1 * MiB)
+
+static uint64_t
+reads_of(const vdev_t *vd)
+{
+	return (vd->vdev_stat.vs_ops[0]);
+}
+
+static bool
+side_holds(const vdev_t *leaf, const uint8_t *data, uint64_t size, uint64_t off)
+{
+	uint8_t *b = tarn_alloc(size);
+	tt_file_rw(leaf->vdev_path, false, b, size, off);
+	bool ok = memcmp(b, data, size) == 0;
+	tarn_free(b);
+	return (ok);
+}
+
+static int
+rd(vdev_t *top, void *buf, uint64_t txg, int flags, tt_ck_t *ck, uint64_t *repaired)
+{
+	vdev_io_t io = { .vio_offset = OFF, .vio_size = BLK, .vio_buf = buf,
+		.vio_verify = tt_verify, .vio_verify_arg = ck, .vio_flags = flags,
+		.vio_txg = txg };
+	int e = vdev_read(top, &io);
+	if (repaired != NULL)
+		*repaired = io.vio_repaired;
+	return (e);
+}
+
+static int
+wr(vdev_t *top, const void *buf, uint64_t txg)
+{
+	vdev_io_t io = { .vio_offset = OFF, .vio_size = BLK, .vio_buf = (void *)buf,
+		.vio_txg = txg };
+	return (vdev_write(top, &io));
+}
+
+/* A mirror side that missed txg 5 is not read for it; a scrub fills it. */
+static void
+test_mirror_dtl(void)
+{
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 1);
+	static uint8_t data[BLK], buf[BLK];
+	vdev_t *root = tt_group_tree(VDEV_TYPE_MIRROR, 0, 2, 0, "md");
+	vdev_t *m = root->vdev_child[0], *l0 = m->vdev_child[0], *l1 = m->vdev_child[1];
+	TT_OK(vdev_open(root, false));
+	TT_OK(vdev_set_offline(l1, true));
+	tt_fill_random(&r, data, BLK);
+	TT_OK(wr(m, data, 5));
+	TT_EQ(l1->vdev_dtl_txg, 5);
+	TT_EQ(l1->vdev_dtl_last, 5);
+	TT_OK(vdev_set_offline(l1, false));
+	vdev_propagate_state(l1->vdev_parent);
+	TT_EQ(m->vdev_state, VDEV_STATE_DEGRADED);        /* it misses txg 5 */
+	TT_CHECK(vdev_dtl_contains(l1, 5) && !vdev_dtl_contains(l1, 4) &&
+	    !vdev_dtl_contains(l1, 6));
+	tt_ck_t ck;
+	tt_ck_set(&ck, data, BLK);
+	uint64_t before = reads_of(l1);
+	for (int i = 0; i < 8; i++)
+		TT_OK(rd(m, buf, 5, 0, &ck, NULL));
+	TT_EQ(reads_of(l1), before);                       /* never asked */
+	/* l0 damaged too: the stale side is tried, uncharged, and fails */
+	uint8_t junk[512];
+	memset(junk, 0x5a, sizeof (junk));
+	tt_file_rw(l0->vdev_path, true, junk, sizeof (junk), OFF);
+	TT_EQ(rd(m, buf, 5, VDEV_IO_NOHEAL, &ck, NULL), ECKSUM);
+	TT_EQ(tt_cksum_errors(l1), 0);
+	TT_EQ(tt_cksum_errors(l0), 1);
+	tt_file_rw(l0->vdev_path, true, data, BLK, OFF);  /* l0 good again */
+	/* a scrub writes the block into the side that missed it */
+	uint64_t rep = 0;
+	TT_OK(rd(m, buf, 5, VDEV_IO_SCRUB, &ck, &rep));
+	TT_EQ(rep, BLK);
+	TT_CHECK(side_holds(l1, data, BLK, OFF));
+	TT_EQ(tt_cksum_errors(l1), 0);
+	vdev_dtl_clear(l1);
+	vdev_propagate_state(l1->vdev_parent);
+	TT_EQ(m->vdev_state, VDEV_STATE_HEALTHY);
+	vdev_close(root);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+}
+
+/* raidz: a column that missed the txg is rebuilt, then filled by a scrub. */
+static void
+test_raidz_dtl(void)
+{
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 2);
+	static uint8_t data[BLK], buf[BLK];
+	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 1, 4, 9, "zd");
+	vdev_t *z = root->vdev_child[0], *l2 = z->vdev_child[2];
+	TT_OK(vdev_open(root, false));
+	TT_OK(vdev_set_offline(l2, true));
+	tt_fill_random(&r, data, BLK);
+	TT_OK(wr(z, data, 7));
+	TT_OK(vdev_set_offline(l2, false));
+	TT_CHECK(vdev_dtl_contains(l2, 7));
+	tt_ck_t ck;
+	tt_ck_set(&ck, data, BLK);
+	uint64_t before = reads_of(l2);
+	TT_OK(rd(z, buf, 7, 0, &ck, NULL));
+	TT_CHECK(memcmp(buf, data, BLK) == 0);
+	TT_EQ(reads_of(l2), before);
+	uint64_t rep = 0;
+	TT_OK(rd(z, buf, 7, VDEV_IO_SCRUB, &ck, &rep));
+	TT_CHECK(rep > 0);
+	TT_EQ(tt_cksum_errors(l2), 0);
+	vdev_dtl_clear(l2);
+	/* now l2 must hold its column: read with another child gone */
+	TT_OK(vdev_set_offline(z->vdev_child[0], true));
+	TT_OK(rd(z, buf, 7, 0, &ck, NULL));
+	TT_CHECK(memcmp(buf, data, BLK) == 0);
+	vdev_close(root);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+}
+
+/* A replacing pair inside a raidz: old serves, new is filled, then swaps in. */
+static void
+test_nested_replacing(void)
+{
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 3);
+	static uint8_t data[BLK], buf[BLK];
+	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 1, 3, 9, "nr");
+	vdev_t *z = root->vdev_child[0];
+	TT_OK(vdev_open(root, false));
+	tt_fill_random(&r, data, BLK);
+	TT_OK(wr(z, data, 2));
+	vdev_t *old = z->vdev_child[1];
+	vdev_t *g = vdev_group_insert(&old, VDEV_TYPE_REPLACING);
+	TT_CHECK(z->vdev_child[1] == g && g->vdev_child[0] == old);
+	vdev_t *nw = tt_leaf("nr", 9, TT_DEV_SIZE);
+	nw->vdev_ashift = old->vdev_ashift;
+	TT_OK(nw->vdev_ops->vop_open(nw));
+	nw->vdev_state = VDEV_STATE_HEALTHY;
+	vdev_dtl_mark(nw, 1);
+	vdev_dtl_mark(nw, 3);
+	vdev_add_child(g, nw);
+	vdev_propagate_state(g);
+	TT_EQ(g->vdev_state, VDEV_STATE_DEGRADED);
+	TT_EQ(z->vdev_state, VDEV_STATE_DEGRADED);
+	TT_EQ(root->vdev_guid_sum, z->vdev_guid_sum + root->vdev_guid);
+	tt_ck_t ck;
+	tt_ck_set(&ck, data, BLK);
+	TT_OK(rd(z, buf, 2, 0, &ck, NULL));
+	TT_EQ(reads_of(nw), 0);
+	uint64_t rep = 0;
+	TT_OK(rd(z, buf, 2, VDEV_IO_SCRUB, &ck, &rep));
+	TT_CHECK(rep > 0);
+	TT_CHECK(nw->vdev_stat.vs_repaired_bytes > 0);
+	/* writes reach both sides of the pair */
+	TT_OK(wr(z, data, 4));
+	vdev_dtl_clear(nw);
+	vdev_leaf_remove(old);
+	TT_CHECK(vdev_group_collapse(g) == nw);
+	TT_CHECK(z->vdev_child[1] == nw && nw->vdev_parent == z && nw->vdev_id == 1);
+	vdev_propagate_state(nw->vdev_parent);
+	TT_EQ(z->vdev_state, VDEV_STATE_HEALTHY);
+	TT_OK(vdev_set_offline(z->vdev_child[0], true));
+	TT_OK(rd(z, buf, 2, 0, &ck, NULL));
+	TT_CHECK(memcmp(buf, data, BLK) == 0);
+	vdev_close(root);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+}
+
+/* At the top level a group is made and undone in place. */
+static void
+test_top_in_place(void)
+{
+	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_t *t = tt_leaf("tp", 0, TT_DEV_SIZE);
+	vdev_add_child(root, t);
+	TT_OK(vdev_open(root, false));
+	uint64_t guid = t->vdev_guid, asize = t->vdev_asize, ashift = t->vdev_ashift;
+	vdev_t *leaf = t;
+	vdev_t *g = vdev_group_insert(&leaf, VDEV_TYPE_MIRROR);
+	TT_CHECK(g == t && leaf != t);
+	TT_EQ(g->vdev_type, VDEV_TYPE_MIRROR);
+	TT_CHECK(g->vdev_guid != guid);
+	TT_EQ(leaf->vdev_guid, guid);
+	TT_EQ(g->vdev_asize, asize);
+	TT_EQ(g->vdev_ashift, ashift);
+	TT_CHECK(vdev_leaf_ready(leaf) && leaf->vdev_top == g && g->vdev_top == g);
+	TT_EQ(vdev_psize_to_asize(g, 1000), P2ROUNDUP(1000, 1ULL << ashift));
+	vdev_t *l2 = tt_leaf("tp", 1, TT_DEV_SIZE);
+	TT_OK(l2->vdev_ops->vop_open(l2));
+	l2->vdev_state = VDEV_STATE_HEALTHY;
+	vdev_add_child(g, l2);
+	vdev_propagate_state(g);
+	TT_EQ(root->vdev_state, VDEV_STATE_HEALTHY);
+	TT_CHECK(vdev_dtl_required(leaf) == false);
+	uint64_t g2 = l2->vdev_guid;
+	char *p0 = tarn_strdup(leaf->vdev_path);
+	vdev_leaf_remove(leaf);
+	TT_CHECK(vdev_dtl_required(l2));
+	TT_CHECK(vdev_group_collapse(g) == t);
+	TT_EQ(t->vdev_guid, g2);
+	TT_CHECK(t->vdev_ops->vop_leaf && vdev_leaf_ready(t));
+	TT_EQ(t->vdev_asize, asize);
+	TT_EQ(root->vdev_guid_sum, root->vdev_guid + g2);
+	unlink(p0);
+	tarn_free(p0);
+	vdev_close(root);
+	tt_unlink_leaves(root);
+	vdev_free(root);
+}
+
+/* ---- the label config's new parts ---- */
+
+#define HDR     64
+#define REC(i)  (HDR + 512 + 128 * (size_t)(i))
+
+static uint64_t
+get64(const uint8_t *b, size_t off)
+{
+	uint64_t v;
+	memcpy(&v, b + off, 8);
+	return (v);
+}
+
+static void
+put64(uint8_t *b, size_t off, uint64_t v)
+{
+	memcpy(b + off, &v, 8);
+}
+
+static void
+put32(uint8_t *b, size_t off, uint32_t v)
+{
+	memcpy(b + off, &v, 4);
+}
+
+static vdev_t *
+leafp(const char *p)
+{
+	vdev_t *l = vdev_alloc(VDEV_TYPE_FILE, 0);
+	l->vdev_path = tarn_strdup(p);
+	return (l);
+}
+
+/*
+ * root: raidz1(a, replacing(b, b2), c), mirror(spare(d, s0), e);
+ * spares s0 (in use), s1.  Records: 0 root, 1 raidz, 2 a, 3 replacing,
+ * 4 b, 5 b2, 6 c, 7 mirror, 8 spare, 9 d, 10 s0, 11 e, 12 s0', 13 s1.
+ */
+static vdev_t *
+lifecycle_tree(void)
+{
+	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_t *z = vdev_alloc(VDEV_TYPE_RAIDZ, 0);
+	z->vdev_nparity = 1;
+	vdev_add_child(z, leafp("/a"));
+	vdev_t *b = leafp("/b");
+	vdev_add_child(z, b);
+	vdev_add_child(z, leafp("/c"));
+	vdev_t *rp = vdev_group_insert(&b, VDEV_TYPE_REPLACING);
+	vdev_t *b2 = leafp("/b2");
+	vdev_dtl_mark(b2, 1);
+	vdev_dtl_mark(b2, 40);
+	vdev_add_child(rp, b2);
+	vdev_add_child(root, z);
+	vdev_t *m = vdev_alloc(VDEV_TYPE_MIRROR, 0);
+	vdev_t *d = leafp("/d");
+	vdev_add_child(m, d);
+	vdev_add_child(m, leafp("/e"));
+	vdev_t *sg = vdev_group_insert(&d, VDEV_TYPE_SPARE);
+	root->vdev_spares = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_t *s0 = leafp("/s0");
+	vdev_add_child(root->vdev_spares, s0);
+	vdev_add_child(root->vdev_spares, leafp("/s1"));
+	vdev_t *s0t = vdev_alloc(VDEV_TYPE_FILE, s0->vdev_guid);
+	s0t->vdev_path = tarn_strdup("/s0");
+	vdev_add_child(sg, s0t);
+	vdev_add_child(root, m);
+	return (root);
+}
+
+static void
+test_config_lifecycle(void)
+{
+	vdev_t *root = lifecycle_tree();
+	vdev_label_config_t cfg, out;
+	memset(&cfg, 0, sizeof (cfg));
+	snprintf(cfg.vlc_name, sizeof (cfg.vlc_name), "tank");
+	cfg.vlc_pool_guid = 42;
+	cfg.vlc_txg = 9;
+	uint8_t *good = tarn_alloc(VDEV_LABEL_CONFIG_SIZE);
+	uint8_t *b = tarn_alloc(VDEV_LABEL_CONFIG_SIZE);
+	vdev_t *b2 = root->vdev_child[0]->vdev_child[1]->vdev_child[1];
+	TT_OK(vdev_config_encode(&cfg, root, b2, good, VDEV_LABEL_CONFIG_SIZE));
+	TT_OK(vdev_config_decode(good, VDEV_LABEL_CONFIG_SIZE, &out));
+	vdev_t *t = out.vlc_tree;
+	TT_EQ(t->vdev_children, 2);
+	vdev_t *rp = t->vdev_child[0]->vdev_child[1];
+	TT_EQ(rp->vdev_type, VDEV_TYPE_REPLACING);
+	TT_EQ(rp->vdev_children, 2);
+	TT_EQ(rp->vdev_child[1]->vdev_dtl_txg, 1);
+	TT_EQ(rp->vdev_child[1]->vdev_dtl_last, VDEV_DTL_OPEN);   /* closed: open end */
+	TT_CHECK(vdev_dtl_empty(rp->vdev_child[0]));
+	TT_EQ(t->vdev_child[1]->vdev_child[0]->vdev_type, VDEV_TYPE_SPARE);
+	TT_ASSERT(t->vdev_spares != NULL);
+	TT_EQ(t->vdev_spares->vdev_children, 2);
+	TT_EQ(t->vdev_spares->vdev_child[0]->vdev_guid,
+	    t->vdev_child[1]->vdev_child[0]->vdev_child[1]->vdev_guid);
+	TT_CHECK(strcmp(t->vdev_spares->vdev_child[1]->vdev_path, "/s1") == 0);
+	TT_EQ(out.vlc_leaf_guid, b2->vdev_guid);
+	vdev_config_free(&out);
+	/* a spare's own label names it and no top-level vdev */
+	vdev_t *s1 = root->vdev_spares->vdev_child[1];
+	cfg.vlc_state = POOL_STATE_SPARE;
+	TT_OK(vdev_config_encode(&cfg, root, s1, b, VDEV_LABEL_CONFIG_SIZE));
+	TT_OK(vdev_config_decode(b, VDEV_LABEL_CONFIG_SIZE, &out));
+	TT_EQ(out.vlc_leaf_guid, s1->vdev_guid);
+	TT_EQ(out.vlc_top_guid, 0);
+	TT_EQ(out.vlc_state, POOL_STATE_SPARE);
+	vdev_config_free(&out);
+	/* the decoder's new rules, each resealed so it reaches the parser */
+	enum { T = 48, PARENT = 52, FLAGS = 68, D0 = 80, D1 = 88, GUID = 0 };
+	struct { size_t off; int width; uint64_t val; } cases[] = {
+		{ REC(2) + FLAGS, 4, 2 },              /* spare under a raidz */
+		{ REC(0) + FLAGS, 4, 2 },              /* the root a spare */
+		{ REC(1) + D0, 8, 3 },                 /* missed txgs on a group */
+		{ REC(1) + D1, 8, 3 },
+		{ REC(5) + D1, 8, 0 },                 /* last < first */
+		{ REC(2) + D1, 8, 5 },                 /* last without first */
+		{ REC(12) + T, 4, VDEV_TYPE_MIRROR },  /* a spare that is a group */
+		{ REC(4) + T, 4, VDEV_TYPE_SPARE },    /* a pair as a leaf */
+		{ REC(9) + PARENT, 4, 3 },             /* pair under a pair */
+		{ REC(13) + GUID, 8, 0 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		memcpy(b, good, VDEV_LABEL_CONFIG_SIZE);
+		if (cases[i].width == 4)
+			put32(b, cases[i].off, (uint32_t)cases[i].val);
+		else
+			put64(b, cases[i].off, cases[i].val);
+		vdev_config_seal(b, VDEV_LABEL_CONFIG_SIZE);
+		int err = vdev_config_decode(b, VDEV_LABEL_CONFIG_SIZE, &out);
+		if (err != EINVAL)
+			fprintf(stderr, "  case %zu decoded with %d\n", i, err);
+		TT_CHECK(err == EINVAL);
+	}
+	/* two spares with one GUID; a top-level vdev after a spare */
+	memcpy(b, good, VDEV_LABEL_CONFIG_SIZE);
+	put64(b, REC(13) + GUID, get64(b, REC(12) + GUID));
+	vdev_config_seal(b, VDEV_LABEL_CONFIG_SIZE);
+	TT_EQ(vdev_config_decode(b, VDEV_LABEL_CONFIG_SIZE, &out), EINVAL);
+	memcpy(b, good, VDEV_LABEL_CONFIG_SIZE);
+	put32(b, REC(12) + FLAGS, 0);                   /* s0' is now a top-level */
+	vdev_config_seal(b, VDEV_LABEL_CONFIG_SIZE);
+	TT_EQ(vdev_config_decode(b, VDEV_LABEL_CONFIG_SIZE, &out), EINVAL);
+	tarn_free(good);
+	tarn_free(b);
+	vdev_free(root);
+}
+
+static void
+test_cleanup(void)
+{
+	tt_tmpdir_cleanup();
+}
+
+TT_MAIN(
+	{ "mirror_dtl", test_mirror_dtl },
+	{ "raidz_dtl", test_raidz_dtl },
+	{ "nested_replacing", test_nested_replacing },
+	{ "top_in_place", test_top_in_place },
+	{ "config_lifecycle", test_config_lifecycle },
+	{ "cleanup", test_cleanup },
+)
