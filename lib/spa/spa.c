@@ -28,6 +28,7 @@ spa_alloc(const char *name)
 	snprintf(spa->spa_name, sizeof (spa->spa_name), "%s", name);
 	pthread_mutex_init(&spa->spa_lock, NULL);
 	pthread_mutex_init(&spa->spa_vdev_lock, NULL);
+	pthread_mutex_init(&spa->spa_dir_lock, NULL);
 	spa_scan_init(spa);
 	spa_errlog_init(spa);
 	spa_history_init(spa);
@@ -49,6 +50,7 @@ spa_free(spa_t *spa)
 	spa_errlog_fini(spa);
 	pthread_mutex_destroy(&spa->spa_lock);
 	pthread_mutex_destroy(&spa->spa_vdev_lock);
+	pthread_mutex_destroy(&spa->spa_dir_lock);
 	tarn_free(spa);
 }
 

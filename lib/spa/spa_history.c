@@ -37,7 +37,9 @@ spa_history_log(spa_t *spa, const char *cmdline)
 	if (spa->spa_readonly || !(spa->spa_features & SPA_FEATURE_HISTORY) || spa->spa_mos == NULL)
 		return (0);
 	objset_t *mos = spa->spa_mos;
-	pthread_mutex_lock(&spa->spa_lock);   /* one appender at a time */
+	/* One appender at a time; never spa_lock here: the sync thread takes it. */
+	static pthread_mutex_t history_lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&history_lock);
 	dmu_tx_t *tx = dmu_tx_create(mos);
 	dmu_tx_hold_space(tx, 3 * SPA_HISTORY_BLKSZ);
 	int e = dmu_tx_assign(tx, TXG_WAIT);
@@ -62,7 +64,7 @@ spa_history_log(spa_t *spa, const char *cmdline)
 			e = dmu_bonus_write(mos, obj, &count, sizeof (count), tx);
 	}
 	dmu_tx_commit(tx);
-	pthread_mutex_unlock(&spa->spa_lock);
+	pthread_mutex_unlock(&history_lock);
 	return (e);
 }
 

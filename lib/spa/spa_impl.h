@@ -71,6 +71,7 @@ struct spa {
 	struct spa_errlog *spa_errlog;
 	struct spa_history *spa_history;
 	pthread_mutex_t spa_vdev_lock; /* serializes device changes */
+	pthread_mutex_t spa_dir_lock;  /* pool directory read-modify-write */
 	struct spa_vdev_async *spa_vdev_async;  /* spa_vdev.c: its thread and state */
 };
 

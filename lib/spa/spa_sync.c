@@ -280,6 +280,8 @@ spa_space_avail(void *arg, bool netfree)
 
 /* ---- the pool directory and registered object sets ---- */
 
+static int spa_dir_add_locked(spa_t *spa, const char *name, uint64_t obj, dmu_tx_t *tx);
+
 int
 spa_dir_lookup(spa_t *spa, const char *name, uint64_t *obj)
 {
@@ -305,11 +307,25 @@ spa_dir_lookup(spa_t *spa, const char *name, uint64_t *obj)
 	return (e);
 }
 
+/*
+ * Add a name.  spa_dir_lock makes the read-modify-write atomic between
+ * open-context and syncing-context adders; it is never held across a
+ * tx assignment, so the sync thread cannot wait on a holder.
+ */
 int
 spa_dir_add(spa_t *spa, const char *name, uint64_t obj, dmu_tx_t *tx)
 {
 	if (strlen(name) >= SPA_DIR_NAMELEN)
 		return (SET_ERROR(ENAMETOOLONG));
+	pthread_mutex_lock(&spa->spa_dir_lock);
+	int e = spa_dir_add_locked(spa, name, obj, tx);
+	pthread_mutex_unlock(&spa->spa_dir_lock);
+	return (e);
+}
+
+static int
+spa_dir_add_locked(spa_t *spa, const char *name, uint64_t obj, dmu_tx_t *tx)
+{
 	uint64_t existing;
 	if (spa_dir_lookup(spa, name, &existing) == 0)
 		return (SET_ERROR(EEXIST));

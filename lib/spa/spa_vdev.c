@@ -445,7 +445,11 @@ spa_vdev_open_new(const char *path, uint64_t guid, uint64_t ashift, vdev_t **vdp
 	return (0);
 }
 
-/* A device that joins misses everything written so far (txg 1 on). */
+/*
+ * A device that joins misses everything written so far: txg 1 up to the
+ * txg that may be in the middle of being written (the tree write lock is
+ * held, so the next txg's writes will include the device).
+ */
 static void
 spa_vdev_dtl_all(spa_t *spa, vdev_t *leaf)
 {
@@ -534,8 +538,8 @@ spa_vdev_spare_activate(spa_t *spa, vdev_t *leaf, vdev_t *entry, char *err,
 		(void) vdev_leaf_reopen(entry, 0);
 		return (e);
 	}
-	spa_vdev_dtl_all(spa, nv);
 	vdev_tree_enter_write(spa->spa_root);
+	spa_vdev_dtl_all(spa, nv);     /* now: no txg is being written meanwhile */
 	vdev_t *g = vdev_group_insert(&leaf, VDEV_TYPE_SPARE);
 	vdev_add_child(g, nv);
 	vdev_propagate_state(g);
@@ -929,7 +933,7 @@ spa_vdev_member(spa_t *spa, const char *name, vdev_t **leafp, char *err, size_t 
 	return (0);
 }
 
-/* Open and label a new device, missing everything so far. */
+/* Open and label a new device (its DTL is set as it joins the tree). */
 static int
 spa_vdev_prepare_new(spa_t *spa, const char *path, uint64_t ashift, vdev_t **nvp,
     char *err, size_t errlen)
@@ -940,8 +944,6 @@ spa_vdev_prepare_new(spa_t *spa, const char *path, uint64_t ashift, vdev_t **nvp
 		return (spa_vdev_fail(e, err, errlen, "cannot write to '%s': %s", path,
 		    tarn_strerror(e)));
 	}
-	if (e == 0)
-		spa_vdev_dtl_all(spa, *nvp);
 	return (e);
 }
 
@@ -968,6 +970,7 @@ spa_vdev_attach(spa_t *spa, const char *existing, const char *path, bool force,
 	if (e != 0)
 		return (spa_vdev_exit(spa, e, false, err, errlen));
 	vdev_tree_enter_write(spa->spa_root);
+	spa_vdev_dtl_all(spa, nv);     /* now: no txg is being written meanwhile */
 	vdev_t *g = p->vdev_type == VDEV_TYPE_ROOT ?
 	    vdev_group_insert(&leaf, VDEV_TYPE_MIRROR) : p;
 	vdev_add_child(g, nv);
@@ -1051,6 +1054,7 @@ spa_vdev_replace_new(spa_t *spa, vdev_t *leaf, const char *path, bool force,
 		return (e);
 	char *gone = NULL;
 	vdev_tree_enter_write(spa->spa_root);
+	spa_vdev_dtl_all(spa, nv);     /* now: no txg is being written meanwhile */
 	vdev_t *g;
 	if (p->vdev_type == VDEV_TYPE_SPARE) {
 		/* The original goes now; the spare serves until the new one is whole. */
