@@ -404,6 +404,8 @@ int vdev_label_init(vdev_t *leaf);
 int vdev_label_write_leaf(vdev_t *leaf, vdev_t *root, const vdev_label_config_t *cfg);
 /* Newest txg of an uberblock of pool_guid on this leaf (0: none). */
 uint64_t vdev_uberblock_newest(vdev_t *leaf, uint64_t pool_guid);
+/* The same for the device at path, opened read-only for it (0: none or error). */
+uint64_t vdev_uberblock_newest_path(const char *path, uint64_t pool_guid);
 
 /*
  * Write ub into slot (txg % nslots) of every label of every writable

@@ -342,6 +342,17 @@ vdev_uberblock_newest(vdev_t *leaf, uint64_t pool_guid)
 	return (newest);
 }
 
+uint64_t
+vdev_uberblock_newest_path(const char *path, uint64_t pool_guid)
+{
+	vdev_t *vd;
+	if (path == NULL || vdev_label_open_path(path, false, &vd) != 0)
+		return (0);
+	uint64_t newest = vdev_uberblock_newest(vd, pool_guid);
+	vdev_free(vd);
+	return (newest);
+}
+
 int
 vdev_uberblock_collect(vdev_t *root, uint64_t pool_guid, uberblock_t **ubs, int *n)
 {
