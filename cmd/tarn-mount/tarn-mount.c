@@ -274,8 +274,13 @@ tm_serve(tarn_fuse_t *t, const sigset_t *sigs)
 		if (sig > 0)
 			break;
 	}
-	/* a signal means: go now, even if files are still open */
-	int e = tarn_fuse_unmount(t, sig > 0);
+	/* a signal means: go now; forcibly if files are still open */
+	int e = tarn_fuse_unmount(t, false);
+	if (e == EBUSY && sig > 0) {
+		fprintf(stderr, "%s: %s is busy; unmounting forcibly\n", tm_prog,
+		    tarn_fuse_mountpoint(t));
+		e = tarn_fuse_unmount(t, true);
+	}
 	if (e != 0)
 		fprintf(stderr, "%s: cannot unmount: %s\n", tm_prog, strerror(e));
 	return (e);

@@ -405,6 +405,15 @@ cli_client_daemon(int argc, char **argv)
 		return (CLI_EXIT_ERROR);
 	}
 	int status = client_receive(fd);
+	if (strcmp(what, "stop") == 0 && status == CLI_EXIT_OK) {
+		/* the daemon's end of the socket closes when its process is gone */
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char c;
+		uint64_t deadline = now_ms() + 30000;
+		while (now_ms() < deadline &&
+		    poll(&p, 1, (int)(deadline - now_ms())) > 0 && read(fd, &c, 1) > 0)
+			;
+	}
 	(void) close(fd);
 	return (status);
 }

@@ -78,10 +78,9 @@ tarnd_stop_waiters_answer(void)
 	int32_t ok = 0;
 
 	pthread_mutex_lock(&serve_lock);
-	for (int i = 0; i < serve_nstop; i++) {
+	/* not closed: the clients see EOF when this process is gone */
+	for (int i = 0; i < serve_nstop; i++)
 		(void) cli_send_frame(serve_stop_fds[i], CLI_FRAME_EXIT, &ok, sizeof (ok));
-		(void) close(serve_stop_fds[i]);
-	}
 	serve_nstop = 0;
 	pthread_mutex_unlock(&serve_lock);
 }

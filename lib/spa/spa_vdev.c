@@ -458,24 +458,27 @@ spa_vdev_dtl_all(spa_t *spa, vdev_t *leaf)
 	vdev_dtl_mark(leaf, 1);
 }
 
+#define SPA_VDEV_RING_UNKNOWN UINT64_MAX
+
 /*
- * The leaf can be written again: an open end of its missed range (from
- * the labels) becomes the txg being synced now; and if its uberblock
- * ring is older than the pool, it missed those txgs (a DTL lost in a
- * crash).  Tree write lock held or the leaf not yet usable by I/O.
+ * The leaf can be written again (tree write lock held): an open end of
+ * its missed range (from the labels) becomes the txg that may be being
+ * written now; and if its uberblock ring (`newest`, read beforehand, or
+ * SPA_VDEV_RING_UNKNOWN) is older than the pool was (`as_of`: the last
+ * synced txg before the ring was read), it missed the txgs since (a DTL
+ * lost in a crash).
  */
 static void
-spa_vdev_dtl_rejoin(spa_t *spa, vdev_t *leaf)
+spa_vdev_dtl_rejoin(spa_t *spa, vdev_t *leaf, uint64_t newest, uint64_t as_of)
 {
 	uint64_t synced = spa_last_synced_txg(spa);
 	if (!vdev_leaf_ready(leaf))
 		return;
 	if (!vdev_dtl_empty(leaf) && leaf->vdev_dtl_last == VDEV_DTL_OPEN)
 		__atomic_store_n(&leaf->vdev_dtl_last, synced + 1, __ATOMIC_RELEASE);
-	uint64_t newest = vdev_uberblock_newest(leaf, spa->spa_guid);
-	if (synced != 0 && newest < synced) {
-		vdev_dtl_mark(leaf, newest + 1);
+	if (newest != SPA_VDEV_RING_UNKNOWN && as_of != 0 && newest < as_of) {
 		vdev_dtl_mark(leaf, synced + 1);
+		vdev_dtl_mark(leaf, newest + 1);
 	}
 }
 
@@ -789,8 +792,11 @@ spa_vdev_dtl_check(spa_t *spa)
 		vdev_t *leaf = ll.ll_v[i];
 		uint64_t dtl[2];
 		if (vdev_leaf_ready(leaf) && !vdev_dtl_empty(leaf) &&
-		    leaf->vdev_dtl_last == VDEV_DTL_OPEN)
-			spa_vdev_dtl_rejoin(spa, leaf);
+		    leaf->vdev_dtl_last == VDEV_DTL_OPEN) {
+			vdev_tree_enter_write(spa->spa_root);
+			spa_vdev_dtl_rejoin(spa, leaf, SPA_VDEV_RING_UNKNOWN, 0);
+			vdev_tree_exit(spa->spa_root);
+		}
 		vdev_dtl_encoded(leaf, dtl);
 		if (dtl[0] == leaf->vdev_dtl_saved[0] && dtl[1] == leaf->vdev_dtl_saved[1])
 			continue;
@@ -846,10 +852,16 @@ spa_vdev_start(spa_t *spa)
 	if (!spa->spa_readonly && spa->spa_dp != NULL && !sva->sva_started) {
 		leaf_list_t ll = { 0 };
 		spa_vdev_collect(spa->spa_root, &ll, false);
+		uint64_t *newest = tarn_alloc(sizeof (uint64_t) * (size_t)MAX(ll.ll_n, 1));
+		uint64_t as_of = spa->spa_loaded_txg;   /* every leaf had that one */
+		for (int i = 0; i < ll.ll_n; i++)
+			newest[i] = vdev_leaf_ready(ll.ll_v[i]) ?
+			    vdev_uberblock_newest(ll.ll_v[i], spa->spa_guid) : SPA_VDEV_RING_UNKNOWN;
 		vdev_tree_enter_write(spa->spa_root);
 		for (int i = 0; i < ll.ll_n; i++)
-			spa_vdev_dtl_rejoin(spa, ll.ll_v[i]);
+			spa_vdev_dtl_rejoin(spa, ll.ll_v[i], newest[i], as_of);
 		vdev_tree_exit(spa->spa_root);
+		tarn_free(newest);
 		leaf_list_free(&ll);
 		sva->sva_started = true;
 		sva->sva_labels = true;
@@ -1172,12 +1184,14 @@ spa_vdev_bring_back(spa_t *spa, vdev_t *leaf, char *err, size_t errlen)
 		    "this device's label (wiped or another disk?); use 'replace' to "
 		    "rebuild it", path ? path : "device"));
 	}
+	uint64_t as_of = spa_last_synced_txg(spa);
+	uint64_t newest = vdev_uberblock_newest_path(path, spa->spa_guid);
 	vdev_tree_enter_write(spa->spa_root);
 	leaf->vdev_offline = leaf->vdev_offline_temp = false;
 	leaf->vdev_fault_state = 0;
 	int e = vdev_leaf_reopen(leaf, vdev_slot_asize(leaf));
 	if (e == 0)
-		spa_vdev_dtl_rejoin(spa, leaf);
+		spa_vdev_dtl_rejoin(spa, leaf, newest, as_of);
 	vdev_propagate_state(leaf->vdev_parent);
 	vdev_tree_exit(spa->spa_root);
 	if (e != 0)

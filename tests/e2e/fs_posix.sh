@@ -103,6 +103,22 @@ os.removexattr(p, 'user.big')
 assert os.listxattr(p) == ['user.color']
 " "$MNT/links/b"
 
+# ---- copy_file_range (done inside the server)
+check "copy_file_range" $PY -c "
+import os, sys
+src, dst = sys.argv[1], sys.argv[2]
+fi = os.open(src, os.O_RDONLY)
+fo = os.open(dst, os.O_CREAT | os.O_WRONLY, 0o644)
+n, total = 0, os.fstat(fi).st_size
+while n < total:
+    c = os.copy_file_range(fi, fo, total - n)
+    if c == 0:
+        break
+    n += c
+assert n == total, (n, total)
+" "$MNT/f5242887" "$MNT/copied"
+check "the copy reads back" cmp "$SRC/f5242887" "$MNT/copied"
+
 # ---- unlinked while open
 check "unlinked while open" $PY "$FS_OPS" unlinked "$MNT"
 
@@ -125,5 +141,17 @@ check "after remount: sparse" test "$(stat -c %s "$MNT/sparse1g")" -eq 107374182
 check "after remount: xattr" $PY -c "
 import os, sys
 assert os.getxattr(sys.argv[1], 'user.color') == b'blue'" "$MNT/links/b"
+fs_stop
+
+# ---- a read-only mount, with setuid, devices and exec off
+fs_start -o ro,nosuid,nodev,noexec -- "${DEV[@]}" || e2e_done
+check "ro,nosuid,nodev,noexec in /proc/mounts" \
+	grep -Eq " $MNT fuse.tarn ro,nosuid,nodev,noexec" /proc/mounts
+check "read-only: reads work" cmp "$SRC/big" "$MNT/big"
+run touch "$MNT/new"
+if [ "$RC" -ne 0 ] && grep -q "Read-only file system" "$ERR"; then pass; else
+	fail "create on a read-only mount: rc $RC"
+	show_output
+fi
 fs_stop
 e2e_done

@@ -541,6 +541,35 @@ test_changes_under_load(void)
 	dev_remove_all();
 }
 
+/*
+ * A device comes back with old contents and nothing recorded about it
+ * (a stale copy, or a DTL lost in a crash): its uberblock ring says
+ * which txgs it lacks, and a resilver brings it up to date.
+ */
+static void
+test_stale_copy(void)
+{
+	data_t d = { .n = 0 };
+	char old[320], cmd[800];
+	spa_t *spa = pool_create("mirror", 0, 2);
+	data_add(spa, &d, 6, 512 * KiB, 2);
+	spa_close(spa);
+	snprintf(old, sizeof (old), "%s.old", paths[1]);
+	snprintf(cmd, sizeof (cmd), "cp --sparse=always '%s' '%s'", paths[1], old);
+	TT_OK(system(cmd));
+	spa = pool_open((const int[]){ 0, 1, -1 });
+	data_add(spa, &d, 10, 128 * KiB, 1);
+	spa_close(spa);
+	TT_OK(rename(old, paths[1]));
+	spa = pool_open((const int[]){ 0, 1, -1 });
+	TT_CHECK(leaf_of(spa, 1)->vdev_dtl_txg > 1);   /* from its ring */
+	expect_healthy(spa);
+	scrub_clean(spa);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
 /* Offline is refused when it would lose data. */
 static void
 test_offline_refused(void)
@@ -718,6 +747,7 @@ TT_MAIN(
 	{ "offline_online", test_offline_online },
 	{ "offline_persist", test_offline_persist },
 	{ "missing_at_import", test_missing_at_import },
+	{ "stale_copy", test_stale_copy },
 	{ "offline_refused", test_offline_refused },
 	{ "hot_spare", test_hot_spare },
 	{ "bad_input", test_bad_input },
