@@ -303,8 +303,6 @@ dnode_sync_items_write(objset_t *os, uint64_t txg, int pass, dnode_t **dns,
 			}
 			zio_prop_t zp = dmu_objset_block_prop(os, &dn->dn_phys, 0,
 			    dn->dn_phys.dn_type);
-			if (pass >= 5)
-				zp.zp_compress = ZIO_COMPRESS_OFF;
 			zio_batch_write(b, txg, &zp, si->si_data, si->si_size, &si->si_bp, true);
 		}
 	}
@@ -370,8 +368,6 @@ dnode_sync_indirects(dnode_t *dn, uint64_t txg, int pass)
 			}
 			zio_prop_t zp = dmu_objset_block_prop(os, &dn->dn_phys, (uint8_t)level,
 			    dn->dn_phys.dn_type);
-			if (pass >= 5)
-				zp.zp_compress = ZIO_COMPRESS_OFF;
 			zio_batch_write(b, txg, &zp, db->db_data, db->db_size, &nbp[i], true);
 		}
 		int werr = zio_batch_wait(b);

@@ -344,9 +344,17 @@ dmu_tx_create_syncing(objset_t *os, uint64_t txg)
 void
 dmu_tx_hold_write(dmu_tx_t *tx, uint64_t obj, uint64_t off, uint64_t len)
 {
-	/* data, its copies and indirect blocks: a generous estimate */
+	/*
+	 * A worst case that stays cheap to compute: every record touched
+	 * (rounded out to the largest usual record), in all its copies, plus
+	 * a quarter for indirect blocks of small-block objects, plus one
+	 * changed indirect block per level in two copies, plus the dnode block.
+	 */
 	uint64_t copies = tx->tx_os->os_props.osp_copies ? tx->tx_os->os_props.osp_copies : 1;
-	tx->tx_space += len * copies + len / 32 + 2 * DNODE_BLOCK_SIZE;
+	uint64_t rec = SPA_OLD_MAXBLOCKSIZE;
+	uint64_t span = len == 0 ? 0 : P2ROUNDUP(off + len, rec) - P2ALIGN(off, rec);
+	tx->tx_space += span * copies + span / 4 +
+	    2 * 3 * (1ULL << DN_INDIRECT_SHIFT) + 2 * DNODE_BLOCK_SIZE;
 }
 
 void
@@ -436,13 +444,17 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 		for (int i = 0; i < TXG_SIZE; i++)
 			pending += dp->dp_space_pending[i];
 		uint64_t avail = dp->dp_space_fn(dp->dp_arg, tx->tx_netfree);
-		if (!tx->tx_netfree && tx->tx_space + pending > avail) {
+		/*
+		 * A tx that frees may dip into half of the reserve (so a full
+		 * pool can delete), never into all of it.
+		 */
+		if (tx->tx_space + pending > avail) {
 			pthread_mutex_unlock(&dp->dp_lock);
 			/* Frees pending in syncing txgs may make room: let them land. */
 			if (pending > 0) {
 				(void) txg_wait_synced(dp, 0);
 				pthread_mutex_lock(&dp->dp_lock);
-				avail = dp->dp_space_fn(dp->dp_arg, false);
+				avail = dp->dp_space_fn(dp->dp_arg, tx->tx_netfree);
 				pending = 0;
 				for (int i = 0; i < TXG_SIZE; i++)
 					pending += dp->dp_space_pending[i];

@@ -29,6 +29,7 @@ spa_alloc(const char *name)
 	pthread_mutex_init(&spa->spa_lock, NULL);
 	pthread_mutex_init(&spa->spa_vdev_lock, NULL);
 	pthread_mutex_init(&spa->spa_dir_lock, NULL);
+	pthread_rwlock_init(&spa->spa_sync_rwlock, NULL);
 	spa_scan_init(spa);
 	spa_errlog_init(spa);
 	spa_history_init(spa);
@@ -51,6 +52,7 @@ spa_free(spa_t *spa)
 	pthread_mutex_destroy(&spa->spa_lock);
 	pthread_mutex_destroy(&spa->spa_vdev_lock);
 	pthread_mutex_destroy(&spa->spa_dir_lock);
+	pthread_rwlock_destroy(&spa->spa_sync_rwlock);
 	tarn_free(spa);
 }
 
@@ -93,7 +95,12 @@ spa_get_space(spa_t *spa, spa_space_t *out)
 	out->ss_alloc = ms.ms_alloc;
 	out->ss_free = ms.ms_total - ms.ms_alloc;
 	out->ss_deferred = ms.ms_deferred;
-	out->ss_slop = MAX(ms.ms_total >> 5, MIN(4 * MiB, ms.ms_total / 2));
+	/*
+	 * The reserve kept for metadata and frees: 1/32 of the pool, but at
+	 * least min(32 MiB, 1/4 of the pool), so that on a small pool free
+	 * space never gets so fragmented that a sync cannot place its blocks.
+	 */
+	out->ss_slop = MAX(ms.ms_total >> 5, MIN(32 * MiB, ms.ms_total / 4));
 }
 
 /* ---- labels ---- */

@@ -278,6 +278,14 @@ vdev_t *spa_lookup_leaf(spa_t *spa, const char *name);
 int spa_vdev_wait(spa_t *spa);
 /* Hot spares: root->vdev_spares (NULL when none); in use = now in the tree. */
 bool spa_spare_in_use(spa_t *spa, const vdev_t *spare);
+/*
+ * Keep the vdev tree still while reading it outside I/O (status, iostat,
+ * list in a daemon, where the pool's own thread may change it: a resilver
+ * that ends detaches replaced devices).  Do not call spa_vdev_* (or
+ * spa_lookup_leaf) while holding it.
+ */
+void spa_vdev_hold(spa_t *spa);
+void spa_vdev_rele(spa_t *spa);
 
 /* ---- history (spa_history.c) ---- */
 

@@ -72,6 +72,7 @@ struct spa {
 	struct spa_history *spa_history;
 	pthread_mutex_t spa_vdev_lock; /* serializes device changes */
 	pthread_mutex_t spa_dir_lock;  /* pool directory read-modify-write */
+	pthread_rwlock_t spa_sync_rwlock; /* writer: a txg syncing; reader: whole-pool walks */
 	struct spa_vdev_async *spa_vdev_async;  /* spa_vdev.c: its thread and state */
 };
 

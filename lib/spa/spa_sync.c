@@ -182,10 +182,22 @@ spa_sync_dead_roots(spa_t *spa, uint64_t txg)
 	pthread_mutex_unlock(&spa->spa_lock);
 }
 
+static int spa_sync_impl(spa_t *spa, uint64_t txg);
+
+/* The dmu's sync function: no whole-pool walk (spa_verify_all) runs meanwhile. */
 int
 spa_sync(void *arg, uint64_t txg)
 {
 	spa_t *spa = arg;
+	pthread_rwlock_wrlock(&spa->spa_sync_rwlock);
+	int e = spa_sync_impl(spa, txg);
+	pthread_rwlock_unlock(&spa->spa_sync_rwlock);
+	return (e);
+}
+
+static int
+spa_sync_impl(spa_t *spa, uint64_t txg)
+{
 	int e = 0, pass;
 	blkptr_t rootbp = *dmu_objset_rootbp(spa->spa_mos);
 	e = spa_scan_sync(spa, txg);
@@ -549,9 +561,24 @@ spa_verify_cb(void *arg, objset_t *os, uint64_t obj, const blkptr_t *bp, uint64_
 	return (0);
 }
 
-/* Walk the MOS and every object set named in the pool directory. */
+static int spa_verify_all_impl(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors);
+
+/*
+ * Walk the MOS and every object set named in the pool directory.  No txg
+ * syncs during the walk (writers wait at the dirty limit), so the roots it
+ * starts from and every block below them stay as they are.
+ */
 int
 spa_verify_all(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors)
+{
+	pthread_rwlock_rdlock(&spa->spa_sync_rwlock);
+	int e = spa_verify_all_impl(spa, data, blocks, errors);
+	pthread_rwlock_unlock(&spa->spa_sync_rwlock);
+	return (e);
+}
+
+static int
+spa_verify_all_impl(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors)
 {
 	spa_verify_arg_t va = { 0 };
 	uint64_t err1 = 0, total_err = 0;

@@ -148,8 +148,8 @@ spa_vdev_find(vdev_t *vd, const char *name, int how)
 	return (NULL);
 }
 
-vdev_t *
-spa_lookup_leaf(spa_t *spa, const char *name)
+static vdev_t *
+spa_vdev_lookup(spa_t *spa, const char *name)
 {
 	vdev_t *root = spa->spa_root;
 	if (name == NULL || root == NULL)
@@ -162,6 +162,27 @@ spa_lookup_leaf(spa_t *spa, const char *name)
 			return (r);
 	}
 	return (NULL);
+}
+
+vdev_t *
+spa_lookup_leaf(spa_t *spa, const char *name)
+{
+	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+	vdev_t *vd = spa_vdev_lookup(spa, name);
+	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	return (vd);
+}
+
+void
+spa_vdev_hold(spa_t *spa)
+{
+	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+}
+
+void
+spa_vdev_rele(spa_t *spa)
+{
+	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
 }
 
 bool
@@ -406,7 +427,7 @@ spa_vdev_check_new(spa_t *spa, const char *path, uint64_t need, uint64_t ashift,
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
 		return (spa_vdev_fail(SET_ERROR(EINVAL), err, errlen,
 		    "'%s' is not a regular file or block device", path));
-	vdev_t *dup = spa_lookup_leaf(spa, path);
+	vdev_t *dup = spa_vdev_lookup(spa, path);
 	if (dup != NULL && spa_vdev_same_file(dup->vdev_path, path))
 		return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen,
 		    "'%s' is already in the pool%s", path,
@@ -623,8 +644,9 @@ spa_vdev_mark_resilvering(spa_t *spa)
 /*
  * Start a resilver from the first txg that some writable leaf missed,
  * once its last missed txg is on disk.  A resilver already running (one
- * resumed at import, or started by `resilver`) is adopted: it clears
- * nothing, and a new one follows it.
+ * restarted at import, or started by `resilver`) is adopted: when it
+ * finishes, its own min_txg and committed txg (sss_txg) say what it
+ * covered.
  */
 static void
 spa_vdev_resilver_start(spa_t *spa)
@@ -934,7 +956,7 @@ spa_vdev_exit(spa_t *spa, int e, bool changed, char *err, size_t errlen)
 static int
 spa_vdev_member(spa_t *spa, const char *name, vdev_t **leafp, char *err, size_t errlen)
 {
-	vdev_t *leaf = spa_lookup_leaf(spa, name);
+	vdev_t *leaf = spa_vdev_lookup(spa, name);
 	if (leaf == NULL)
 		return (spa_vdev_fail(SET_ERROR(ENODEV), err, errlen,
 		    "no such device in pool"));
@@ -1049,7 +1071,7 @@ spa_vdev_replace_new(spa_t *spa, vdev_t *leaf, const char *path, bool force,
 		return (spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen, "'%s' is a hot spare "
 		    "in use; detach it or replace the device it stands in for", leaf->vdev_path));
 	/* A hot spare of this pool named as the new device: activate it. */
-	vdev_t *entry = spa_lookup_leaf(spa, path);
+	vdev_t *entry = spa_vdev_lookup(spa, path);
 	if (entry != NULL && spa_vdev_is_spare_entry(spa, entry) &&
 	    spa_vdev_same_file(entry->vdev_path, path) && p->vdev_type != VDEV_TYPE_SPARE &&
 	    p->vdev_type != VDEV_TYPE_ROOT) {
@@ -1212,7 +1234,7 @@ spa_vdev_online(spa_t *spa, const char *path, char *err, size_t errlen)
 		return (spa_vdev_exit(spa, 0, false, err, errlen));   /* nothing to do */
 	if (e == 0)
 		e = spa_vdev_bring_back(spa, leaf, err, errlen);
-	return (spa_vdev_exit(spa, e, true, err, errlen));
+	return (spa_vdev_exit(spa, e, leaf != NULL, err, errlen));
 }
 
 /* Clear one leaf: its counters, and bring it back when it failed. */
@@ -1290,7 +1312,8 @@ spa_vdev_wait(spa_t *spa)
 		VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
 		spa_vdev_tick(spa);
 		spa_vdev_async_t *sva = spa->spa_vdev_async;
-		bool busy = sva->sva_started && (sva->sva_resilver || sva->sva_want);
+		/* the tick notices an end and starts what is left in one go */
+		bool busy = sva->sva_started && sva->sva_resilver;
 		VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
 		if (!busy)
 			return (0);

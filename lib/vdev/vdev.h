@@ -192,8 +192,11 @@ void vdev_close(vdev_t *root);
 
 /*
  * Take a leaf offline (close it; state OFFLINE) or bring it back online
- * (reopen it).  Going offline fails with EBUSY when its top-level vdev
- * would lose its last replica.  Must not race with I/O on the leaf.
+ * (reopen it, vdev_leaf_reopen).  Going offline fails with EBUSY when
+ * its top-level vdev would lose data (vdev_dtl_required: counting the
+ * txgs other leaves missed).  Must not race with I/O on the leaf (tree
+ * write lock).  The pool layer's spa_vdev_offline/online add labels and
+ * resilvers.
  */
 int vdev_set_offline(vdev_t *leaf, bool offline);
 /* Zero the READ/WRITE/CKSUM error counters of vd and its descendants. */

@@ -336,8 +336,13 @@ zio_write_transform(zio_wjob_t *wj)
 
 /*
  * May the old bp's DVAs be overwritten in place?  Only a block born in
- * this txg (never part of a committed tree) whose every DVA has exactly
- * the allocated size the new data needs.
+ * this txg (never part of a committed tree) whose every DVA is at least
+ * as large as the new data needs: a smaller block is written at the
+ * start of the old allocation (a RAID-Z block of a smaller size uses a
+ * prefix of the sectors of a larger one), which keeps its allocated size.
+ * A block that got fewer copies than asked for (a nearly full pool) keeps
+ * that number.  This is what makes later sync passes converge: they
+ * allocate nothing.
  */
 static bool
 zio_write_can_reuse(zio_wjob_t *wj)
@@ -346,14 +351,14 @@ zio_write_can_reuse(zio_wjob_t *wj)
 	vdev_t *root = wj->wj_batch->zb_ctx->zc_root;
 	if (!wj->wj_rewrite_ok || BP_IS_HOLE(old) ||
 	    old->bp_phys_birth != wj->wj_txg ||
-	    old->bp_ndvas != wj->wj_new.bp_ndvas ||
+	    old->bp_ndvas == 0 || old->bp_ndvas > wj->wj_new.bp_ndvas ||
 	    (old->bp_flags & BP_F_ENCRYPTED) != 0)
 		return (false);
 	for (int i = 0; i < old->bp_ndvas; i++) {
 		const dva_t *d = &old->bp_dva[i];
 		vdev_t *top = d->dva_vdev < (uint64_t)root->vdev_children ?
 		    vdev_lookup_top(root, d->dva_vdev) : NULL;
-		if (top == NULL || DVA_ASIZE(d) !=
+		if (top == NULL || DVA_ASIZE(d) <
 		    vdev_psize_to_asize(top, wj->wj_new.bp_psize))
 			return (false);
 	}
@@ -387,10 +392,18 @@ zio_write_start(zio_work_t *zw)
 	blkptr_t *bp = &wj->wj_new;
 	if (zio_write_can_reuse(wj)) {
 		wj->wj_inplace = true;
+		bp->bp_ndvas = wj->wj_bp->bp_ndvas;
 		memcpy(bp->bp_dva, wj->wj_bp->bp_dva, sizeof (bp->bp_dva));
 	} else {
-		int err = metaslab_alloc(zc->zc_mc, bp->bp_psize, bp->bp_ndvas,
-		    wj->wj_txg, bp->bp_dva);
+		/*
+		 * Extra copies are best effort: when free space is too short or
+		 * too fragmented for all of them, fewer copies beat a failed
+		 * sync (which would suspend the pool).
+		 */
+		int err;
+		while ((err = metaslab_alloc(zc->zc_mc, bp->bp_psize, bp->bp_ndvas,
+		    wj->wj_txg, bp->bp_dva)) == ENOSPC && bp->bp_ndvas > 1)
+			bp->bp_ndvas--;
 		if (err != 0) {
 			zio_write_finish(wj, err);
 			return;

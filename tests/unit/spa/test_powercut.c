@@ -766,15 +766,11 @@ test_enospc(void)
  * objects, each ENOSPC answered by a netfree truncate, as a file system
  * would.  The pool must never suspend.  It fails today (a txg sync runs
  * out of contiguous space and suspends the pool), so it runs only with
- * TARN_TEST_KNOWN_FAILING=1 and meson.build does not list it yet.
+ * (It failed before metadata copies became best effort near full.)
  */
 static void
 test_enospc_churn(void)
 {
-	if (getenv("TARN_TEST_KNOWN_FAILING") == NULL) {
-		printf("  (known failing: run with TARN_TEST_KNOWN_FAILING=1)\n");
-		return;
-	}
 	pc_setup();
 	spa_t *spa = plain_pool("churn", 1, NULL, 64 * MiB, 0);
 	dmu_pool_t *dp = spa_dmu_pool(spa);
@@ -866,10 +862,6 @@ vr_write(void *arg)
 static void
 test_verify_while_syncing(void)
 {
-	if (getenv("TARN_TEST_KNOWN_FAILING") == NULL) {
-		printf("  (known failing: run with TARN_TEST_KNOWN_FAILING=1)\n");
-		return;
-	}
 	pc_setup();
 	spa_t *spa = plain_pool("vrace", 2, "mirror", 128 * MiB, 0);
 	vr_writer_t v = { 0 };

@@ -723,19 +723,38 @@ test_rewrite_in_place(void)
 	TT_CHECK(memcmp(back, c, sizeof (back)) == 0);
 	for (int d = 0; d < 2; d++)
 		TT_CHECK(metaslab_is_allocated(tp.mc, &bp.bp_dva[d]));
-	/* Same txg, smaller psize (compressible): new DVAs, old freed now. */
+	/* Same txg, smaller psize (compressible): written in the old allocation. */
 	blkptr_t old = bp;
 	uint8_t z[16384];
 	fill_data(z, sizeof (z), 3, true);
 	TT_OK(zio_write(tp.zc, 20, &zp, z, sizeof (z), &bp, true));
 	TT_CHECK(bp.bp_psize < old.bp_psize);
+	TT_CHECK(memcmp(old.bp_dva, bp.bp_dva, sizeof (bp.bp_dva)) == 0);
+	for (int d = 0; d < 2; d++)
+		TT_CHECK(metaslab_is_allocated(tp.mc, &bp.bp_dva[d]));
+	TT_OK(zio_read(tp.zc, &bp, back, 0));
+	TT_CHECK(memcmp(back, z, sizeof (back)) == 0);
+	/* Same txg, back to the larger data: it still fits the allocation. */
+	TT_EQ(DVA_ASIZE(&bp.bp_dva[0]), DVA_ASIZE(&old.bp_dva[0]));
+	TT_OK(zio_write(tp.zc, 20, &zp, c, sizeof (c), &bp, true));
+	TT_CHECK(memcmp(old.bp_dva, bp.bp_dva, sizeof (bp.bp_dva)) == 0);
+	TT_OK(zio_read(tp.zc, &bp, back, 0));
+	TT_CHECK(memcmp(back, c, sizeof (back)) == 0);
+	/* Same txg, larger than the allocation: new DVAs, the old freed at once. */
+	old = bp;
+	uint8_t *big = tarn_alloc(65536), *bigback = tarn_alloc(65536);
+	fill_data(big, 65536, 4, false);
+	TT_OK(zio_write(tp.zc, 20, &zp, big, 65536, &bp, true));
 	TT_CHECK(memcmp(old.bp_dva, bp.bp_dva, sizeof (bp.bp_dva)) != 0);
 	for (int d = 0; d < 2; d++) {
 		TT_CHECK(!metaslab_is_allocated(tp.mc, &old.bp_dva[d]));
 		TT_CHECK(metaslab_is_allocated(tp.mc, &bp.bp_dva[d]));
 	}
-	TT_OK(zio_read(tp.zc, &bp, back, 0));
-	TT_CHECK(memcmp(back, z, sizeof (back)) == 0);
+	TT_OK(zio_read(tp.zc, &bp, bigback, 0));
+	TT_CHECK(memcmp(big, bigback, 65536) == 0);
+	tarn_free(big);
+	tarn_free(bigback);
+	TT_OK(zio_write(tp.zc, 20, &zp, z, sizeof (z), &bp, true));
 	/* Next txg: never in place, the old block is the caller's to free. */
 	old = bp;
 	TT_OK(zio_write(tp.zc, 21, &zp, z, sizeof (z), &bp, true));
