@@ -84,6 +84,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <unistd.h>
 
 #define TF_MAX_WRITE      (1024 * 1024)
@@ -153,6 +154,29 @@ tf_init(void *userdata, struct fuse_conn_info *conn)
 static void
 tf_destroy(void *userdata)
 {
+}
+
+/* ---- libfuse's messages ---- */
+
+static atomic_int tf_aborting;          /* forced unmounts under way */
+static pthread_once_t tf_log_once = PTHREAD_ONCE_INIT;
+
+/*
+ * libfuse's messages go to stderr, except the one every worker prints
+ * when a forced unmount cuts the connection (expected, and one per thread).
+ */
+static void
+tf_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	if (atomic_load(&tf_aborting) > 0 && strncmp(fmt, "fuse: reading device", 20) == 0)
+		return;
+	vfprintf(stderr, fmt, ap);
+}
+
+static void
+tf_log_init(void)
+{
+	fuse_set_log_func(tf_log);
 }
 
 /* ---- the session thread ---- */
@@ -293,6 +317,7 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 	int e = tf_check_mountpoint(mountpoint);
 	if (e != 0)
 		return (e);
+	pthread_once(&tf_log_once, tf_log_init);
 
 	tarn_fuse_t *t = tf_new(fs, mountpoint, o);
 	struct fuse_lowlevel_ops ops;
@@ -378,11 +403,15 @@ tf_umount(tarn_fuse_t *t, bool force)
 	}
 	if (!root)
 		return (tf_fusermount_u(mp, true));
-	if (umount2(mp, MNT_FORCE | UMOUNT_NOFOLLOW) == 0)
-		return (0);
-	if (umount2(mp, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 || errno == EINVAL)
-		return (0);
-	return (SET_ERROR(errno));
+	int e = 0;
+	atomic_fetch_add(&tf_aborting, 1);
+	if (umount2(mp, MNT_FORCE | UMOUNT_NOFOLLOW) != 0 &&
+	    umount2(mp, MNT_DETACH | UMOUNT_NOFOLLOW) != 0 && errno != EINVAL)
+		e = SET_ERROR(errno);
+	if (e == 0)
+		(void) tarn_fuse_wait(t, 10 * 1000);    /* the workers see the abort */
+	atomic_fetch_sub(&tf_aborting, 1);
+	return (e);
 }
 
 /* Give one node's kernel references back to posix (the session is over). */

@@ -84,7 +84,8 @@ typedef struct tarn_fuse_stats {
 	uint64_t tfs_nodes;             /* inodes the kernel holds references on */
 	uint64_t tfs_lookups;           /* sum of their lookup counts */
 	uint64_t tfs_requests;          /* requests answered */
-	uint64_t tfs_errors;            /* of which with an error (ENOENT on lookup excluded) */
+	uint64_t tfs_errors;            /* error replies (not counted: ENOENT from lookup,
+	                                 * ENODATA from getxattr) */
 	bool     tfs_writeback;         /* what was negotiated with the kernel */
 	bool     tfs_splice;
 	bool     tfs_readdirplus;
