@@ -334,13 +334,25 @@ iostat_parse(int argc, char **argv, iostat_opts_t *io, int *npools)
 	return (0);
 }
 
-static void
+/*
+ * Sleep secs, in slices of 100 ms so that inside tarnd a client that went
+ * away (Ctrl-C) ends the command at once.  False when it did.
+ */
+static bool
 iostat_sleep(double secs)
 {
-	struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+	uint64_t end = tarn_now_ns() + (uint64_t)(secs * 1e9);
 
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	for (;;) {
+		if (cli_cancelled())
+			return (false);
+		uint64_t now = tarn_now_ns();
+		if (now >= end)
+			return (true);
+		uint64_t ns = MIN(end - now, 100 * 1000 * 1000ULL);
+		struct timespec ts = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
+		(void) nanosleep(&ts, NULL);
+	}
 }
 
 static int
@@ -365,15 +377,17 @@ iostat_run(iostat_opts_t *io, iostat_pool_t *pools, int n)
 			iostat_header(io);
 		iostat_report(io, pools, n, !skip);
 		(void) fflush(cli_out);
+		if (ferror(cli_out))
+			return (CLI_EXIT_ERROR);   /* the reader went away */
 		if (skip) {
-			iostat_sleep(io->io_interval);
+			if (!iostat_sleep(io->io_interval))
+				return (CLI_EXIT_ERROR);
 			continue;
 		}
 		if (io->io_interval == 0 || (count != 0 && --count == 0))
 			break;
-		if (ferror(cli_out))
-			return (CLI_EXIT_ERROR);   /* the reader went away */
-		iostat_sleep(io->io_interval);
+		if (!iostat_sleep(io->io_interval))
+			return (CLI_EXIT_ERROR);
 	}
 	return (CLI_EXIT_OK);
 }

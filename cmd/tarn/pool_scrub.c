@@ -150,6 +150,24 @@ cli_scan_active(spa_t *spa, spa_scan_func_t func)
 	    (func == SPA_SCAN_NONE || ss.sss_func == func));
 }
 
+int
+cli_scan_wait(spa_t *spa)
+{
+	struct timespec tick = { 0, 100 * 1000 * 1000 };
+
+	if (!cli_in_daemon())
+		return (spa_scan_wait(spa));
+	for (;;) {
+		spa_scan_stat_t ss;
+		spa_scan_get_stat(spa, &ss);
+		if (ss.sss_state != SPA_SCAN_STATE_SCANNING || ss.sss_paused)
+			return (0);
+		if (cli_cancelled())
+			return (SET_ERROR(EINTR));
+		(void) nanosleep(&tick, NULL);
+	}
+}
+
 typedef enum scrub_cmd { SCRUB_START, SCRUB_STOP, SCRUB_PAUSE } scrub_cmd_t;
 
 /* A scan could not start: say why, as zpool does. */
@@ -207,7 +225,7 @@ scrub_one(const char *name, spa_scan_func_t func, scrub_cmd_t cmd, bool wait)
 	cli_history_log(spa);
 	if (wait || !cli_in_daemon()) {
 		cli_pool_unlock(spa);   /* let status and others in meanwhile */
-		error = spa_scan_wait(spa);
+		error = cli_scan_wait(spa);
 	}
 	cli_pool_close(spa);
 	return (error == 0 ? CLI_EXIT_OK : cli_cannot(verb, name, error, NULL));

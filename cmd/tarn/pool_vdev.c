@@ -76,7 +76,7 @@ vdev_wait_resilver(spa_t *spa, bool wait)
 	if (!wait && cli_in_daemon())
 		return (0);
 	cli_pool_unlock(spa);
-	return (spa_scan_wait(spa));
+	return (cli_scan_wait(spa));
 }
 
 static int

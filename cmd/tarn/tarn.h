@@ -196,6 +196,11 @@ void cli_nicebytes(uint64_t n, char *buf, size_t len);
 void cli_status_scan(spa_t *spa);
 /* Is a scan of that kind (SPA_SCAN_NONE: any) running? */
 bool cli_scan_active(spa_t *spa, spa_scan_func_t func);
+/*
+ * spa_scan_wait(), but inside tarnd it polls and gives up (EINTR) when
+ * the client went away (cli_cancelled).  Call after cli_pool_unlock().
+ */
+int cli_scan_wait(spa_t *spa);
 
 /* ---- `tarn fs` (zfs syntax; the `zfs` symlink): fs.c, fs_list.c ---- */
 

@@ -20,6 +20,7 @@
 #include "zap.h"
 
 #define DSL_NAME_MAX      256        /* bytes of a full name, NUL included */
+#define DSL_MOUNTPOINT_MAX 1024      /* bytes of a mountpoint value, NUL included */
 
 typedef struct dsl_pool dsl_pool_t;
 
@@ -108,7 +109,7 @@ typedef enum dsl_source {
 /* A property's effective value on a dataset. */
 typedef struct dsl_prop_val {
 	uint64_t dpv_num;                   /* numbers, sizes, index values */
-	char     dpv_str[DSL_NAME_MAX + 64]; /* as zfs get prints it (-p: exact) */
+	char     dpv_str[DSL_MOUNTPOINT_MAX + DSL_NAME_MAX]; /* as zfs get prints it (-p: exact) */
 	dsl_source_t dpv_source;
 	char     dpv_setpoint[DSL_NAME_MAX]; /* the dataset it is inherited from */
 } dsl_prop_val_t;

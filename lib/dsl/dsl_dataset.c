@@ -399,7 +399,7 @@ dsl_create_one(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props
 	for (int i = 0; i < nprops && e == 0; i++) {
 		int prop = dsl_prop_lookup(props[i].dps_name);
 		uint64_t num;
-		char str[DSL_NAME_MAX + 64];
+		char str[DSL_MOUNTPOINT_MAX];
 		e = dsl_prop_parse(prop, props[i].dps_value, &num, str, sizeof (str), err, errlen);
 		if (e == 0)
 			e = dsl_prop_store(dp, obj, prop, num, str, tx);
@@ -437,7 +437,7 @@ dsl_create_check(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *pro
 			return (SET_ERROR(EINVAL));
 		}
 		uint64_t num;
-		char str[DSL_NAME_MAX + 64];
+		char str[DSL_MOUNTPOINT_MAX];
 		e = dsl_prop_parse(prop, props[i].dps_value, &num, str, sizeof (str), err, errlen);
 		if (e != 0)
 			return (e);

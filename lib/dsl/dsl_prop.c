@@ -251,7 +251,7 @@ dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len
 			    "'mountpoint' must be an absolute path, 'none', or 'legacy'");
 			return (SET_ERROR(EINVAL));
 		}
-		if (strlen(value) >= len || strlen(value) >= 1024) {
+		if (strlen(value) >= len || strlen(value) >= DSL_MOUNTPOINT_MAX) {
 			(void) snprintf(err, errlen, "'mountpoint' is too long");
 			return (SET_ERROR(ENAMETOOLONG));
 		}
@@ -285,7 +285,7 @@ dsl_prop_local(dsl_pool_t *dp, uint64_t obj, int prop, uint64_t *num, char *str,
 {
 	const char *name = dsl_props[prop].dpd_name;
 	if (dsl_props[prop].dpd_type == DPT_STRING) {
-		char buf[1024 + 1];
+		char buf[DSL_MOUNTPOINT_MAX + 1];
 		int isz;
 		uint64_t n;
 		int e = zap_length(dp->dp_mos, obj, name, &isz, &n);
@@ -416,7 +416,7 @@ dsl_prop_get_locked(dsl_pool_t *dp, const char *name, int prop, bool parsable,
 	if (e != 0)
 		return (e);
 	const dsl_prop_desc_t *d = &dsl_props[prop];
-	char raw[DSL_NAME_MAX + 64] = "";
+	char raw[DSL_MOUNTPOINT_MAX] = "";
 	if (d->dpd_type == DPT_STAT)
 		e = dsl_prop_stat(dp, name, prop, parsable, val);
 	else
@@ -536,7 +536,7 @@ dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char 
 		return (SET_ERROR(EINVAL));
 	}
 	uint64_t num;
-	char str[DSL_NAME_MAX + 64];
+	char str[DSL_MOUNTPOINT_MAX];
 	int e = dsl_prop_parse(prop, value, &num, str, sizeof (str), err, errlen);
 	if (e != 0)
 		return (e);

@@ -189,7 +189,7 @@ spa_check_leaf(const spa_vdev_spec_t *leaf, bool force, spa_leaf_check_t *seen, 
 	memset(&cfg, 0, sizeof (cfg));
 	if (vdev_label_read_path(leaf->path, &cfg) == 0) {
 		bool live = cfg.vlc_state == POOL_STATE_ACTIVE ||
-		    cfg.vlc_state == POOL_STATE_EXPORTED;
+		    cfg.vlc_state == POOL_STATE_EXPORTED || cfg.vlc_state == POOL_STATE_SPARE;
 		if (live && spa_cache_has_guid(cfg.vlc_pool_guid)) {
 			/* -f never takes a device from a pool imported on this host */
 			snprintf(err, errlen, "'%s' is part of imported pool '%s'; export or "
@@ -198,8 +198,9 @@ spa_check_leaf(const spa_vdev_spec_t *leaf, bool force, spa_leaf_check_t *seen, 
 			return (SET_ERROR(EBUSY));
 		}
 		if (live && !force) {
-			snprintf(err, errlen, "'%s' is part of %s pool '%s'; use -f to override",
-			    leaf->path, cfg.vlc_state == POOL_STATE_ACTIVE ? "active" : "exported",
+			snprintf(err, errlen, "'%s' is %s pool '%s'; use -f to override",
+			    leaf->path, cfg.vlc_state == POOL_STATE_ACTIVE ? "part of active" :
+			    cfg.vlc_state == POOL_STATE_SPARE ? "a hot spare of" : "part of exported",
 			    cfg.vlc_name);
 			vdev_config_free(&cfg);
 			return (SET_ERROR(EBUSY));

@@ -233,8 +233,10 @@ spa_open_cand(spa_import_cand_t *ic, const spa_import_opts_t *opts, spa_t **spap
 		return (e);
 	}
 	if (opts->sio_newname != NULL && !spa->spa_readonly) {
+		spa_vdev_hold(spa);   /* the device thread writes labels too */
 		spa->spa_config_txg = spa_last_synced_txg(spa) + 1;
 		(void) spa_write_labels(spa, POOL_STATE_ACTIVE, false);
+		spa_vdev_rele(spa);
 	}
 	*spap = spa;
 	return (0);

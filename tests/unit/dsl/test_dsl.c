@@ -405,6 +405,18 @@ test_props_invalid(void)
 	TT_OK(dsl_prop_set(dp, "tank/a", "recordsize", "512", err, sizeof (err)));
 	TT_OK(dsl_prop_set(dp, "tank/a", "mountpoint", "legacy", err, sizeof (err)));
 	check_prop(dp, "tank/a", "recsize", "512B", DSL_SRC_LOCAL, NULL);
+	/* long mountpoints: up to DSL_MOUNTPOINT_MAX - 1 bytes, inherited below */
+	char mp[DSL_MOUNTPOINT_MAX + 8], want[DSL_MOUNTPOINT_MAX + 8];
+	memset(mp, 'm', sizeof (mp));
+	mp[0] = '/';
+	mp[DSL_MOUNTPOINT_MAX - 1] = '\0';
+	TT_OK(dsl_prop_set(dp, "tank/a", "mountpoint", mp, err, sizeof (err)));
+	create_ok(dp, "tank/a/kid");
+	snprintf(want, sizeof (want), "%s/kid", mp);
+	check_prop(dp, "tank/a/kid", "mountpoint", want, DSL_SRC_INHERITED, "tank/a");
+	mp[DSL_MOUNTPOINT_MAX - 1] = 'm';
+	mp[DSL_MOUNTPOINT_MAX] = '\0';
+	SETERR("mountpoint", mp, "'mountpoint' is too long");
 	dsl_pool_close(dp);
 	spa_close(spa);
 }
