@@ -19,6 +19,7 @@
 typedef struct tarn_fuse_node {
 	posix_ino_t              tn_ino;
 	uint64_t                 tn_nlookup;  /* kernel lookup count (>= 1 while here) */
+	int                      tn_wb_err;   /* a write-back write failed: for fsync/close */
 	struct tarn_fuse_node   *tn_next;     /* hash chain */
 } tarn_fuse_node_t;
 
@@ -50,6 +51,10 @@ void tarn_fuse_nodes_walk(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *ar
 /* Remove every node, calling fn for each (after the session ended). */
 void tarn_fuse_nodes_drain(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg);
 void tarn_fuse_nodes_count(tarn_fuse_nodes_t *n, uint64_t *nodes, uint64_t *lookups);
+/* Remember that a write-back write to ino failed (the first error sticks). */
+void tarn_fuse_nodes_set_error(tarn_fuse_nodes_t *n, posix_ino_t ino, int err);
+/* The remembered error of ino, cleared (0 if none). */
+int tarn_fuse_nodes_take_error(tarn_fuse_nodes_t *n, posix_ino_t ino);
 
 /* ---- the server ---- */
 

@@ -125,6 +125,10 @@ tf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 		e = SET_ERROR(EINVAL);
 	if (e == 0)
 		e = posix_write(t->tf_fs, TF_PINO(t, ino), (uint64_t)off, size, data, &cred, &n);
+	if (fi != NULL && fi->writepage && (e != 0 || n < size)) {
+		/* the kernel's page cache wrote this: fsync and close must say so */
+		tarn_fuse_nodes_set_error(&t->tf_nodes, TF_PINO(t, ino), e != 0 ? e : EIO);
+	}
 	if (e != 0 && n == 0) {
 		tarn_fuse_reply_err(req, e);
 		return;
@@ -132,11 +136,18 @@ tf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 	(void) fuse_reply_write(req, n);
 }
 
+/*
+ * With the writeback cache the kernel writes pages back after write(2)
+ * returned; when such a write fails (ENOSPC, EDQUOT, EIO) the kernel does
+ * not reliably report it to fsync (seen on Linux 6.18: fsync returned 0
+ * after failed write-backs), so the server keeps the error on the inode
+ * and the next close (FLUSH) or fsync of the file returns it.
+ */
 static void
 tf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void) tf_enter(req);
-	tarn_fuse_reply_err(req, 0);
+	tarn_fuse_t *t = tf_enter(req);
+	tarn_fuse_reply_err(req, tarn_fuse_nodes_take_error(&t->tf_nodes, TF_PINO(t, ino)));
 }
 
 static void
@@ -159,7 +170,8 @@ tf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi
 	int e = posix_fsync(t->tf_fs, TF_PINO(t, ino), datasync != 0);
 	if (e == 0)
 		(void) fuse_lowlevel_notify_inval_inode(t->tf_se, ino, -1, 0);
-	tarn_fuse_reply_err(req, e);
+	int wb = tarn_fuse_nodes_take_error(&t->tf_nodes, TF_PINO(t, ino));
+	tarn_fuse_reply_err(req, e != 0 ? e : wb);
 }
 
 static void

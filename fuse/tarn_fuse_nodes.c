@@ -4,7 +4,8 @@
  * mirror the posix layer's references (see "Lookup counts" in
  * tarn_fuse.c); the table exists so that an unmount can give back what
  * the kernel never forgets explicitly, and so that invalidate_all knows
- * which inodes the kernel caches.  Sharded by inode number, one mutex a
+ * which inodes the kernel caches; it also keeps the error of a failed
+ * write-back write until fsync or close reports it.  Sharded by inode number, one mutex a
  * shard, each shard a chained hash table that doubles when loaded.
  */
 #include "tarn_fuse_impl.h"
@@ -173,4 +174,30 @@ tarn_fuse_nodes_count(tarn_fuse_nodes_t *n, uint64_t *nodes, uint64_t *lookups)
 	}
 	*nodes = c;
 	*lookups = l;
+}
+
+void
+tarn_fuse_nodes_set_error(tarn_fuse_nodes_t *n, posix_ino_t ino, int err)
+{
+	tarn_fuse_shard_t *s = node_shard(n, ino);
+	pthread_mutex_lock(&s->ts_lock);
+	tarn_fuse_node_t *tn = *node_slot(s, ino);
+	if (tn != NULL && tn->tn_wb_err == 0)
+		tn->tn_wb_err = err;
+	pthread_mutex_unlock(&s->ts_lock);
+}
+
+int
+tarn_fuse_nodes_take_error(tarn_fuse_nodes_t *n, posix_ino_t ino)
+{
+	tarn_fuse_shard_t *s = node_shard(n, ino);
+	pthread_mutex_lock(&s->ts_lock);
+	tarn_fuse_node_t *tn = *node_slot(s, ino);
+	int err = 0;
+	if (tn != NULL) {
+		err = tn->tn_wb_err;
+		tn->tn_wb_err = 0;
+	}
+	pthread_mutex_unlock(&s->ts_lock);
+	return (err);
 }

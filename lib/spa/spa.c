@@ -426,8 +426,11 @@ int
 spa_export(spa_t *spa)
 {
 	int e = 0;
-	if (spa->spa_readonly)
-		return (SET_ERROR(EROFS));
+	if (spa->spa_readonly) {
+		/* nothing was written: closing it is exporting it */
+		spa_close(spa);
+		return (0);
+	}
 	if (spa->spa_dp != NULL)
 		e = txg_wait_synced(spa->spa_dp, 0);
 	if (e == 0) {

@@ -386,7 +386,7 @@ cache_disabled(const char *path)
 }
 
 /* Warnings about a damaged cache file are printed by the first read only. */
-static bool cache_quiet;
+static __thread bool cache_quiet;
 
 static void
 cache_warn(const char *path, int line, const char *what)

@@ -26,6 +26,9 @@ Other commands exit 0 when their checks pass, and print what failed:
                       directory) until killed; after each fsync returns,
                       log what must survive a crash to LOG (outside ROOT)
   verify-log ROOT LOG everything LOG says was synced is there
+  fill PATH HOW MB    write up to MB MiB to PATH (HOW: write, writev, mmap)
+                      until the file system is full; prints the errno
+                      that stopped it (at write, fsync or close) or "ok"
 """
 import hashlib
 import ctypes
@@ -662,6 +665,40 @@ def verify_log(root, log):
     c.done()
 
 
+def fill(path, how, mb):
+    chunk = os.urandom(1 << 20)
+    stage = "open"
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o644)
+        try:
+            stage = how
+            if how == "write":
+                for _ in range(mb):
+                    os.write(fd, chunk)
+            elif how == "writev":
+                for _ in range(mb // 4):
+                    os.writev(fd, [chunk] * 4)
+            elif how == "mmap":
+                import mmap
+                os.ftruncate(fd, mb << 20)
+                m = mmap.mmap(fd, mb << 20)
+                try:
+                    for i in range(mb):
+                        m[i << 20:(i + 1) << 20] = chunk
+                    stage = "msync"
+                    m.flush()
+                finally:
+                    m.close()
+            stage = "fsync"
+            os.fsync(fd)
+        finally:
+            stage = "close" if stage == "fsync" else stage
+            os.close(fd)
+        print("ok")
+    except OSError as e:
+        print("%s at %s" % (errno.errorcode.get(e.errno, e.errno), stage))
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -689,6 +726,8 @@ def main():
         fsync_writer(root, sys.argv[3], sys.argv[4])
     elif cmd == "verify-log":
         verify_log(root, sys.argv[3])
+    elif cmd == "fill":
+        fill(root, sys.argv[3], int(sys.argv[4]))
     else:
         print("unknown command %s" % cmd)
         sys.exit(2)
