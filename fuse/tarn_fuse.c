@@ -77,6 +77,7 @@
  */
 #include "tarn_fuse_impl.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -292,14 +293,22 @@ tf_new(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *o)
 	return (t);
 }
 
+/*
+ * A directory, and not already a mount point: mounting on top of another
+ * mount would let our unmount (by path) remove the wrong one.
+ */
 static int
 tf_check_mountpoint(const char *mp)
 {
-	struct stat st;
+	struct stat st, up;
+	char parent[PATH_MAX];
 	if (stat(mp, &st) != 0)
 		return (SET_ERROR(errno));
 	if (!S_ISDIR(st.st_mode))
 		return (SET_ERROR(ENOTDIR));
+	snprintf(parent, sizeof (parent), "%s/..", mp);
+	if (stat(parent, &up) == 0 && (up.st_dev != st.st_dev || up.st_ino == st.st_ino))
+		return (SET_ERROR(EBUSY));
 	if (access("/dev/fuse", F_OK) != 0)
 		return (SET_ERROR(ENODEV));
 	return (0);
@@ -383,6 +392,23 @@ tf_fusermount_u(const char *mp, bool lazy)
 }
 
 /*
+ * Ask the kernel to cut the connection (fusectl's abort file; root or the
+ * mounting user may).  Every request then fails and the session ends.
+ */
+static void
+tf_abort_conn(dev_t dev)
+{
+	char path[96];
+	snprintf(path, sizeof (path), "/sys/fs/fuse/connections/%u/abort", minor(dev));
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) != 1)
+		tarn_dprintf("fuse: cannot write %s\n", path);
+	close(fd);
+}
+
+/*
  * Remove the mount.  Plain: EBUSY while in use.  Forced: write back
  * dirty pages while we still serve, abort the connection, then detach.
  */
@@ -396,18 +422,24 @@ tf_umount(tarn_fuse_t *t, bool force)
 			return (errno == EINVAL ? 0 : SET_ERROR(errno));
 		return (root ? 0 : tf_fusermount_u(mp, false));
 	}
+	struct stat st;
+	bool have_dev = stat(mp, &st) == 0;
 	int fd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		(void) syncfs(fd);
 		close(fd);
 	}
-	if (!root)
-		return (tf_fusermount_u(mp, true));
 	int e = 0;
 	atomic_fetch_add(&tf_aborting, 1);
-	if (umount2(mp, MNT_FORCE | UMOUNT_NOFOLLOW) != 0 &&
-	    umount2(mp, MNT_DETACH | UMOUNT_NOFOLLOW) != 0 && errno != EINVAL)
-		e = SET_ERROR(errno);
+	if (root) {
+		if (umount2(mp, MNT_FORCE | UMOUNT_NOFOLLOW) != 0 &&
+		    umount2(mp, MNT_DETACH | UMOUNT_NOFOLLOW) != 0 && errno != EINVAL)
+			e = SET_ERROR(errno);
+	} else {
+		e = tf_fusermount_u(mp, true);
+	}
+	if (e == 0 && have_dev && !tarn_fuse_wait(t, 1000))
+		tf_abort_conn(st.st_dev);       /* detached but still in use */
 	if (e == 0)
 		(void) tarn_fuse_wait(t, 10 * 1000);    /* the workers see the abort */
 	atomic_fetch_sub(&tf_aborting, 1);
@@ -429,6 +461,9 @@ tarn_fuse_unmount(tarn_fuse_t *t, bool force)
 	pthread_mutex_lock(&t->tf_umount_lock);
 	if (!tarn_fuse_exited(t)) {
 		int e = tf_umount(t, force);
+		/* the kernel ends the session once the mount is gone */
+		if (e == 0 && !tarn_fuse_wait(t, 30 * 1000))
+			e = SET_ERROR(EBUSY);
 		if (e != 0) {
 			pthread_mutex_unlock(&t->tf_umount_lock);
 			return (e);

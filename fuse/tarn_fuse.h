@@ -35,8 +35,9 @@ void tarn_fuse_opts_init(tarn_fuse_opts_t *o);
  * Mount fs on mountpoint (an existing directory) and start serving it in
  * background threads.  The fs stays the caller's: it must outlive the
  * mount (until tarn_fuse_unmount returns).  Errors: ENOENT/ENOTDIR for a
- * bad mountpoint, ENODEV when /dev/fuse is missing, EPERM or EIO when
- * the mount itself fails (libfuse says why on stderr).
+ * bad mountpoint, EBUSY when something is mounted there already, ENODEV
+ * when /dev/fuse is missing, EPERM or EIO when the mount itself fails
+ * (libfuse says why on stderr).
  */
 int tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *o,
     tarn_fuse_t **out);
@@ -47,9 +48,11 @@ int tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts
  * back first (syncfs), then the connection is aborted and the mount
  * detached: processes still using it get ENOTCONN.  When the mount was
  * already removed from outside (fusermount3 -u, umount), this only
- * cleans up.  On success t is freed and every reference the kernel held
- * on fs's inodes has been dropped (posix_forget), so files unlinked while
- * open are gone; the caller then syncs and closes fs.
+ * cleans up.  EBUSY also when the session has not ended 30 s after the
+ * mount went away (t stays valid: call again).  On success t is freed
+ * and every reference the kernel held on fs's inodes has been dropped
+ * (posix_forget), so files unlinked while open are gone; the caller then
+ * syncs and closes fs.
  */
 int tarn_fuse_unmount(tarn_fuse_t *t, bool force);
 

@@ -46,11 +46,12 @@ tf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	    (fi->flags & O_EXCL) != 0, &pa);
 	if (e == 0 && (fi->flags & O_TRUNC) && pa.pa_size != 0) {
 		/* it existed after all (created since the kernel's lookup) */
-		e = tf_truncate(t, req, pa.pa_ino);
+		posix_ino_t ino = pa.pa_ino;
+		e = tf_truncate(t, req, ino);
 		if (e == 0)
-			e = posix_getattr(t->tf_fs, pa.pa_ino, &pa);
+			e = posix_getattr(t->tf_fs, ino, &pa);
 		if (e != 0)
-			posix_forget(t->tf_fs, pa.pa_ino, 1);
+			posix_forget(t->tf_fs, ino, 1);
 	}
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);

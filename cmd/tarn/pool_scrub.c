@@ -59,7 +59,12 @@ scan_ctime(uint64_t secs, char *buf, size_t len)
 	(void) snprintf(buf, len, "%s", tmp);
 }
 
-/* The two progress lines of a running or paused scan. */
+/*
+ * The two progress lines of a running or paused scan.  The scan rate is
+ * estimated (bytes visited in this pass in proportion to those issued);
+ * a paused scrub is shown "paused since" the start of its last pass
+ * (the scan statistics keep no pause time).
+ */
 static void
 scan_progress(const spa_scan_stat_t *ss, bool resilver)
 {
@@ -185,9 +190,6 @@ scrub_start_error(const char *verb, const char *name, spa_t *spa, int error)
 		    "to cancel the current scrub", cli_pool_prog);
 	} else if (error == EROFS) {
 		(void) snprintf(msg, sizeof (msg), "pool is read-only");
-	} else if (error == ENOTSUP) {
-		(void) snprintf(msg, sizeof (msg), "scrub and resilver are not "
-		    "available in this build yet");
 	} else {
 		msg[0] = '\0';
 	}

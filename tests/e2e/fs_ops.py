@@ -691,9 +691,14 @@ def fill(path, how, mb):
                     m.close()
             stage = "fsync"
             os.fsync(fd)
-        finally:
-            stage = "close" if stage == "fsync" else stage
-            os.close(fd)
+        except OSError:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+            raise
+        stage = "close"
+        os.close(fd)
         print("ok")
     except OSError as e:
         print("%s at %s" % (errno.errorcode.get(e.errno, e.errno), stage))
