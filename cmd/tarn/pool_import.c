@@ -186,16 +186,15 @@ import_print_cand(spa_import_cand_t *c)
 		    " action: The pool cannot be imported.  Bring the missing "
 		    "devices back\n\t(or add their directory with -d) and try again.\n");
 	} else if (c->sic_state == POOL_STATE_ACTIVE) {
-		fprintf(cli_out, " status: The pool was not exported; it may be in use by "
-		    "another system.\n action: The pool can be imported using its "
-		    "name or numeric identifier and\n\tthe '-f' flag.\n");
+		fprintf(cli_out, " status: The pool was not exported; another system may "
+		    "still use it.\n action: Import it by name or numeric id with -f, once "
+		    "you are sure\n\tnothing else has it open.\n");
 	} else if (st == VDEV_STATE_DEGRADED) {
 		fprintf(cli_out, " status: One or more devices are missing or damaged.\n"
 		    " action: The pool can be imported despite the missing devices, "
 		    "with less\n\tredundancy than it was built with.\n");
 	} else {
-		fprintf(cli_out, " action: The pool can be imported using its name or numeric "
-		    "identifier.\n");
+		fprintf(cli_out, " action: Import it by name or by numeric id.\n");
 	}
 	fprintf(cli_out, " config:\n\n");
 	if (c->sic_tree != NULL)

@@ -204,7 +204,10 @@ status_healthy(spa_t *spa)
 	return (r == SR_OK || r == SR_VERSION_OLDER || r == SR_FEAT_DISABLED);
 }
 
-/* The status:/action: paragraph, worded as zpool's. */
+/*
+ * The status:/action: paragraph: zpool's layout (a "status:" line saying
+ * what is wrong, an "action:" line saying what to do), in Tarn's words.
+ */
 static void
 status_explain(spa_t *spa)
 {
@@ -212,69 +215,63 @@ status_explain(spa_t *spa)
 
 	switch (status_reason(spa)) {
 	case SR_RESILVERING:
-		fprintf(cli_out, "status: One or more devices is currently being "
-		    "resilvered.  The pool will\n\tcontinue to function, possibly in a "
-		    "degraded state.\naction: Wait for the resilver to complete.\n");
+		fprintf(cli_out, "status: A resilver is copying data onto one or more devices.\n"
+		    "\tThe pool stays usable meanwhile, with reduced redundancy.\n"
+		    "action: None needed: let the resilver finish.\n");
 		break;
 	case SR_MISSING_DEV_NR:
-		fprintf(cli_out, "status: One or more devices could not be opened.  "
-		    "There are insufficient\n\treplicas for the pool to continue "
-		    "functioning.\naction: Attach the missing device and online it "
-		    "using '%s online'.\n", p);
+		fprintf(cli_out, "status: Devices are missing and the pool lacks the redundancy\n"
+		    "\tto work without them.\n"
+		    "action: Reconnect the missing devices, then bring them back with\n"
+		    "\t'%s online'.\n", p);
 		break;
 	case SR_CORRUPT_DATA:
-		fprintf(cli_out, "status: One or more devices has experienced an error "
-		    "resulting in data\n\tcorruption.  Applications may be affected.\n"
-		    "action: Restore the file in question if possible.  Otherwise "
-		    "restore the\n\tentire pool from backup.\n");
+		fprintf(cli_out, "status: Some data could not be repaired: blocks were damaged\n"
+		    "\tbeyond what the pool's redundancy can rebuild.\n"
+		    "action: Restore the affected files (see 'errors:' with -v) from a\n"
+		    "\tbackup, or the whole pool if metadata is listed.\n");
 		break;
 	case SR_FAULTED_DEV_R:
-		fprintf(cli_out, "status: One or more devices are faulted in response to "
-		    "persistent errors.\n\tSufficient replicas exist for the pool to "
-		    "continue functioning in a\n\tdegraded state.\naction: Replace the "
-		    "faulted device, or use '%s clear' to mark the device\n\trepaired.\n", p);
+		fprintf(cli_out, "status: Devices were faulted after repeated errors; the pool\n"
+		    "\tstill works on its remaining redundancy.\n"
+		    "action: Replace the faulted devices with '%s replace', or, if the\n"
+		    "\tcause is fixed, mark them repaired with '%s clear'.\n", p, p);
 		break;
 	case SR_MISSING_DEV_R:
-		fprintf(cli_out, "status: One or more devices could not be opened.  "
-		    "Sufficient replicas exist for\n\tthe pool to continue functioning "
-		    "in a degraded state.\naction: Attach the missing device and "
-		    "online it using '%s online'.\n", p);
+		fprintf(cli_out, "status: Devices could not be opened; the pool still works on\n"
+		    "\tits remaining redundancy.\n"
+		    "action: Reconnect the missing devices and bring them back with\n"
+		    "\t'%s online', or replace them with '%s replace'.\n", p, p);
 		break;
 	case SR_FAILING_DEV:
-		fprintf(cli_out, "status: One or more devices has experienced an "
-		    "unrecoverable error.  An\n\tattempt was made to correct the error.  "
-		    "Applications are unaffected.\naction: Determine if the device needs "
-		    "to be replaced, and clear the errors\n\tusing '%s clear' or "
-		    "replace the device with '%s replace'.\n", p, p);
+		fprintf(cli_out, "status: Devices returned bad or unreadable data.  The pool\n"
+		    "\trepaired it from redundancy; applications saw correct data.\n"
+		    "action: Check whether the devices are failing: reset the counts with\n"
+		    "\t'%s clear', or swap a device out with '%s replace'.\n", p, p);
 		break;
 	case SR_OFFLINE_DEV:
-		fprintf(cli_out, "status: One or more devices has been taken offline by "
-		    "the administrator.\n\tSufficient replicas exist for the pool to "
-		    "continue functioning in a\n\tdegraded state.\naction: Online the "
-		    "device using '%s online' or replace the device with\n\t'%s "
-		    "replace'.\n", p, p);
+		fprintf(cli_out, "status: Devices were taken offline by an administrator; the\n"
+		    "\tpool still works on its remaining redundancy.\n"
+		    "action: Bring them back with '%s online' or replace them with\n"
+		    "\t'%s replace'.\n", p, p);
 		break;
 	case SR_REMOVED_DEV:
-		fprintf(cli_out, "status: One or more devices has been removed by the "
-		    "administrator.\n\tSufficient replicas exist for the pool to continue "
-		    "functioning in a\n\tdegraded state.\naction: Online the device "
-		    "using '%s online' or replace the device with\n\t'%s replace'.\n",
-		    p, p);
+		fprintf(cli_out, "status: Devices were removed; the pool still works on its\n"
+		    "\tremaining redundancy.\n"
+		    "action: Reattach them and use '%s online', or replace them with\n"
+		    "\t'%s replace'.\n", p, p);
 		break;
 	case SR_VERSION_OLDER:
-		fprintf(cli_out, "status: The pool is formatted using a legacy on-disk "
-		    "format.  The pool can\n\tstill be used, but some features are "
-		    "unavailable.\naction: Upgrade the pool using '%s upgrade'.  Once "
-		    "this is done, the\n\tpool will no longer be accessible on software "
-		    "that does not support\n\tfeature flags.\n", p);
+		fprintf(cli_out, "status: The pool uses an older on-disk format (version 1, no\n"
+		    "\tfeature flags).  It works, without the newer features.\n"
+		    "action: Run '%s upgrade' to enable them; older Tarn releases\n"
+		    "\tcannot import the pool afterwards.\n", p);
 		break;
 	case SR_FEAT_DISABLED:
-		fprintf(cli_out, "status: Some supported and requested features are not "
-		    "enabled on the pool.\n\tThe pool can still be used, but some "
-		    "features are unavailable.\naction: Enable all features using '%s "
-		    "upgrade'. Once this is done,\n\tthe pool may no longer be accessible "
-		    "by software that does not support\n\tthe features. See '%s upgrade "
-		    "-v'.\n", p, p);
+		fprintf(cli_out, "status: Features this software supports are not enabled on the\n"
+		    "\tpool.  It works, without them.\n"
+		    "action: Run '%s upgrade' to enable them ('%s upgrade -v' lists\n"
+		    "\tthem); older software may not import the pool afterwards.\n", p, p);
 		break;
 	case SR_OK:
 		break;

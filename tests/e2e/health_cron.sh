@@ -48,7 +48,7 @@ tarn_ok pool import -d "$DEVDIR/wk" wk
 cron_is 1 wk
 run "$E2E_TMP/bin/zpool" status -x
 out_has "^  pool: wk$"
-out_has "^status: One or more devices has experienced an unrecoverable error"
+out_has "^status: Devices returned bad or unreadable data\."
 # cleared, the next week's run is happy again
 tarn_ok pool clear wk
 cron_is 0 wk

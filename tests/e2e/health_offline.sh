@@ -30,7 +30,7 @@ ALLOC=$(cat "$OUT")
 tarn_ok pool offline off "${DEV[1]}"
 tarn_ok pool status off
 out_has "^ state: DEGRADED$"
-out_has "^status: One or more devices has been taken offline by the administrator\.$"
+out_has "^status: Devices were taken offline by an administrator; the$"
 [ "$(dev_state "${DEV[1]}")" = OFFLINE ] && pass || { fail "not OFFLINE"; show_output; }
 tarn_ok pool status -x
 out_has "^  pool: off$"

@@ -32,7 +32,7 @@ check_layout() {
 	out_has "^  scan: scrub repaired [0-9.]+[BKMGT] in [0-9]{2}:[0-9]{2}:[0-9]{2} with 0 errors on [A-Z][a-z]{2} "
 	out_lacks "scrub repaired 0B "     # not all was healed by the import's reads
 	out_has "^errors: No known data errors$"
-	out_has "^status: One or more devices has experienced an unrecoverable error"
+	out_has "^status: Devices returned bad or unreadable data\."
 	for ((i = 0; i < n; i++)); do
 		c=$(dev_counts "${DEV[$i]}")
 		if [ "$i" -lt "$bad" ]; then

@@ -19,8 +19,8 @@ out_has "^new	2	ONLINE$"
 tarn_ok pool status -x
 out_is "all pools are healthy"
 tarn_ok pool status old
-out_has "^status: The pool is formatted using a legacy on-disk format\.  The pool can$"
-out_has "^action: Upgrade the pool using '.*upgrade'\."
+out_has "^status: The pool uses an older on-disk format"
+out_has "^action: Run '.*upgrade' to enable them; older Tarn releases$"
 tarn_ok pool status new
 out_lacks "^status:"
 
