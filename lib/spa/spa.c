@@ -29,6 +29,7 @@ spa_alloc(const char *name)
 	pthread_mutex_init(&spa->spa_lock, NULL);
 	pthread_mutex_init(&spa->spa_vdev_lock, NULL);
 	pthread_mutex_init(&spa->spa_dir_lock, NULL);
+	spa->spa_open_ns = tarn_now_ns();
 	pthread_rwlock_init(&spa->spa_sync_rwlock, NULL);
 	spa_scan_init(spa);
 	spa_errlog_init(spa);
@@ -66,6 +67,12 @@ objset_t *spa_meta_objset(spa_t *spa) { return (spa->spa_mos); }
 uint64_t spa_version(const spa_t *spa) { return (spa->spa_version); }
 bool spa_readonly(const spa_t *spa) { return (spa->spa_readonly); }
 uint64_t spa_create_time(const spa_t *spa) { return (spa->spa_create_time); }
+
+uint64_t
+spa_open_time(const spa_t *spa)
+{
+	return (spa->spa_open_ns);
+}
 
 uint64_t
 spa_loaded_txg(const spa_t *spa)

@@ -132,6 +132,8 @@ dmu_pool_t *spa_dmu_pool(spa_t *spa);
 objset_t *spa_meta_objset(spa_t *spa);
 uint64_t spa_version(const spa_t *spa);
 uint64_t spa_last_synced_txg(spa_t *spa);
+/* When the pool was opened (tarn_now_ns clock): iostat's first interval. */
+uint64_t spa_open_time(const spa_t *spa);
 /* The txg whose uberblock was loaded at open/import (0 for a new pool). */
 uint64_t spa_loaded_txg(const spa_t *spa);
 bool spa_readonly(const spa_t *spa);

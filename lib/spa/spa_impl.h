@@ -55,6 +55,7 @@ struct spa {
 	objset_t *spa_mos;
 	uberblock_t spa_ub;         /* last written or loaded */
 	uint64_t  spa_loaded_txg;   /* txg of the uberblock loaded at open */
+	uint64_t  spa_open_ns;      /* tarn_now_ns() when the pool was opened */
 	pthread_mutex_t spa_lock;   /* spa_os, spa_ub */
 	spa_os_t *spa_os;
 	int       spa_nos, spa_cos;

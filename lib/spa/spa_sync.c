@@ -438,7 +438,28 @@ spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
 	e = dmu_objset_open(spa->spa_dp, &bp, &p, &os);
 	if (e != 0)
 		return (e);
-	spa_os_register(spa, name, obj, os);
+	/* Another thread may have opened it meanwhile: keep the first. */
+	objset_t *first = NULL;
+	pthread_mutex_lock(&spa->spa_lock);
+	for (int i = 0; i < spa->spa_nos && first == NULL; i++)
+		if (strcmp(spa->spa_os[i].so_name, name) == 0)
+			first = spa->spa_os[i].so_os;
+	if (first == NULL) {
+		if (spa->spa_nos == spa->spa_cos) {
+			spa->spa_cos = spa->spa_cos ? spa->spa_cos * 2 : 8;
+			spa->spa_os = tarn_realloc(spa->spa_os, sizeof (spa_os_t) * spa->spa_cos);
+		}
+		spa_os_t *so = &spa->spa_os[spa->spa_nos++];
+		memset(so, 0, sizeof (*so));
+		snprintf(so->so_name, sizeof (so->so_name), "%s", name);
+		so->so_obj = obj;
+		so->so_os = os;
+	}
+	pthread_mutex_unlock(&spa->spa_lock);
+	if (first != NULL) {
+		dmu_objset_close(os);
+		os = first;
+	}
 	*osp = os;
 	return (0);
 }
