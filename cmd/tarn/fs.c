@@ -31,6 +31,12 @@ static const cli_verb_t cli_fs_verbs[] = {
 	    "\tset <property=value> ... <filesystem> ...\n" },
 	{ "inherit", cli_fs_inherit,
 	    "\tinherit [-r] <property> <filesystem> ...\n" },
+	{ "mount", cli_fs_mount,
+	    "\tmount\n\tmount [-a | <filesystem>]\n" },
+	{ "unmount", cli_fs_unmount,
+	    "\tunmount [-f] <-a | filesystem|mountpoint>\n" },
+	{ "umount", cli_fs_unmount,
+	    "\tumount [-f] <-a | filesystem|mountpoint>\n" },
 };
 
 static const cli_verb_t *
@@ -113,8 +119,8 @@ cli_fs_main(int argc, char **argv)
 /* ---- pools of datasets ---- */
 
 /* A new file system's object set gets the POSIX layout. */
-static int
-fs_init(void *arg, objset_t *os)
+int
+cli_fs_init(void *arg, objset_t *os)
 {
 #ifdef TARN_HAVE_POSIX
 	return (posix_fs_create(os, 0, 0));
@@ -150,7 +156,7 @@ cli_fs_open(const char *verb, const char *name, bool readonly, cli_fs_t *fs)
 	if (readonly)
 		e = dsl_pool_open_reader(fs->cf_spa, &fs->cf_dp);
 	else
-		e = dsl_pool_open(fs->cf_spa, fs_init, NULL, &fs->cf_dp);
+		e = dsl_pool_open(fs->cf_spa, cli_fs_init, NULL, &fs->cf_dp);
 	if (e == ENOENT && readonly) {
 		/* no root dataset yet: open writable once so that it is made */
 		cli_pool_close(fs->cf_spa);
@@ -163,6 +169,7 @@ cli_fs_open(const char *verb, const char *name, bool readonly, cli_fs_t *fs)
 		fs->cf_spa = NULL;
 		return (CLI_EXIT_ERROR);
 	}
+	cli_mount_attach(fs->cf_dp);
 	return (0);
 }
 
@@ -251,6 +258,8 @@ cli_fs_create(int argc, char **argv)
 	if (e == EEXIST && parents)
 		e = 0;          /* zfs create -p of an existing dataset succeeds */
 	r = e ? cli_cannot("create", name, e, err) : CLI_EXIT_OK;
+	if (r == CLI_EXIT_OK && cli_mount_auto())
+		r = cli_mount_tree(fs.cf_dp, name, true);
 	cli_fs_close(&fs);
 out:
 	tarn_free(props);
@@ -262,12 +271,13 @@ out:
 int
 cli_fs_destroy(int argc, char **argv)
 {
-	bool recursive = false;
+	bool recursive = false, force = false;
 	int c;
 	while ((c = getopt(argc, argv, ":frR")) != -1) {
 		switch (c) {
 		case 'f':
-			break;  /* nothing is mounted by this command yet */
+			force = true;   /* unmount first, even when busy */
+			break;
 		case 'r':
 		case 'R':
 			recursive = true;
@@ -288,8 +298,16 @@ cli_fs_destroy(int argc, char **argv)
 	int r = cli_fs_open_existing(name, false, &fs);
 	if (r != 0)
 		return (r);
+	bool pool = strchr(name, '/') == NULL, was_mounted = cli_mount_any(name);
+	if (force && was_mounted && (r = cli_unmount_tree(name, true, "destroy")) != 0) {
+		cli_fs_close(&fs);
+		return (r);
+	}
 	int e = dsl_dataset_destroy(fs.cf_dp, name, recursive, err, sizeof (err));
 	r = e ? cli_cannot("destroy", name, e, err) : CLI_EXIT_OK;
+	/* destroy -r POOL keeps the pool's root dataset: mount it again */
+	if (force && was_mounted && (pool || e != 0))
+		(void) cli_mount_tree(fs.cf_dp, name, true);
 	cli_fs_close(&fs);
 	return (r);
 }
@@ -328,7 +346,14 @@ cli_fs_rename(int argc, char **argv)
 	int r = cli_fs_open_existing(argv[0], false, &fs);
 	if (r != 0)
 		return (r);
+	bool mounted = cli_mount_any(argv[0]);
+	if (mounted && (r = cli_unmount_tree(argv[0], false, "rename")) != 0) {
+		cli_fs_close(&fs);
+		return (r);
+	}
 	int e = dsl_dataset_rename(fs.cf_dp, argv[0], argv[1], parents, err, sizeof (err));
+	if (mounted)
+		(void) cli_mount_tree(fs.cf_dp, e == 0 ? argv[1] : argv[0], true);
 	if (e == 0)
 		r = CLI_EXIT_OK;
 	else if (e == EEXIST || e == EXDEV || (e == ENOENT && strstr(err, "parent")))
@@ -377,6 +402,8 @@ cli_fs_set(int argc, char **argv)
 			    err, sizeof (err));
 			if (e != 0)
 				rr = cli_cannot("set property for", argv[d], e, err);
+			else
+				cli_mount_prop_changed(fs.cf_dp, argv[d], s[i].dps_name);
 		}
 		if (fs.cf_dp != NULL)
 			cli_fs_close(&fs);
@@ -404,6 +431,7 @@ fs_inherit_one(void *arg, const char *name, int depth)
 		ia->ia_ret = cli_cannot("inherit", name, e, err);
 		return (e);
 	}
+	cli_mount_prop_changed(ia->ia_fs->cf_dp, name, ia->ia_prop);
 	return (0);
 }
 

@@ -230,5 +230,37 @@ int cli_fs_set(int argc, char **argv);
 int cli_fs_inherit(int argc, char **argv);
 int cli_fs_list(int argc, char **argv);    /* fs_list.c */
 int cli_fs_get(int argc, char **argv);
+/* posix_fs_create for dsl_pool_open's new file systems (fs.c) */
+int cli_fs_init(void *arg, objset_t *os);
+
+/*
+ * mount.c: datasets mounted by the daemon (FUSE).  Everything is a no-op
+ * outside tarnd (TARN_NO_DAEMON) and in a build without FUSE.
+ *  - cli_mount_attach(dp): the dsl handle asks the mount table for the
+ *    `mounted` property and refuses to destroy mounted datasets (EBUSY);
+ *  - cli_mount_auto(): automatic mounting is on (daemon, TARN_AUTOMOUNT
+ *    not 0);
+ *  - cli_mount_tree(dp, name, automatic): mount name and its descendants
+ *    (automatic: only canmount=on with a mountpoint, silently skipping the
+ *    rest); errors printed; 0 or 1;
+ *  - cli_unmount_tree(name, force, verb): unmount name and descendants,
+ *    children first; "cannot VERB 'name': ..." on EBUSY; 0 or 1;
+ *  - cli_mount_any(name): something at or below name is mounted;
+ *  - cli_mount_pool(pool): automatic mount of a pool's datasets;
+ *  - cli_mount_prop_changed(dp, name, prop): remount or re-apply options;
+ *  - cli_mount_start/stop: the daemon's start (after the registry opened
+ *    its pools) and stop (unmount everything, forced).
+ */
+void cli_mount_attach(struct dsl_pool *dp);
+bool cli_mount_auto(void);
+int cli_mount_tree(struct dsl_pool *dp, const char *name, bool automatic);
+int cli_unmount_tree(const char *name, bool force, const char *verb);
+bool cli_mount_any(const char *name);
+void cli_mount_pool(const char *pool);
+void cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop);
+void cli_mount_start(void);
+void cli_mount_stop(void);
+int cli_fs_mount(int argc, char **argv);
+int cli_fs_unmount(int argc, char **argv);
 
 #endif /* TARN_CLI_H */

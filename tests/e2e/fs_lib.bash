@@ -3,14 +3,15 @@
 # stop it (SIGTERM: clean unmount), kill it (SIGKILL: a crash), remount.
 # Not named *.sh so that tests/run does not run it as a test.
 #
-# Cleanup: an EXIT trap stops tarn-mount by its PID (SIGTERM, then
-# SIGKILL), removes a mount left behind (lazy unmount) and then runs
-# lib.sh's cleanup, which removes the devices and the temp dir.
+# Cleanup: an EXIT trap kills tarn-mount by its PID, removes a mount left
+# behind (lazy unmount) and then runs lib.sh's cleanup, which removes the
+# devices and the temp dir.
 #
 # Environment: TARN_MOUNT (default: tarn-mount next to $TARN's build dir).
 
 TARN_MOUNT=${TARN_MOUNT:-$(cd "$(dirname "$TARN")/.." 2>/dev/null && pwd)/tarn-mount/tarn-mount}
 FS_OPS="$E2E_SRC/tests/e2e/fs_ops.py"
+export PYTHONDONTWRITEBYTECODE=1        # fs_crash.sh imports fs_ops: no __pycache__ in the tree
 MNT="$E2E_TMP/mnt"
 TM_PIDFILE="$E2E_TMP/tarn-mount.pid"
 TM_LOG="$E2E_TMP/tarn-mount.log"

@@ -1,0 +1,660 @@
+/*
+ * mount.c — datasets as FUSE mounts inside tarnd: `tarn fs mount` and
+ * `tarn fs unmount`, the daemon's mount table, and the hooks the other
+ * verbs call (pool create/import/export/destroy, dataset destroy, rename,
+ * set, inherit; daemon start and stop).
+ *
+ * Theory.  Only the daemon mounts: a mount is a posix_fs_t on the
+ * dataset's object set, served by fuse/ (tarn_fuse_mount) from threads of
+ * the daemon, so it lives exactly as long as the daemon holds the pool.
+ * The table below lists every mount (dataset name, mountpoint, the posix
+ * file system, the FUSE session, and a dsl handle of its own that answers
+ * the space hook pfo_avail with dsl_dataset_avail, i.e. quotas).  Two
+ * locks: mnt_op_lock serialises mounting and unmounting (whole verbs),
+ * mnt_tbl_lock guards the list itself, so that the `mounted` property and
+ * the busy check of destroy (dsl callbacks, set on every dsl handle a
+ * command opens in the daemon) read it without waiting for a slow
+ * unmount.  A pool's mounts are gone before it is exported or destroyed;
+ * the daemon unmounts everything before it closes its pools.
+ *
+ * Mounting mirrors zfs: the mountpoint is made when missing (mkdir -p)
+ * and must be empty; a dead FUSE mount left there by a killed daemon
+ * (ENOTCONN) is detached first.  Children mount after their parents
+ * (name order), unmount before them (reverse order).  Automatic mounting
+ * (pool create/import, zfs create, daemon start) takes datasets with
+ * canmount=on and a real mountpoint; TARN_AUTOMOUNT=0 in the daemon's
+ * environment turns it off (the e2e tests that do not test mounting set
+ * it, so that they never mount over host paths).
+ */
+#include "tarn.h"
+#include "dsl.h"
+
+#ifdef TARN_HAVE_MOUNT
+#include "tarn_fuse.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+typedef struct mnt {
+	struct mnt *m_next;
+	char        m_name[DSL_NAME_MAX];
+	char        m_mountpoint[DSL_MOUNTPOINT_MAX];
+	spa_t      *m_spa;
+	dsl_pool_t *m_dp;          /* own handle: the space hook */
+	posix_fs_t *m_fs;
+	tarn_fuse_t *m_fuse;
+	tarn_fuse_opts_t m_fopts;  /* what it was mounted with */
+} mnt_t;
+
+static pthread_mutex_t mnt_op_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t mnt_tbl_lock = PTHREAD_MUTEX_INITIALIZER;
+static mnt_t *mnt_list;
+
+/* Is name equal to or below top? */
+static bool
+mnt_in_tree(const char *name, const char *top)
+{
+	size_t n = strlen(top);
+	return (strncmp(name, top, n) == 0 && (name[n] == '\0' || name[n] == '/'));
+}
+
+/* The mount of dataset name; mnt_tbl_lock held. */
+static mnt_t *
+mnt_find(const char *name)
+{
+	for (mnt_t *m = mnt_list; m != NULL; m = m->m_next)
+		if (strcmp(m->m_name, name) == 0)
+			return (m);
+	return (NULL);
+}
+
+static bool
+mnt_mounted_cb(void *arg, const char *name)
+{
+	pthread_mutex_lock(&mnt_tbl_lock);
+	bool r = mnt_find(name) != NULL;
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	return (r);
+}
+
+static int
+mnt_busy_cb(void *arg, const char *name, char *err, size_t errlen)
+{
+	if (!mnt_mounted_cb(arg, name))
+		return (0);
+	(void) snprintf(err, errlen, "filesystem is busy (mounted); use -f to "
+	    "unmount it first");
+	return (SET_ERROR(EBUSY));
+}
+
+void
+cli_mount_attach(struct dsl_pool *dp)
+{
+	if (!cli_in_daemon() || dp == NULL)
+		return;
+	dsl_pool_set_busy_fn(dp, mnt_busy_cb, NULL);
+	dsl_pool_set_mounted_fn(dp, mnt_mounted_cb, NULL);
+}
+
+bool
+cli_mount_auto(void)
+{
+	const char *e = getenv("TARN_AUTOMOUNT");
+	return (cli_in_daemon() && (e == NULL || strcmp(e, "0") != 0));
+}
+
+static uint64_t
+mnt_avail(void *arg)
+{
+	mnt_t *m = arg;
+	return (dsl_dataset_avail(m->m_dp, m->m_name));
+}
+
+/* ---- the mountpoint directory ---- */
+
+static int
+mnt_mkdir_p(const char *path)
+{
+	char buf[DSL_MOUNTPOINT_MAX];
+	(void) snprintf(buf, sizeof (buf), "%s", path);
+	for (char *p = buf + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return (errno);
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+	return (0);
+}
+
+/* A FUSE mount whose server died answers ENOTCONN: detach it. */
+static void
+mnt_clear_stale(const char *mp)
+{
+	struct stat st;
+	if (stat(mp, &st) == 0 || errno != ENOTCONN)
+		return;
+	if (umount2(mp, MNT_DETACH) == 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		execlp("fusermount3", "fusermount3", "-uz", mp, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		(void) waitpid(pid, NULL, 0);
+}
+
+/* Make mp ready to mount on: a stale mount cleared, created, empty. */
+static int
+mnt_prepare_dir(const char *mp, char *err, size_t errlen)
+{
+	mnt_clear_stale(mp);
+	int e = mnt_mkdir_p(mp);
+	if (e != 0) {
+		(void) snprintf(err, errlen, "cannot create mountpoint '%s': %s", mp,
+		    tarn_strerror(e));
+		return (e);
+	}
+	DIR *d = opendir(mp);
+	if (d == NULL) {
+		e = errno;
+		(void) snprintf(err, errlen, "cannot open mountpoint '%s': %s", mp,
+		    tarn_strerror(e));
+		return (e);
+	}
+	struct dirent *de;
+	bool empty = true;
+	while (empty && (de = readdir(d)) != NULL)
+		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+	(void) closedir(d);
+	if (!empty) {
+		(void) snprintf(err, errlen, "directory is not empty");
+		return (SET_ERROR(EBUSY));
+	}
+	return (0);
+}
+
+/* ---- options from properties ---- */
+
+static uint64_t
+mnt_prop(dsl_pool_t *dp, const char *name, int prop, dsl_prop_val_t *v)
+{
+	char err[256];
+	if (dsl_prop_get(dp, name, prop, true, v, err, sizeof (err)) != 0)
+		return (0);
+	return (v->dpv_num);
+}
+
+static void
+mnt_opts(dsl_pool_t *dp, const char *name, posix_fs_opts_t *po, tarn_fuse_opts_t *fo)
+{
+	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
+
+	posix_fs_opts_default(po);
+	tarn_fuse_opts_init(fo);
+	po->pfo_readonly = mnt_prop(dp, name, DSL_PROP_READONLY, v) == DSL_ON ||
+	    spa_readonly(dsl_pool_spa(dp));
+	if (mnt_prop(dp, name, DSL_PROP_ATIME, v) == DSL_OFF)
+		po->pfo_atime = POSIX_ATIME_OFF;
+	else if (mnt_prop(dp, name, DSL_PROP_RELATIME, v) == DSL_ON)
+		po->pfo_atime = POSIX_ATIME_RELATIME;
+	else
+		po->pfo_atime = POSIX_ATIME_ON;
+	uint64_t rs = mnt_prop(dp, name, DSL_PROP_RECORDSIZE, v);
+	if (rs != 0)
+		po->pfo_recordsize = (uint32_t)rs;
+	po->pfo_xattr = mnt_prop(dp, name, DSL_PROP_XATTR, v) != DSL_OFF;
+	fo->tfo_readonly = po->pfo_readonly;
+	if (fo->tfo_readonly)
+		fo->tfo_writeback = false;
+	fo->tfo_allow_other = true;
+	fo->tfo_nosuid = mnt_prop(dp, name, DSL_PROP_SETUID, v) == DSL_OFF;
+	fo->tfo_nodev = mnt_prop(dp, name, DSL_PROP_DEVICES, v) == DSL_OFF;
+	fo->tfo_noexec = mnt_prop(dp, name, DSL_PROP_EXEC, v) == DSL_OFF;
+	tarn_free(v);
+}
+
+/* ---- mounting and unmounting one dataset (mnt_op_lock held) ---- */
+
+/*
+ * Mount name.  automatic: quietly skip what zfs mount -a skips
+ * (mounted, canmount off/noauto, mountpoint none/legacy).  Errors are
+ * printed as "cannot mount 'name': ..." and returned.
+ */
+static int
+mnt_one(dsl_pool_t *dp, const char *name, bool automatic)
+{
+	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
+	char err[DSL_MOUNTPOINT_MAX + 128] = "";
+	int e = 0;
+
+	if (mnt_mounted_cb(NULL, name)) {
+		if (!automatic)
+			e = cli_cannot("mount", name, EBUSY, "filesystem already mounted");
+		goto out;
+	}
+	uint64_t cm = mnt_prop(dp, name, DSL_PROP_CANMOUNT, v);
+	if (cm == DSL_CANMOUNT_OFF || (automatic && cm == DSL_CANMOUNT_NOAUTO)) {
+		if (!automatic)
+			e = cli_cannot("mount", name, EINVAL,
+			    "'canmount' property is set to 'off'");
+		goto out;
+	}
+	(void) mnt_prop(dp, name, DSL_PROP_MOUNTPOINT, v);
+	if (v->dpv_str[0] != '/') {
+		if (!automatic)
+			e = cli_cannot("mount", name, EINVAL, strcmp(v->dpv_str, "legacy") == 0 ?
+			    "legacy mountpoint; use mount(8)" : "no mountpoint set");
+		goto out;
+	}
+	mnt_t *m = tarn_alloc(sizeof (*m));
+	(void) snprintf(m->m_name, sizeof (m->m_name), "%s", name);
+	(void) snprintf(m->m_mountpoint, sizeof (m->m_mountpoint), "%s", v->dpv_str);
+	m->m_spa = dsl_pool_spa(dp);
+	posix_fs_opts_t po;
+	objset_t *os;
+	mnt_opts(dp, name, &po, &m->m_fopts);
+	po.pfo_avail = mnt_avail;
+	po.pfo_avail_arg = m;
+	m->m_fopts.tfo_fsname = m->m_name;
+	if ((e = mnt_prepare_dir(m->m_mountpoint, err, sizeof (err))) != 0 ||
+	    (e = dsl_dataset_objset(dp, name, &os)) != 0 ||
+	    (e = dsl_pool_open_reader(m->m_spa, &m->m_dp)) != 0 ||
+	    (e = posix_fs_open(os, &po, &m->m_fs)) != 0 ||
+	    (e = tarn_fuse_mount(m->m_fs, m->m_mountpoint, &m->m_fopts, &m->m_fuse)) != 0) {
+		if (m->m_fs != NULL)
+			posix_fs_close(m->m_fs);
+		dsl_pool_close(m->m_dp);
+		tarn_free(m);
+		if (e == ENODEV)
+			(void) snprintf(err, sizeof (err), "/dev/fuse is missing");
+		e = cli_cannot("mount", name, e, err[0] != '\0' ? err : NULL);
+		goto out;
+	}
+	pthread_mutex_lock(&mnt_tbl_lock);
+	m->m_next = mnt_list;
+	mnt_list = m;
+	pthread_mutex_unlock(&mnt_tbl_lock);
+out:
+	tarn_free(v);
+	return (e);
+}
+
+/* Unmount m (in the table); 0 or EBUSY (still mounted then). */
+static int
+mnt_unmount_one(mnt_t *m, bool force)
+{
+	int e = tarn_fuse_unmount(m->m_fuse, force);
+	if (e != 0)
+		return (e);
+	pthread_mutex_lock(&mnt_tbl_lock);
+	for (mnt_t **pp = &mnt_list; *pp != NULL; pp = &(*pp)->m_next) {
+		if (*pp == m) {
+			*pp = m->m_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	if (!m->m_fopts.tfo_readonly)
+		(void) posix_fs_sync(m->m_fs);
+	posix_fs_close(m->m_fs);
+	dsl_pool_close(m->m_dp);
+	tarn_free(m);
+	return (0);
+}
+
+static int
+mnt_cmp_desc(const void *a, const void *b)
+{
+	return (-strcmp((*(mnt_t *const *)a)->m_name, (*(mnt_t *const *)b)->m_name));
+}
+
+/*
+ * The mounts for which match(m, key) holds, children before parents.
+ * Returns how many (*vp: tarn_free it).
+ */
+static int
+mnt_collect(bool (*match)(const mnt_t *, const void *), const void *key, mnt_t ***vp)
+{
+	int n = 0;
+	pthread_mutex_lock(&mnt_tbl_lock);
+	for (mnt_t *m = mnt_list; m != NULL; m = m->m_next)
+		n++;
+	mnt_t **v = tarn_alloc(sizeof (*v) * (size_t)(n + 1));
+	n = 0;
+	for (mnt_t *m = mnt_list; m != NULL; m = m->m_next)
+		if (match(m, key))
+			v[n++] = m;
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	qsort(v, (size_t)n, sizeof (*v), mnt_cmp_desc);
+	*vp = v;
+	return (n);
+}
+
+static bool
+match_tree(const mnt_t *m, const void *key)
+{
+	return (mnt_in_tree(m->m_name, key));
+}
+
+static bool
+match_all(const mnt_t *m, const void *key)
+{
+	return (true);
+}
+
+/* Unmount what match selects; errors printed as "cannot VERB 'NAME': ...". */
+static int
+mnt_unmount_matching(bool (*match)(const mnt_t *, const void *), const void *key,
+    bool force, const char *verb, const char *name)
+{
+	mnt_t **v;
+	int n = mnt_collect(match, key, &v), r = 0;
+	for (int i = 0; i < n && r == 0; i++) {
+		int e = mnt_unmount_one(v[i], force);
+		if (e != 0) {
+			char msg[DSL_MOUNTPOINT_MAX + 64];
+			(void) snprintf(msg, sizeof (msg), "'%s' is busy (files are open "
+			    "there); use -f", v[i]->m_mountpoint);
+			r = cli_cannot(verb, name, e, msg);
+		}
+	}
+	tarn_free(v);
+	return (r);
+}
+
+/* ---- what other verbs call ---- */
+
+typedef struct mnt_iter {
+	dsl_pool_t *mi_dp;
+	bool        mi_auto;
+	int         mi_ret;
+} mnt_iter_t;
+
+static int
+mnt_iter_one(void *arg, const char *name, int depth)
+{
+	mnt_iter_t *mi = arg;
+	if (mnt_one(mi->mi_dp, name, mi->mi_auto) != 0)
+		mi->mi_ret = CLI_EXIT_ERROR;
+	return (0);
+}
+
+int
+cli_mount_tree(struct dsl_pool *dp, const char *name, bool automatic)
+{
+	if (!cli_in_daemon())
+		return (0);
+	mnt_iter_t mi = { dp, automatic, 0 };
+	pthread_mutex_lock(&mnt_op_lock);
+	(void) dsl_dataset_iter(dp, name, -1, mnt_iter_one, &mi);
+	pthread_mutex_unlock(&mnt_op_lock);
+	return (mi.mi_ret);
+}
+
+int
+cli_unmount_tree(const char *name, bool force, const char *verb)
+{
+	if (!cli_in_daemon())
+		return (0);
+	pthread_mutex_lock(&mnt_op_lock);
+	int r = mnt_unmount_matching(match_tree, name, force, verb, name);
+	pthread_mutex_unlock(&mnt_op_lock);
+	return (r);
+}
+
+bool
+cli_mount_any(const char *name)
+{
+	bool r = false;
+	pthread_mutex_lock(&mnt_tbl_lock);
+	for (mnt_t *m = mnt_list; m != NULL && !r; m = m->m_next)
+		r = mnt_in_tree(m->m_name, name);
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	return (r);
+}
+
+/* Mount the datasets of a pool just created or imported (automatic). */
+void
+cli_mount_pool(const char *pool)
+{
+	spa_t *spa;
+	dsl_pool_t *dp;
+	char err[512];
+
+	if (!cli_mount_auto() || cli_pool_open(pool, 0, &spa, err, sizeof (err)) != 0)
+		return;
+	if (!spa_readonly(spa) && dsl_pool_open(spa, cli_fs_init, NULL, &dp) == 0) {
+		cli_mount_attach(dp);
+		(void) cli_mount_tree(dp, pool, true);
+		dsl_pool_close(dp);
+	}
+	cli_pool_close(spa);
+}
+
+/*
+ * A property of name changed (set or inherit): mounts at and below it
+ * follow.  Mount options and the mountpoint need a remount (the subtree
+ * goes down and up again); the others are applied in place.
+ */
+void
+cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop)
+{
+	int p = dsl_prop_lookup(prop);
+	if (!cli_in_daemon() || !cli_mount_any(name))
+		return;
+	if (p == DSL_PROP_MOUNTPOINT || p == DSL_PROP_READONLY || p == DSL_PROP_EXEC ||
+	    p == DSL_PROP_SETUID || p == DSL_PROP_DEVICES || p == DSL_PROP_CANMOUNT) {
+		pthread_mutex_lock(&mnt_op_lock);
+		int r = mnt_unmount_matching(match_tree, name, false, "remount", name);
+		pthread_mutex_unlock(&mnt_op_lock);
+		if (r == 0)
+			(void) cli_mount_tree(dp, name, true);
+		return;
+	}
+	if (p != DSL_PROP_ATIME && p != DSL_PROP_RELATIME && p != DSL_PROP_RECORDSIZE &&
+	    p != DSL_PROP_XATTR)
+		return;
+	pthread_mutex_lock(&mnt_op_lock);
+	mnt_t **v;
+	int n = mnt_collect(match_tree, name, &v);
+	for (int i = 0; i < n; i++) {
+		posix_fs_opts_t po;
+		tarn_fuse_opts_t fo;
+		mnt_opts(dp, v[i]->m_name, &po, &fo);
+		po.pfo_avail = mnt_avail;
+		po.pfo_avail_arg = v[i];
+		posix_fs_set_opts(v[i]->m_fs, &po);
+	}
+	tarn_free(v);
+	pthread_mutex_unlock(&mnt_op_lock);
+}
+
+void
+cli_mount_start(void)
+{
+	char **names;
+	int n;
+
+	if (!cli_mount_auto() || cli_pool_names(&names, &n) != 0)
+		return;
+	for (int i = 0; i < n; i++)
+		cli_mount_pool(names[i]);
+	cli_names_free(names, n);
+}
+
+void
+cli_mount_stop(void)
+{
+	pthread_mutex_lock(&mnt_op_lock);
+	(void) mnt_unmount_matching(match_all, NULL, true, "unmount", "everything");
+	pthread_mutex_unlock(&mnt_op_lock);
+}
+
+/* ---- the verbs ---- */
+
+static int
+mnt_cmp_name(const void *a, const void *b)
+{
+	return (strcmp((*(mnt_t *const *)a)->m_name, (*(mnt_t *const *)b)->m_name));
+}
+
+/* zfs mount without arguments: "NAME  MOUNTPOINT" per mount, by name. */
+static int
+mnt_list_mounts(void)
+{
+	mnt_t **v;
+	int n = mnt_collect(match_all, NULL, &v), w = 0;
+	qsort(v, (size_t)n, sizeof (*v), mnt_cmp_name);
+	for (int i = 0; i < n; i++)
+		if ((int)strlen(v[i]->m_name) > w)
+			w = (int)strlen(v[i]->m_name);
+	for (int i = 0; i < n; i++)
+		fprintf(cli_out, "%-*s  %s\n", w, v[i]->m_name, v[i]->m_mountpoint);
+	tarn_free(v);
+	return (CLI_EXIT_OK);
+}
+
+static int
+mnt_all_pools(void)
+{
+	char **names;
+	int n, r = 0;
+	if (cli_pool_names(&names, &n) != 0)
+		return (CLI_EXIT_ERROR);
+	for (int i = 0; i < n; i++) {
+		cli_fs_t fs;
+		if (cli_fs_open("mount", names[i], false, &fs) != 0) {
+			r = CLI_EXIT_ERROR;
+			continue;
+		}
+		if (cli_mount_tree(fs.cf_dp, names[i], true) != 0)
+			r = CLI_EXIT_ERROR;
+		cli_fs_close(&fs);
+	}
+	cli_names_free(names, n);
+	return (r);
+}
+
+int
+cli_fs_mount(int argc, char **argv)
+{
+	bool all = false;
+	int c;
+	while ((c = getopt(argc, argv, ":aO")) != -1) {
+		if (c == 'a')
+			all = true;
+		else if (c != 'O')
+			return (cli_fs_bad_option("mount", c, optopt));
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc > 1 || (all && argc > 0))
+		return (cli_fs_usage_error("mount", "too many arguments"));
+	if (!cli_in_daemon())
+		return (cli_cannot("mount", argc > 0 ? argv[0] : "-a", ENOTSUP,
+		    "mounting needs the daemon (tarnd)"));
+	if (!all && argc == 0)
+		return (mnt_list_mounts());
+	if (all)
+		return (mnt_all_pools());
+	cli_fs_t fs;
+	int r = cli_fs_open_existing(argv[0], false, &fs);
+	if (r != 0)
+		return (r);
+	pthread_mutex_lock(&mnt_op_lock);
+	r = mnt_one(fs.cf_dp, argv[0], false) != 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+	pthread_mutex_unlock(&mnt_op_lock);
+	cli_fs_close(&fs);
+	return (r);
+}
+
+static bool
+match_mountpoint(const mnt_t *m, const void *key)
+{
+	return (strcmp(m->m_mountpoint, key) == 0);
+}
+
+int
+cli_fs_unmount(int argc, char **argv)
+{
+	bool force = false, all = false;
+	int c;
+	while ((c = getopt(argc, argv, ":fa")) != -1) {
+		if (c == 'f')
+			force = true;
+		else if (c == 'a')
+			all = true;
+		else
+			return (cli_fs_bad_option("unmount", c, optopt));
+	}
+	argc -= optind;
+	argv += optind;
+	if (!all && argc < 1)
+		return (cli_fs_usage_error("unmount", "missing filesystem argument"));
+	if (argc > 1 || (all && argc > 0))
+		return (cli_fs_usage_error("unmount", "too many arguments"));
+	if (!cli_in_daemon())
+		return (cli_cannot("unmount", all ? "-a" : argv[0], ENOTSUP,
+		    "mounting needs the daemon (tarnd)"));
+	int r;
+	pthread_mutex_lock(&mnt_op_lock);
+	if (all) {
+		r = mnt_unmount_matching(match_all, NULL, force, "unmount", "-a");
+	} else if (argv[0][0] == '/') {
+		char *real = realpath(argv[0], NULL);
+		const char *mp = real != NULL ? real : argv[0];
+		mnt_t **v;
+		int n = mnt_collect(match_mountpoint, mp, &v);
+		if (n == 0)
+			r = cli_cannot("unmount", argv[0], EINVAL, "not a mounted tarn "
+			    "filesystem");
+		else
+			r = mnt_unmount_matching(match_tree, v[0]->m_name, force, "unmount",
+			    argv[0]);
+		tarn_free(v);
+		free(real);
+	} else if (!cli_mount_any(argv[0])) {
+		r = cli_cannot("unmount", argv[0], EINVAL, "not currently mounted");
+	} else {
+		r = mnt_unmount_matching(match_tree, argv[0], force, "unmount", argv[0]);
+	}
+	pthread_mutex_unlock(&mnt_op_lock);
+	return (r);
+}
+
+#else /* !TARN_HAVE_MOUNT: a build without FUSE */
+
+void cli_mount_attach(struct dsl_pool *dp) { }
+bool cli_mount_auto(void) { return (false); }
+int cli_mount_tree(struct dsl_pool *dp, const char *name, bool a) { return (0); }
+int cli_unmount_tree(const char *name, bool force, const char *verb) { return (0); }
+bool cli_mount_any(const char *name) { return (false); }
+void cli_mount_pool(const char *pool) { }
+void cli_mount_prop_changed(struct dsl_pool *dp, const char *n, const char *p) { }
+void cli_mount_start(void) { }
+void cli_mount_stop(void) { }
+
+int
+cli_fs_mount(int argc, char **argv)
+{
+	return (cli_cannot("mount", argc > 1 ? argv[argc - 1] : "-a", ENOTSUP,
+	    "this build has no FUSE support (libfuse3)"));
+}
+
+int
+cli_fs_unmount(int argc, char **argv)
+{
+	return (cli_cannot("unmount", argc > 1 ? argv[argc - 1] : "-a", ENOTSUP,
+	    "this build has no FUSE support (libfuse3)"));
+}
+
+#endif
