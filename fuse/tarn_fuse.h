@@ -8,7 +8,7 @@
 #ifndef TARN_FUSE_H
 #define TARN_FUSE_H
 
-#include "posix.h"               /* before <fcntl.h>: see its posix_fallocate note */
+#include "posix.h"               /* before <fcntl.h>: posix_falloc is ours, not libc */
 
 typedef struct tarn_fuse tarn_fuse_t;
 

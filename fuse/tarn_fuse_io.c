@@ -181,7 +181,7 @@ tf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t lengt
 {
 	tarn_fuse_t *t = tf_enter(req);
 	int e = offset < 0 || length <= 0 ? SET_ERROR(EINVAL) :
-	    posix_fallocate(t->tf_fs, TF_PINO(t, ino), mode, (uint64_t)offset, (uint64_t)length);
+	    posix_falloc(t->tf_fs, TF_PINO(t, ino), mode, (uint64_t)offset, (uint64_t)length);
 	tarn_fuse_reply_err(req, e);
 }
 

@@ -4,8 +4,8 @@
  *    128 KiB records).  A zeroed posix_fs_opts_t has pfo_xattr false,
  *    i.e. xattrs OFF; start from posix_fs_opts_default() and change what
  *    you need.  posix_fs_open(os, NULL, ...) uses the defaults.
- *  - posix.h includes <fcntl.h> itself with libc's posix_fallocate
- *    renamed (the clash with ours): include posix.h before <fcntl.h>.
+ *  - fallocate is posix_falloc(), not posix_falloc(): that name is the
+ *    C library's (fcntl.h).
  *  - documented: pfo_avail also bounds writes (ENOSPC / EDQUOT).
  *  - documented: posix_readlink NUL-terminates and returns ERANGE when
  *    len < target length + 1 (pass PATH_MAX); posix_create with excl ==
@@ -33,16 +33,7 @@
 #ifndef TARN_POSIX_H
 #define TARN_POSIX_H
 
-/*
- * posix_fallocate() below has the name of the C library's fcntl.h
- * function.  Include fcntl.h here with the library's declaration renamed,
- * so that every file including posix.h gets ours (include posix.h before
- * <fcntl.h>; the library's posix_fallocate is then not available there).
- * Renaming ours (e.g. posix_falloc) is the lasting fix: the lead decides.
- */
-#define posix_fallocate tarn_libc_posix_fallocate
 #include <fcntl.h>
-#undef posix_fallocate
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -188,7 +179,7 @@ int posix_read(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, void
 int posix_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, const void *buf,
     const posix_cred_t *cred, uint64_t *nwritten);
 /* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE */
-int posix_fallocate(posix_fs_t *fs, posix_ino_t ino, int mode, uint64_t off, uint64_t len);
+int posix_falloc(posix_fs_t *fs, posix_ino_t ino, int mode, uint64_t off, uint64_t len);
 /* SEEK_DATA / SEEK_HOLE */
 int posix_lseek(posix_fs_t *fs, posix_ino_t ino, uint64_t off, int whence, uint64_t *out);
 /* Data (and with !datasync the attributes) of ino on stable storage. */

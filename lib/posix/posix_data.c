@@ -247,7 +247,7 @@ data_punch(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t off, uint
  * the size; a later write may still find the pool full.  PUNCH_HOLE|KEEP_SIZE frees the range.
  */
 int
-posix_fallocate(posix_fs_t *fs, posix_ino_t ino, int mode, uint64_t off, uint64_t len)
+posix_falloc(posix_fs_t *fs, posix_ino_t ino, int mode, uint64_t off, uint64_t len)
 {
 	int err = posix_writable(fs);
 	if (err != 0)

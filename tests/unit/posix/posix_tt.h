@@ -6,7 +6,7 @@
 #ifndef TARN_POSIX_TT_H
 #define TARN_POSIX_TT_H
 
-#include "posix.h"             /* first: see the note on posix_fallocate there */
+#include "posix.h"             /* first: posix_falloc is ours */
 #include "tt.h"
 #include "spa.h"
 

@@ -296,8 +296,8 @@ test_truncate_punch(void)
 
 	/* punch a hole */
 	posix_ino_t p = tp_file(&t, t.root, "p", MiB, 9);
-	TT_EQ(posix_fallocate(t.fs, p, FALLOC_FL_PUNCH_HOLE, 100000, 300000), EOPNOTSUPP);
-	TT_OK(posix_fallocate(t.fs, p, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 100000, 300000));
+	TT_EQ(posix_falloc(t.fs, p, FALLOC_FL_PUNCH_HOLE, 100000, 300000), EOPNOTSUPP);
+	TT_OK(posix_falloc(t.fs, p, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 100000, 300000));
 	TT_OK(posix_getattr(t.fs, p, &a));
 	TT_EQ(a.pa_size, MiB);
 	check_range(p, 0, 100000, big);
@@ -308,21 +308,21 @@ test_truncate_punch(void)
 	TT_OK(posix_lseek(t.fs, p, 128 * KiB, SEEK_DATA, &off));
 	TT_EQ(off, 384 * KiB);
 	/* punch past the end changes nothing */
-	TT_OK(posix_fallocate(t.fs, p, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 2 * MiB, MiB));
+	TT_OK(posix_falloc(t.fs, p, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 2 * MiB, MiB));
 	TT_OK(posix_getattr(t.fs, p, &a));
 	TT_EQ(a.pa_size, MiB);
 
 	/* fallocate: mode 0 extends, KEEP_SIZE does not, too much is ENOSPC */
-	TT_OK(posix_fallocate(t.fs, f, 0, 0, 3 * MiB));
+	TT_OK(posix_falloc(t.fs, f, 0, 0, 3 * MiB));
 	TT_OK(posix_getattr(t.fs, f, &a));
 	TT_EQ(a.pa_size, 3 * MiB);
-	TT_OK(posix_fallocate(t.fs, f, FALLOC_FL_KEEP_SIZE, 0, 5 * MiB));
+	TT_OK(posix_falloc(t.fs, f, FALLOC_FL_KEEP_SIZE, 0, 5 * MiB));
 	TT_OK(posix_getattr(t.fs, f, &a));
 	TT_EQ(a.pa_size, 3 * MiB);
-	TT_EQ(posix_fallocate(t.fs, f, 0, 0, 10 * GiB), ENOSPC);
-	TT_EQ(posix_fallocate(t.fs, f, 0, 0, 0), EINVAL);
-	TT_EQ(posix_fallocate(t.fs, t.root, 0, 0, 10), EISDIR);
-	TT_EQ(posix_fallocate(t.fs, f, 0x20, 0, 10), EOPNOTSUPP);     /* ZERO_RANGE... */
+	TT_EQ(posix_falloc(t.fs, f, 0, 0, 10 * GiB), ENOSPC);
+	TT_EQ(posix_falloc(t.fs, f, 0, 0, 0), EINVAL);
+	TT_EQ(posix_falloc(t.fs, t.root, 0, 0, 10), EISDIR);
+	TT_EQ(posix_falloc(t.fs, f, 0x20, 0, 10), EOPNOTSUPP);     /* ZERO_RANGE... */
 	tarn_free(big);
 	tp_done(&t);
 }

@@ -243,13 +243,13 @@ model_op(posix_ino_t ino, model_t *md, tarn_rand_t *r, uint8_t *buf, uint8_t *rb
 			memset(md->m + ns, 0, md->size - ns);
 		md->size = ns;
 	} else if (k < 88) {
-		TT_OK(posix_fallocate(t.fs, ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
+		TT_OK(posix_falloc(t.fs, ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
 		    len));
 		if (off < md->size)
 			memset(md->m + off, 0, MIN(len, md->size - off));
 	} else if (k < 92) {
 		bool keep = tarn_rand_range(r, 2);
-		TT_OK(posix_fallocate(t.fs, ino, keep ? FALLOC_FL_KEEP_SIZE : 0, off, len));
+		TT_OK(posix_falloc(t.fs, ino, keep ? FALLOC_FL_KEEP_SIZE : 0, off, len));
 		if (!keep)
 			md->size = MAX(md->size, off + len);
 	} else {
