@@ -5,77 +5,36 @@
 #include "tt.h"
 #include "spa.h"
 #include "dmu.h"
+#include "tt_pool.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
-static char paths[4][300];
-static const char *pathv[4];
+/* The pool's devices, shared by the helpers below (see tt_pool.h). */
+static tt_pool_devs_t devs;
+#define paths devs.tpd_paths
+#define pathv devs.tpd_pathv
+#define fill tt_fill
 
 static void
 make_files(int n, uint64_t size)
 {
-	for (int i = 0; i < n; i++) {
-		snprintf(paths[i], sizeof (paths[i]), "%s/d%d", tt_tmpdir(), i);
-		unlink(paths[i]);
-		int fd = open(paths[i], O_CREAT | O_RDWR, 0644);
-		TT_ASSERT(fd >= 0);
-		TT_OK(ftruncate(fd, (off_t)size));
-		close(fd);
-		pathv[i] = paths[i];
-	}
+	tt_pool_files(&devs, n, size);
 }
 
 static spa_t *
 make_pool(int n, const char *type, uint64_t size)
 {
-	make_files(n, size);
-	char *argv[8];
-	int argc = 0;
-	if (type != NULL)
-		argv[argc++] = (char *)type;
-	for (int i = 0; i < n; i++)
-		argv[argc++] = paths[i];
-	spa_vdev_spec_t *spec;
-	char err[256];
-	TT_OK(spa_vdev_spec_parse(argc, argv, &spec, err, sizeof (err)));
-	spa_create_opts_t o;
-	memset(&o, 0, sizeof (o));
-	o.sco_no_cache = true;
-	spa_t *spa = NULL;
-	int e = spa_create("dmutest", spec, &o, &spa, err, sizeof (err));
-	if (e != 0)
-		fprintf(stderr, "create: %s\n", err);
-	TT_OK(e);
-	spa_vdev_spec_free(spec);
-	return (spa);
+	tt_pool_files(&devs, n, size);
+	return (tt_pool_create(&devs, "dmutest", type, NULL));
 }
 
 static spa_t *
 reopen(int n)
 {
-	spa_import_opts_t o;
-	memset(&o, 0, sizeof (o));
-	o.sio_no_cache = true;
-	spa_t *spa = NULL;
-	char err[256];
-	int e = spa_open_paths(pathv, n, &o, &spa, err, sizeof (err));
-	if (e != 0)
-		fprintf(stderr, "open: %s\n", err);
-	TT_OK(e);
-	return (spa);
-}
-
-static void
-fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-	tarn_rand_t r;
-	tarn_rand_seed(&r, seed);
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t v = tarn_rand_u64(&r);
-		memcpy(buf + i, &v, MIN(8, len - i));
-	}
+	TT_EQ(n, devs.tpd_n);
+	return (tt_pool_reopen(&devs, 0, NULL));
 }
 
 static void

@@ -10,6 +10,7 @@
 #include "tt.h"
 #include "spa.h"
 #include "dmu.h"
+#include "tt_pool.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -18,9 +19,11 @@
 #define MAXDEV   6
 #define DEVSIZE  (128 * MiB)
 
-static char paths[MAXDEV][300];
-static const char *pathv[MAXDEV];
-static int ndev;
+static tt_pool_devs_t devs;
+#define paths devs.tpd_paths
+#define pathv devs.tpd_pathv
+#define ndev devs.tpd_n
+#define fill tt_fill
 static uint64_t g_seed;
 
 static void
@@ -38,28 +41,20 @@ seed_init(tarn_rand_t *r, uint64_t salt)
 	fprintf(stderr, "  (rerun with TARN_SEED=%" PRIu64 ")\n", g_seed); \
 	TT_EQ(a, b); } } while (0)
 
-/* ---- pools ---- */
+/* ---- pools (tt_pool.h); a small cache, so reads go to the devices ---- */
+
+static const dmu_pool_opts_t small_cache = { .dpo_cache_max = 4 * MiB };
 
 static void
 make_files(int n)
 {
-	ndev = n;
-	for (int i = 0; i < n; i++) {
-		snprintf(paths[i], sizeof (paths[i]), "%s/s%d", tt_tmpdir(), i);
-		unlink(paths[i]);
-		int fd = open(paths[i], O_CREAT | O_RDWR, 0644);
-		TT_ASSERT(fd >= 0);
-		TT_OK(ftruncate(fd, (off_t)DEVSIZE));
-		close(fd);
-		pathv[i] = paths[i];
-	}
+	tt_pool_files(&devs, n, DEVSIZE);
 }
 
 static void
 remove_files(void)
 {
-	for (int i = 0; i < ndev; i++)
-		unlink(paths[i]);
+	tt_pool_files_remove(&devs);
 }
 
 /* type: "mirror", "raidz2", ... */
@@ -67,53 +62,13 @@ static spa_t *
 make_pool(const char *type, int n)
 {
 	make_files(n);
-	char *argv[MAXDEV + 1];
-	int argc = 0;
-	argv[argc++] = (char *)type;
-	for (int i = 0; i < n; i++)
-		argv[argc++] = paths[i];
-	spa_vdev_spec_t *spec;
-	char err[256];
-	TT_OK(spa_vdev_spec_parse(argc, argv, &spec, err, sizeof (err)));
-	spa_create_opts_t o;
-	memset(&o, 0, sizeof (o));
-	o.sco_no_cache = true;
-	o.sco_dmu.dpo_cache_max = 4 * MiB;  /* reads go to the devices */
-	spa_t *spa = NULL;
-	int e = spa_create("scantest", spec, &o, &spa, err, sizeof (err));
-	if (e != 0)
-		fprintf(stderr, "create: %s\n", err);
-	spa_vdev_spec_free(spec);
-	TT_OK(e);
-	return (spa);
+	return (tt_pool_create(&devs, "scantest", type, &small_cache));
 }
 
 static spa_t *
 reopen(bool readonly)
 {
-	spa_import_opts_t o;
-	memset(&o, 0, sizeof (o));
-	o.sio_no_cache = true;
-	o.sio_flags = readonly ? SPA_OPEN_READONLY : 0;
-	o.sio_dmu.dpo_cache_max = 4 * MiB;
-	spa_t *spa = NULL;
-	char err[256];
-	int e = spa_open_paths(pathv, ndev, &o, &spa, err, sizeof (err));
-	if (e != 0)
-		fprintf(stderr, "open: %s\n", err);
-	TT_OK(e);
-	return (spa);
-}
-
-static void
-fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-	tarn_rand_t r;
-	tarn_rand_seed(&r, seed);
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t v = tarn_rand_u64(&r);
-		memcpy(buf + i, &v, MIN(8, len - i));
-	}
+	return (tt_pool_reopen(&devs, readonly ? SPA_OPEN_READONLY : 0, &small_cache));
 }
 
 /* ---- a data set: objects of known content ---- */
