@@ -37,6 +37,16 @@
  * Kill mode (-k) forks a child per round, SIGKILLs it at a random
  * instant and checks that the pool imports at a committed txg: the
  * comment at the top of stress_kill.c.
+ *
+ * Faults (-f) are injected within the pool's redundancy while the
+ * workload runs (bit flips and EIO on reads, a device that disappears
+ * and comes back, scrubs and the resilvers that follow); every read must
+ * still match the model and a final scrub must leave nothing unrepaired:
+ * the comment at the top of stress_faults.c.  The fault thread's timing
+ * is not part of the replay (the operations are; where faults fall is
+ * not).  --keep leaves the exported pool and a journal of every change
+ * behind for other tests, and --check compares such a pool with the
+ * model rebuilt from that journal: stress_check.c.
  */
 #include "stress_run.h"
 
@@ -47,7 +57,8 @@
 
 static const char stress_usage[] =
 "usage: tarn-stress [-s SEED] [-t THREADS] [-T SECONDS] [-n OPS] [-d DIR]\n"
-"                   [-l LAYOUT] [-S SIZE] [-k KILLS] [-F] [-v] [--help]\n"
+"                   [-l LAYOUT] [-S SIZE] [-k KILLS] [-F] [-f FAULTS] [-v]\n"
+"                   [--keep] [--check] [--help]\n"
 "\n"
 "Random object operations on a pool of sparse files, checked against an\n"
 "in-memory model; the pool is verified every few seconds and after a\n"
@@ -66,6 +77,23 @@ static const char stress_usage[] =
 "              instants, re-import the pool and check it after each\n"
 "  -F          fill the pool: aim for more live data than fits, so that\n"
 "              ENOSPC is frequent (refused workers free and retry)\n"
+"  -f FAULTS   inject faults within the pool's redundancy while the workload\n"
+"              runs: FAULTS is 'all' or a list of bitflip (flipped bits on\n"
+"              reads), eio (read errors), dead (a device disappears for a\n"
+"              while and comes back: resilver), scrub (periodic scrubs).  At\n"
+"              most parity devices of a RAID-Z group, all but one side of a\n"
+"              mirror, are affected at any time; plain disks never (a layout\n"
+"              without redundancy is refused).  A final scrub must repair all\n"
+"              (--faults FAULTS is the same)\n"
+"  --keep      on success export the pool (named \"stress\") and keep its\n"
+"              device files in -d DIR, with DIR/stress.journal (every change\n"
+"              made, for --check)\n"
+"  --check     import read-only the pool on the files in -d DIR (whatever it\n"
+"              is called now) and compare every object with the model rebuilt\n"
+"              from DIR/stress.journal of a --keep run; -s, when given, must\n"
+"              be the seed that run used (give the same -s SEED -t 1 -n N\n"
+"              for a replayable run).  Unreadable objects and mismatches are\n"
+"              listed and counted apart; exit 0 when all is good, 1 if not\n"
 "  -v          say what happens (verifications, rounds); -vv: every change\n"
 "  --help      this text\n"
 "\n"
@@ -74,6 +102,7 @@ static const char stress_usage[] =
 "status: 0 passed, 1 failed (the message names the seed), 2 bad usage.\n";
 
 static uint64_t stress_seed_for_msgs;
+static bool stress_seeded;
 
 void
 stress_fail_msg(const stress_cfg_t *c, const char *fmt, ...)
@@ -139,11 +168,14 @@ stress_parse_args(int argc, char **argv, stress_cfg_t *c)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "faults", required_argument, NULL, 'f' },
+		{ "keep", no_argument, NULL, 'K' },
+		{ "check", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool seeded = false;
 	int ch;
-	while ((ch = getopt_long(argc, argv, "s:t:T:n:d:l:S:k:Fvh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:t:T:n:d:l:S:k:Ff:vh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			c->sc_seed = stress_parse_num(optarg, "bad seed '%s'", false);
@@ -187,6 +219,17 @@ stress_parse_args(int argc, char **argv, stress_cfg_t *c)
 		case 'F':
 			c->sc_fill = true;
 			break;
+		case 'f':
+			if (stress_faults_parse(optarg, &c->sc_faults) != 0)
+				stress_usage_error("bad fault list '%s': use all, or a list of "
+				    "bitflip,eio,dead,scrub", optarg);
+			break;
+		case 'K':
+			c->sc_keep = true;
+			break;
+		case 'C':
+			c->sc_check = true;
+			break;
 		case 'v':
 			c->sc_verbose++;
 			break;
@@ -200,6 +243,14 @@ stress_parse_args(int argc, char **argv, stress_cfg_t *c)
 	}
 	if (optind < argc)
 		stress_usage_error("unexpected argument '%s'", argv[optind]);
+	stress_seeded = seeded;
+	if (c->sc_kills > 0 && (c->sc_faults != 0 || c->sc_keep))
+		stress_usage_error("%s: -f and --keep do not go with kill mode (-k)", "-k");
+	if (c->sc_check && (c->sc_keep || c->sc_kills > 0 || c->sc_faults != 0))
+		stress_usage_error("%s: --check only reads a kept pool (no -k, -f, --keep)",
+		    "--check");
+	if ((c->sc_check || c->sc_keep) && c->sc_dir == NULL)
+		stress_usage_error("%s needs -d DIR", c->sc_check ? "--check" : "--keep");
 	if (!seeded)
 		c->sc_seed = tarn_guid() >> 24;
 	if (c->sc_seconds == 0 && c->sc_ops == 0)
@@ -230,6 +281,10 @@ stress_dir_setup(stress_cfg_t *c, char *err, size_t errlen)
 			return (SET_ERROR(ENOTDIR));
 		}
 		return (0);
+	}
+	if (c->sc_check) {
+		snprintf(err, errlen, "no directory '%s' to check: %s", c->sc_dir, strerror(errno));
+		return (SET_ERROR(ENOENT));
 	}
 	if (mkdir(c->sc_dir, 0755) != 0) {
 		snprintf(err, errlen, "cannot make directory '%s': %s", c->sc_dir, strerror(errno));
@@ -268,6 +323,38 @@ stress_summary(const stress_cfg_t *c, const stress_stats_t *st, double secs)
 	    " verifications; %" PRIu64 " ENOSPC; %.1f s; digest %016" PRIx64 "\n", c->sc_seed,
 	    st->st_ops, secs > 0 ? (double)st->st_ops / secs : 0.0, st->st_txs, st->st_txgs,
 	    wr, ck, st->st_verifies, st->st_enospc, secs, st->st_digest);
+	if (c->sc_faults != 0) {
+		char rep[32];
+		stress_human(st->st_repaired, rep, sizeof (rep));
+		printf("tarn-stress: faults: %" PRIu64 " device episodes with bit flips/EIO, %"
+		    PRIu64 " devices disappeared and came back; repairs: %" PRIu64
+		    " checksum errors, %" PRIu64 " read errors, %s repaired by scans; %" PRIu64
+		    " scrubs, %" PRIu64 " resilvers; 0 unrepaired\n", st->st_faults, st->st_dead,
+		    st->st_ck_errors, st->st_read_errors, rep, st->st_scrubs, st->st_resilvers);
+	}
+}
+
+/* --check: the first line, the check, its verdict. */
+static int
+stress_main_check(stress_cfg_t *c)
+{
+	char err[2048] = "";
+	stress_stats_t st;
+	memset(&st, 0, sizeof (st));
+	printf("tarn-stress: checking the pool in %s against %s/stress.journal\n", c->sc_dir,
+	    c->sc_dir);
+	fflush(stdout);
+	int e = stress_run_check(c, stress_seeded, &st, err, sizeof (err));
+	stress_cfg_fini(c);
+	if (e != 0) {
+		fflush(stdout);
+		fprintf(stderr, "tarn-stress: check FAILED: %s\n", err);
+		return (1);
+	}
+	char ck[32];
+	stress_human(st.st_bytes_checked, ck, sizeof (ck));
+	printf("tarn-stress: check ok: every object reads back as written (%s compared)\n", ck);
+	return (0);
 }
 
 int
@@ -287,6 +374,16 @@ main(int argc, char **argv)
 	int e = stress_dir_setup(&c, err, sizeof (err));
 	if (e == 0)
 		e = stress_layout_parse(&c, err, sizeof (err));
+	if (e == 0 && c.sc_faults != 0) {
+		bool redundant = false;
+		for (int i = 0; i < c.sc_ngroups; i++)
+			redundant |= c.sc_groups[i].sg_tol > 0;
+		if (!redundant) {
+			snprintf(err, sizeof (err), "-f needs redundancy: layout '%s' has none "
+			    "(plain disks only); use mirror or raidz groups", c.sc_layout);
+			e = SET_ERROR(EINVAL);
+		}
+	}
 	if (e != 0) {
 		fprintf(stderr, "tarn-stress: %s\n", err);
 		if (c.sc_dir_made)
@@ -294,6 +391,8 @@ main(int argc, char **argv)
 		stress_cfg_fini(&c);
 		return (2);
 	}
+	if (c.sc_check)
+		return (stress_main_check(&c));
 	char lim[128] = "";
 	if (c.sc_kills > 0)
 		snprintf(lim, sizeof (lim), ", %d kills", c.sc_kills);
@@ -317,15 +416,30 @@ main(int argc, char **argv)
 	double secs = (double)(tarn_now_ns() - t0) / 1e9;
 	if (e != 0) {
 		stress_fail_msg(&c, "%s", err);
+		char fl[64] = "";
+		if (c.sc_faults != 0) {
+			char names[48];
+			stress_faults_name(c.sc_faults, names, sizeof (names));
+			snprintf(fl, sizeof (fl), " -f %s", names);
+		}
 		fprintf(stderr, "tarn-stress: the devices are kept in %s; to replay: tarn-stress "
-		    "-s %" PRIu64 " -t %d -l %s -S %" PRIu64 "M%s%s%s\n", c.sc_dir, c.sc_seed,
+		    "-s %" PRIu64 " -t %d -l %s -S %" PRIu64 "M%s%s%s%s\n", c.sc_dir, c.sc_seed,
 		    c.sc_threads, c.sc_layout, (uint64_t)(c.sc_devsize / MiB),
-		    c.sc_fill ? " -F" : "", c.sc_kills ? " -k N" : "",
+		    c.sc_fill ? " -F" : "", fl, c.sc_kills ? " -k N" : "",
 		    c.sc_threads > 1 ? " (or with -t 1 and -n)" : " (with -n for the same ops)");
 		stress_cfg_fini(&c);
 		return (1);
 	}
 	stress_summary(&c, &st, secs);
+	if (c.sc_keep) {
+		printf("tarn-stress: kept pool '%s' (exported) in %s:", STRESS_POOL_NAME, c.sc_dir);
+		for (int i = 0; i < c.sc_npaths; i++)
+			printf(" %s", c.sc_paths[i]);
+		printf("\ntarn-stress: check it with: tarn-stress --check -d %s -s %" PRIu64 "\n",
+		    c.sc_dir, c.sc_seed);
+		stress_cfg_fini(&c);
+		return (0);
+	}
 	stress_devices_remove(&c);
 	if (c.sc_dir_made)
 		(void) rmdir(c.sc_dir);

@@ -119,6 +119,15 @@ int stress_obj_check_range(objset_t *os, const stress_model_t *m, const stress_o
 int stress_model_verify(objset_t *os, const stress_model_t *m, uint64_t obj_max,
     uint64_t *bytes, char *err, size_t errlen);
 
+/*
+ * The two halves of stress_model_verify: one object (its type, block
+ * size, bytes and bonus: 0, STRESS_EMISMATCH, or the read's errno), and
+ * that the object set holds no object the model does not.
+ */
+int stress_obj_verify(objset_t *os, const stress_model_t *m, const stress_obj_t *o,
+    uint64_t obj_max, uint64_t *bytes, char *err, size_t errlen);
+int stress_model_check_extra(objset_t *os, const stress_model_t *m, char *err, size_t errlen);
+
 /* ---- the random operation executor ---- */
 
 typedef struct stress_limits {

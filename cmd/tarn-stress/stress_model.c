@@ -407,8 +407,8 @@ stress_obj_check_range(objset_t *os, const stress_model_t *m, const stress_obj_t
 	return (e);
 }
 
-/* Check one object's attributes, bytes and bonus. */
-static int
+/* Check one object's attributes, bytes and bonus (stress.h). */
+int
 stress_obj_verify(objset_t *os, const stress_model_t *m, const stress_obj_t *o,
     uint64_t obj_max, uint64_t *bytes, char *err, size_t errlen)
 {
@@ -467,8 +467,8 @@ stress_u64_cmp(const void *a, const void *b)
 }
 
 /* Every allocated object of os must be in the model, and no more. */
-static int
-stress_check_no_extra(objset_t *os, const stress_model_t *m, char *err, size_t errlen)
+int
+stress_model_check_extra(objset_t *os, const stress_model_t *m, char *err, size_t errlen)
 {
 	uint64_t n = stress_model_objects(m), k = 0;
 	uint64_t *nums = tarn_alloc(sizeof (uint64_t) * (size_t)MAX(n, 1));
@@ -512,5 +512,5 @@ stress_model_verify(objset_t *os, const stress_model_t *m, uint64_t obj_max,
 				return (e);
 		}
 	}
-	return (stress_check_no_extra(os, m, err, errlen));
+	return (stress_model_check_extra(os, m, err, errlen));
 }

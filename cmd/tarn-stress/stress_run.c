@@ -37,6 +37,17 @@ stress_path_add(stress_cfg_t *c)
 	stress_word_add(c, p);
 }
 
+static void
+stress_group_add(stress_cfg_t *c, int first, int n, int tol)
+{
+	c->sc_groups = tarn_realloc(c->sc_groups,
+	    sizeof (stress_group_t) * (size_t)(c->sc_ngroups + 1));
+	stress_group_t *g = &c->sc_groups[c->sc_ngroups++];
+	g->sg_first = first;
+	g->sg_n = n;
+	g->sg_tol = tol;
+}
+
 /* Parse "TYPE:N[,TYPE:N...]" (TYPE mirror, raidz, raidz1..3, stripe). */
 int
 stress_layout_parse(stress_cfg_t *c, char *err, size_t errlen)
@@ -54,8 +65,10 @@ stress_layout_parse(stress_cfg_t *c, char *err, size_t errlen)
 		}
 		*colon = '\0';
 		if (strcmp(g, "stripe") == 0 || strcmp(g, "file") == 0) {
-			for (long i = 0; i < n; i++)
+			for (long i = 0; i < n; i++) {
+				stress_group_add(c, c->sc_npaths, 1, 0);
 				stress_path_add(c);
+			}
 			continue;
 		}
 		int parity = -1;
@@ -76,6 +89,7 @@ stress_layout_parse(stress_cfg_t *c, char *err, size_t errlen)
 		stress_word_add(c, parity == 0 ? "mirror" : parity == 1 ? "raidz1" :
 		    parity == 2 ? "raidz2" : "raidz3");
 		c->sc_maxparity = MAX(c->sc_maxparity, parity);
+		stress_group_add(c, c->sc_npaths, (int)n, parity == 0 ? (int)n - 1 : parity);
 		for (long i = 0; i < n; i++)
 			stress_path_add(c);
 	}
@@ -106,6 +120,9 @@ stress_cfg_fini(stress_cfg_t *c)
 	for (int i = 0; i < c->sc_npaths; i++)
 		tarn_free(c->sc_paths[i]);
 	tarn_free(c->sc_paths);
+	tarn_free(c->sc_groups);
+	c->sc_groups = NULL;
+	c->sc_ngroups = 0;
 	tarn_free(c->sc_dir);
 	c->sc_words = c->sc_paths = NULL;
 	c->sc_dir = NULL;
@@ -485,32 +502,70 @@ stress_trace(void *arg, const stress_op_t *ops, int nops)
 	pthread_mutex_unlock(&lock);
 }
 
+/* The workload with the fault thread (-f) around it, and the final check. */
+static int
+stress_run_work(stress_cfg_t *c, spa_t *spa, objset_t *os, stress_model_t *m,
+    stress_faulter_t *fl, void *kj, stress_stats_t *st, char *err, size_t errlen)
+{
+	stress_journal_fn_t jfn = kj != NULL ? stress_keep_fn() :
+	    c->sc_verbose >= 2 ? stress_trace : NULL;
+	if (fl != NULL)
+		stress_faults_start(fl, spa, st);
+	int e = stress_workload(c, spa, os, m, c->sc_seconds, c->sc_ops, jfn, kj, st, err,
+	    errlen);
+	if (fl != NULL) {
+		char ferr[600];
+		int fe = stress_faults_stop(fl, ferr, sizeof (ferr));
+		if (fe == 0)
+			fe = stress_faults_finish(fl, ferr, sizeof (ferr));
+		if (e == 0 && fe != 0) {
+			snprintf(err, errlen, "%s", ferr);
+			e = fe;
+		}
+	}
+	if (e == 0 && kj != NULL)
+		e = stress_keep_close(kj, err, errlen);
+	else if (kj != NULL)
+		(void) stress_keep_close(kj, NULL, 0);
+	if (e == 0)
+		e = stress_verify_pool(c, spa, os, m, true, st, "final verification", err, errlen);
+	return (e);
+}
+
 int
 stress_run_normal(stress_cfg_t *c, stress_stats_t *st, char *err, size_t errlen)
 {
 	spa_t *spa = NULL;
 	objset_t *os = NULL;
+	stress_faulter_t *fl = NULL;
+	void *kj = NULL;
 	int e = stress_devices_create(c, err, errlen);
+	if (e == 0 && c->sc_faults != 0)
+		fl = stress_faults_attach(c);   /* before any leaf opens */
+	if (e == 0 && c->sc_keep && (kj = stress_keep_open(c, err, errlen)) == NULL)
+		e = SET_ERROR(EIO);
 	if (e == 0)
 		e = stress_pool_create(c, &spa, &os, err, errlen);
-	if (e != 0)
+	if (e != 0) {
+		(void) stress_keep_close(kj, NULL, 0);
+		stress_faults_detach(fl);
 		return (e);
+	}
 	stress_limits_setup(c, spa);
 	stress_verbose(c, "budget %" PRIu64 " KiB of live data per thread",
 	    (uint64_t)(c->sc_lim.sl_budget / KiB));
 	stress_model_t *m = stress_model_create(c->sc_seed, c->sc_threads);
-	e = stress_workload(c, spa, os, m, c->sc_seconds, c->sc_ops,
-	    c->sc_verbose >= 2 ? stress_trace : NULL, NULL, st, err, errlen);
-	if (e == 0)
-		e = stress_verify_pool(c, spa, os, m, true, st, "final verification", err, errlen);
+	e = stress_run_work(c, spa, os, m, fl, kj, st, err, errlen);
 	if (e != 0) {
 		/* leave the devices as they are for a post-mortem */
 		spa_abandon(spa);
+		stress_faults_detach(fl);
 		stress_model_free(m);
 		return (e);
 	}
 	/* reopen read-only (exactly what is on disk), then read-write */
 	spa_close(spa);
+	stress_faults_detach(fl);
 	for (int rw = 0; rw < 2 && e == 0; rw++) {
 		e = stress_pool_open(c, rw == 0, &spa, &os, err, errlen);
 		if (e != 0)
@@ -518,10 +573,15 @@ stress_run_normal(stress_cfg_t *c, stress_stats_t *st, char *err, size_t errlen)
 		e = stress_verify_pool(c, spa, os, m, rw == 1, st, rw == 0 ?
 		    "verification after a read-only reopen" :
 		    "verification after a read-write reopen", err, errlen);
-		if (e == 0)
-			spa_close(spa);
-		else
+		if (e != 0) {
 			spa_abandon(spa);
+		} else if (rw == 1 && c->sc_keep) {
+			e = spa_export(spa);
+			if (e != 0)
+				snprintf(err, errlen, "cannot export the pool: %s", tarn_strerror(e));
+		} else {
+			spa_close(spa);
+		}
 	}
 	stress_model_free(m);
 	return (e);

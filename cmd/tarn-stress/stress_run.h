@@ -11,6 +11,19 @@
 #define STRESS_POOL_NAME "stress"
 #define STRESS_OS_NAME   "stress"
 
+/* One top-level group of the layout: paths [sg_first, sg_first + sg_n). */
+typedef struct stress_group {
+	int      sg_first, sg_n;
+	int      sg_tol;           /* devices that may fail at once: parity, mirror n-1 */
+} stress_group_t;
+
+/* -f: which faults the fault thread injects (stress_faults.c). */
+#define STRESS_F_BITFLIP 0x1
+#define STRESS_F_EIO     0x2
+#define STRESS_F_DEAD    0x4
+#define STRESS_F_SCRUB   0x8
+#define STRESS_F_ALL     0xf
+
 typedef struct stress_cfg {
 	uint64_t sc_seed;
 	int      sc_threads;
@@ -31,6 +44,11 @@ typedef struct stress_cfg {
 	char   **sc_words;         /* "mirror /d/dev0 /d/dev1 ..." for the spec parser */
 	int      sc_nwords;
 	int      sc_maxparity;
+	stress_group_t *sc_groups;
+	int      sc_ngroups;
+	unsigned sc_faults;        /* -f: STRESS_F_* (0: none) */
+	bool     sc_keep;          /* --keep: export the pool and keep the devices */
+	bool     sc_check;         /* --check: verify a kept pool against the model */
 	stress_limits_t sc_lim;    /* set by stress_limits_setup */
 } stress_cfg_t;
 
@@ -39,6 +57,13 @@ typedef struct stress_stats {
 	uint64_t st_verifies, st_txgs;
 	uint64_t st_digest;        /* sum of the workers' operation digests */
 	uint64_t st_rounds, st_kills, st_journaled, st_committed;
+	/* -f */
+	uint64_t st_faults;        /* device episodes with bit flips / read EIO */
+	uint64_t st_dead;          /* devices that disappeared and came back */
+	uint64_t st_scrubs, st_resilvers;
+	uint64_t st_ck_errors, st_read_errors;   /* leaves' counters, summed */
+	uint64_t st_repaired;      /* bytes repaired by scans */
+	uint64_t st_errlog;        /* error log entries after the final scrub */
 } stress_stats_t;
 
 /* Fails the run: prints "tarn-stress: FAILED (seed S): ..." (stress.c). */
@@ -75,6 +100,27 @@ int stress_workload(const stress_cfg_t *c, spa_t *spa, objset_t *os, stress_mode
     double seconds, uint64_t ops, stress_journal_fn_t journal, void *jarg,
     stress_stats_t *st, char *err, size_t errlen);
 
+/*
+ * Fault injection (stress_faults.c): attach an injector to every device
+ * (before the pool opens), run the fault thread around the workload,
+ * and at the end heal everything, scrub, and check nothing was lost.
+ */
+typedef struct stress_faulter stress_faulter_t;
+int stress_faults_parse(const char *arg, unsigned *mask);
+/* The -f argument for mask ("all" or "bitflip,eio,...") into buf. */
+void stress_faults_name(unsigned mask, char *buf, size_t len);
+stress_faulter_t *stress_faults_attach(const stress_cfg_t *c);
+void stress_faults_start(stress_faulter_t *f, spa_t *spa, stress_stats_t *st);
+int stress_faults_stop(stress_faulter_t *f, char *err, size_t errlen);
+int stress_faults_finish(stress_faulter_t *f, char *err, size_t errlen);
+void stress_faults_detach(stress_faulter_t *f);
+
+/* --keep and --check (stress_check.c). */
+void *stress_keep_open(const stress_cfg_t *c, char *err, size_t errlen);
+stress_journal_fn_t stress_keep_fn(void);
+int stress_keep_close(void *kj, char *err, size_t errlen);
+int stress_run_check(stress_cfg_t *c, bool seeded, stress_stats_t *st, char *err,
+    size_t errlen);
 int stress_run_normal(stress_cfg_t *c, stress_stats_t *st, char *err, size_t errlen);
 int stress_run_kill(stress_cfg_t *c, stress_stats_t *st, char *err, size_t errlen);
 

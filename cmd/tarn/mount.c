@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 
 typedef struct mnt {
@@ -138,8 +139,8 @@ mnt_mkdir_p(const char *path)
 static void
 mnt_clear_stale(const char *mp)
 {
-	struct stat st;
-	if (stat(mp, &st) == 0 || errno != ENOTCONN)
+	struct statfs st;       /* stat may be answered from the kernel's cache */
+	if (statfs(mp, &st) == 0 || errno != ENOTCONN)
 		return;
 	if (umount2(mp, MNT_DETACH) == 0)
 		return;
@@ -212,6 +213,13 @@ mnt_opts(dsl_pool_t *dp, const char *name, posix_fs_opts_t *po, tarn_fuse_opts_t
 	if (rs != 0)
 		po->pfo_recordsize = (uint32_t)rs;
 	po->pfo_xattr = mnt_prop(dp, name, DSL_PROP_XATTR, v) != DSL_OFF;
+	/*
+	 * The space hook (dsl_dataset_avail) sees what has synced; the POSIX
+	 * layer's own count enforces the dataset's quota at once.
+	 */
+	uint64_t q = mnt_prop(dp, name, DSL_PROP_QUOTA, v);
+	uint64_t rq = mnt_prop(dp, name, DSL_PROP_REFQUOTA, v);
+	po->pfo_quota = q == 0 ? rq : rq == 0 ? q : MIN(q, rq);
 	fo->tfo_readonly = po->pfo_readonly;
 	if (fo->tfo_readonly)
 		fo->tfo_writeback = false;
@@ -257,7 +265,8 @@ mnt_one(dsl_pool_t *dp, const char *name, bool automatic)
 	}
 	mnt_t *m = tarn_alloc(sizeof (*m));
 	(void) snprintf(m->m_name, sizeof (m->m_name), "%s", name);
-	(void) snprintf(m->m_mountpoint, sizeof (m->m_mountpoint), "%s", v->dpv_str);
+	(void) snprintf(m->m_mountpoint, sizeof (m->m_mountpoint), "%.*s",
+	    (int)sizeof (m->m_mountpoint) - 1, v->dpv_str);
 	m->m_spa = dsl_pool_spa(dp);
 	posix_fs_opts_t po;
 	objset_t *os;
@@ -461,7 +470,7 @@ cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop)
 		return;
 	}
 	if (p != DSL_PROP_ATIME && p != DSL_PROP_RELATIME && p != DSL_PROP_RECORDSIZE &&
-	    p != DSL_PROP_XATTR)
+	    p != DSL_PROP_XATTR && p != DSL_PROP_QUOTA && p != DSL_PROP_REFQUOTA)
 		return;
 	pthread_mutex_lock(&mnt_op_lock);
 	mnt_t **v;

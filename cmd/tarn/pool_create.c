@@ -7,6 +7,9 @@
  * until all of them pass.  -n prints the layout that would be created.
  */
 #include "tarn.h"
+#ifdef TARN_HAVE_FS
+#include "dsl.h"
+#endif
 
 #include <getopt.h>
 #include <sys/stat.h>
@@ -201,6 +204,31 @@ create_dryrun(const char *name, const spa_vdev_spec_t *s, const spa_vdev_spec_t 
 	return (0);
 }
 
+#ifdef TARN_HAVE_FS
+/*
+ * The root dataset of a new pool, with -m's mountpoint.  Made here only
+ * when it matters (-m, or the daemon mounts it); otherwise the first
+ * dataset command makes it.
+ */
+static int
+create_root_dataset(spa_t *spa, const char *mountpoint)
+{
+	dsl_pool_t *dp;
+	char err[512];
+	int e;
+
+	if (mountpoint == NULL && !cli_mount_auto())
+		return (0);
+	if ((e = dsl_pool_open(spa, cli_fs_init, NULL, &dp)) != 0)
+		return (cli_cannot("create", spa_name(spa), e, NULL));
+	if (mountpoint != NULL && (e = dsl_prop_set(dp, spa_name(spa), "mountpoint",
+	    mountpoint, err, sizeof (err))) != 0)
+		(void) cli_cannot("create", spa_name(spa), e, err);
+	dsl_pool_close(dp);
+	return (e ? CLI_EXIT_ERROR : 0);
+}
+#endif
+
 int
 cli_pool_create(int argc, char **argv)
 {
@@ -240,11 +268,19 @@ cli_pool_create(int argc, char **argv)
 	if (error != 0)
 		return (cli_cannot("create", name, error, err));
 	cli_history_log(spa);
+#ifdef TARN_HAVE_FS
+	ret = create_root_dataset(spa, co.co_mountpoint);
+	cli_pool_adopt(spa);
+	if (ret == 0)
+		cli_mount_pool(name);
+	return (ret);
+#else
 	cli_pool_adopt(spa);
 	if (co.co_mountpoint != NULL)
-		fprintf(cli_err, "note: datasets are not mounted yet; the mountpoint "
-		    "'%s' is ignored for now\n", co.co_mountpoint);
+		fprintf(cli_err, "note: this build has no datasets; the mountpoint "
+		    "'%s' is ignored\n", co.co_mountpoint);
 	return (CLI_EXIT_OK);
+#endif
 }
 
 int
@@ -285,6 +321,12 @@ cli_pool_destroy(int argc, char **argv)
 		    error == CLI_ENOPOOL ? "" : "; use -f to forget it on this host");
 		return (cli_cannot("destroy", argv[0], error, msg));
 	}
+#ifdef TARN_HAVE_FS
+	if (cli_unmount_tree(argv[0], force, "destroy") != 0) {
+		cli_pool_close(spa);
+		return (CLI_EXIT_ERROR);
+	}
+#endif
 	cli_history_log(spa);   /* as zpool: the record goes down with the pool */
 	err[0] = '\0';
 	if ((error = cli_spa_destroy(spa)) != 0)

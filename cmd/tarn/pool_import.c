@@ -25,6 +25,7 @@ typedef struct import_opts {
 	int               io_ndirs;
 	spa_import_opts_t io_spa;
 	bool              io_all;
+	bool              io_nomount;  /* -N */
 	bool              io_rewind;   /* -F */
 	bool              io_dryrun;   /* -n */
 } import_opts_t;
@@ -86,7 +87,7 @@ import_parse_args(int argc, char **argv, import_opts_t *io)
 				return (error);
 			break;
 		case 'f': io->io_spa.sio_force = true; break;
-		case 'N': break;   /* nothing is mounted yet */
+		case 'N': io->io_nomount = true; break;
 		case 'o':
 			if ((error = import_prop(io, optarg)) != 0)
 				return (error);
@@ -445,7 +446,13 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 		fprintf(cli_err, "note: '%s' was opened read-only; without the daemon a "
 		    "read-only import is not remembered, so later commands will not "
 		    "find it\n", spa_name(spa));
+	char pname[SPA_NAME_MAX + 1];
+	(void) snprintf(pname, sizeof (pname), "%s", spa_name(spa));
 	cli_pool_adopt(spa);
+#ifdef TARN_HAVE_FS
+	if (!io->io_nomount)
+		cli_mount_pool(pname);
+#endif
 	return (CLI_EXIT_OK);
 }
 
@@ -533,6 +540,12 @@ export_one(const char *name, bool force)
 		    error == CLI_ENOPOOL ? "" : "; use -f to forget it on this host");
 		return (cli_cannot("export", name, error, msg));
 	}
+#ifdef TARN_HAVE_FS
+	if (cli_unmount_tree(name, force, "export") != 0) {
+		cli_pool_close(spa);
+		return (CLI_EXIT_ERROR);
+	}
+#endif
 	cli_history_log(spa);   /* kept in the pool for its next import */
 	if ((error = cli_spa_export(spa)) != 0)
 		return (cli_cannot("export", name, error, NULL));

@@ -484,6 +484,9 @@ cli_registry_start(cli_log_fn_t logf)
 		pthread_mutex_unlock(&reg_lock);
 	}
 	spa_cache_free(ents, n);
+#ifdef TARN_HAVE_FS
+	cli_mount_start();      /* the datasets of the pools it holds again */
+#endif
 }
 
 int
@@ -492,6 +495,9 @@ cli_registry_stop(int wait_ms)
 	struct timespec deadline;
 	int left = 0;
 
+#ifdef TARN_HAVE_FS
+	cli_mount_stop();       /* every mount goes before its pool closes */
+#endif
 	VERIFY0(clock_gettime(CLOCK_REALTIME, &deadline));
 	deadline.tv_sec += wait_ms / 1000;
 	deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;

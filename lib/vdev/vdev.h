@@ -452,6 +452,9 @@ void vdev_fault_detach(vdev_fault_t *vf);
 void vdev_fault_powercut(vdev_fault_t *vf, tarn_rand_t *r);
 /* Make the device fail every I/O (true) or work again (false). */
 void vdev_fault_set_dead(vdev_fault_t *vf, bool dead);
+/* Change the random fault rates (ppm) of a live injector (tarn-stress -f). */
+void vdev_fault_set_rates(vdev_fault_t *vf, uint32_t read_eio_ppm, uint32_t write_eio_ppm,
+    uint32_t bitflip_ppm);
 uint64_t vdev_fault_held_writes(vdev_fault_t *vf);
 
 #endif

@@ -264,6 +264,17 @@ vdev_fault_set_dead(vdev_fault_t *vf, bool dead)
 	VERIFY0(pthread_mutex_unlock(&vf->vf_lock));
 }
 
+void
+vdev_fault_set_rates(vdev_fault_t *vf, uint32_t read_eio_ppm, uint32_t write_eio_ppm,
+    uint32_t bitflip_ppm)
+{
+	VERIFY0(pthread_mutex_lock(&vf->vf_lock));
+	vf->vf_cfg.vfc_read_eio_ppm = read_eio_ppm;
+	vf->vf_cfg.vfc_write_eio_ppm = write_eio_ppm;
+	vf->vf_cfg.vfc_bitflip_ppm = bitflip_ppm;
+	VERIFY0(pthread_mutex_unlock(&vf->vf_lock));
+}
+
 uint64_t
 vdev_fault_held_writes(vdev_fault_t *vf)
 {

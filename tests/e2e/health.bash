@@ -8,9 +8,10 @@
 #                                    HAVE_DATA (0/1)
 #   put_data NAME                    make the pool change (history records,
 #                                    new txgs) without a data writer
-#   check_data NAME [WANT]           with data: export, `tarn-stress --check`
+#   check_data NAME [WANT [REGEX]]   with data: export, `tarn-stress --check`
 #                                    compares every byte with its model (exit
-#                                    WANT, default 0), import again
+#                                    WANT, default 0; its output matching
+#                                    REGEX), import again
 #   corrupt_written FILE             overwrite every written 4 KiB block of a
 #                                    device's data area with random bytes
 #   dev_counts NAME                  "READ WRITE CKSUM" of a row of the last
@@ -43,7 +44,7 @@ make_pool() {
 			show_output
 			return 1
 		fi
-		for i in "$dir"/*; do DEV+=("$i"); done
+		for i in "$dir"/dev*; do DEV+=("$i"); done
 		tarn_ok pool import -d "$dir" stress "$name" || return 1
 		HAVE_DATA=1
 		return 0
@@ -65,7 +66,7 @@ make_pool() {
 # compares; it opens the devices in the directory, whatever the pool is
 # called now).  Without data there is nothing to compare.
 check_data() {
-	local name=$1 want=${2:-0}
+	local name=$1 want=${2:-0} want_re=${3:-}
 	[ "$HAVE_DATA" -eq 1 ] || return 0
 	tarn_ok pool export "$name" || return 1
 	run "$STRESS" --check "${STRESS_ARGS[@]}"
@@ -73,6 +74,8 @@ check_data() {
 		fail "tarn-stress --check of '$name': exit $RC, expected $want"
 		show_output
 	fi
+	echo "  $(grep -m1 'check of pool' "$OUT")"
+	[ -z "$want_re" ] || out_has "$want_re"
 	tarn_ok pool import -d "$DEVDIR/$name" "$name"
 }
 
@@ -89,22 +92,29 @@ put_data() {
 	done
 }
 
-# corrupt_written FILE: every 4 KiB block of the data area (4 MiB ..
+# corrupt_written FILE [N]: every 4 KiB block of the data area (4 MiB ..
 # end - 512 KiB, docs/FORMAT.md "Leaf layout") that was ever written (the
-# device is a sparse file: the rest reads as zeros) gets random bytes.
+# device is a sparse file: the rest reads as zeros) gets random bytes; with
+# N, only N of them chosen at random (the same N for the same device).
 # Prints how many blocks.  A superset of "random sectors", so that live
-# blocks are hit for sure.
+# blocks are hit for sure.  One python process: thousands of dd's are slow.
 corrupt_written() {
-	local f=$1 start=$((4 << 20)) size len n=0 off
-	size=$(stat -c %s "$f")
-	len=$(((size / 262144) * 262144 - (512 << 10) - start))
-	for off in $(od -A d -t x8 -w4096 -j "$start" -N "$len" "$f" |
-	    awk 'NF > 1 { for (i = 2; i <= NF; i++) if ($i != "0000000000000000") { print $1; next } }'); do
-		dd if=/dev/urandom of="$f" bs=4096 seek=$((off / 4096)) count=1 \
-		    conv=notrunc status=none
-		n=$((n + 1))
-	done
-	echo "$n"
+	python3 - "$1" "${2:-0}" <<'PYEOF'
+import os, random, sys
+path, sample = sys.argv[1], int(sys.argv[2])
+start = 4 << 20
+end = (os.path.getsize(path) // 262144) * 262144 - (512 << 10)
+fd = os.open(path, os.O_RDWR)
+zero = bytes(4096)
+offs = [off for off in range(start, end, 4096) if os.pread(fd, 4096, off) != zero]
+if sample > 0:
+    offs = random.Random(sample).sample(offs, min(sample, len(offs)))
+for off in offs:
+    os.pwrite(fd, os.urandom(4096), off)
+os.fsync(fd)
+os.close(fd)
+print(len(offs))
+PYEOF
 }
 
 # dev_counts NAME: READ WRITE CKSUM of the config row named NAME in $OUT.

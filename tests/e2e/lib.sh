@@ -29,6 +29,8 @@ E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tarn-e2e-$E2E_NAME.XXXXXX") || exit 1
 export TARN_CACHEFILE="$E2E_TMP/cache/tarn.cache"
 export TARN_RUNDIR="$E2E_TMP/run"
 export TARN_SOCKET="$TARN_RUNDIR/tarnd.sock"
+# the daemon mounts datasets only in tests that ask (fs_mount.sh sets 1)
+export TARN_AUTOMOUNT=0
 OUT="$E2E_TMP/.out"
 ERR="$E2E_TMP/.err"
 RC=0

@@ -38,6 +38,9 @@ usage_err "bad size" -S 12Q
 usage_err "thread count must be 1..256" -t 0
 usage_err "bad number of seconds" -T abc
 usage_err "unexpected argument 'extra'" extra
+usage_err "bad fault list 'x'" -f x
+usage_err "no directory .* to check" --check
+usage_err "do not go with kill mode" -k 2 -f all
 run "$STRESS" --no-such-option
 if [ "$RC" -eq 2 ]; then pass; else fail "unknown option: exit $RC, not 2"; fi
 [ -e "$E2E_TMP/bad" ] && fail "a usage error left $E2E_TMP/bad behind" || pass
@@ -59,5 +62,23 @@ if [ -n "$d1" ] && [ "$d1" = "$d2" ]; then pass; else
 	fail "same seed, different operations: digest '$d1' then '$d2'"
 fi
 if [ "$d1" != "$d3" ]; then pass; else fail "seeds 4242 and 4243 gave the same digest $d1"; fi
+
+# --keep, then --check of what it left
+k="$E2E_TMP/keep"
+ok "$STRESS" --keep -d "$k" -s 99 -t 1 -n 800 -l mirror:2 -S 64M
+out_has "^tarn-stress: kept pool 'stress' \(exported\) in $k: $k/dev0 $k/dev1$"
+[ -f "$k/dev0" ] && [ -f "$k/dev1" ] && [ -s "$k/stress.journal" ] && pass ||
+	fail "--keep left no devices or journal in $k: $(ls "$k" | tr '\n' ' ')"
+ok "$STRESS" --check -d "$k" -s 99 -t 1 -n 800
+out_has "^tarn-stress: check of pool 'stress' in $k: [1-9][0-9]* objects, 0 unreadable, 0 mismatched$"
+out_has "^tarn-stress: check ok: "
+run "$STRESS" --check -d "$k" -s 98 -t 1 -n 800
+if [ "$RC" -eq 1 ] && grep -q "filled with seed 99, not 98" "$ERR"; then pass; else
+	fail "--check with the wrong seed: exit $RC"
+	show_output
+fi
+run "$STRESS" --check -d "$E2E_TMP/nonexistent"
+[ "$RC" -ne 0 ] && [ ! -e "$E2E_TMP/nonexistent" ] && pass ||
+	fail "--check of a missing directory: exit $RC"
 
 e2e_done

@@ -1,0 +1,174 @@
+#!/bin/bash
+# Datasets mounted by the daemon: a raidz1 pool created with -m is mounted
+# there; files written through the mount show in `zfs list`; datasets
+# mount inside their parents; readonly gives EROFS, quota EDQUOT; destroy
+# of a mounted dataset needs -f; export unmounts, import mounts again;
+# the daemon remounts after SIGTERM, and after SIGKILL in the middle of
+# writes (the dead FUSE mount is cleared) every fsync'd file is there and
+# a scrub is clean.
+#
+# Cleanup even on failure: pools destroyed with -f (unmounts), the daemon
+# stopped by its PID (SIGTERM unmounts), then any FUSE mount left under
+# this test's temp dir is lazily unmounted (fusermount3 -uz).
+. "$(dirname "$0")/lib.sh"
+describe "datasets mounted by tarnd: mount, quota, readonly, busy, export, restart, crash"
+require_engine
+[ -n "${TARN_NO_DAEMON:-}" ] && skip "mounting needs the daemon"
+[ -e /dev/fuse ] || skip "no /dev/fuse"
+command -v python3 >/dev/null || skip "no python3"
+export TARN_AUTOMOUNT=1
+MNT="$E2E_TMP/mnt"
+
+fm_cleanup() {
+	local rc=$? m
+	trap - EXIT
+	timeout -k 5 30 "$TARN" pool destroy -f tank >/dev/null 2>&1
+	stop_daemon TERM
+	for m in $(awk -v t="$E2E_TMP" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r); do
+		fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+	done
+	(exit $rc)
+	e2e_cleanup
+}
+trap fm_cleanup EXIT
+
+mounted() {
+	mountpoint -q "$1" 2>/dev/null
+}
+
+mkdevs 4 256M
+tarn_ok pool create -m "$MNT" tank raidz1 "${DEV[@]}"
+mounted "$MNT" && pass || fail "pool not mounted at $MNT"
+tarn_ok fs get -H -o value mounted,mountpoint tank
+out_is "yes
+$MNT"
+
+# --- files through the mount; USED grows
+tarn_ok fs list -H -p -o used tank
+used0=$(cat "$OUT")
+ok dd if=/dev/urandom of="$MNT/big" bs=1M count=8 conv=fsync status=none
+ok cp -r "$E2E_SRC/lib/util" "$MNT/util"
+sums=$(cd "$MNT" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+tarn_ok fs list -H -p -o used tank
+used1=$(cat "$OUT")
+[ "$used1" -gt "$((used0 + 8000000))" ] && pass || fail "USED did not grow: $used0 -> $used1"
+
+# --- datasets mount inside their parents; zfs mount lists them
+tarn_ok fs create tank/a
+mounted "$MNT/a" && pass || fail "tank/a not mounted at $MNT/a"
+tarn_ok fs create tank/a/b
+mounted "$MNT/a/b" && pass || fail "tank/a/b not mounted inside tank/a"
+tarn_ok fs mount
+out_has "^tank/a/b +$MNT/a/b$"
+out_has "^tank +$MNT$"
+tarn_err 1 "^cannot mount 'tank/a': filesystem already mounted" fs mount tank/a
+ok sh -c "echo hello >'$MNT/a/b/f'"
+
+# --- readonly: EROFS, and back
+tarn_ok fs set readonly=on tank/a
+run sh -c "echo x >'$MNT/a/new'"
+grep -q "Read-only file system" "$ERR" && pass || fail "no EROFS on readonly=on"
+run sh -c "echo x >'$MNT/a/b/new'"
+grep -q "Read-only file system" "$ERR" && pass || fail "child did not inherit readonly"
+tarn_ok fs set readonly=off tank/a
+ok sh -c "echo x >'$MNT/a/new'"
+[ "$(cat "$MNT/a/b/f")" = hello ] && pass || fail "tank/a/b lost its file over the remount"
+
+# --- quota: EDQUOT
+tarn_ok fs create -o quota=2M tank/q
+run dd if=/dev/zero of="$MNT/q/fill" bs=256K count=40 conv=fsync
+grep -q "quota exceeded" "$ERR" && pass || { fail "no EDQUOT over quota"; show_output; }
+
+# --- mountpoint: moved by set, must be empty, none unmounts; atime in place
+tarn_ok fs set mountpoint="$E2E_TMP/elsewhere" tank/q
+mounted "$E2E_TMP/elsewhere" && pass || fail "tank/q not remounted at its new mountpoint"
+mounted "$MNT/q" && fail "tank/q still mounted at the old place" || pass
+tarn_ok fs inherit mountpoint tank/q
+mounted "$MNT/q" && pass || fail "tank/q not back under tank"
+tarn_ok fs set atime=off tank
+mkdir -p "$E2E_TMP/full" && touch "$E2E_TMP/full/x"
+tarn_err 1 "^cannot mount 'tank/n': directory is not empty" fs create -o mountpoint="$E2E_TMP/full" tank/n
+tarn_ok fs get -H -o value mounted tank/n
+out_is "no"
+tarn_ok fs set mountpoint=none tank/n
+tarn_ok fs destroy tank/n
+TARN_NO_DAEMON=1 tarn_err 1 "^cannot mount 'tank/q': mounting needs the daemon" fs mount tank/q
+
+# --- unmount / mount by hand; destroy of a mounted dataset
+tarn_ok fs unmount tank/q
+mounted "$MNT/q" && fail "tank/q still mounted" || pass
+tarn_ok fs get -H -o value mounted tank/q
+out_is "no"
+tarn_ok fs mount tank/q
+mounted "$MNT/q" && pass || fail "tank/q not mounted again"
+tarn_err 1 "^cannot destroy 'tank/q': filesystem is busy" fs destroy tank/q
+( cd "$MNT/a/b" && sleep 30 ) &
+busy=$!
+sleep 0.5
+tarn_err 1 "^cannot unmount 'tank/a'" fs unmount tank/a
+tarn_ok fs destroy -f -r tank/a
+mounted "$MNT/a/b" && fail "tank/a/b still mounted after destroy -f" || pass
+kill "$busy" 2>/dev/null
+wait "$busy" 2>/dev/null
+tarn_ok fs umount "$MNT/q"
+tarn_ok fs destroy tank/q
+
+# --- export unmounts, import mounts again with the data
+tarn_ok pool export tank
+mounted "$MNT" && fail "still mounted after export" || pass
+tarn_ok pool import -d "$DEVDIR" tank
+mounted "$MNT" && pass || fail "not mounted after import"
+got=$(cd "$MNT" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+[ "$got" = "$sums" ] && pass || fail "files differ after export/import"
+
+# --- SIGTERM: unmounted; the next command's daemon mounts again
+stop_daemon TERM
+mounted "$MNT" && fail "still mounted after SIGTERM" || pass
+tarn_ok pool list -H -o name
+mounted "$MNT" && pass || fail "not mounted again after a restart"
+
+# --- SIGKILL in the middle of writes: fsync'd files survive
+python3 - "$MNT/crash" 2>/dev/null <<'EOF' &
+import os, sys
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+i = 0
+while True:
+    with open(os.path.join(d, "f%05d" % i), "wb") as f:
+        f.write(os.urandom(65536))
+        f.flush()
+        os.fsync(f.fileno())
+    with open(os.path.join(d, "..", "crash.log"), "a") as log:
+        log.write("f%05d\n" % i)
+        log.flush()
+        os.fsync(log.fileno())
+    i += 1
+EOF
+writer=$!
+sleep 3
+cp "$MNT/crash.log" "$E2E_TMP/crash.log" 2>/dev/null
+stop_daemon KILL
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+n=$(wc -l <"$E2E_TMP/crash.log")
+[ "$n" -gt 0 ] && pass || fail "the writer wrote nothing before the kill"
+tarn_ok pool list -H -o name,health
+out_is "tank	ONLINE"
+mounted "$MNT" && pass || fail "not mounted again after SIGKILL"
+missing=0
+while read -r f; do
+	[ "$(stat -c %s "$MNT/crash/$f" 2>/dev/null)" = 65536 ] || missing=$((missing + 1))
+done <"$E2E_TMP/crash.log"
+[ "$missing" -eq 0 ] && pass || fail "$missing of $n fsync'd files missing or short after SIGKILL"
+got=$(cd "$MNT" && find . -path ./crash -prune -o -name crash.log -prune -o -type f -print0 |
+	sort -z | xargs -0 sha256sum)
+[ "$got" = "$sums" ] && pass || fail "files differ after SIGKILL"
+tarn_ok pool scrub -w tank
+tarn_ok pool status tank
+out_has "with 0 errors"
+
+# --- destroy of the pool unmounts it
+tarn_ok pool destroy tank
+mounted "$MNT" && fail "still mounted after pool destroy" || pass
+
+e2e_done
