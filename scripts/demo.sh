@@ -9,8 +9,8 @@
 set -u
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
-TARN="$B/cmd/tarn/tarn"
-STRESS="$B/cmd/tarn-stress/tarn-stress"
+TARN="$B/tarn"
+STRESS="$B/tarn-stress"
 [ -x "$STRESS" ] || STRESS="$B/tarn-stress"
 
 if [ ! -x "$TARN" ]; then
