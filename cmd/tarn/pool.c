@@ -14,7 +14,7 @@ __thread const char *cli_pool_prog = "tarn pool";
 
 static const cli_verb_t cli_verbs[] = {
 	{ "create", cli_pool_create,
-	    "\tcreate [-fn] [-o property=value] ... [-m mountpoint] <pool> <vdev> ...\n" },
+	    "\tcreate [-fn] [-o property=value] ... [-O file-system-property=value] ...\n\t    [-m mountpoint] <pool> <vdev> ...\n" },
 	{ "destroy", cli_pool_destroy,
 	    "\tdestroy [-f] <pool>\n" },
 	{ "import", cli_pool_import,

@@ -14,10 +14,14 @@
 #include <getopt.h>
 #include <sys/stat.h>
 
+#define CREATE_MAX_FSPROPS 32
+
 typedef struct create_opts {
 	spa_create_opts_t co_spa;
 	bool        co_dryrun;
 	const char *co_mountpoint;
+	int         co_nfsprops;                      /* -O prop=value */
+	char       *co_fsprops[CREATE_MAX_FSPROPS];
 } create_opts_t;
 
 /* Parse "ashift=12"-style numbers within [lo, hi]. */
@@ -70,15 +74,45 @@ create_prop(create_opts_t *co, const char *arg)
 	return (0);
 }
 
+/*
+ * -O prop=value: a property of the root file system, checked now so that
+ * a bad value refuses the create before anything is written.
+ */
+static int
+create_fsprop(create_opts_t *co, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	if (eq == NULL || eq == arg)
+		return (cli_usage_error("create", "-O needs property=value, not '%s'", arg));
+#ifdef TARN_HAVE_FS
+	char prop[64], err[512], str[1024];
+	uint64_t num;
+	snprintf(prop, sizeof (prop), "%.*s", (int)(eq - arg), arg);
+	int p = dsl_prop_lookup(prop);
+	if (p < 0)
+		return (cli_usage_error("create", "invalid property '%s'", prop));
+	if (dsl_prop_parse(p, eq + 1, &num, str, sizeof (str), err, sizeof (err)) != 0)
+		return (cli_usage_error("create", "%s", err));
+#endif
+	if (co->co_nfsprops == CREATE_MAX_FSPROPS)
+		return (cli_usage_error("create", "too many -O properties"));
+	co->co_fsprops[co->co_nfsprops++] = arg;
+	return (0);
+}
+
 static int
 create_parse_args(int argc, char **argv, create_opts_t *co)
 {
 	int c, error;
 
-	while ((c = getopt(argc, argv, ":fno:m:")) != -1) {
+	while ((c = getopt(argc, argv, ":fno:O:m:")) != -1) {
 		switch (c) {
 		case 'f': co->co_spa.sco_force = true; break;
 		case 'n': co->co_dryrun = true; break;
+		case 'O':
+			if ((error = create_fsprop(co, optarg)) != 0)
+				return (error);
+			break;
 		case 'o':
 			if ((error = create_prop(co, optarg)) != 0)
 				return (error);
@@ -211,19 +245,27 @@ create_dryrun(const char *name, const spa_vdev_spec_t *s, const spa_vdev_spec_t 
  * dataset command makes it.
  */
 static int
-create_root_dataset(spa_t *spa, const char *mountpoint)
+create_root_dataset(spa_t *spa, const char *mountpoint, const create_opts_t *co)
 {
 	dsl_pool_t *dp;
 	char err[512];
 	int e;
 
-	if (mountpoint == NULL && !cli_mount_auto())
+	if (mountpoint == NULL && co->co_nfsprops == 0 && !cli_mount_auto())
 		return (0);
 	if ((e = dsl_pool_open(spa, cli_fs_init, NULL, &dp)) != 0)
 		return (cli_cannot("create", spa_name(spa), e, NULL));
 	if (mountpoint != NULL && (e = dsl_prop_set(dp, spa_name(spa), "mountpoint",
 	    mountpoint, err, sizeof (err))) != 0)
 		(void) cli_cannot("create", spa_name(spa), e, err);
+	for (int i = 0; e == 0 && i < co->co_nfsprops; i++) {
+		char prop[64];
+		const char *eq = strchr(co->co_fsprops[i], '=');
+		snprintf(prop, sizeof (prop), "%.*s", (int)(eq - co->co_fsprops[i]),
+		    co->co_fsprops[i]);
+		if ((e = dsl_prop_set(dp, spa_name(spa), prop, eq + 1, err, sizeof (err))) != 0)
+			(void) cli_cannot("create", spa_name(spa), e, err);
+	}
 	dsl_pool_close(dp);
 	return (e ? CLI_EXIT_ERROR : 0);
 }
@@ -269,7 +311,7 @@ cli_pool_create(int argc, char **argv)
 		return (cli_cannot("create", name, error, err));
 	cli_history_log(spa);
 #ifdef TARN_HAVE_FS
-	ret = create_root_dataset(spa, co.co_mountpoint);
+	ret = create_root_dataset(spa, co.co_mountpoint, &co);
 	cli_pool_adopt(spa);
 	if (ret == 0)
 		cli_mount_pool(name);

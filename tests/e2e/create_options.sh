@@ -39,4 +39,18 @@ tarn_ok pool import -d "$DEVDIR" opts
 tarn_ok pool list -H -o name,health opts
 out_is "opts	ONLINE"
 tarn_ok pool destroy opts
+
+# -O sets properties of the root file system; a bad one refuses the create
+# before any device is touched
+sums_save "${DEV[0]}" "${DEV[1]}"
+tarn_err 2 "must be one of" pool create -O compression=bogus -m none fsopts mirror "${DEV[0]}" "${DEV[1]}"
+sums_check
+tarn_err 2 "invalid property 'nosuchprop'" pool create -O nosuchprop=1 fsopts mirror "${DEV[0]}" "${DEV[1]}"
+sums_check
+tarn_ok pool create -f -O compression=lz4 -O recordsize=64K -m none fsopts mirror "${DEV[0]}" "${DEV[1]}"
+tarn_ok fs get -H -o value,source compression fsopts
+out_is "lz4	local"
+tarn_ok fs get -H -o value recordsize fsopts
+out_is "64K"
+tarn_ok pool destroy fsopts
 e2e_done
