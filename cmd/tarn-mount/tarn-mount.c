@@ -174,7 +174,7 @@ tm_avail(void *arg)
 {
 	spa_space_t ss;
 	spa_get_space(arg, &ss);
-	uint64_t keep = ss.ss_deferred + ss.ss_slop;
+	uint64_t keep = ss.ss_slop;
 	return (ss.ss_free > keep ? ss.ss_free - keep : 0);
 }
 

@@ -98,9 +98,10 @@ spa_get_space(spa_t *spa, spa_space_t *out)
 	metaslab_space_t ms;
 	metaslab_class_space(spa->spa_mc, &ms);
 	memset(out, 0, sizeof (*out));
+	/* in use until deferred frees mature counts as allocated; free is allocatable now */
 	out->ss_size = ms.ms_total;
-	out->ss_alloc = ms.ms_alloc;
-	out->ss_free = ms.ms_total - ms.ms_alloc;
+	out->ss_alloc = ms.ms_alloc + ms.ms_deferred;
+	out->ss_free = ms.ms_free;
 	out->ss_deferred = ms.ms_deferred;
 	/*
 	 * The reserve kept for metadata and frees: 1/32 of the pool, but at

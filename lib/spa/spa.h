@@ -142,9 +142,9 @@ uint64_t spa_create_time(const spa_t *spa);
 
 typedef struct spa_space {
 	uint64_t ss_size;          /* allocatable bytes (all top-level vdevs) */
-	uint64_t ss_alloc;
-	uint64_t ss_free;
-	uint64_t ss_deferred;
+	uint64_t ss_alloc;         /* in use, including frees not yet matured */
+	uint64_t ss_free;          /* allocatable now (size = alloc + free) */
+	uint64_t ss_deferred;      /* part of alloc: freed, allocatable in a few txgs */
 	uint64_t ss_slop;          /* reserve kept for frees and metadata */
 } spa_space_t;
 void spa_get_space(spa_t *spa, spa_space_t *out);

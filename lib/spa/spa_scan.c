@@ -390,7 +390,7 @@ scan_pressure(scan_walk_t *w)
 		return (0);
 	spa_space_t ss;
 	spa_get_space(w->sw_spa, &ss);
-	uint64_t avail = ss.ss_free > ss.ss_deferred ? ss.ss_free - ss.ss_deferred : 0;
+	uint64_t avail = ss.ss_free;
 	if (held > avail || avail < 4 * ss.ss_slop)
 		return (2);
 	return (held > avail / 2 ? 1 : 0);

@@ -271,7 +271,7 @@ spa_space_avail(void *arg, bool netfree)
 	spa_space_t ss;
 	spa_get_space(spa, &ss);
 	uint64_t reserve = netfree ? ss.ss_slop / 2 : ss.ss_slop;
-	uint64_t freeb = ss.ss_free > ss.ss_deferred ? ss.ss_free - ss.ss_deferred : 0;
+	uint64_t freeb = ss.ss_free;
 	if (freeb <= reserve)
 		return (0);
 	uint64_t avail = freeb - reserve;
