@@ -1,0 +1,437 @@
+#!/bin/bash
+# bench/run-fs.sh — file-system figures through the mount: the same fio jobs
+# on Tarn and on zfs-fuse with the same layouts (single file, mirror of 2,
+# raidz1 of 4), plus ext4 and btrfs on loop devices (btrfs raid5 over 4 too,
+# the random-write reference) and fuse-overlayfs over a tmpfs directory (the
+# ceiling for any FUSE file system).  Every target's devices are files on
+# one tmpfs, made afresh for each target and removed after it.
+#
+# Jobs (fio, psync, direct=0, fixed seed, end_fsync=1 on writes), on one
+# file of half the device size:
+#   seq write / rewrite 1 MiB, seq read cold (page cache dropped, and Tarn
+#   and zfs-fuse remounted / exported and imported so their own caches are
+#   cold too) and warm; 4k random read with 1 and 4 jobs (page cache
+#   dropped before each; the file systems' own caches stay as they are);
+#   4k random write;
+#   4k write with fsync after each; file create / stat / delete (fio's
+#   filecreate, filestat and filedelete engines, 4 KiB files).
+# Prints one table: rows are figures, columns targets, then the ratio
+# Tarn/zfs-fuse per layout.  The issue's targets: every ratio >= 2 (random
+# reads >= 5), Tarn's sequential figures >= 70% of fuse-overlayfs.
+#
+# Usage: bench/run-fs.sh [--size SIZE] [--runtime SEC] [--files N]
+#                        [--targets LIST] [--build DIR]
+#   --size     size of each device file (default 1G; the fio file is half)
+#   --runtime  seconds for each time-based random job (default 5)
+#   --files    files for create/stat/delete (default 5000)
+#   --targets  comma list from: tarn-single,tarn-mirror,tarn-raidz1,
+#              zfs-single,zfs-mirror,zfs-raidz1,ext4,btrfs,btrfs-raid5,
+#              overlay (default: all)
+#   --build    Tarn's build directory (default build)
+# Needs root (tmpfs, loop devices, drop_caches).  Installs fio, zfs-fuse,
+# fuse-overlayfs, btrfs-progs and e2fsprogs with apt-get when missing.
+# Cleanup on exit and on Ctrl-C: pools exported/destroyed, daemons stopped
+# by their PIDs, mounts unmounted, our loop devices detached, tmpfs
+# unmounted, temp dir removed.  The machine may be shared and noisy:
+# compare figures from one run, not across runs.
+set -u
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SIZE=1G
+RUNTIME=5
+NFILES=5000
+TARGETS=tarn-single,tarn-mirror,tarn-raidz1,zfs-single,zfs-mirror,zfs-raidz1,ext4,btrfs,btrfs-raid5,overlay
+B=$SRC/build
+
+usage() {	# usage STATUS
+	sed -n '/^# Usage:/,/^#   --build/p' "$0" | sed 's/^# \{0,1\}//'
+	exit "$1"
+}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--size) SIZE=$2; shift 2 ;;
+	--runtime) RUNTIME=$2; shift 2 ;;
+	--files) NFILES=$2; shift 2 ;;
+	--targets) TARGETS=$2; shift 2 ;;
+	--build) B=$2; shift 2 ;;
+	-h|--help) usage 0 ;;
+	*) echo "unknown option: $1" >&2; usage 2 ;;
+	esac
+done
+[ "$(id -u)" -eq 0 ] || { echo "run-fs.sh: needs root" >&2; exit 1; }
+SIZE_B=$(numfmt --from=iec "$SIZE") || exit 2
+SIZE_M=$((SIZE_B / 1048576))
+FILE_M=$((SIZE_M / 2))
+[ "$FILE_M" -ge 16 ] || { echo "run-fs.sh: --size too small" >&2; exit 2; }
+TARN_MOUNT=$B/cmd/tarn-mount/tarn-mount
+ZPOOL=/usr/sbin/zpool		# zfs-fuse's; never a zpool found in PATH
+ZFSFUSE=/usr/sbin/zfs-fuse
+
+# --- packages (only what is missing)
+need=()
+for p in fio zfs-fuse fuse-overlayfs btrfs-progs e2fsprogs; do
+	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	echo "# installing: ${need[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}" >/dev/null ||
+		{ echo "run-fs.sh: apt-get install failed" >&2; exit 1; }
+fi
+[ -x "$TARN_MOUNT" ] || { echo "run-fs.sh: no $TARN_MOUNT (build first)" >&2; exit 1; }
+[ -e /dev/fuse ] || { echo "run-fs.sh: no /dev/fuse" >&2; exit 1; }
+
+# --- state for cleanup
+T=$(mktemp -d /tmp/tarn-benchfs.XXXXXX) || exit 1
+TMPFS=$T/tmpfs			# the backing tmpfs
+MNT=$T/mnt			# where the target under test is mounted
+RES=$T/results			# "target figure value" lines
+TARN_PID=""			# tarn-mount process
+ZFS_PID=""			# zfs-fuse daemon
+ZFS_POOL=""			# zfs-fuse pool imported now
+LOOPS=()			# loop devices we attached
+OVL_PID=""			# fuse-overlayfs process
+mkdir -p "$TMPFS" "$MNT"
+: >"$RES"
+
+pid_alive() {
+	local st
+	st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# stop_pid PID: SIGTERM, wait up to 30 s, then SIGKILL.
+stop_pid() {
+	local pid=$1 i
+	[ -n "$pid" ] || return 0
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < 300; i++)); do
+		pid_alive "$pid" || return 0
+		sleep 0.1
+	done
+	echo "# pid $pid did not stop; killing it" >&2
+	kill -KILL "$pid" 2>/dev/null
+	sleep 0.5
+}
+
+unmount_mnt() {
+	local i
+	for ((i = 0; i < 3; i++)); do
+		mountpoint -q "$MNT" 2>/dev/null || return 0
+		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null ||
+			umount -l "$MNT" 2>/dev/null
+	done
+}
+
+cleanup() {
+	trap - EXIT INT TERM
+	if [ -n "$TARN_PID" ]; then stop_pid "$TARN_PID"; TARN_PID=""; fi
+	if [ -n "$OVL_PID" ]; then unmount_mnt; stop_pid "$OVL_PID"; OVL_PID=""; fi
+	zfs_destroy
+	ZFS_POOL=""
+	if [ -n "$ZFS_PID" ]; then stop_pid "$ZFS_PID"; ZFS_PID=""; fi
+	unmount_mnt
+	local l
+	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+	LOOPS=()
+	mountpoint -q "$TMPFS" && umount "$TMPFS"
+	case "$T" in /tmp/tarn-benchfs.*) rm -rf "$T" ;; esac
+}
+trap cleanup EXIT
+trap 'echo "# interrupted" >&2; exit 130' INT TERM
+
+# tmpfs: 4 devices plus room (fuse-overlayfs keeps its data in it too)
+mount -t tmpfs -o size=$((SIZE_M * 4 + 1024))m tmpfs "$TMPFS" ||
+	{ echo "run-fs.sh: cannot mount a tmpfs" >&2; exit 1; }
+
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+}
+
+# mkfiles N: $TMPFS/dev/d0..N-1 of SIZE -> DEVS
+mkfiles() {
+	local i
+	rm -rf "${TMPFS:?}/dev"
+	mkdir -p "$TMPFS/dev"
+	DEVS=()
+	for ((i = 0; i < $1; i++)); do
+		truncate -s "$SIZE_B" "$TMPFS/dev/d$i"
+		DEVS+=("$TMPFS/dev/d$i")
+	done
+}
+
+# spec LAYOUT: the vdev words for single/mirror/raidz1 over DEVS
+spec() {
+	case "$1" in
+	single) echo "${DEVS[0]}" ;;
+	mirror) echo "mirror ${DEVS[0]} ${DEVS[1]}" ;;
+	raidz1) echo "raidz1 ${DEVS[*]}" ;;
+	esac
+}
+ndevs() {
+	case "$1" in single) echo 1 ;; mirror) echo 2 ;; *) echo 4 ;; esac
+}
+
+# --- Tarn through tarn-mount
+tarn_start() {		# tarn_start create|import LAYOUT
+	local pidf=$T/tarn-mount.pid i
+	rm -f "$pidf"
+	if [ "$1" = create ]; then
+		# shellcheck disable=SC2046
+		"$TARN_MOUNT" -c -f -n benchtank -p "$pidf" "$MNT" $(spec "$2") \
+			>>"$T/tarn-mount.log" 2>&1 &
+	else
+		"$TARN_MOUNT" -p "$pidf" "$MNT" "${DEVS[@]:0:$(ndevs "$2")}" \
+			>>"$T/tarn-mount.log" 2>&1 &
+	fi
+	TARN_PID=$!
+	for ((i = 0; i < 600; i++)); do
+		[ -s "$pidf" ] && mountpoint -q "$MNT" && return 0
+		pid_alive "$TARN_PID" || break
+		sleep 0.1
+	done
+	echo "run-fs.sh: tarn-mount did not mount; its log:" >&2
+	tail -n 20 "$T/tarn-mount.log" >&2
+	return 1
+}
+tarn_stop() {
+	stop_pid "$TARN_PID"
+	TARN_PID=""
+	unmount_mnt
+}
+
+# --- zfs-fuse
+zfs_daemon() {
+	local i
+	[ -n "$ZFS_PID" ] && return 0
+	"$ZFSFUSE" --pidfile "$T/zfs-fuse.pid" >>"$T/zfs-fuse.log" 2>&1
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$T/zfs-fuse.pid" ] && break
+		sleep 0.1
+	done
+	ZFS_PID=$(tr -dc '0-9' <"$T/zfs-fuse.pid" 2>/dev/null)
+	[ -n "$ZFS_PID" ] || { echo "run-fs.sh: zfs-fuse did not start" >&2; return 1; }
+	for ((i = 0; i < 100; i++)); do
+		"$ZPOOL" list >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "run-fs.sh: zfs-fuse does not answer" >&2
+	return 1
+}
+
+# zfs_destroy: destroy $ZFS_POOL; FUSE releases files asynchronously, so
+# "pool is busy" right after a job is retried for a while.
+zfs_destroy() {
+	local i
+	[ -n "$ZFS_POOL" ] || return 0
+	for ((i = 0; i < 20; i++)); do
+		timeout 60 "$ZPOOL" destroy -f "$ZFS_POOL" >/dev/null 2>&1 &&
+			{ ZFS_POOL=""; return 0; }
+		sleep 0.5
+	done
+	echo "run-fs.sh: zpool destroy $ZFS_POOL failed" >&2
+	return 1
+}
+
+# --- fio: run_fio TARGET FIGURE KIND ARGS...  (KIND: bw, iops)
+run_fio() {
+	local tgt=$1 fig=$2 kind=$3 out=$T/fio.json v
+	shift 3
+	if ! fio --output-format=json --output="$out" --ioengine=psync \
+	    --direct=0 --randseed=1234 --group_reporting "$@" >/dev/null 2>"$T/fio.err"; then
+		echo "  $fig: fio failed: $(head -c 300 "$T/fio.err")" >&2
+		echo "$tgt $fig -" >>"$RES"
+		return 0
+	fi
+	v=$(python3 - "$out" "$kind" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+j = d["jobs"][0]
+if sys.argv[2] == "bw":
+	v = (j["read"]["bw"] + j["write"]["bw"]) / 1024.0
+else:
+	v = j["read"]["iops"] + j["write"]["iops"]
+print("%.0f" % v)
+EOF
+	)
+	echo "  $fig: $v"
+	echo "$tgt $fig ${v:--}" >>"$RES"
+}
+
+# run_jobs TARGET REMOUNT-FUNCTION: every figure on $MNT
+run_jobs() {
+	local tgt=$1 remount=$2 d=$MNT/bench f
+	mkdir -p "$d"
+	f=$d/seqfile
+	run_fio "$tgt" seq_write bw --name=sw --filename="$f" --rw=write --bs=1M \
+		--size="${FILE_M}m" --end_fsync=1
+	run_fio "$tgt" seq_rewrite bw --name=srw --filename="$f" --rw=write --bs=1M \
+		--size="${FILE_M}m" --end_fsync=1
+	$remount
+	drop_caches
+	run_fio "$tgt" seq_read_cold bw --name=src --filename="$f" --rw=read --bs=1M \
+		--size="${FILE_M}m"
+	run_fio "$tgt" seq_read_warm bw --name=srw --filename="$f" --rw=read --bs=1M \
+		--size="${FILE_M}m"
+	drop_caches
+	run_fio "$tgt" rand_read_1j iops --name=rr1 --filename="$f" --rw=randread --bs=4k \
+		--size="${FILE_M}m" --time_based --runtime="$RUNTIME"
+	drop_caches
+	run_fio "$tgt" rand_read_4j iops --name=rr4 --filename="$f" --rw=randread --bs=4k \
+		--size="${FILE_M}m" --numjobs=4 --time_based --runtime="$RUNTIME"
+	run_fio "$tgt" rand_write iops --name=rw --filename="$f" --rw=randwrite --bs=4k \
+		--size="${FILE_M}m" --time_based --runtime="$RUNTIME" --end_fsync=1
+	run_fio "$tgt" fsync_write iops --name=fw --filename="$f" --rw=randwrite --bs=4k \
+		--size="${FILE_M}m" --fsync=1 --time_based --runtime="$RUNTIME"
+	rm -f "$f"
+	mkdir -p "$d/files"
+	run_fio "$tgt" file_create iops --name=fc --directory="$d/files" \
+		--ioengine=filecreate --nrfiles="$NFILES" --filesize=4k --openfiles=1
+	run_fio "$tgt" file_stat iops --name=fc --directory="$d/files" \
+		--ioengine=filestat --nrfiles="$NFILES" --filesize=4k --openfiles=1
+	run_fio "$tgt" file_delete iops --name=fc --directory="$d/files" \
+		--ioengine=filedelete --nrfiles="$NFILES" --filesize=4k --openfiles=1
+	rm -rf "$d"
+}
+
+no_remount() { :; }
+TARN_LAYOUT=""
+tarn_remount() { tarn_stop; tarn_start import "$TARN_LAYOUT"; }
+zfs_remount() {
+	local i
+	for ((i = 0; i < 20; i++)); do
+		"$ZPOOL" export "$ZFS_POOL" >/dev/null 2>&1 && break
+		sleep 0.5
+	done
+	[ "$i" -lt 20 ] &&
+		"$ZPOOL" import -o cachefile=none -d "$TMPFS/dev" "$ZFS_POOL" >/dev/null ||
+		echo "  zfs-fuse export/import failed" >&2
+}
+
+bench_tarn() {
+	TARN_LAYOUT=$1
+	mkfiles "$(ndevs "$1")"
+	tarn_start create "$1" || { rm -rf "${TMPFS:?}/dev"; return; }
+	run_jobs "tarn-$1" tarn_remount
+	tarn_stop
+	rm -rf "${TMPFS:?}/dev"
+}
+
+bench_zfs() {
+	mkfiles "$(ndevs "$1")"
+	zfs_daemon || return
+	# shellcheck disable=SC2046
+	# cachefile=none: nothing of ours in zfs-fuse's /var/lib/zfs/zpool.cache
+	if ! "$ZPOOL" create -f -o cachefile=none -m "$MNT" tarnbenchzfs $(spec "$1") 2>"$T/zpool.err"; then
+		echo "run-fs.sh: zpool create failed: $(cat "$T/zpool.err")" >&2
+		return
+	fi
+	ZFS_POOL=tarnbenchzfs
+	run_jobs "zfs-$1" zfs_remount
+	zfs_destroy || exit 1
+	rm -rf "${TMPFS:?}/dev"
+}
+
+# bench_loopfs NAME N MKFS...: a file system on N loop devices
+bench_loopfs() {
+	local name=$1 n=$2 i l devs=()
+	shift 2
+	mkfiles "$n"
+	for ((i = 0; i < n; i++)); do
+		l=$(losetup -f --show "${DEVS[$i]}") || { echo "losetup failed" >&2; return; }
+		LOOPS+=("$l")
+		devs+=("$l")
+	done
+	if "$@" "${devs[@]}" >"$T/mkfs.log" 2>&1 && mount "${devs[0]}" "$MNT"; then
+		run_jobs "$name" no_remount
+		umount "$MNT"
+	else
+		echo "run-fs.sh: mkfs/mount for $name failed: $(tail -n 3 "$T/mkfs.log")" >&2
+	fi
+	for l in "${devs[@]}"; do losetup -d "$l"; done
+	LOOPS=()
+	rm -rf "${TMPFS:?}/dev"
+}
+
+bench_overlay() {
+	local o=$TMPFS/ovl i
+	mkdir -p "$o/lower" "$o/upper" "$o/work"
+	fuse-overlayfs -f -o "lowerdir=$o/lower,upperdir=$o/upper,workdir=$o/work" \
+		"$MNT" >"$T/ovl.log" 2>&1 &
+	OVL_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		mountpoint -q "$MNT" && break
+		sleep 0.1
+	done
+	if mountpoint -q "$MNT"; then
+		run_jobs overlay no_remount
+	else
+		echo "run-fs.sh: fuse-overlayfs did not mount: $(cat "$T/ovl.log")" >&2
+	fi
+	unmount_mnt
+	stop_pid "$OVL_PID"
+	OVL_PID=""
+	rm -rf "$o"
+}
+
+echo "# run-fs.sh: device files ${SIZE_M} MiB each on one tmpfs, fio file ${FILE_M} MiB,"
+echo "#   random jobs ${RUNTIME} s each, ${NFILES} files for create/stat/delete, psync, seed 1234"
+echo "# Tarn: $TARN_MOUNT; zfs-fuse: $ZFSFUSE with $ZPOOL; $(fio --version)"
+echo "# zfs-fuse settings (/etc/zfs/zfsrc): $(grep -Ev '^[[:space:]]*(#|$)' /etc/zfs/zfsrc 2>/dev/null | tr -s ' \n' ' ')"
+START=$(date +%s)
+IFS=, read -r -a TLIST <<<"$TARGETS"
+for t in "${TLIST[@]}"; do
+	echo "== $t"
+	case "$t" in
+	tarn-single|tarn-mirror|tarn-raidz1) bench_tarn "${t#tarn-}" ;;
+	zfs-single|zfs-mirror|zfs-raidz1) bench_zfs "${t#zfs-}" ;;
+	ext4) bench_loopfs ext4 1 mkfs.ext4 -q -F ;;
+	btrfs) bench_loopfs btrfs 1 mkfs.btrfs -f ;;
+	btrfs-raid5) bench_loopfs btrfs-raid5 4 mkfs.btrfs -f -d raid5 -m raid5 ;;
+	overlay) bench_overlay ;;
+	*) echo "unknown target $t" >&2 ;;
+	esac
+done
+if [ -n "$ZFS_PID" ]; then stop_pid "$ZFS_PID"; ZFS_PID=""; fi
+
+# --- the table
+echo
+echo "# figures: MiB/s for seq_*, operations/s for the rest; ratio = Tarn / zfs-fuse"
+python3 - "$RES" "${TLIST[@]}" <<'EOF'
+import sys
+res = {}
+for line in open(sys.argv[1]):
+	t, f, v = line.split()
+	res[(t, f)] = None if v == "-" else float(v)
+targets = sys.argv[2:]
+figs = ["seq_write", "seq_rewrite", "seq_read_cold", "seq_read_warm",
+	"rand_read_1j", "rand_read_4j", "rand_write", "fsync_write",
+	"file_create", "file_stat", "file_delete"]
+ratios = [l for l in ("single", "mirror", "raidz1")
+	if "tarn-" + l in targets and "zfs-" + l in targets]
+cols = targets + ["ratio-" + l for l in ratios]
+w = max(12, max(len(c) for c in cols) + 1)
+print("%-14s" % "figure" + "".join("%*s" % (w, c) for c in cols))
+def fmt(v):
+	return "-" if v is None else "%.0f" % v
+for f in figs:
+	row = [fmt(res.get((t, f))) for t in targets]
+	for l in ratios:
+		a, b = res.get(("tarn-" + l, f)), res.get(("zfs-" + l, f))
+		row.append("%.2f" % (a / b) if a and b else "-")
+	print("%-14s" % f + "".join("%*s" % (w, c) for c in row))
+print()
+print("# targets (issue 4): every ratio >= 2; rand_read_* ratios >= 5;")
+print("#   Tarn's seq_* >= 70% of overlay (fuse-overlayfs, the FUSE ceiling).")
+if "overlay" in targets:
+	for l in ("single", "mirror", "raidz1"):
+		t = "tarn-" + l
+		if t not in targets:
+			continue
+		parts = []
+		for f in figs[:4]:
+			a, b = res.get((t, f)), res.get(("overlay", f))
+			if a and b:
+				parts.append("%s %.0f%%" % (f, 100 * a / b))
+		print("#   %s / overlay: %s" % (t, ", ".join(parts)))
+EOF
+echo "# took $(($(date +%s) - START)) s"
