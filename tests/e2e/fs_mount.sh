@@ -102,7 +102,9 @@ out_is "no"
 tarn_ok fs mount tank/q
 mounted "$MNT/q" && pass || fail "tank/q not mounted again"
 tarn_err 1 "^cannot destroy 'tank/q': filesystem is busy" fs destroy tank/q
-( cd "$MNT/a/b" && sleep 30 ) &
+# exec: the PID we kill is the sleep itself (a subshell's orphaned sleep
+# would keep the lazily detached mount busy for its whole 30 s)
+bash -c 'cd "$1" && exec sleep 30' busy "$MNT/a/b" &
 busy=$!
 sleep 0.5
 tarn_err 1 "^cannot unmount 'tank/a'" fs unmount tank/a
