@@ -294,8 +294,9 @@ spa_space_avail(void *arg, bool netfree)
 
 static int spa_dir_add_locked(spa_t *spa, const char *name, uint64_t obj, dmu_tx_t *tx);
 
-int
-spa_dir_lookup(spa_t *spa, const char *name, uint64_t *obj)
+/* Find name in the pool directory: its slot and object. ENOENT if absent. */
+static int
+spa_dir_find(spa_t *spa, const char *name, uint64_t *slot, uint64_t *obj)
 {
 	dmu_object_info_t doi;
 	int e = dmu_object_info(spa->spa_mos, SPA_DIR_OBJ, &doi);
@@ -309,6 +310,7 @@ spa_dir_lookup(spa_t *spa, const char *name, uint64_t *obj)
 		for (uint64_t i = 0; i < size / sizeof (*ents); i++) {
 			if (ents[i].sde_obj != 0 &&
 			    strncmp(ents[i].sde_name, name, SPA_DIR_NAMELEN) == 0) {
+				*slot = i;
 				*obj = ents[i].sde_obj;
 				e = 0;
 				break;
@@ -317,6 +319,13 @@ spa_dir_lookup(spa_t *spa, const char *name, uint64_t *obj)
 	}
 	tarn_free(ents);
 	return (e);
+}
+
+int
+spa_dir_lookup(spa_t *spa, const char *name, uint64_t *obj)
+{
+	uint64_t slot;
+	return (spa_dir_find(spa, name, &slot, obj));
 }
 
 /*
@@ -470,27 +479,16 @@ spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
 static int
 spa_dir_remove(spa_t *spa, const char *name, dmu_tx_t *tx)
 {
-	dmu_object_info_t doi;
-	int e = dmu_object_info(spa->spa_mos, SPA_DIR_OBJ, &doi);
-	if (e != 0)
-		return (e);
-	uint64_t size = doi.doi_max_offset;
-	spa_dir_ent_t *ents = tarn_alloc(size);
-	e = dmu_read(spa->spa_mos, SPA_DIR_OBJ, 0, size, ents);
+	uint64_t slot, obj;
+	pthread_mutex_lock(&spa->spa_dir_lock);
+	int e = spa_dir_find(spa, name, &slot, &obj);
 	if (e == 0) {
-		e = SET_ERROR(ENOENT);
-		for (uint64_t i = 0; i < size / sizeof (*ents); i++) {
-			if (ents[i].sde_obj == 0 ||
-			    strncmp(ents[i].sde_name, name, SPA_DIR_NAMELEN) != 0)
-				continue;
-			spa_dir_ent_t zero;
-			memset(&zero, 0, sizeof (zero));
-			e = dmu_write(spa->spa_mos, SPA_DIR_OBJ, i * sizeof (zero), sizeof (zero),
-			    &zero, tx);
-			break;
-		}
+		spa_dir_ent_t zero;
+		memset(&zero, 0, sizeof (zero));
+		e = dmu_write(spa->spa_mos, SPA_DIR_OBJ, slot * sizeof (zero), sizeof (zero),
+		    &zero, tx);
 	}
-	tarn_free(ents);
+	pthread_mutex_unlock(&spa->spa_dir_lock);
 	return (e);
 }
 
