@@ -133,6 +133,11 @@ void posix_now(uint64_t t[2]);
 int zn_read(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp);
 int zn_write(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *old,
     const znode_phys_t *zp, dmu_tx_t *tx);
+int zn_write_logged(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *old,
+    const znode_phys_t *zp, dmu_tx_t *tx);
+
+/* ---- posix_zil.c: the intent log's side of the file system ---- */
+void posix_zil_unlogged(posix_fs_t *fs, dmu_tx_t *tx);
 int64_t zn_charge(const znode_phys_t *zp);
 void zn_to_attr(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp, posix_attr_t *attr);
 void zn_init(znode_phys_t *zp, uint32_t mode, const posix_cred_t *cred, uint64_t parent,

@@ -51,10 +51,25 @@ zn_read(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp)
 	return (err);
 }
 
-/* Write ino's znode (old: as last written, for the space charge). */
+/*
+ * Write ino's znode (old: as last written, for the space charge) as part
+ * of a change the intent log does not record: fsync must then sync the
+ * txg (posix_zil.c).  zn_write_logged is for the changes that are logged
+ * (file writes) or need no durability (atime).
+ */
 int
 zn_write(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *old, const znode_phys_t *zp,
     dmu_tx_t *tx)
+{
+	int err = zn_write_logged(fs, ino, old, zp, tx);
+	if (err == 0)
+		posix_zil_unlogged(fs, tx);
+	return (err);
+}
+
+int
+zn_write_logged(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *old,
+    const znode_phys_t *zp, dmu_tx_t *tx)
 {
 	int err = dmu_bonus_write(fs->fs_os, ino, zp, sizeof (*zp), tx);
 	if (err == 0)
@@ -340,7 +355,7 @@ posix_touch_atime(posix_fs_t *fs, posix_ino_t ino)
 		if (posix_tx_assign(tx) == 0) {
 			zp = old;
 			memcpy(zp.zp_atime, now, 16);
-			(void) zn_write(fs, ino, &old, &zp, tx);
+			(void) zn_write_logged(fs, ino, &old, &zp, tx);  /* atime: not worth a sync */
 			dmu_tx_commit(tx);
 		}
 	}

@@ -116,6 +116,18 @@ zio_ctx_taskq(zio_ctx_t *zc)
 	return (zc->zc_tq);
 }
 
+vdev_t *
+zio_ctx_root(zio_ctx_t *zc)
+{
+	return (zc->zc_root);
+}
+
+metaslab_class_t *
+zio_ctx_class(zio_ctx_t *zc)
+{
+	return (zc->zc_mc);
+}
+
 void
 zio_ctx_stats(zio_ctx_t *zc, zio_stats_t *out)
 {

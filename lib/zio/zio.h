@@ -36,6 +36,9 @@ void zio_ctx_destroy(zio_ctx_t *zc);
 void zio_ctx_set_readonly(zio_ctx_t *zc, bool readonly); /* no heal writes */
 void zio_ctx_set_error_cb(zio_ctx_t *zc, zio_error_fn_t fn, void *arg);
 taskq_t *zio_ctx_taskq(zio_ctx_t *zc);
+/* The vdev tree and the allocation class (for the intent log's own I/O). */
+vdev_t *zio_ctx_root(zio_ctx_t *zc);
+metaslab_class_t *zio_ctx_class(zio_ctx_t *zc);
 
 /* Counters of a context (all uint64_t, updated atomically). */
 typedef struct zio_stats {
