@@ -310,6 +310,7 @@ main(int argc, char **argv)
 		return (1);
 	c.tc_popts.pfo_avail = tm_avail;
 	c.tc_popts.pfo_avail_arg = spa;
+	c.tc_popts.pfo_zil = spa_objset_zil(spa, os);
 	posix_fs_t *fs = NULL;
 	e = posix_fs_open(os, &c.tc_popts, &fs);
 	if (e != 0) {

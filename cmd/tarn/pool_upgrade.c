@@ -23,6 +23,8 @@ static const struct {
 } upgrade_features[] = {
 	{ SPA_FEATURE_HISTORY, "history",
 	    "Pool command history, shown by 'zpool history'." },
+	{ SPA_FEATURE_INTENT_LOG, "intent_log",
+	    "Per-dataset intent log: fsync without a whole txg sync." },
 };
 
 static const struct {

@@ -133,6 +133,14 @@ void dmu_objset_space(objset_t *os, uint64_t *usedp);
 
 /* Block pointer of the objset as last synced (hole if never). */
 const blkptr_t *dmu_objset_rootbp(objset_t *os);
+/*
+ * The intent log's header of a file system (lib/zil): as last set (read
+ * from the objset_phys at open).  Setting it makes the objset dirty in
+ * txg, whose sync writes it: call in syncing context of txg before the
+ * object sets sync, or in open context with a tx assigned to txg.
+ */
+void dmu_objset_zil_header(objset_t *os, zil_header_t *out);
+void dmu_objset_set_zil_header(objset_t *os, const zil_header_t *zh, uint64_t txg);
 
 /* ---- objects ---- */
 

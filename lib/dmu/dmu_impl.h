@@ -58,7 +58,8 @@ typedef struct objset_phys {
 	 * (lib/dsl: used/referenced); read with dmu_objset_space().
 	 */
 	uint64_t os_used;
-	uint64_t os_pad[61];
+	zil_header_t os_zil_header; /* intent log of a file system (lib/zil) */
+	uint64_t os_pad[41];
 } objset_phys_t;
 _Static_assert(sizeof (objset_phys_t) == OBJSET_PHYS_SIZE, "objset_phys_t is 1 KiB");
 
@@ -185,6 +186,8 @@ struct objset {
 	uint64_t  os_used;                  /* sum of dn_used (atomic; changed in syncing context) */
 	int       os_nfree_objs, os_cfree_objs;
 	objset_t *os_next;                  /* dp_objsets */
+	zil_header_t os_zil_header;         /* os_dirty_lock; written with the phys */
+	bool      os_zil_dirty[TXG_SIZE];   /* header changed for that txg */
 };
 
 struct dmu_tx {
@@ -288,5 +291,25 @@ int dnode_sync_items_write(objset_t *os, uint64_t txg, int pass, dnode_t **dns,
 /* dmu_objset.c */
 zio_prop_t dmu_objset_block_prop(objset_t *os, const dnode_phys_t *dnp, uint8_t level,
     dmu_object_type_t type);
+
+/* sequential speed */
+/*
+ * Block buffers (dbuf.c): the data of dbufs and dirty records.  Buffers
+ * of 64 KiB..1 MiB come from a process-wide pool of 2 MiB chunks backed
+ * by transparent huge pages and are recycled, so a stream of blocks does
+ * not page-fault and zero each 4 KiB page afresh; other sizes use
+ * tarn_alloc.  zero: the caller needs zeros (otherwise the contents are
+ * undefined and the caller fills every byte).  dbuf_buf_free accepts any
+ * buffer of the given size that dbuf_buf_alloc or tarn_alloc returned.
+ */
+void *dbuf_buf_alloc(uint32_t size, bool zero);
+void dbuf_buf_free(void *buf, uint32_t size);
+/*
+ * Read the level-0 blocks [first, last] of dn that are not cached, in
+ * parallel (one zio batch), into the cache; blocks already cached or
+ * being read are left alone, and errors are left for dbuf_read to meet
+ * again.  The caller holds dn and dn_struct_rwlock (reader).
+ */
+void dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last);
 
 #endif

@@ -115,6 +115,7 @@ dmu_objset_open(dmu_pool_t *dp, const blkptr_t *bp, const dmu_objset_props_t *pr
 	os->os_rootbp = *bp;
 	os->os_obj_next = (m->dn_maxblkid + 1) * DN_DNODES_PER_BLOCK;
 	os->os_used = osp_buf->os_used;
+	os->os_zil_header = osp_buf->os_zil_header;
 	tarn_free(osp_buf);
 	dmu_objset_register(os);
 	*osp = os;
@@ -174,7 +175,8 @@ bool
 dmu_objset_is_dirty(objset_t *os, uint64_t txg)
 {
 	pthread_mutex_lock(&os->os_dirty_lock);
-	bool d = os->os_dirty[TXG_IDX(txg)] != NULL || os->os_new;
+	bool d = os->os_dirty[TXG_IDX(txg)] != NULL || os->os_new ||
+	    os->os_zil_dirty[TXG_IDX(txg)];
 	pthread_mutex_unlock(&os->os_dirty_lock);
 	return (d);
 }
@@ -243,8 +245,10 @@ dmu_objset_sync(objset_t *os, uint64_t txg, int pass, blkptr_t *bp)
 	pthread_mutex_lock(&os->os_dirty_lock);
 	dnode_t *list = os->os_dirty[t];
 	os->os_dirty[t] = NULL;
-	bool was_new = os->os_new;
+	bool was_new = os->os_new || os->os_zil_dirty[t];
 	os->os_new = false;
+	os->os_zil_dirty[t] = false;
+	zil_header_t zh = os->os_zil_header;
 	int ndn = 0;
 	for (dnode_t *dn = list; dn != NULL; dn = dn->dn_txg[t].dt_dirty_next)
 		ndn++;
@@ -293,6 +297,7 @@ dmu_objset_sync(objset_t *os, uint64_t txg, int pass, blkptr_t *bp)
 	pthread_mutex_unlock(&os->os_meta_dnode->dn_mtx);
 	phys->os_type = os->os_type;
 	phys->os_used = __atomic_load_n(&os->os_used, __ATOMIC_RELAXED);
+	phys->os_zil_header = zh;
 	zio_prop_t zp = dmu_objset_block_prop(os, NULL, 0, DMU_OT_OBJSET);
 	zp.zp_compress = ZIO_COMPRESS_OFF;
 	blkptr_t old = os->os_rootbp, nbp = old;
@@ -353,4 +358,27 @@ void
 dmu_objset_space(objset_t *os, uint64_t *usedp)
 {
 	*usedp = __atomic_load_n(&os->os_used, __ATOMIC_RELAXED);
+}
+
+/*
+ * The intent log's header (lib/zil), kept with the objset_phys.  A new
+ * header is written by the sync of txg: set it in syncing context of txg
+ * before the object sets are synced, or in open context while holding txg
+ * open (a tx assigned to it).
+ */
+void
+dmu_objset_zil_header(objset_t *os, zil_header_t *out)
+{
+	pthread_mutex_lock(&os->os_dirty_lock);
+	*out = os->os_zil_header;
+	pthread_mutex_unlock(&os->os_dirty_lock);
+}
+
+void
+dmu_objset_set_zil_header(objset_t *os, const zil_header_t *zh, uint64_t txg)
+{
+	pthread_mutex_lock(&os->os_dirty_lock);
+	os->os_zil_header = *zh;
+	os->os_zil_dirty[TXG_IDX(txg)] = true;
+	pthread_mutex_unlock(&os->os_dirty_lock);
 }

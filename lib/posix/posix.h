@@ -40,6 +40,7 @@
 #include <time.h>
 #include "dmu.h"
 #include "zap.h"
+#include "zil.h"
 
 typedef struct posix_fs posix_fs_t;
 typedef uint64_t posix_ino_t;          /* the object number */
@@ -98,6 +99,12 @@ typedef struct posix_fs_opts {
 	 */
 	uint64_t (*pfo_avail)(void *arg);
 	void    *pfo_avail_arg;
+	/*
+	 * The file system's intent log (spa_objset_zil), or NULL: fsync then
+	 * syncs a txg.  Taken at open (a claimed log is replayed there);
+	 * posix_fs_set_opts does not change it.
+	 */
+	zil_t   *pfo_zil;
 } posix_fs_opts_t;
 
 /* ---- file systems ---- */

@@ -133,9 +133,15 @@ data_write_chunk(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t off
 		memcpy(zp->zp_mtime, now, 16);
 		memcpy(zp->zp_ctime, now, 16);
 		data_kill_suid(zp, cred);
-		err = zn_write(fs, ino, &old, zp, tx);
+		/* a write that changes the mode is not what the log replays */
+		if (zp->zp_mode == old.zp_mode)
+			err = zn_write_logged(fs, ino, &old, zp, tx);
+		else
+			err = zn_write(fs, ino, &old, zp, tx);
 		if (err != 0)
 			*zp = old;
+		else
+			posix_zil_write(fs, ino, off, n, now, tx);
 	}
 	dmu_tx_commit(tx);
 	return (err);
@@ -343,8 +349,15 @@ posix_lseek(posix_fs_t *fs, posix_ino_t ino, uint64_t off, int whence, uint64_t 
 	return (err);
 }
 
+/*
+ * Through the intent log when the file system has one (posix_zil.c says
+ * what it covers), else by syncing the txg.  Either way every change made
+ * before the call is durable on return, not only ino's.
+ */
 int
 posix_fsync(posix_fs_t *fs, posix_ino_t ino, bool datasync)
 {
+	if (fs->fs_zil != NULL)
+		return (zil_commit(fs->fs_zil));
 	return (posix_fs_sync(fs));
 }

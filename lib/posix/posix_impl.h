@@ -106,6 +106,8 @@ struct posix_fs {
 	uint64_t fs_used;                 /* atomic: bytes charged (see theory) */
 	uint64_t fs_inodes;               /* atomic: inode objects */
 	pinode_stripe_t fs_tab[POSIX_TAB_STRIPES];
+	zil_t *fs_zil;                    /* intent log, or NULL (posix_zil.c) */
+	uint64_t fs_replayed;             /* records replayed at open */
 };
 
 /* Up to four distinct inodes locked together (rename, link, unlink). */
@@ -138,6 +140,9 @@ int zn_write_logged(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *old,
 
 /* ---- posix_zil.c: the intent log's side of the file system ---- */
 void posix_zil_unlogged(posix_fs_t *fs, dmu_tx_t *tx);
+void posix_zil_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len,
+    const uint64_t mtime[2], dmu_tx_t *tx);
+int posix_zil_replay(posix_fs_t *fs);
 int64_t zn_charge(const znode_phys_t *zp);
 void zn_to_attr(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp, posix_attr_t *attr);
 void zn_init(znode_phys_t *zp, uint32_t mode, const posix_cred_t *cred, uint64_t parent,

@@ -398,6 +398,7 @@ spa_unload(spa_t *spa, bool sync)
 	spa_scan_fini(spa);
 	if (spa->spa_dp != NULL) {
 		dmu_pool_stop(spa->spa_dp, sync && !spa->spa_readonly);
+		spa_zil_close_all(spa);
 		for (int i = 0; i < spa->spa_nos; i++)
 			if (spa->spa_os[i].so_os != NULL)
 				dmu_objset_close(spa->spa_os[i].so_os);
@@ -578,8 +579,17 @@ spa_load(spa_t *spa, const vdev_label_config_t *cfg, const spa_import_opts_t *op
 		return (e);
 	}
 	(void) tried;
-	/* Registered object sets are opened on demand (spa_objset_open). */
+	/*
+	 * Registered object sets are opened on demand (spa_objset_open),
+	 * except that the intent logs are claimed now, before the first
+	 * allocation (lib/zil).
+	 */
 	if (!spa->spa_readonly) {
+		e = spa_zil_claim_all(spa, opts->sio_rewind_txg != 0);
+		if (e != 0) {
+			snprintf(err, errlen, "cannot read the intent logs: %s", tarn_strerror(e));
+			return (e);
+		}
 		dmu_pool_start(spa->spa_dp);
 		spa_scan_start_pool(spa);
 		if (cfg->vlc_state != POOL_STATE_ACTIVE || cfg->vlc_txg == 0) {

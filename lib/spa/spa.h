@@ -14,6 +14,7 @@
 #include "space.h"
 #include "zio.h"
 #include "dmu.h"
+#include "zil.h"
 
 typedef struct spa spa_t;
 
@@ -165,6 +166,16 @@ int spa_verify_all(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors);
 /* Object sets stored in the pool other than the MOS (datasets, test sets). */
 int spa_objset_create(spa_t *spa, const char *name, dmu_objset_type_t type, objset_t **osp);
 int spa_objset_open(spa_t *spa, const char *name, objset_t **osp);
+/*
+ * The intent log of a file-system object set opened through the pool
+ * (NULL for other types, or when the pool lacks the intent_log feature:
+ * fsync then syncs a txg).  Lives until the pool closes.
+ */
+zil_t *spa_objset_zil(spa_t *spa, objset_t *os);
+/* Open every object set of the pool directory; fn(spa, os, arg) each (os
+ * NULL when it could not be opened). */
+typedef int (*spa_objset_fn_t)(spa_t *spa, objset_t *os, void *arg);
+int spa_foreach_objset(spa_t *spa, spa_objset_fn_t fn, void *arg);
 /*
  * Added for lib/dsl (dataset destroy): forget a registered object set —
  * close it, drop its pool-directory entry and free its MOS object.  The

@@ -37,6 +37,7 @@ typedef struct spa_os {
 	char      so_name[SPA_DIR_NAMELEN];
 	uint64_t  so_obj;           /* MOS object holding the bp */
 	objset_t *so_os;
+	zil_t    *so_zil;           /* its intent log (file systems; spa_zil.c) */
 } spa_os_t;
 
 struct spa {
@@ -138,5 +139,10 @@ int spa_write_labels(spa_t *spa, pool_state_t state, bool wipe_rings);
 int spa_load(spa_t *spa, const vdev_label_config_t *cfg, const spa_import_opts_t *opts,
     char *err, size_t errlen);
 void spa_unload(spa_t *spa, bool sync);
+
+/* spa_zil.c: intent logs of the registered file systems */
+int spa_zil_claim_all(spa_t *spa, bool rewind);
+void spa_zil_sync(spa_t *spa, uint64_t txg);
+void spa_zil_close_all(spa_t *spa);
 
 #endif

@@ -208,6 +208,7 @@ spa_sync_impl(spa_t *spa, uint64_t txg)
 	if (e != 0)
 		return (e);
 	spa_sync_dead_roots(spa, txg);
+	spa_zil_sync(spa, txg);
 	for (pass = 1; pass <= SPA_MAX_PASSES; pass++) {
 		e = spa_sync_objsets(spa, txg, pass);
 		if (e == 0 && (pass == 1 || dmu_objset_is_dirty(spa->spa_mos, txg)))
@@ -505,6 +506,7 @@ spa_objset_destroy(spa_t *spa, const char *name)
 	if (e != 0)
 		return (e);
 	objset_t *os = NULL;
+	zil_t *zl = NULL;
 	pthread_mutex_lock(&spa->spa_lock);
 	for (int i = 0; i < spa->spa_nos; i++) {
 		if (strcmp(spa->spa_os[i].so_name, name) != 0)
@@ -515,20 +517,27 @@ spa_objset_destroy(spa_t *spa, const char *name)
 			pthread_mutex_unlock(&spa->spa_lock);
 			return (SET_ERROR(EBUSY));
 		}
+		zl = spa->spa_os[i].so_zil;
 		spa->spa_os[i] = spa->spa_os[--spa->spa_nos];
 		break;
 	}
 	pthread_mutex_unlock(&spa->spa_lock);
-	if (os != NULL)
-		dmu_objset_close(os);
 	dmu_tx_t *tx = dmu_tx_create(spa->spa_mos);
 	dmu_tx_hold_space(tx, 64 * KiB);
 	dmu_tx_mark_netfree(tx);
 	e = dmu_tx_assign(tx, TXG_WAIT);
 	if (e != 0) {
 		dmu_tx_abort(tx);
+		zil_close(zl);
+		if (os != NULL)
+			dmu_objset_close(os);
 		return (e);
 	}
+	if (zl != NULL)
+		zil_destroy(zl, tx);   /* its log blocks go with it */
+	zil_close(zl);
+	if (os != NULL)
+		dmu_objset_close(os);
 	blkptr_t root;
 	e = dmu_bonus_read(spa->spa_mos, obj, &root, sizeof (root));
 	if (e == 0)
@@ -571,6 +580,8 @@ spa_objset_name(spa_t *spa, objset_t *os, char *buf, size_t len)
 
 typedef struct spa_verify_arg {
 	uint64_t blocks;
+	uint64_t errors;
+	int flags;
 } spa_verify_arg_t;
 
 static int
@@ -596,6 +607,45 @@ spa_verify_all(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors)
 	return (e);
 }
 
+/*
+ * Open every object set named in the pool directory and call fn on it
+ * (ENOENT/EIO from an open: fn gets os NULL).  Stops at fn's first error.
+ */
+int
+spa_foreach_objset(spa_t *spa, spa_objset_fn_t fn, void *arg)
+{
+	dmu_object_info_t doi;
+	if (dmu_object_info(spa->spa_mos, SPA_DIR_OBJ, &doi) != 0)
+		return (0);
+	uint64_t size = doi.doi_max_offset;
+	spa_dir_ent_t *ents = tarn_alloc(size);
+	int e = dmu_read(spa->spa_mos, SPA_DIR_OBJ, 0, size, ents);
+	for (uint64_t i = 0; e == 0 && i < size / sizeof (*ents); i++) {
+		if (ents[i].sde_obj == 0 || strncmp(ents[i].sde_name, "os:", 3) != 0)
+			continue;
+		objset_t *os = NULL;
+		if (spa_objset_open(spa, ents[i].sde_name + 3, &os) != 0)
+			os = NULL;
+		e = fn(spa, os, arg);
+	}
+	tarn_free(ents);
+	return (e);
+}
+
+static int
+spa_verify_os(spa_t *spa, objset_t *os, void *arg)
+{
+	spa_verify_arg_t *va = arg;
+	if (os == NULL) {
+		va->errors++;
+		return (0);
+	}
+	uint64_t err2 = 0;
+	(void) dmu_traverse(os, va->flags, ZIO_FLAG_SPECULATIVE, 0, spa_verify_cb, va, &err2);
+	va->errors += err2;
+	return (0);
+}
+
 static int
 spa_verify_all_impl(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors)
 {
@@ -604,25 +654,10 @@ spa_verify_all_impl(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors)
 	int flags = data ? TRAVERSE_DATA : 0;
 	int e = dmu_traverse(spa->spa_mos, flags, ZIO_FLAG_SPECULATIVE, 0, spa_verify_cb, &va, &err1);
 	total_err += err1;
-	dmu_object_info_t doi;
-	if (e == 0 && dmu_object_info(spa->spa_mos, SPA_DIR_OBJ, &doi) == 0) {
-		uint64_t size = doi.doi_max_offset;
-		spa_dir_ent_t *ents = tarn_alloc(size);
-		e = dmu_read(spa->spa_mos, SPA_DIR_OBJ, 0, size, ents);
-		for (uint64_t i = 0; e == 0 && i < size / sizeof (*ents); i++) {
-			if (ents[i].sde_obj == 0 || strncmp(ents[i].sde_name, "os:", 3) != 0)
-				continue;
-			objset_t *os;
-			if (spa_objset_open(spa, ents[i].sde_name + 3, &os) != 0) {
-				total_err++;
-				continue;
-			}
-			uint64_t err2 = 0;
-			(void) dmu_traverse(os, flags, ZIO_FLAG_SPECULATIVE, 0, spa_verify_cb, &va, &err2);
-			total_err += err2;
-		}
-		tarn_free(ents);
-	}
+	va.flags = flags;
+	if (e == 0)
+		e = spa_foreach_objset(spa, spa_verify_os, &va);
+	total_err += va.errors;
 	if (blocks != NULL)
 		*blocks = va.blocks;
 	if (errors != NULL)

@@ -360,3 +360,39 @@ metaslab_is_allocated(metaslab_class_t *mc, const dva_t *dva)
 	pthread_mutex_unlock(&ms->ms_lock);
 	return (in_use);
 }
+
+/*
+ * Claim a DVA found on disk (an intent-log block written after the last
+ * committed txg): it becomes allocated in txg as if metaslab_alloc had
+ * returned it.  EEXIST when any of it is not allocatable now (in use,
+ * freed but deferred, or outside the loaded space): the caller treats
+ * the block as not ours.
+ */
+int
+metaslab_claim(metaslab_class_t *mc, const dva_t *dva, uint64_t txg)
+{
+	if (!DVA_IS_VALID(dva))
+		return (SET_ERROR(EINVAL));
+	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	metaslab_group_t *mg = dva->dva_vdev < mc->mc_nbyid ? mc->mc_byid[dva->dva_vdev] : NULL;
+	int err = SET_ERROR(EINVAL);
+	uint64_t idx = mg != NULL ? dva->dva_offset >> mg->mg_vd->vdev_ms_shift : 0;
+	if (mg != NULL && idx < mg->mg_count) {
+		metaslab_t *ms = mg->mg_ms[idx];
+		uint64_t off = dva->dva_offset, size = DVA_ASIZE(dva);
+		pthread_mutex_lock(&ms->ms_lock);
+		if (size > ms->ms_start + ms->ms_size - off)
+			err = SET_ERROR(EINVAL);
+		else if (!ms->ms_loaded || !range_tree_contains(ms->ms_allocatable, off, size))
+			err = SET_ERROR(EEXIST);
+		else {
+			range_tree_remove(ms->ms_allocatable, off, size);
+			range_tree_add(ms->ms_allocating[txg & TXG_MASK], off, size);
+			metaslab_update_stats(ms);
+			err = 0;
+		}
+		pthread_mutex_unlock(&ms->ms_lock);
+	}
+	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	return (err);
+}

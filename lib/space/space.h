@@ -144,6 +144,13 @@ void metaslab_free(metaslab_class_t *mc, const dva_t *dva, uint64_t birth, uint6
  * a loaded metaslab, not allocatable and not freed (pending or deferred).
  */
 bool metaslab_is_allocated(metaslab_class_t *mc, const dva_t *dva);
+/*
+ * Claim a DVA that is free in the loaded state but in use on the devices
+ * (an intent-log block written after the last committed txg): allocated
+ * in txg from now on.  EEXIST when not all of it is allocatable; EINVAL
+ * when it lies outside the pool.
+ */
+int metaslab_claim(metaslab_class_t *mc, const dva_t *dva, uint64_t txg);
 
 /*
  * Sync: hand out the entries for changes to ms made in txg since the

@@ -21,7 +21,8 @@
 /* Feature flags (bits of ub_features / vlc_features). */
 #define SPA_FEATURE_NONE     0ULL
 #define SPA_FEATURE_HISTORY  (1ULL << 0)  /* pool command history in the MOS */
-#define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY)
+#define SPA_FEATURE_INTENT_LOG (1ULL << 1) /* per-dataset intent log (lib/zil) */
+#define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY | SPA_FEATURE_INTENT_LOG)
 
 #define SPA_MINBLOCKSHIFT    9
 #define SPA_MINBLOCKSIZE     (1ULL << SPA_MINBLOCKSHIFT)
@@ -109,6 +110,7 @@ typedef enum dmu_object_type {
 	DMU_OT_PLAIN_FILE,
 	DMU_OT_DIRECTORY,
 	DMU_OT_TEST,               /* objects made by tarn-stress and tests */
+	DMU_OT_INTENT_LOG,         /* intent-log blocks (never in a dnode tree) */
 	DMU_OT_NUMTYPES
 } dmu_object_type_t;
 
@@ -133,6 +135,57 @@ typedef struct uberblock {
 	uint64_t    ub_reserved[12];
 } uberblock_t;
 _Static_assert(sizeof (uberblock_t) == 384, "uberblock_t is 384 bytes");
+
+/*
+ * Intent log (lib/zil; docs/FORMAT.md "Intent log").  The header lives in
+ * the objset_phys of each file system; it names the first block of a
+ * chain of log blocks.  A log block starts with zil_block_t and carries
+ * its own checksum; the bp naming it (the header's zh_log, or the
+ * previous block's zlb_next) is allocated before the block is written:
+ * its birth is the txg of the allocation and its bp_cksum_val words 0
+ * and 1 hold the chain GUID and the block's sequence number, which the
+ * block must repeat (a stale block at that address does not).
+ */
+typedef struct zil_header {
+	blkptr_t zh_log;            /* first block of the chain; hole: no log */
+	uint64_t zh_claim_txg;      /* first txg after the import that claimed
+	                               the chain (0: not claimed); records of
+	                               txgs >= this are replayed at mount */
+	uint64_t zh_claim_seq;      /* claimed: seq of the first block past
+	                               the claimed part of the chain */
+	uint64_t zh_flags;          /* ZH_F_* */
+	uint64_t zh_pad;
+} zil_header_t;
+#define ZH_F_END_ALLOCATED 0x1  /* claimed: the block at zh_claim_seq is
+	                               allocated (unwritten) and is ours to free */
+_Static_assert(sizeof (zil_header_t) == 160, "zil_header_t is 160 bytes");
+
+#define ZIL_BLOCK_MAGIC 0x5461726e5a4c4f47ULL /* "TarnZLOG" */
+#define ZIL_BLOCK_HDR   256
+typedef struct zil_block {
+	uint64_t    zlb_magic;
+	uint64_t    zlb_guid;       /* chain GUID */
+	uint64_t    zlb_seq;        /* block number in the chain */
+	uint32_t    zlb_used;       /* bytes used, this header included */
+	uint32_t    zlb_nrec;       /* records after the header */
+	zio_cksum_t zlb_cksum;      /* XXH3-128 of zlb_used bytes, this field zero */
+	blkptr_t    zlb_next;       /* the next block (allocated, maybe unwritten) */
+	uint64_t    zlb_pad[8];
+} zil_block_t;
+_Static_assert(sizeof (zil_block_t) == ZIL_BLOCK_HDR, "zil_block_t is 256 bytes");
+
+/* A log record; lr_reclen covers the header and the data, 8-byte aligned. */
+#define ZIL_LR_WRITE 1              /* lr_len bytes of data at lr_off of lr_obj */
+typedef struct zil_lr {
+	uint32_t lr_type;
+	uint32_t lr_reclen;
+	uint64_t lr_txg;            /* txg of the change */
+	uint64_t lr_obj;
+	uint64_t lr_off;
+	uint64_t lr_len;
+	uint64_t lr_mtime[2];       /* file's mtime after the change (s, ns) */
+} zil_lr_t;
+_Static_assert(sizeof (zil_lr_t) == 56, "zil_lr_t is 56 bytes");
 
 /* Seal or check an uberblock's self-checksum. */
 void uberblock_seal(uberblock_t *ub);

@@ -24,6 +24,7 @@ static const char *const blkptr_type_names[DMU_OT_NUMTYPES] = {
 	[DMU_OT_PLAIN_FILE] = "file",
 	[DMU_OT_DIRECTORY] = "dir",
 	[DMU_OT_TEST] = "test",
+	[DMU_OT_INTENT_LOG] = "intent log",
 };
 
 /* Append to buf at *off, never past len; keeps buf terminated. */

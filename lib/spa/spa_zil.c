@@ -1,0 +1,78 @@
+/*
+ * spa_zil.c — the pool's side of the intent logs (lib/zil): one log per
+ * registered file system, claimed at import before anything allocates,
+ * given each txg's sync, closed with the pool.
+ */
+#include "spa_impl.h"
+
+zil_t *
+spa_objset_zil(spa_t *spa, objset_t *os)
+{
+	zil_t *zl = NULL;
+	if (!(spa->spa_features & SPA_FEATURE_INTENT_LOG) ||
+	    dmu_objset_type(os) != DMU_OST_ZFS)
+		return (NULL);
+	pthread_mutex_lock(&spa->spa_lock);
+	for (int i = 0; i < spa->spa_nos; i++) {
+		spa_os_t *so = &spa->spa_os[i];
+		if (so->so_os != os)
+			continue;
+		if (so->so_zil == NULL)
+			so->so_zil = zil_open(os, spa->spa_readonly);
+		zl = so->so_zil;
+		break;
+	}
+	pthread_mutex_unlock(&spa->spa_lock);
+	return (zl);
+}
+
+typedef struct spa_claim_arg {
+	bool rewind;
+	uint64_t first_txg;
+} spa_claim_arg_t;
+
+static int
+spa_zil_claim_os(spa_t *spa, objset_t *os, void *arg)
+{
+	spa_claim_arg_t *ca = arg;
+	zil_t *zl = os != NULL ? spa_objset_zil(spa, os) : NULL;
+	if (zl == NULL)
+		return (0);
+	if (ca->rewind)
+		zil_discard(zl, ca->first_txg);
+	else
+		(void) zil_claim(zl, ca->first_txg);
+	return (0);
+}
+
+/*
+ * Import (the dmu not started yet, so nothing has allocated): claim the
+ * log blocks of every file system, or with a rewind forget them.
+ */
+int
+spa_zil_claim_all(spa_t *spa, bool rewind)
+{
+	if (!(spa->spa_features & SPA_FEATURE_INTENT_LOG))
+		return (0);
+	spa_claim_arg_t ca = { .rewind = rewind, .first_txg = txg_open_txg(spa->spa_dp) };
+	return (spa_foreach_objset(spa, spa_zil_claim_os, &ca));
+}
+
+void
+spa_zil_sync(spa_t *spa, uint64_t txg)
+{
+	pthread_mutex_lock(&spa->spa_lock);
+	for (int i = 0; i < spa->spa_nos; i++)
+		if (spa->spa_os[i].so_zil != NULL)
+			zil_sync(spa->spa_os[i].so_zil, txg);
+	pthread_mutex_unlock(&spa->spa_lock);
+}
+
+void
+spa_zil_close_all(spa_t *spa)
+{
+	for (int i = 0; i < spa->spa_nos; i++) {
+		zil_close(spa->spa_os[i].so_zil);
+		spa->spa_os[i].so_zil = NULL;
+	}
+}

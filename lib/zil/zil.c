@@ -1,0 +1,857 @@
+/*
+ * zil.c — the intent log: in-memory records (itxs), commit to a chain of
+ * log blocks, the header kept by each txg sync, claim at import and
+ * replay at mount (zil.h is the contract).
+ *
+ * Theory of the intent log
+ * ------------------------
+ * What is logged.  Only file writes are logged as records.  Every other
+ * change (create, rename, setattr, xattrs, ...) is "unlogged": the file
+ * system notes its txg, and a commit while any unlogged change is not yet
+ * in a synced txg waits for a txg sync instead of writing the log.  So
+ * whenever the log is written, every change since the last synced txg is
+ * a logged write, and replaying the records on top of the synced state
+ * gives exactly the state at the commit.  (A record names an object that
+ * exists in the synced state: objects created since then are unlogged
+ * changes, and freed object numbers are reused only after a sync.)
+ *
+ * Records in memory.  An itx names (object, range, txg, mtime); its data
+ * is read from the object when the commit writes it, so writes cost no
+ * copy.  Data read later may be newer than the write: replay then writes
+ * newer bytes first and the same or newer bytes after, and the final
+ * state is the same.  Itxs of synced txgs are dropped.  Contiguous writes
+ * to one object in one txg merge into one itx.
+ *
+ * The chain.  The header (in the objset_phys, written by each txg sync)
+ * names the first log block; each block names the next one, which is
+ * allocated before the block is written (the "open" block).  The bp of
+ * a block carries its allocation txg as birth and (chain GUID, sequence
+ * number) as a verifier that the block must repeat, with its own XXH3
+ * checksum inside; a block that does not verify ends the chain.  A
+ * commit fills the open block (and more, each allocated as the previous
+ * one fills), writes them, flushes the devices, and returns.  A block
+ * is never written twice.  Group commit: one committer at a time takes
+ * every pending itx; callers that arrive meanwhile wait and the next
+ * committer takes theirs.
+ *
+ * Freeing.  The sync of txg frees, from the head of the chain, written
+ * blocks whose records are all of txgs <= txg (and that were allocated
+ * in txgs <= txg), and points the header at the first block left (or at
+ * the open block).  If that sync does not commit, the previous header
+ * still names the freed blocks, which deferred frees keep intact.  The
+ * first commit of a log with no chain allocates the first block, sets
+ * the header and waits for that txg: the header must name the chain
+ * before a block of it can matter.
+ *
+ * Claim and replay.  Blocks allocated after the last committed txg are
+ * free in the loaded space maps, so import claims each block of the
+ * chain that verifies and was born after it (metaslab_claim, in the first
+ * txg, before anything else allocates) and records in the header where
+ * the claimed chain ends and whether its unwritten end block is
+ * allocated on disk (born in a committed txg) and so ours to free.  The
+ * mount replays the records of txgs >= the claim txg, waits for a sync,
+ * then frees the chain.  A chain claimed by an earlier import is read
+ * back only up to the recorded end (a block past it might verify and
+ * still not be ours).
+ */
+#include "zil.h"
+
+#include <pthread.h>
+#include <sys/random.h>
+
+#define ZIL_MIN_BLOCK    (8 * KiB)
+#define ZIL_MAX_BLOCK    (128 * KiB)
+#define ZIL_BLOCK_ALIGN  (4 * KiB)
+#define ZIL_MAX_COMMIT   (16 * MiB)    /* more pending data: sync the txg */
+#define ZIL_MAX_ITX_LEN  (1 * MiB)     /* merge writes up to this */
+#define ZIL_MAX_CHAIN    (1ULL << 24)  /* blocks a walk follows at most */
+
+typedef struct zil_itx {
+	struct zil_itx *itx_next;
+	uint64_t itx_txg, itx_obj, itx_off, itx_len;
+	uint64_t itx_mtime[2];
+} zil_itx_t;
+
+/* A block of the chain: written (or claimed), freed once max_txg is synced. */
+typedef struct zil_lwb {
+	blkptr_t lwb_bp;
+	uint64_t lwb_max_txg;
+} zil_lwb_t;
+
+struct zil {
+	objset_t *zl_os;
+	dmu_pool_t *zl_dp;
+	zio_ctx_t *zl_zc;
+	bool zl_readonly;
+	pthread_mutex_t zl_lock;
+	pthread_cond_t zl_cv;
+	/* pending itxs (zl_lock) */
+	zil_itx_t *zl_head, *zl_tail;
+	uint64_t zl_itx_seq;          /* itxs ever added (merges count too) */
+	uint64_t zl_itx_bytes;
+	uint64_t zl_unlogged_txg;     /* newest txg with an unlogged change */
+	/* commit (zl_lock) */
+	bool zl_committing;
+	uint64_t zl_committed_seq;
+	uint64_t zl_force_txg;        /* until this txg syncs, commits sync txgs */
+	/* chain (zl_lock; changed by the committer and by zil_sync) */
+	uint64_t zl_guid;
+	uint64_t zl_seq;              /* seq of the open block */
+	blkptr_t zl_open;             /* next block to write; hole: no chain */
+	zil_lwb_t *zl_lwb;
+	int zl_nlwb, zl_clwb;
+	zil_header_t zl_header;       /* as last given to the dmu */
+	bool zl_replay;               /* a claimed chain waits for replay */
+	uint64_t zl_last_bytes;       /* size of the last commit (block sizing) */
+	zil_stats_t zl_stats;
+};
+
+#define ZIL_STAT_ADD(zl, f, n) __atomic_add_fetch(&(zl)->zl_stats.f, (n), __ATOMIC_RELAXED)
+
+zil_t *
+zil_open(objset_t *os, bool readonly)
+{
+	zil_t *zl = tarn_alloc(sizeof (*zl));
+	zl->zl_os = os;
+	zl->zl_dp = dmu_objset_pool(os);
+	zl->zl_zc = dmu_pool_zio(zl->zl_dp);
+	zl->zl_readonly = readonly;
+	pthread_mutex_init(&zl->zl_lock, NULL);
+	pthread_cond_init(&zl->zl_cv, NULL);
+	dmu_objset_zil_header(os, &zl->zl_header);
+	zl->zl_replay = zl->zl_header.zh_claim_txg != 0;
+	zl->zl_last_bytes = ZIL_MIN_BLOCK;
+	return (zl);
+}
+
+static void
+zil_itxs_free(zil_itx_t *itx)
+{
+	while (itx != NULL) {
+		zil_itx_t *next = itx->itx_next;
+		tarn_free(itx);
+		itx = next;
+	}
+}
+
+void
+zil_close(zil_t *zl)
+{
+	if (zl == NULL)
+		return;
+	zil_itxs_free(zl->zl_head);
+	tarn_free(zl->zl_lwb);
+	pthread_mutex_destroy(&zl->zl_lock);
+	pthread_cond_destroy(&zl->zl_cv);
+	tarn_free(zl);
+}
+
+void
+zil_get_stats(zil_t *zl, zil_stats_t *out)
+{
+	uint64_t *dst = (uint64_t *)out;
+	const uint64_t *src = (const uint64_t *)&zl->zl_stats;
+	for (size_t i = 0; i < sizeof (*out) / sizeof (uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+static void
+zil_lwb_add(zil_t *zl, const blkptr_t *bp, uint64_t max_txg)
+{
+	if (zl->zl_nlwb == zl->zl_clwb) {
+		zl->zl_clwb = zl->zl_clwb ? zl->zl_clwb * 2 : 16;
+		zl->zl_lwb = tarn_realloc(zl->zl_lwb, sizeof (zil_lwb_t) * zl->zl_clwb);
+	}
+	zl->zl_lwb[zl->zl_nlwb].lwb_bp = *bp;
+	zl->zl_lwb[zl->zl_nlwb++].lwb_max_txg = max_txg;
+}
+
+/* ---- block verification and reading ---- */
+
+int
+zil_block_verify(const blkptr_t *bp, const void *buf, uint64_t size)
+{
+	if (size < ZIL_BLOCK_HDR || size != bp->bp_psize)
+		return (SET_ERROR(ECKSUM));
+	const zil_block_t *blk = buf;
+	if (blk->zlb_magic != ZIL_BLOCK_MAGIC ||
+	    blk->zlb_guid != bp->bp_cksum_val.zc_word[0] ||
+	    blk->zlb_seq != bp->bp_cksum_val.zc_word[1] ||
+	    blk->zlb_used < ZIL_BLOCK_HDR || blk->zlb_used > size)
+		return (SET_ERROR(ECKSUM));
+	zil_block_t h = *blk;
+	memset(&h.zlb_cksum, 0, sizeof (h.zlb_cksum));
+	/* checksum of the header (cksum zeroed) then the records */
+	zio_cksum_t a, b;
+	zio_checksum_compute(ZIO_CHECKSUM_XXH3_128, &h, sizeof (h), &a);
+	zio_checksum_compute(ZIO_CHECKSUM_XXH3_128, (const uint8_t *)buf + ZIL_BLOCK_HDR,
+	    blk->zlb_used - ZIL_BLOCK_HDR, &b);
+	a.zc_word[2] = b.zc_word[0];
+	a.zc_word[3] = b.zc_word[1];
+	return (zio_cksum_equal(&a, &blk->zlb_cksum) ? 0 : SET_ERROR(ECKSUM));
+}
+
+static void
+zil_block_seal(zil_block_t *blk)
+{
+	memset(&blk->zlb_cksum, 0, sizeof (blk->zlb_cksum));
+	zio_cksum_t a, b;
+	zio_checksum_compute(ZIO_CHECKSUM_XXH3_128, blk, sizeof (*blk), &a);
+	zio_checksum_compute(ZIO_CHECKSUM_XXH3_128, (const uint8_t *)blk + ZIL_BLOCK_HDR,
+	    blk->zlb_used - ZIL_BLOCK_HDR, &b);
+	a.zc_word[2] = b.zc_word[0];
+	a.zc_word[3] = b.zc_word[1];
+	blk->zlb_cksum = a;
+}
+
+static int
+zil_verify_cb(void *arg, const void *buf, uint64_t size)
+{
+	return (zil_block_verify(arg, buf, size));
+}
+
+/* Does bp look like a log block pointer of this pool at all? */
+static bool
+zil_bp_sane(zil_t *zl, const blkptr_t *bp)
+{
+	vdev_t *root = zio_ctx_root(zl->zl_zc);
+	const dva_t *d = &bp->bp_dva[0];
+	if (BP_IS_HOLE(bp) || bp->bp_type != DMU_OT_INTENT_LOG || bp->bp_ndvas != 1 ||
+	    bp->bp_psize < ZIL_MIN_BLOCK || bp->bp_psize > ZIL_MAX_BLOCK ||
+	    bp->bp_psize % ZIL_BLOCK_ALIGN != 0 || !DVA_IS_VALID(d))
+		return (false);
+	vdev_tree_enter_read(root);
+	vdev_t *top = d->dva_vdev < (uint64_t)root->vdev_children ?
+	    vdev_lookup_top(root, d->dva_vdev) : NULL;
+	bool ok = top != NULL && d->dva_offset + DVA_ASIZE(d) <= top->vdev_asize;
+	vdev_tree_exit(root);
+	return (ok);
+}
+
+/* Read and verify the block bp names into buf (bp_psize bytes). */
+static int
+zil_read_block(zil_t *zl, const blkptr_t *bp, void *buf)
+{
+	if (!zil_bp_sane(zl, bp))
+		return (SET_ERROR(ECKSUM));
+	vdev_t *root = zio_ctx_root(zl->zl_zc);
+	vdev_io_t io = {
+		.vio_offset = bp->bp_dva[0].dva_offset,
+		.vio_size = bp->bp_psize,
+		.vio_buf = buf,
+		.vio_flags = VDEV_IO_PROBE | (zl->zl_readonly ? VDEV_IO_NOHEAL : 0),
+		.vio_verify = zil_verify_cb,
+		.vio_verify_arg = (void *)bp,
+		.vio_txg = bp->bp_birth,
+	};
+	vdev_tree_enter_read(root);
+	vdev_t *top = vdev_lookup_top(root, bp->bp_dva[0].dva_vdev);
+	int err = top != NULL ? vdev_read(top, &io) : SET_ERROR(EIO);
+	vdev_tree_exit(root);
+	return (err);
+}
+
+/*
+ * Follow the chain from the header.  For each block that verifies (at
+ * most max, and only below seq end when end != 0) fn(arg, bp, blk);
+ * *endbp gets the bp of the first block not visited.
+ */
+typedef int (*zil_walk_fn_t)(zil_t *zl, void *arg, const blkptr_t *bp, const zil_block_t *blk);
+static int
+zil_walk_impl(zil_t *zl, const zil_header_t *zh, uint64_t max, uint64_t end,
+    zil_walk_fn_t fn, void *arg, uint64_t *nblocks, blkptr_t *endbp)
+{
+	blkptr_t bp = zh->zh_log;
+	uint64_t n = 0;
+	int err = 0;
+	void *buf = tarn_alloc_aligned(ZIL_MAX_BLOCK);
+	while (!BP_IS_HOLE(&bp) && n < max && err == 0) {
+		if (end != 0 && bp.bp_cksum_val.zc_word[1] >= end)
+			break;
+		if (zil_read_block(zl, &bp, buf) != 0)
+			break;
+		const zil_block_t *blk = buf;
+		const blkptr_t *next = &blk->zlb_next;
+		err = fn(zl, arg, &bp, blk);
+		n++;
+		/* the next block must continue this chain */
+		if (!BP_IS_HOLE(next) && (next->bp_cksum_val.zc_word[0] != blk->zlb_guid ||
+		    next->bp_cksum_val.zc_word[1] != blk->zlb_seq + 1)) {
+			BP_ZERO(&bp);
+			break;
+		}
+		bp = *next;
+	}
+	tarn_free(buf);
+	if (nblocks != NULL)
+		*nblocks = n;
+	if (endbp != NULL)
+		*endbp = bp;
+	return (err);
+}
+
+typedef struct zil_walk_pub {
+	zil_block_fn_t fn;
+	void *arg;
+} zil_walk_pub_t;
+
+static int
+zil_walk_pub_cb(zil_t *zl, void *arg, const blkptr_t *bp, const zil_block_t *blk)
+{
+	zil_walk_pub_t *w = arg;
+	return (w->fn(w->arg, bp, blk));
+}
+
+int
+zil_walk(zil_t *zl, uint64_t max, zil_block_fn_t fn, void *arg, uint64_t *nblocks)
+{
+	zil_header_t zh;
+	dmu_objset_zil_header(zl->zl_os, &zh);
+	zil_walk_pub_t w = { fn, arg };
+	return (zil_walk_impl(zl, &zh, max, zh.zh_claim_txg != 0 ? zh.zh_claim_seq : 0,
+	    zil_walk_pub_cb, &w, nblocks, NULL));
+}
+
+int
+zil_block_records(const zil_block_t *blk, uint64_t size, zil_replay_fn_t fn, void *arg)
+{
+	const uint8_t *p = (const uint8_t *)blk + ZIL_BLOCK_HDR;
+	const uint8_t *end = (const uint8_t *)blk + MIN(blk->zlb_used, size);
+	for (uint32_t i = 0; i < blk->zlb_nrec; i++) {
+		if ((size_t)(end - p) < sizeof (zil_lr_t))
+			return (SET_ERROR(EINVAL));
+		zil_lr_t lr;
+		memcpy(&lr, p, sizeof (lr));
+		if (lr.lr_reclen < sizeof (lr) || lr.lr_reclen % 8 != 0 ||
+		    lr.lr_reclen > (size_t)(end - p) || lr.lr_type != ZIL_LR_WRITE ||
+		    lr.lr_len > lr.lr_reclen - sizeof (lr) ||
+		    lr.lr_off + lr.lr_len < lr.lr_off)
+			return (SET_ERROR(EINVAL));
+		int err = fn(arg, &lr, p + sizeof (lr));
+		if (err != 0)
+			return (err);
+		p += lr.lr_reclen;
+	}
+	return (0);
+}
+
+/* ---- logging ---- */
+
+void
+zil_log_write(zil_t *zl, uint64_t obj, uint64_t off, uint64_t len, uint64_t txg,
+    const uint64_t mtime[2])
+{
+	if (zl == NULL || zl->zl_readonly || len == 0)
+		return;
+	pthread_mutex_lock(&zl->zl_lock);
+	uint64_t synced = txg_last_synced(zl->zl_dp);
+	/* drop what is synced already */
+	while (zl->zl_head != NULL && zl->zl_head->itx_txg <= synced) {
+		zil_itx_t *old = zl->zl_head;
+		zl->zl_head = old->itx_next;
+		zl->zl_itx_bytes -= MIN(zl->zl_itx_bytes, old->itx_len);
+		tarn_free(old);
+	}
+	if (zl->zl_head == NULL)
+		zl->zl_tail = NULL;
+	zil_itx_t *t = zl->zl_tail;
+	if (t != NULL && t->itx_obj == obj && t->itx_txg == txg &&
+	    t->itx_off + t->itx_len == off && t->itx_len + len <= ZIL_MAX_ITX_LEN) {
+		t->itx_len += len;
+	} else {
+		zil_itx_t *itx = tarn_alloc(sizeof (*itx));
+		itx->itx_txg = txg;
+		itx->itx_obj = obj;
+		itx->itx_off = off;
+		itx->itx_len = len;
+		if (t != NULL)
+			t->itx_next = itx;
+		else
+			zl->zl_head = itx;
+		zl->zl_tail = t = itx;
+	}
+	t->itx_mtime[0] = mtime[0];
+	t->itx_mtime[1] = mtime[1];
+	zl->zl_itx_bytes += len;
+	zl->zl_itx_seq++;
+	pthread_mutex_unlock(&zl->zl_lock);
+}
+
+void
+zil_log_unlogged(zil_t *zl, uint64_t txg)
+{
+	if (zl == NULL || zl->zl_readonly)
+		return;
+	pthread_mutex_lock(&zl->zl_lock);
+	if (txg > zl->zl_unlogged_txg)
+		zl->zl_unlogged_txg = txg;
+	pthread_mutex_unlock(&zl->zl_lock);
+}
+
+/* ---- writing the chain ---- */
+
+static uint64_t
+zil_block_size(uint64_t want)
+{
+	want = P2ROUNDUP(want + ZIL_BLOCK_HDR, ZIL_BLOCK_ALIGN);
+	return (MIN(MAX(want, ZIL_MIN_BLOCK), ZIL_MAX_BLOCK));
+}
+
+/* Allocate a log block of size bytes in the open txg: *bp, seq's verifier. */
+static int
+zil_alloc_block(zil_t *zl, uint64_t size, uint64_t seq, blkptr_t *bp)
+{
+	dmu_tx_t *tx = dmu_tx_create(zl->zl_os);
+	int err = dmu_tx_assign(tx, TXG_WAIT);
+	if (err != 0) {
+		dmu_tx_abort(tx);
+		return (err);
+	}
+	uint64_t txg = dmu_tx_get_txg(tx);
+	dva_t dva;
+	err = metaslab_alloc(zio_ctx_class(zl->zl_zc), size, 1, txg, &dva);
+	dmu_tx_commit(tx);
+	if (err != 0)
+		return (err);
+	BP_ZERO(bp);
+	bp->bp_dva[0] = dva;
+	bp->bp_lsize = bp->bp_psize = (uint32_t)size;
+	bp->bp_cksum = ZIO_CHECKSUM_XXH3_128;
+	bp->bp_comp = ZIO_COMPRESS_OFF;
+	bp->bp_type = DMU_OT_INTENT_LOG;
+	bp->bp_ndvas = 1;
+	bp->bp_birth = bp->bp_phys_birth = txg;
+	bp->bp_fill = 1;
+	bp->bp_cksum_val.zc_word[0] = zl->zl_guid;
+	bp->bp_cksum_val.zc_word[1] = seq;
+	return (0);
+}
+
+/*
+ * Start a chain: the first block, named by the header of the txg it was
+ * allocated in, which must sync before the chain is used.
+ */
+static int
+zil_create(zil_t *zl)
+{
+	uint64_t guid = 0;
+	while (guid == 0) {
+		if (getrandom(&guid, sizeof (guid), 0) != sizeof (guid))
+			guid = tarn_now_ns() ^ ((uint64_t)(uintptr_t)zl << 16);
+	}
+	dmu_tx_t *tx = dmu_tx_create(zl->zl_os);
+	int err = dmu_tx_assign(tx, TXG_WAIT);
+	if (err != 0) {
+		dmu_tx_abort(tx);
+		return (err);
+	}
+	uint64_t txg = dmu_tx_get_txg(tx);
+	dva_t dva;
+	uint64_t size = zil_block_size(zl->zl_last_bytes);
+	err = metaslab_alloc(zio_ctx_class(zl->zl_zc), size, 1, txg, &dva);
+	if (err == 0) {
+		blkptr_t bp;
+		BP_ZERO(&bp);
+		bp.bp_dva[0] = dva;
+		bp.bp_lsize = bp.bp_psize = (uint32_t)size;
+		bp.bp_cksum = ZIO_CHECKSUM_XXH3_128;
+		bp.bp_comp = ZIO_COMPRESS_OFF;
+		bp.bp_type = DMU_OT_INTENT_LOG;
+		bp.bp_ndvas = 1;
+		bp.bp_birth = bp.bp_phys_birth = txg;
+		bp.bp_fill = 1;
+		bp.bp_cksum_val.zc_word[0] = guid;
+		bp.bp_cksum_val.zc_word[1] = 1;
+		pthread_mutex_lock(&zl->zl_lock);
+		zl->zl_guid = guid;
+		zl->zl_seq = 1;
+		zl->zl_open = bp;
+		memset(&zl->zl_header, 0, sizeof (zl->zl_header));
+		zl->zl_header.zh_log = bp;
+		dmu_objset_set_zil_header(zl->zl_os, &zl->zl_header, txg);
+		pthread_mutex_unlock(&zl->zl_lock);
+	}
+	dmu_tx_commit(tx);
+	if (err == 0)
+		err = txg_wait_synced(zl->zl_dp, txg);
+	return (err);
+}
+
+/* A log block being filled. */
+typedef struct zil_wblock {
+	uint8_t *wb_buf;
+	uint64_t wb_cap;
+	uint64_t wb_max_txg;
+	uint64_t wb_commit_left;      /* bytes of the commit not yet placed */
+} zil_wblock_t;
+
+/*
+ * Write the open block (filled in wb) naming a newly allocated next
+ * block, and make that one the open block.  On failure the chain may be
+ * broken at the open block: commits sync txgs until a sync moved the
+ * header past it (zl_force_txg).
+ */
+static int
+zil_issue_block(zil_t *zl, zil_wblock_t *wb, uint64_t next_size)
+{
+	zil_block_t *blk = (zil_block_t *)wb->wb_buf;
+	blkptr_t cur = zl->zl_open, next;
+	int err = zil_alloc_block(zl, next_size, zl->zl_seq + 1, &next);
+	if (err != 0)
+		return (err);
+	blk->zlb_magic = ZIL_BLOCK_MAGIC;
+	blk->zlb_guid = zl->zl_guid;
+	blk->zlb_seq = zl->zl_seq;
+	blk->zlb_next = next;
+	memset((uint8_t *)blk + blk->zlb_used, 0, wb->wb_cap - blk->zlb_used);
+	zil_block_seal(blk);
+	vdev_t *root = zio_ctx_root(zl->zl_zc);
+	vdev_io_t io = {
+		.vio_offset = cur.bp_dva[0].dva_offset,
+		.vio_size = cur.bp_psize,
+		.vio_buf = wb->wb_buf,
+		.vio_txg = cur.bp_birth,
+	};
+	vdev_tree_enter_read(root);
+	vdev_t *top = vdev_lookup_top(root, cur.bp_dva[0].dva_vdev);
+	err = top != NULL ? vdev_write(top, &io) : SET_ERROR(ENXIO);
+	vdev_tree_exit(root);
+	pthread_mutex_lock(&zl->zl_lock);
+	zil_lwb_add(zl, &cur, err == 0 ? wb->wb_max_txg : 0);
+	zl->zl_open = next;
+	zl->zl_seq++;
+	if (err != 0)
+		zl->zl_force_txg = txg_open_txg(zl->zl_dp);
+	pthread_mutex_unlock(&zl->zl_lock);
+	if (err == 0) {
+		ZIL_STAT_ADD(zl, zs_blocks, 1);
+		ZIL_STAT_ADD(zl, zs_bytes, cur.bp_psize);
+	}
+	return (err);
+}
+
+/* Start filling the open block. */
+static void
+zil_wblock_start(zil_t *zl, zil_wblock_t *wb)
+{
+	wb->wb_cap = zl->zl_open.bp_psize;
+	memset(wb->wb_buf, 0, ZIL_BLOCK_HDR);
+	((zil_block_t *)wb->wb_buf)->zlb_used = ZIL_BLOCK_HDR;
+	wb->wb_max_txg = 0;
+}
+
+/* Place one itx's records (its current data) into blocks, issuing full ones. */
+static int
+zil_write_itx(zil_t *zl, zil_wblock_t *wb, const zil_itx_t *itx)
+{
+	uint64_t off = itx->itx_off, left = itx->itx_len;
+	while (left > 0) {
+		zil_block_t *blk = (zil_block_t *)wb->wb_buf;
+		uint64_t room = wb->wb_cap - blk->zlb_used;
+		if (room < sizeof (zil_lr_t) + MIN(left, 1024)) {
+			int err = zil_issue_block(zl, wb,
+			    zil_block_size(wb->wb_commit_left + sizeof (zil_lr_t)));
+			if (err != 0)
+				return (err);
+			zil_wblock_start(zl, wb);
+			continue;
+		}
+		uint64_t n = MIN(left, (room - sizeof (zil_lr_t)) & ~7ULL);
+		uint8_t *p = wb->wb_buf + blk->zlb_used;
+		int err = dmu_read(zl->zl_os, itx->itx_obj, off, n, p + sizeof (zil_lr_t));
+		if (err == ENOENT)
+			return (0);     /* the object is gone: nothing to replay */
+		if (err != 0)
+			return (err);
+		zil_lr_t lr = {
+			.lr_type = ZIL_LR_WRITE,
+			.lr_reclen = (uint32_t)(sizeof (zil_lr_t) + P2ROUNDUP(n, 8)),
+			.lr_txg = itx->itx_txg,
+			.lr_obj = itx->itx_obj,
+			.lr_off = off,
+			.lr_len = n,
+			.lr_mtime = { itx->itx_mtime[0], itx->itx_mtime[1] },
+		};
+		memcpy(p, &lr, sizeof (lr));
+		memset(p + sizeof (lr) + n, 0, lr.lr_reclen - sizeof (lr) - n);
+		blk->zlb_used += lr.lr_reclen;
+		blk->zlb_nrec++;
+		wb->wb_max_txg = MAX(wb->wb_max_txg, itx->itx_txg);
+		wb->wb_commit_left -= MIN(wb->wb_commit_left, n);
+		ZIL_STAT_ADD(zl, zs_records, 1);
+		off += n;
+		left -= n;
+	}
+	return (0);
+}
+
+/* Write itxs (of txgs after synced) to the chain and flush. */
+static int
+zil_write_chain(zil_t *zl, zil_itx_t *itxs, uint64_t bytes, uint64_t synced)
+{
+	int err = 0;
+	if (BP_IS_HOLE(&zl->zl_open) && (err = zil_create(zl)) != 0)
+		return (err);
+	zil_wblock_t wb = { .wb_buf = tarn_alloc_aligned(ZIL_MAX_BLOCK),
+		.wb_commit_left = bytes };
+	zil_wblock_start(zl, &wb);
+	uint64_t total = 0;
+	for (zil_itx_t *itx = itxs; itx != NULL && err == 0; itx = itx->itx_next) {
+		if (itx->itx_txg <= synced)
+			continue;
+		err = zil_write_itx(zl, &wb, itx);
+		total += itx->itx_len;
+	}
+	if (err == 0 && ((zil_block_t *)wb.wb_buf)->zlb_nrec > 0) {
+		zl->zl_last_bytes = MIN(total, ZIL_MAX_BLOCK);
+		err = zil_issue_block(zl, &wb, zil_block_size(zl->zl_last_bytes +
+		    sizeof (zil_lr_t)));
+	}
+	tarn_free(wb.wb_buf);
+	if (err == 0)
+		err = zio_flush(zl->zl_zc);
+	return (err);
+}
+
+/* Must this commit sync a txg rather than write the log? (zl_lock held) */
+static bool
+zil_must_sync(zil_t *zl, uint64_t synced)
+{
+	return (zl->zl_unlogged_txg > synced || zl->zl_force_txg > synced ||
+	    zl->zl_itx_bytes > ZIL_MAX_COMMIT || zl->zl_replay ||
+	    (BP_IS_HOLE(&zl->zl_open) && zl->zl_nlwb > 0));
+}
+
+int
+zil_commit(zil_t *zl)
+{
+	if (zl->zl_readonly)
+		return (0);
+	ZIL_STAT_ADD(zl, zs_commits, 1);
+	int err = 0;
+	pthread_mutex_lock(&zl->zl_lock);
+	uint64_t target = zl->zl_itx_seq, utxg = zl->zl_unlogged_txg;
+	for (;;) {
+		uint64_t synced = txg_last_synced(zl->zl_dp);
+		if (zl->zl_committed_seq >= target && utxg <= synced)
+			break;
+		if (zl->zl_committing) {
+			pthread_cond_wait(&zl->zl_cv, &zl->zl_lock);
+			continue;
+		}
+		zl->zl_committing = true;
+		bool sync = zil_must_sync(zl, synced);
+		zil_itx_t *itxs = zl->zl_head;
+		uint64_t bytes = zl->zl_itx_bytes, upto = zl->zl_itx_seq;
+		zl->zl_head = zl->zl_tail = NULL;
+		zl->zl_itx_bytes = 0;
+		pthread_mutex_unlock(&zl->zl_lock);
+
+		if (!sync) {
+			err = zil_write_chain(zl, itxs, bytes, synced);
+			if (err == 0)
+				ZIL_STAT_ADD(zl, zs_log_writes, 1);
+		}
+		if (sync || err != 0) {
+			err = txg_wait_synced(zl->zl_dp, 0);
+			ZIL_STAT_ADD(zl, zs_txg_syncs, 1);
+		}
+		zil_itxs_free(itxs);
+
+		pthread_mutex_lock(&zl->zl_lock);
+		zl->zl_committing = false;
+		pthread_cond_broadcast(&zl->zl_cv);
+		if (err != 0) {
+			/* the records taken are lost: later commits sync txgs */
+			zl->zl_force_txg = MAX(zl->zl_force_txg, txg_open_txg(zl->zl_dp));
+			break;
+		}
+		zl->zl_committed_seq = MAX(zl->zl_committed_seq, upto);
+		if (sync)
+			utxg = 0;      /* the sync covered every change before the call */
+	}
+	pthread_mutex_unlock(&zl->zl_lock);
+	return (err);
+}
+
+/* ---- syncing context ---- */
+
+void
+zil_sync(zil_t *zl, uint64_t txg)
+{
+	if (zl->zl_readonly)
+		return;
+	metaslab_class_t *mc = zio_ctx_class(zl->zl_zc);
+	pthread_mutex_lock(&zl->zl_lock);
+	int n = 0;
+	while (n < zl->zl_nlwb && zl->zl_lwb[n].lwb_max_txg <= txg &&
+	    zl->zl_lwb[n].lwb_bp.bp_birth <= txg) {
+		const blkptr_t *bp = &zl->zl_lwb[n].lwb_bp;
+		metaslab_free(mc, &bp->bp_dva[0], bp->bp_birth, txg);
+		n++;
+	}
+	if (n > 0) {
+		memmove(zl->zl_lwb, zl->zl_lwb + n, sizeof (zil_lwb_t) * (zl->zl_nlwb - n));
+		zl->zl_nlwb -= n;
+	}
+	if (!zl->zl_replay) {
+		zil_header_t zh;
+		memset(&zh, 0, sizeof (zh));
+		zh.zh_log = zl->zl_nlwb > 0 ? zl->zl_lwb[0].lwb_bp : zl->zl_open;
+		if (memcmp(&zh, &zl->zl_header, sizeof (zh)) != 0) {
+			zl->zl_header = zh;
+			dmu_objset_set_zil_header(zl->zl_os, &zh, txg);
+		}
+	}
+	pthread_mutex_unlock(&zl->zl_lock);
+}
+
+/* ---- claim, replay, destroy ---- */
+
+typedef struct zil_claim_arg {
+	uint64_t first_txg;
+	bool claim;                   /* claim blocks (first import) */
+	bool stopped;                 /* a claim failed: the chain ends there */
+	uint64_t end_seq;
+} zil_claim_arg_t;
+
+static int
+zil_claim_cb(zil_t *zl, void *arg, const blkptr_t *bp, const zil_block_t *blk)
+{
+	zil_claim_arg_t *ca = arg;
+	if (ca->claim && bp->bp_birth >= ca->first_txg &&
+	    metaslab_claim(zio_ctx_class(zl->zl_zc), &bp->bp_dva[0], ca->first_txg) != 0) {
+		ca->stopped = true;
+		ca->end_seq = blk->zlb_seq;
+		return (SET_ERROR(EEXIST));
+	}
+	zil_lwb_add(zl, bp, UINT64_MAX);      /* freed after the replay */
+	ca->end_seq = blk->zlb_seq + 1;
+	return (0);
+}
+
+int
+zil_claim(zil_t *zl, uint64_t first_txg)
+{
+	zil_header_t zh = zl->zl_header;
+	if (BP_IS_HOLE(&zh.zh_log))
+		return (0);
+	bool claimed = zh.zh_claim_txg != 0;
+	zil_claim_arg_t ca = { .first_txg = claimed ? zh.zh_claim_txg : first_txg,
+		.claim = !claimed && !zl->zl_readonly,
+		.end_seq = zh.zh_log.bp_cksum_val.zc_word[1] };
+	blkptr_t endbp;
+	pthread_mutex_lock(&zl->zl_lock);
+	(void) zil_walk_impl(zl, &zh, ZIL_MAX_CHAIN, claimed ? zh.zh_claim_seq : 0,
+	    zil_claim_cb, &ca, NULL, &endbp);
+	if (!claimed) {
+		zh.zh_claim_txg = first_txg;
+		zh.zh_claim_seq = ca.end_seq;
+		zh.zh_flags = 0;
+		/* an unwritten end block born in a committed txg is allocated */
+		if (!ca.stopped && !BP_IS_HOLE(&endbp) && endbp.bp_birth < first_txg &&
+		    zil_bp_sane(zl, &endbp))
+			zh.zh_flags |= ZH_F_END_ALLOCATED;
+		if (!zl->zl_readonly) {
+			zl->zl_header = zh;
+			dmu_objset_set_zil_header(zl->zl_os, &zh, first_txg);
+		}
+	}
+	if ((zh.zh_flags & ZH_F_END_ALLOCATED) && !BP_IS_HOLE(&endbp) &&
+	    endbp.bp_cksum_val.zc_word[1] == zh.zh_claim_seq)
+		zil_lwb_add(zl, &endbp, UINT64_MAX);
+	zl->zl_replay = !zl->zl_readonly;
+	pthread_mutex_unlock(&zl->zl_lock);
+	return (0);
+}
+
+void
+zil_discard(zil_t *zl, uint64_t txg)
+{
+	pthread_mutex_lock(&zl->zl_lock);
+	if (!BP_IS_HOLE(&zl->zl_header.zh_log) || zl->zl_header.zh_claim_txg != 0) {
+		memset(&zl->zl_header, 0, sizeof (zl->zl_header));
+		dmu_objset_set_zil_header(zl->zl_os, &zl->zl_header, txg);
+	}
+	zl->zl_replay = false;
+	pthread_mutex_unlock(&zl->zl_lock);
+}
+
+bool
+zil_replay_needed(zil_t *zl)
+{
+	pthread_mutex_lock(&zl->zl_lock);
+	bool r = zl->zl_replay;
+	pthread_mutex_unlock(&zl->zl_lock);
+	return (r);
+}
+
+typedef struct zil_replay_arg {
+	zil_replay_fn_t fn;
+	void *arg;
+	uint64_t claim_txg;
+	uint64_t nrec;
+} zil_replay_arg_t;
+
+static int
+zil_replay_lr(void *arg, const zil_lr_t *lr, const void *data)
+{
+	zil_replay_arg_t *ra = arg;
+	if (lr->lr_txg < ra->claim_txg)
+		return (0);        /* in a committed txg already */
+	ra->nrec++;
+	return (ra->fn(ra->arg, lr, data));
+}
+
+static int
+zil_replay_block(zil_t *zl, void *arg, const blkptr_t *bp, const zil_block_t *blk)
+{
+	int err = zil_block_records(blk, bp->bp_psize, zil_replay_lr, arg);
+	return (err == EINVAL ? 0 : err);   /* a malformed record ends that block */
+}
+
+int
+zil_replay(zil_t *zl, zil_replay_fn_t fn, void *arg, uint64_t *nrec)
+{
+	if (nrec != NULL)
+		*nrec = 0;
+	if (!zil_replay_needed(zl))
+		return (0);
+	zil_header_t zh = zl->zl_header;
+	zil_replay_arg_t ra = { .fn = fn, .arg = arg, .claim_txg = zh.zh_claim_txg };
+	int err = zil_walk_impl(zl, &zh, ZIL_MAX_CHAIN, zh.zh_claim_seq, zil_replay_block,
+	    &ra, NULL, NULL);
+	if (nrec != NULL)
+		*nrec = ra.nrec;
+	if (err == 0)
+		err = txg_wait_synced(zl->zl_dp, 0);
+	if (err != 0)
+		return (err);
+	pthread_mutex_lock(&zl->zl_lock);
+	for (int i = 0; i < zl->zl_nlwb; i++)
+		zl->zl_lwb[i].lwb_max_txg = 0;
+	zl->zl_replay = false;
+	pthread_mutex_unlock(&zl->zl_lock);
+	/* the next sync frees the chain and clears the header */
+	return (txg_wait_synced(zl->zl_dp, 0));
+}
+
+void
+zil_destroy(zil_t *zl, dmu_tx_t *tx)
+{
+	uint64_t txg = dmu_tx_get_txg(tx);
+	metaslab_class_t *mc = zio_ctx_class(zl->zl_zc);
+	pthread_mutex_lock(&zl->zl_lock);
+	for (int i = 0; i < zl->zl_nlwb; i++) {
+		const blkptr_t *bp = &zl->zl_lwb[i].lwb_bp;
+		if (bp->bp_birth <= txg)
+			metaslab_free(mc, &bp->bp_dva[0], bp->bp_birth, txg);
+	}
+	zl->zl_nlwb = 0;
+	if (!BP_IS_HOLE(&zl->zl_open) && zl->zl_open.bp_birth <= txg)
+		metaslab_free(mc, &zl->zl_open.bp_dva[0], zl->zl_open.bp_birth, txg);
+	BP_ZERO(&zl->zl_open);
+	zl->zl_replay = false;
+	zl->zl_readonly = true;       /* nothing more is logged */
+	pthread_mutex_unlock(&zl->zl_lock);
+}
