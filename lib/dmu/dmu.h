@@ -190,6 +190,8 @@ int dmu_bonus_write(objset_t *os, uint64_t obj, const void *buf, uint32_t len, d
 
 #define TXG_WAIT    1
 #define TXG_NOWAIT  2
+#define TXG_NOTHROTTLE 3   /* neither delayed nor held at the dirty limit
+                              (the intent log pinning a txg; no data) */
 
 dmu_tx_t *dmu_tx_create(objset_t *os);
 /* Syncing context: a tx that dirties txg itself (pool layer only). */

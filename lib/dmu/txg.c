@@ -414,7 +414,8 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 		return (SET_ERROR(EROFS));
 	}
 	/* The limit: wait (or give up) until a sync brings dirty data down. */
-	while (dp->dp_dirty_total >= dp->dp_opts.dpo_dirty_max && !dp->dp_suspended) {
+	while (dp->dp_dirty_total >= dp->dp_opts.dpo_dirty_max && !dp->dp_suspended &&
+	    how != TXG_NOTHROTTLE) {
 		if (how == TXG_NOWAIT) {
 			pthread_mutex_unlock(&dp->dp_lock);
 			return (SET_ERROR(ERESTART));

@@ -143,6 +143,8 @@ void posix_zil_unlogged(posix_fs_t *fs, dmu_tx_t *tx);
 void posix_zil_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len,
     const uint64_t mtime[2], dmu_tx_t *tx);
 int posix_zil_replay(posix_fs_t *fs);
+int posix_zil_setattr(posix_fs_t *fs, posix_ino_t ino, int mask, const znode_phys_t *old,
+    const znode_phys_t *zp, dmu_tx_t *tx);
 int64_t zn_charge(const znode_phys_t *zp);
 void zn_to_attr(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp, posix_attr_t *attr);
 void zn_init(znode_phys_t *zp, uint32_t mode, const posix_cred_t *cred, uint64_t parent,

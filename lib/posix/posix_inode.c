@@ -311,7 +311,7 @@ posix_setattr(posix_fs_t *fs, posix_ino_t ino, const posix_attr_t *in, int mask,
 			err = posix_truncate_locked(fs, ino, &zp, in->pa_size, tx);
 		if (err == 0) {
 			setattr_apply(&zp, in, mask, now);
-			err = zn_write(fs, ino, &old, &zp, tx);
+			err = posix_zil_setattr(fs, ino, mask, &old, &zp, tx);
 		}
 		dmu_tx_commit(tx);
 		if (err == 0 && out != NULL)

@@ -29,10 +29,52 @@ posix_zil_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len,
 		zil_log_write(fs->fs_zil, ino, off, len, dmu_tx_get_txg(tx), mtime);
 }
 
+/*
+ * Write the znode of a setattr: a change of times only (what the kernel
+ * sends before an fsync when it keeps mtime itself) is logged as the
+ * three times; anything else is unlogged.
+ */
+int
+posix_zil_setattr(posix_fs_t *fs, posix_ino_t ino, int mask, const znode_phys_t *old,
+    const znode_phys_t *zp, dmu_tx_t *tx)
+{
+	const int times = POSIX_SET_ATIME | POSIX_SET_MTIME | POSIX_SET_ATIME_NOW |
+	    POSIX_SET_MTIME_NOW | POSIX_SET_CTIME;
+	if (fs->fs_zil == NULL || (mask & ~times) != 0)
+		return (zn_write(fs, ino, old, zp, tx));
+	int err = zn_write_logged(fs, ino, old, zp, tx);
+	if (err == 0) {
+		uint64_t t[6] = { zp->zp_atime[0], zp->zp_atime[1], zp->zp_mtime[0],
+			zp->zp_mtime[1], zp->zp_ctime[0], zp->zp_ctime[1] };
+		zil_log_times(fs->fs_zil, ino, t, dmu_tx_get_txg(tx));
+	}
+	return (err);
+}
+
+static int
+posix_zil_replay_times(posix_fs_t *fs, const zil_lr_t *lr, const void *data)
+{
+	uint64_t t[6];
+	memcpy(t, data, sizeof (t));
+	posix_attr_t a;
+	memset(&a, 0, sizeof (a));
+	a.pa_atime.tv_sec = (time_t)t[0];
+	a.pa_atime.tv_nsec = (long)t[1];
+	a.pa_mtime.tv_sec = (time_t)t[2];
+	a.pa_mtime.tv_nsec = (long)t[3];
+	a.pa_ctime.tv_sec = (time_t)t[4];
+	a.pa_ctime.tv_nsec = (long)t[5];
+	int err = posix_setattr(fs, lr->lr_obj, &a,
+	    POSIX_SET_ATIME | POSIX_SET_MTIME | POSIX_SET_CTIME, NULL, NULL);
+	return (err == ENOENT ? 0 : err);
+}
+
 static int
 posix_zil_replay_lr(void *arg, const zil_lr_t *lr, const void *data)
 {
 	posix_fs_t *fs = arg;
+	if (lr->lr_type == ZIL_LR_TIMES)
+		return (posix_zil_replay_times(fs, lr, data));
 	uint64_t done = 0;
 	int err = posix_write(fs, lr->lr_obj, lr->lr_off, lr->lr_len, data, NULL, &done);
 	if (err == ENOENT || err == EINVAL || err == EISDIR)

@@ -176,6 +176,8 @@ _Static_assert(sizeof (zil_block_t) == ZIL_BLOCK_HDR, "zil_block_t is 256 bytes"
 
 /* A log record; lr_reclen covers the header and the data, 8-byte aligned. */
 #define ZIL_LR_WRITE 1              /* lr_len bytes of data at lr_off of lr_obj */
+#define ZIL_LR_TIMES 2              /* lr_obj's atime, mtime, ctime: 6 x uint64
+                                       (s, ns) as data, lr_len 48, lr_off 0 */
 typedef struct zil_lr {
 	uint32_t lr_type;
 	uint32_t lr_reclen;

@@ -68,8 +68,9 @@
 
 typedef struct zil_itx {
 	struct zil_itx *itx_next;
+	uint32_t itx_type;            /* ZIL_LR_* */
 	uint64_t itx_txg, itx_obj, itx_off, itx_len;
-	uint64_t itx_mtime[2];
+	uint64_t itx_t[6];            /* WRITE: mtime in [0..1]; TIMES: all three */
 } zil_itx_t;
 
 /* A block of the chain: written (or claimed), freed once max_txg is synced. */
@@ -139,6 +140,10 @@ zil_close(zil_t *zl)
 {
 	if (zl == NULL)
 		return;
+	tarn_dprintf("zil: %" PRIu64 " commits, %" PRIu64 " by the log, %" PRIu64
+	    " by txg syncs, %" PRIu64 " blocks, %" PRIu64 " bytes, %" PRIu64 " records\n",
+	    zl->zl_stats.zs_commits, zl->zl_stats.zs_log_writes, zl->zl_stats.zs_txg_syncs,
+	    zl->zl_stats.zs_blocks, zl->zl_stats.zs_bytes, zl->zl_stats.zs_records);
 	zil_itxs_free(zl->zl_head);
 	tarn_free(zl->zl_lwb);
 	pthread_mutex_destroy(&zl->zl_lock);
@@ -323,7 +328,9 @@ zil_block_records(const zil_block_t *blk, uint64_t size, zil_replay_fn_t fn, voi
 		zil_lr_t lr;
 		memcpy(&lr, p, sizeof (lr));
 		if (lr.lr_reclen < sizeof (lr) || lr.lr_reclen % 8 != 0 ||
-		    lr.lr_reclen > (size_t)(end - p) || lr.lr_type != ZIL_LR_WRITE ||
+		    lr.lr_reclen > (size_t)(end - p) ||
+		    (lr.lr_type != ZIL_LR_WRITE && lr.lr_type != ZIL_LR_TIMES) ||
+		    (lr.lr_type == ZIL_LR_TIMES && lr.lr_len != 6 * sizeof (uint64_t)) ||
 		    lr.lr_len > lr.lr_reclen - sizeof (lr) ||
 		    lr.lr_off + lr.lr_len < lr.lr_off)
 			return (SET_ERROR(EINVAL));
@@ -337,15 +344,11 @@ zil_block_records(const zil_block_t *blk, uint64_t size, zil_replay_fn_t fn, voi
 
 /* ---- logging ---- */
 
-void
-zil_log_write(zil_t *zl, uint64_t obj, uint64_t off, uint64_t len, uint64_t txg,
-    const uint64_t mtime[2])
+/* Drop the itxs of synced txgs from the head (zl_lock held). */
+static void
+zil_itx_trim(zil_t *zl)
 {
-	if (zl == NULL || zl->zl_readonly || len == 0)
-		return;
-	pthread_mutex_lock(&zl->zl_lock);
 	uint64_t synced = txg_last_synced(zl->zl_dp);
-	/* drop what is synced already */
 	while (zl->zl_head != NULL && zl->zl_head->itx_txg <= synced) {
 		zil_itx_t *old = zl->zl_head;
 		zl->zl_head = old->itx_next;
@@ -354,25 +357,60 @@ zil_log_write(zil_t *zl, uint64_t obj, uint64_t off, uint64_t len, uint64_t txg,
 	}
 	if (zl->zl_head == NULL)
 		zl->zl_tail = NULL;
+}
+
+static zil_itx_t *
+zil_itx_append(zil_t *zl, uint32_t type, uint64_t obj, uint64_t txg)
+{
+	zil_itx_t *itx = tarn_alloc(sizeof (*itx));
+	itx->itx_type = type;
+	itx->itx_txg = txg;
+	itx->itx_obj = obj;
+	if (zl->zl_tail != NULL)
+		zl->zl_tail->itx_next = itx;
+	else
+		zl->zl_head = itx;
+	zl->zl_tail = itx;
+	return (itx);
+}
+
+void
+zil_log_write(zil_t *zl, uint64_t obj, uint64_t off, uint64_t len, uint64_t txg,
+    const uint64_t mtime[2])
+{
+	if (zl == NULL || zl->zl_readonly || len == 0)
+		return;
+	pthread_mutex_lock(&zl->zl_lock);
+	zil_itx_trim(zl);
 	zil_itx_t *t = zl->zl_tail;
-	if (t != NULL && t->itx_obj == obj && t->itx_txg == txg &&
-	    t->itx_off + t->itx_len == off && t->itx_len + len <= ZIL_MAX_ITX_LEN) {
+	if (t != NULL && t->itx_type == ZIL_LR_WRITE && t->itx_obj == obj &&
+	    t->itx_txg == txg && t->itx_off + t->itx_len == off &&
+	    t->itx_len + len <= ZIL_MAX_ITX_LEN) {
 		t->itx_len += len;
 	} else {
-		zil_itx_t *itx = tarn_alloc(sizeof (*itx));
-		itx->itx_txg = txg;
-		itx->itx_obj = obj;
-		itx->itx_off = off;
-		itx->itx_len = len;
-		if (t != NULL)
-			t->itx_next = itx;
-		else
-			zl->zl_head = itx;
-		zl->zl_tail = t = itx;
+		t = zil_itx_append(zl, ZIL_LR_WRITE, obj, txg);
+		t->itx_off = off;
+		t->itx_len = len;
 	}
-	t->itx_mtime[0] = mtime[0];
-	t->itx_mtime[1] = mtime[1];
+	t->itx_t[0] = mtime[0];
+	t->itx_t[1] = mtime[1];
 	zl->zl_itx_bytes += len;
+	zl->zl_itx_seq++;
+	pthread_mutex_unlock(&zl->zl_lock);
+}
+
+void
+zil_log_times(zil_t *zl, uint64_t obj, const uint64_t t[6], uint64_t txg)
+{
+	if (zl == NULL || zl->zl_readonly)
+		return;
+	pthread_mutex_lock(&zl->zl_lock);
+	zil_itx_trim(zl);
+	zil_itx_t *itx = zl->zl_tail;
+	if (itx == NULL || itx->itx_type != ZIL_LR_TIMES || itx->itx_obj != obj ||
+	    itx->itx_txg != txg)
+		itx = zil_itx_append(zl, ZIL_LR_TIMES, obj, txg);
+	memcpy(itx->itx_t, t, sizeof (itx->itx_t));
 	zl->zl_itx_seq++;
 	pthread_mutex_unlock(&zl->zl_lock);
 }
@@ -402,7 +440,7 @@ static int
 zil_alloc_block(zil_t *zl, uint64_t size, uint64_t seq, blkptr_t *bp)
 {
 	dmu_tx_t *tx = dmu_tx_create(zl->zl_os);
-	int err = dmu_tx_assign(tx, TXG_WAIT);
+	int err = dmu_tx_assign(tx, TXG_NOTHROTTLE);
 	if (err != 0) {
 		dmu_tx_abort(tx);
 		return (err);
@@ -540,25 +578,59 @@ zil_wblock_start(zil_t *zl, zil_wblock_t *wb)
 	wb->wb_max_txg = 0;
 }
 
+/* Make room for a record of need bytes: issue the block if it is full. */
+static int
+zil_wblock_room(zil_t *zl, zil_wblock_t *wb, uint64_t need)
+{
+	zil_block_t *blk = (zil_block_t *)wb->wb_buf;
+	if (wb->wb_cap - blk->zlb_used >= need)
+		return (0);
+	int err = zil_issue_block(zl, wb, zil_block_size(wb->wb_commit_left + need));
+	if (err == 0)
+		zil_wblock_start(zl, wb);
+	return (err);
+}
+
+static int
+zil_write_times(zil_t *zl, zil_wblock_t *wb, const zil_itx_t *itx)
+{
+	uint64_t need = sizeof (zil_lr_t) + sizeof (itx->itx_t);
+	int err = zil_wblock_room(zl, wb, need);
+	if (err != 0)
+		return (err);
+	zil_block_t *blk = (zil_block_t *)wb->wb_buf;
+	zil_lr_t lr = {
+		.lr_type = ZIL_LR_TIMES,
+		.lr_reclen = (uint32_t)need,
+		.lr_txg = itx->itx_txg,
+		.lr_obj = itx->itx_obj,
+		.lr_len = sizeof (itx->itx_t),
+	};
+	memcpy(wb->wb_buf + blk->zlb_used, &lr, sizeof (lr));
+	memcpy(wb->wb_buf + blk->zlb_used + sizeof (lr), itx->itx_t, sizeof (itx->itx_t));
+	blk->zlb_used += (uint32_t)need;
+	blk->zlb_nrec++;
+	wb->wb_max_txg = MAX(wb->wb_max_txg, itx->itx_txg);
+	ZIL_STAT_ADD(zl, zs_records, 1);
+	return (0);
+}
+
 /* Place one itx's records (its current data) into blocks, issuing full ones. */
 static int
 zil_write_itx(zil_t *zl, zil_wblock_t *wb, const zil_itx_t *itx)
 {
+	if (itx->itx_type == ZIL_LR_TIMES)
+		return (zil_write_times(zl, wb, itx));
 	uint64_t off = itx->itx_off, left = itx->itx_len;
 	while (left > 0) {
+		int err = zil_wblock_room(zl, wb, sizeof (zil_lr_t) + MIN(left, 1024));
+		if (err != 0)
+			return (err);
 		zil_block_t *blk = (zil_block_t *)wb->wb_buf;
 		uint64_t room = wb->wb_cap - blk->zlb_used;
-		if (room < sizeof (zil_lr_t) + MIN(left, 1024)) {
-			int err = zil_issue_block(zl, wb,
-			    zil_block_size(wb->wb_commit_left + sizeof (zil_lr_t)));
-			if (err != 0)
-				return (err);
-			zil_wblock_start(zl, wb);
-			continue;
-		}
 		uint64_t n = MIN(left, (room - sizeof (zil_lr_t)) & ~7ULL);
 		uint8_t *p = wb->wb_buf + blk->zlb_used;
-		int err = dmu_read(zl->zl_os, itx->itx_obj, off, n, p + sizeof (zil_lr_t));
+		err = dmu_read(zl->zl_os, itx->itx_obj, off, n, p + sizeof (zil_lr_t));
 		if (err == ENOENT)
 			return (0);     /* the object is gone: nothing to replay */
 		if (err != 0)
@@ -570,7 +642,7 @@ zil_write_itx(zil_t *zl, zil_wblock_t *wb, const zil_itx_t *itx)
 			.lr_obj = itx->itx_obj,
 			.lr_off = off,
 			.lr_len = n,
-			.lr_mtime = { itx->itx_mtime[0], itx->itx_mtime[1] },
+			.lr_mtime = { itx->itx_t[0], itx->itx_t[1] },
 		};
 		memcpy(p, &lr, sizeof (lr));
 		memset(p + sizeof (lr) + n, 0, lr.lr_reclen - sizeof (lr) - n);

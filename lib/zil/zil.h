@@ -47,6 +47,8 @@ void zil_discard(zil_t *zl, uint64_t txg);
 /* Log a write of [off, off+len) of obj made in txg, mtime after it. */
 void zil_log_write(zil_t *zl, uint64_t obj, uint64_t off, uint64_t len, uint64_t txg,
     const uint64_t mtime[2]);
+/* Log obj's new times in txg: atime, mtime, ctime as (s, ns) pairs. */
+void zil_log_times(zil_t *zl, uint64_t obj, const uint64_t t[6], uint64_t txg);
 /* A change in txg that the log does not record. */
 void zil_log_unlogged(zil_t *zl, uint64_t txg);
 

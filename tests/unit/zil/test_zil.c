@@ -250,10 +250,24 @@ test_zil_unlogged_syncs(void)
 	zil_get_stats(z.zil, &b);
 	TT_EQ(b.zs_txg_syncs, a.zs_txg_syncs + 1);
 	zt_write(&z, 300, 5000, 3, true);
+	/* times only (what the kernel sends before fsync): logged, no sync */
+	posix_attr_t tm;
+	memset(&tm, 0, sizeof (tm));
+	tm.pa_mtime.tv_sec = 1234567890;
+	tm.pa_mtime.tv_nsec = 4321;
+	tm.pa_ctime.tv_sec = 1234567891;
+	TT_OK(posix_setattr(z.fs, z.ino, &tm, POSIX_SET_MTIME | POSIX_SET_CTIME, NULL, NULL));
+	TT_OK(posix_fsync(z.fs, z.ino, false));
+	zil_get_stats(z.zil, &a);
+	TT_EQ(a.zs_txg_syncs, b.zs_txg_syncs);
 	zt_powercut(&z, 9);
 	z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
 	zt_mount(&z, true);
 	zt_check(&z);
+	TT_OK(posix_getattr(z.fs, z.ino, &tm));
+	TT_EQ(tm.pa_mtime.tv_sec, 1234567890);
+	TT_EQ(tm.pa_mtime.tv_nsec, 4321);
+	TT_EQ(tm.pa_ctime.tv_sec, 1234567891);
 	TT_OK(posix_lookup(z.fs, posix_fs_root(z.fs), "h", &at));
 	TT_CHECK(posix_lookup(z.fs, posix_fs_root(z.fs), "g", &at) == ENOENT);
 	zt_teardown(&z);
