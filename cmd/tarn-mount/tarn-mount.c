@@ -30,7 +30,7 @@ usage(FILE *f)
 	    "  -p PIDFILE  write the process id there once mounted (removed at exit)\n"
 	    "  -o OPTS     ro, atime=on|off|relatime, recordsize=N[K|M], allow_other,\n"
 	    "              noallow_other, nosuid, nodev, noexec, writeback=on|off,\n"
-	    "              splice, timeout=SECONDS, threads=N, debug\n\n"
+	    "              splice, timeout=SECONDS, threads=N, txg_timeout=MS, debug\n\n"
 	    "Runs in the foreground until SIGINT/SIGTERM or until unmounted\n"
 	    "(fusermount3 -u MOUNTPOINT); then it unmounts, syncs and closes the pool.\n",
 	    tm_prog, tm_prog);
@@ -45,6 +45,7 @@ typedef struct tm_cfg {
 	char            **tc_words;
 	posix_fs_opts_t   tc_popts;
 	tarn_fuse_opts_t  tc_fopts;
+	dmu_pool_opts_t   tc_dmu;
 } tm_cfg_t;
 
 static int
@@ -107,6 +108,8 @@ tm_opt(tm_cfg_t *c, const char *w)
 	} else if (KEY("threads") && v != NULL && tm_parse_size(v, &n) == 0 && n >= 1 &&
 	    n <= 256) {
 		c->tc_fopts.tfo_max_threads = (unsigned)n;
+	} else if (KEY("txg_timeout") && v != NULL && tm_parse_size(v, &n) == 0 && n >= 1) {
+		c->tc_dmu.dpo_txg_timeout_ms = n;
 	} else if (KEY("debug") && v == NULL) {
 		c->tc_fopts.tfo_debug = true;
 	} else {
@@ -189,6 +192,7 @@ tm_create_pool(tm_cfg_t *c, spa_t **spap, objset_t **osp)
 		memset(&o, 0, sizeof (o));
 		o.sco_no_cache = true;
 		o.sco_force = c->tc_force;
+		o.sco_dmu = c->tc_dmu;
 		e = spa_create(c->tc_pool, spec, &o, spap, err, sizeof (err));
 		spa_vdev_spec_free(spec);
 	}
@@ -224,6 +228,7 @@ tm_open_pool(tm_cfg_t *c, spa_t **spap, objset_t **osp)
 	memset(&o, 0, sizeof (o));
 	o.sio_no_cache = true;
 	o.sio_force = true;
+	o.sio_dmu = c->tc_dmu;
 	if (c->tc_popts.pfo_readonly)
 		o.sio_flags |= SPA_OPEN_READONLY;
 	int e = spa_open_paths((const char *const *)paths, c->tc_nwords, &o, spap, err,
@@ -319,6 +324,9 @@ main(int argc, char **argv)
 		spa_close(spa);
 		return (1);
 	}
+	if (posix_fs_replayed(fs) > 0)
+		fprintf(stderr, "%s: replayed %" PRIu64 " intent-log records\n", tm_prog,
+		    posix_fs_replayed(fs));
 	char fsname[SPA_NAME_MAX + 8];
 	snprintf(fsname, sizeof (fsname), "%s/%s", spa_name(spa), TM_OS_NAME);
 	c.tc_fopts.tfo_fsname = fsname;

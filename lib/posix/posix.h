@@ -123,6 +123,8 @@ int posix_fs_open(objset_t *os, const posix_fs_opts_t *opts, posix_fs_t **fsp);
 void posix_fs_close(posix_fs_t *fs);
 void posix_fs_set_opts(posix_fs_t *fs, const posix_fs_opts_t *opts);
 posix_ino_t posix_fs_root(const posix_fs_t *fs);
+/* Intent-log records replayed when this file system was opened. */
+uint64_t posix_fs_replayed(const posix_fs_t *fs);
 objset_t *posix_fs_objset(posix_fs_t *fs);
 int posix_statfs(posix_fs_t *fs, struct statvfs *st);
 /* Wait until everything done so far is on stable storage. */

@@ -100,3 +100,9 @@ posix_zil_replay(posix_fs_t *fs)
 		return (0);
 	return (zil_replay(fs->fs_zil, posix_zil_replay_lr, fs, &fs->fs_replayed));
 }
+
+uint64_t
+posix_fs_replayed(const posix_fs_t *fs)
+{
+	return (fs->fs_replayed);
+}
