@@ -30,7 +30,8 @@ usage(FILE *f)
 	    "  -p PIDFILE  write the process id there once mounted (removed at exit)\n"
 	    "  -o OPTS     ro, atime=on|off|relatime, recordsize=N[K|M], allow_other,\n"
 	    "              noallow_other, nosuid, nodev, noexec, writeback=on|off,\n"
-	    "              splice, timeout=SECONDS, threads=N, txg_timeout=MS, debug\n\n"
+	    "              splice, timeout=SECONDS, threads=N, txg_timeout=MS,\n"
+	    "              sync=standard|always|disabled, debug\n\n"
 	    "Runs in the foreground until SIGINT/SIGTERM or until unmounted\n"
 	    "(fusermount3 -u MOUNTPOINT); then it unmounts, syncs and closes the pool.\n",
 	    tm_prog, tm_prog);
@@ -108,6 +109,12 @@ tm_opt(tm_cfg_t *c, const char *w)
 	} else if (KEY("threads") && v != NULL && tm_parse_size(v, &n) == 0 && n >= 1 &&
 	    n <= 256) {
 		c->tc_fopts.tfo_max_threads = (unsigned)n;
+	} else if (KEY("sync") && v != NULL && (strcmp(v, "standard") == 0 ||
+	    strcmp(v, "always") == 0 || strcmp(v, "disabled") == 0)) {
+		c->tc_popts.pfo_sync = strcmp(v, "always") == 0 ? POSIX_SYNC_ALWAYS :
+		    strcmp(v, "disabled") == 0 ? POSIX_SYNC_DISABLED : POSIX_SYNC_STANDARD;
+		if (c->tc_popts.pfo_sync == POSIX_SYNC_ALWAYS)
+			c->tc_fopts.tfo_writeback = false;
 	} else if (KEY("txg_timeout") && v != NULL && tm_parse_size(v, &n) == 0 && n >= 1) {
 		c->tc_dmu.dpo_txg_timeout_ms = n;
 	} else if (KEY("debug") && v == NULL) {

@@ -213,6 +213,9 @@ mnt_opts(dsl_pool_t *dp, const char *name, posix_fs_opts_t *po, tarn_fuse_opts_t
 	if (rs != 0)
 		po->pfo_recordsize = (uint32_t)rs;
 	po->pfo_xattr = mnt_prop(dp, name, DSL_PROP_XATTR, v) != DSL_OFF;
+	uint64_t sync = mnt_prop(dp, name, DSL_PROP_SYNC, v);
+	po->pfo_sync = sync == DSL_SYNC_ALWAYS ? POSIX_SYNC_ALWAYS :
+	    sync == DSL_SYNC_DISABLED ? POSIX_SYNC_DISABLED : POSIX_SYNC_STANDARD;
 	/*
 	 * The space hook (dsl_dataset_avail) sees what has synced; the POSIX
 	 * layer's own count enforces the dataset's quota at once.
@@ -221,7 +224,8 @@ mnt_opts(dsl_pool_t *dp, const char *name, posix_fs_opts_t *po, tarn_fuse_opts_t
 	uint64_t rq = mnt_prop(dp, name, DSL_PROP_REFQUOTA, v);
 	po->pfo_quota = q == 0 ? rq : rq == 0 ? q : MIN(q, rq);
 	fo->tfo_readonly = po->pfo_readonly;
-	if (fo->tfo_readonly)
+	/* sync=always: each write must reach us before write(2) returns */
+	if (fo->tfo_readonly || po->pfo_sync == POSIX_SYNC_ALWAYS)
 		fo->tfo_writeback = false;
 	fo->tfo_allow_other = true;
 	fo->tfo_nosuid = mnt_prop(dp, name, DSL_PROP_SETUID, v) == DSL_OFF;
@@ -462,7 +466,8 @@ cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop)
 	if (!cli_in_daemon() || !cli_mount_any(name))
 		return;
 	if (p == DSL_PROP_MOUNTPOINT || p == DSL_PROP_READONLY || p == DSL_PROP_EXEC ||
-	    p == DSL_PROP_SETUID || p == DSL_PROP_DEVICES || p == DSL_PROP_CANMOUNT) {
+	    p == DSL_PROP_SETUID || p == DSL_PROP_DEVICES || p == DSL_PROP_CANMOUNT ||
+	    p == DSL_PROP_SYNC) {
 		pthread_mutex_lock(&mnt_op_lock);
 		int r = mnt_unmount_matching(match_tree, name, false, "remount", name);
 		pthread_mutex_unlock(&mnt_op_lock);

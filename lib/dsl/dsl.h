@@ -89,11 +89,13 @@ typedef enum dsl_prop {
 	DSL_PROP_COPIES,
 	DSL_PROP_REFQUOTA,
 	DSL_PROP_RELATIME,
+	DSL_PROP_SYNC,              /* standard / always / disabled (DSL_SYNC_*) */
 	DSL_NUM_PROPS
 } dsl_prop_t;
 
 /* Index values of the properties that are one of a list. */
 enum { DSL_OFF = 0, DSL_ON = 1 };
+enum { DSL_SYNC_STANDARD = 0, DSL_SYNC_ALWAYS = 1, DSL_SYNC_DISABLED = 2 };
 enum { DSL_CANMOUNT_OFF = 0, DSL_CANMOUNT_ON = 1, DSL_CANMOUNT_NOAUTO = 2 };
 /* checksum: DSL values are the cksum.h enum (ON, OFF, FLETCHER4, SHA256, XXH3_128). */
 /* compression: ZIO_COMPRESS_* below 16; gzip-N is DSL_COMPRESS_GZIP_N(N). */

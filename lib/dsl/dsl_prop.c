@@ -38,6 +38,8 @@ static const dsl_index_t idx_compress[] = {
 	{ "gzip-5", DSL_COMPRESS_GZIP_N(5) }, { "gzip-6", DSL_COMPRESS_GZIP_N(6) },
 	{ "gzip-7", DSL_COMPRESS_GZIP_N(7) }, { "gzip-8", DSL_COMPRESS_GZIP_N(8) },
 	{ "gzip-9", DSL_COMPRESS_GZIP_N(9) }, { NULL, 0 } };
+static const dsl_index_t idx_sync[] = { { "standard", DSL_SYNC_STANDARD },
+	{ "always", DSL_SYNC_ALWAYS }, { "disabled", DSL_SYNC_DISABLED }, { NULL, 0 } };
 static const dsl_index_t idx_copies[] = { { "1", 1 }, { "2", 2 }, { "3", 3 }, { NULL, 0 } };
 
 typedef struct dsl_prop_desc {
@@ -75,6 +77,7 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	[DSL_PROP_COPIES] = { "copies", "COPIES", DPT_INDEX, true, 1, idx_copies },
 	[DSL_PROP_REFQUOTA] = { "refquota", "REFQUOTA", DPT_SIZE, false, 0, NULL },
 	[DSL_PROP_RELATIME] = { "relatime", "RELATIME", DPT_INDEX, true, 0, idx_onoff },
+	[DSL_PROP_SYNC] = { "sync", "SYNC", DPT_INDEX, true, DSL_SYNC_STANDARD, idx_sync },
 };
 
 int

@@ -85,11 +85,19 @@ typedef enum posix_atime_mode {
 	POSIX_ATIME_RELATIME,
 } posix_atime_mode_t;
 
+/* The sync property: what fsync and writes promise (posix_zil.c). */
+typedef enum posix_sync_mode {
+	POSIX_SYNC_STANDARD = 0,       /* fsync / O_SYNC make data durable */
+	POSIX_SYNC_ALWAYS,             /* every write is durable when it returns */
+	POSIX_SYNC_DISABLED,           /* fsync returns at once; the txg decides */
+} posix_sync_mode_t;
+
 typedef struct posix_fs_opts {
 	bool     pfo_readonly;
 	posix_atime_mode_t pfo_atime;
 	uint32_t pfo_recordsize;        /* default 128 KiB */
 	bool     pfo_xattr;             /* xattrs allowed (default true) */
+	posix_sync_mode_t pfo_sync;     /* default standard */
 	uint64_t pfo_quota;             /* bytes, 0 = none (refquota) */
 	/*
 	 * space accounting hook: bytes the file system may still use.  statfs

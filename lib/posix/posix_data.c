@@ -172,6 +172,11 @@ posix_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, const v
 	}
 	data_exit(fs, pi);
 	*nwritten = done;
+	if (done > 0 && posix_zil_sync_mode(fs) == POSIX_SYNC_ALWAYS) {
+		int e = posix_fsync(fs, ino, true);
+		if (e != 0)
+			return (e);
+	}
 	return (done > 0 ? 0 : err);
 }
 
@@ -357,6 +362,8 @@ posix_lseek(posix_fs_t *fs, posix_ino_t ino, uint64_t off, int whence, uint64_t 
 int
 posix_fsync(posix_fs_t *fs, posix_ino_t ino, bool datasync)
 {
+	if (posix_zil_sync_mode(fs) == POSIX_SYNC_DISABLED)
+		return (0);
 	if (fs->fs_zil != NULL)
 		return (zil_commit(fs->fs_zil));
 	return (posix_fs_sync(fs));

@@ -143,6 +143,7 @@ void posix_zil_unlogged(posix_fs_t *fs, dmu_tx_t *tx);
 void posix_zil_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len,
     const uint64_t mtime[2], dmu_tx_t *tx);
 int posix_zil_replay(posix_fs_t *fs);
+posix_sync_mode_t posix_zil_sync_mode(posix_fs_t *fs);
 int posix_zil_setattr(posix_fs_t *fs, posix_ino_t ino, int mask, const znode_phys_t *old,
     const znode_phys_t *zp, dmu_tx_t *tx);
 int64_t zn_charge(const znode_phys_t *zp);

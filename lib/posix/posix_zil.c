@@ -106,3 +106,11 @@ posix_fs_replayed(const posix_fs_t *fs)
 {
 	return (fs->fs_replayed);
 }
+
+posix_sync_mode_t
+posix_zil_sync_mode(posix_fs_t *fs)
+{
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	return (o.pfo_sync);
+}

@@ -369,6 +369,51 @@ test_zil_damaged_block(void)
 	zt_teardown(&z);
 }
 
+/*
+ * sync=always: a write is durable when it returns (no fsync); sync=
+ * disabled: fsync returns at once and commits nothing (what was written
+ * after the last txg is lost in a power cut, as documented).
+ */
+static void
+zt_set_sync(zt_t *z, posix_sync_mode_t mode)
+{
+	posix_fs_opts_t o;
+	posix_fs_opts_default(&o);
+	o.pfo_sync = mode;
+	posix_fs_set_opts(z->fs, &o);
+}
+
+static void
+test_zil_sync_property(void)
+{
+	zt_t z;
+	zt_setup(&z, "mirror", 2);
+	zt_set_sync(&z, POSIX_SYNC_ALWAYS);
+	for (int i = 0; i < 10; i++) {
+		zt_write(&z, (uint64_t)i * 9000, 4000, 40 + i, false);
+		/* no fsync: the write itself was committed */
+		uint8_t *buf = tarn_alloc(4000);
+		tt_fill(buf, 4000, 40 + i);
+		memcpy(z.model + (uint64_t)i * 9000, buf, 4000);
+		z.model_size = MAX(z.model_size, (uint64_t)i * 9000 + 4000);
+		tarn_free(buf);
+	}
+	zil_stats_t st;
+	zil_get_stats(z.zil, &st);
+	TT_EQ(st.zs_commits, 10);
+	zt_set_sync(&z, POSIX_SYNC_DISABLED);
+	zt_write(&z, 200000, 4000, 99, false);
+	TT_OK(posix_fsync(z.fs, z.ino, false));
+	zil_stats_t st2;
+	zil_get_stats(z.zil, &st2);
+	TT_EQ(st2.zs_commits, st.zs_commits);   /* nothing was committed */
+	zt_powercut(&z, 21);
+	z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
+	zt_mount(&z, true);
+	zt_check(&z);                               /* the sync=always writes, not the last */
+	zt_teardown(&z);
+}
+
 TT_MAIN(
 	{ "zil_powercut_single", test_zil_powercut_single },
 	{ "zil_powercut_mirror", test_zil_powercut_mirror },
@@ -377,4 +422,5 @@ TT_MAIN(
 	{ "zil_unlogged_syncs", test_zil_unlogged_syncs },
 	{ "zil_no_leak", test_zil_no_leak },
 	{ "zil_damaged_block", test_zil_damaged_block },
+	{ "zil_sync_property", test_zil_sync_property },
 )
