@@ -440,6 +440,7 @@ static int
 zil_alloc_block(zil_t *zl, uint64_t size, uint64_t seq, blkptr_t *bp)
 {
 	dmu_tx_t *tx = dmu_tx_create(zl->zl_os);
+	dmu_tx_hold_space(tx, size);      /* never into the pool's reserve */
 	int err = dmu_tx_assign(tx, TXG_NOTHROTTLE);
 	if (err != 0) {
 		dmu_tx_abort(tx);
@@ -477,7 +478,9 @@ zil_create(zil_t *zl)
 		if (getrandom(&guid, sizeof (guid), 0) != sizeof (guid))
 			guid = tarn_now_ns() ^ ((uint64_t)(uintptr_t)zl << 16);
 	}
+	uint64_t size = zil_block_size(zl->zl_last_bytes);
 	dmu_tx_t *tx = dmu_tx_create(zl->zl_os);
+	dmu_tx_hold_space(tx, size);
 	int err = dmu_tx_assign(tx, TXG_WAIT);
 	if (err != 0) {
 		dmu_tx_abort(tx);
@@ -485,7 +488,6 @@ zil_create(zil_t *zl)
 	}
 	uint64_t txg = dmu_tx_get_txg(tx);
 	dva_t dva;
-	uint64_t size = zil_block_size(zl->zl_last_bytes);
 	err = metaslab_alloc(zio_ctx_class(zl->zl_zc), size, 1, txg, &dva);
 	if (err == 0) {
 		blkptr_t bp;
@@ -675,7 +677,9 @@ zil_write_chain(zil_t *zl, zil_itx_t *itxs, uint64_t bytes, uint64_t synced)
 		total += itx->itx_len;
 	}
 	if (err == 0 && ((zil_block_t *)wb.wb_buf)->zlb_nrec > 0) {
-		zl->zl_last_bytes = MIN(total, ZIL_MAX_BLOCK);
+		/* size the next block for this commit or what queued meanwhile */
+		uint64_t queued = __atomic_load_n(&zl->zl_itx_bytes, __ATOMIC_RELAXED);
+		zl->zl_last_bytes = MIN(MAX(total, queued), ZIL_MAX_BLOCK);
 		err = zil_issue_block(zl, &wb, zil_block_size(zl->zl_last_bytes +
 		    sizeof (zil_lr_t)));
 	}
