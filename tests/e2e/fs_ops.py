@@ -442,10 +442,12 @@ def free_bytes(root):
 
 
 def force_txgs(root, n=4):
-    """Each fsync forces a txg sync; frees are deferred a few txgs."""
+    """Sync n txgs (frees are deferred a few txgs): an fsync after a
+    change the intent log does not record (a chmod) syncs the txg."""
     for i in range(n):
         fd = os.open(os.path.join(root, ".txg-nudge"), os.O_CREAT | os.O_WRONLY, 0o644)
         os.pwrite(fd, b"%d" % i, 0)
+        os.fchmod(fd, 0o600 if i % 2 else 0o644)
         os.fsync(fd)
         os.close(fd)
 
