@@ -435,13 +435,18 @@ zil_block_size(uint64_t want)
 	return (MIN(MAX(want, ZIL_MIN_BLOCK), ZIL_MAX_BLOCK));
 }
 
-/* Allocate a log block of size bytes in the open txg: *bp, seq's verifier. */
+/*
+ * Allocate a log block of size bytes in the open txg, named by *bp with
+ * (guid, seq) as its verifier.  first: it starts a new chain, so the
+ * header names it in that same txg (returned in *txgp).
+ */
 static int
-zil_alloc_block(zil_t *zl, uint64_t size, uint64_t seq, blkptr_t *bp)
+zil_alloc_block(zil_t *zl, uint64_t size, uint64_t guid, uint64_t seq, bool first,
+    blkptr_t *bp, uint64_t *txgp)
 {
 	dmu_tx_t *tx = dmu_tx_create(zl->zl_os);
 	dmu_tx_hold_space(tx, size);      /* never into the pool's reserve */
-	int err = dmu_tx_assign(tx, TXG_NOTHROTTLE);
+	int err = dmu_tx_assign(tx, first ? TXG_WAIT : TXG_NOTHROTTLE);
 	if (err != 0) {
 		dmu_tx_abort(tx);
 		return (err);
@@ -449,21 +454,32 @@ zil_alloc_block(zil_t *zl, uint64_t size, uint64_t seq, blkptr_t *bp)
 	uint64_t txg = dmu_tx_get_txg(tx);
 	dva_t dva;
 	err = metaslab_alloc(zio_ctx_class(zl->zl_zc), size, 1, txg, &dva);
+	if (err == 0) {
+		BP_ZERO(bp);
+		bp->bp_dva[0] = dva;
+		bp->bp_lsize = bp->bp_psize = (uint32_t)size;
+		bp->bp_cksum = ZIO_CHECKSUM_XXH3_128;
+		bp->bp_comp = ZIO_COMPRESS_OFF;
+		bp->bp_type = DMU_OT_INTENT_LOG;
+		bp->bp_ndvas = 1;
+		bp->bp_birth = bp->bp_phys_birth = txg;
+		bp->bp_fill = 1;
+		bp->bp_cksum_val.zc_word[0] = guid;
+		bp->bp_cksum_val.zc_word[1] = seq;
+	}
+	if (err == 0 && first) {
+		pthread_mutex_lock(&zl->zl_lock);
+		zl->zl_guid = guid;
+		zl->zl_seq = seq;
+		zl->zl_open = *bp;
+		memset(&zl->zl_header, 0, sizeof (zl->zl_header));
+		zl->zl_header.zh_log = *bp;
+		dmu_objset_set_zil_header(zl->zl_os, &zl->zl_header, txg);
+		pthread_mutex_unlock(&zl->zl_lock);
+	}
 	dmu_tx_commit(tx);
-	if (err != 0)
-		return (err);
-	BP_ZERO(bp);
-	bp->bp_dva[0] = dva;
-	bp->bp_lsize = bp->bp_psize = (uint32_t)size;
-	bp->bp_cksum = ZIO_CHECKSUM_XXH3_128;
-	bp->bp_comp = ZIO_COMPRESS_OFF;
-	bp->bp_type = DMU_OT_INTENT_LOG;
-	bp->bp_ndvas = 1;
-	bp->bp_birth = bp->bp_phys_birth = txg;
-	bp->bp_fill = 1;
-	bp->bp_cksum_val.zc_word[0] = zl->zl_guid;
-	bp->bp_cksum_val.zc_word[1] = seq;
-	return (0);
+	*txgp = txg;
+	return (err);
 }
 
 /*
@@ -473,45 +489,14 @@ zil_alloc_block(zil_t *zl, uint64_t size, uint64_t seq, blkptr_t *bp)
 static int
 zil_create(zil_t *zl)
 {
-	uint64_t guid = 0;
+	uint64_t guid = 0, txg = 0;
 	while (guid == 0) {
 		if (getrandom(&guid, sizeof (guid), 0) != sizeof (guid))
 			guid = tarn_now_ns() ^ ((uint64_t)(uintptr_t)zl << 16);
 	}
-	uint64_t size = zil_block_size(zl->zl_last_bytes);
-	dmu_tx_t *tx = dmu_tx_create(zl->zl_os);
-	dmu_tx_hold_space(tx, size);
-	int err = dmu_tx_assign(tx, TXG_WAIT);
-	if (err != 0) {
-		dmu_tx_abort(tx);
-		return (err);
-	}
-	uint64_t txg = dmu_tx_get_txg(tx);
-	dva_t dva;
-	err = metaslab_alloc(zio_ctx_class(zl->zl_zc), size, 1, txg, &dva);
-	if (err == 0) {
-		blkptr_t bp;
-		BP_ZERO(&bp);
-		bp.bp_dva[0] = dva;
-		bp.bp_lsize = bp.bp_psize = (uint32_t)size;
-		bp.bp_cksum = ZIO_CHECKSUM_XXH3_128;
-		bp.bp_comp = ZIO_COMPRESS_OFF;
-		bp.bp_type = DMU_OT_INTENT_LOG;
-		bp.bp_ndvas = 1;
-		bp.bp_birth = bp.bp_phys_birth = txg;
-		bp.bp_fill = 1;
-		bp.bp_cksum_val.zc_word[0] = guid;
-		bp.bp_cksum_val.zc_word[1] = 1;
-		pthread_mutex_lock(&zl->zl_lock);
-		zl->zl_guid = guid;
-		zl->zl_seq = 1;
-		zl->zl_open = bp;
-		memset(&zl->zl_header, 0, sizeof (zl->zl_header));
-		zl->zl_header.zh_log = bp;
-		dmu_objset_set_zil_header(zl->zl_os, &zl->zl_header, txg);
-		pthread_mutex_unlock(&zl->zl_lock);
-	}
-	dmu_tx_commit(tx);
+	blkptr_t bp;
+	int err = zil_alloc_block(zl, zil_block_size(zl->zl_last_bytes), guid, 1, true,
+	    &bp, &txg);
 	if (err == 0)
 		err = txg_wait_synced(zl->zl_dp, txg);
 	return (err);
@@ -536,7 +521,8 @@ zil_issue_block(zil_t *zl, zil_wblock_t *wb, uint64_t next_size)
 {
 	zil_block_t *blk = (zil_block_t *)wb->wb_buf;
 	blkptr_t cur = zl->zl_open, next;
-	int err = zil_alloc_block(zl, next_size, zl->zl_seq + 1, &next);
+	uint64_t txg;
+	int err = zil_alloc_block(zl, next_size, zl->zl_guid, zl->zl_seq + 1, false, &next, &txg);
 	if (err != 0)
 		return (err);
 	blk->zlb_magic = ZIL_BLOCK_MAGIC;

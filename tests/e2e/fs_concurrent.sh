@@ -14,17 +14,7 @@ PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 NW=6
 OPS=1500
-BG=()
-
-stop_bg() {
-	local p
-	for p in "${BG[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-		{ wait "$p"; } 2>/dev/null
-	done
-	BG=()
-}
-trap 'rc=$?; stop_bg; (exit $rc); fs_cleanup' EXIT
+trap 'rc=$?; fs_stop_bg; (exit $rc); fs_cleanup' EXIT
 
 mkdevs 3 512M
 fs_start -c -- raidz1 "${DEV[@]}" || e2e_done

@@ -29,18 +29,7 @@ MNT="$E2E_TMP/mnt"
 SEED=${TARN_SEED:-$(( (RANDOM << 15 | RANDOM) + 1 ))}
 echo "# seed $SEED (replay with TARN_SEED=$SEED)"
 
-fc_cleanup() {
-	local rc=$? m
-	trap - EXIT
-	timeout -k 5 30 "$TARN" pool destroy -f tank >/dev/null 2>&1
-	stop_daemon TERM
-	for m in $(awk -v t="$E2E_TMP" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r); do
-		fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
-	done
-	(exit $rc)
-	e2e_cleanup
-}
-trap fc_cleanup EXIT
+# e2e_cleanup destroys the pool, stops the daemon, unmounts what is left
 
 # corrupt FILE SHARE SEED: random bytes over SHARE percent of the written
 # 4 KiB blocks of FILE's data area (the device is a sparse file: what was

@@ -14,28 +14,19 @@ PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 LOG="$E2E_TMP/synced.log"
 : >"$LOG"
-WPIDS=()
 
-stop_writers() {
-	local p
-	for p in "${WPIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-		{ wait "$p"; } 2>/dev/null
-	done
-	WPIDS=()
-}
-trap 'rc=$?; stop_writers; (exit $rc); fs_cleanup' EXIT
+trap 'rc=$?; fs_stop_bg; (exit $rc); fs_cleanup' EXIT
 
 mkdevs 3 512M
 fs_start -c -- raidz1 "${DEV[@]}" || e2e_done
 for round in 1 2 3; do
 	for w in 1 2; do
 		$PY "$FS_OPS" fsync-writer "$MNT" "$LOG.$w" "r$round-w$w" >>"$E2E_TMP/writers.out" 2>&1 &
-		WPIDS+=($!)
+		BG+=($!)
 	done
 	sleep 3
 	fs_crash
-	stop_writers
+	fs_stop_bg
 	check "round $round: writers acknowledged something" test -s "$LOG.1" -a -s "$LOG.2"
 	fs_start -- "${DEV[@]}" || e2e_done
 	for w in 1 2; do
@@ -58,7 +49,7 @@ with=$(df -B1 --output=used "$MNT" | tail -1)
 check "it is counted as used ($before before, $with with it)" \
 	test $((with - before)) -gt $((48 << 20))
 $PY "$FS_OPS" hold "$MNT/victim" 300 >"$E2E_TMP/hold.out" 2>&1 &
-WPIDS+=($!)
+BG+=($!)
 for ((i = 0; i < 100; i++)); do
 	grep -q held "$E2E_TMP/hold.out" && break
 	sleep 0.1
@@ -66,7 +57,7 @@ done
 check "held open after unlink" grep -q held "$E2E_TMP/hold.out"
 check "gone from the directory" test ! -e "$MNT/victim"
 fs_crash
-stop_writers
+fs_stop_bg
 fs_start -- "${DEV[@]}" || e2e_done
 check "still gone after the crash" test ! -e "$MNT/victim"
 after=$with

@@ -31,19 +31,14 @@ export TARN_SEED=$SEED
 echo "# seed $SEED (replay with TARN_SEED=$SEED)"
 
 fx_cleanup() {
-	local rc=$? m
+	local rc=$?
 	trap - EXIT
 	if [ -n "${EXPID:-}" ]; then
 		kill -TERM "$EXPID" 2>/dev/null
 		wait "$EXPID" 2>/dev/null
 	fi
-	timeout -k 5 30 "$TARN" pool destroy -f tank >/dev/null 2>&1
-	stop_daemon TERM
-	for m in $(awk -v t="$E2E_TMP" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r); do
-		fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
-	done
 	(exit $rc)
-	e2e_cleanup
+	e2e_cleanup     # destroys the pool, stops the daemon, unmounts what is left
 }
 trap fx_cleanup EXIT
 

@@ -141,3 +141,15 @@ same_output() {
 		sed 's/^/  /' "$E2E_TMP/.diff" >&2
 	fi
 }
+
+# Background helpers of a test: started with `cmd & BG+=($!)`, stopped
+# (SIGKILL, then reaped) by fs_stop_bg, also from the EXIT trap.
+BG=()
+fs_stop_bg() {
+	local p
+	for p in "${BG[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+		{ wait "$p"; } 2>/dev/null
+	done
+	BG=()
+}

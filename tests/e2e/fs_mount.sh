@@ -19,18 +19,7 @@ command -v python3 >/dev/null || skip "no python3"
 export TARN_AUTOMOUNT=1
 MNT="$E2E_TMP/mnt"
 
-fm_cleanup() {
-	local rc=$? m
-	trap - EXIT
-	timeout -k 5 30 "$TARN" pool destroy -f tank >/dev/null 2>&1
-	stop_daemon TERM
-	for m in $(awk -v t="$E2E_TMP" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r); do
-		fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
-	done
-	(exit $rc)
-	e2e_cleanup
-}
-trap fm_cleanup EXIT
+# e2e_cleanup destroys the pool, stops the daemon, unmounts what is left
 
 mounted() {
 	mountpoint -q "$1" 2>/dev/null

@@ -13,18 +13,7 @@ require_engine
 export TARN_AUTOMOUNT=1
 MNT="$E2E_TMP/mnt"
 
-fy_cleanup() {
-	local rc=$? m
-	trap - EXIT
-	timeout -k 5 30 "$TARN" pool destroy -f tank >/dev/null 2>&1
-	stop_daemon TERM
-	for m in $(awk -v t="$E2E_TMP" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r); do
-		fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
-	done
-	(exit $rc)
-	e2e_cleanup
-}
-trap fy_cleanup EXIT
+# e2e_cleanup destroys the pool, stops the daemon, unmounts what is left
 
 mkdevs 2 256M
 tarn_ok pool create -m "$MNT" tank mirror "${DEV[@]}"

@@ -13,16 +13,7 @@ describe "fsync'd in-place writes survive SIGKILL through the intent log"
 require_fuse
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-WPIDS=()
-stop_writers() {
-	local p
-	for p in "${WPIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-		{ wait "$p"; } 2>/dev/null
-	done
-	WPIDS=()
-}
-trap 'rc=$?; stop_writers; (exit $rc); fs_cleanup' EXIT
+trap 'rc=$?; fs_stop_bg; (exit $rc); fs_cleanup' EXIT
 
 mkdevs 2 512M
 SLOW="-o txg_timeout=600000"
@@ -38,11 +29,11 @@ for round in 1 2; do
 		: >"$E2E_TMP/log.$round.$w"
 		$PY "$FS_OPS" region-writer "$MNT/f$w" "$E2E_TMP/log.$round.$w" "$round$w" 16 \
 		    >>"$E2E_TMP/writers.out" 2>&1 &
-		WPIDS+=($!)
+		BG+=($!)
 	done
 	sleep 3
 	fs_crash
-	stop_writers
+	fs_stop_bg
 	check "round $round: writers acknowledged writes" \
 	    test -s "$E2E_TMP/log.$round.1" -a -s "$E2E_TMP/log.$round.2"
 	if [ "$round" = 2 ]; then

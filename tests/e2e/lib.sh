@@ -86,6 +86,11 @@ e2e_cleanup() {
 		done
 	fi
 	stop_daemon TERM
+	# FUSE mounts left under this test's temp dir (the daemon gone)
+	for name in $(awk -v t="$E2E_TMP" 'index($2, t) == 1 { print $2 }' /proc/mounts |
+	    sort -r); do
+		fusermount3 -uz "$name" 2>/dev/null || umount -l "$name" 2>/dev/null
+	done
 	# what the daemon's sanitizers or panics said went to its log
 	if [ -f "$TARN_RUNDIR/tarnd.log" ] &&
 	    grep -Eq "panic|Sanitizer|runtime error" "$TARN_RUNDIR/tarnd.log"; then
