@@ -154,7 +154,9 @@ typedef struct zil_header {
 	uint64_t zh_claim_seq;      /* claimed: seq of the first block past
 	                               the claimed part of the chain */
 	uint64_t zh_flags;          /* ZH_F_* */
-	uint64_t zh_pad;
+	uint64_t zh_replay_pos;     /* claimed: records up to this position are
+	                               replayed and committed (block seq << 24 |
+	                               record index + 1; 0: none) */
 } zil_header_t;
 #define ZH_F_END_ALLOCATED 0x1  /* claimed: the block at zh_claim_seq is
 	                               allocated (unwritten) and is ours to free */
@@ -178,6 +180,15 @@ _Static_assert(sizeof (zil_block_t) == ZIL_BLOCK_HDR, "zil_block_t is 256 bytes"
 #define ZIL_LR_WRITE 1              /* lr_len bytes of data at lr_off of lr_obj */
 #define ZIL_LR_TIMES 2              /* lr_obj's atime, mtime, ctime: 6 x uint64
                                        (s, ns) as data, lr_len 48, lr_off 0 */
+/* Namespace and attribute records: their data is the file system's
+ * (lib/posix/posix_zil.c; docs/FORMAT.md "Intent log"). */
+#define ZIL_LR_CREATE  3
+#define ZIL_LR_REMOVE  4
+#define ZIL_LR_LINK    5
+#define ZIL_LR_RENAME  6
+#define ZIL_LR_SETATTR 7
+#define ZIL_LR_MAX     7
+#define ZIL_LR_MAXPAYLOAD (16 * 1024)
 typedef struct zil_lr {
 	uint32_t lr_type;
 	uint32_t lr_reclen;

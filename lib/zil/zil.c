@@ -70,7 +70,9 @@ typedef struct zil_itx {
 	struct zil_itx *itx_next;
 	uint32_t itx_type;            /* ZIL_LR_* */
 	uint64_t itx_txg, itx_obj, itx_off, itx_len;
-	uint64_t itx_t[6];            /* WRITE: mtime in [0..1]; TIMES: all three */
+	uint64_t itx_mtime[2];        /* WRITE: the file's mtime after it */
+	void    *itx_payload;         /* other types: the record's data */
+	uint32_t itx_plen;
 } zil_itx_t;
 
 /* A block of the chain: written (or claimed), freed once max_txg is synced. */
@@ -103,6 +105,9 @@ struct zil {
 	int zl_nlwb, zl_clwb;
 	zil_header_t zl_header;       /* as last given to the dmu */
 	bool zl_replay;               /* a claimed chain waits for replay */
+	/* replay progress: (position, txg holding its effect), oldest first */
+	uint64_t (*zl_rpos)[2];
+	int zl_nrpos, zl_crpos;
 	uint64_t zl_last_bytes;       /* size of the last commit (block sizing) */
 	zil_stats_t zl_stats;
 };
@@ -130,6 +135,7 @@ zil_itxs_free(zil_itx_t *itx)
 {
 	while (itx != NULL) {
 		zil_itx_t *next = itx->itx_next;
+		tarn_free(itx->itx_payload);
 		tarn_free(itx);
 		itx = next;
 	}
@@ -146,6 +152,7 @@ zil_close(zil_t *zl)
 	    zl->zl_stats.zs_blocks, zl->zl_stats.zs_bytes, zl->zl_stats.zs_records);
 	zil_itxs_free(zl->zl_head);
 	tarn_free(zl->zl_lwb);
+	tarn_free(zl->zl_rpos);
 	pthread_mutex_destroy(&zl->zl_lock);
 	pthread_cond_destroy(&zl->zl_cv);
 	tarn_free(zl);
@@ -329,7 +336,7 @@ zil_block_records(const zil_block_t *blk, uint64_t size, zil_replay_fn_t fn, voi
 		memcpy(&lr, p, sizeof (lr));
 		if (lr.lr_reclen < sizeof (lr) || lr.lr_reclen % 8 != 0 ||
 		    lr.lr_reclen > (size_t)(end - p) ||
-		    (lr.lr_type != ZIL_LR_WRITE && lr.lr_type != ZIL_LR_TIMES) ||
+		    lr.lr_type < ZIL_LR_WRITE || lr.lr_type > ZIL_LR_MAX ||
 		    (lr.lr_type == ZIL_LR_TIMES && lr.lr_len != 6 * sizeof (uint64_t)) ||
 		    lr.lr_len > lr.lr_reclen - sizeof (lr) ||
 		    lr.lr_off + lr.lr_len < lr.lr_off)
@@ -353,6 +360,7 @@ zil_itx_trim(zil_t *zl)
 		zil_itx_t *old = zl->zl_head;
 		zl->zl_head = old->itx_next;
 		zl->zl_itx_bytes -= MIN(zl->zl_itx_bytes, old->itx_len);
+		tarn_free(old->itx_payload);
 		tarn_free(old);
 	}
 	if (zl->zl_head == NULL)
@@ -392,8 +400,8 @@ zil_log_write(zil_t *zl, uint64_t obj, uint64_t off, uint64_t len, uint64_t txg,
 		t->itx_off = off;
 		t->itx_len = len;
 	}
-	t->itx_t[0] = mtime[0];
-	t->itx_t[1] = mtime[1];
+	t->itx_mtime[0] = mtime[0];
+	t->itx_mtime[1] = mtime[1];
 	zl->zl_itx_bytes += len;
 	zl->zl_itx_seq++;
 	pthread_mutex_unlock(&zl->zl_lock);
@@ -402,15 +410,29 @@ zil_log_write(zil_t *zl, uint64_t obj, uint64_t off, uint64_t len, uint64_t txg,
 void
 zil_log_times(zil_t *zl, uint64_t obj, const uint64_t t[6], uint64_t txg)
 {
+	zil_log_op(zl, ZIL_LR_TIMES, obj, txg, t, 6 * sizeof (uint64_t));
+}
+
+void
+zil_log_op(zil_t *zl, uint32_t type, uint64_t obj, uint64_t txg, const void *payload,
+    uint32_t len)
+{
 	if (zl == NULL || zl->zl_readonly)
 		return;
+	VERIFY(type > ZIL_LR_WRITE && type <= ZIL_LR_MAX && len <= ZIL_LR_MAXPAYLOAD);
 	pthread_mutex_lock(&zl->zl_lock);
 	zil_itx_trim(zl);
 	zil_itx_t *itx = zl->zl_tail;
-	if (itx == NULL || itx->itx_type != ZIL_LR_TIMES || itx->itx_obj != obj ||
-	    itx->itx_txg != txg)
-		itx = zil_itx_append(zl, ZIL_LR_TIMES, obj, txg);
-	memcpy(itx->itx_t, t, sizeof (itx->itx_t));
+	/* times of one file in one txg: the newest are enough */
+	if (type == ZIL_LR_TIMES && itx != NULL && itx->itx_type == ZIL_LR_TIMES &&
+	    itx->itx_obj == obj && itx->itx_txg == txg && itx->itx_plen == len) {
+		memcpy(itx->itx_payload, payload, len);
+	} else {
+		itx = zil_itx_append(zl, type, obj, txg);
+		itx->itx_payload = tarn_alloc(MAX(len, 1));
+		memcpy(itx->itx_payload, payload, len);
+		itx->itx_plen = len;
+	}
 	zl->zl_itx_seq++;
 	pthread_mutex_unlock(&zl->zl_lock);
 }
@@ -580,22 +602,24 @@ zil_wblock_room(zil_t *zl, zil_wblock_t *wb, uint64_t need)
 }
 
 static int
-zil_write_times(zil_t *zl, zil_wblock_t *wb, const zil_itx_t *itx)
+zil_write_payload(zil_t *zl, zil_wblock_t *wb, const zil_itx_t *itx)
 {
-	uint64_t need = sizeof (zil_lr_t) + sizeof (itx->itx_t);
+	uint64_t need = sizeof (zil_lr_t) + P2ROUNDUP(itx->itx_plen, 8);
 	int err = zil_wblock_room(zl, wb, need);
 	if (err != 0)
 		return (err);
 	zil_block_t *blk = (zil_block_t *)wb->wb_buf;
 	zil_lr_t lr = {
-		.lr_type = ZIL_LR_TIMES,
+		.lr_type = itx->itx_type,
 		.lr_reclen = (uint32_t)need,
 		.lr_txg = itx->itx_txg,
 		.lr_obj = itx->itx_obj,
-		.lr_len = sizeof (itx->itx_t),
+		.lr_len = itx->itx_plen,
 	};
-	memcpy(wb->wb_buf + blk->zlb_used, &lr, sizeof (lr));
-	memcpy(wb->wb_buf + blk->zlb_used + sizeof (lr), itx->itx_t, sizeof (itx->itx_t));
+	uint8_t *p = wb->wb_buf + blk->zlb_used;
+	memcpy(p, &lr, sizeof (lr));
+	memcpy(p + sizeof (lr), itx->itx_payload, itx->itx_plen);
+	memset(p + sizeof (lr) + itx->itx_plen, 0, need - sizeof (lr) - itx->itx_plen);
 	blk->zlb_used += (uint32_t)need;
 	blk->zlb_nrec++;
 	wb->wb_max_txg = MAX(wb->wb_max_txg, itx->itx_txg);
@@ -607,8 +631,8 @@ zil_write_times(zil_t *zl, zil_wblock_t *wb, const zil_itx_t *itx)
 static int
 zil_write_itx(zil_t *zl, zil_wblock_t *wb, const zil_itx_t *itx)
 {
-	if (itx->itx_type == ZIL_LR_TIMES)
-		return (zil_write_times(zl, wb, itx));
+	if (itx->itx_type != ZIL_LR_WRITE)
+		return (zil_write_payload(zl, wb, itx));
 	uint64_t off = itx->itx_off, left = itx->itx_len;
 	while (left > 0) {
 		int err = zil_wblock_room(zl, wb, sizeof (zil_lr_t) + MIN(left, 1024));
@@ -630,7 +654,7 @@ zil_write_itx(zil_t *zl, zil_wblock_t *wb, const zil_itx_t *itx)
 			.lr_obj = itx->itx_obj,
 			.lr_off = off,
 			.lr_len = n,
-			.lr_mtime = { itx->itx_t[0], itx->itx_t[1] },
+			.lr_mtime = { itx->itx_mtime[0], itx->itx_mtime[1] },
 		};
 		memcpy(p, &lr, sizeof (lr));
 		memset(p + sizeof (lr) + n, 0, lr.lr_reclen - sizeof (lr) - n);
@@ -756,7 +780,22 @@ zil_sync(zil_t *zl, uint64_t txg)
 		memmove(zl->zl_lwb, zl->zl_lwb + n, sizeof (zil_lwb_t) * (zl->zl_nlwb - n));
 		zl->zl_nlwb -= n;
 	}
-	if (!zl->zl_replay) {
+	if (zl->zl_replay) {
+		/* replay progress whose effect this txg commits */
+		uint64_t pos = 0;
+		int k = 0;
+		while (k < zl->zl_nrpos && zl->zl_rpos[k][1] <= txg)
+			pos = zl->zl_rpos[k++][0];
+		if (k > 0) {
+			memmove(zl->zl_rpos, zl->zl_rpos + k,
+			    sizeof (zl->zl_rpos[0]) * (zl->zl_nrpos - k));
+			zl->zl_nrpos -= k;
+		}
+		if (pos > zl->zl_header.zh_replay_pos) {
+			zl->zl_header.zh_replay_pos = pos;
+			dmu_objset_set_zil_header(zl->zl_os, &zl->zl_header, txg);
+		}
+	} else {
 		zil_header_t zh;
 		memset(&zh, 0, sizeof (zh));
 		zh.zh_log = zl->zl_nlwb > 0 ? zl->zl_lwb[0].lwb_bp : zl->zl_open;
@@ -851,7 +890,10 @@ zil_replay_needed(zil_t *zl)
 typedef struct zil_replay_arg {
 	zil_replay_fn_t fn;
 	void *arg;
+	zil_t *zl;
 	uint64_t claim_txg;
+	uint64_t done_pos;            /* replayed and committed before */
+	uint64_t block_seq, index;    /* position of the record at hand */
 	uint64_t nrec;
 } zil_replay_arg_t;
 
@@ -859,15 +901,33 @@ static int
 zil_replay_lr(void *arg, const zil_lr_t *lr, const void *data)
 {
 	zil_replay_arg_t *ra = arg;
-	if (lr->lr_txg < ra->claim_txg)
+	zil_t *zl = ra->zl;
+	uint64_t pos = (ra->block_seq << 24) | ++ra->index;
+	if (lr->lr_txg < ra->claim_txg || pos <= ra->done_pos)
 		return (0);        /* in a committed txg already */
 	ra->nrec++;
-	return (ra->fn(ra->arg, lr, data));
+	int err = ra->fn(ra->arg, lr, data);
+	if (err != 0)
+		return (err);
+	/* its effect is in the open txg or an older one */
+	uint64_t txg = txg_open_txg(zl->zl_dp);
+	pthread_mutex_lock(&zl->zl_lock);
+	if (zl->zl_nrpos == zl->zl_crpos) {
+		zl->zl_crpos = zl->zl_crpos ? zl->zl_crpos * 2 : 64;
+		zl->zl_rpos = tarn_realloc(zl->zl_rpos, sizeof (zl->zl_rpos[0]) * zl->zl_crpos);
+	}
+	zl->zl_rpos[zl->zl_nrpos][0] = pos;
+	zl->zl_rpos[zl->zl_nrpos++][1] = txg;
+	pthread_mutex_unlock(&zl->zl_lock);
+	return (0);
 }
 
 static int
 zil_replay_block(zil_t *zl, void *arg, const blkptr_t *bp, const zil_block_t *blk)
 {
+	zil_replay_arg_t *ra = arg;
+	ra->block_seq = blk->zlb_seq;
+	ra->index = 0;
 	int err = zil_block_records(blk, bp->bp_psize, zil_replay_lr, arg);
 	return (err == EINVAL ? 0 : err);   /* a malformed record ends that block */
 }
@@ -880,7 +940,8 @@ zil_replay(zil_t *zl, zil_replay_fn_t fn, void *arg, uint64_t *nrec)
 	if (!zil_replay_needed(zl))
 		return (0);
 	zil_header_t zh = zl->zl_header;
-	zil_replay_arg_t ra = { .fn = fn, .arg = arg, .claim_txg = zh.zh_claim_txg };
+	zil_replay_arg_t ra = { .fn = fn, .arg = arg, .claim_txg = zh.zh_claim_txg,
+		.zl = zl, .done_pos = zh.zh_replay_pos };
 	int err = zil_walk_impl(zl, &zh, ZIL_MAX_CHAIN, zh.zh_claim_seq, zil_replay_block,
 	    &ra, NULL, NULL);
 	if (nrec != NULL)
@@ -893,6 +954,7 @@ zil_replay(zil_t *zl, zil_replay_fn_t fn, void *arg, uint64_t *nrec)
 	for (int i = 0; i < zl->zl_nlwb; i++)
 		zl->zl_lwb[i].lwb_max_txg = 0;
 	zl->zl_replay = false;
+	zl->zl_nrpos = 0;
 	pthread_mutex_unlock(&zl->zl_lock);
 	/* the next sync frees the chain and clears the header */
 	return (txg_wait_synced(zl->zl_dp, 0));

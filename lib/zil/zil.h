@@ -49,6 +49,13 @@ void zil_log_write(zil_t *zl, uint64_t obj, uint64_t off, uint64_t len, uint64_t
     const uint64_t mtime[2]);
 /* Log obj's new times in txg: atime, mtime, ctime as (s, ns) pairs. */
 void zil_log_times(zil_t *zl, uint64_t obj, const uint64_t t[6], uint64_t txg);
+/*
+ * Log a record of another type (ZIL_LR_CREATE..ZIL_LR_SETATTR) about obj
+ * made in txg: payload (len <= ZIL_LR_MAXPAYLOAD bytes, copied) is the
+ * file system's; replay hands it back as the record's data.
+ */
+void zil_log_op(zil_t *zl, uint32_t type, uint64_t obj, uint64_t txg, const void *payload,
+    uint32_t len);
 /* A change in txg that the log does not record. */
 void zil_log_unlogged(zil_t *zl, uint64_t txg);
 
