@@ -133,6 +133,12 @@ void posix_fs_set_opts(posix_fs_t *fs, const posix_fs_opts_t *opts);
 posix_ino_t posix_fs_root(const posix_fs_t *fs);
 /* Intent-log records replayed when this file system was opened. */
 uint64_t posix_fs_replayed(const posix_fs_t *fs);
+/*
+ * Test seam: replays replay at most n records and then fail (EINTR), as
+ * if the process died there (0: no limit).  The next open goes on from
+ * what the failed one committed.
+ */
+void posix_zil_set_replay_limit(uint64_t n);
 objset_t *posix_fs_objset(posix_fs_t *fs);
 int posix_statfs(posix_fs_t *fs, struct statvfs *st);
 /* Wait until everything done so far is on stable storage. */

@@ -199,6 +199,7 @@ typedef struct mknode_args {
 	const posix_cred_t *cred;
 	bool excl;
 	bool open_existing;     /* create without O_EXCL: return an existing file */
+	uint64_t want_obj;      /* intent-log replay: this object number (else 0) */
 } mknode_args_t;
 
 /* The new inode's mode and group in directory dzp (umask, setgid directories). */
@@ -226,14 +227,23 @@ mknode_alloc(posix_fs_t *fs, const mknode_args_t *a, znode_phys_t *zp, dmu_tx_t 
     uint64_t *objp)
 {
 	int err;
+	if (a->want_obj != 0)
+		*objp = a->want_obj;
+	if (S_ISDIR(a->mode) && a->want_obj != 0)
+		return (zap_create_claim_bonus(fs->fs_os, a->want_obj, DMU_OT_DIRECTORY,
+		    POSIX_BONUS_TYPE, POSIX_ZNODE_SIZE, tx));
 	if (S_ISDIR(a->mode))
 		return (zap_create_bonus(fs->fs_os, DMU_OT_DIRECTORY, POSIX_BONUS_TYPE,
 		    POSIX_ZNODE_SIZE, tx, objp));
 	uint64_t tlen = a->target != NULL ? strlen(a->target) : 0;
 	uint32_t bs = tlen > POSIX_INLINE_MAX ?
 	    (uint32_t)MAX(SPA_MINBLOCKSIZE, 1ULL << highbit64(tlen - 1)) : SPA_MINBLOCKSIZE;
-	err = dmu_object_alloc(fs->fs_os, DMU_OT_PLAIN_FILE, bs, POSIX_BONUS_TYPE,
-	    POSIX_ZNODE_SIZE, tx, objp);
+	if (a->want_obj != 0)
+		err = dmu_object_claim(fs->fs_os, a->want_obj, DMU_OT_PLAIN_FILE, bs,
+		    POSIX_BONUS_TYPE, POSIX_ZNODE_SIZE, tx);
+	else
+		err = dmu_object_alloc(fs->fs_os, DMU_OT_PLAIN_FILE, bs, POSIX_BONUS_TYPE,
+		    POSIX_ZNODE_SIZE, tx, objp);
 	if (err != 0 || a->target == NULL)
 		return (err);
 	zp->zp_size = tlen;
@@ -262,6 +272,7 @@ mknode_locked(posix_fs_t *fs, posix_ino_t dir, znode_phys_t *dzp, const char *na
 		zap_tx_hold(tx, fs->fs_os, 0, 1);
 	if ((err = posix_tx_assign(tx)) != 0)
 		return (err);
+	posix_zil_begin();
 	uint64_t now[2], obj = 0;
 	posix_now(now);
 	znode_phys_t zp, dold = *dzp;
@@ -287,6 +298,9 @@ mknode_locked(posix_fs_t *fs, posix_ino_t dir, znode_phys_t *dzp, const char *na
 		if (err == 0)
 			err = zn_write(fs, dir, &dold, dzp, tx);
 	}
+	if (err == 0)
+		posix_zil_create(fs, tx, dir, dzp, name, obj, &zp, a->target);
+	posix_zil_end(fs, tx, err);
 	dmu_tx_commit(tx);
 	if (err == 0) {
 		/* a number is reused only after a sync; a stale pinode may remain */
@@ -355,6 +369,18 @@ posix_create(posix_fs_t *fs, posix_ino_t dir, const char *name, uint32_t mode, u
 	mknode_args_t a = { .mode = mode, .rdev = rdev, .cred = cred, .excl = excl,
 		.open_existing = S_ISREG(mode) };
 	return (mknode(fs, dir, name, &a, attr));
+}
+
+/* Replay of a logged create: the same node under the same object number. */
+int
+posix_mknode_claim(posix_fs_t *fs, posix_ino_t dir, const char *name, uint32_t mode,
+    uint64_t rdev, const char *target, const posix_cred_t *cred, posix_ino_t obj)
+{
+	if (obj == 0 || (S_ISLNK(mode) && target == NULL))
+		return (SET_ERROR(EINVAL));
+	mknode_args_t a = { .mode = mode, .rdev = rdev, .cred = cred, .excl = true,
+		.target = S_ISLNK(mode) ? target : NULL, .want_obj = obj };
+	return (mknode(fs, dir, name, &a, NULL));
 }
 
 int
@@ -453,6 +479,7 @@ posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newn
 		znode_phys_t *zp = lockset_zp(&ls, ino), *dzp = lockset_zp(&ls, newdir);
 		uint64_t now[2];
 		posix_now(now);
+		posix_zil_begin();
 		err = zap_add_int(fs->fs_os, newdir, newname, POSIX_DE_MAKE(ino, zp->zp_mode), tx);
 		if (err == 0) {
 			zp->zp_nlink++;
@@ -462,6 +489,9 @@ posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newn
 			memcpy(dzp->zp_ctime, now, 16);
 			err = lockset_write(fs, &ls, tx);
 		}
+		if (err == 0)
+			posix_zil_link(fs, tx, ino, newdir, dzp, newname);
+		posix_zil_end(fs, tx, err);
 		dmu_tx_commit(tx);
 		if (err == 0 && attr != NULL)
 			err = posix_ref_attr(fs, ino, zp, attr);
@@ -541,6 +571,7 @@ dir_remove(posix_fs_t *fs, posix_ino_t dir, const char *name, bool rmdir)
 		znode_phys_t *dzp = lockset_zp(&ls, dir), *zp = lockset_zp(&ls, child);
 		uint64_t now[2];
 		posix_now(now);
+		posix_zil_begin();
 		err = zap_remove(fs->fs_os, dir, name, tx);
 		if (err == 0) {
 			dzp->zp_size--;
@@ -554,6 +585,9 @@ dir_remove(posix_fs_t *fs, posix_ino_t dir, const char *name, bool rmdir)
 		}
 		if (err == 0)
 			err = lockset_write(fs, &ls, tx);
+		if (err == 0)
+			posix_zil_remove(fs, tx, dir, lockset_zp(&ls, dir), name, child, rmdir);
+		posix_zil_end(fs, tx, err);
 		dmu_tx_commit(tx);
 	}
 	if (keep)

@@ -140,6 +140,26 @@ int zn_write_logged(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *old,
 
 /* ---- posix_zil.c: the intent log's side of the file system ---- */
 void posix_zil_unlogged(posix_fs_t *fs, dmu_tx_t *tx);
+/*
+ * A logged operation: begin before its znode writes (they stop counting
+ * as unlogged on this thread), log its record, end before dmu_tx_commit
+ * (err != 0: it did not complete, so what it wrote counts as unlogged).
+ */
+void posix_zil_begin(void);
+void posix_zil_end(posix_fs_t *fs, dmu_tx_t *tx, int err);
+/* The directories' znodes (dzp...) are as written by the operation. */
+void posix_zil_create(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t dir, const znode_phys_t *dzp,
+    const char *name, posix_ino_t obj, const znode_phys_t *zp, const char *target);
+void posix_zil_remove(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t dir, const znode_phys_t *dzp,
+    const char *name, posix_ino_t child, bool rmdir);
+void posix_zil_link(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, posix_ino_t newdir,
+    const znode_phys_t *dzp, const char *newname);
+void posix_zil_rename(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t sdir, const znode_phys_t *sdzp,
+    const char *sname, posix_ino_t ddir, const znode_phys_t *ddzp, const char *dname,
+    unsigned int flags);
+/* posix_dir.c: make a node with the given object number (intent-log replay). */
+int posix_mknode_claim(posix_fs_t *fs, posix_ino_t dir, const char *name, uint32_t mode,
+    uint64_t rdev, const char *target, const posix_cred_t *cred, posix_ino_t obj);
 void posix_zil_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len,
     const uint64_t mtime[2], dmu_tx_t *tx);
 int posix_zil_replay(posix_fs_t *fs);

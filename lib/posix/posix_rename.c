@@ -203,12 +203,17 @@ rename_locked(posix_fs_t *fs, posix_lockset_t *ls, const rename_op_t *r)
 	if (err == 0) {
 		uint64_t now[2];
 		posix_now(now);
+		posix_zil_begin();
 		if (exchange)
 			err = rename_exchange(fs, ls, r, tx, now);
 		else
 			err = rename_move(fs, ls, r, keep, tx, now);
 		if (err == 0)
 			err = lockset_write(fs, ls, tx);
+		if (err == 0)
+			posix_zil_rename(fs, tx, r->sdir, lockset_zp(ls, r->sdir), r->sname,
+			    r->ddir, lockset_zp(ls, r->ddir), r->dname, r->flags);
+		posix_zil_end(fs, tx, err);
 		dmu_tx_commit(tx);
 	}
 	if (keep)

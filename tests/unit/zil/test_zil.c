@@ -226,7 +226,189 @@ test_zil_claimed_then_reimported(void)
 	zt_teardown(&z);
 }
 
-/* Unlogged changes (create, rename) make fsync sync a txg; they survive a cut. */
+/* ---- namespace records ---- */
+
+typedef struct zt_dump {
+	char *buf;
+	size_t len, cap;
+} zt_dump_t;
+
+static void
+zt_dump_add(zt_dump_t *d, const char *line)
+{
+	size_t n = strlen(line);
+	if (d->len + n + 1 > d->cap) {
+		d->cap = MAX(d->cap * 2, d->len + n + 4096);
+		d->buf = tarn_realloc(d->buf, d->cap);
+	}
+	memcpy(d->buf + d->len, line, n + 1);
+	d->len += n;
+}
+
+typedef struct zt_names {
+	char name[64][256];
+	int n;
+} zt_names_t;
+
+static int
+zt_collect_name(void *arg, const char *name, posix_ino_t ino, uint32_t dtype, uint64_t next)
+{
+	zt_names_t *nm = arg;
+	if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && nm->n < 64)
+		snprintf(nm->name[nm->n++], sizeof (nm->name[0]), "%s", name);
+	return (0);
+}
+
+static int
+zt_cmp(const void *a, const void *b)
+{
+	return (strcmp(a, b));
+}
+
+/* Every entry below dir: path, ino, type+mode, owner, size, links, mtime, content. */
+static void
+zt_dump_tree(posix_fs_t *fs, posix_ino_t dir, const char *path, zt_dump_t *d)
+{
+	zt_names_t *nm = tarn_alloc(sizeof (*nm));
+	TT_OK(posix_readdir(fs, dir, 0, zt_collect_name, nm));
+	qsort(nm->name, (size_t)nm->n, sizeof (nm->name[0]), zt_cmp);
+	for (int i = 0; i < nm->n; i++) {
+		posix_attr_t a;
+		TT_OK(posix_lookup(fs, dir, nm->name[i], &a));
+		char sub[600], line[5000], extra[4200] = "";
+		snprintf(sub, sizeof (sub), "%s/%s", path, nm->name[i]);
+		if (S_ISREG(a.pa_mode)) {
+			uint8_t *buf = tarn_alloc(a.pa_size + 1);
+			uint64_t got = 0;
+			TT_OK(posix_read(fs, a.pa_ino, 0, a.pa_size, buf, &got));
+			zio_cksum_t ck;
+			zio_checksum_compute(ZIO_CHECKSUM_XXH3_128, buf, got, &ck);
+			snprintf(extra, sizeof (extra), "%016" PRIx64, ck.zc_word[0]);
+			tarn_free(buf);
+		} else if (S_ISLNK(a.pa_mode)) {
+			TT_OK(posix_readlink(fs, a.pa_ino, extra, sizeof (extra)));
+		}
+		snprintf(line, sizeof (line), "%s ino=%" PRIu64 " mode=%o uid=%u gid=%u size=%" PRIu64
+		    " nlink=%u mtime=%ld.%09ld %s\n", sub, a.pa_ino, a.pa_mode, a.pa_uid,
+		    a.pa_gid, a.pa_size, a.pa_nlink, (long)a.pa_mtime.tv_sec,
+		    (long)a.pa_mtime.tv_nsec, extra);
+		zt_dump_add(d, line);
+		posix_forget(fs, a.pa_ino, 1);
+		if (S_ISDIR(a.pa_mode))
+			zt_dump_tree(fs, a.pa_ino, sub, d);
+	}
+	tarn_free(nm);
+}
+
+static char *
+zt_dump(zt_t *z)
+{
+	zt_dump_t d = { 0 };
+	zt_dump_add(&d, "");
+	zt_dump_tree(z->fs, posix_fs_root(z->fs), "", &d);
+	return (d.buf);
+}
+
+static posix_ino_t
+zt_ino(zt_t *z, posix_ino_t dir, const char *name)
+{
+	posix_attr_t a;
+	TT_OK(posix_lookup(z->fs, dir, name, &a));
+	posix_forget(z->fs, a.pa_ino, 1);
+	return (a.pa_ino);
+}
+
+static void
+zt_put(zt_t *z, posix_ino_t ino, uint64_t len, uint64_t seed)
+{
+	uint8_t *buf = tarn_alloc(len);
+	tt_fill(buf, len, seed);
+	uint64_t done;
+	TT_OK(posix_write(z->fs, ino, 0, len, buf, &zt_cred, &done));
+	tarn_free(buf);
+}
+
+/* Every kind of namespace change, fsync'd through the log (no txg sync). */
+static void
+zt_namespace_ops(zt_t *z)
+{
+	posix_ino_t root = posix_fs_root(z->fs);
+	posix_attr_t a;
+	TT_OK(posix_mkdir(z->fs, root, "d", 0750, &zt_cred, &a));
+	posix_ino_t d = a.pa_ino;
+	TT_OK(posix_create(z->fs, d, "a", S_IFREG | 0640, 0, &zt_cred, true, &a));
+	zt_put(z, a.pa_ino, 5000, 1);
+	TT_OK(posix_symlink(z->fs, d, "s", "target/x", &zt_cred, &a));
+	char longt[3000];
+	memset(longt, 'L', sizeof (longt) - 1);
+	longt[sizeof (longt) - 1] = '\0';
+	TT_OK(posix_symlink(z->fs, d, "long", longt, &zt_cred, &a));
+	TT_OK(posix_link(z->fs, zt_ino(z, d, "a"), d, "a2", &a));
+	TT_OK(posix_create(z->fs, d, "b", S_IFREG | 0644, 0, &zt_cred, true, &a));
+	zt_put(z, a.pa_ino, 300, 2);
+	TT_OK(posix_rename(z->fs, d, "b", d, "c", 0));
+	TT_OK(posix_create(z->fs, d, "e", S_IFREG | 0644, 0, &zt_cred, true, &a));
+	TT_OK(posix_unlink(z->fs, d, "e"));
+	TT_OK(posix_mkdir(z->fs, d, "sub", 0755, &zt_cred, &a));
+	TT_OK(posix_mkdir(z->fs, d, "sub2", 0755, &zt_cred, &a));
+	TT_OK(posix_rmdir(z->fs, d, "sub"));
+	TT_OK(posix_create(z->fs, a.pa_ino, "deep", S_IFIFO | 0600, 0, &zt_cred, true, &a));
+	posix_attr_t at;
+	memset(&at, 0, sizeof (at));
+	at.pa_mode = 0600;
+	TT_OK(posix_setattr(z->fs, zt_ino(z, d, "a"), &at, POSIX_SET_MODE, NULL, NULL));
+	at.pa_uid = 1000;
+	at.pa_gid = 1001;
+	TT_OK(posix_setattr(z->fs, zt_ino(z, d, "c"), &at, POSIX_SET_UID | POSIX_SET_GID,
+	    NULL, NULL));
+	at.pa_size = 1000;
+	TT_OK(posix_setattr(z->fs, z->ino, &at, POSIX_SET_SIZE, NULL, NULL));
+	z->model_size = MIN(z->model_size, 1000);
+	TT_OK(posix_rename(z->fs, d, "a2", d, "c", POSIX_RENAME_EXCHANGE));
+	TT_OK(posix_rename(z->fs, d, "s", root, "s-moved", 0));
+	TT_OK(posix_create(z->fs, d, "b", S_IFREG | 0644, 0, &zt_cred, true, &a));
+	zt_put(z, a.pa_ino, 777, 3);
+	TT_OK(posix_rename(z->fs, d, "b", d, "c", 0));       /* over an existing name */
+	TT_OK(posix_fsync(z->fs, z->ino, false));
+}
+
+static void
+test_zil_namespace(void)
+{
+	zt_t z;
+	zt_setup(&z, "mirror", 2);
+	zt_write(&z, 0, 4000, 7, true);                  /* the chain exists now */
+	zil_stats_t s0, s1;
+	zil_get_stats(z.zil, &s0);
+	uint64_t last = spa_last_synced_txg(z.spa);
+	zt_namespace_ops(&z);
+	zil_get_stats(z.zil, &s1);
+	TT_EQ(s1.zs_txg_syncs, s0.zs_txg_syncs);        /* all through the log */
+	TT_CHECK(spa_last_synced_txg(z.spa) == last);
+	char *want = zt_dump(&z);
+	zt_powercut(&z, 31);
+	z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
+	zt_mount(&z, true);
+	TT_CHECK(posix_fs_replayed(z.fs) > 20);
+	char *got = zt_dump(&z);
+	if (strcmp(want, got) != 0)
+		fprintf(stderr, "  before the cut:\n%s  after replay:\n%s", want, got);
+	TT_CHECK(strcmp(want, got) == 0);
+	tarn_free(got);
+	/* and it stays so across a clean export and import */
+	posix_fs_close(z.fs);
+	z.fs = NULL;
+	TT_OK(spa_export(z.spa));
+	z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
+	zt_mount(&z, true);
+	got = zt_dump(&z);
+	TT_CHECK(strcmp(want, got) == 0);
+	tarn_free(got);
+	tarn_free(want);
+	zt_teardown(&z);
+}
+
+/* A change the log does not record (an xattr) makes the next fsync sync a txg. */
 static void
 test_zil_unlogged_syncs(void)
 {
@@ -235,22 +417,16 @@ test_zil_unlogged_syncs(void)
 	zt_write(&z, 0, 100, 1, true);
 	zil_stats_t a, b;
 	zil_get_stats(z.zil, &a);
-	posix_attr_t at;
-	posix_ino_t root = posix_fs_root(z.fs);
-	TT_OK(posix_create(z.fs, root, "g", S_IFREG | 0600, 0, &zt_cred, true, &at));
-	TT_OK(posix_fsync(z.fs, at.pa_ino, false));
+	TT_OK(posix_setxattr(z.fs, z.ino, "user.k", "v", 1, 0));
+	TT_OK(posix_fsync(z.fs, z.ino, false));
 	zil_get_stats(z.zil, &b);
 	TT_EQ(b.zs_txg_syncs, a.zs_txg_syncs + 1);
 	zt_write(&z, 100, 100, 2, true);            /* back to the log */
 	zil_get_stats(z.zil, &a);
 	TT_EQ(a.zs_txg_syncs, b.zs_txg_syncs);
 	TT_EQ(a.zs_log_writes, b.zs_log_writes + 1);
-	TT_OK(posix_rename(z.fs, root, "g", root, "h", 0));
-	TT_OK(posix_fsync(z.fs, z.ino, false));
-	zil_get_stats(z.zil, &b);
-	TT_EQ(b.zs_txg_syncs, a.zs_txg_syncs + 1);
 	zt_write(&z, 300, 5000, 3, true);
-	/* times only (what the kernel sends before fsync): logged, no sync */
+	/* times only (what the kernel sends before an fsync): logged */
 	posix_attr_t tm;
 	memset(&tm, 0, sizeof (tm));
 	tm.pa_mtime.tv_sec = 1234567890;
@@ -258,8 +434,8 @@ test_zil_unlogged_syncs(void)
 	tm.pa_ctime.tv_sec = 1234567891;
 	TT_OK(posix_setattr(z.fs, z.ino, &tm, POSIX_SET_MTIME | POSIX_SET_CTIME, NULL, NULL));
 	TT_OK(posix_fsync(z.fs, z.ino, false));
-	zil_get_stats(z.zil, &a);
-	TT_EQ(a.zs_txg_syncs, b.zs_txg_syncs);
+	zil_get_stats(z.zil, &b);
+	TT_EQ(b.zs_txg_syncs, a.zs_txg_syncs);
 	zt_powercut(&z, 9);
 	z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
 	zt_mount(&z, true);
@@ -268,8 +444,72 @@ test_zil_unlogged_syncs(void)
 	TT_EQ(tm.pa_mtime.tv_sec, 1234567890);
 	TT_EQ(tm.pa_mtime.tv_nsec, 4321);
 	TT_EQ(tm.pa_ctime.tv_sec, 1234567891);
-	TT_OK(posix_lookup(z.fs, posix_fs_root(z.fs), "h", &at));
-	TT_CHECK(posix_lookup(z.fs, posix_fs_root(z.fs), "g", &at) == ENOENT);
+	char v[8];
+	size_t vl = 0;
+	TT_OK(posix_getxattr(z.fs, z.ino, "user.k", v, sizeof (v), &vl));
+	TT_EQ(vl, 1);
+	zt_teardown(&z);
+}
+
+/*
+ * A replay cut short (the process dies after a few records, after a txg
+ * committed them) goes on from there at the next mount: records that
+ * are not idempotent (rename a->b, then create a) are not applied twice.
+ */
+static void
+test_zil_replay_cut_short(void)
+{
+	zt_t z;
+	zt_setup(&z, NULL, 1);
+	zt_write(&z, 0, 4000, 7, true);
+	posix_ino_t root = posix_fs_root(z.fs);
+	posix_attr_t a;
+	TT_OK(posix_create(z.fs, root, "x", S_IFREG | 0644, 0, &zt_cred, true, &a));
+	zt_put(&z, a.pa_ino, 100, 1);
+	TT_OK(posix_rename(z.fs, root, "x", root, "y", 0));
+	TT_OK(posix_create(z.fs, root, "x", S_IFREG | 0644, 0, &zt_cred, true, &a));
+	zt_put(&z, a.pa_ino, 200, 2);
+	TT_OK(posix_unlink(z.fs, root, "y"));
+	TT_OK(posix_create(z.fs, root, "z", S_IFREG | 0600, 0, &zt_cred, true, &a));
+	zil_stats_t st;
+	zil_get_stats(z.zil, &st);
+	TT_OK(posix_fsync(z.fs, z.ino, false));
+	zil_stats_t st2;
+	zil_get_stats(z.zil, &st2);
+	TT_EQ(st2.zs_txg_syncs, st.zs_txg_syncs);
+	char *want = zt_dump(&z);
+	zt_powercut(&z, 41);
+	for (int round = 0; round < 2; round++) {
+		/*
+		 * First through "unlink y" (10 records with the directory's
+		 * times), then one more: applied again from the start, "rename
+		 * x y" would now move the second x and "unlink y" remove it.
+		 */
+		uint64_t limit = round == 0 ? 10 : 1;
+		z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
+		TT_OK(spa_objset_open(z.spa, "fs", &z.os));
+		posix_fs_opts_t o;
+		posix_fs_opts_default(&o);
+		o.pfo_zil = spa_objset_zil(z.spa, z.os);
+		posix_zil_set_replay_limit(limit);
+		posix_fs_t *fs = NULL;
+		int e = posix_fs_open(z.os, &o, &fs);
+		posix_zil_set_replay_limit(0);
+		TT_EQ(e, EINTR);
+		/* what was replayed commits, then the process dies */
+		TT_OK(txg_wait_synced(spa_dmu_pool(z.spa), 0));
+		TT_OK(txg_wait_synced(spa_dmu_pool(z.spa), 0));
+		spa_abandon(z.spa);
+		z.spa = NULL;
+	}
+	z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
+	zt_mount(&z, true);
+	char *got = zt_dump(&z);
+	if (strcmp(want, got) != 0)
+		fprintf(stderr, "  before the cut:\n%s  after replay:\n%s", want, got);
+	TT_CHECK(strcmp(want, got) == 0);
+	tarn_free(got);
+	tarn_free(want);
 	zt_teardown(&z);
 }
 
@@ -419,7 +659,9 @@ TT_MAIN(
 	{ "zil_powercut_mirror", test_zil_powercut_mirror },
 	{ "zil_powercut_raidz1", test_zil_powercut_raidz1 },
 	{ "zil_claimed_then_reimported", test_zil_claimed_then_reimported },
+	{ "zil_namespace", test_zil_namespace },
 	{ "zil_unlogged_syncs", test_zil_unlogged_syncs },
+	{ "zil_replay_cut_short", test_zil_replay_cut_short },
 	{ "zil_no_leak", test_zil_no_leak },
 	{ "zil_damaged_block", test_zil_damaged_block },
 	{ "zil_sync_property", test_zil_sync_property },
