@@ -35,10 +35,13 @@
  * committer takes theirs.
  *
  * Freeing.  The sync of txg frees, from the head of the chain, written
- * blocks whose records are all of txgs <= txg (and that were allocated
- * in txgs <= txg), and points the header at the first block left (or at
+ * blocks whose records are all of txgs <= txg and that were allocated in
+ * txgs before txg, and points the header at the first block left (or at
  * the open block).  If that sync does not commit, the previous header
- * still names the freed blocks, which deferred frees keep intact.  The
+ * still names the freed blocks, which deferred frees keep intact; a
+ * block born in txg itself would be allocatable again at once (the space
+ * layer's rule for blocks no committed tree names), yet the previous
+ * header may name it, so it waits for the next sync.  The
  * first commit of a log with no chain allocates the first block, sets
  * the header and waits for that txg: the header must name the chain
  * before a block of it can matter.
@@ -769,9 +772,16 @@ zil_sync(zil_t *zl, uint64_t txg)
 		return;
 	metaslab_class_t *mc = zio_ctx_class(zl->zl_zc);
 	pthread_mutex_lock(&zl->zl_lock);
+	/*
+	 * A block born in txg itself is not freed yet: the header of txg - 1,
+	 * still the committed one until this sync ends, may name it (it was
+	 * the open block then), and a free in the txg of birth would make its
+	 * space allocatable at once, to a log block written before this
+	 * txg commits.  Freed in a later txg, its space waits out the deferral.
+	 */
 	int n = 0;
 	while (n < zl->zl_nlwb && zl->zl_lwb[n].lwb_max_txg <= txg &&
-	    zl->zl_lwb[n].lwb_bp.bp_birth <= txg) {
+	    zl->zl_lwb[n].lwb_bp.bp_birth < txg) {
 		const blkptr_t *bp = &zl->zl_lwb[n].lwb_bp;
 		metaslab_free(mc, &bp->bp_dva[0], bp->bp_birth, txg);
 		n++;

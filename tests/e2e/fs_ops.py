@@ -625,6 +625,10 @@ def fsync_writer(root, log, prefix):
             if i % 5 == 0 and names:
                 old = names.pop(rnd.randrange(len(names)))
                 new = "%s-r%d" % (prefix, i)
+                # in flight: once another writer's fsync commits it, it
+                # may survive a crash before it is acknowledged here
+                lf.write("P %s %s\n" % (old, new))
+                lf.flush()
                 os.rename(os.path.join(root, old), os.path.join(root, new))
                 os.fsync(dfd)
                 names.append(new)
@@ -698,10 +702,18 @@ def verify_log(root, log):
     want = {}
     gone = set()
     n = 0
+    pending = None              # a rename not acknowledged yet
+    inflight = []               # renames a crash cut: either name is right
     for line in open(log):
         f = line.split()
         if len(f) != 3:
             continue            # a torn last line: not acknowledged
+        if pending is not None and not (f[0] == "R" and (f[1], f[2]) == pending):
+            inflight.append(pending)
+        pending = None
+        if f[0] == "P":
+            pending = (f[1], f[2])
+            continue
         n += 1
         if f[0] == "W":
             want[f[1]] = f[2]
@@ -709,6 +721,11 @@ def verify_log(root, log):
         else:
             want[f[2]] = want.pop(f[1])
             gone.add(f[1])
+    if pending is not None:
+        inflight.append(pending)
+    for old, new in inflight:
+        if old in want and not os.path.exists(os.path.join(root, old)):
+            want[new] = want.pop(old)       # it happened
     bad = []
     for name, sha in sorted(want.items()):
         try:
