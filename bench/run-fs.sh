@@ -20,13 +20,15 @@
 # reads >= 5), Tarn's sequential figures >= 70% of fuse-overlayfs.
 #
 # Usage: bench/run-fs.sh [--size SIZE] [--runtime SEC] [--files N]
-#                        [--targets LIST] [--build DIR]
+#                        [--targets LIST] [--build DIR] [--jobs all|seq]
 #   --size     size of each device file (default 1G; the fio file is half)
 #   --runtime  seconds for each time-based random job (default 5)
 #   --files    files for create/stat/delete (default 5000)
 #   --targets  comma list from: tarn-single,tarn-mirror,tarn-raidz1,
 #              zfs-single,zfs-mirror,zfs-raidz1,ext4,btrfs,btrfs-raid5,
 #              overlay (default: all)
+#   --jobs     seq: only the sequential figures (write, rewrite, cold and
+#              warm read); all (default): every figure
 #   --build    Tarn's build directory (default build)
 # Needs root (tmpfs, loop devices, drop_caches).  Installs fio, zfs-fuse,
 # fuse-overlayfs, btrfs-progs and e2fsprogs with apt-get when missing.
@@ -41,6 +43,7 @@ RUNTIME=5
 NFILES=5000
 TARGETS=tarn-single,tarn-mirror,tarn-raidz1,zfs-single,zfs-mirror,zfs-raidz1,ext4,btrfs,btrfs-raid5,overlay
 B=$SRC/build
+JOBS=all
 
 usage() {	# usage STATUS
 	sed -n '/^# Usage:/,/^#   --build/p' "$0" | sed 's/^# \{0,1\}//'
@@ -53,6 +56,7 @@ while [ $# -gt 0 ]; do
 	--files) NFILES=$2; shift 2 ;;
 	--targets) TARGETS=$2; shift 2 ;;
 	--build) B=$2; shift 2 ;;
+	--jobs) JOBS=$2; shift 2 ;;
 	-h|--help) usage 0 ;;
 	*) echo "unknown option: $1" >&2; usage 2 ;;
 	esac
@@ -272,6 +276,10 @@ run_jobs() {
 		--size="${FILE_M}m"
 	run_fio "$tgt" seq_read_warm bw --name=srw --filename="$f" --rw=read --bs=1M \
 		--size="${FILE_M}m"
+	if [ "$JOBS" = seq ]; then
+		rm -rf "$d"
+		return 0
+	fi
 	drop_caches
 	run_fio "$tgt" rand_read_1j iops --name=rr1 --filename="$f" --rw=randread --bs=4k \
 		--size="${FILE_M}m" --time_based --runtime="$RUNTIME"

@@ -4,7 +4,8 @@
 #     (bench_zio, part 1);
 #   * sequential 1 MiB write and read (cold and warm) on raidz1 of 4 and a
 #     mirror of 2 file vdevs on tmpfs, in MiB/s and CPU seconds per GiB
-#     (bench_pool), and the same through zio alone (bench_zio, part 2).
+#     (bench_pool; a single device too), and the same through zio alone
+#     (bench_zio, part 2).
 # Usage: bench/run-pool.sh [SIZE_MIB]      (default 1024; needs root for tmpfs)
 # The machine is shared and noisy: compare figures from one run, not across runs.
 set -eu
@@ -28,6 +29,6 @@ echo "== CPU work per core and zio alone (bench_zio)"
 "$B/bench/bench_zio" "$DIR" "$((SIZE / 4))"
 echo
 echo "== through the object layer (bench_pool), ${SIZE} MiB"
-for layout in raidz1:4 mirror:2; do
+for layout in stripe:1 mirror:2 raidz1:4; do
 	"$B/bench/bench_pool" "$DIR" "$layout" "$SIZE"
 done

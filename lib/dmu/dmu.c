@@ -189,6 +189,94 @@ dmu_hold_read(dnode_t *dn, uint64_t blkid, dbuf_t **dbp)
 	return (0);
 }
 
+/*
+ * Sequential reads.  A read of several blocks fetches the ones not
+ * cached in one parallel batch (dbuf_read_blocks) instead of one after
+ * the other.  A read that continues where an earlier one of the same
+ * object ended (within a window: FUSE sends read-ahead requests from
+ * several threads, not always in order) is part of a stream, and the
+ * batch then also takes the blocks ahead of it, as many as the stream
+ * has read so far (doubling up to DMU_READAHEAD_MAX), topped up when
+ * fewer than half of them are left.  The read-ahead is waited for
+ * inside the read that starts it (an asynchronous one would have to
+ * outlive the object set, which may be closed meanwhile).  The streams
+ * are a small table matched by dnode address (a guess that may miss,
+ * never a correctness matter), the least recently used replaced.
+ */
+#define DMU_STREAMS        16
+#define DMU_READAHEAD_MAX  32       /* blocks (4 MiB at 128 KiB) */
+
+typedef struct dmu_stream {
+	const dnode_t *ds_dn;
+	uint64_t ds_next;       /* block after the last one read */
+	uint64_t ds_ahead;      /* read-ahead distance, blocks */
+	uint64_t ds_fetched;    /* first block not read ahead yet */
+	uint64_t ds_used;       /* LRU clock */
+} dmu_stream_t;
+
+static dmu_stream_t dmu_streams[DMU_STREAMS];
+static uint64_t dmu_stream_clock;
+static pthread_mutex_t dmu_stream_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * A read of blocks [first, last] of dn (maxblkid its last block): the
+ * last block worth fetching with them now.
+ */
+static uint64_t
+dmu_readahead(const dnode_t *dn, uint64_t first, uint64_t last, uint64_t maxblkid)
+{
+	uint64_t n = last - first + 1, end = last;
+	pthread_mutex_lock(&dmu_stream_lock);
+	dmu_stream_t *ds = NULL, *old = &dmu_streams[0];
+	for (int i = 0; i < DMU_STREAMS; i++) {
+		if (dmu_streams[i].ds_dn == dn) {
+			ds = &dmu_streams[i];
+			break;
+		}
+		if (dmu_streams[i].ds_used < old->ds_used)
+			old = &dmu_streams[i];
+	}
+	uint64_t win = MAX(n, ds != NULL ? ds->ds_ahead : 0) + 1;
+	if (ds != NULL && first + win >= ds->ds_next && first <= ds->ds_next + win) {
+		ds->ds_ahead = MIN(MAX(ds->ds_ahead * 2, n), DMU_READAHEAD_MAX);
+		if (ds->ds_fetched < last + 1 + ds->ds_ahead / 2) {
+			end = MIN(last + ds->ds_ahead, maxblkid);
+			ds->ds_fetched = MAX(end + 1, ds->ds_fetched);
+		}
+		ds->ds_next = MAX(ds->ds_next, last + 1);
+	} else {
+		if (ds == NULL)
+			ds = old;
+		ds->ds_dn = dn;
+		ds->ds_ahead = 0;
+		ds->ds_next = last + 1;
+		ds->ds_fetched = last + 1;
+	}
+	ds->ds_used = ++dmu_stream_clock;
+	pthread_mutex_unlock(&dmu_stream_lock);
+	return (end);
+}
+
+/* Fetch the uncached blocks that a read of [off, off + len) needs, and read ahead. */
+static int
+dmu_read_prefetch(dnode_t *dn, uint64_t off, uint64_t len)
+{
+	pthread_mutex_lock(&dn->dn_mtx);
+	uint64_t blksz = dn->dn_blksz, maxblkid = dn->dn_maxblkid;
+	pthread_mutex_unlock(&dn->dn_mtx);
+	if (len == 0 || blksz == 0 || off / blksz > maxblkid)
+		return (0);
+	uint64_t first = off / blksz;
+	uint64_t last = MIN((off + len - 1) / blksz, maxblkid);
+	uint64_t end = dmu_readahead(dn, first, last, maxblkid);
+	if (end == first)
+		return (0);
+	pthread_rwlock_rdlock(&dn->dn_struct_rwlock);
+	int err = dbuf_read_blocks(dn, first, end, last);
+	pthread_rwlock_unlock(&dn->dn_struct_rwlock);
+	return (err);
+}
+
 int
 dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
 {
@@ -196,6 +284,7 @@ dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
 	int err = dnode_hold(os, obj, true, &dn);
 	if (err != 0)
 		return (err);
+	err = dmu_read_prefetch(dn, off, len);
 	uint8_t *out = buf;
 	while (len > 0 && err == 0) {
 		pthread_mutex_lock(&dn->dn_mtx);
@@ -248,7 +337,8 @@ dmu_write_block(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, const vo
 			pthread_cond_wait(&dn->dn_cv, &dn->dn_mtx);
 		if (db->db_state == DB_UNCACHED) {
 			db->db_size = dn->dn_blksz;
-			db->db_data = tarn_alloc(db->db_size);
+			/* every byte is written below unless the size changed meanwhile */
+			db->db_data = dbuf_buf_alloc(db->db_size, boff != 0 || n != db->db_size);
 			db->db_state = DB_CACHED;
 		}
 	} else {
@@ -257,7 +347,8 @@ dmu_write_block(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, const vo
 			return (err);
 		pthread_mutex_lock(&dn->dn_mtx);
 	}
-	dirty_record_t *dr = dbuf_dirty(db, txg);
+	bool covers = boff == 0 && n == db->db_size;
+	dirty_record_t *dr = covers ? dbuf_dirty_whole(db, txg) : dbuf_dirty(db, txg);
 	dr->dr_hole = false;
 	if (boff + n <= dr->dr_size)
 		memcpy((uint8_t *)dr->dr_data + boff, data, n);
@@ -458,9 +549,9 @@ dmu_object_set_blocksize(objset_t *os, uint64_t obj, uint32_t blksz, dmu_tx_t *t
 	}
 	dirty_record_t *dr = dbuf_dirty(db, tx->tx_txg);
 	if (dr->dr_data == db->db_data) {
-		void *nb = tarn_alloc(blksz);
+		void *nb = dbuf_buf_alloc(blksz, true);
 		memcpy(nb, db->db_data, MIN(blksz, db->db_size));
-		tarn_free(db->db_data);
+		dbuf_buf_free(db->db_data, db->db_size);
 		db->db_data = dr->dr_data = nb;
 		db->db_size = dr->dr_size = blksz;
 		dmu_pool_dirty_add(os->os_dp, tx->tx_txg, blksz);

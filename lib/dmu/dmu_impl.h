@@ -295,21 +295,29 @@ zio_prop_t dmu_objset_block_prop(objset_t *os, const dnode_phys_t *dnp, uint8_t 
 /* sequential speed */
 /*
  * Block buffers (dbuf.c): the data of dbufs and dirty records.  Buffers
- * of 64 KiB..1 MiB come from a process-wide pool of 2 MiB chunks backed
- * by transparent huge pages and are recycled, so a stream of blocks does
- * not page-fault and zero each 4 KiB page afresh; other sizes use
- * tarn_alloc.  zero: the caller needs zeros (otherwise the contents are
- * undefined and the caller fills every byte).  dbuf_buf_free accepts any
- * buffer of the given size that dbuf_buf_alloc or tarn_alloc returned.
+ * of 64 KiB..1 MiB come from a process-wide pool of pre-faulted chunks
+ * and are recycled, so a stream of blocks does not page-fault each
+ * 4 KiB page afresh; other sizes use tarn_alloc.  zero: the caller needs
+ * zeros (otherwise the contents are undefined and the caller fills
+ * every byte).  dbuf_buf_free accepts any buffer of the given size that
+ * dbuf_buf_alloc or tarn_alloc returned.
  */
 void *dbuf_buf_alloc(uint32_t size, bool zero);
 void dbuf_buf_free(void *buf, uint32_t size);
 /*
- * Read the level-0 blocks [first, last] of dn that are not cached, in
- * parallel (one zio batch), into the cache; blocks already cached or
- * being read are left alone, and errors are left for dbuf_read to meet
- * again.  The caller holds dn and dn_struct_rwlock (reader).
+ * Read the level-0 blocks [first, last] of dn that are not cached (at
+ * most 64), in parallel (one zio batch), into the cache; blocks already
+ * cached or being read by another thread are left alone.  Errors are
+ * reported as dbuf_read reports them and the block stays uncached;
+ * returns the first error of a block in [first, need] (0 when none).
+ * The caller holds dn and dn_struct_rwlock (reader).
  */
-void dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last);
+int dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need);
+/*
+ * dbuf_dirty for a change that overwrites the whole block: when the
+ * record needs a buffer of its own, the old contents are not copied into
+ * it (they are undefined; the caller writes every byte under dn_mtx).
+ */
+dirty_record_t *dbuf_dirty_whole(dbuf_t *db, uint64_t txg);
 
 #endif

@@ -93,7 +93,7 @@ dnode_grow(dnode_t *dn, uint64_t maxblkid)
 		dbuf_t *top = dbuf_hold(dn, p->dn_nlevels, 0, true);
 		pthread_mutex_lock(&dn->dn_mtx);
 		VERIFY(top->db_state == DB_UNCACHED);
-		top->db_data = tarn_alloc(top->db_size);
+		top->db_data = dbuf_buf_alloc(top->db_size, true);
 		top->db_state = DB_CACHED;
 		((blkptr_t *)top->db_data)[0] = p->dn_blkptr[0];
 		BP_ZERO(&p->dn_blkptr[0]);

@@ -44,14 +44,19 @@
  *
  * Batches and threads.  A batch is a queue of work items (a write's
  * stages 1-3, a copy's write, a read) plus a count of unfinished
- * operations.  Each queued item also puts a "runner" on the taskq, which
- * pops whatever item of that batch is next.  zio_batch_wait() does not
- * just sleep: while items are queued it pops and runs them itself.  So a
- * wait never depends on a free worker — it is safe to wait on a batch
- * from a worker thread (the dmu does), and every item that is not queued
- * is being run by some thread that does not block on the taskq.  The
- * batch is reference counted (the waiter plus one per runner not yet
- * run) and freed by whoever drops the last reference.
+ * operations.  Queued items are run by "runners" on the taskq: a runner
+ * pops and runs items of its batch until the queue is empty.  A batch
+ * has at most one runner less than the taskq has threads (a new item
+ * starts one only below that; the waiter is the last worker), so a batch
+ * of many blocks costs a few dispatches and wake-ups, not one per block,
+ * and does not keep more threads busy than there are CPUs.
+ * zio_batch_wait() does not just sleep: while items are queued it pops
+ * and runs them itself.  So a wait never depends on a free worker — it
+ * is safe to wait on a batch from a worker thread (the dmu does), and
+ * every item that is not queued is being run by some thread that does
+ * not block on the taskq.  The batch is reference counted (the waiter
+ * plus one per runner not yet finished) and freed by whoever drops the
+ * last reference.
  *
  * Device changes.  Every call into the vdev tree (vdev_read,
  * vdev_write, vdev_flush, the top-level lookup before them) holds the
@@ -159,6 +164,8 @@ struct zio_batch {
 	zio_work_t *zb_tail;
 	int zb_pending;               /* operations not done, zb_lock */
 	int zb_refs;                  /* waiter + runners, zb_lock */
+	int zb_runners;               /* runners dispatched and not done, zb_lock */
+	int zb_max_runners;           /* the taskq's threads less one */
 	int zb_error;                 /* first error, zb_lock */
 };
 
@@ -170,6 +177,8 @@ zio_batch_create(zio_ctx_t *zc)
 	pthread_mutex_init(&b->zb_lock, NULL);
 	pthread_cond_init(&b->zb_cv, NULL);
 	b->zb_refs = 1;
+	/* the waiter runs items too: with it, as many threads as the taskq has */
+	b->zb_max_runners = MAX(taskq_nthreads(zc->zc_tq) - 1, 1);
 	return (b);
 }
 
@@ -201,19 +210,29 @@ zio_batch_pop(zio_batch_t *b)
 	return (zw);
 }
 
+/*
+ * Run queued items until there are none.  The runner count drops under
+ * the same lock as the pop that found the queue empty, so an item queued
+ * meanwhile either is popped here or starts a new runner.
+ */
 static void
 zio_batch_runner(void *arg)
 {
 	zio_batch_t *b = arg;
-	pthread_mutex_lock(&b->zb_lock);
-	zio_work_t *zw = zio_batch_pop(b);
-	pthread_mutex_unlock(&b->zb_lock);
-	if (zw != NULL)
+	for (;;) {
+		pthread_mutex_lock(&b->zb_lock);
+		zio_work_t *zw = zio_batch_pop(b);
+		if (zw == NULL)
+			b->zb_runners--;
+		pthread_mutex_unlock(&b->zb_lock);
+		if (zw == NULL)
+			break;
 		zw->zw_fn(zw);
+	}
 	zio_batch_rele(b);
 }
 
-/* Queue an item and a runner for it. */
+/* Queue an item, and a runner for it when the batch has fewer than its share. */
 static void
 zio_batch_enqueue(zio_batch_t *b, zio_work_t *zw)
 {
@@ -224,9 +243,14 @@ zio_batch_enqueue(zio_batch_t *b, zio_work_t *zw)
 	else
 		b->zb_head = zw;
 	b->zb_tail = zw;
-	b->zb_refs++;
+	bool start = b->zb_runners < b->zb_max_runners;
+	if (start) {
+		b->zb_runners++;
+		b->zb_refs++;
+	}
 	pthread_mutex_unlock(&b->zb_lock);
-	taskq_dispatch(b->zb_ctx->zc_tq, zio_batch_runner, b);
+	if (start)
+		taskq_dispatch(b->zb_ctx->zc_tq, zio_batch_runner, b);
 }
 
 static void

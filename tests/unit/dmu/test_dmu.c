@@ -340,6 +340,123 @@ test_damaged_newest_txg(void)
 	spa_close(spa);
 }
 
+/* dmu_traverse callback: remember the level-0 bp of block want_blkid of want_obj. */
+typedef struct find_bp {
+	uint64_t fb_obj, fb_blkid;
+	blkptr_t fb_bp;
+	bool fb_found;
+} find_bp_t;
+
+static int
+find_bp_cb(void *arg, objset_t *os, uint64_t obj, const blkptr_t *bp, uint64_t blkid)
+{
+	find_bp_t *fb = arg;
+	if (obj == fb->fb_obj && bp->bp_level == 0 && blkid == fb->fb_blkid) {
+		fb->fb_bp = *bp;
+		fb->fb_found = true;
+	}
+	return (0);
+}
+
+static uint64_t
+read_failures(spa_t *spa)
+{
+	zio_stats_t st;
+	zio_ctx_stats(dmu_pool_zio(spa_dmu_pool(spa)), &st);
+	return (st.zs_read_failures);
+}
+
+/*
+ * Cold sequential, interleaved and backward reads (parallel block fetch
+ * and read-ahead, dbuf_read_blocks), with one block damaged beyond
+ * repair: reads that do not cover it succeed although read-ahead meets
+ * it, a read that covers it fails and counts one failure, not two.
+ * Also buffers of every pooled size class, rewritten across txgs.
+ */
+static void
+test_sequential_read(void)
+{
+	spa_t *spa = make_pool(1, NULL, 256 * MiB);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	const uint64_t nblk = 48, bs = 128 * KiB, len = nblk * bs, bad = 40;
+	uint8_t *a = tarn_alloc(len), *b = tarn_alloc(len), *rb = tarn_alloc(len);
+	fill(a, len, 71);
+	fill(b, len, 72);
+	uint64_t oa, ob, osz[4];
+	const uint32_t sizes[4] = { 64 * KiB, 256 * KiB, 1 * MiB, 8 * KiB };
+	dmu_tx_t *tx = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, (uint32_t)bs, DMU_OT_NONE, 0, tx, &oa));
+	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, (uint32_t)bs, DMU_OT_NONE, 0, tx, &ob));
+	for (int i = 0; i < 4; i++)
+		TT_OK(dmu_object_alloc(os, DMU_OT_TEST, sizes[i], DMU_OT_NONE, 0, tx, &osz[i]));
+	TT_OK(dmu_write(os, oa, 0, len, a, tx));
+	TT_OK(dmu_write(os, ob, 0, len, b, tx));
+	dmu_tx_commit(tx);
+	/* each size class: written, overwritten in part in a later txg, read back */
+	for (int round = 0; round < 3; round++) {
+		tx = dmu_tx_create(os);
+		TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+		for (int i = 0; i < 4; i++)
+			TT_OK(dmu_write(os, osz[i], round * 3000, 4 * MiB, b + round * 777, tx));
+		dmu_tx_commit(tx);
+		if (round == 1)
+			TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	}
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	for (int i = 0; i < 4; i++) {
+		TT_OK(dmu_read(os, osz[i], 0, 4 * MiB + 6000, rb));
+		TT_CHECK(memcmp(rb, b, 3000) == 0);
+		TT_CHECK(memcmp(rb + 3000, b + 777, 3000) == 0);
+		TT_CHECK(memcmp(rb + 6000, b + 2 * 777, 4 * MiB) == 0);
+	}
+	find_bp_t fb = { .fb_obj = oa, .fb_blkid = bad };
+	uint64_t errors = 0;
+	TT_OK(dmu_traverse(os, TRAVERSE_DATA, 0, 0, find_bp_cb, &fb, &errors));
+	TT_EQ(errors, 0);
+	TT_ASSERT(fb.fb_found);
+	spa_close(spa);
+	/* damage the one copy of block `bad` of object a */
+	int fd = open(paths[0], O_RDWR);
+	TT_ASSERT(fd >= 0);
+	uint8_t junk[4096];
+	memset(junk, 0x5a, sizeof (junk));
+	TT_EQ(pwrite(fd, junk, sizeof (junk), (off_t)(4 * MiB + fb.fb_bp.bp_dva[0].dva_offset)),
+	    sizeof (junk));
+	close(fd);
+
+	spa = reopen(1);
+	TT_OK(spa_objset_open(spa, "t", &os));
+	/* a and b in 1 MiB steps, interleaved, up to just before the bad block */
+	for (uint64_t off = 0; off + MiB <= bad * bs; off += MiB) {
+		TT_OK(dmu_read(os, oa, off, MiB, rb));
+		TT_CHECK(memcmp(rb, a + off, MiB) == 0);
+		TT_OK(dmu_read(os, ob, off, MiB, rb));
+		TT_CHECK(memcmp(rb, b + off, MiB) == 0);
+	}
+	/* odd ranges, backwards */
+	for (int64_t off = (int64_t)(bad * bs) - 300 * KiB; off > 0; off -= 700 * KiB + 13) {
+		uint64_t n = MIN(300 * KiB + 5, bad * bs - (uint64_t)off);
+		TT_OK(dmu_read(os, oa, (uint64_t)off, n, rb));
+		TT_CHECK(memcmp(rb, a + off, n) == 0);
+	}
+	/* the rest of b (read-ahead of a met the bad block: no harm) */
+	TT_OK(dmu_read(os, ob, 0, len, rb));
+	TT_CHECK(memcmp(rb, b, len) == 0);
+	uint64_t f0 = read_failures(spa);
+	int e = dmu_read(os, oa, (bad - 1) * bs, 2 * bs, rb);
+	TT_CHECK(e == ECKSUM || e == EIO);
+	TT_EQ(read_failures(spa) - f0, 1);
+	/* after it, the good blocks still read */
+	TT_OK(dmu_read(os, oa, (bad + 1) * bs, len - (bad + 1) * bs, rb));
+	TT_CHECK(memcmp(rb, a + (bad + 1) * bs, len - (bad + 1) * bs) == 0);
+	spa_close(spa);
+	tarn_free(a);
+	tarn_free(b);
+	tarn_free(rb);
+}
+
 static void
 cleanup(void)
 {
@@ -352,5 +469,6 @@ TT_MAIN(
 	{ "sparse_deep", test_sparse_deep },
 	{ "concurrent_throttled", test_concurrent_throttled },
 	{ "damaged_newest_txg", test_damaged_newest_txg },
+	{ "sequential_read", test_sequential_read },
 	{ "cleanup", cleanup },
 )
