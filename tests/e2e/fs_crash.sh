@@ -17,7 +17,7 @@ LOG="$E2E_TMP/synced.log"
 
 trap 'rc=$?; fs_stop_bg; (exit $rc); fs_cleanup' EXIT
 
-mkdevs 3 512M
+mkdevs 3 1G      # the writers fill ~0.5 GB in three rounds now that fsync is cheap
 fs_start -c -- raidz1 "${DEV[@]}" || e2e_done
 for round in 1 2 3; do
 	for w in 1 2; do
