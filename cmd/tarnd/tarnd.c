@@ -48,6 +48,25 @@ static pthread_mutex_t tarnd_log_lock = PTHREAD_MUTEX_INITIALIZER;
 static int tarnd_stop_pipe[2] = { -1, -1 };
 static int tarnd_ready_fd = -1;        /* to the parent while daemonizing */
 
+/*
+ * Append to the log under its lock, with cancellation off: libfuse
+ * cancels its worker threads when a session ends, and a worker can be in
+ * here then (libfuse logs a failed /dev/fuse read, e.g. after a forced
+ * unmount aborted the connection); cancelled inside write(2) it would
+ * leave the lock held, and every later log line (export's among them)
+ * would wait for ever.
+ */
+static void
+tarnd_log_write(const char *buf, size_t len)
+{
+	int old;
+	(void) pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	pthread_mutex_lock(&tarnd_log_lock);
+	(void) cli_write_full(tarnd_logfd, buf, len);
+	pthread_mutex_unlock(&tarnd_log_lock);
+	(void) pthread_setcancelstate(old, NULL);
+}
+
 void
 tarnd_log(const char *fmt, ...)
 {
@@ -65,9 +84,7 @@ tarnd_log(const char *fmt, ...)
 	va_end(ap);
 	n = MIN(n, (int)sizeof (line) - 2);
 	line[n++] = '\n';
-	pthread_mutex_lock(&tarnd_log_lock);
-	(void) cli_write_full(tarnd_logfd, line, (size_t)n);
-	pthread_mutex_unlock(&tarnd_log_lock);
+	tarnd_log_write(line, (size_t)n);
 }
 
 /* Before the daemon is ready: say why it cannot start, and exit 1. */
@@ -103,14 +120,15 @@ stderr_write(void *cookie, const char *buf, size_t size)
 	FILE *client = cli_err_tls;
 
 	if (client != NULL) {
+		int old;
+		(void) pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 		(void) fwrite(buf, 1, size, client);
 		(void) fflush(client);
+		(void) pthread_setcancelstate(old, NULL);
 		if (memmem(buf, size, "panic", 5) == NULL)
 			return ((ssize_t)size);
 	}
-	pthread_mutex_lock(&tarnd_log_lock);
-	(void) cli_write_full(tarnd_logfd, buf, size);
-	pthread_mutex_unlock(&tarnd_log_lock);
+	tarnd_log_write(buf, size);
 	return ((ssize_t)size);
 }
 
