@@ -49,7 +49,13 @@ extern jmp_buf tt_jmp;
 		return failed ? 1 : 0; \
 	}
 
-/* A scratch directory for device files, removed by tt_tmpdir_cleanup(). */
+static inline void tt_tmpdir_cleanup(void);
+
+/*
+ * A scratch directory for device files, removed by tt_tmpdir_cleanup(),
+ * which also runs at exit: meson runs one test case per process, so a
+ * "cleanup" case at the end of a table does not run for the others.
+ */
 static inline const char *
 tt_tmpdir(void)
 {
@@ -58,6 +64,7 @@ tt_tmpdir(void)
 		const char *base = getenv("TARN_TEST_TMP");
 		snprintf(dir, sizeof (dir), "%s/tarn-unit-XXXXXX", base ? base : "/tmp");
 		if (mkdtemp(dir) == NULL) { perror("mkdtemp"); exit(2); }
+		atexit(tt_tmpdir_cleanup);
 	}
 	return (dir);
 }
