@@ -225,45 +225,23 @@ zil_verify_cb(void *arg, const void *buf, uint64_t size)
 	return (zil_block_verify(arg, buf, size));
 }
 
-/* Does bp look like a log block pointer of this pool at all? */
+/* Is bp shaped like a log block pointer?  (zio_read_raw checks the rest.) */
 static bool
-zil_bp_sane(zil_t *zl, const blkptr_t *bp)
+zil_bp_sane(const blkptr_t *bp)
 {
-	vdev_t *root = zio_ctx_root(zl->zl_zc);
-	const dva_t *d = &bp->bp_dva[0];
-	if (BP_IS_HOLE(bp) || bp->bp_type != DMU_OT_INTENT_LOG || bp->bp_ndvas != 1 ||
-	    bp->bp_psize < ZIL_MIN_BLOCK || bp->bp_psize > ZIL_MAX_BLOCK ||
-	    bp->bp_psize % ZIL_BLOCK_ALIGN != 0 || !DVA_IS_VALID(d))
-		return (false);
-	vdev_tree_enter_read(root);
-	vdev_t *top = d->dva_vdev < (uint64_t)root->vdev_children ?
-	    vdev_lookup_top(root, d->dva_vdev) : NULL;
-	bool ok = top != NULL && d->dva_offset + DVA_ASIZE(d) <= top->vdev_asize;
-	vdev_tree_exit(root);
-	return (ok);
+	return (!BP_IS_HOLE(bp) && bp->bp_type == DMU_OT_INTENT_LOG && bp->bp_ndvas == 1 &&
+	    bp->bp_psize >= ZIL_MIN_BLOCK && bp->bp_psize <= ZIL_MAX_BLOCK &&
+	    bp->bp_psize % ZIL_BLOCK_ALIGN == 0);
 }
 
 /* Read and verify the block bp names into buf (bp_psize bytes). */
 static int
 zil_read_block(zil_t *zl, const blkptr_t *bp, void *buf)
 {
-	if (!zil_bp_sane(zl, bp))
+	if (!zil_bp_sane(bp))
 		return (SET_ERROR(ECKSUM));
-	vdev_t *root = zio_ctx_root(zl->zl_zc);
-	vdev_io_t io = {
-		.vio_offset = bp->bp_dva[0].dva_offset,
-		.vio_size = bp->bp_psize,
-		.vio_buf = buf,
-		.vio_flags = VDEV_IO_PROBE | (zl->zl_readonly ? VDEV_IO_NOHEAL : 0),
-		.vio_verify = zil_verify_cb,
-		.vio_verify_arg = (void *)bp,
-		.vio_txg = bp->bp_birth,
-	};
-	vdev_tree_enter_read(root);
-	vdev_t *top = vdev_lookup_top(root, bp->bp_dva[0].dva_vdev);
-	int err = top != NULL ? vdev_read(top, &io) : SET_ERROR(EIO);
-	vdev_tree_exit(root);
-	return (err);
+	return (zio_read_raw(zl->zl_zc, bp, buf, zil_verify_cb, (void *)bp,
+	    ZIO_FLAG_SPECULATIVE | (zl->zl_readonly ? ZIO_FLAG_NOHEAL : 0)));
 }
 
 /*
@@ -556,17 +534,7 @@ zil_issue_block(zil_t *zl, zil_wblock_t *wb, uint64_t next_size)
 	blk->zlb_next = next;
 	memset((uint8_t *)blk + blk->zlb_used, 0, wb->wb_cap - blk->zlb_used);
 	zil_block_seal(blk);
-	vdev_t *root = zio_ctx_root(zl->zl_zc);
-	vdev_io_t io = {
-		.vio_offset = cur.bp_dva[0].dva_offset,
-		.vio_size = cur.bp_psize,
-		.vio_buf = wb->wb_buf,
-		.vio_txg = cur.bp_birth,
-	};
-	vdev_tree_enter_read(root);
-	vdev_t *top = vdev_lookup_top(root, cur.bp_dva[0].dva_vdev);
-	err = top != NULL ? vdev_write(top, &io) : SET_ERROR(ENXIO);
-	vdev_tree_exit(root);
+	err = zio_write_raw(zl->zl_zc, &cur, wb->wb_buf);
 	pthread_mutex_lock(&zl->zl_lock);
 	zil_lwb_add(zl, &cur, err == 0 ? wb->wb_max_txg : 0);
 	zl->zl_open = next;
@@ -861,7 +829,7 @@ zil_claim(zil_t *zl, uint64_t first_txg)
 		zh.zh_flags = 0;
 		/* an unwritten end block born in a committed txg is allocated */
 		if (!ca.stopped && !BP_IS_HOLE(&endbp) && endbp.bp_birth < first_txg &&
-		    zil_bp_sane(zl, &endbp))
+		    zil_bp_sane(&endbp))
 			zh.zh_flags |= ZH_F_END_ALLOCATED;
 		if (!zl->zl_readonly) {
 			zl->zl_header = zh;

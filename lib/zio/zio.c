@@ -566,6 +566,59 @@ zio_read_dva(zio_ctx_t *zc, const blkptr_t *bp, int i, void *buf, int vflags)
 	return (err == 0 || err == ECKSUM ? err : SET_ERROR(EIO));
 }
 
+int
+zio_read_raw(zio_ctx_t *zc, const blkptr_t *bp, void *buf, vdev_verify_fn_t verify,
+    void *arg, int flags)
+{
+	bool heal = !(flags & ZIO_FLAG_NOHEAL) && !zio_ctx_readonly(zc);
+	vdev_io_t io = {
+		.vio_offset = bp->bp_dva[0].dva_offset,
+		.vio_size = bp->bp_psize,
+		.vio_buf = buf,
+		.vio_flags = (heal ? 0 : VDEV_IO_NOHEAL) |
+		    ((flags & ZIO_FLAG_SPECULATIVE) ? VDEV_IO_PROBE : 0),
+		.vio_verify = verify,
+		.vio_verify_arg = arg,
+		.vio_txg = bp->bp_phys_birth,
+	};
+	vdev_tree_enter_read(zc->zc_root);
+	int err = blkptr_validate(bp, zc->zc_root) != 0 ? SET_ERROR(ECKSUM) : 0;
+	vdev_t *top = err == 0 ? vdev_lookup_top(zc->zc_root, bp->bp_dva[0].dva_vdev) : NULL;
+	if (err == 0)
+		err = top != NULL ? vdev_read(top, &io) : SET_ERROR(EIO);
+	vdev_tree_exit(zc->zc_root);
+	if (io.vio_repaired != 0)
+		ZIO_STAT_ADD(zc, zs_heal_bytes, io.vio_repaired);
+	return (err);
+}
+
+int
+zio_write_raw(zio_ctx_t *zc, const blkptr_t *bp, const void *buf)
+{
+	int err = 0, good = 0;
+	for (int i = 0; i < bp->bp_ndvas; i++) {
+		vdev_io_t io = {
+			.vio_offset = bp->bp_dva[i].dva_offset,
+			.vio_size = bp->bp_psize,
+			.vio_buf = (void *)buf,
+			.vio_txg = bp->bp_phys_birth,
+		};
+		vdev_tree_enter_read(zc->zc_root);
+		vdev_t *top = vdev_lookup_top(zc->zc_root, bp->bp_dva[i].dva_vdev);
+		int e = top != NULL ? vdev_write(top, &io) : SET_ERROR(ENXIO);
+		vdev_tree_exit(zc->zc_root);
+		if (e == 0)
+			good++;
+		else if (err == 0)
+			err = e;
+	}
+	if (good > 0) {
+		ZIO_STAT_ADD(zc, zs_writes, 1);
+		ZIO_STAT_ADD(zc, zs_write_bytes, (uint64_t)bp->bp_psize * good);
+	}
+	return (good > 0 ? 0 : err);
+}
+
 /* Rewrite DVA i (which failed) with the verified bytes in buf. */
 static void
 zio_heal_dva(zio_ctx_t *zc, const blkptr_t *bp, int i, void *buf)

@@ -112,6 +112,18 @@ int zio_batch_wait(zio_batch_t *b);
 int zio_write(zio_ctx_t *zc, uint64_t txg, const zio_prop_t *zp,
     const void *data, uint64_t lsize, blkptr_t *bp, bool rewrite_ok);
 
+/*
+ * Blocks that carry their own checksum (intent-log blocks): read bp's
+ * first DVA (bp_psize bytes, no decompression) checking it with verify
+ * instead of bp_cksum_val (mirror sides and RAID-Z reconstructions are
+ * tried as for any read; ZIO_FLAG_SPECULATIVE / NOHEAL as for zio_read),
+ * and write buf to every DVA of an already allocated bp.  ECKSUM when bp
+ * fails blkptr_validate.
+ */
+int zio_read_raw(zio_ctx_t *zc, const blkptr_t *bp, void *buf, vdev_verify_fn_t verify,
+    void *arg, int flags);
+int zio_write_raw(zio_ctx_t *zc, const blkptr_t *bp, const void *buf);
+
 /* Free every DVA of bp in txg (deferred unless born in txg). */
 void zio_free(zio_ctx_t *zc, const blkptr_t *bp, uint64_t txg);
 
