@@ -17,20 +17,27 @@
 #   filecreate, filestat and filedelete engines, 4 KiB files, files taken
 #   in order: with fio's default round-robin choice fio itself scans every
 #   file per open and caps all targets near 6-8k ops/s even on tmpfs).
+# Then bonnie++'s file tests (-s 0 -n K: K*1024 empty files in one
+# directory, created, stat'ed and deleted in order, then in random order):
+# these lack fio's per-file bookkeeping, so they show the file systems'
+# own metadata speed (bonnie++ prints "+++++" for a phase under half a
+# second: the table then says "fast").
 # Prints one table: rows are figures, columns targets, then the ratio
 # Tarn/zfs-fuse per layout.  The issue's targets: every ratio >= 2 (random
 # reads >= 5), Tarn's sequential figures >= 70% of fuse-overlayfs.
 #
-# Usage: bench/run-fs.sh [--size SIZE] [--runtime SEC] [--files N]
+# Usage: bench/run-fs.sh [--size SIZE] [--runtime SEC] [--files N] [--bonnie K]
 #                        [--targets LIST] [--build DIR] [--jobs all|seq]
 #   --size     size of each device file (default 1G; the fio file is half)
 #   --runtime  seconds for each time-based random job (default 5)
 #   --files    files for create/stat/delete (default 5000)
+#   --bonnie   bonnie++'s file count in units of 1024 (default 32; 0: skip)
 #   --targets  comma list from: tarn-single,tarn-mirror,tarn-raidz1,
 #              zfs-single,zfs-mirror,zfs-raidz1,ext4,btrfs,btrfs-raid5,
 #              overlay (default: all)
 #   --jobs     seq: only the sequential figures (write, rewrite, cold and
-#              warm read); all (default): every figure
+#              warm read); meta: only file create / stat / delete (fio and
+#              bonnie++); all (default): every figure
 #   --build    Tarn's build directory (default build)
 # Needs root (tmpfs, loop devices, drop_caches).  Installs fio, zfs-fuse,
 # fuse-overlayfs, btrfs-progs and e2fsprogs with apt-get when missing.
@@ -43,6 +50,7 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SIZE=1G
 RUNTIME=5
 NFILES=5000
+BONNIE_K=32
 TARGETS=tarn-single,tarn-mirror,tarn-raidz1,zfs-single,zfs-mirror,zfs-raidz1,ext4,btrfs,btrfs-raid5,overlay
 B=$SRC/build
 JOBS=all
@@ -56,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--size) SIZE=$2; shift 2 ;;
 	--runtime) RUNTIME=$2; shift 2 ;;
 	--files) NFILES=$2; shift 2 ;;
+	--bonnie) BONNIE_K=$2; shift 2 ;;
 	--targets) TARGETS=$2; shift 2 ;;
 	--build) B=$2; shift 2 ;;
 	--jobs) JOBS=$2; shift 2 ;;
@@ -74,7 +83,7 @@ ZFSFUSE=/usr/sbin/zfs-fuse
 
 # --- packages (only what is missing)
 need=()
-for p in fio zfs-fuse fuse-overlayfs btrfs-progs e2fsprogs; do
+for p in fio bonnie++ zfs-fuse fuse-overlayfs btrfs-progs e2fsprogs; do
 	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -263,11 +272,46 @@ EOF
 	echo "$tgt $fig ${v:--}" >>"$RES"
 }
 
+# --- bonnie++'s file tests: run_bonnie TARGET DIR
+run_bonnie() {
+	local tgt=$1 dir=$2 line
+	[ "$BONNIE_K" -gt 0 ] || return 0
+	mkdir -p "$dir"
+	if ! line=$(bonnie++ -d "$dir" -s 0 -n "$BONNIE_K" -u root -q 2>"$T/bonnie.err" | tail -n 1) ||
+	    [ -z "$line" ]; then
+		echo "  bonnie++ failed: $(head -c 300 "$T/bonnie.err")" >&2
+		rm -rf "$dir"
+		return 0
+	fi
+	# CSV (format 1.98): field 22 is the file count (units of 1024), then
+	# max/min size, directories, chunk; 27.. are seq create, seq stat, seq
+	# delete, random create, random stat, random delete, each with a CPU %.
+	python3 - "$tgt" "$line" >>"$RES" <<'EOF'
+import sys
+tgt, f = sys.argv[1], sys.argv[2].split(",")
+names = ["bon_seq_create", "bon_seq_stat", "bon_seq_delete",
+	"bon_rand_create", "bon_rand_stat", "bon_rand_delete"]
+for i, n in enumerate(names):
+	v = f[26 + 2 * i] if len(f) > 26 + 2 * i else ""
+	if v.startswith("+"):
+		v = "fast"
+	elif not v.isdigit():
+		v = "-"
+	print(tgt, n, v)
+	print("  %s: %s" % (n, v), file=sys.stderr)
+EOF
+	rm -rf "$dir"
+}
+
 # run_jobs TARGET REMOUNT-FUNCTION: every figure on $MNT
 run_jobs() {
 	local tgt=$1 remount=$2 d=$MNT/bench f
 	mkdir -p "$d"
 	f=$d/seqfile
+	if [ "$JOBS" = meta ]; then
+		run_meta "$tgt" "$d"
+		return 0
+	fi
 	run_fio "$tgt" seq_write bw --name=sw --filename="$f" --rw=write --bs=1M \
 		--size="${FILE_M}m" --end_fsync=1
 	run_fio "$tgt" seq_rewrite bw --name=srw --filename="$f" --rw=write --bs=1M \
@@ -293,6 +337,12 @@ run_jobs() {
 	run_fio "$tgt" fsync_write iops --name=fw --filename="$f" --rw=randwrite --bs=4k \
 		--size="${FILE_M}m" --fsync=1 --time_based --runtime="$RUNTIME"
 	rm -f "$f"
+	run_meta "$tgt" "$d"
+}
+
+# run_meta TARGET DIR: the file create / stat / delete figures in DIR
+run_meta() {
+	local tgt=$1 d=$2
 	mkdir -p "$d/files"
 	run_fio "$tgt" file_create iops --name=fc --directory="$d/files" \
 		--ioengine=filecreate --nrfiles="$NFILES" --filesize=4k --openfiles=1 \
@@ -303,6 +353,7 @@ run_jobs() {
 	run_fio "$tgt" file_delete iops --name=fc --directory="$d/files" \
 		--ioengine=filedelete --nrfiles="$NFILES" --filesize=4k --openfiles=1 \
 		--file_service_type=sequential
+	run_bonnie "$tgt" "$d/bonnie"
 	rm -rf "$d"
 }
 
@@ -387,7 +438,8 @@ bench_overlay() {
 }
 
 echo "# run-fs.sh: device files ${SIZE_M} MiB each on one tmpfs, fio file ${FILE_M} MiB,"
-echo "#   random jobs ${RUNTIME} s each, ${NFILES} files for create/stat/delete, psync, seed 1234"
+echo "#   random jobs ${RUNTIME} s each, ${NFILES} files for create/stat/delete, psync, seed 1234,"
+echo "#   bonnie++ -s 0 -n ${BONNIE_K} ($((BONNIE_K * 1024)) empty files)"
 echo "# Tarn: $TARN_MOUNT; zfs-fuse: $ZFSFUSE with $ZPOOL; $(fio --version)"
 echo "# zfs-fuse settings (/etc/zfs/zfsrc): $(grep -Ev '^[[:space:]]*(#|$)' /etc/zfs/zfsrc 2>/dev/null | tr -s ' \n' ' ')"
 START=$(date +%s)
@@ -414,23 +466,28 @@ import sys
 res = {}
 for line in open(sys.argv[1]):
 	t, f, v = line.split()
-	res[(t, f)] = None if v == "-" else float(v)
+	res[(t, f)] = None if v == "-" else (v if v == "fast" else float(v))
 targets = sys.argv[2:]
 figs = ["seq_write", "seq_rewrite", "seq_read_cold", "seq_read_warm",
 	"rand_read_1j", "rand_read_4j", "rand_write", "fsync_write",
-	"file_create", "file_stat", "file_delete"]
+	"file_create", "file_stat", "file_delete",
+	"bon_seq_create", "bon_seq_stat", "bon_seq_delete",
+	"bon_rand_create", "bon_rand_stat", "bon_rand_delete"]
 ratios = [l for l in ("single", "mirror", "raidz1")
 	if "tarn-" + l in targets and "zfs-" + l in targets]
 cols = targets + ["ratio-" + l for l in ratios]
 w = max(12, max(len(c) for c in cols) + 1)
 print("%-14s" % "figure" + "".join("%*s" % (w, c) for c in cols))
 def fmt(v):
+	if isinstance(v, str):
+		return v
 	return "-" if v is None else "%.0f" % v
 for f in figs:
 	row = [fmt(res.get((t, f))) for t in targets]
 	for l in ratios:
 		a, b = res.get(("tarn-" + l, f)), res.get(("zfs-" + l, f))
-		row.append("%.2f" % (a / b) if a and b else "-")
+		num = all(isinstance(x, float) and x > 0 for x in (a, b))
+		row.append("%.2f" % (a / b) if num else "-")
 	print("%-14s" % f + "".join("%*s" % (w, c) for c in row))
 print()
 print("# targets (issue 4): every ratio >= 2; rand_read_* ratios >= 5;")
@@ -443,7 +500,7 @@ if "overlay" in targets:
 		parts = []
 		for f in figs[:4]:
 			a, b = res.get((t, f)), res.get(("overlay", f))
-			if a and b:
+			if isinstance(a, float) and isinstance(b, float) and b > 0:
 				parts.append("%s %.0f%%" % (f, 100 * a / b))
 		print("#   %s / overlay: %s" % (t, ", ".join(parts)))
 EOF
