@@ -30,7 +30,7 @@
 
 /* ---- MOS helpers ---- */
 
-static int
+int
 dsl_tx_begin(dsl_pool_t *dp, bool netfree, dmu_tx_t **txp)
 {
 	dmu_tx_t *tx = dmu_tx_create(dp->dp_mos);
@@ -46,13 +46,22 @@ dsl_tx_begin(dsl_pool_t *dp, bool netfree, dmu_tx_t **txp)
 	return (0);
 }
 
-/* Commit and wait until the change is on disk. */
-static int
+int
 dsl_tx_end(dsl_pool_t *dp, dmu_tx_t *tx)
 {
 	uint64_t txg = dmu_tx_get_txg(tx);
 	dmu_tx_commit(tx);
 	return (txg_wait_synced(spa_dmu_pool(dp->dp_spa), txg));
+}
+
+int
+dsl_writable(const dsl_pool_t *dp, char *err, size_t errlen)
+{
+	if (!dsl_readonly(dp))
+		return (0);
+	if (err != NULL)
+		(void) snprintf(err, errlen, "pool is read-only");
+	return (SET_ERROR(EROFS));
 }
 
 int
@@ -453,10 +462,8 @@ dsl_dataset_create(dsl_pool_t *dp, const char *name, bool parents,
 	int e = dsl_create_check(dp, name, props, nprops, err, errlen);
 	if (e != 0)
 		return (e);
-	if (dsl_readonly(dp)) {
-		(void) snprintf(err, errlen, "pool is read-only");
-		return (SET_ERROR(EROFS));
-	}
+	if ((e = dsl_writable(dp, err, errlen)) != 0)
+		return (e);
 	pthread_mutex_lock(&dp->dp_lock);
 	uint64_t obj;
 	if (dsl_lookup(dp, name, &obj, NULL, 0) == 0) {
@@ -611,10 +618,8 @@ dsl_dataset_destroy(dsl_pool_t *dp, const char *name, bool recursive, char *err,
 		(void) snprintf(err, errlen, "filesystem has children; use -r");
 		e = SET_ERROR(EEXIST);
 	}
-	if (e == 0 && dsl_readonly(dp)) {
-		(void) snprintf(err, errlen, "pool is read-only");
-		e = SET_ERROR(EROFS);
-	}
+	if (e == 0)
+		e = dsl_writable(dp, err, errlen);
 	if (e == 0)
 		e = dsl_destroy_tree(dp, obj, name, !root, true, err, errlen);
 	if (e == 0)
@@ -661,10 +666,8 @@ dsl_dataset_rename(dsl_pool_t *dp, const char *oldname, const char *newname, boo
 		(void) snprintf(err, errlen, "operation does not apply to pools");
 		e = SET_ERROR(EINVAL);
 	}
-	if (e == 0 && dsl_readonly(dp)) {
-		(void) snprintf(err, errlen, "pool is read-only");
-		e = SET_ERROR(EROFS);
-	}
+	if (e == 0)
+		e = dsl_writable(dp, err, errlen);
 	if (e == 0)
 		e = dsl_rename_check(dp, oldname, newname, err, errlen);
 	if (e == 0 && dsl_lookup(dp, newname, &nobj, NULL, 0) == 0) {

@@ -44,6 +44,12 @@ struct dsl_pool {
 bool dsl_readonly(const dsl_pool_t *dp);
 int dsl_lookup(dsl_pool_t *dp, const char *name, uint64_t *objp, char *err, size_t errlen);
 int dsl_phys_read(dsl_pool_t *dp, uint64_t obj, dsl_dataset_phys_t *phys);
+/* 0, or EROFS with "pool is read-only" in err when dsl_readonly(dp). */
+int dsl_writable(const dsl_pool_t *dp, char *err, size_t errlen);
+/* A MOS transaction holding 256 KiB (netfree: may run in the pool's reserve). */
+int dsl_tx_begin(dsl_pool_t *dp, bool netfree, dmu_tx_t **txp);
+/* Commit tx and wait until its txg is on disk. */
+int dsl_tx_end(dsl_pool_t *dp, dmu_tx_t *tx);
 int dsl_os_get(dsl_pool_t *dp, uint64_t obj, objset_t **osp);
 /* Space of one dataset (lock held). */
 int dsl_space_locked(dsl_pool_t *dp, const char *name, dsl_space_t *out);

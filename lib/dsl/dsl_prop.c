@@ -546,25 +546,15 @@ dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char 
 	pthread_mutex_lock(&dp->dp_lock);
 	uint64_t obj;
 	e = dsl_lookup(dp, name, &obj, err, errlen);
-	if (e == 0 && dsl_readonly(dp)) {
-		(void) snprintf(err, errlen, "pool is read-only");
-		e = SET_ERROR(EROFS);
-	}
+	if (e == 0)
+		e = dsl_writable(dp, err, errlen);
 	if (e == 0)
 		e = dsl_prop_space_check(dp, name, prop, num, err, errlen);
-	if (e == 0) {
-		dmu_tx_t *tx = dmu_tx_create(dp->dp_mos);
-		dmu_tx_hold_space(tx, 64 * KiB);
-		e = dmu_tx_assign(tx, TXG_WAIT);
-		if (e != 0) {
-			dmu_tx_abort(tx);
-		} else {
-			e = dsl_prop_store(dp, obj, prop, num, str, tx);
-			uint64_t txg = dmu_tx_get_txg(tx);
-			dmu_tx_commit(tx);
-			int e2 = txg_wait_synced(spa_dmu_pool(dp->dp_spa), txg);
-			e = e ? e : e2;
-		}
+	dmu_tx_t *tx;
+	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
+		e = dsl_prop_store(dp, obj, prop, num, str, tx);
+		int e2 = dsl_tx_end(dp, tx);
+		e = e ? e : e2;
 	}
 	pthread_mutex_unlock(&dp->dp_lock);
 	return (e);
@@ -592,25 +582,15 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 	pthread_mutex_lock(&dp->dp_lock);
 	uint64_t obj;
 	int e = dsl_lookup(dp, name, &obj, err, errlen);
-	if (e == 0 && dsl_readonly(dp)) {
-		(void) snprintf(err, errlen, "pool is read-only");
-		e = SET_ERROR(EROFS);
-	}
-	if (e == 0) {
-		dmu_tx_t *tx = dmu_tx_create(dp->dp_mos);
-		dmu_tx_hold_space(tx, 64 * KiB);
-		e = dmu_tx_assign(tx, TXG_WAIT);
-		if (e != 0) {
-			dmu_tx_abort(tx);
-		} else {
-			e = zap_remove(dp->dp_mos, obj, dsl_prop_name(prop), tx);
-			if (e == ENOENT)
-				e = 0;
-			uint64_t txg = dmu_tx_get_txg(tx);
-			dmu_tx_commit(tx);
-			int e2 = txg_wait_synced(spa_dmu_pool(dp->dp_spa), txg);
-			e = e ? e : e2;
-		}
+	if (e == 0)
+		e = dsl_writable(dp, err, errlen);
+	dmu_tx_t *tx;
+	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
+		e = zap_remove(dp->dp_mos, obj, dsl_prop_name(prop), tx);
+		if (e == ENOENT)
+			e = 0;
+		int e2 = dsl_tx_end(dp, tx);
+		e = e ? e : e2;
 	}
 	pthread_mutex_unlock(&dp->dp_lock);
 	return (e);
