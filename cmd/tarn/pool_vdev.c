@@ -95,8 +95,12 @@ vdev_parse_fw(const char *verb, int argc, char **argv, bool *force, bool *wait)
 	return (0);
 }
 
-int
-cli_pool_attach(int argc, char **argv)
+/*
+ * attach (NEW required) and replace (NEW optional): parse, open the pool,
+ * change the tree, refresh the cache file, wait for the resilver if asked.
+ */
+static int
+vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 {
 	bool force = false, wait = false;
 	char err[1024], newpath[VDEV_PATH_MAX + 1], verb[VDEV_PATH_MAX + 32];
@@ -104,62 +108,29 @@ cli_pool_attach(int argc, char **argv)
 	int error;
 
 	cli_history_begin(argc, argv);
-	if ((error = vdev_parse_fw("attach", argc, argv, &force, &wait)) != 0)
+	if ((error = vdev_parse_fw(cmd, argc, argv, &force, &wait)) != 0)
 		return (error);
 	argc -= optind;
 	argv += optind;
 	if (argc < 1)
-		return (cli_usage_error("attach", "missing pool name argument"));
+		return (cli_usage_error(cmd, "missing pool name argument"));
 	if (argc < 2)
-		return (cli_usage_error("attach", "missing <device> specification"));
-	if (argc < 3)
-		return (cli_usage_error("attach", "missing <new_device> specification"));
+		return (cli_usage_error(cmd, "missing <device> specification"));
+	if (attach && argc < 3)
+		return (cli_usage_error(cmd, "missing <new_device> specification"));
 	if (argc > 3)
-		return (cli_usage_error("attach", "too many arguments"));
-	if (vdev_newpath("attach", argv[0], argv[2], newpath, sizeof (newpath)) != 0)
+		return (cli_usage_error(cmd, "too many arguments"));
+	bool hasnew = argc == 3;
+	if (hasnew && vdev_newpath(cmd, argv[0], argv[2], newpath, sizeof (newpath)) != 0)
 		return (CLI_EXIT_ERROR);
 	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot("attach", argv[0], error, err));
+		return (cli_cannot(cmd, argv[0], error, err));
 	err[0] = '\0';
-	error = spa_vdev_attach(spa, argv[1], newpath, force, err, sizeof (err));
-	if (error == 0) {
-		cli_history_log(spa);
-		vdev_cache_refresh(spa);
-		error = vdev_wait_resilver(spa, wait);
-		vdev_cache_refresh(spa);
-	}
-	cli_pool_close(spa);
-	(void) snprintf(verb, sizeof (verb), "attach '%s' to", newpath);
-	return (error == 0 ? CLI_EXIT_OK : cli_cannot(verb, argv[1], error, err));
-}
-
-int
-cli_pool_replace(int argc, char **argv)
-{
-	bool force = false, wait = false;
-	char err[1024], newpath[VDEV_PATH_MAX + 1], verb[VDEV_PATH_MAX + 32];
-	spa_t *spa;
-	int error;
-
-	cli_history_begin(argc, argv);
-	if ((error = vdev_parse_fw("replace", argc, argv, &force, &wait)) != 0)
-		return (error);
-	argc -= optind;
-	argv += optind;
-	if (argc < 1)
-		return (cli_usage_error("replace", "missing pool name argument"));
-	if (argc < 2)
-		return (cli_usage_error("replace", "missing <device> specification"));
-	if (argc > 3)
-		return (cli_usage_error("replace", "too many arguments"));
-	if (argc == 3 && vdev_newpath("replace", argv[0], argv[2], newpath,
-	    sizeof (newpath)) != 0)
-		return (CLI_EXIT_ERROR);
-	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot("replace", argv[0], error, err));
-	err[0] = '\0';
-	error = spa_vdev_replace(spa, argv[1], argc == 3 ? newpath : NULL, force,
-	    err, sizeof (err));
+	if (attach)
+		error = spa_vdev_attach(spa, argv[1], newpath, force, err, sizeof (err));
+	else
+		error = spa_vdev_replace(spa, argv[1], hasnew ? newpath : NULL, force,
+		    err, sizeof (err));
 	if (error == 0) {
 		cli_history_log(spa);
 		vdev_cache_refresh(spa);
@@ -169,11 +140,27 @@ cli_pool_replace(int argc, char **argv)
 	cli_pool_close(spa);
 	if (error == 0)
 		return (CLI_EXIT_OK);
-	if (argc == 3) {
+	if (attach) {
+		(void) snprintf(verb, sizeof (verb), "attach '%s' to", newpath);
+		return (cli_cannot(verb, argv[1], error, err));
+	}
+	if (hasnew) {
 		(void) snprintf(verb, sizeof (verb), "replace '%s' with", argv[1]);
 		return (cli_cannot(verb, newpath, error, err));
 	}
-	return (cli_cannot("replace", argv[1], error, err));
+	return (cli_cannot(cmd, argv[1], error, err));
+}
+
+int
+cli_pool_attach(int argc, char **argv)
+{
+	return (vdev_attach_replace("attach", true, argc, argv));
+}
+
+int
+cli_pool_replace(int argc, char **argv)
+{
+	return (vdev_attach_replace("replace", false, argc, argv));
 }
 
 int
