@@ -53,6 +53,15 @@ typedef struct spa_cache_entry {
 	char   **sce_paths;        /* leaf paths as last seen */
 } spa_cache_entry_t;
 int spa_cache_read(spa_cache_entry_t **ents, int *n);
+/*
+ * Parse a cache file's text (len bytes; need not be NUL-terminated);
+ * `file` names it in warnings.  Bad lines are warned about and skipped,
+ * never fatal.  What spa_cache_read does after reading; for fuzzing.
+ */
+void spa_cache_parse(const char *file, const char *text, size_t len,
+    spa_cache_entry_t **ents, int *n);
+/* The entries as a cache file's text, NUL-terminated (caller tarn_frees). */
+char *spa_cache_render(const spa_cache_entry_t *ents, int n, size_t *lenp);
 void spa_cache_free(spa_cache_entry_t *ents, int n);
 int spa_cache_add(spa_t *spa);                 /* add or replace */
 int spa_cache_remove(const char *name);

@@ -595,6 +595,19 @@ cache_read_path(const char *path, spa_cache_entry_t **ents, int *n)
 	return (0);
 }
 
+void
+spa_cache_parse(const char *file, const char *text, size_t len, spa_cache_entry_t **ents,
+    int *n)
+{
+	cache_parse_t cp = { .cp_file = file };
+	char *buf = tarn_alloc(len + 1);
+	memcpy(buf, text, len);
+	cache_parse_text(&cp, buf, len);
+	tarn_free(buf);
+	*ents = cp.cp_ents;
+	*n = cp.cp_n;
+}
+
 int
 spa_cache_read(spa_cache_entry_t **ents, int *n)
 {
@@ -657,9 +670,8 @@ cache_write_all(int fd, const char *s, size_t len)
 	return (0);
 }
 
-/* Render the entries as the file's text (caller frees). */
-static char *
-cache_render(const spa_cache_entry_t *ents, int n, size_t *lenp)
+char *
+spa_cache_render(const spa_cache_entry_t *ents, int n, size_t *lenp)
 {
 	size_t cap = 256, len = 0;
 	char *out = tarn_alloc(cap);
@@ -710,7 +722,7 @@ cache_write_path(const char *path, int dirfd, const spa_cache_entry_t *ents, int
 	(void) unlink(tmp);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
 		return (SET_ERROR(errno));
-	char *text = cache_render(ents, n, &len);
+	char *text = spa_cache_render(ents, n, &len);
 	error = cache_write_all(fd, text, len);
 	tarn_free(text);
 	if (error == 0 && fsync(fd) != 0)
