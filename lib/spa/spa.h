@@ -64,6 +64,13 @@ void spa_cache_parse(const char *file, const char *text, size_t len,
 char *spa_cache_render(const spa_cache_entry_t *ents, int n, size_t *lenp);
 void spa_cache_free(spa_cache_entry_t *ents, int n);
 int spa_cache_add(spa_t *spa);                 /* add or replace */
+/*
+ * Add (or replace) a pool not open yet, as import found it: name, GUID
+ * and the leaves of its tree.  Import lists a pool before it marks the
+ * labels active, so that a crash in between leaves a pool the next start
+ * opens, never one that is active on disk yet unknown to this host.
+ */
+int spa_cache_add_found(const char *name, uint64_t guid, const vdev_t *tree);
 int spa_cache_remove(const char *name);
 
 /* ---- lifecycle ---- */

@@ -829,6 +829,33 @@ spa_cache_add(spa_t *spa)
 	return (cache_update(cache_change_add, spa));
 }
 
+typedef struct cache_cand_arg {
+	const char *name;
+	uint64_t guid;
+	const vdev_t *tree;
+} cache_cand_arg_t;
+
+static void
+cache_change_add_cand(spa_cache_entry_t **ents, int *n, void *arg)
+{
+	cache_cand_arg_t *ca = arg;
+
+	cache_drop(*ents, n, ca->name, ca->guid);
+	*ents = tarn_realloc(*ents, (size_t)(*n + 1) * sizeof (**ents));
+	spa_cache_entry_t *e = &(*ents)[(*n)++];
+	memset(e, 0, sizeof (*e));
+	(void) snprintf(e->sce_name, sizeof (e->sce_name), "%s", ca->name);
+	e->sce_guid = ca->guid;
+	cache_collect_leaves(ca->tree, e);
+}
+
+int
+spa_cache_add_found(const char *name, uint64_t guid, const vdev_t *tree)
+{
+	cache_cand_arg_t ca = { .name = name, .guid = guid, .tree = tree };
+	return (cache_update(cache_change_add_cand, &ca));
+}
+
 static void
 cache_change_remove(spa_cache_entry_t **ents, int *n, void *arg)
 {

@@ -301,9 +301,21 @@ spa_import(const char *which, const char *const *dirs, int ndirs,
 		    "another name", opts->sio_newname ? opts->sio_newname : cands[match].sic_name);
 		e = SET_ERROR(EEXIST);
 	} else {
+		/*
+		 * Listed first, opened (labels marked active) second: killed in
+		 * between, the next start opens the pool from the cache file,
+		 * instead of finding it active and refusing it without -f.
+		 */
+		const char *name = opts->sio_newname ? opts->sio_newname : cands[match].sic_name;
+		bool cache = !opts->sio_no_cache && !(opts->sio_flags & SPA_OPEN_READONLY);
+		if (cache)
+			(void) spa_cache_add_found(name, cands[match].sic_guid,
+			    cands[match].sic_tree);
 		e = spa_open_cand(&cands[match], opts, spap, err, errlen);
-		if (e == 0 && !opts->sio_no_cache && !(*spap)->spa_readonly)
+		if (e == 0 && cache)
 			(void) spa_cache_add(*spap);
+		else if (cache)
+			(void) spa_cache_remove(name);
 	}
 	spa_import_cands_free(cands, n);
 	return (e);

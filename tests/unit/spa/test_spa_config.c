@@ -314,6 +314,76 @@ test_cache_add_real_pool(void)
 	unsetenv("TARN_CACHEFILE");
 }
 
+/*
+ * Import lists a pool in the cache file before it marks the labels
+ * active.  A crash between the two leaves an exported pool listed: the
+ * next start (spa_open by name) must open it, and a normal import lists
+ * the pool with every leaf.
+ */
+static void
+test_cache_import_crash_window(void)
+{
+	char path[512], dev[2][512], words[1100];
+	spa_vdev_spec_t *spec;
+	spa_create_opts_t opts = { .sco_no_cache = true };
+	spa_cache_entry_t *ents;
+	spa_t *spa;
+	int n;
+
+	set_cachefile(path, sizeof (path), "window.cache");
+	for (int i = 0; i < 2; i++) {
+		(void) snprintf(dev[i], sizeof (dev[i]), "%s/wdev%d", tt_tmpdir(), i);
+		FILE *f = fopen(dev[i], "w");
+		TT_ASSERT(f != NULL);
+		TT_ASSERT(ftruncate(fileno(f), 128 * MiB) == 0);
+		fclose(f);
+	}
+	(void) snprintf(words, sizeof (words), "mirror %s %s", dev[0], dev[1]);
+	TT_OK(parse(words, &spec));
+	TT_OK(spa_create("window", spec, &opts, &spa, errbuf, sizeof (errbuf)));
+	spa_vdev_spec_free(spec);
+	uint64_t guid = spa_guid(spa);
+	TT_OK(spa_export(spa));
+
+	/* the state a kill between listing and opening leaves behind */
+	const char *dirs[1] = { tt_tmpdir() };
+	spa_import_cand_t *cands;
+	int nc, match = -1;
+	TT_OK(spa_import_scan(dirs, 1, &cands, &nc));
+	for (int i = 0; i < nc; i++)
+		if (cands[i].sic_guid == guid)
+			match = i;
+	TT_ASSERT(match >= 0);
+	TT_EQ(cands[match].sic_state, POOL_STATE_EXPORTED);
+	TT_OK(spa_cache_add_found("window", guid, cands[match].sic_tree));
+	spa_import_cands_free(cands, nc);
+	int e = spa_open("window", 0, &spa, errbuf, sizeof (errbuf));
+	if (e != 0)
+		fprintf(stderr, "  spa_open: %s\n", errbuf);
+	TT_ASSERT(e == 0);
+	TT_EQ(spa_guid(spa), guid);
+	TT_OK(spa_export(spa));
+	TT_OK(spa_cache_read(&ents, &n));
+	TT_EQ(n, 0);                     /* export unlisted it */
+	spa_cache_free(ents, n);
+
+	/* a normal import lists it with both leaves */
+	spa_import_opts_t io;
+	memset(&io, 0, sizeof (io));
+	TT_OK(spa_import("window", dirs, 1, &io, &spa, errbuf, sizeof (errbuf)));
+	TT_OK(spa_cache_read(&ents, &n));
+	TT_EQ(n, 1);
+	if (n == 1) {
+		TT_EQ(ents[0].sce_guid, guid);
+		TT_EQ(ents[0].sce_npaths, 2);
+	}
+	spa_cache_free(ents, n);
+	TT_OK(spa_destroy(spa));
+	for (int i = 0; i < 2; i++)
+		unlink(dev[i]);
+	unsetenv("TARN_CACHEFILE");
+}
+
 static void
 test_cleanup(void)
 {
@@ -328,5 +398,6 @@ TT_MAIN(
 	{ "cache_tolerates_damage", test_cache_tolerates_damage },
 	{ "cache_remove_rewrites", test_cache_remove_rewrites },
 	{ "cache_add_real_pool", test_cache_add_real_pool },
+	{ "cache_import_crash_window", test_cache_import_crash_window },
 	{ "cleanup", test_cleanup },
 )
