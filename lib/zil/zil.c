@@ -29,8 +29,9 @@
  * number) as a verifier that the block must repeat, with its own XXH3
  * checksum inside; a block that does not verify ends the chain.  A
  * commit fills the open block (and more, each allocated as the previous
- * one fills), writes them, flushes the devices, and returns.  A block
- * is never written twice.  Group commit: one committer at a time takes
+ * one fills), writes them, flushes the devices (the vdev layer lets the
+ * committing thread do that work itself when no other thread is free to:
+ * see vdev_children_flush), and returns.  A block is never written twice.  Group commit: one committer at a time takes
  * every pending itx; callers that arrive meanwhile wait and the next
  * committer takes theirs.
  *
@@ -112,6 +113,7 @@ struct zil {
 	uint64_t (*zl_rpos)[2];
 	int zl_nrpos, zl_crpos;
 	uint64_t zl_last_bytes;       /* size of the last commit (block sizing) */
+	uint8_t *zl_wbuf;             /* the committer's block buffer (ZIL_MAX_BLOCK) */
 	zil_stats_t zl_stats;
 };
 
@@ -154,6 +156,7 @@ zil_close(zil_t *zl)
 	    zl->zl_stats.zs_commits, zl->zl_stats.zs_log_writes, zl->zl_stats.zs_txg_syncs,
 	    zl->zl_stats.zs_blocks, zl->zl_stats.zs_bytes, zl->zl_stats.zs_records);
 	zil_itxs_free(zl->zl_head);
+	tarn_free(zl->zl_wbuf);
 	tarn_free(zl->zl_lwb);
 	tarn_free(zl->zl_rpos);
 	pthread_mutex_destroy(&zl->zl_lock);
@@ -511,6 +514,7 @@ typedef struct zil_wblock {
 	uint64_t wb_cap;
 	uint64_t wb_max_txg;
 	uint64_t wb_commit_left;      /* bytes of the commit not yet placed */
+	bool wb_wrote;                /* a block went out: flush before returning */
 } zil_wblock_t;
 
 /*
@@ -535,6 +539,7 @@ zil_issue_block(zil_t *zl, zil_wblock_t *wb, uint64_t next_size)
 	memset((uint8_t *)blk + blk->zlb_used, 0, wb->wb_cap - blk->zlb_used);
 	zil_block_seal(blk);
 	err = zio_write_raw(zl->zl_zc, &cur, wb->wb_buf);
+	wb->wb_wrote = true;
 	pthread_mutex_lock(&zl->zl_lock);
 	zil_lwb_add(zl, &cur, err == 0 ? wb->wb_max_txg : 0);
 	zl->zl_open = next;
@@ -647,8 +652,9 @@ zil_write_chain(zil_t *zl, zil_itx_t *itxs, uint64_t bytes, uint64_t synced)
 	int err = 0;
 	if (BP_IS_HOLE(&zl->zl_open) && (err = zil_create(zl)) != 0)
 		return (err);
-	zil_wblock_t wb = { .wb_buf = tarn_alloc_aligned(ZIL_MAX_BLOCK),
-		.wb_commit_left = bytes };
+	if (zl->zl_wbuf == NULL)
+		zl->zl_wbuf = tarn_alloc_aligned(ZIL_MAX_BLOCK);
+	zil_wblock_t wb = { .wb_buf = zl->zl_wbuf, .wb_commit_left = bytes };
 	zil_wblock_start(zl, &wb);
 	uint64_t total = 0;
 	for (zil_itx_t *itx = itxs; itx != NULL && err == 0; itx = itx->itx_next) {
@@ -664,8 +670,7 @@ zil_write_chain(zil_t *zl, zil_itx_t *itxs, uint64_t bytes, uint64_t synced)
 		err = zil_issue_block(zl, &wb, zil_block_size(zl->zl_last_bytes +
 		    sizeof (zil_lr_t)));
 	}
-	tarn_free(wb.wb_buf);
-	if (err == 0)
+	if (err == 0 && wb.wb_wrote)
 		err = zio_flush(zl->zl_zc);
 	return (err);
 }

@@ -203,6 +203,34 @@ test_zil_powercut_raidz1(void)
 }
 
 /*
+ * One side of a mirror fails every I/O (its flush too): the log writes
+ * and flushes through the other side (the commit's own flush of each
+ * leaf fails and falls back to the pool's flush, which judges the
+ * mirror by its redundancy), and what was fsync'd survives a power cut.
+ */
+static void
+test_zil_flush_side_dead(void)
+{
+	zt_t z;
+	zt_setup(&z, "mirror", 2);
+	zt_write(&z, 0, 3 * ZT_BS, 60, true);
+	vdev_fault_set_dead(z.vf[1], true);
+	zil_stats_t st0, st;
+	zil_get_stats(z.zil, &st0);
+	for (int i = 0; i < 16; i++)
+		zt_write(&z, (uint64_t)(i + 4) * ZT_BS + 100, 2000, 61 + i, true);
+	zil_get_stats(z.zil, &st);
+	TT_EQ(st.zs_commits - st0.zs_commits, 16);
+	TT_EQ(st.zs_log_writes - st0.zs_log_writes, 16);
+	vdev_fault_set_dead(z.vf[1], false);
+	zt_powercut(&z, 71);
+	z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
+	zt_mount(&z, true);
+	zt_check(&z);
+	zt_teardown(&z);
+}
+
+/*
  * An import claims the log but nothing mounts; the pool is exported
  * and imported again; the mount then replays what the first claimed.
  */
@@ -692,6 +720,7 @@ TT_MAIN(
 	{ "zil_powercut_single", test_zil_powercut_single },
 	{ "zil_powercut_mirror", test_zil_powercut_mirror },
 	{ "zil_powercut_raidz1", test_zil_powercut_raidz1 },
+	{ "zil_flush_side_dead", test_zil_flush_side_dead },
 	{ "zil_claimed_then_reimported", test_zil_claimed_then_reimported },
 	{ "zil_namespace", test_zil_namespace },
 	{ "zil_unlogged_syncs", test_zil_unlogged_syncs },
