@@ -149,6 +149,7 @@ struct vdev {
 	vdev_state_t  vdev_fault_state; /* leaf: FAULTED or REMOVED by the pool
 	                                   layer after errors (0: not faulted) */
 	uint32_t      vdev_err_run;     /* leaf: consecutive failed I/Os (atomic) */
+	uint32_t      vdev_writing;     /* leaf: writes in progress (atomic) */
 	bool          vdev_fault_req;   /* leaf: too many errors, fault me (atomic) */
 	pthread_rwlock_t *vdev_tree_lock; /* root: the tree lock (vdev_tree.c) */
 	vdev_t       *vdev_spares;      /* root: hot spares (a ROOT node whose

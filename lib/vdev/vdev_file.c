@@ -194,7 +194,11 @@ vdev_leaf_io(vdev_t *vd, int rw, void *buf, uint64_t size, uint64_t off, int fla
 	if (err != 0)
 		return (err);
 	vdev_stat_io(vd, rw, size);
+	if (rw)
+		__atomic_add_fetch(&vd->vdev_writing, 1, __ATOMIC_RELAXED);
 	err = vdev_leaf_raw(vd, rw, buf, size, VDEV_LABEL_START_SIZE + off);
+	if (rw)
+		__atomic_sub_fetch(&vd->vdev_writing, 1, __ATOMIC_RELAXED);
 	if (err != 0)
 		vdev_stat_ioerr(vd, rw, flags);
 	else if (__atomic_load_n(&vd->vdev_err_run, __ATOMIC_RELAXED) != 0)

@@ -193,4 +193,29 @@ int vdev_child_write(vdev_t *cvd, const vdev_io_t *pio, const void *buf,
 void vdev_child_settle(vdev_t *cvd, vdev_io_t *pio, const void *want, uint64_t size,
     uint64_t off, const vdev_t *served);
 
+/*
+ * The order in which a write visits n children.  The worker threads
+ * write neighbouring blocks at the same time, and a leaf file takes one
+ * writer at a time (the kernel's inode lock: the other thread spins, then
+ * sleeps), so a write takes first the children no other thread is
+ * writing to (a leaf's vdev_writing; a group child counts as idle),
+ * starting at one that depends on the block's 128 KiB slot, then the
+ * others.  Any order is correct.  order[] gets the n child indexes.
+ */
+static inline void
+vdev_write_order(vdev_t *const *child, int n, const vdev_io_t *io, uint8_t *order)
+{
+	int first = n > 1 ? (int)((io->vio_offset >> 17) % (uint64_t)n) : 0, k = 0, nbusy = 0;
+	uint8_t busy[VDEV_MAX_CHILDREN];
+	for (int i = 0; i < n; i++) {
+		int c = (first + i) % n;
+		/* read once: the count changes under us */
+		if (__atomic_load_n(&child[c]->vdev_writing, __ATOMIC_RELAXED) != 0)
+			busy[nbusy++] = (uint8_t)c;
+		else
+			order[k++] = (uint8_t)c;
+	}
+	memcpy(order + k, busy, (size_t)nbusy);
+}
+
 #endif

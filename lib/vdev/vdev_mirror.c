@@ -81,10 +81,12 @@ vdev_mirror_asize(vdev_t *vd, uint64_t psize)
 static int
 vdev_mirror_write(vdev_t *vd, vdev_io_t *io)
 {
-	int ok = 0;
-	for (int c = 0; c < vd->vdev_children; c++)
-		if (vdev_child_write(vd->vdev_child[c], io, io->vio_buf, io->vio_size,
-		    io->vio_offset, io->vio_flags) == 0)
+	int ok = 0, n = vd->vdev_children;
+	uint8_t order[VDEV_MAX_CHILDREN];
+	vdev_write_order(vd->vdev_child, n, io, order);
+	for (int i = 0; i < n; i++)
+		if (vdev_child_write(vd->vdev_child[order[i]], io, io->vio_buf,
+		    io->vio_size, io->vio_offset, io->vio_flags) == 0)
 			ok++;
 	return (ok > 0 ? 0 : SET_ERROR(EIO));
 }

@@ -403,8 +403,13 @@ vdev_raidz_write(vdev_t *vd, vdev_io_t *io)
 		rm->rm_col[j].rc_data = par + (size_t)j * rm->rm_L;
 	raidz_vectors(rm, false, cols, valid);
 	raidz_generate(rm, cols, valid, cols);
-	for (int c = 0; c < rm->rm_cols; c++) {
-		raidz_col_t *rc = &rm->rm_col[c];
+	vdev_t *cvd[256];
+	uint8_t order[256];
+	for (int c = 0; c < rm->rm_cols; c++)
+		cvd[c] = rm->rm_col[c].rc_vd;
+	vdev_write_order(cvd, rm->rm_cols, io, order);
+	for (int i = 0; i < rm->rm_cols; i++) {
+		raidz_col_t *rc = &rm->rm_col[order[i]];
 		if (vdev_child_write(rc->rc_vd, io, rc->rc_data, rc->rc_valid,
 		    rc->rc_offset, io->vio_flags) != 0)
 			failed++;
