@@ -289,7 +289,13 @@ tf_new(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *o)
 	fuse_loop_cfg_set_clone_fd(t->tf_loop_cfg, 1);
 	unsigned nthr = o->tfo_max_threads != 0 ? o->tfo_max_threads : 16;
 	fuse_loop_cfg_set_max_threads(t->tf_loop_cfg, nthr);
-	fuse_loop_cfg_set_idle_threads(t->tf_loop_cfg, MAX(nthr / 2, 2));
+	/*
+	 * Every worker stays (no idle limit below the maximum): libfuse ends
+	 * threads above the idle limit after each burst and starts new ones at
+	 * the next, and a new thread faults in a fresh 1 MiB receive buffer
+	 * (and a clone fd): a tenth of the CPU of a sequential write stream.
+	 */
+	fuse_loop_cfg_set_idle_threads(t->tf_loop_cfg, nthr);
 	return (t);
 }
 

@@ -18,6 +18,15 @@
  * dbufs are evicted.  All dbuf fields are guarded by the owning dnode's
  * dn_mtx, the LRU links by dp_cache_lock (taken after dn_mtx; the evictor
  * only try-locks dn_mtx).
+ *
+ * Written-only blocks.  A level-0 block of 64 KiB or more filled by a
+ * whole-block write and not read since (db_wonly) stays cached after its
+ * txg synced only while such blocks take less than a DBUF_WONLY_DIV-th
+ * of the cache; past that it is freed as soon as it is clean.  A write stream thus keeps a
+ * bounded tail of what it wrote cached (the kernel's page cache holds
+ * the rest anyway), and its buffers go back to the warm stacks below, so
+ * the next txg's blocks reuse memory that is already faulted in instead
+ * of faulting in (and zeroing) fresh pages for every byte written.
  */
 #include "dmu_impl.h"
 
@@ -46,7 +55,8 @@ dbuf_hash(uint8_t level, uint64_t blkid, uint32_t buckets)
  * a new chunk is faulted in with one MADV_POPULATE_WRITE call instead of
  * 512 faults, and released buffers are kept on free stacks: "warm" ones
  * still have memory behind them (contents stale), "cold" ones were given
- * back with MADV_DONTNEED (they read as zeros).  At most
+ * back with MADV_DONTNEED (they read as zeros) and are faulted in again
+ * with one MADV_POPULATE_WRITE call when reused.  At most
  * DBUF_POOL_WARM_MAX bytes stay warm (half the default cache: a pool
  * closed and opened again, or a cache refilled after a big free, reuses
  * them instead of faulting everything in again, as glibc's heap used to
@@ -61,6 +71,7 @@ dbuf_hash(uint8_t level, uint64_t blkid, uint32_t buckets)
 #define DBUF_POOL_MAX_SHIFT 20
 #define DBUF_POOL_NCLASS    (DBUF_POOL_MAX_SHIFT - DBUF_POOL_MIN_SHIFT + 1)
 #define DBUF_POOL_WARM_MAX  (512 * MiB)
+#define DBUF_WONLY_DIV      16      /* written-only share of dpo_cache_max */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define DBUF_POOL_ENABLED 0
@@ -202,7 +213,7 @@ dbuf_buf_alloc(uint32_t size, bool zero)
 	dbuf_pool_t *bp = &dbuf_pool;
 	void *buf = NULL;
 	uint8_t *fresh = NULL;
-	bool stale = false;
+	bool stale = false, cold = false;
 	pthread_mutex_lock(&bp->bp_lock);
 	if (bp->bp_warm[c].ds_n > 0) {
 		buf = bp->bp_warm[c].ds_buf[--bp->bp_warm[c].ds_n];
@@ -210,6 +221,7 @@ dbuf_buf_alloc(uint32_t size, bool zero)
 		stale = true;
 	} else if (bp->bp_cold[c].ds_n > 0) {
 		buf = bp->bp_cold[c].ds_buf[--bp->bp_cold[c].ds_n];
+		cold = true;
 	} else {
 		if (bp->bp_carve_left[c] < size) {
 			uint8_t *chunk = dbuf_chunk_map();
@@ -234,6 +246,8 @@ dbuf_buf_alloc(uint32_t size, bool zero)
 	 */
 	if (fresh != NULL)
 		(void) madvise(fresh, DBUF_CHUNK_SIZE, MADV_POPULATE_WRITE);
+	else if (cold)
+		(void) madvise(buf, size, MADV_POPULATE_WRITE);   /* one call, not a fault a page */
 	if (zero && stale)
 		memset(buf, 0, size);
 	return (buf);
@@ -336,15 +350,35 @@ dbuf_lru_remove(dmu_pool_t *dp, dbuf_t *db)
 		db->db_in_lru = false;
 		if (db->db_state == DB_CACHED)
 			dp->dp_cache_bytes -= db->db_size;
+		if (db->db_wonly_lru) {
+			dp->dp_wonly_bytes -= db->db_size;
+			db->db_wonly_lru = false;
+		}
 	}
 	pthread_mutex_unlock(&dp->dp_cache_lock);
 }
 
-static void
+/*
+ * Put an idle cached dbuf on the LRU (dn_mtx held).  False when it is a
+ * written-only block and those already fill their share: the caller
+ * frees it instead.
+ */
+static bool
 dbuf_lru_add(dmu_pool_t *dp, dbuf_t *db)
 {
+	bool wonly = db->db_wonly && db->db_level == 0 &&
+	    db->db_size >= (1U << DBUF_POOL_MIN_SHIFT);
 	pthread_mutex_lock(&dp->dp_cache_lock);
 	if (!db->db_in_lru) {
+		if (wonly) {
+			if (dp->dp_wonly_bytes + db->db_size >
+			    dp->dp_opts.dpo_cache_max / DBUF_WONLY_DIV) {
+				pthread_mutex_unlock(&dp->dp_cache_lock);
+				return (false);
+			}
+			dp->dp_wonly_bytes += db->db_size;
+			db->db_wonly_lru = true;
+		}
 		db->db_in_lru = true;
 		db->db_lru_next = NULL;
 		db->db_lru_prev = dp->dp_lru_tail;
@@ -354,6 +388,7 @@ dbuf_lru_add(dmu_pool_t *dp, dbuf_t *db)
 		dp->dp_cache_bytes += db->db_size;
 	}
 	pthread_mutex_unlock(&dp->dp_cache_lock);
+	return (true);
 }
 
 static bool
@@ -420,28 +455,23 @@ dbuf_rele(dbuf_t *db)
 	VERIFY3S(db->db_holds, >, 0);
 	db->db_holds--;
 	if (dbuf_is_idle(db)) {
-		if (db->db_state == DB_CACHED) {
-			dbuf_lru_add(dp, db);
+		if (db->db_state == DB_CACHED && dbuf_lru_add(dp, db))
 			evict = true;
-		} else {
+		else
 			dbuf_evict_one(db);
-		}
 	}
 	pthread_mutex_unlock(&dn->dn_mtx);
 	if (evict)
 		dbuf_cache_evict(dp);
 }
 
-/* Put a dbuf that just became clean on the LRU (dn_mtx held). */
+/* Put a dbuf that just became clean on the LRU, or free it (dn_mtx held). */
 void
 dbuf_maybe_idle(dbuf_t *db)
 {
-	if (dbuf_is_idle(db)) {
-		if (db->db_state == DB_CACHED)
-			dbuf_lru_add(db->db_dn->dn_os->os_dp, db);
-		else
-			dbuf_evict_one(db);
-	}
+	if (dbuf_is_idle(db) && (db->db_state != DB_CACHED ||
+	    !dbuf_lru_add(db->db_dn->dn_os->os_dp, db)))
+		dbuf_evict_one(db);
 }
 
 /* Evict the oldest clean dbufs while the cache is over its limit. */
@@ -475,6 +505,10 @@ dbuf_cache_evict(dmu_pool_t *dp)
 		else dp->dp_lru_tail = db->db_lru_prev;
 		db->db_in_lru = false;
 		dp->dp_cache_bytes -= db->db_size;
+		if (db->db_wonly_lru) {
+			dp->dp_wonly_bytes -= db->db_size;
+			db->db_wonly_lru = false;
+		}
 		pthread_mutex_unlock(&dp->dp_cache_lock);
 		dbuf_evict_one(db);
 		pthread_mutex_unlock(&dn->dn_mtx);
@@ -576,6 +610,7 @@ dbuf_read(dbuf_t *db)
 {
 	dnode_t *dn = db->db_dn;
 	pthread_mutex_lock(&dn->dn_mtx);
+	db->db_wonly = false;
 	while (db->db_state == DB_READING)
 		pthread_cond_wait(&dn->dn_cv, &dn->dn_mtx);
 	if (db->db_state == DB_CACHED) {
@@ -701,6 +736,7 @@ dbuf_dirty_impl(dbuf_t *db, uint64_t txg, bool keep)
 {
 	dnode_t *dn = db->db_dn;
 	ASSERT(db->db_state == DB_CACHED);
+	db->db_wonly = !keep;
 	dirty_record_t *newest = db->db_dirty, *dr;
 	while (newest != NULL && newest->dr_next_txg != NULL)
 		newest = newest->dr_next_txg;

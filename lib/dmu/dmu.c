@@ -195,16 +195,32 @@ dmu_hold_read(dnode_t *dn, uint64_t blkid, dbuf_t **dbp)
  * the other.  A read that continues where an earlier one of the same
  * object ended (within a window: FUSE sends read-ahead requests from
  * several threads, not always in order) is part of a stream, and the
- * batch then also takes the blocks ahead of it, as many as the stream
- * has read so far (doubling up to DMU_READAHEAD_MAX), topped up when
- * fewer than half of them are left.  The read-ahead is waited for
- * inside the read that starts it (an asynchronous one would have to
- * outlive the object set, which may be closed meanwhile).  The streams
- * are a small table matched by dnode address (a guess that may miss,
- * never a correctness matter), the least recently used replaced.
+ * blocks ahead of it are read too, as many as the stream has read so
+ * far (doubling up to DMU_READAHEAD_MAX), topped up when fewer than half
+ * of them are left.  The streams are a small table matched by dnode
+ * address (a guess that may miss, never a correctness matter), the
+ * least recently used replaced.
+ *
+ * Read-ahead is asynchronous: a task on a small process-wide taskq
+ * holds the dnode and reads the blocks into the cache, while the read
+ * that started it returns as soon as its own blocks are in; a later read
+ * that needs a block being read ahead waits for it (DB_READING) rather
+ * than reading it again.  A read-ahead failure leaves the block uncached
+ * (the read that needs it tries again and gets the error).  Each object
+ * set counts its tasks in flight (os_ra_pending): dmu_objset_close waits
+ * for none before it destroys the dnodes, so no task outlives its object
+ * set or the pool's zio context.  An object freed meanwhile is handled
+ * as for any concurrent read (blocks freed in open context are not
+ * claimed, and a read that raced a free installs zeros).
+ *
+ * A cached block is copied under the one hold of dn_mtx that finds it
+ * (no tree lock, no dbuf_read), then released, which makes it the
+ * youngest on the LRU.  Within a loan (dmu_loan_begin) large cached
+ * pieces are lent instead of copied (see dmu.h and dn_loans).
  */
 #define DMU_STREAMS        16
 #define DMU_READAHEAD_MAX  32       /* blocks (4 MiB at 128 KiB) */
+#define DMU_RA_THREADS     2
 
 typedef struct dmu_stream {
 	const dnode_t *ds_dn;
@@ -220,12 +236,15 @@ static pthread_mutex_t dmu_stream_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * A read of blocks [first, last] of dn (maxblkid its last block): the
- * last block worth fetching with them now.
+ * last block worth reading ahead now (last itself when none), and in
+ * *rafirst the first one.
  */
 static uint64_t
-dmu_readahead(const dnode_t *dn, uint64_t first, uint64_t last, uint64_t maxblkid)
+dmu_readahead(const dnode_t *dn, uint64_t first, uint64_t last, uint64_t maxblkid,
+    uint64_t *rafirst)
 {
 	uint64_t n = last - first + 1, end = last;
+	*rafirst = last + 1;
 	pthread_mutex_lock(&dmu_stream_lock);
 	dmu_stream_t *ds = NULL, *old = &dmu_streams[0];
 	for (int i = 0; i < DMU_STREAMS; i++) {
@@ -241,6 +260,7 @@ dmu_readahead(const dnode_t *dn, uint64_t first, uint64_t last, uint64_t maxblki
 		ds->ds_ahead = MIN(MAX(ds->ds_ahead * 2, n), DMU_READAHEAD_MAX);
 		if (ds->ds_fetched < last + 1 + ds->ds_ahead / 2) {
 			end = MIN(last + ds->ds_ahead, maxblkid);
+			*rafirst = MAX(last + 1, ds->ds_fetched);
 			ds->ds_fetched = MAX(end + 1, ds->ds_fetched);
 		}
 		ds->ds_next = MAX(ds->ds_next, last + 1);
@@ -257,7 +277,101 @@ dmu_readahead(const dnode_t *dn, uint64_t first, uint64_t last, uint64_t maxblki
 	return (end);
 }
 
-/* Fetch the uncached blocks that a read of [off, off + len) needs, and read ahead. */
+/* ---- asynchronous read-ahead ---- */
+
+typedef struct dmu_ra_task {
+	dnode_t *rt_dn;             /* held */
+	uint64_t rt_first, rt_last;
+} dmu_ra_task_t;
+
+static pthread_mutex_t dmu_ra_lock = PTHREAD_MUTEX_INITIALIZER;
+static taskq_t *dmu_ra_tq;          /* dmu_ra_lock; made on first use */
+static bool dmu_ra_atfork;
+
+/* A forked child has none of the parent's threads: it makes its own taskq. */
+static void
+dmu_ra_child(void)
+{
+	pthread_mutex_init(&dmu_ra_lock, NULL);
+	dmu_ra_tq = NULL;
+}
+
+static taskq_t *
+dmu_ra_taskq(void)
+{
+	pthread_mutex_lock(&dmu_ra_lock);
+	if (!dmu_ra_atfork) {
+		VERIFY0(pthread_atfork(NULL, NULL, dmu_ra_child));
+		dmu_ra_atfork = true;
+	}
+	if (dmu_ra_tq == NULL)
+		dmu_ra_tq = taskq_create("dmu_readahead", DMU_RA_THREADS);
+	taskq_t *tq = dmu_ra_tq;
+	pthread_mutex_unlock(&dmu_ra_lock);
+	return (tq);
+}
+
+static void
+dmu_ra_run(void *arg)
+{
+	dmu_ra_task_t *rt = arg;
+	dnode_t *dn = rt->rt_dn;
+	objset_t *os = dn->dn_os;
+	pthread_rwlock_rdlock(&dn->dn_struct_rwlock);
+	/* freed since (a free cannot sync while we hold the tree): nothing to do */
+	pthread_mutex_lock(&dn->dn_mtx);
+	bool live = dn->dn_allocated && dn->dn_free_txg == 0;
+	pthread_mutex_unlock(&dn->dn_mtx);
+	/* need < first: a failure is not this task's to return */
+	if (live)
+		(void) dbuf_read_blocks(dn, rt->rt_first, rt->rt_last, rt->rt_first - 1);
+	pthread_rwlock_unlock(&dn->dn_struct_rwlock);
+	dnode_rele(dn);
+	tarn_free(rt);
+	pthread_mutex_lock(&os->os_ra_lock);
+	if (--os->os_ra_pending == 0)
+		pthread_cond_broadcast(&os->os_ra_cv);
+	pthread_mutex_unlock(&os->os_ra_lock);
+}
+
+/* Read blocks [first, last] of dn (held by the caller; first > 0) in the background. */
+static void
+dmu_ra_start(dnode_t *dn, uint64_t first, uint64_t last)
+{
+	objset_t *os = dn->dn_os;
+	dnode_t *hdn;
+	if (dnode_hold(os, dn->dn_object, false, &hdn) != 0)
+		return;
+	ASSERT3P(hdn, ==, dn);
+	dmu_ra_task_t *rt = tarn_alloc(sizeof (*rt));
+	rt->rt_dn = hdn;
+	rt->rt_first = first;
+	rt->rt_last = last;
+	pthread_mutex_lock(&os->os_ra_lock);
+	os->os_ra_pending++;
+	pthread_mutex_unlock(&os->os_ra_lock);
+	taskq_dispatch(dmu_ra_taskq(), dmu_ra_run, rt);
+}
+
+void
+dmu_readahead_drain(objset_t *os)
+{
+	pthread_mutex_lock(&os->os_ra_lock);
+	while (os->os_ra_pending > 0)
+		pthread_cond_wait(&os->os_ra_cv, &os->os_ra_lock);
+	pthread_mutex_unlock(&os->os_ra_lock);
+}
+
+void
+dmu_objset_readahead_wait(objset_t *os)
+{
+	dmu_readahead_drain(os);
+}
+
+/*
+ * Fetch the uncached blocks that a read of [off, off + len) needs, and
+ * start read-ahead.
+ */
 static int
 dmu_read_prefetch(dnode_t *dn, uint64_t off, uint64_t len)
 {
@@ -266,15 +380,121 @@ dmu_read_prefetch(dnode_t *dn, uint64_t off, uint64_t len)
 	pthread_mutex_unlock(&dn->dn_mtx);
 	if (len == 0 || blksz == 0 || off / blksz > maxblkid)
 		return (0);
-	uint64_t first = off / blksz;
+	uint64_t first = off / blksz, rafirst;
 	uint64_t last = MIN((off + len - 1) / blksz, maxblkid);
-	uint64_t end = dmu_readahead(dn, first, last, maxblkid);
-	if (end == first)
+	uint64_t end = dmu_readahead(dn, first, last, maxblkid, &rafirst);
+	if (end >= rafirst)
+		dmu_ra_start(dn, rafirst, end);
+	/*
+	 * A batch only pays when two or more blocks need reading: one block
+	 * dmu_read reads itself, in this thread (no hand-off to zio's).
+	 */
+	int missing = 0;
+	pthread_mutex_lock(&dn->dn_mtx);
+	for (uint64_t b = first; b <= last && missing < 2; b++) {
+		dbuf_t *db = dbuf_find_locked(dn, 0, b);
+		missing += db == NULL || db->db_state == DB_UNCACHED;
+	}
+	pthread_mutex_unlock(&dn->dn_mtx);
+	if (missing < 2)
 		return (0);
 	pthread_rwlock_rdlock(&dn->dn_struct_rwlock);
-	int err = dbuf_read_blocks(dn, first, end, last);
+	int err = dbuf_read_blocks(dn, first, last, last);
 	pthread_rwlock_unlock(&dn->dn_struct_rwlock);
 	return (err);
+}
+
+/* ---- loans (zero-copy reads) ---- */
+
+static __thread dmu_loan_t *dmu_loan_cur;
+
+void
+dmu_loan_begin(dmu_loan_t *dl, void *buf, size_t size)
+{
+	VERIFY3P(dmu_loan_cur, ==, NULL);
+	dl->dl_buf = buf;
+	dl->dl_size = size;
+	dl->dl_nsegs = 0;
+	dmu_loan_cur = dl;
+}
+
+void
+dmu_loan_end(dmu_loan_t *dl)
+{
+	VERIFY3P(dmu_loan_cur, ==, dl);
+	for (int i = 0; i < dl->dl_nsegs; i++) {
+		dbuf_t *db = dl->dl_segs[i].dls_db;
+		dnode_t *dn = db->db_dn;
+		pthread_mutex_lock(&dn->dn_mtx);
+		VERIFY3S(dn->dn_loans, >, 0);
+		if (--dn->dn_loans == 0 && dn->dn_loan_waiters > 0)
+			pthread_cond_broadcast(&dn->dn_cv);
+		pthread_mutex_unlock(&dn->dn_mtx);
+		dbuf_rele(db);
+	}
+	dl->dl_nsegs = 0;
+	dmu_loan_cur = NULL;
+}
+
+void
+dmu_loan_wait_locked(dnode_t *dn)
+{
+	while (dn->dn_loans > 0) {
+		dn->dn_loan_waiters++;
+		pthread_cond_wait(&dn->dn_cv, &dn->dn_mtx);
+		dn->dn_loan_waiters--;
+	}
+}
+
+/* May [out, out + n) be lent rather than copied?  (dn_mtx held) */
+static bool
+dmu_loan_fits(const dnode_t *dn, const dmu_loan_t *dl, const uint8_t *out, uint64_t n)
+{
+	if (dl == NULL || n < DMU_LOAN_MIN || dl->dl_nsegs >= DMU_LOAN_SEGS ||
+	    dn->dn_loan_waiters > 0 || out < dl->dl_buf || out + n > dl->dl_buf + dl->dl_size)
+		return (false);
+	uint64_t o = (uint64_t)(out - dl->dl_buf);
+	const dmu_loan_seg_t *prev = dl->dl_nsegs > 0 ? &dl->dl_segs[dl->dl_nsegs - 1] : NULL;
+	return (prev == NULL || o >= prev->dls_off + prev->dls_len);
+}
+
+/*
+ * Copy (or lend) [boff, boff + n) of level-0 block blkid to out when the
+ * block is cached; false when it is not (nothing done).
+ */
+static bool
+dmu_read_cached(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, uint8_t *out)
+{
+	dmu_loan_t *dl = dmu_loan_cur;
+	pthread_mutex_lock(&dn->dn_mtx);
+	dbuf_t *db = dbuf_find_locked(dn, 0, blkid);
+	if (db == NULL || db->db_state != DB_CACHED) {
+		pthread_mutex_unlock(&dn->dn_mtx);
+		return (false);
+	}
+	db->db_wonly = false;           /* read since written (dbuf.c) */
+	bool lend = false;
+	if (boff + n > db->db_size) {
+		memset(out, 0, n);
+	} else if (dmu_loan_fits(dn, dl, out, n)) {
+		dmu_loan_seg_t *sg = &dl->dl_segs[dl->dl_nsegs++];
+		sg->dls_off = (uint64_t)(out - dl->dl_buf);
+		sg->dls_len = n;
+		sg->dls_data = (const uint8_t *)db->db_data + boff;
+		sg->dls_db = db;
+		dn->dn_loans++;
+		lend = true;
+	} else {
+		memcpy(out, (uint8_t *)db->db_data + boff, n);
+	}
+	/* a hold (kept by a loan): the release puts it at the young end of the LRU */
+	db->db_holds++;
+	if (db->db_in_lru)
+		dbuf_lru_remove(dn->dn_os->os_dp, db);
+	pthread_mutex_unlock(&dn->dn_mtx);
+	if (!lend)
+		dbuf_rele(db);
+	return (true);
 }
 
 int
@@ -294,7 +514,7 @@ dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
 		uint64_t n = MIN(len, blksz - boff);
 		if (blkid > maxblkid) {
 			memset(out, 0, n);
-		} else {
+		} else if (!dmu_read_cached(dn, blkid, boff, n, out)) {
 			dbuf_t *db;
 			err = dmu_hold_read(dn, blkid, &db);
 			if (err != 0)
@@ -333,8 +553,12 @@ dmu_write_block(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, const vo
 		 */
 		db = dbuf_hold(dn, 0, blkid, true);
 		pthread_mutex_lock(&dn->dn_mtx);
-		while (db->db_state == DB_READING)
-			pthread_cond_wait(&dn->dn_cv, &dn->dn_mtx);
+		while (db->db_state == DB_READING || dn->dn_loans > 0) {
+			if (dn->dn_loans > 0)
+				dmu_loan_wait_locked(dn);
+			else
+				pthread_cond_wait(&dn->dn_cv, &dn->dn_mtx);
+		}
 		if (db->db_state == DB_UNCACHED) {
 			db->db_size = dn->dn_blksz;
 			/* every byte is written below unless the size changed meanwhile */
@@ -346,6 +570,7 @@ dmu_write_block(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, const vo
 		if (err != 0)
 			return (err);
 		pthread_mutex_lock(&dn->dn_mtx);
+		dmu_loan_wait_locked(dn);   /* a reader may be sending this block */
 	}
 	bool covers = boff == 0 && n == db->db_size;
 	dirty_record_t *dr = covers ? dbuf_dirty_whole(db, txg) : dbuf_dirty(db, txg);
@@ -438,6 +663,7 @@ dmu_free_range(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_tx_t 
 	}
 	if (err == 0 && first_whole < end_whole) {
 		pthread_mutex_lock(&dn->dn_mtx);
+		dmu_loan_wait_locked(dn);
 		/* Cached blocks in the range become hole records. */
 		for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {
 			for (dbuf_t *db = dn->dn_dbufs[i]; db != NULL; db = db->db_hash_next) {
@@ -535,6 +761,7 @@ dmu_object_set_blocksize(objset_t *os, uint64_t obj, uint32_t blksz, dmu_tx_t *t
 		return (err);
 	}
 	pthread_mutex_lock(&dn->dn_mtx);
+	dmu_loan_wait_locked(dn);
 	/* Blocks beyond 0 still waiting to be written (e.g. as holes after a truncate)
 	 * have the old size: no change until they are on disk. */
 	for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {

@@ -180,6 +180,45 @@ int dmu_object_next(objset_t *os, uint64_t *objp);
 int dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf);
 int dmu_write(objset_t *os, uint64_t obj, uint64_t off, uint64_t len,
     const void *buf, dmu_tx_t *tx);
+/*
+ * Sequential reads start read-ahead of the blocks beyond them in the
+ * background; dmu_objset_close waits for it.  This waits until no
+ * read-ahead of os is in flight (tests: a failure counted by read-ahead
+ * has been counted by the time it returns).
+ */
+void dmu_objset_readahead_wait(objset_t *os);
+
+/*
+ * Zero-copy reads ("loans").  Between dmu_loan_begin(dl, buf, size) and
+ * dmu_loan_end(dl), on the calling thread, a dmu_read whose destination
+ * lies inside [buf, buf + size) may, instead of copying a cached block's
+ * bytes there, lend them: it records a segment (offset in buf, pointer,
+ * length) and keeps the block held.  Bytes of buf not covered by a
+ * segment were written as usual.  The lent bytes stay valid and
+ * unchanged until dmu_loan_end (writers to the object wait for it), so
+ * the caller must do nothing between the read and dmu_loan_end but
+ * consume them (e.g. write a FUSE reply): no transactions, no writes.
+ * Small pieces (< DMU_LOAN_MIN) and pieces beyond DMU_LOAN_SEGS are
+ * copied.  One loan per thread at a time, and each byte of buf read at
+ * most once during it (a segment hides what a later read copies there).
+ */
+#define DMU_LOAN_SEGS 64
+#define DMU_LOAN_MIN  (16 * KiB)
+typedef struct dmu_loan_seg {
+	uint64_t    dls_off;        /* offset in the loan's buffer */
+	uint64_t    dls_len;
+	const void *dls_data;       /* the lent bytes */
+	void       *dls_db;         /* private: the held block */
+} dmu_loan_seg_t;
+typedef struct dmu_loan {
+	uint8_t        *dl_buf;
+	size_t          dl_size;
+	int             dl_nsegs;   /* segments, in increasing dls_off */
+	dmu_loan_seg_t  dl_segs[DMU_LOAN_SEGS];
+} dmu_loan_t;
+void dmu_loan_begin(dmu_loan_t *dl, void *buf, size_t size);
+void dmu_loan_end(dmu_loan_t *dl);
+
 /* Make [off, off+len) a hole (len DMU_OBJECT_END: to the end, and shrink). */
 int dmu_free_range(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_tx_t *tx);
 /* Bonus buffer: len must equal the object's bonus length (or be less for read). */

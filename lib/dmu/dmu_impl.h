@@ -99,6 +99,8 @@ struct dbuf {
 	dbuf_t    *db_hash_next;    /* in dn_dbufs */
 	dbuf_t    *db_lru_prev, *db_lru_next;
 	bool       db_sync_dirty;   /* indirect / meta-dnode block changed by sync */
+	bool       db_wonly;        /* dn_mtx: filled by a whole-block write, not read since */
+	bool       db_wonly_lru;    /* dp_cache_lock: counted in dp_wonly_bytes */
 };
 
 /* A range of level-0 block ids [start, end) freed in one txg. */
@@ -154,6 +156,15 @@ struct dnode {
 	bool      dn_in_lru;                /* os_lock */
 	dnode_t  *dn_hash_next;
 	/* sync thread only: indirect dbufs awaiting their write */
+	/*
+	 * Zero-copy reads (dmu.c): cached level-0 buffers of this dnode lent
+	 * to readers (held dbufs whose db_data a reply points at).  While
+	 * dn_loans > 0, open-context writers wait (on dn_cv) before they
+	 * change or replace any level-0 buffer; while a writer waits
+	 * (dn_loan_waiters) new reads copy instead of borrowing.  dn_mtx.
+	 */
+	int       dn_loans;
+	int       dn_loan_waiters;
 	dbuf_t  **dn_sdirty;
 	int       dn_nsdirty, dn_csdirty;
 	dnode_t  *dn_lru_prev, *dn_lru_next;
@@ -188,6 +199,10 @@ struct objset {
 	objset_t *os_next;                  /* dp_objsets */
 	zil_header_t os_zil_header;         /* os_dirty_lock; written with the phys */
 	bool      os_zil_dirty[TXG_SIZE];   /* header changed for that txg */
+	/* asynchronous read-ahead in flight (dmu.c); close waits for none */
+	pthread_mutex_t os_ra_lock;
+	pthread_cond_t  os_ra_cv;
+	int       os_ra_pending;            /* os_ra_lock */
 };
 
 struct dmu_tx {
@@ -237,10 +252,15 @@ struct dmu_pool {
 	pthread_mutex_t dp_cache_lock;
 	dbuf_t   *dp_lru_head, *dp_lru_tail; /* oldest at head */
 	uint64_t  dp_cache_bytes;
+	uint64_t  dp_wonly_bytes;            /* of it, written-only blocks (dbuf.c) */
 };
 
 /* txg.c */
 void dmu_pool_dirty_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes);
+/* dmu.c: wait until no read-ahead of os is in flight (before close). */
+void dmu_readahead_drain(objset_t *os);
+/* dmu.c: wait until no buffer of dn is lent to a reader (dn_mtx held). */
+void dmu_loan_wait_locked(dnode_t *dn);
 /* dmu_objset.c: apply a change of some dnode's dn_used to os_used. */
 void dmu_objset_used_delta(objset_t *os, int64_t delta);
 

@@ -57,6 +57,8 @@ dmu_objset_alloc(dmu_pool_t *dp, dmu_objset_type_t type, const dmu_objset_props_
 	pthread_mutex_init(&os->os_lock, NULL);
 	pthread_mutex_init(&os->os_alloc_lock, NULL);
 	pthread_mutex_init(&os->os_dirty_lock, NULL);
+	pthread_mutex_init(&os->os_ra_lock, NULL);
+	pthread_cond_init(&os->os_ra_cv, NULL);
 	return (os);
 }
 
@@ -126,6 +128,8 @@ void
 dmu_objset_close(objset_t *os)
 {
 	dmu_pool_t *dp = os->os_dp;
+	/* read-ahead tasks hold dnodes of os and use the pool's zio context */
+	dmu_readahead_drain(os);
 	pthread_mutex_lock(&dp->dp_lock);
 	objset_t **pp = &dp->dp_objsets;
 	while (*pp != os)
@@ -150,6 +154,8 @@ dmu_objset_close(objset_t *os)
 	pthread_mutex_destroy(&os->os_lock);
 	pthread_mutex_destroy(&os->os_alloc_lock);
 	pthread_mutex_destroy(&os->os_dirty_lock);
+	pthread_mutex_destroy(&os->os_ra_lock);
+	pthread_cond_destroy(&os->os_ra_cv);
 	tarn_free(os);
 }
 

@@ -11,8 +11,14 @@
  * and finally the uberblock.  Writers keep filling the next txg while one
  * syncs, so at most two txgs have unsynced changes at a time: the one
  * syncing (or quiescing) and the open one.  A txg is synced when its
- * dirty data passes a quarter of the limit, when it has been open for the
- * timeout, or when somebody waits for it (txg_wait_synced).
+ * dirty data passes a sixteenth of the limit (32 MiB by default), when it
+ * has been open for the timeout, or when somebody waits for it
+ * (txg_wait_synced).  The trigger is low so that a stream keeps the sync
+ * thread busy from its first megabytes on, in parallel with the writers,
+ * and an fsync at its end finds little left to write; it only matters
+ * while the sync thread is idle: when writers outrun it, each txg grows
+ * with what arrives while the one before syncs, so the fixed cost of a
+ * txg (metadata, space maps, uberblocks, flushes) stays a small share.
  *
  * The write throttle: dirty bytes of all unsynced txgs are counted.  Above
  * 60% of dpo_dirty_max each new tx is delayed, the delay growing smoothly
@@ -27,7 +33,7 @@
 
 #include <time.h>
 
-#define TXG_DIRTY_SYNC_DIV   4       /* sync when open txg has max/4 dirty */
+#define TXG_DIRTY_SYNC_DIV   16      /* sync when open txg has max/16 dirty */
 #define TXG_DELAY_MIN_PCT    60
 #define TXG_DELAY_BASE_NS    50000ULL
 #define TXG_DELAY_MAX_NS     100000000ULL
