@@ -200,18 +200,17 @@ tf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 /*
- * After the sync the space a file takes is known (before it, posix gives
- * an estimate): drop the kernel's cached attributes so that stat and du
- * see it.  Attributes only (offset -1): no writeback, so no deadlock
- * with the fsync the kernel is waiting for.
+ * No attribute invalidation after the fsync: with the intent log an
+ * fsync does not sync the txg, so the space the file takes (st_blocks,
+ * an estimate until its txg is on disk, as on ZFS) has not changed, and
+ * dropping the kernel's attributes cost a GETATTR before the next write
+ * (and made the kernel ask for security.capability again).
  */
 static void
 tf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	tarn_fuse_t *t = tf_enter(req);
 	int e = posix_fsync(t->tf_fs, TF_PINO(t, ino), datasync != 0);
-	if (e == 0)
-		(void) fuse_lowlevel_notify_inval_inode(t->tf_se, ino, -1, 0);
 	int wb = tarn_fuse_nodes_take_error(&t->tf_nodes, TF_PINO(t, ino));
 	tarn_fuse_reply_err(req, e != 0 ? e : wb);
 }
