@@ -62,8 +62,10 @@
  * and 1 MiB readahead (raised through the mount's bdi after mount: the
  * kernel offers only its default at INIT); a multi-threaded session with
  * a cloned /dev/fuse fd per worker so that workers do not contend on one
- * queue; a per-thread 1 MiB scratch buffer for reads, so a read costs
- * one copy out of the object layer's cache and one into the kernel.
+ * queue; a read replies with the object layer's cached blocks themselves
+ * (a loan, see tf_read), so the kernel's copy is the only one, and a
+ * per-thread 1 MiB scratch buffer holds what had to be copied (holes,
+ * small or uncached pieces).
  * Splice (moving pages through a pipe instead of copying) is offered as
  * an option, off by default: our data never sits in a file descriptor,
  * so a spliced request still ends in a copy, plus more system calls.
