@@ -549,13 +549,31 @@ struct vdev_flush_batch {
 	vdev_flush_arg_t vfb_arg[];
 };
 
-static taskq_t *vdev_flush_tq;
-static pthread_once_t vdev_flush_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t vdev_flush_lock = PTHREAD_MUTEX_INITIALIZER;
+static taskq_t *vdev_flush_tq;          /* vdev_flush_lock; made on first use */
+static bool vdev_flush_atfork;
 
+/* A forked child has none of the parent's threads: it makes its own taskq. */
 static void
-vdev_flush_tq_init(void)
+vdev_flush_child(void)
 {
-	vdev_flush_tq = taskq_create("vdev_flush", VDEV_FLUSH_WORKERS);
+	pthread_mutex_init(&vdev_flush_lock, NULL);
+	vdev_flush_tq = NULL;
+}
+
+static taskq_t *
+vdev_flush_taskq(void)
+{
+	pthread_mutex_lock(&vdev_flush_lock);
+	if (!vdev_flush_atfork) {
+		VERIFY0(pthread_atfork(NULL, NULL, vdev_flush_child));
+		vdev_flush_atfork = true;
+	}
+	if (vdev_flush_tq == NULL)
+		vdev_flush_tq = taskq_create("vdev_flush", VDEV_FLUSH_WORKERS);
+	taskq_t *tq = vdev_flush_tq;
+	pthread_mutex_unlock(&vdev_flush_lock);
+	return (tq);
 }
 
 static void
@@ -619,7 +637,7 @@ vdev_children_flush(vdev_t *vd, int *errs)
 	}
 	/* offer all but the first usable one to the workers */
 	if (nusable > 1) {
-		(void) pthread_once(&vdev_flush_once, vdev_flush_tq_init);
+		taskq_t *tq = vdev_flush_taskq();
 		bool first = true;
 		for (int c = 0; c < n; c++) {
 			if (b->vfb_arg[c].vfa_state != VF_PENDING)
@@ -631,7 +649,7 @@ vdev_children_flush(vdev_t *vd, int *errs)
 			pthread_mutex_lock(&b->vfb_lock);
 			b->vfb_refs++;
 			pthread_mutex_unlock(&b->vfb_lock);
-			taskq_dispatch(vdev_flush_tq, vdev_flush_task, &b->vfb_arg[c]);
+			taskq_dispatch(tq, vdev_flush_task, &b->vfb_arg[c]);
 		}
 	}
 	/* then take whatever no worker has started, in order */
