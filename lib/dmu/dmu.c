@@ -284,32 +284,7 @@ typedef struct dmu_ra_task {
 	uint64_t rt_first, rt_last;
 } dmu_ra_task_t;
 
-static pthread_mutex_t dmu_ra_lock = PTHREAD_MUTEX_INITIALIZER;
-static taskq_t *dmu_ra_tq;          /* dmu_ra_lock; made on first use */
-static bool dmu_ra_atfork;
-
-/* A forked child has none of the parent's threads: it makes its own taskq. */
-static void
-dmu_ra_child(void)
-{
-	pthread_mutex_init(&dmu_ra_lock, NULL);
-	dmu_ra_tq = NULL;
-}
-
-static taskq_t *
-dmu_ra_taskq(void)
-{
-	pthread_mutex_lock(&dmu_ra_lock);
-	if (!dmu_ra_atfork) {
-		VERIFY0(pthread_atfork(NULL, NULL, dmu_ra_child));
-		dmu_ra_atfork = true;
-	}
-	if (dmu_ra_tq == NULL)
-		dmu_ra_tq = taskq_create("dmu_readahead", DMU_RA_THREADS);
-	taskq_t *tq = dmu_ra_tq;
-	pthread_mutex_unlock(&dmu_ra_lock);
-	return (tq);
-}
+static taskq_lazy_t dmu_ra_tq = TASKQ_LAZY_INIT("dmu_readahead", DMU_RA_THREADS);
 
 static void
 dmu_ra_run(void *arg)
@@ -350,7 +325,7 @@ dmu_ra_start(dnode_t *dn, uint64_t first, uint64_t last)
 	pthread_mutex_lock(&os->os_ra_lock);
 	os->os_ra_pending++;
 	pthread_mutex_unlock(&os->os_ra_lock);
-	taskq_dispatch(dmu_ra_taskq(), dmu_ra_run, rt);
+	taskq_dispatch(taskq_lazy_get(&dmu_ra_tq), dmu_ra_run, rt);
 }
 
 void

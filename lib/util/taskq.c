@@ -147,3 +147,38 @@ taskq_group_wait(taskq_group_t *g)
 	pthread_cond_destroy(&g->tg_cv);
 	return (g->tg_error);
 }
+
+/* ---- lazily made process-wide taskqs ---- */
+
+static pthread_mutex_t taskq_lazy_lock = PTHREAD_MUTEX_INITIALIZER;
+static taskq_lazy_t *taskq_lazy_list;       /* taskq_lazy_lock */
+static bool taskq_lazy_atfork;
+
+/* In a forked child: forget the parent's taskqs (their threads are gone). */
+static void
+taskq_lazy_child(void)
+{
+	pthread_mutex_init(&taskq_lazy_lock, NULL);
+	for (taskq_lazy_t *tl = taskq_lazy_list; tl != NULL; tl = tl->tl_next)
+		tl->tl_tq = NULL;
+}
+
+taskq_t *
+taskq_lazy_get(taskq_lazy_t *tl)
+{
+	pthread_mutex_lock(&taskq_lazy_lock);
+	if (!taskq_lazy_atfork) {
+		VERIFY0(pthread_atfork(NULL, NULL, taskq_lazy_child));
+		taskq_lazy_atfork = true;
+	}
+	if (!tl->tl_listed) {
+		tl->tl_next = taskq_lazy_list;
+		taskq_lazy_list = tl;
+		tl->tl_listed = true;
+	}
+	if (tl->tl_tq == NULL)
+		tl->tl_tq = taskq_create(tl->tl_name, tl->tl_nthreads);
+	taskq_t *tq = tl->tl_tq;
+	pthread_mutex_unlock(&taskq_lazy_lock);
+	return (tq);
+}

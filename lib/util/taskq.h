@@ -22,6 +22,22 @@ void taskq_wait(taskq_t *tq);
 int taskq_nthreads(const taskq_t *tq);
 
 /*
+ * A process-wide taskq made on first use (processes that never need it
+ * pay nothing) and made again in a forked child, which has none of the
+ * parent's threads.  Define at file scope with TASKQ_LAZY_INIT; never
+ * destroyed.
+ */
+typedef struct taskq_lazy {
+	const char *tl_name;
+	int tl_nthreads;
+	taskq_t *tl_tq;                     /* taskq.c's lazy lock */
+	struct taskq_lazy *tl_next;         /* all of them, for the fork handler */
+	bool tl_listed;
+} taskq_lazy_t;
+#define TASKQ_LAZY_INIT(name, n) { .tl_name = (name), .tl_nthreads = (n) }
+taskq_t *taskq_lazy_get(taskq_lazy_t *tl);
+
+/*
  * A countdown latch for waiting on a group of dispatched tasks without
  * waiting for unrelated ones: init with n, each task calls done, the
  * owner calls wait.

@@ -549,32 +549,7 @@ struct vdev_flush_batch {
 	vdev_flush_arg_t vfb_arg[];
 };
 
-static pthread_mutex_t vdev_flush_lock = PTHREAD_MUTEX_INITIALIZER;
-static taskq_t *vdev_flush_tq;          /* vdev_flush_lock; made on first use */
-static bool vdev_flush_atfork;
-
-/* A forked child has none of the parent's threads: it makes its own taskq. */
-static void
-vdev_flush_child(void)
-{
-	pthread_mutex_init(&vdev_flush_lock, NULL);
-	vdev_flush_tq = NULL;
-}
-
-static taskq_t *
-vdev_flush_taskq(void)
-{
-	pthread_mutex_lock(&vdev_flush_lock);
-	if (!vdev_flush_atfork) {
-		VERIFY0(pthread_atfork(NULL, NULL, vdev_flush_child));
-		vdev_flush_atfork = true;
-	}
-	if (vdev_flush_tq == NULL)
-		vdev_flush_tq = taskq_create("vdev_flush", VDEV_FLUSH_WORKERS);
-	taskq_t *tq = vdev_flush_tq;
-	pthread_mutex_unlock(&vdev_flush_lock);
-	return (tq);
-}
+static taskq_lazy_t vdev_flush_tq = TASKQ_LAZY_INIT("vdev_flush", VDEV_FLUSH_WORKERS);
 
 static void
 vdev_flush_batch_rele(vdev_flush_batch_t *b)
@@ -637,7 +612,7 @@ vdev_children_flush(vdev_t *vd, int *errs)
 	}
 	/* offer all but the first usable one to the workers */
 	if (nusable > 1) {
-		taskq_t *tq = vdev_flush_taskq();
+		taskq_t *tq = taskq_lazy_get(&vdev_flush_tq);
 		bool first = true;
 		for (int c = 0; c < n; c++) {
 			if (b->vfb_arg[c].vfa_state != VF_PENDING)
