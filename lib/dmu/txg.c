@@ -455,24 +455,25 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 		 * A tx that frees may dip into half of the reserve (so a full
 		 * pool can delete), never into all of it.
 		 */
-		if (tx->tx_space + pending > avail) {
+		/*
+		 * Frees pending in syncing txgs may make room, and the
+		 * estimates of unsynced txs are worst cases (many small ops
+		 * from several threads can reserve more than a small pool
+		 * holds): let those txgs land, a few times while the tx
+		 * would fit once nothing else is pending, before ENOSPC.
+		 */
+		for (int tries = 0; tx->tx_space + pending > avail; tries++) {
 			pthread_mutex_unlock(&dp->dp_lock);
-			/* Frees pending in syncing txgs may make room: let them land. */
-			if (pending > 0) {
-				(void) txg_wait_synced(dp, 0);
-				pthread_mutex_lock(&dp->dp_lock);
-				avail = dp->dp_space_fn(dp->dp_arg, tx->tx_netfree);
-				pending = 0;
-				for (int i = 0; i < TXG_SIZE; i++)
-					pending += dp->dp_space_pending[i];
-				if (tx->tx_space + pending <= avail)
-					goto ok;
-				pthread_mutex_unlock(&dp->dp_lock);
-			}
-			return (SET_ERROR(ENOSPC));
+			if (pending == 0 || tries == 8 || (tries > 0 && tx->tx_space > avail))
+				return (SET_ERROR(ENOSPC));
+			(void) txg_wait_synced(dp, 0);
+			pthread_mutex_lock(&dp->dp_lock);
+			avail = dp->dp_space_fn(dp->dp_arg, tx->tx_netfree);
+			pending = 0;
+			for (int i = 0; i < TXG_SIZE; i++)
+				pending += dp->dp_space_pending[i];
 		}
 	}
-ok:
 	tx->tx_txg = dp->dp_open_txg;
 	dp->dp_holds[TXG_IDX(tx->tx_txg)]++;
 	dp->dp_space_pending[TXG_IDX(tx->tx_txg)] += tx->tx_space;
