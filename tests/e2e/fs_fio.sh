@@ -18,7 +18,7 @@ mkdevs 6 256M
 fs_start -c -- raidz2 "${DEV[@]}" || e2e_done
 
 FIO_COMMON=(--directory="$MNT" --size=48m --numjobs=2 --verify=crc32c --verify_fatal=1
-	--randrepeat=1 --randseed=4242 --group_reporting --minimal)
+	--randrepeat=1 --randseed=4242 --group_reporting --minimal --verify_state_save=0)
 RAND=(--name=rand --rw=randwrite --bsrange=4k-256k --ioengine=psync --fsync_on_close=1)
 check "random writes, verified" fio "${RAND[@]}" "${FIO_COMMON[@]}"
 check "mmap random writes, verified" fio --name=mmap --rw=randwrite --bs=16k --ioengine=mmap \
