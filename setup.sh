@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")"
 
-PKGS=(meson ninja-build pkg-config gcc libc6-dev libfuse3-dev fuse3 liblz4-dev
+PKGS=(meson ninja-build pkg-config gcc libc6-dev libfuse3-dev fuse3 liburing-dev liblz4-dev
 	libzstd-dev zlib1g-dev libxxhash-dev libssl-dev libisal-dev python3)
 
 missing=()
@@ -28,6 +28,11 @@ fi
 echo "== building in build/"
 [ -f build/build.ninja ] || meson setup build
 ninja -C build
+
+# per-CPU FUSE request queues (fuse/tarn_fuse_uring.c), when the kernel has them
+SUDO=
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+$SUDO scripts/fuse-uring.sh || true
 
 if [ "${1:-}" != "--no-demo" ]; then
 	echo

@@ -100,6 +100,7 @@ tarn_fuse_opts_init(tarn_fuse_opts_t *o)
 	memset(o, 0, sizeof (*o));
 	o->tfo_allow_other = true;
 	o->tfo_writeback = true;
+	o->tfo_uring = true;
 	o->tfo_entry_timeout = 60.0;
 	o->tfo_attr_timeout = 60.0;
 	o->tfo_max_threads = 16;
@@ -239,6 +240,26 @@ tf_set_readahead(tarn_fuse_t *t)
 	close(fd);
 }
 
+/*
+ * Wait until the INIT reply went out (the kernel sends INIT at mount
+ * time); false when the session ended first or after 30 seconds.
+ */
+static bool
+tf_wait_init(tarn_fuse_t *t)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 30;
+	pthread_mutex_lock(&t->tf_lock);
+	while (!atomic_load(&t->tf_init_replied) && !t->tf_exited) {
+		if (pthread_cond_timedwait(&t->tf_cv, &t->tf_lock, &ts) == ETIMEDOUT)
+			break;
+	}
+	bool ok = atomic_load(&t->tf_init_replied) && !t->tf_exited;
+	pthread_mutex_unlock(&t->tf_lock);
+	return (ok);
+}
+
 /* "-o" options for fuse_session_new (mount options and libfuse's). */
 static void
 tf_mount_opts(const tarn_fuse_t *t, char *buf, size_t len)
@@ -360,6 +381,10 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 		tf_free(t);
 		return (SET_ERROR(geteuid() == 0 ? EIO : EPERM));
 	}
+	if (t->tf_opts.tfo_uring && !tarn_fuse_uring_enabled())
+		t->tf_opts.tfo_uring = false;
+	if (t->tf_opts.tfo_uring && tarn_fuse_uring_hook(t) != 0)
+		t->tf_opts.tfo_uring = false;
 	e = tf_start_loop(t);
 	if (e != 0) {
 		fuse_session_unmount(t->tf_se);
@@ -367,6 +392,8 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 		tf_free(t);
 		return (SET_ERROR(e));
 	}
+	if (t->tf_opts.tfo_uring && tf_wait_init(t))
+		(void) tarn_fuse_uring_start(t);
 	tf_set_readahead(t);
 	*out = t;
 	return (0);
@@ -481,6 +508,7 @@ tarn_fuse_unmount(tarn_fuse_t *t, bool force)
 		}
 	}
 	pthread_join(t->tf_loop_thread, NULL);
+	tarn_fuse_uring_stop(t);
 	fuse_session_unmount(t->tf_se);
 	fuse_session_destroy(t->tf_se);
 	t->tf_se = NULL;
@@ -610,5 +638,6 @@ tarn_fuse_get_stats(tarn_fuse_t *t, tarn_fuse_stats_t *st)
 	st->tfs_writeback = t->tf_writeback;
 	st->tfs_splice = t->tf_splice;
 	st->tfs_readdirplus = t->tf_readdirplus;
+	st->tfs_uring = t->tf_uring_on;
 	st->tfs_max_write = t->tf_max_write;
 }

@@ -20,6 +20,8 @@ typedef struct tarn_fuse_opts {
 	bool     tfo_noexec;            /* exec=off */
 	bool     tfo_writeback;         /* kernel writeback cache (default on; never when ro) */
 	bool     tfo_splice;            /* splice read/write/move (default off: see DESIGN) */
+	bool     tfo_uring;             /* FUSE over io_uring when the kernel allows it
+	                                 * (default on; see tarn_fuse_uring.c) */
 	double   tfo_entry_timeout;     /* seconds the kernel may trust a name (default 60) */
 	double   tfo_attr_timeout;      /* seconds it may trust attributes (default 60) */
 	unsigned tfo_max_threads;       /* worker threads (default 16) */
@@ -92,8 +94,16 @@ typedef struct tarn_fuse_stats {
 	bool     tfs_writeback;         /* what was negotiated with the kernel */
 	bool     tfs_splice;
 	bool     tfs_readdirplus;
+	bool     tfs_uring;             /* requests come through per-CPU io_uring queues */
 	uint32_t tfs_max_write;
 } tarn_fuse_stats_t;
 void tarn_fuse_get_stats(tarn_fuse_t *t, tarn_fuse_stats_t *st);
+
+/*
+ * The kernel lets FUSE servers take requests through io_uring (Linux
+ * 6.14+ with the fuse module's enable_uring parameter on); mounts made
+ * while it does use per-CPU rings unless tfo_uring is off.
+ */
+bool tarn_fuse_uring_enabled(void);
 
 #endif

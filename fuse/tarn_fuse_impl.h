@@ -80,6 +80,12 @@ struct tarn_fuse {
 	bool                 tf_splice;
 	bool                 tf_readdirplus;
 	uint32_t             tf_max_write;
+	/* FUSE over io_uring (tarn_fuse_uring.c) */
+	atomic_bool          tf_init_replied; /* the INIT reply went out (tf_lock, tf_cv) */
+	bool                 tf_uring_asked;  /* it asked for io_uring */
+	bool                 tf_uring_on;     /* rings registered for every CPU */
+	size_t               tf_uring_payload; /* the kernel's largest request/reply payload */
+	struct tf_uring     *tf_uring;
 	atomic_uint_fast64_t tf_gen_epoch;   /* bumped by invalidate_all */
 	atomic_uint_fast64_t tf_requests;
 	atomic_uint_fast64_t tf_errors;
@@ -120,6 +126,19 @@ void tarn_fuse_entry_unref(tarn_fuse_t *t, const posix_attr_t *pa);
 void tarn_fuse_reply_err(fuse_req_t req, int err);
 /* A per-thread scratch buffer of at least size bytes (not zeroed). */
 void *tarn_fuse_scratch(size_t size);
+
+/* ---- FUSE over io_uring (tarn_fuse_uring.c) ---- */
+
+typedef struct tf_uring tf_uring_t;
+/* Before the first request: route the session's replies through our hooks. */
+int tarn_fuse_uring_hook(tarn_fuse_t *t);
+/*
+ * After INIT was answered with the io_uring flag: start the per-CPU
+ * workers and register their entries.  An error leaves /dev/fuse serving.
+ */
+int tarn_fuse_uring_start(tarn_fuse_t *t);
+/* After the connection ended: join the workers, free their rings. */
+void tarn_fuse_uring_stop(tarn_fuse_t *t);
 
 /* ---- the handler tables' parts ---- */
 

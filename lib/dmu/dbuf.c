@@ -266,7 +266,7 @@ dbuf_ready_take(dbuf_pool_t *bp)
 		pthread_attr_t attr;
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&th, &attr, dbuf_ready_thread, bp) == 0)
+		if (tarn_thread_create(&th, &attr, dbuf_ready_thread, bp) == 0)
 			dbuf_ready_started = true;
 		pthread_attr_destroy(&attr);
 	}

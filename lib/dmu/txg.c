@@ -77,7 +77,7 @@ dmu_pool_start(dmu_pool_t *dp)
 	VERIFY(!dp->dp_running);
 	dp->dp_running = true;
 	pthread_mutex_unlock(&dp->dp_lock);
-	VERIFY0(pthread_create(&dp->dp_thread, NULL, txg_sync_thread, dp));
+	VERIFY0(tarn_thread_create(&dp->dp_thread, NULL, txg_sync_thread, dp));
 }
 
 void

@@ -741,7 +741,7 @@ scan_begin(spa_t *spa, spa_scan_func_t func, uint64_t min_txg, bool again)
 	sc->ss_walking = true;
 	sc->ss_have_thread = true;
 	sc->ss_dirty = true;
-	VERIFY0(pthread_create(&sc->ss_thread, NULL, scan_thread, spa));
+	VERIFY0(tarn_thread_create(&sc->ss_thread, NULL, scan_thread, spa));
 	pthread_mutex_unlock(&sc->ss_lock);
 	txg_kick(spa_dmu_pool(spa));
 }

@@ -891,7 +891,7 @@ spa_vdev_start(spa_t *spa)
 		spa_vdev_tick(spa);
 		VERIFY0(pthread_mutex_lock(&sva->sva_lock));
 		sva->sva_stop = false;
-		VERIFY0(pthread_create(&sva->sva_thread, NULL, spa_vdev_thread, spa));
+		VERIFY0(tarn_thread_create(&sva->sva_thread, NULL, spa_vdev_thread, spa));
 		sva->sva_running = true;
 		VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
 	}

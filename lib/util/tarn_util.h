@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,5 +108,12 @@ uint64_t tarn_rand_range(tarn_rand_t *r, uint64_t n); /* 0 .. n-1 */
 
 /* Debug log to stderr when TARN_DEBUG is set in the environment. */
 void tarn_dprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * pthread_create for the library's workers: the thread may run on every
+ * CPU the process could use at start, even when its creator is pinned
+ * to one (attr, when given, gets that affinity set).
+ */
+int tarn_thread_create(pthread_t *tid, pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 
 #endif /* TARN_UTIL_H */

@@ -65,7 +65,7 @@ taskq_create(const char *name, int nthreads)
 	tq->tq_nthreads = nthreads;
 	tq->tq_threads = tarn_alloc(sizeof (pthread_t) * nthreads);
 	for (int i = 0; i < nthreads; i++)
-		VERIFY0(pthread_create(&tq->tq_threads[i], NULL, taskq_thread, tq));
+		VERIFY0(tarn_thread_create(&tq->tq_threads[i], NULL, taskq_thread, tq));
 	return (tq);
 }
 

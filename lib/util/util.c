@@ -7,10 +7,42 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
+
+/*
+ * The CPUs the process may use, read before main (the main thread's
+ * mask): the library's workers get them whoever starts them, since a
+ * FUSE worker pinned to one CPU may be the one that starts a worker.
+ */
+static cpu_set_t tarn_cpus;
+static bool tarn_cpus_ok;
+
+__attribute__((constructor)) static void
+tarn_cpus_init(void)
+{
+	tarn_cpus_ok = sched_getaffinity(0, sizeof (tarn_cpus), &tarn_cpus) == 0;
+}
+
+int
+tarn_thread_create(pthread_t *tid, pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t own;
+	pthread_attr_t *a = attr;
+	if (a == NULL) {
+		pthread_attr_init(&own);
+		a = &own;
+	}
+	if (tarn_cpus_ok)
+		(void) pthread_attr_setaffinity_np(a, sizeof (tarn_cpus), &tarn_cpus);
+	int e = pthread_create(tid, a, fn, arg);
+	if (a == &own)
+		pthread_attr_destroy(&own);
+	return (e);
+}
 
 /* TARN_DEBUG, read once before main (no lazy init: threads would race). */
 static int tarn_debug;

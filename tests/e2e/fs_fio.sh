@@ -3,7 +3,8 @@
 # devices): random writes of mixed block sizes from two jobs, each block
 # checksummed (crc32c) and verified after the write phase; the same with
 # the mmap engine; then after a remount fio verifies the first data set
-# again (--verify_only), so what was on disk is checked, not the cache.
+# again (--verify_only), so what was on disk is checked, not the cache,
+# once through /dev/fuse and once through io_uring.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fs_lib.bash"
 
@@ -27,7 +28,15 @@ check "sequential 1 MiB writes, verified" fio --name=seq --rw=write --bs=1m --io
 	--end_fsync=1 "${FIO_COMMON[@]}"
 
 fs_stop
-fs_start -- "${DEV[@]}" || e2e_done
-check "after a remount the random data verifies" fio "${RAND[@]}" "${FIO_COMMON[@]}" --verify_only
+# the same data read back through both request transports: /dev/fuse, and
+# per-CPU io_uring queues (used when the kernel allows them; see
+# scripts/fuse-uring.sh)
+fs_start -o uring=off -- "${DEV[@]}" || e2e_done
+check "after a remount (/dev/fuse) the random data verifies" \
+	fio "${RAND[@]}" "${FIO_COMMON[@]}" --verify_only
+fs_stop
+fs_start -o uring=on -- "${DEV[@]}" || e2e_done
+check "after a remount (io_uring if allowed) the random data verifies" \
+	fio "${RAND[@]}" "${FIO_COMMON[@]}" --verify_only
 fs_stop
 e2e_done

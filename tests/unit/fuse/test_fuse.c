@@ -18,7 +18,10 @@
 #include "spa.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/xattr.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -78,6 +81,7 @@ fx_setup(const tarn_fuse_opts_t *fo)
 {
 	static bool registered;
 	if (!registered) {
+		(void) tt_tmpdir();     /* its own exit handler runs after ours */
 		atexit(fx_atexit);
 		registered = true;
 	}
@@ -397,8 +401,135 @@ test_outside_unmount(void)
 	fx_teardown();
 }
 
+/*
+ * One worker of test_transport: pinned to a CPU (so that every per-CPU
+ * queue of FUSE over io_uring gets requests), it creates, writes, reads
+ * back, lists, renames, tags (xattrs) and removes files of many sizes.
+ * Returns the number of mismatches and failed calls (no TT_ macros off
+ * the main thread).
+ */
+typedef struct tx_arg {
+	int      ta_cpu;
+	int      ta_bad;
+} tx_arg_t;
+
+static void *
+tx_worker(void *arg)
+{
+	tx_arg_t *ta = arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(ta->ta_cpu, &set);
+	(void) pthread_setaffinity_np(pthread_self(), sizeof (set), &set);
+	static const size_t sizes[] = { 0, 1, 4095, 4096, 65537, 1 * MiB, 1 * MiB + 1, 3 * MiB + 7 };
+	size_t max = 3 * MiB + 8;
+	uint8_t *a = tarn_alloc(max), *b = tarn_alloc(max);
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 1000 + (uint64_t)ta->ta_cpu);
+	char dir[400], p[600], q[600];
+	snprintf(dir, sizeof (dir), "%s/cpu%d", F.mnt, ta->ta_cpu);
+	if (mkdir(dir, 0755) != 0)
+		ta->ta_bad++;
+	for (int round = 0; round < 3; round++) {
+		for (size_t i = 0; i < sizeof (sizes) / sizeof (sizes[0]); i++) {
+			for (size_t k = 0; k < sizes[i]; k++)
+				a[k] = (uint8_t)tarn_rand_u64(&r);
+			snprintf(p, sizeof (p), "%s/file-%zu-with-a-rather-long-name-%0100d", dir, i, round);
+			int fd = open(p, O_CREAT | O_TRUNC | O_RDWR, 0644);
+			/* written back and dropped from the page cache: the read is a request */
+			if (fd < 0 || write(fd, a, sizes[i]) != (ssize_t)sizes[i] || fsync(fd) != 0 ||
+			    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0 ||
+			    pread(fd, b, max, 0) != (ssize_t)sizes[i] || memcmp(a, b, sizes[i]) != 0)
+				ta->ta_bad++;
+			if (fd >= 0 && fsetxattr(fd, "user.tag", a, 300 + i, 0) != 0)
+				ta->ta_bad++;
+			if (fd >= 0)
+				close(fd);
+			if (getxattr(p, "user.tag", b, 4096) != (ssize_t)(300 + i) ||
+			    memcmp(a, b, 300 + i) != 0)
+				ta->ta_bad++;
+		}
+		/* every name is listed once */
+		DIR *d = opendir(dir);
+		int n = 0;
+		struct dirent *de;
+		while (d != NULL && (de = readdir(d)) != NULL)
+			n += de->d_name[0] != '.';
+		if (d == NULL || n != (int)(sizeof (sizes) / sizeof (sizes[0])) * (round + 1))
+			ta->ta_bad++;
+		if (d != NULL)
+			closedir(d);
+	}
+	for (int round = 0; round < 3; round++) {
+		for (size_t i = 0; i < sizeof (sizes) / sizeof (sizes[0]); i++) {
+			snprintf(p, sizeof (p), "%s/file-%zu-with-a-rather-long-name-%0100d", dir, i, round);
+			snprintf(q, sizeof (q), "%s/r%zu-%d", dir, i, round);
+			struct stat st;
+			if (rename(p, q) != 0 || stat(q, &st) != 0 || (size_t)st.st_size != sizes[i] ||
+			    unlink(q) != 0 || stat(q, &st) == 0 || errno != ENOENT)
+				ta->ta_bad++;
+		}
+	}
+	if (rmdir(dir) != 0)
+		ta->ta_bad++;
+	tarn_free(a);
+	tarn_free(b);
+	return (NULL);
+}
+
+static void
+tx_run_workers(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = ncpu < 2 ? 2 : (ncpu > 8 ? 8 : (int)ncpu);
+	pthread_t th[8];
+	tx_arg_t ta[8];
+	for (int i = 0; i < n; i++) {
+		ta[i] = (tx_arg_t){ .ta_cpu = i % (ncpu > 0 ? (int)ncpu : 1) };
+		TT_OK(pthread_create(&th[i], NULL, tx_worker, &ta[i]));
+	}
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		bad += ta[i].ta_bad;
+	}
+	TT_EQ(bad, 0);
+}
+
+/*
+ * Both request transports carry the same traffic: per-CPU io_uring
+ * queues (when the fuse module allows them: enable_uring, which
+ * tests/run's callers turn on) and /dev/fuse (tfo_uring off, or a
+ * kernel without it).  Then a forced unmount while both CPUs' workers
+ * are idle in their rings ends the session.
+ */
+static void
+test_transport(void)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		tarn_fuse_opts_t fo;
+		tarn_fuse_opts_init(&fo);
+		fo.tfo_uring = pass == 0;
+		fx_setup(&fo);
+		tarn_fuse_stats_t ts;
+		tarn_fuse_get_stats(F.tf, &ts);
+		bool want = pass == 0 && tarn_fuse_uring_enabled();
+		if (pass == 0)
+			printf("  io_uring %s\n", want ? "allowed by the kernel" :
+			    "not allowed (fuse enable_uring is off): /dev/fuse only");
+		TT_EQ(ts.tfs_uring, want);
+		uint64_t before = ts.tfs_requests;
+		tx_run_workers();
+		tarn_fuse_get_stats(F.tf, &ts);
+		TT_CHECK(ts.tfs_requests > before + 100);
+		TT_EQ(ts.tfs_uring, want);
+		fx_teardown();
+	}
+}
+
 TT_MAIN(
 	{ "data_path", test_data_path },
+	{ "transport", test_transport },
 	{ "unlinked_open", test_unlinked_open },
 	{ "lookup_counts", test_lookup_counts },
 	{ "unmount", test_unmount },
