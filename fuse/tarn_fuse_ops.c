@@ -46,8 +46,14 @@ tarn_fuse_entry_fill(tarn_fuse_t *t, const posix_attr_t *pa, struct fuse_entry_p
 {
 	memset(e, 0, sizeof (*e));
 	e->ino = TF_FINO(t, pa->pa_ino);
-	/* a new epoch makes every inode the kernel caches stale (tarn_fuse.c) */
-	e->generation = pa->pa_gen + (atomic_load(&t->tf_gen_epoch) << 48);
+	/*
+	 * A new epoch makes every inode the kernel caches stale (tarn_fuse.c).
+	 * The kernel keeps and compares only the low 32 bits, so the epoch
+	 * changes those: xor with the epoch times an odd constant (distinct
+	 * for every epoch modulo 2^32).
+	 */
+	uint64_t epoch = atomic_load(&t->tf_gen_epoch);
+	e->generation = pa->pa_gen ^ (uint32_t)(epoch * 0x9e3779b1u);
 	tarn_fuse_attr_to_stat(pa, &e->attr);
 	e->attr_timeout = t->tf_attr_tmo;
 	e->entry_timeout = t->tf_entry_tmo;
