@@ -50,7 +50,8 @@
  * kernel keeps its own size, mtime and ctime for a cached regular file
  * and never takes ours again, so invalidating the inode is not enough
  * when those changed.  tarn_fuse_invalidate_all therefore also starts a
- * new generation epoch (entry replies carry pa_gen + epoch << 48): after
+ * new generation epoch (entry replies carry pa_gen changed in its low 32
+ * bits, the only ones the kernel keeps, by the epoch): after
  * the dentry epoch bump every name is looked up again, the kernel finds
  * the generation changed, marks its old inode bad (I/O through files
  * still open on it fails with EIO, as on a stale NFS handle) and builds
@@ -101,6 +102,7 @@ tarn_fuse_opts_init(tarn_fuse_opts_t *o)
 	o->tfo_allow_other = true;
 	o->tfo_writeback = true;
 	o->tfo_uring = true;
+	o->tfo_poll_us = 30;
 	o->tfo_entry_timeout = 60.0;
 	o->tfo_attr_timeout = 60.0;
 	o->tfo_max_threads = 16;
