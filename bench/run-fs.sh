@@ -441,6 +441,7 @@ echo "# run-fs.sh: device files ${SIZE_M} MiB each on one tmpfs, fio file ${FILE
 echo "#   random jobs ${RUNTIME} s each, ${NFILES} files for create/stat/delete, psync, seed 1234,"
 echo "#   bonnie++ -s 0 -n ${BONNIE_K} ($((BONNIE_K * 1024)) empty files)"
 echo "# Tarn: $TARN_MOUNT; zfs-fuse: $ZFSFUSE with $ZPOOL; $(fio --version)"
+echo "# Tarn's requests: $("$SRC/scripts/fuse-uring.sh" status) (per-CPU queues when on; else /dev/fuse)"
 echo "# zfs-fuse settings (/etc/zfs/zfsrc): $(grep -Ev '^[[:space:]]*(#|$)' /etc/zfs/zfsrc 2>/dev/null | tr -s ' \n' ' ')"
 START=$(date +%s)
 IFS=, read -r -a TLIST <<<"$TARGETS"
