@@ -102,7 +102,7 @@ tarn_fuse_opts_init(tarn_fuse_opts_t *o)
 	o->tfo_allow_other = true;
 	o->tfo_writeback = true;
 	o->tfo_uring = true;
-	o->tfo_poll_us = 30;
+	o->tfo_poll_us = 100;
 	o->tfo_entry_timeout = 60.0;
 	o->tfo_attr_timeout = 60.0;
 	o->tfo_max_threads = 16;

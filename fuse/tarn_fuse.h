@@ -22,8 +22,8 @@ typedef struct tarn_fuse_opts {
 	bool     tfo_splice;            /* splice read/write/move (default off: see DESIGN) */
 	bool     tfo_uring;             /* FUSE over io_uring when the kernel allows it
 	                                 * (default on; see tarn_fuse_uring.c) */
-	unsigned tfo_poll_us;           /* with io_uring: poll for the next request this
-	                                 * long after each one (default 30; 0: never) */
+	unsigned tfo_poll_us;           /* with io_uring: poll for the next request until
+	                                 * none came for this long (default 100; 0: never) */
 	double   tfo_entry_timeout;     /* seconds the kernel may trust a name (default 60) */
 	double   tfo_attr_timeout;      /* seconds it may trust attributes (default 60) */
 	unsigned tfo_max_threads;       /* worker threads (default 16) */

@@ -41,12 +41,15 @@
  * migrates the caller and wakes the other vCPU out of its halt.  fio's
  * 4k random reads measured 48 us per read so (one migration per read),
  * 15 us with fio pinned to one CPU.  So after serving a request one
- * thread per CPU polls its ring for up to tfo_poll_us (default 30 us),
- * yielding the CPU between polls: the next request of a caller that
- * stays busy is taken without a sleep and a wake-up, and the polling
- * CPU is not idle, so the caller's wake-up stays on its own CPU.  The
- * cost is CPU time: up to tfo_poll_us after each request, only while
- * requests keep coming; an idle mount polls nothing.
+ * thread per CPU polls its ring, yielding the CPU between polls, for as
+ * long as some queue served a request within tfo_poll_us (default 100):
+ * the next request of a caller that stays busy is taken without a sleep
+ * and a wake-up, and as no CPU is idle the caller's wake-up stays on its
+ * own CPU (a poller that stopped when its own queue went quiet left that
+ * CPU idle, and fio's creates still migrated once per file).  The cost is
+ * CPU time: every CPU that served a request polls while requests keep
+ * coming anywhere, and for tfo_poll_us after the last; an idle mount
+ * polls nothing.
  *
  * Costs.  A queue serves only its CPU's callers, so a handler that blocks
  * (a write waiting for its txg, a read from a slow disk) holds one of
@@ -135,6 +138,7 @@ struct tf_uring {
 	tarn_fuse_t     *u_t;
 	tf_uring_q_t    *u_q;             /* u_nq */
 	long             u_poll_ns;
+	_Atomic long     u_last_ns;       /* when any queue last served a request */
 	int              u_fd;
 	size_t           u_payload;       /* payload buffer size the kernel expects */
 	unsigned         u_nq;            /* queues: possible CPUs */
@@ -395,17 +399,18 @@ tf_uring_report(tf_uring_t *u, int err)
 }
 
 static long
-tf_uring_ns_since(const struct timespec *a)
+tf_uring_now_ns(void)
 {
-	struct timespec b;
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return ((long)(b.tv_sec - a->tv_sec) * 1000000000L + (b.tv_nsec - a->tv_nsec));
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((long)ts.tv_sec * 1000000000L + ts.tv_nsec);
 }
 
 /*
  * Right after serving: submit the commits and poll the ring for the next
- * request for up to u_poll_ns, when no other thread of this CPU's queue
- * polls already.  True with a completion waiting to be peeked.
+ * request while some queue served one within u_poll_ns, when no other
+ * thread of this CPU's queue polls already.  True with a completion
+ * waiting to be peeked.
  */
 static bool
 tf_uring_poll(tf_uring_thr_t *th)
@@ -416,8 +421,6 @@ tf_uring_poll(tf_uring_thr_t *th)
 		return (false);
 	bool got = false;
 	struct io_uring_cqe *cqe;
-	struct timespec start;
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	if (io_uring_submit(&th->ut_ring) >= 0) {
 		for (;;) {
 			(void) io_uring_get_events(&th->ut_ring);       /* runs the kernel's task work */
@@ -425,7 +428,8 @@ tf_uring_poll(tf_uring_thr_t *th)
 				got = true;
 				break;
 			}
-			if (tf_uring_ns_since(&start) > u->u_poll_ns || atomic_load(&u->u_stop))
+			long last = atomic_load_explicit(&u->u_last_ns, memory_order_relaxed);
+			if (tf_uring_now_ns() - last > u->u_poll_ns || atomic_load(&u->u_stop))
 				break;
 			sched_yield();          /* a caller woken on this CPU runs first */
 		}
@@ -471,6 +475,7 @@ tf_uring_main(void *arg)
 			}
 			tf_uring_serve(ent);
 			served = true;
+			atomic_store_explicit(&u->u_last_ns, tf_uring_now_ns(), memory_order_relaxed);
 			if (tf_uring_queue_cmd(ent, TF_URING_COMMIT) != 0)
 				live = false;
 		}
