@@ -27,7 +27,8 @@
 # reads >= 5), Tarn's sequential figures >= 70% of fuse-overlayfs.
 #
 # Usage: bench/run-fs.sh [--size SIZE] [--runtime SEC] [--files N] [--bonnie K]
-#                        [--targets LIST] [--build DIR] [--jobs all|seq]
+#                        [--targets LIST] [--build DIR] [--jobs all|seq|meta]
+#                        [--tarn-opts OPTS]
 #   --size     size of each device file (default 1G; the fio file is half)
 #   --runtime  seconds for each time-based random job (default 5)
 #   --files    files for create/stat/delete (default 5000)
@@ -39,6 +40,7 @@
 #              warm read); meta: only file create / stat / delete (fio and
 #              bonnie++); all (default): every figure
 #   --build    Tarn's build directory (default build)
+#   --tarn-opts OPTS   tarn-mount -o OPTS (e.g. uring=off, poll=0)
 # Needs root (tmpfs, loop devices, drop_caches).  Installs fio, zfs-fuse,
 # fuse-overlayfs, btrfs-progs and e2fsprogs with apt-get when missing.
 # Cleanup on exit and on Ctrl-C: pools exported/destroyed, daemons stopped
@@ -54,6 +56,7 @@ BONNIE_K=32
 TARGETS=tarn-single,tarn-mirror,tarn-raidz1,zfs-single,zfs-mirror,zfs-raidz1,ext4,btrfs,btrfs-raid5,overlay
 B=$SRC/build
 JOBS=all
+TARN_OPTS=()
 
 usage() {	# usage STATUS
 	sed -n '/^# Usage:/,/^#   --build/p' "$0" | sed 's/^# \{0,1\}//'
@@ -68,6 +71,7 @@ while [ $# -gt 0 ]; do
 	--targets) TARGETS=$2; shift 2 ;;
 	--build) B=$2; shift 2 ;;
 	--jobs) JOBS=$2; shift 2 ;;
+	--tarn-opts) TARN_OPTS=(-o "$2"); shift 2 ;;
 	-h|--help) usage 0 ;;
 	*) echo "unknown option: $1" >&2; usage 2 ;;
 	esac
@@ -192,10 +196,10 @@ tarn_start() {		# tarn_start create|import LAYOUT
 	rm -f "$pidf"
 	if [ "$1" = create ]; then
 		# shellcheck disable=SC2046
-		"$TARN_MOUNT" -c -f -n benchtank -p "$pidf" "$MNT" $(spec "$2") \
+		"$TARN_MOUNT" -c -f -n benchtank -p "$pidf" "${TARN_OPTS[@]}" "$MNT" $(spec "$2") \
 			>>"$T/tarn-mount.log" 2>&1 &
 	else
-		"$TARN_MOUNT" -p "$pidf" "$MNT" "${DEVS[@]:0:$(ndevs "$2")}" \
+		"$TARN_MOUNT" -p "$pidf" "${TARN_OPTS[@]}" "$MNT" "${DEVS[@]:0:$(ndevs "$2")}" \
 			>>"$T/tarn-mount.log" 2>&1 &
 	fi
 	TARN_PID=$!

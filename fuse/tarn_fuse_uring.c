@@ -49,7 +49,11 @@
  * CPU idle, and fio's creates still migrated once per file).  The cost is
  * CPU time: every CPU that served a request polls while requests keep
  * coming anywhere, and for tfo_poll_us after the last; an idle mount
- * polls nothing.
+ * polls nothing.  Nor is there polling within 20 ms of a large read or
+ * write (over 64 KiB): a stream of them keeps both CPUs busy with data,
+ * and polling beside them (kept alive by the small requests in between,
+ * such as the security.capability lookup before each write(2)) cost
+ * 12-15% of a sequential write.
  *
  * Costs.  A queue serves only its CPU's callers, so a handler that blocks
  * (a write waiting for its txg, a read from a slow disk) holds one of
@@ -103,8 +107,11 @@ _Static_assert(sizeof (tf_uring_cmd_t) == 24, "fuse_uring_cmd_req is 24 bytes");
 /* ---- our state ---- */
 
 #define TF_URING_PREFIX   4096            /* room for the headers before the payload */
-#define TF_URING_PER_CPU  4               /* threads (one entry each) per CPU queue */
-#define TF_URING_MAX_THR  256
+#define TF_URING_PER_CPU  4               /* threads (one entry each) per CPU queue... */
+#define TF_URING_MAX_THR  256             /* ...fewer when there are many CPUs */
+#define TF_URING_MAX_Q    1024
+#define TF_URING_BULK     (64 * 1024)     /* no polling after requests this large... */
+#define TF_URING_BULK_NS  (20 * 1000 * 1000) /* ...nor for 20 ms after one */
 
 typedef struct tf_uring_thr tf_uring_thr_t;
 
@@ -115,11 +122,13 @@ typedef struct tf_uring_ent {
 	struct iovec     ue_iov[2];       /* header, payload: what REGISTER names */
 	uint64_t         ue_unique;       /* the request being served */
 	bool             ue_replied;
+	bool             ue_bulk;         /* it or its reply carried more than TF_URING_BULK */
 } tf_uring_ent_t;
 
 struct tf_uring_thr {
 	tf_uring_t      *ut_u;
 	unsigned         ut_qid;
+	bool             ut_pinned;       /* runs only on CPU ut_qid */
 	pthread_t        ut_thread;
 	bool             ut_started;
 	struct io_uring  ut_ring;
@@ -138,7 +147,8 @@ struct tf_uring {
 	tarn_fuse_t     *u_t;
 	tf_uring_q_t    *u_q;             /* u_nq */
 	long             u_poll_ns;
-	_Atomic long     u_last_ns;       /* when any queue last served a request */
+	_Atomic long     u_last_ns;       /* when any queue last served a small request */
+	_Atomic long     u_bulk_ns;       /* ... and a large one (TF_URING_BULK) */
 	int              u_fd;
 	size_t           u_payload;       /* payload buffer size the kernel expects */
 	unsigned         u_nq;            /* queues: possible CPUs */
@@ -340,6 +350,7 @@ tf_uring_serve(tf_uring_ent_t *ent)
 	tf_uring_cur = NULL;
 	if (!ent->ue_replied)
 		tf_uring_fail(ent, EIO);
+	ent->ue_bulk = pl > TF_URING_BULK || h->ent_io.payload_sz > TF_URING_BULK;
 }
 
 /* Pin the calling thread to cpu when that CPU is ours to use. */
@@ -429,7 +440,10 @@ tf_uring_poll(tf_uring_thr_t *th)
 				break;
 			}
 			long last = atomic_load_explicit(&u->u_last_ns, memory_order_relaxed);
-			if (tf_uring_now_ns() - last > u->u_poll_ns || atomic_load(&u->u_stop))
+			long bulk = atomic_load_explicit(&u->u_bulk_ns, memory_order_relaxed);
+			long now = tf_uring_now_ns();
+			if (now - last > u->u_poll_ns || now - bulk < TF_URING_BULK_NS ||
+			    atomic_load(&u->u_stop))
 				break;
 			sched_yield();          /* a caller woken on this CPU runs first */
 		}
@@ -443,7 +457,8 @@ tf_uring_main(void *arg)
 {
 	tf_uring_thr_t *th = arg;
 	tf_uring_t *u = th->ut_u;
-	tf_uring_pin(th->ut_qid);
+	if (th->ut_pinned)
+		tf_uring_pin(th->ut_qid);
 	int e = tf_uring_ring_init(th);
 	if (e != 0) {
 		tf_uring_report(u, e);
@@ -474,8 +489,9 @@ tf_uring_main(void *arg)
 				continue;
 			}
 			tf_uring_serve(ent);
-			served = true;
-			atomic_store_explicit(&u->u_last_ns, tf_uring_now_ns(), memory_order_relaxed);
+			atomic_store_explicit(ent->ue_bulk ? &u->u_bulk_ns : &u->u_last_ns,
+			    tf_uring_now_ns(), memory_order_relaxed);
+			served |= !ent->ue_bulk;
 			if (tf_uring_queue_cmd(ent, TF_URING_COMMIT) != 0)
 				live = false;
 		}
@@ -546,14 +562,17 @@ tarn_fuse_uring_start(tarn_fuse_t *t)
 	if (!t->tf_uring_asked || t->tf_uring_payload == 0)
 		return (SET_ERROR(ENOTSUP));
 	unsigned nq = tf_uring_possible_cpus();
-	if (nq == 0 || nq * TF_URING_PER_CPU > TF_URING_MAX_THR)
+	if (nq == 0 || nq > TF_URING_MAX_Q)
 		return (SET_ERROR(ENOTSUP));
+	unsigned per = TF_URING_PER_CPU;
+	while (per > 1 && nq * per > TF_URING_MAX_THR)
+		per--;
 	tf_uring_t *u = tarn_alloc(sizeof (*u));
 	u->u_t = t;
 	u->u_fd = fuse_session_fd(t->tf_se);
 	u->u_payload = t->tf_uring_payload;
 	u->u_nq = nq;
-	u->u_nthr = nq * TF_URING_PER_CPU;
+	u->u_nthr = nq * per;
 	u->u_q = tarn_alloc(sizeof (tf_uring_q_t) * nq);
 	u->u_poll_ns = (long)t->tf_opts.tfo_poll_us * 1000;
 	u->u_thr = tarn_alloc(sizeof (tf_uring_thr_t) * u->u_nthr);
@@ -567,6 +586,7 @@ tarn_fuse_uring_start(tarn_fuse_t *t)
 		tf_uring_thr_t *th = &u->u_thr[i];
 		th->ut_u = u;
 		th->ut_qid = i % nq;
+		th->ut_pinned = getenv("TF_FLOAT") == NULL || i / nq < (unsigned)atoi(getenv("TF_FLOAT"));
 		th->ut_maplen = TF_URING_PREFIX + u->u_payload;
 		th->ut_map = mmap(NULL, th->ut_maplen, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
