@@ -16,7 +16,13 @@ if ! command -v fio >/dev/null; then
 fi
 
 mkdevs 6 256M
-fs_start -c -- raidz2 "${DEV[@]}" || e2e_done
+# the transport options: a wrong value is refused before anything is touched
+for bad in uring=maybe poll=abc poll=2000000; do
+	"$TARN_MOUNT" -o "$bad" "$MNT" "${DEV[0]}" 2>/dev/null
+	rc=$?
+	[ "$rc" -eq 2 ] && pass || fail "tarn-mount -o $bad: exit $rc, not 2"
+done
+fs_start -c -o poll=50 -- raidz2 "${DEV[@]}" || e2e_done
 
 FIO_COMMON=(--directory="$MNT" --size=48m --numjobs=2 --verify=crc32c --verify_fatal=1
 	--randrepeat=1 --randseed=4242 --group_reporting --minimal --verify_state_save=0)
