@@ -243,23 +243,52 @@ tf_set_readahead(tarn_fuse_t *t)
 }
 
 /*
+ * Wait on tf_cv until done(t) or the session ended, for at most
+ * timeout_ms (< 0: no limit); returns done(t) || ended, under tf_lock.
+ */
+static bool
+tf_wait_for(tarn_fuse_t *t, bool (*done)(tarn_fuse_t *), int timeout_ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (timeout_ms >= 0) {
+		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)timeout_ms * 1000000ULL;
+		ts.tv_sec += (time_t)(ns / 1000000000ULL);
+		ts.tv_nsec = (long)(ns % 1000000000ULL);
+	}
+	pthread_mutex_lock(&t->tf_lock);
+	while (!t->tf_exited && !done(t)) {
+		if (timeout_ms < 0)
+			pthread_cond_wait(&t->tf_cv, &t->tf_lock);
+		else if (pthread_cond_timedwait(&t->tf_cv, &t->tf_lock, &ts) == ETIMEDOUT)
+			break;
+	}
+	bool r = t->tf_exited || done(t);
+	pthread_mutex_unlock(&t->tf_lock);
+	return (r);
+}
+
+static bool
+tf_init_done(tarn_fuse_t *t)
+{
+	return (atomic_load(&t->tf_init_replied));
+}
+
+static bool
+tf_nothing_else(tarn_fuse_t *t)
+{
+	(void) t;
+	return (false);
+}
+
+/*
  * Wait until the INIT reply went out (the kernel sends INIT at mount
  * time); false when the session ended first or after 30 seconds.
  */
 static bool
 tf_wait_init(tarn_fuse_t *t)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 30;
-	pthread_mutex_lock(&t->tf_lock);
-	while (!atomic_load(&t->tf_init_replied) && !t->tf_exited) {
-		if (pthread_cond_timedwait(&t->tf_cv, &t->tf_lock, &ts) == ETIMEDOUT)
-			break;
-	}
-	bool ok = atomic_load(&t->tf_init_replied) && !t->tf_exited;
-	pthread_mutex_unlock(&t->tf_lock);
-	return (ok);
+	return (tf_wait_for(t, tf_init_done, 30 * 1000) && !tarn_fuse_exited(t));
 }
 
 /* "-o" options for fuse_session_new (mount options and libfuse's). */
@@ -532,23 +561,7 @@ tarn_fuse_exited(tarn_fuse_t *t)
 bool
 tarn_fuse_wait(tarn_fuse_t *t, int timeout_ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	if (timeout_ms >= 0) {
-		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)timeout_ms * 1000000ULL;
-		ts.tv_sec += (time_t)(ns / 1000000000ULL);
-		ts.tv_nsec = (long)(ns % 1000000000ULL);
-	}
-	pthread_mutex_lock(&t->tf_lock);
-	while (!t->tf_exited) {
-		if (timeout_ms < 0)
-			pthread_cond_wait(&t->tf_cv, &t->tf_lock);
-		else if (pthread_cond_timedwait(&t->tf_cv, &t->tf_lock, &ts) == ETIMEDOUT)
-			break;
-	}
-	bool ex = t->tf_exited;
-	pthread_mutex_unlock(&t->tf_lock);
-	return (ex);
+	return (tf_wait_for(t, tf_nothing_else, timeout_ms));
 }
 
 const char *

@@ -409,14 +409,6 @@ tf_uring_report(tf_uring_t *u, int err)
 	pthread_mutex_unlock(&u->u_lock);
 }
 
-static long
-tf_uring_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((long)ts.tv_sec * 1000000000L + ts.tv_nsec);
-}
-
 /*
  * Right after serving: submit the commits and poll the ring for the next
  * request while some queue served one within u_poll_ns, when no other
@@ -441,7 +433,7 @@ tf_uring_poll(tf_uring_thr_t *th)
 			}
 			long last = atomic_load_explicit(&u->u_last_ns, memory_order_relaxed);
 			long bulk = atomic_load_explicit(&u->u_bulk_ns, memory_order_relaxed);
-			long now = tf_uring_now_ns();
+			long now = (long)tarn_now_ns();
 			if (now - last > u->u_poll_ns || now - bulk < TF_URING_BULK_NS ||
 			    atomic_load(&u->u_stop))
 				break;
@@ -490,7 +482,7 @@ tf_uring_main(void *arg)
 			}
 			tf_uring_serve(ent);
 			atomic_store_explicit(ent->ue_bulk ? &u->u_bulk_ns : &u->u_last_ns,
-			    tf_uring_now_ns(), memory_order_relaxed);
+			    (long)tarn_now_ns(), memory_order_relaxed);
 			served |= !ent->ue_bulk;
 			if (tf_uring_queue_cmd(ent, TF_URING_COMMIT) != 0)
 				live = false;
