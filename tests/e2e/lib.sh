@@ -52,11 +52,18 @@ daemon_pid() {
 	return 1
 }
 
-# pid_alive PID: running (a zombie nobody reaped yet counts as gone).
+# pid_alive PID: some thread of it still runs (a zombie nobody reaped yet
+# counts as gone).  Every thread is looked at: a killed multi-threaded
+# process shows its main thread as a zombie while the others still exit,
+# and until the last one has, its descriptors (the daemon's listening
+# socket) stay open.
 pid_alive() {
-	local st
-	st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+	local st t
+	for t in /proc/"$1"/task/*/status; do
+		st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "$t" 2>/dev/null)
+		[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] && return 0
+	done
+	return 1
 }
 
 # stop_daemon [SIGNAL]: stop this test's daemon (SIGTERM: cleanly; or the
