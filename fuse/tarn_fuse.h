@@ -97,6 +97,8 @@ typedef struct tarn_fuse_stats {
 	bool     tfs_splice;
 	bool     tfs_readdirplus;
 	bool     tfs_uring;             /* requests come through per-CPU io_uring queues */
+	uint64_t tfs_uring_moved;       /* large reads and writes served on another CPU
+	                                 * than the caller's (its own keeps working) */
 	uint32_t tfs_max_write;
 } tarn_fuse_stats_t;
 void tarn_fuse_get_stats(tarn_fuse_t *t, tarn_fuse_stats_t *st);

@@ -139,6 +139,8 @@ int tarn_fuse_uring_hook(tarn_fuse_t *t);
 int tarn_fuse_uring_start(tarn_fuse_t *t);
 /* After the connection ended: join the workers, free their rings. */
 void tarn_fuse_uring_stop(tarn_fuse_t *t);
+/* Large requests served on another CPU than their queue's (tf_uring_place). */
+uint64_t tarn_fuse_uring_moved(tarn_fuse_t *t);
 
 /* ---- the handler tables' parts ---- */
 

@@ -115,5 +115,7 @@ void tarn_dprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * to one (attr, when given, gets that affinity set).
  */
 int tarn_thread_create(pthread_t *tid, pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+/* The CPUs the process could use at start (those tarn_thread_create gives). */
+void tarn_thread_cpus(cpu_set_t *set);
 
 #endif /* TARN_UTIL_H */

@@ -44,6 +44,18 @@ tarn_thread_create(pthread_t *tid, pthread_attr_t *attr, void *(*fn)(void *), vo
 	return (e);
 }
 
+void
+tarn_thread_cpus(cpu_set_t *set)
+{
+	if (tarn_cpus_ok) {
+		*set = tarn_cpus;
+	} else {
+		CPU_ZERO(set);
+		for (long i = 0; i < sysconf(_SC_NPROCESSORS_CONF) && i < CPU_SETSIZE; i++)
+			CPU_SET(i, set);
+	}
+}
+
 /* TARN_DEBUG, read once before main (no lazy init: threads would race). */
 static int tarn_debug;
 
