@@ -310,6 +310,7 @@ tf_free(tarn_fuse_t *t)
 	tarn_fuse_nodes_fini(&t->tf_nodes);
 	pthread_mutex_destroy(&t->tf_lock);
 	pthread_mutex_destroy(&t->tf_umount_lock);
+	pthread_mutex_destroy(&t->tf_rd_lock);
 	pthread_cond_destroy(&t->tf_cv);
 	tarn_free(t->tf_fsname_buf);
 	tarn_free(t->tf_mountpoint);
@@ -337,6 +338,7 @@ tf_new(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *o)
 	t->tf_attr_tmo = o->tfo_attr_timeout;
 	VERIFY0(pthread_mutex_init(&t->tf_lock, NULL));
 	VERIFY0(pthread_mutex_init(&t->tf_umount_lock, NULL));
+	VERIFY0(pthread_mutex_init(&t->tf_rd_lock, NULL));
 	VERIFY0(pthread_cond_init(&t->tf_cv, NULL));
 	tarn_fuse_nodes_init(&t->tf_nodes);
 	t->tf_loop_cfg = fuse_loop_cfg_create();
@@ -655,5 +657,7 @@ tarn_fuse_get_stats(tarn_fuse_t *t, tarn_fuse_stats_t *st)
 	st->tfs_readdirplus = t->tf_readdirplus;
 	st->tfs_uring = t->tf_uring_on;
 	st->tfs_uring_moved = tarn_fuse_uring_moved(t);
+	st->tfs_forgets = atomic_load(&t->tf_forgets);
+	st->tfs_dev_reads = atomic_load(&t->tf_dev_reads);
 	st->tfs_max_write = t->tf_max_write;
 }

@@ -97,6 +97,9 @@ typedef struct tarn_fuse_stats {
 	bool     tfs_splice;
 	bool     tfs_readdirplus;
 	bool     tfs_uring;             /* requests come through per-CPU io_uring queues */
+	uint64_t tfs_forgets;           /* inodes the kernel forgot */
+	uint64_t tfs_dev_reads;         /* messages read from /dev/fuse beside the rings
+	                                 * (forgets come in batches there) */
 	uint64_t tfs_uring_moved;       /* large reads and writes served on another CPU
 	                                 * than the caller's (its own keeps working) */
 	uint32_t tfs_max_write;

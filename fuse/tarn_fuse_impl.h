@@ -86,9 +86,13 @@ struct tarn_fuse {
 	bool                 tf_uring_on;     /* rings registered for every CPU */
 	size_t               tf_uring_payload; /* the kernel's largest request/reply payload */
 	struct tf_uring     *tf_uring;
+	pthread_mutex_t      tf_rd_lock;      /* one reader of /dev/fuse at a time... */
+	uint64_t             tf_rd_last;      /* ...(tf_rd_lock) and when it last read */
 	atomic_uint_fast64_t tf_gen_epoch;   /* bumped by invalidate_all */
 	atomic_uint_fast64_t tf_requests;
 	atomic_uint_fast64_t tf_errors;
+	atomic_uint_fast64_t tf_forgets;      /* inodes forgotten by the kernel */
+	atomic_uint_fast64_t tf_dev_reads;    /* messages read from /dev/fuse beside the rings */
 };
 
 /* FUSE node ids and posix inode numbers: the root swaps with 1. */

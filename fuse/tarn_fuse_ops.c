@@ -184,6 +184,7 @@ static void
 tf_forget_one(tarn_fuse_t *t, fuse_ino_t ino, uint64_t nlookup)
 {
 	posix_ino_t pino = TF_PINO(t, ino);
+	atomic_fetch_add_explicit(&t->tf_forgets, 1, memory_order_relaxed);
 	if (pino == t->tf_root)
 		return;
 	uint64_t n = tarn_fuse_nodes_unref(&t->tf_nodes, pino, nlookup);

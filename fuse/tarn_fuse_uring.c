@@ -55,6 +55,16 @@
  * such as the security.capability lookup before each write(2)) cost
  * 12-15% of a sequential write.
  *
+ * Forgets.  The kernel queues a FORGET on /dev/fuse when it drops an
+ * inode (for every unlinked file, right in the unlink) and wakes a
+ * reader waiting there: a wake-up of a thread on another CPU, which
+ * the unlinking caller pays (an unlink loop spent an eighth of its time
+ * in it).  So once the rings serve, /dev/fuse has one reader at a time,
+ * and a read starts at least 200 us after the one before: forgets that
+ * come meanwhile find no reader to wake and are read together (one
+ * BATCH_FORGET).  Interrupts wait as long, which is harmless.  fio's
+ * deletes: 18.5-19.5k/s -> 21-25k/s; bonnie++'s 14-17k/s -> 19-23k/s.
+ *
  * Large requests.  A read or write of over 64 KiB is served on another
  * CPU (the thread's pinning is widened to the process's other CPUs until
  * a small request comes): its caller keeps working meanwhile (fio copies
@@ -118,6 +128,7 @@ _Static_assert(sizeof (tf_uring_cmd_t) == 24, "fuse_uring_cmd_req is 24 bytes");
 #define TF_URING_MAX_Q    1024
 #define TF_URING_BULK     (64 * 1024)     /* no polling after requests this large... */
 #define TF_URING_BULK_NS  (20 * 1000 * 1000) /* ...nor for 20 ms after one */
+#define TF_RD_GAP_NS      (200 * 1000)    /* /dev/fuse: one read per 200 us at most */
 
 typedef struct tf_uring_thr tf_uring_thr_t;
 
@@ -175,11 +186,30 @@ static __thread tf_uring_ent_t *tf_uring_cur;
 
 /* ---- the session's I/O hooks ---- */
 
+/*
+ * Reading /dev/fuse once the rings serve (see "Forgets" above): one
+ * reader at a time, each read at least TF_RD_GAP_NS after the last.
+ */
 static ssize_t
 tf_io_read(int fd, void *buf, size_t len, void *userdata)
 {
-	(void) userdata;
-	return (read(fd, buf, len));
+	tarn_fuse_t *t = userdata;
+	if (!__atomic_load_n(&t->tf_uring_on, __ATOMIC_ACQUIRE))
+		return (read(fd, buf, len));
+	pthread_mutex_lock(&t->tf_rd_lock);
+	uint64_t since = tarn_now_ns() - t->tf_rd_last;
+	if (since < TF_RD_GAP_NS) {
+		struct timespec ts = { 0, (long)(TF_RD_GAP_NS - since) };
+		(void) nanosleep(&ts, NULL);
+	}
+	ssize_t r = read(fd, buf, len);
+	int e = errno;
+	t->tf_rd_last = tarn_now_ns();
+	if (r > 0)
+		atomic_fetch_add_explicit(&t->tf_dev_reads, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&t->tf_rd_lock);
+	errno = e;
+	return (r);
 }
 
 /* The reply of the request on ent: into its buffers, for the commit. */
@@ -682,6 +712,6 @@ tarn_fuse_uring_start(tarn_fuse_t *t)
 		tarn_fuse_uring_stop(t);
 		return (err);
 	}
-	t->tf_uring_on = true;
+	__atomic_store_n(&t->tf_uring_on, true, __ATOMIC_RELEASE);
 	return (0);
 }

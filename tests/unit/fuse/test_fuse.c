@@ -541,9 +541,63 @@ test_transport(void)
 	}
 }
 
+/*
+ * Over io_uring the forgets of unlinked files are read from /dev/fuse in
+ * batches (at most one read per 200 us): every inode is still forgotten,
+ * and an unlink loop of three or more unlinks per 200 us needs at most
+ * half as many reads as forgets (one read each without the batching).
+ */
+static void
+test_forget_batching(void)
+{
+	fx_setup(NULL);
+	tarn_fuse_stats_t st;
+	tarn_fuse_get_stats(F.tf, &st);
+	if (!st.tfs_uring) {
+		printf("  io_uring not in use: skipped\n");
+		fx_teardown();
+		return;
+	}
+	enum { N = 2000 };
+	char p[400];
+	fx_path(p, sizeof (p), "fb");
+	TT_OK(mkdir(p, 0755));
+	for (int i = 0; i < N; i++) {
+		fx_path(p, sizeof (p), "fb");
+		snprintf(p + strlen(p), sizeof (p) - strlen(p), "/f%04d", i);
+		int fd = open(p, O_CREAT | O_WRONLY, 0644);
+		TT_ASSERT(fd >= 0);
+		close(fd);
+	}
+	tarn_fuse_get_stats(F.tf, &st);
+	uint64_t f0 = st.tfs_forgets, r0 = st.tfs_dev_reads, t0 = tarn_now_ns();
+	for (int i = 0; i < N; i++) {
+		fx_path(p, sizeof (p), "fb");
+		snprintf(p + strlen(p), sizeof (p) - strlen(p), "/f%04d", i);
+		TT_OK(unlink(p));
+	}
+	uint64_t per_us = (tarn_now_ns() - t0) / N / 1000;
+	for (int w = 0; w < 1000; w++) {
+		tarn_fuse_get_stats(F.tf, &st);
+		if (st.tfs_forgets - f0 >= N)
+			break;
+		usleep(10000);
+	}
+	uint64_t forgets = st.tfs_forgets - f0, reads = st.tfs_dev_reads - r0;
+	printf("  %d unlinks, %" PRIu64 " us each: %" PRIu64 " forgets in %" PRIu64 " reads\n",
+	    N, per_us, forgets, reads);
+	TT_CHECK(forgets >= N);
+	if (per_us <= 66)
+		TT_CHECK(reads * 2 <= forgets);
+	fx_path(p, sizeof (p), "fb");
+	TT_OK(rmdir(p));
+	fx_teardown();
+}
+
 TT_MAIN(
 	{ "data_path", test_data_path },
 	{ "transport", test_transport },
+	{ "forget_batching", test_forget_batching },
 	{ "unlinked_open", test_unlinked_open },
 	{ "lookup_counts", test_lookup_counts },
 	{ "unmount", test_unmount },
