@@ -184,8 +184,10 @@ tm_parse(tm_cfg_t *c, int argc, char **argv)
  * yet; promising them could make a txg's sync fail for want of space).
  */
 static uint64_t
-tm_avail(void *arg)
+tm_avail(void *arg, bool *quota)
 {
+	if (quota != NULL)
+		*quota = false;         /* no datasets here: the pool is the limit */
 	spa_space_t ss;
 	spa_get_space(arg, &ss);
 	uint64_t keep = ss.ss_slop;

@@ -108,10 +108,10 @@ cli_mount_auto(void)
 }
 
 static uint64_t
-mnt_avail(void *arg)
+mnt_avail(void *arg, bool *quota)
 {
 	mnt_t *m = arg;
-	return (dsl_dataset_avail(m->m_dp, m->m_name));
+	return (dsl_dataset_avail(m->m_dp, m->m_name, quota));
 }
 
 /* ---- the mountpoint directory ---- */

@@ -200,13 +200,16 @@ typedef struct dsl_space {
 	uint64_t ds_used;          /* referenced + children (at least their reservation) */
 	uint64_t ds_referenced;    /* this dataset's own object set */
 	uint64_t ds_available;     /* what it may still write */
+	bool     ds_quota_bound;   /* a quota or refquota limits ds_available,
+	                              not the pool's space */
 } dsl_space_t;
 int dsl_dataset_space(dsl_pool_t *dp, const char *name, dsl_space_t *out);
 /*
  * Bytes the dataset may still write: pool space less other datasets'
  * unused reservations, limited by its refquota and by the quota of it and
- * every ancestor.  For the POSIX layer's pfo_avail hook.
+ * every ancestor; *quota (may be NULL): whether a quota is the limit.
+ * For the POSIX layer's pfo_avail hook.
  */
-uint64_t dsl_dataset_avail(dsl_pool_t *dp, const char *name);
+uint64_t dsl_dataset_avail(dsl_pool_t *dp, const char *name, bool *quota);
 
 #endif

@@ -776,10 +776,10 @@ dsl_space_locked(dsl_pool_t *dp, const char *name, dsl_space_t *out)
 	uint64_t avail = pool > unres ? pool - unres : 0;
 	/* Walk up: own and ancestors' reservations are ours to use; quotas limit. */
 	uint64_t a = obj;
-	uint64_t rq = 0;
+	uint64_t rq = 0, limit = UINT64_MAX;
 	if (dsl_prop_local(dp, obj, DSL_PROP_REFQUOTA, &rq, NULL, 0) == 0 && rq > 0)
-		avail = MIN(avail, rq > out->ds_referenced ? rq - out->ds_referenced : 0);
-	uint64_t extra = 0, limit = UINT64_MAX;
+		limit = rq > out->ds_referenced ? rq - out->ds_referenced : 0;
+	uint64_t extra = 0;
 	while (a != 0 && e == 0) {
 		uint64_t used, res = 0, quota = 0;
 		dsl_dataset_phys_t phys;
@@ -796,8 +796,8 @@ dsl_space_locked(dsl_pool_t *dp, const char *name, dsl_space_t *out)
 			limit = MIN(limit, quota > used ? quota - used : 0);
 		a = phys.dd_parent_obj;
 	}
-	avail = MIN(avail + extra, limit);
-	out->ds_available = avail;
+	out->ds_quota_bound = limit < avail + extra;
+	out->ds_available = MIN(avail + extra, limit);
 	return (e);
 }
 
@@ -811,8 +811,11 @@ dsl_dataset_space(dsl_pool_t *dp, const char *name, dsl_space_t *out)
 }
 
 uint64_t
-dsl_dataset_avail(dsl_pool_t *dp, const char *name)
+dsl_dataset_avail(dsl_pool_t *dp, const char *name, bool *quota)
 {
 	dsl_space_t s;
-	return (dsl_dataset_space(dp, name, &s) == 0 ? s.ds_available : 0);
+	int e = dsl_dataset_space(dp, name, &s);
+	if (quota != NULL)
+		*quota = e == 0 && s.ds_quota_bound;
+	return (e == 0 ? s.ds_available : 0);
 }

@@ -100,12 +100,13 @@ typedef struct posix_fs_opts {
 	posix_sync_mode_t pfo_sync;     /* default standard */
 	uint64_t pfo_quota;             /* bytes, 0 = none (refquota) */
 	/*
-	 * space accounting hook: bytes the file system may still use.  statfs
-	 * reports it; a write, create or fallocate needing more fails with
-	 * ENOSPC when the pool itself is full, else EDQUOT (a quota above).
-	 * Without it statfs reports only pfo_quota's room.
+	 * space accounting hook: bytes the file system may still use, and in
+	 * *quota (may be NULL) whether a quota is what limits them rather
+	 * than the pool's free space.  statfs reports it; a write, create or
+	 * fallocate needing more fails with EDQUOT when a quota limits, else
+	 * ENOSPC.  Without it statfs reports only pfo_quota's room.
 	 */
-	uint64_t (*pfo_avail)(void *arg);
+	uint64_t (*pfo_avail)(void *arg, bool *quota);
 	void    *pfo_avail_arg;
 	/*
 	 * The file system's intent log (spa_objset_zil), or NULL: fsync then

@@ -76,9 +76,8 @@
  * open, so a file system that was not closed cleanly recounts them by
  * walking its objects at the next open.  Exact accounting belongs to the
  * dataset layer, which the pfo_avail hook brings in: a change that needs
- * more new space than the hook reports fails with ENOSPC if the pool
- * itself refuses a transaction that size, else with EDQUOT
- * (posix_space_check).
+ * more new space than the hook reports fails with EDQUOT when the hook
+ * says a quota is the limit, else with ENOSPC (posix_space_check).
  */
 #include "posix_impl.h"
 
@@ -179,9 +178,11 @@ posix_quota_check(posix_fs_t *fs, int64_t more)
 /*
  * Before a change that charges `charge` bytes and needs `bytes` of new
  * space: EDQUOT past pfo_quota; when pfo_avail says there is not room for
- * `bytes`, ENOSPC if the pool itself is full (the DMU refuses a
- * transaction of that size) and EDQUOT otherwise (a quota or another
- * dataset's reservation is what limits us).
+ * `bytes`, EDQUOT if a quota is what limits us and ENOSPC if the pool's
+ * space (less other datasets' reservations) is, as zfs answers.  (It used
+ * to ask the DMU for a transaction of that size and call any success
+ * EDQUOT, so a full pool without quotas said EDQUOT whenever a sync had
+ * just freed a little.)
  */
 int
 posix_space_check(posix_fs_t *fs, int64_t charge, uint64_t bytes)
@@ -191,15 +192,10 @@ posix_space_check(posix_fs_t *fs, int64_t charge, uint64_t bytes)
 		return (err);
 	posix_fs_opts_t o;
 	posix_opts(fs, &o);
-	if (o.pfo_avail == NULL || bytes <= o.pfo_avail(o.pfo_avail_arg))
+	bool quota = false;
+	if (o.pfo_avail == NULL || bytes <= o.pfo_avail(o.pfo_avail_arg, &quota))
 		return (0);
-	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
-	dmu_tx_hold_space(tx, bytes);
-	err = dmu_tx_assign(tx, TXG_WAIT);
-	dmu_tx_abort(tx);
-	if (err == ENOSPC || err == EIO || err == EROFS)
-		return (err);
-	return (SET_ERROR(EDQUOT));
+	return (quota ? SET_ERROR(EDQUOT) : SET_ERROR(ENOSPC));
 }
 
 /* Recount the charges by reading every inode (after an unclean close). */
@@ -594,7 +590,7 @@ posix_statfs(posix_fs_t *fs, struct statvfs *st)
 	posix_opts(fs, &o);
 	uint64_t used = __atomic_load_n(&fs->fs_used, __ATOMIC_RELAXED);
 	uint64_t inodes = __atomic_load_n(&fs->fs_inodes, __ATOMIC_RELAXED);
-	uint64_t avail = o.pfo_avail != NULL ? o.pfo_avail(o.pfo_avail_arg) : 0;
+	uint64_t avail = o.pfo_avail != NULL ? o.pfo_avail(o.pfo_avail_arg, NULL) : 0;
 	if (o.pfo_quota != 0) {
 		uint64_t left = o.pfo_quota > used ? o.pfo_quota - used : 0;
 		avail = o.pfo_avail != NULL ? MIN(avail, left) : left;

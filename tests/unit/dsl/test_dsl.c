@@ -593,7 +593,13 @@ test_quota(void)
 	TT_OK(dsl_dataset_space(dp, "tank/q/c", &c));
 	TT_CHECK(q.ds_used >= 4 * MiB);
 	TT_EQ(c.ds_available, 20 * MiB - q.ds_used);
-	TT_EQ(dsl_dataset_avail(dp, "tank/q/c"), c.ds_available);
+	bool qb = false;
+	TT_EQ(dsl_dataset_avail(dp, "tank/q/c", &qb), c.ds_available);
+	TT_CHECK(qb && c.ds_quota_bound);       /* the parent's quota limits it */
+	TT_OK(dsl_dataset_space(dp, "tank/r", &r));
+	TT_CHECK(!r.ds_quota_bound);            /* the pool does */
+	TT_EQ(dsl_dataset_avail(dp, "tank/r", &qb), r.ds_available);
+	TT_CHECK(!qb);
 	/* refquota limits only the dataset's own data */
 	TT_OK(dsl_prop_set(dp, "tank/q/c", "refquota", "6M", err, sizeof (err)));
 	TT_OK(dsl_dataset_space(dp, "tank/q/c", &c));

@@ -31,8 +31,10 @@ static const posix_cred_t tp_root_cred = { .pc_uid = 0, .pc_gid = 0, .pc_umask =
 static const posix_cred_t tp_user_cred = { .pc_uid = 1000, .pc_gid = 1000, .pc_umask = 022 };
 
 static uint64_t
-tp_avail(void *arg)
+tp_avail(void *arg, bool *quota)
 {
+	if (quota != NULL)
+		*quota = false;
 	return (spa_get_avail(arg));
 }
 

@@ -871,6 +871,16 @@ test_persist(void)
 
 /* ---- quota and atime ---- */
 
+/* A space hook allowing 2 MiB, limited by a quota when tq_quota is set. */
+static bool tq_quota;
+static uint64_t
+tq_avail(void *arg, bool *quota)
+{
+	if (quota != NULL)
+		*quota = tq_quota;
+	return (2 * MiB);
+}
+
 static void
 test_quota(void)
 {
@@ -902,6 +912,20 @@ test_quota(void)
 	TT_OK(posix_statfs(t.fs, &st2));
 	TT_EQ(st2.f_files - st2.f_ffree, st.f_files - st.f_ffree);
 	TT_CHECK(st2.f_blocks - st2.f_bfree == st.f_blocks - st.f_bfree);
+	/*
+	 * Past what the space hook allows: EDQUOT when it says a quota is the
+	 * limit, ENOSPC when the pool is (though the pool could take it).
+	 */
+	o = t.opts;
+	o.pfo_quota = 0;
+	o.pfo_avail = tq_avail;
+	tq_quota = true;
+	posix_fs_set_opts(t.fs, &o);
+	TT_OK(posix_create(t.fs, t.root, "h", S_IFREG | 0644, 0, NULL, true, &a));
+	TT_OK(posix_write(t.fs, a.pa_ino, 0, MiB, buf, NULL, &n));
+	TT_EQ(posix_write(t.fs, a.pa_ino, MiB, 3 * MiB, buf, NULL, &n), EDQUOT);
+	tq_quota = false;
+	TT_EQ(posix_write(t.fs, a.pa_ino, MiB, 3 * MiB, buf, NULL, &n), ENOSPC);
 	tarn_free(buf);
 	tp_done(&t);
 }
