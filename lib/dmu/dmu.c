@@ -510,62 +510,6 @@ dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
 	return (err);
 }
 
-/* fn on [boff, boff + n) of level-0 block blkid in place, when the block is cached. */
-static bool
-dmu_view_cached(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, dmu_view_fn_t fn,
-    void *arg, int *errp)
-{
-	pthread_mutex_lock(&dn->dn_mtx);
-	dbuf_t *db = dbuf_find_locked(dn, 0, blkid);
-	if (db == NULL || db->db_state != DB_CACHED || boff + n > db->db_size) {
-		pthread_mutex_unlock(&dn->dn_mtx);
-		return (false);
-	}
-	db->db_wonly = false;
-	*errp = fn(arg, (const uint8_t *)db->db_data + boff);
-	db->db_holds++;                 /* the release makes it the youngest in the LRU */
-	if (db->db_in_lru)
-		dbuf_lru_remove(dn->dn_os->os_dp, db);
-	pthread_mutex_unlock(&dn->dn_mtx);
-	dbuf_rele(db);
-	return (true);
-}
-
-int
-dmu_read_view(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_view_fn_t fn,
-    void *arg)
-{
-	dnode_t *dn;
-	int err = dnode_hold(os, obj, true, &dn);
-	if (err != 0)
-		return (err);
-	pthread_mutex_lock(&dn->dn_mtx);
-	uint64_t blksz = dn->dn_blksz, maxblkid = dn->dn_maxblkid;
-	pthread_mutex_unlock(&dn->dn_mtx);
-	uint64_t blkid = off / blksz, boff = off % blksz;
-	bool done = false;
-	if (boff + len <= blksz && blkid <= maxblkid) {
-		done = dmu_view_cached(dn, blkid, boff, len, fn, arg, &err);
-		if (!done) {
-			/* not cached: read it in (and keep it), then look */
-			dbuf_t *db;
-			if ((err = dmu_hold_read(dn, blkid, &db)) == 0) {
-				dbuf_rele(db);
-				done = dmu_view_cached(dn, blkid, boff, len, fn, arg, &err);
-			}
-		}
-	}
-	dnode_rele(dn);
-	if (done || err != 0)
-		return (err);
-	void *buf = tarn_alloc(len);
-	err = dmu_read(os, obj, off, len, buf);
-	if (err == 0)
-		err = fn(arg, buf);
-	tarn_free(buf);
-	return (err);
-}
-
 /*
  * Copy data into block blkid at boff for tx (whole: the write covers the
  * block, so no read is needed).

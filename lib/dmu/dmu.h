@@ -181,17 +181,6 @@ int dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf);
 int dmu_write(objset_t *os, uint64_t obj, uint64_t off, uint64_t len,
     const void *buf, dmu_tx_t *tx);
 /*
- * Read in place: fn(arg, data) is given the len bytes at off, where they
- * are cached (no copy) when they lie in one cached block, else a copy
- * read as dmu_read would.  They stay unchanged during the call, which
- * may hold the object's lock: fn must not call into the dmu.  Returns
- * fn's result or the read's error.  For lookups in big blocks (a ZAP
- * leaf is 16 KiB; a search needs a few hundred bytes of it).
- */
-typedef int (*dmu_view_fn_t)(void *arg, const void *data);
-int dmu_read_view(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_view_fn_t fn,
-    void *arg);
-/*
  * Sequential reads start read-ahead of the blocks beyond them in the
  * background; dmu_objset_close waits for it.  This waits until no
  * read-ahead of os is in flight (tests: a failure counted by read-ahead

@@ -182,30 +182,6 @@ leaf_write(zap_obj_t *zo, zap_leaf_t *l)
 	return (err);
 }
 
-/* The table index of hash48 h and the leaf block it points to. */
-static int
-leaf_locate(zap_obj_t *zo, uint64_t h, uint64_t *idxp, uint64_t *blkp)
-{
-	int k = (int)zo->zo_fatp.zf_tbl_shift;
-	*idxp = k == 0 ? 0 : h >> (ZAP_HASHBITS - k);
-	return (tbl_get(zo, *idxp, blkp));
-}
-
-/* Is l (found through table index idx) a sound leaf of this ZAP there? */
-static int
-leaf_check(const zap_obj_t *zo, const zap_leaf_t *l, uint64_t idx)
-{
-	int err = zap_leaf_check_hdr(l);
-	if (err != 0)
-		return (err);
-	int k = (int)zo->zo_fatp.zf_tbl_shift;
-	const zap_leaf_phys_t *zl = zap_leaf_phys(l);
-	if (zl->zl_salt != zo->zo_fatp.zf_salt || zl->zl_prefix_len > k ||
-	    (idx >> (k - zl->zl_prefix_len)) != zl->zl_prefix)
-		return (SET_ERROR(EINVAL));
-	return (0);
-}
-
 /*
  * Read the leaf that hash48 h maps to, into a new image (released by the
  * caller, also on error).  *idxp: the table index used.
@@ -213,15 +189,23 @@ leaf_check(const zap_obj_t *zo, const zap_leaf_t *l, uint64_t idx)
 static int
 leaf_for_hash(zap_obj_t *zo, uint64_t h, zap_leaf_t *l, uint64_t *idxp)
 {
-	uint64_t blk = 0;
+	int k = (int)zo->zo_fatp.zf_tbl_shift;
+	uint64_t idx = k == 0 ? 0 : h >> (ZAP_HASHBITS - k), blk = 0;
 	leaf_alloc(l, 0);
-	int err = leaf_locate(zo, h, idxp, &blk);
+	int err = tbl_get(zo, idx, &blk);
 	if (err == 0)
 		err = dmu_read(zo->zo_os, zo->zo_obj, blk * ZAP_FAT_BLKSZ, ZAP_FAT_BLKSZ, l->l_buf);
 	if (err == 0)
-		err = leaf_check(zo, l, *idxp);
+		err = zap_leaf_check_hdr(l);
+	if (err != 0)
+		return (err);
+	const zap_leaf_phys_t *zl = zap_leaf_phys(l);
+	if (zl->zl_salt != zo->zo_fatp.zf_salt || zl->zl_prefix_len > k ||
+	    (idx >> (k - zl->zl_prefix_len)) != zl->zl_prefix)
+		return (SET_ERROR(EINVAL));
 	l->l_blk = blk;
-	return (err);
+	*idxp = idx;
+	return (0);
 }
 
 int
@@ -389,50 +373,27 @@ zap_fat_put(zap_obj_t *zo, const zap_req_t *rq)
 	return (SET_ERROR(ENOSPC));
 }
 
-typedef struct fat_find {
-	zap_obj_t *ff_zo;
-	uint64_t ff_h, ff_idx, ff_blk;
-	const char *ff_name;
-	zap_found_t *ff_f;
-	int ff_intsize;
-	uint64_t ff_num;
-	void *ff_val;
-} fat_find_t;
-
-/* The lookup in the leaf, in place (dmu_read_view). */
-static int
-fat_find_in(void *arg, const void *data)
-{
-	fat_find_t *ff = arg;
-	zap_leaf_t l = { .l_buf = (uint8_t *)(uintptr_t)data, .l_size = ZAP_FAT_BLKSZ,
-		.l_blk = ff->ff_blk };
-	uint32_t i = 0;
-	zap_rec_t r;
-	int err = leaf_check(ff->ff_zo, &l, ff->ff_idx);
-	if (err == 0)
-		err = zap_leaf_find(&l, ff->ff_h, ff->ff_name, (int)strlen(ff->ff_name), &i);
-	if (err == 0)
-		err = zap_leaf_rec(&l, i, &r);
-	if (err == 0) {
-		ff->ff_f->fd_key = r.r_key;
-		ff->ff_f->fd_intsize = r.r_intsize;
-		ff->ff_f->fd_num = r.r_num;
-		if (ff->ff_val != NULL && ff->ff_intsize == r.r_intsize && ff->ff_num >= r.r_num)
-			memcpy(ff->ff_val, r.r_value, (size_t)r.r_intsize * r.r_num);
-	}
-	return (err);
-}
-
 int
 zap_fat_lookup(zap_obj_t *zo, uint64_t h, const char *name, zap_found_t *f, int intsize,
     uint64_t num, void *val)
 {
-	fat_find_t ff = { .ff_zo = zo, .ff_h = h, .ff_name = name, .ff_f = f,
-		.ff_intsize = intsize, .ff_num = num, .ff_val = val };
-	int err = leaf_locate(zo, h, &ff.ff_idx, &ff.ff_blk);
+	zap_leaf_t l;
+	uint64_t idx;
+	uint32_t i = 0;
+	zap_rec_t r;
+	int err = leaf_for_hash(zo, h, &l, &idx);
 	if (err == 0)
-		err = dmu_read_view(zo->zo_os, zo->zo_obj, ff.ff_blk * ZAP_FAT_BLKSZ, ZAP_FAT_BLKSZ,
-		    fat_find_in, &ff);
+		err = zap_leaf_find(&l, h, name, (int)strlen(name), &i);
+	if (err == 0)
+		err = zap_leaf_rec(&l, i, &r);
+	if (err == 0) {
+		f->fd_key = r.r_key;
+		f->fd_intsize = r.r_intsize;
+		f->fd_num = r.r_num;
+		if (val != NULL && intsize == r.r_intsize && num >= r.r_num)
+			memcpy(val, r.r_value, (size_t)r.r_intsize * r.r_num);
+	}
+	leaf_release(&l);
 	return (err);
 }
 

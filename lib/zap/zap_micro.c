@@ -188,47 +188,25 @@ zap_micro_put(zap_obj_t *zo, const zap_req_t *rq, bool *upgradep)
 	return (err);
 }
 
-typedef struct micro_find_arg {
-	const zap_obj_t *mf_zo;
-	uint64_t mf_h;
-	const char *mf_name;
-	zap_found_t *mf_f;
-	int mf_intsize;
-	uint64_t mf_num;
-	void *mf_val;
-} micro_find_arg_t;
-
-/* The lookup in the block, in place (dmu_read_view). */
-static int
-micro_find_in(void *arg, const void *data)
-{
-	micro_find_arg_t *mf = arg;
-	micro_img_t mi = { .mi_buf = (uint8_t *)(uintptr_t)data,
-		.mi_blksz = mf->mf_zo->zo_micro.zm_blksz };
-	mi.mi_hdr = (zap_micro_phys_t *)mi.mi_buf;
-	mi.mi_ents = (zap_micro_ent_t *)(mi.mi_buf + ZAP_MICRO_ENTSZ);
-	if (memcmp(mi.mi_hdr, &mf->mf_zo->zo_micro, sizeof (*mi.mi_hdr)) != 0)
-		return (SET_ERROR(EINVAL));
-	uint32_t idx;
-	int err = micro_find(&mi, mf->mf_h, mf->mf_name, &idx);
-	if (err == 0) {
-		mf->mf_f->fd_key = mi.mi_ents[idx].me_key;
-		mf->mf_f->fd_intsize = 8;
-		mf->mf_f->fd_num = 1;
-		if (mf->mf_val != NULL && mf->mf_intsize == 8 && mf->mf_num >= 1)
-			memcpy(mf->mf_val, &mi.mi_ents[idx].me_value, 8);
-	}
-	return (err);
-}
-
 int
 zap_micro_lookup(zap_obj_t *zo, uint64_t h, const char *name, zap_found_t *f, int intsize,
     uint64_t num, void *val)
 {
-	micro_find_arg_t mf = { .mf_zo = zo, .mf_h = h, .mf_name = name, .mf_f = f,
-		.mf_intsize = intsize, .mf_num = num, .mf_val = val };
-	return (dmu_read_view(zo->zo_os, zo->zo_obj, 0,
-	    (uint64_t)ZAP_MICRO_ENTSZ * (zo->zo_micro.zm_nentries + 1), micro_find_in, &mf));
+	micro_img_t mi;
+	uint32_t idx;
+	int err = micro_read(zo, &mi);
+	if (err != 0)
+		return (err);
+	err = micro_find(&mi, h, name, &idx);
+	if (err == 0) {
+		f->fd_key = mi.mi_ents[idx].me_key;
+		f->fd_intsize = 8;
+		f->fd_num = 1;
+		if (val != NULL && intsize == 8 && num >= 1)
+			memcpy(val, &mi.mi_ents[idx].me_value, 8);
+	}
+	tarn_free(mi.mi_buf);
+	return (err);
 }
 
 int

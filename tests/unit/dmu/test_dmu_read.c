@@ -2,9 +2,8 @@
  * Unit tests of the dmu read path's newer mechanisms on a real pool of
  * file vdevs: asynchronous read-ahead (it fills the cache in the
  * background, heals what it reads, and races object frees and object
- * set closes safely), loans (zero-copy reads: lent bytes stay intact
- * while a writer waits, pieces not lent are copied) and reads in place
- * (dmu_read_view).
+ * set closes safely) and loans (zero-copy reads: lent bytes stay intact
+ * while a writer waits, pieces not lent are copied).
  */
 #include "tt.h"
 #include "spa.h"
@@ -402,84 +401,11 @@ cleanup(void)
 	tt_tmpdir_cleanup();
 }
 
-typedef struct view_arg {
-	uint8_t *va_copy;       /* what fn saw */
-	uint64_t va_len;
-	const void *va_data;    /* where it saw it */
-	int va_ret;
-} view_arg_t;
-
-static int
-view_fn(void *arg, const void *data)
-{
-	view_arg_t *va = arg;
-	memcpy(va->va_copy, data, va->va_len);
-	va->va_data = data;
-	return (va->va_ret);
-}
-
-/*
- * Reads in place: fn sees the bytes of a cached block without a copy
- * (the same address twice), and the right bytes also when the block was
- * not cached, when the range crosses blocks or lies past the end (a copy
- * then, zeros past the end); fn's error comes back; dirty data is seen.
- */
-static void
-test_read_view(void)
-{
-	tt_pool_files(&devs, 1, 256 * MiB);
-	spa_t *spa = tt_pool_create(&devs, "vwtest", NULL, NULL);
-	objset_t *os;
-	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
-	uint8_t *data;
-	uint64_t obj = make_object(spa, os, 4, 50, &data);
-	spa_close(spa);
-	spa = reopen(&os);
-	view_arg_t va = { .va_copy = tarn_alloc(2 * BS) };
-	/* cold block, then cached: same bytes, the second time in place */
-	va.va_len = 16 * KiB;
-	TT_OK(dmu_read_view(os, obj, BS + 4096, va.va_len, view_fn, &va));
-	TT_CHECK(memcmp(va.va_copy, data + BS + 4096, va.va_len) == 0);
-	const void *first = va.va_data;
-	TT_OK(dmu_read_view(os, obj, BS + 4096, va.va_len, view_fn, &va));
-	TT_CHECK(memcmp(va.va_copy, data + BS + 4096, va.va_len) == 0);
-	TT_CHECK(va.va_data == first);
-	/* across two blocks: a copy with the right bytes */
-	va.va_len = 8192;
-	TT_OK(dmu_read_view(os, obj, 2 * BS - 4096, va.va_len, view_fn, &va));
-	TT_CHECK(memcmp(va.va_copy, data + 2 * BS - 4096, va.va_len) == 0);
-	/* past the end: zeros */
-	memset(va.va_copy, 0xee, 4096);
-	va.va_len = 4096;
-	TT_OK(dmu_read_view(os, obj, 9 * BS, va.va_len, view_fn, &va));
-	TT_CHECK(va.va_copy[0] == 0 && va.va_copy[4095] == 0);
-	/* fn's error */
-	va.va_ret = EXDEV;
-	TT_EQ(dmu_read_view(os, obj, 0, 4096, view_fn, &va), EXDEV);
-	va.va_ret = 0;
-	/* a change not yet synced is what fn sees */
-	uint8_t nd[4096];
-	memset(nd, 0x5a, sizeof (nd));
-	dmu_tx_t *tx = dmu_tx_create(os);
-	dmu_tx_hold_write(tx, obj, 3 * BS, sizeof (nd));
-	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
-	TT_OK(dmu_write(os, obj, 3 * BS, sizeof (nd), nd, tx));
-	dmu_tx_commit(tx);
-	TT_OK(dmu_read_view(os, obj, 3 * BS, va.va_len, view_fn, &va));
-	TT_CHECK(memcmp(va.va_copy, nd, sizeof (nd)) == 0);
-	TT_EQ(dmu_read_view(os, obj + 1000, 0, 4096, view_fn, &va), ENOENT);
-	spa_close(spa);
-	tarn_free(va.va_copy);
-	tarn_free(data);
-	tt_pool_files_remove(&devs);
-}
-
 TT_MAIN(
 	{ "readahead_fills_cache", test_readahead_fills_cache },
 	{ "readahead_close_race", test_readahead_close_race },
 	{ "readahead_free_race", test_readahead_free_race },
 	{ "readahead_damage", test_readahead_damage },
 	{ "loans", test_loans },
-	{ "read_view", test_read_view },
 	{ "cleanup", cleanup },
 )
