@@ -656,7 +656,7 @@ tarn_fuse_get_stats(tarn_fuse_t *t, tarn_fuse_stats_t *st)
 	st->tfs_splice = t->tf_splice;
 	st->tfs_readdirplus = t->tf_readdirplus;
 	st->tfs_uring = t->tf_uring_on;
-	st->tfs_uring_moved = tarn_fuse_uring_moved(t);
+	st->tfs_uring_unpinned = atomic_load(&t->tf_uring_unpinned);
 	st->tfs_forgets = atomic_load(&t->tf_forgets);
 	st->tfs_dev_reads = atomic_load(&t->tf_dev_reads);
 	st->tfs_max_write = t->tf_max_write;

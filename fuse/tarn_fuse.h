@@ -100,8 +100,8 @@ typedef struct tarn_fuse_stats {
 	uint64_t tfs_forgets;           /* inodes the kernel forgot */
 	uint64_t tfs_dev_reads;         /* messages read from /dev/fuse beside the rings
 	                                 * (forgets come in batches there) */
-	uint64_t tfs_uring_moved;       /* large reads and writes served on another CPU
-	                                 * than the caller's (its own keeps working) */
+	uint64_t tfs_uring_unpinned;    /* large reads and writes served by a ring thread
+	                                 * free to run on any CPU (tf_uring_place) */
 	uint32_t tfs_max_write;
 } tarn_fuse_stats_t;
 void tarn_fuse_get_stats(tarn_fuse_t *t, tarn_fuse_stats_t *st);

@@ -93,6 +93,7 @@ struct tarn_fuse {
 	atomic_uint_fast64_t tf_errors;
 	atomic_uint_fast64_t tf_forgets;      /* inodes forgotten by the kernel */
 	atomic_uint_fast64_t tf_dev_reads;    /* messages read from /dev/fuse beside the rings */
+	atomic_uint_fast64_t tf_uring_unpinned; /* large requests served by an unpinned thread */
 };
 
 /* FUSE node ids and posix inode numbers: the root swaps with 1. */
@@ -143,8 +144,6 @@ int tarn_fuse_uring_hook(tarn_fuse_t *t);
 int tarn_fuse_uring_start(tarn_fuse_t *t);
 /* After the connection ended: join the workers, free their rings. */
 void tarn_fuse_uring_stop(tarn_fuse_t *t);
-/* Large requests served on another CPU than their queue's (tf_uring_place). */
-uint64_t tarn_fuse_uring_moved(tarn_fuse_t *t);
 
 /* ---- the handler tables' parts ---- */
 

@@ -65,11 +65,11 @@
  * BATCH_FORGET).  Interrupts wait as long, which is harmless.  fio's
  * deletes: 18.5-19.5k/s -> 21-25k/s; bonnie++'s 14-17k/s -> 19-23k/s.
  *
- * Large requests.  A read or write of over 64 KiB is served on another
- * CPU (the thread's pinning is widened to the process's other CPUs until
- * a small request comes): its caller keeps working meanwhile (fio copies
- * the previous megabyte out of the page cache), where on one CPU the two
- * took turns while the other CPUs idled (tf_uring_place).
+ * Large requests.  A read or write of over 64 KiB is served by a thread
+ * free to run on any CPU (its pinning is widened until a small request
+ * comes): its caller keeps working meanwhile (fio copies the previous
+ * megabyte out of the page cache), where on one CPU the two took turns
+ * while the other CPUs idled (tf_uring_place).
  *
  * Costs.  A queue serves only its CPU's callers, so a handler that blocks
  * (a write waiting for its txg, a read from a slow disk) holds one of
@@ -146,7 +146,7 @@ struct tf_uring_thr {
 	tf_uring_t      *ut_u;
 	unsigned         ut_qid;
 	bool             ut_pinned;       /* runs only on CPU ut_qid... */
-	bool             ut_away;         /* ...but now on the others (tf_uring_place) */
+	bool             ut_away;         /* ...but now free to run anywhere (tf_uring_place) */
 	pthread_t        ut_thread;
 	bool             ut_started;
 	struct io_uring  ut_ring;
@@ -167,7 +167,6 @@ struct tf_uring {
 	long             u_poll_ns;
 	_Atomic long     u_last_ns;       /* when any queue last served a small request */
 	_Atomic long     u_bulk_ns;       /* ... and a large one (TF_URING_BULK) */
-	_Atomic uint64_t u_moved;         /* large requests served away from their CPU */
 	int              u_fd;
 	size_t           u_payload;       /* payload buffer size the kernel expects */
 	unsigned         u_nq;            /* queues: possible CPUs */
@@ -419,32 +418,28 @@ tf_uring_is_bulk(const tf_uring_hdr_t *h)
 
 /*
  * Where a pinned thread serves its next request: on its own CPU when it
- * is small, and on the process's other CPUs when it is a large read or
- * write.  The caller of a large request keeps working while it is served
- * (fio copies the megabyte read ahead before it; the writer dirties the
- * next pages), and served on the caller's CPU the two took turns while
- * the other CPUs idled: 512 MiB read cold at 1230 MiB/s, from our cache
- * at 1650, against 1430-1510 and 2250-2690 with the threads not pinned.
- * A move is a migration, so a thread moves only when the kind of its
- * requests changes.
+ * is small, and on any of the process's CPUs, wherever the scheduler
+ * finds room, when it is a large read or write.  The caller of a large
+ * request keeps working while it is served (fio copies the megabyte read
+ * ahead before it; the writer dirties the next pages), and served on the
+ * caller's CPU the two took turns while the other CPUs idled: 512 MiB
+ * read cold at 1230 MiB/s, from our cache at 1650, against 1430-1510 and
+ * 2250-2690 with the threads not pinned.  (Sending them to the other CPUs
+ * only, a forced migration each time, measured 5-10% slower on writes.)
+ * A thread's mask changes only when the kind of its requests does.
  */
 static void
 tf_uring_place(tf_uring_thr_t *th, bool bulk)
 {
-	tf_uring_t *u = th->ut_u;
 	if (!th->ut_pinned || bulk == th->ut_away)
 		return;
 	if (!bulk) {
 		tf_uring_pin(th->ut_qid);
 		th->ut_away = false;
-		return;
-	}
-	cpu_set_t set = u->u_cpus;
-	if (th->ut_qid < CPU_SETSIZE)
-		CPU_CLR(th->ut_qid, &set);
-	if (CPU_COUNT(&set) > 0 &&
-	    pthread_setaffinity_np(pthread_self(), sizeof (set), &set) == 0)
+	} else if (pthread_setaffinity_np(pthread_self(), sizeof (th->ut_u->u_cpus),
+	    &th->ut_u->u_cpus) == 0) {
 		th->ut_away = true;
+	}
 }
 
 static int
@@ -566,8 +561,9 @@ tf_uring_main(void *arg)
 			}
 			bool bulk = tf_uring_is_bulk(ent->ue_hdr);
 			tf_uring_place(th, bulk);
-			if (bulk && sched_getcpu() != (int)th->ut_qid)
-				atomic_fetch_add_explicit(&u->u_moved, 1, memory_order_relaxed);
+			if (bulk && th->ut_away)
+				atomic_fetch_add_explicit(&u->u_t->tf_uring_unpinned, 1,
+				    memory_order_relaxed);
 			tf_uring_serve(ent);
 			atomic_store_explicit(ent->ue_bulk ? &u->u_bulk_ns : &u->u_last_ns,
 			    (long)tarn_now_ns(), memory_order_relaxed);
@@ -578,13 +574,6 @@ tf_uring_main(void *arg)
 	}
 	io_uring_queue_exit(&th->ut_ring);
 	return (NULL);
-}
-
-uint64_t
-tarn_fuse_uring_moved(tarn_fuse_t *t)
-{
-	tf_uring_t *u = t->tf_uring;
-	return (u != NULL ? atomic_load(&u->u_moved) : 0);
 }
 
 /* How many queues the kernel made: one per possible CPU (highest id + 1). */
