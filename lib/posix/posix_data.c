@@ -219,7 +219,12 @@ data_reserve(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, int mode, uint64
 	zp->zp_size = end;
 	memcpy(zp->zp_mtime, now, 16);
 	memcpy(zp->zp_ctime, now, 16);
-	err = zn_write(fs, ino, &old, zp, tx);
+	/*
+	 * Logged as a setattr of the size (its replay extends the file the
+	 * same way), so that an fsync after fallocate + write, as fio's
+	 * layout and Samba's "strict allocate" do, needs no txg sync.
+	 */
+	err = posix_zil_setattr(fs, ino, POSIX_SET_SIZE, &old, zp, tx);
 	dmu_tx_commit(tx);
 	return (err);
 }

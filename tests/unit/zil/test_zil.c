@@ -397,6 +397,14 @@ zt_namespace_ops(zt_t *z)
 	TT_OK(posix_create(z->fs, d, "b", S_IFREG | 0644, 0, &zt_cred, true, &a));
 	zt_put(z, a.pa_ino, 777, 3);
 	TT_OK(posix_rename(z->fs, d, "b", d, "c", 0));       /* over an existing name */
+	/* fallocate that extends a file, then writes into the new part */
+	TT_OK(posix_create(z->fs, d, "pre", S_IFREG | 0644, 0, &zt_cred, true, &a));
+	TT_OK(posix_falloc(z->fs, a.pa_ino, 0, 0, 300000));
+	uint8_t pb[5000];
+	uint64_t pdone;
+	tt_fill(pb, sizeof (pb), 4);
+	TT_OK(posix_write(z->fs, a.pa_ino, 100000, sizeof (pb), pb, &zt_cred, &pdone));
+	TT_OK(posix_falloc(z->fs, zt_ino(z, d, "c"), FALLOC_FL_KEEP_SIZE, 0, 90000));
 	TT_OK(posix_fsync(z->fs, z->ino, false));
 }
 
