@@ -59,7 +59,7 @@ JOBS=all
 TARN_OPTS=()
 
 usage() {	# usage STATUS
-	sed -n '/^# Usage:/,/^#   --build/p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '/^# Usage:/,/^#   --tarn-opts/p' "$0" | sed 's/^# \{0,1\}//'
 	exit "$1"
 }
 while [ $# -gt 0 ]; do

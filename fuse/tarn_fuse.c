@@ -243,8 +243,9 @@ tf_set_readahead(tarn_fuse_t *t)
 }
 
 /*
- * Wait on tf_cv until done(t) or the session ended, for at most
- * timeout_ms (< 0: no limit); returns done(t) || ended, under tf_lock.
+ * Wait on tf_cv until done(t) (done may be NULL: never) or the session
+ * ended, for at most timeout_ms (< 0: no limit); returns done(t) ||
+ * ended, under tf_lock.
  */
 static bool
 tf_wait_for(tarn_fuse_t *t, bool (*done)(tarn_fuse_t *), int timeout_ms)
@@ -257,13 +258,13 @@ tf_wait_for(tarn_fuse_t *t, bool (*done)(tarn_fuse_t *), int timeout_ms)
 		ts.tv_nsec = (long)(ns % 1000000000ULL);
 	}
 	pthread_mutex_lock(&t->tf_lock);
-	while (!t->tf_exited && !done(t)) {
+	while (!t->tf_exited && !(done != NULL && done(t))) {
 		if (timeout_ms < 0)
 			pthread_cond_wait(&t->tf_cv, &t->tf_lock);
 		else if (pthread_cond_timedwait(&t->tf_cv, &t->tf_lock, &ts) == ETIMEDOUT)
 			break;
 	}
-	bool r = t->tf_exited || done(t);
+	bool r = t->tf_exited || (done != NULL && done(t));
 	pthread_mutex_unlock(&t->tf_lock);
 	return (r);
 }
@@ -272,13 +273,6 @@ static bool
 tf_init_done(tarn_fuse_t *t)
 {
 	return (atomic_load(&t->tf_init_replied));
-}
-
-static bool
-tf_nothing_else(tarn_fuse_t *t)
-{
-	(void) t;
-	return (false);
 }
 
 /*
@@ -563,7 +557,7 @@ tarn_fuse_exited(tarn_fuse_t *t)
 bool
 tarn_fuse_wait(tarn_fuse_t *t, int timeout_ms)
 {
-	return (tf_wait_for(t, tf_nothing_else, timeout_ms));
+	return (tf_wait_for(t, NULL, timeout_ms));
 }
 
 const char *

@@ -179,10 +179,7 @@ posix_quota_check(posix_fs_t *fs, int64_t more)
  * Before a change that charges `charge` bytes and needs `bytes` of new
  * space: EDQUOT past pfo_quota; when pfo_avail says there is not room for
  * `bytes`, EDQUOT if a quota is what limits us and ENOSPC if the pool's
- * space (less other datasets' reservations) is, as zfs answers.  (It used
- * to ask the DMU for a transaction of that size and call any success
- * EDQUOT, so a full pool without quotas said EDQUOT whenever a sync had
- * just freed a little.)
+ * space (less other datasets' reservations) is, as zfs answers.
  */
 int
 posix_space_check(posix_fs_t *fs, int64_t charge, uint64_t bytes)

@@ -51,7 +51,8 @@ tarn_thread_cpus(cpu_set_t *set)
 		*set = tarn_cpus;
 	} else {
 		CPU_ZERO(set);
-		for (long i = 0; i < sysconf(_SC_NPROCESSORS_CONF) && i < CPU_SETSIZE; i++)
+		long n = MIN(sysconf(_SC_NPROCESSORS_CONF), (long)CPU_SETSIZE);
+		for (long i = 0; i < n; i++)
 			CPU_SET(i, set);
 	}
 }
