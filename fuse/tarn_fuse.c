@@ -147,8 +147,9 @@ tf_init(void *userdata, struct fuse_conn_info *conn)
 	tf_want(conn, FUSE_CAP_ASYNC_DIO, true);
 	tf_want(conn, FUSE_CAP_READDIRPLUS, true);
 	tf_want(conn, FUSE_CAP_READDIRPLUS_AUTO, true);
-	tf_want(conn, FUSE_CAP_POSIX_ACL, false);
-	tf_want(conn, FUSE_CAP_DONT_MASK, false);
+	/* the kernel enforces ACLs; new inodes get their umask or default ACL here */
+	tf_want(conn, FUSE_CAP_POSIX_ACL, true);
+	tf_want(conn, FUSE_CAP_DONT_MASK, true);
 
 	t->tf_writeback = (conn->want & FUSE_CAP_WRITEBACK_CACHE) != 0;
 	t->tf_splice = (conn->want & FUSE_CAP_SPLICE_READ) != 0;

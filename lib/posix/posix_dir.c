@@ -202,11 +202,15 @@ typedef struct mknode_args {
 	uint64_t want_obj;      /* intent-log replay: this object number (else 0) */
 } mknode_args_t;
 
-/* The new inode's mode and group in directory dzp (umask, setgid directories). */
+/*
+ * The new inode's mode and group in directory dzp (umask, setgid
+ * directories).  A default ACL on the directory takes the umask's place
+ * (posix_acl_inherit_tx masks the mode).
+ */
 static void
-mknode_owner(const znode_phys_t *dzp, const mknode_args_t *a, znode_phys_t *zp)
+mknode_owner(const znode_phys_t *dzp, const mknode_args_t *a, bool dacl, znode_phys_t *zp)
 {
-	uint32_t umask = a->cred != NULL ? a->cred->pc_umask : 0;
+	uint32_t umask = a->cred != NULL && !dacl ? a->cred->pc_umask : 0;
 	uint32_t mode = a->mode;
 	if (!S_ISLNK(mode))
 		mode = (mode & S_IFMT) | (mode & 07777 & ~umask);
@@ -264,27 +268,41 @@ mknode_locked(posix_fs_t *fs, posix_ino_t dir, znode_phys_t *dzp, const char *na
 	int err = posix_space_check(fs, charge, (uint64_t)charge);
 	if (err != 0)
 		return (err);
+	size_t dlen = 0;
+	void *dacl = S_ISLNK(a->mode) ? NULL : posix_acl_default_get(fs, dzp, &dlen);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
 	zap_tx_hold(tx, fs->fs_os, dir, 1);
 	dmu_tx_hold_bonus(tx, dir);
 	dmu_tx_hold_space(tx, DNODE_BLOCK_SIZE + tlen);
 	if (S_ISDIR(a->mode))
 		zap_tx_hold(tx, fs->fs_os, 0, 1);
-	if ((err = posix_tx_assign(tx)) != 0)
+	if (dacl != NULL) {
+		znode_phys_t fresh = { .zp_xattr = 0 };
+		posix_acl_tx_hold(fs, &fresh, dlen, tx);
+	}
+	if ((err = posix_tx_assign(tx)) != 0) {
+		tarn_free(dacl);
 		return (err);
+	}
 	posix_zil_begin();
 	uint64_t now[2], obj = 0;
 	posix_now(now);
 	znode_phys_t zp, dold = *dzp;
 	zn_init(&zp, 0, a->cred, dir, dmu_tx_get_txg(tx), now);
-	mknode_owner(dzp, a, &zp);
+	mknode_owner(dzp, a, dacl != NULL, &zp);
 	zp.zp_rdev = a->rdev;
 	err = mknode_alloc(fs, a, &zp, tx, &obj);
 	if (err == 0) {
-		err = zap_add_int(fs->fs_os, dir, name, POSIX_DE_MAKE(obj, zp.zp_mode), tx);
+		if (dacl != NULL)
+			err = posix_acl_inherit_tx(fs, &zp, dacl, dlen, tx);
+		if (err == 0)
+			err = zap_add_int(fs->fs_os, dir, name, POSIX_DE_MAKE(obj, zp.zp_mode), tx);
+		if (err != 0 && zp.zp_xattr != 0)
+			(void) posix_xattr_destroy(fs, zp.zp_xattr, tx);
 		if (err != 0)
 			(void) dmu_object_free(fs->fs_os, obj, tx);
 	}
+	tarn_free(dacl);
 	if (err == 0) {
 		if (S_ISDIR(zp.zp_mode)) {
 			zp.zp_nlink = 2;

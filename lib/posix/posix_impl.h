@@ -197,4 +197,24 @@ int posix_truncate_locked(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uin
 /* ---- posix_xattr.c ---- */
 int posix_xattr_destroy(posix_fs_t *fs, uint64_t xobj, dmu_tx_t *tx);
 
+/*
+ * POSIX ACLs (posix_acl.c: the values; posix_xattr.c: where they are
+ * stored).  The value checks and computations take values that passed
+ * posix_acl_check.
+ */
+#define POSIX_ACL_ACCESS      "system.posix_acl_access"
+#define POSIX_ACL_DEFAULT     "system.posix_acl_default"
+#define POSIX_ACL_MAX_ENTRIES 1024
+int posix_acl_check(const void *val, size_t len);
+uint32_t posix_acl_mode(const void *val, size_t len, bool *equiv);
+void posix_acl_chmod(void *val, size_t len, uint32_t mode);
+bool posix_acl_inherit(const void *dval, size_t len, uint32_t *mode, void *out);
+/* A directory's default ACL in a new buffer (tarn_free), or NULL when it has none. */
+void *posix_acl_default_get(posix_fs_t *fs, const znode_phys_t *dzp, size_t *lenp);
+/* Holds for the changes below (the inode's xattr object, maybe new, and len bytes). */
+void posix_acl_tx_hold(posix_fs_t *fs, const znode_phys_t *zp, size_t len, dmu_tx_t *tx);
+int posix_acl_chmod_tx(posix_fs_t *fs, const znode_phys_t *zp, uint32_t mode, dmu_tx_t *tx);
+int posix_acl_inherit_tx(posix_fs_t *fs, znode_phys_t *zp, const void *dacl, size_t dlen,
+    dmu_tx_t *tx);
+
 #endif

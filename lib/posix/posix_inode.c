@@ -297,6 +297,8 @@ posix_setattr(posix_fs_t *fs, posix_ino_t ino, const posix_attr_t *in, int mask,
 	if (err == 0) {
 		tx = dmu_tx_create(fs->fs_os);
 		dmu_tx_hold_bonus(tx, ino);
+		if ((mask & POSIX_SET_MODE) && old.zp_xattr != 0)
+			posix_acl_tx_hold(fs, &old, POSIX_XATTR_INLINE_MAX, tx);
 		if (resize && in->pa_size < old.zp_size) {
 			dmu_tx_hold_free(tx, ino, in->pa_size, DMU_OBJECT_END);
 			dmu_tx_mark_netfree(tx);
@@ -311,6 +313,10 @@ posix_setattr(posix_fs_t *fs, posix_ino_t ino, const posix_attr_t *in, int mask,
 			err = posix_truncate_locked(fs, ino, &zp, in->pa_size, tx);
 		if (err == 0) {
 			setattr_apply(&zp, in, mask, now);
+			if (mask & POSIX_SET_MODE)      /* the access ACL follows the mode */
+				err = posix_acl_chmod_tx(fs, &zp, (uint32_t)zp.zp_mode, tx);
+		}
+		if (err == 0) {
 			err = posix_zil_setattr(fs, ino, mask, &old, &zp, tx);
 		}
 		dmu_tx_commit(tx);

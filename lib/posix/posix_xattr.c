@@ -5,8 +5,10 @@
  * 1-byte-integer array in the ZAP; an empty value or a larger one (up to
  * POSIX_XATTR_SIZE_MAX, 64 KiB) as two 8-byte integers {object, size},
  * where the object (0 for an empty value) holds the bytes.  Namespaces:
- * user., trusted., security. and the two POSIX ACL names, kept as opaque
- * values (the kernel interprets ACLs).
+ * user., trusted., security. and the two POSIX ACL names.  The kernel
+ * enforces ACLs; the file system checks their values, keeps the mode in
+ * step with the access ACL (setfacl changes the mode, chmod the ACL) and
+ * gives new inodes their directory's default ACL (posix_acl.c).
  */
 #include "posix_impl.h"
 
@@ -108,6 +110,10 @@ posix_getxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, void *value, s
     size_t *outlen)
 {
 	int err = xattr_name_check(fs, name);
+	/* xattr=off: no ACLs (the kernel asks for them on permission checks) */
+	if (err == EOPNOTSUPP && name != NULL && (strcmp(name, POSIX_ACL_ACCESS) == 0 ||
+	    strcmp(name, POSIX_ACL_DEFAULT) == 0))
+		return (SET_ERROR(ENODATA));
 	if (err != 0)
 		return (err);
 	znode_phys_t zp;
@@ -160,17 +166,52 @@ xattr_store(posix_fs_t *fs, uint64_t xobj, const char *name, const void *value, 
 /* The checks of setxattr with the inode locked: whether name exists. */
 static int
 xattr_set_check(posix_fs_t *fs, const znode_phys_t *zp, const char *name, int flags,
-    xattr_ref_t *old)
+    xattr_ref_t *old, bool *exists)
 {
 	int err = xattr_type_check(zp, name, true);
 	if (err != 0)
 		return (err);
 	uint64_t len;
 	err = xattr_find(fs, zp->zp_xattr, name, &len, old);
+	*exists = err == 0;
 	if (err == 0 && (flags & POSIX_XATTR_CREATE))
 		return (SET_ERROR(EEXIST));
 	if (err == ENODATA && !(flags & POSIX_XATTR_REPLACE))
 		return (0);
+	return (err);
+}
+
+/* Remove name (it exists; old is its descriptor) in tx. */
+static int
+xattr_drop(posix_fs_t *fs, uint64_t xobj, const char *name, const xattr_ref_t *old,
+    dmu_tx_t *tx)
+{
+	int err = 0;
+	if (old->xr_obj != 0)
+		err = dmu_object_free(fs->fs_os, old->xr_obj, tx);
+	if (err == 0)
+		err = zap_remove(fs->fs_os, xobj, name, tx);
+	return (err);
+}
+
+/*
+ * The checks of an ACL value: well formed, and a default ACL only on a
+ * directory.  *mode gets the permission bits an access ACL implies and
+ * *drop whether it says no more than them (then no ACL is kept).
+ */
+static int
+xattr_acl_check(const znode_phys_t *zp, const char *name, const void *value, size_t size,
+    bool *access, uint32_t *mode, bool *drop)
+{
+	*access = strcmp(name, POSIX_ACL_ACCESS) == 0;
+	*drop = false;
+	if (!*access && strcmp(name, POSIX_ACL_DEFAULT) != 0)
+		return (0);
+	if (!*access && !S_ISDIR(zp->zp_mode))
+		return (SET_ERROR(EACCES));
+	int err = posix_acl_check(value, size);
+	if (err == 0 && *access)
+		*mode = posix_acl_mode(value, size, drop);
 	return (err);
 }
 
@@ -189,9 +230,13 @@ posix_setxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, const void *va
 		return (err);
 	znode_phys_t old, zp;
 	xattr_ref_t oref;
+	bool exists = false, access = false, drop = false;
+	uint32_t amode = 0;
 	pinode_t *pi = xattr_enter(fs, ino, true, &old, &err);
 	if (err == 0)
-		err = xattr_set_check(fs, &old, name, flags, &oref);
+		err = xattr_set_check(fs, &old, name, flags, &oref, &exists);
+	if (err == 0)
+		err = xattr_acl_check(&old, name, value, size, &access, &amode, &drop);
 	dmu_tx_t *tx = NULL;
 	if (err == 0) {
 		tx = dmu_tx_create(fs->fs_os);
@@ -202,11 +247,15 @@ posix_setxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, const void *va
 	}
 	if (err == 0) {
 		zp = old;
-		if (zp.zp_xattr == 0)
+		if (drop && exists)
+			err = xattr_drop(fs, zp.zp_xattr, name, &oref, tx);
+		else if (!drop && zp.zp_xattr == 0)
 			err = zap_create(fs->fs_os, DMU_OT_ZAP, tx, &zp.zp_xattr);
-		if (err == 0)
+		if (err == 0 && !drop)
 			err = xattr_store(fs, zp.zp_xattr, name, value, size, &oref, tx);
 		if (err == 0) {
+			if (access)
+				zp.zp_mode = (zp.zp_mode & ~0777ULL) | amode;
 			posix_now(zp.zp_ctime);
 			err = zn_write(fs, ino, &old, &zp, tx);
 		}
@@ -242,10 +291,7 @@ posix_removexattr(posix_fs_t *fs, posix_ino_t ino, const char *name)
 	}
 	if (err == 0) {
 		zp = old;
-		if (ref.xr_obj != 0)
-			err = dmu_object_free(fs->fs_os, ref.xr_obj, tx);
-		if (err == 0)
-			err = zap_remove(fs->fs_os, zp.zp_xattr, name, tx);
+		err = xattr_drop(fs, zp.zp_xattr, name, &ref, tx);
 		if (err == 0) {
 			posix_now(zp.zp_ctime);
 			err = zn_write(fs, ino, &old, &zp, tx);
@@ -313,4 +359,88 @@ posix_xattr_destroy(posix_fs_t *fs, uint64_t xobj, dmu_tx_t *tx)
 	if (err != ENOENT)
 		return (err);
 	return (zap_destroy(fs->fs_os, xobj, tx));
+}
+
+/* ---- ACLs kept with the mode and inherited ---- */
+
+/* name's value in a new buffer (tarn_free), or NULL (absent, or unreadable). */
+static void *
+xattr_get_alloc(posix_fs_t *fs, uint64_t xobj, const char *name, size_t *lenp)
+{
+	uint64_t len;
+	xattr_ref_t ref;
+	if (xattr_find(fs, xobj, name, &len, &ref) != 0 || len == 0 || len > POSIX_XATTR_SIZE_MAX)
+		return (NULL);
+	void *buf = tarn_alloc(len);
+	int err = ref.xr_obj != 0 ? dmu_read(fs->fs_os, ref.xr_obj, 0, len, buf) :
+	    zap_lookup(fs->fs_os, xobj, name, 1, len, buf);
+	if (err != 0) {
+		tarn_free(buf);
+		return (NULL);
+	}
+	*lenp = len;
+	return (buf);
+}
+
+void *
+posix_acl_default_get(posix_fs_t *fs, const znode_phys_t *dzp, size_t *lenp)
+{
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	if (!o.pfo_xattr || dzp->zp_xattr == 0)
+		return (NULL);
+	void *v = xattr_get_alloc(fs, dzp->zp_xattr, POSIX_ACL_DEFAULT, lenp);
+	if (v != NULL && posix_acl_check(v, *lenp) != 0) {
+		tarn_free(v);           /* stored before values were checked: ignore it */
+		v = NULL;
+	}
+	return (v);
+}
+
+void
+posix_acl_tx_hold(posix_fs_t *fs, const znode_phys_t *zp, size_t len, dmu_tx_t *tx)
+{
+	zap_tx_hold(tx, fs->fs_os, zp->zp_xattr, 2);
+	dmu_tx_hold_space(tx, DNODE_BLOCK_SIZE + 2 * len);
+}
+
+int
+posix_acl_chmod_tx(posix_fs_t *fs, const znode_phys_t *zp, uint32_t mode, dmu_tx_t *tx)
+{
+	if (zp->zp_xattr == 0)
+		return (0);
+	size_t len;
+	void *v = xattr_get_alloc(fs, zp->zp_xattr, POSIX_ACL_ACCESS, &len);
+	if (v == NULL || posix_acl_check(v, len) != 0) {
+		tarn_free(v);
+		return (0);
+	}
+	posix_acl_chmod(v, len, mode);
+	xattr_ref_t old;
+	uint64_t olen;
+	int err = xattr_find(fs, zp->zp_xattr, POSIX_ACL_ACCESS, &olen, &old);
+	if (err == 0)
+		err = xattr_store(fs, zp->zp_xattr, POSIX_ACL_ACCESS, v, len, &old, tx);
+	tarn_free(v);
+	return (err);
+}
+
+int
+posix_acl_inherit_tx(posix_fs_t *fs, znode_phys_t *zp, const void *dacl, size_t dlen,
+    dmu_tx_t *tx)
+{
+	void *access = tarn_alloc(dlen);
+	uint32_t mode = (uint32_t)zp->zp_mode;
+	bool needed = posix_acl_inherit(dacl, dlen, &mode, access);
+	zp->zp_mode = mode;
+	const xattr_ref_t none = { 0, 0 };
+	int err = 0;
+	if ((needed || S_ISDIR(zp->zp_mode)) && zp->zp_xattr == 0)
+		err = zap_create(fs->fs_os, DMU_OT_ZAP, tx, &zp->zp_xattr);
+	if (err == 0 && needed)
+		err = xattr_store(fs, zp->zp_xattr, POSIX_ACL_ACCESS, access, dlen, &none, tx);
+	if (err == 0 && S_ISDIR(zp->zp_mode))
+		err = xattr_store(fs, zp->zp_xattr, POSIX_ACL_DEFAULT, dacl, dlen, &none, tx);
+	tarn_free(access);
+	return (err);
 }

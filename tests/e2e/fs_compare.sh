@@ -6,7 +6,9 @@
 # special files, open and unlinked files, fallocate) as root, and its
 # permission suite as the unprivileged user nobody (read/write/create/
 # unlink/chmod/chown/utime/xattr permission checks, sticky and setgid
-# directories, setuid cleared on write, protected hard links).  ext4 is a
+# directories, setuid cleared on write, protected hard links, POSIX ACLs:
+# named users let in and kept out, the mask, setfacl's mode, chmod's ACL,
+# default ACLs inherited by new files and directories).  ext4 is a
 # loop-mounted image; without loop devices, a temp dir on the root file
 # system if that is ext4.
 . "$(dirname "$0")/lib.sh"
@@ -53,6 +55,7 @@ check "the errno suite ran" test "$(wc -l <"$E2E_TMP/errno.tarn")" -ge 90
 check "the permission suite ran as nobody" grep -qx "whoami: (65534, 65534)" "$E2E_TMP/perm.tarn"
 same_output "errno suite results (ext4 vs tarn)" "$E2E_TMP/errno.ext4" "$E2E_TMP/errno.tarn"
 same_output "permission suite results (ext4 vs tarn)" "$E2E_TMP/perm.ext4" "$E2E_TMP/perm.tarn"
+check "the ACL steps ran" grep -q "^acl-remove-own: 0o40" "$E2E_TMP/perm.tarn"
 
 # the same after a remount (what was cached in the kernel is gone)
 fs_stop
@@ -60,7 +63,7 @@ fs_start -- "${DEV[@]}" || e2e_done
 "${NOBODY[@]}" $PY -c "
 import os, sys
 r = sys.argv[1]
-for p in ('perm/f600', 'perm/priv/inner'):
+for p in ('perm/f600', 'perm/priv/inner', 'perm/acl-r', 'perm/acl-deny'):
     try:
         open(os.path.join(r, p)).read()
         print(p, 'readable')
@@ -69,6 +72,8 @@ for p in ('perm/f600', 'perm/priv/inner'):
 print('sgid', oct(os.stat(os.path.join(r, 'perm/sgid/d')).st_mode), os.stat(os.path.join(r, 'perm/sgid/f')).st_gid)
 " "$MNT" >"$E2E_TMP/after.tarn" 2>&1
 check "permissions after remount" grep -qx "perm/f600 EACCES" "$E2E_TMP/after.tarn"
+check "ACLs after remount" sh -c "grep -qx 'perm/acl-r readable' '$E2E_TMP/after.tarn' &&
+	grep -qx 'perm/acl-deny EACCES' '$E2E_TMP/after.tarn'"
 check "setgid directory after remount" grep -qx "sgid 0o42755 4242" "$E2E_TMP/after.tarn"
 fs_stop
 cleanup_ext4

@@ -41,6 +41,7 @@ import errno
 import os
 import random
 import stat
+import struct
 import sys
 import time
 
@@ -357,6 +358,25 @@ def xattr_suite(s):
 # ---- the permission suite (as nobody; compared with ext4) ----
 
 PERM_GID = 4242
+NOBODY_UID = 65534
+ACL_ACCESS, ACL_DEFAULT = "system.posix_acl_access", "system.posix_acl_default"
+A_USER_OBJ, A_USER, A_GROUP_OBJ, A_GROUP, A_MASK, A_OTHER = 1, 2, 4, 8, 0x10, 0x20
+
+
+def acl(*entries):
+    """An ACL in Linux's xattr form from (tag, perm[, id]) tuples (sorted here)."""
+    out = struct.pack("<I", 2)
+    for e in sorted(entries, key=lambda e: (e[0], e[2] if len(e) > 2 else 0xFFFFFFFF)):
+        out += struct.pack("<HHI", e[0], e[1], e[2] if len(e) > 2 else 0xFFFFFFFF)
+    return out
+
+
+def acl_text(path, name=ACL_ACCESS):
+    """An ACL as comparable text: tag:id:perm per entry."""
+    v = os.getxattr(path, name)
+    n = (len(v) - 4) // 8
+    ents = [struct.unpack_from("<HHI", v, 4 + 8 * i) for i in range(n)]
+    return " ".join("%x:%s:%o" % (t, "" if i == 0xFFFFFFFF else i, p) for t, p, i in ents)
 
 
 def perm_setup(root):
@@ -370,6 +390,24 @@ def perm_setup(root):
                  ("sticky/rootfile", 0o666), ("priv/inner", 0o644)):
         write(os.path.join(root, f), b"secret")
         os.chmod(os.path.join(root, f), m)
+    # POSIX ACLs: a named user let in, a named user kept out, a mask that
+    # caps a named user, a directory whose default ACL new inodes inherit
+    for f, m in (("acl-r", 0o600), ("acl-deny", 0o644), ("acl-mask", 0o600)):
+        write(os.path.join(root, f), b"secret")
+        os.chmod(os.path.join(root, f), m)
+    os.setxattr(os.path.join(root, "acl-r"), ACL_ACCESS, acl(
+        (A_USER_OBJ, 6), (A_USER, 4, NOBODY_UID), (A_GROUP_OBJ, 0), (A_MASK, 4), (A_OTHER, 0)))
+    os.setxattr(os.path.join(root, "acl-deny"), ACL_ACCESS, acl(
+        (A_USER_OBJ, 6), (A_USER, 0, NOBODY_UID), (A_GROUP_OBJ, 4), (A_MASK, 4), (A_OTHER, 4)))
+    os.setxattr(os.path.join(root, "acl-mask"), ACL_ACCESS, acl(
+        (A_USER_OBJ, 6), (A_USER, 6, NOBODY_UID), (A_GROUP_OBJ, 0), (A_MASK, 4), (A_OTHER, 0)))
+    d = os.path.join(root, "acl-dir")
+    os.mkdir(d)
+    os.chmod(d, 0o750)
+    both = ((A_USER_OBJ, 7), (A_USER, 7, NOBODY_UID), (A_GROUP_OBJ, 5), (A_MASK, 7),
+            (A_OTHER, 0))
+    os.setxattr(d, ACL_ACCESS, acl(*both))
+    os.setxattr(d, ACL_DEFAULT, acl(*both))
 
 
 def perm_suite(root):
@@ -414,6 +452,32 @@ def perm_suite(root):
     st("rename-into-ro", lambda: os.rename(p("pub", "x"), p("ro", "x")))
     st("rmdir-in-root", lambda: os.rmdir(p("priv")))
     st("exec-traverse-priv", lambda: os.open(p("priv", "inner"), os.O_RDONLY))
+    st("acl-read-granted", lambda: read(p("acl-r")))
+    st("acl-mode-shows-mask", lambda: oct(os.stat(p("acl-r")).st_mode))
+    st("acl-read-denied-named", lambda: read(p("acl-deny")))
+    st("acl-read-under-mask", lambda: read(p("acl-mask")))
+    st("acl-write-over-mask", lambda: write(p("acl-mask"), b"x", os.O_WRONLY))
+    st("acl-set-not-owner", lambda: os.setxattr(p("acl-r"), ACL_ACCESS, acl(
+        (A_USER_OBJ, 7), (A_GROUP_OBJ, 7), (A_OTHER, 7))))
+    st("acl-create-in-dir", lambda: (write(p("acl-dir", "f"), b"x", mode=0o666),
+                                     oct(os.stat(p("acl-dir", "f")).st_mode),
+                                     acl_text(p("acl-dir", "f")))[1:])
+    st("acl-mkdir-in-dir", lambda: (os.mkdir(p("acl-dir", "d"), 0o777),
+                                    oct(os.stat(p("acl-dir", "d")).st_mode),
+                                    acl_text(p("acl-dir", "d")),
+                                    acl_text(p("acl-dir", "d"), ACL_DEFAULT))[1:])
+    st("acl-chmod-own", lambda: (os.chmod(p("acl-dir", "f"), 0o604),
+                                 acl_text(p("acl-dir", "f")))[1])
+    st("acl-set-own", lambda: (os.setxattr(p("acl-dir", "f"), ACL_ACCESS, acl(
+        (A_USER_OBJ, 6), (A_GROUP_OBJ, 4), (A_OTHER, 0))),
+        oct(os.stat(p("acl-dir", "f")).st_mode))[1])
+    st("acl-equiv-not-kept", lambda: acl_text(p("acl-dir", "f")))
+    st("acl-default-on-file", lambda: os.setxattr(p("acl-dir", "f"), ACL_DEFAULT, acl(
+        (A_USER_OBJ, 6), (A_GROUP_OBJ, 4), (A_OTHER, 0))))
+    st("acl-invalid", lambda: os.setxattr(p("acl-dir", "f"), ACL_ACCESS, b"\x02\0\0\0bad"))
+    st("acl-remove-own", lambda: (os.removexattr(p("acl-dir", "d"), ACL_DEFAULT),
+                                  os.mkdir(p("acl-dir", "d", "e"), 0o777),
+                                  oct(os.stat(p("acl-dir", "d", "e")).st_mode))[2])
 
 
 # ---- other checks ----

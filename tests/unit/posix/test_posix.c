@@ -592,6 +592,20 @@ xattr_roundtrip(posix_ino_t ino, const char *name, size_t len, uint64_t seed)
 	tarn_free(r);
 }
 
+/*
+ * ACLs in Linux's xattr form: version 2, then {tag, perm, id} entries
+ * (USER_OBJ 1, USER 2, GROUP_OBJ 4, GROUP 8, MASK 0x10, OTHER 0x20).
+ */
+#define ACL_E(tag, perm, id) tag, 0, perm, 0, (id) & 0xff, ((id) >> 8) & 0xff, 0, 0
+#define ACL_NOID 0xffff
+static const uint8_t acl_named[] = {    /* u::rw- u:1000:rw- g::r-- m::r-- o::--- */
+	2, 0, 0, 0, ACL_E(1, 6, ACL_NOID), ACL_E(2, 6, 1000), ACL_E(4, 4, ACL_NOID),
+	ACL_E(0x10, 4, ACL_NOID), ACL_E(0x20, 0, ACL_NOID)
+};
+static const uint8_t acl_base[] = {     /* u::rwx g::r-x o::r-- (what the mode says) */
+	2, 0, 0, 0, ACL_E(1, 7, ACL_NOID), ACL_E(4, 5, ACL_NOID), ACL_E(0x20, 4, ACL_NOID)
+};
+
 static void xattr_sizes(posix_ino_t f);
 static void xattr_reopen(posix_ino_t f, uint64_t objs0);
 
@@ -626,8 +640,9 @@ test_xattrs(void)
 	/* namespaces */
 	TT_OK(posix_setxattr(fs, f, "trusted.t", "1", 1, 0));
 	TT_OK(posix_setxattr(fs, f, "security.selinux", "ctx", 3, 0));
-	TT_OK(posix_setxattr(fs, f, "system.posix_acl_access", "\2\0\0\0", 4, 0));
-	TT_OK(posix_setxattr(fs, t.root, "system.posix_acl_default", "\2\0\0\0", 4, 0));
+	TT_OK(posix_setxattr(fs, f, "system.posix_acl_access", acl_named, sizeof (acl_named), 0));
+	TT_OK(posix_setxattr(fs, t.root, "system.posix_acl_default", acl_named,
+	    sizeof (acl_named), 0));
 	TT_EQ(posix_setxattr(fs, f, "foo.bar", "1", 1, 0), EOPNOTSUPP);
 	TT_EQ(posix_setxattr(fs, f, "system.other", "1", 1, 0), EOPNOTSUPP);
 	TT_EQ(posix_setxattr(fs, f, "user.", "1", 1, 0), EINVAL);
@@ -980,6 +995,120 @@ test_atime(void)
 	tp_done(&t);
 }
 
+/* The ACL f carries now, compared with want (NULL: none). */
+static void
+acl_is(posix_ino_t f, const char *name, const uint8_t *want, size_t wlen)
+{
+	uint8_t buf[256];
+	size_t n;
+	int e = posix_getxattr(t.fs, f, name, buf, sizeof (buf), &n);
+	if (want == NULL) {
+		TT_EQ(e, ENODATA);
+		return;
+	}
+	TT_OK(e);
+	TT_EQ(n, wlen);
+	TT_CHECK(memcmp(buf, want, wlen) == 0);
+}
+
+static uint32_t
+mode_of(posix_ino_t f)
+{
+	posix_attr_t a;
+	TT_OK(posix_getattr(t.fs, f, &a));
+	return (a.pa_mode & 07777);
+}
+
+/*
+ * POSIX ACLs: values checked, the mode follows the access ACL and the
+ * ACL follows chmod, an ACL that says no more than the mode is not kept,
+ * new inodes inherit a directory's default ACL (the umask does not
+ * apply then), all of it persisted.
+ */
+static void
+test_acls(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	posix_fs_t *fs = t.fs;
+	posix_ino_t f = tp_file(&t, t.root, "f", 10, 1);
+	const char *A = "system.posix_acl_access", *D = "system.posix_acl_default";
+	/* malformed values */
+	uint8_t bad[sizeof (acl_named)];
+	TT_EQ(posix_setxattr(fs, f, A, "\2\0\0\0", 4, 0), EINVAL);         /* no entries */
+	TT_EQ(posix_setxattr(fs, f, A, acl_named, sizeof (acl_named) - 1, 0), EINVAL);
+	memcpy(bad, acl_named, sizeof (bad));
+	bad[0] = 1;                                                 /* version */
+	TT_EQ(posix_setxattr(fs, f, A, bad, sizeof (bad), 0), EINVAL);
+	memcpy(bad, acl_named, sizeof (bad));
+	bad[4 + 2] = 8;                                             /* perm > 7 */
+	TT_EQ(posix_setxattr(fs, f, A, bad, sizeof (bad), 0), EINVAL);
+	memcpy(bad, acl_named, sizeof (bad));
+	bad[4 + 3 * 8] = 0x20;                                      /* mask -> 2nd other */
+	TT_EQ(posix_setxattr(fs, f, A, bad, sizeof (bad), 0), EINVAL);
+	memcpy(bad, acl_named, sizeof (bad));
+	memcpy(bad + 4 + 8, acl_named + 4 + 16, 8);                 /* unsorted */
+	memcpy(bad + 4 + 16, acl_named + 4 + 8, 8);
+	TT_EQ(posix_setxattr(fs, f, A, bad, sizeof (bad), 0), EINVAL);
+	TT_EQ(posix_setxattr(fs, f, D, acl_named, sizeof (acl_named), 0), EACCES);
+	acl_is(f, A, NULL, 0);
+	/* setfacl: the mode shows owner, mask and other */
+	TT_OK(posix_setxattr(fs, f, A, acl_named, sizeof (acl_named), 0));
+	TT_EQ(mode_of(f), 0640);
+	acl_is(f, A, acl_named, sizeof (acl_named));
+	/* chmod rewrites owner, mask and other in the ACL */
+	posix_attr_t in = { .pa_mode = 0604 }, out;
+	TT_OK(posix_setattr(fs, f, &in, POSIX_SET_MODE, &tp_root_cred, &out));
+	uint8_t want[sizeof (acl_named)];
+	memcpy(want, acl_named, sizeof (want));
+	want[4 + 2] = 6;
+	want[4 + 3 * 8 + 2] = 0;
+	want[4 + 4 * 8 + 2] = 4;
+	acl_is(f, A, want, sizeof (want));
+	/* an ACL the mode says all of: mode set, nothing kept */
+	TT_OK(posix_setxattr(fs, f, A, acl_base, sizeof (acl_base), 0));
+	TT_EQ(mode_of(f), 0754);
+	acl_is(f, A, NULL, 0);
+	/* default ACL: new file and directory */
+	posix_attr_t a;
+	TT_OK(posix_mkdir(fs, t.root, "d", 0755, &tp_root_cred, &a));
+	posix_ino_t d = a.pa_ino;
+	TT_OK(posix_setxattr(fs, d, D, acl_named, sizeof (acl_named), 0));
+	TT_OK(posix_create(fs, d, "g", S_IFREG | 0666, 0, &tp_root_cred, true, &a));
+	posix_ino_t g = a.pa_ino;
+	TT_EQ(a.pa_mode & 07777, 0640);             /* masked by the ACL, not by umask 022 */
+	acl_is(g, A, acl_named, sizeof (acl_named));
+	acl_is(g, D, NULL, 0);
+	TT_OK(posix_create(fs, d, "h", S_IFREG | 0600, 0, &tp_root_cred, true, &a));
+	memcpy(want, acl_named, sizeof (want));
+	want[4 + 3 * 8 + 2] = 0;                    /* mask capped by the group bits 0 */
+	acl_is(a.pa_ino, A, want, sizeof (want));
+	TT_OK(posix_mkdir(fs, d, "sub", 0777, &tp_root_cred, &a));
+	posix_ino_t sub = a.pa_ino;
+	TT_EQ(a.pa_mode & 07777, 0640);             /* u::rw- caps the owner too */
+	acl_is(sub, D, acl_named, sizeof (acl_named));
+	TT_OK(posix_symlink(fs, d, "l", "g", &tp_root_cred, &a));
+	acl_is(a.pa_ino, A, NULL, 0);               /* symlinks get none */
+	/* without a default ACL the umask applies */
+	TT_OK(posix_removexattr(fs, d, D));
+	TT_OK(posix_create(fs, d, "u", S_IFREG | 0666, 0, &tp_root_cred, true, &a));
+	TT_EQ(a.pa_mode & 07777, 0644);
+	acl_is(a.pa_ino, A, NULL, 0);
+	/* persisted */
+	tp_reopen(&t);
+	acl_is(g, A, acl_named, sizeof (acl_named));
+	acl_is(sub, D, acl_named, sizeof (acl_named));
+	TT_EQ(mode_of(f), 0754);
+	/* xattr=off: no ACLs to read (the kernel asks on permission checks) */
+	posix_fs_opts_t o = t.opts;
+	o.pfo_xattr = false;
+	posix_fs_set_opts(t.fs, &o);
+	uint8_t buf[64];
+	size_t n;
+	TT_EQ(posix_getxattr(t.fs, g, A, buf, sizeof (buf), &n), ENODATA);
+	TT_EQ(posix_setxattr(t.fs, g, A, acl_named, sizeof (acl_named), 0), EOPNOTSUPP);
+	tp_done(&t);
+}
+
 static void
 cleanup(void)
 {
@@ -995,6 +1124,7 @@ TT_MAIN(
 	{ "symlinks", test_symlinks },
 	{ "rename", test_rename },
 	{ "xattrs", test_xattrs },
+	{ "acls", test_acls },
 	{ "unlinked", test_unlinked },
 	{ "persist", test_persist },
 	{ "quota", test_quota },
