@@ -25,6 +25,8 @@ static const struct {
 	    "Pool command history, shown by 'zpool history'." },
 	{ SPA_FEATURE_INTENT_LOG, "intent_log",
 	    "Per-dataset intent log: fsync without a whole txg sync." },
+	{ SPA_FEATURE_LOG_XATTR_PUNCH, "log_xattr_punch",
+	    "Xattr changes (ACLs too) and hole punches in the intent log." },
 };
 
 static const struct {

@@ -243,6 +243,9 @@ data_punch(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t off, uint
 	int err = posix_tx_assign(tx);
 	if (err != 0)
 		return (err);
+	bool logged = posix_zil_punch_loggable(fs);
+	if (logged)
+		posix_zil_begin();
 	err = dmu_free_range(fs->fs_os, ino, off, end - off, tx);
 	if (err == 0) {
 		znode_phys_t old = *zp;
@@ -251,6 +254,11 @@ data_punch(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t off, uint
 		memcpy(zp->zp_mtime, now, 16);
 		memcpy(zp->zp_ctime, now, 16);
 		err = zn_write(fs, ino, &old, zp, tx);
+	}
+	if (logged) {
+		if (err == 0)
+			posix_zil_punch(fs, tx, ino, off, end - off, zp);
+		posix_zil_end(fs, tx, err);
 	}
 	dmu_tx_commit(tx);
 	return (err);

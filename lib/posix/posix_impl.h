@@ -157,6 +157,18 @@ void posix_zil_link(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, posix_ino_t n
 void posix_zil_rename(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t sdir, const znode_phys_t *sdzp,
     const char *sname, posix_ino_t ddir, const znode_phys_t *ddzp, const char *dname,
     unsigned int flags);
+/*
+ * Xattr changes and hole punches (feature log_xattr_punch): may this one
+ * be logged (the log takes them, the record fits)?  Ask before
+ * posix_zil_begin; when not, the change stays unlogged.  zp is the
+ * inode's znode as the change left it (its times are logged with it).
+ */
+bool posix_zil_xattr_loggable(posix_fs_t *fs, const char *name, size_t size);
+void posix_zil_xattr(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const char *name,
+    const void *value, size_t size, bool remove, const znode_phys_t *zp);
+bool posix_zil_punch_loggable(posix_fs_t *fs);
+void posix_zil_punch(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, uint64_t off,
+    uint64_t len, const znode_phys_t *zp);
 /* posix_dir.c: make a node with the given object number (intent-log replay). */
 int posix_mknode_claim(posix_fs_t *fs, posix_ino_t dir, const char *name, uint32_t mode,
     uint64_t rdev, const char *target, const posix_cred_t *cred, posix_ino_t obj);

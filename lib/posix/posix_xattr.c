@@ -245,7 +245,10 @@ posix_setxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, const void *va
 		dmu_tx_hold_space(tx, DNODE_BLOCK_SIZE + 2 * size);
 		err = posix_tx_assign(tx);
 	}
+	bool logged = posix_zil_xattr_loggable(fs, name, size);
 	if (err == 0) {
+		if (logged)
+			posix_zil_begin();
 		zp = old;
 		if (drop && exists)
 			err = xattr_drop(fs, zp.zp_xattr, name, &oref, tx);
@@ -258,6 +261,11 @@ posix_setxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, const void *va
 				zp.zp_mode = (zp.zp_mode & ~0777ULL) | amode;
 			posix_now(zp.zp_ctime);
 			err = zn_write(fs, ino, &old, &zp, tx);
+		}
+		if (logged) {
+			if (err == 0)
+				posix_zil_xattr(fs, tx, ino, name, value, size, false, &zp);
+			posix_zil_end(fs, tx, err);
 		}
 		dmu_tx_commit(tx);
 	}
@@ -289,12 +297,20 @@ posix_removexattr(posix_fs_t *fs, posix_ino_t ino, const char *name)
 		dmu_tx_mark_netfree(tx);
 		err = posix_tx_assign(tx);
 	}
+	bool logged = posix_zil_xattr_loggable(fs, name, 0);
 	if (err == 0) {
+		if (logged)
+			posix_zil_begin();
 		zp = old;
 		err = xattr_drop(fs, zp.zp_xattr, name, &ref, tx);
 		if (err == 0) {
 			posix_now(zp.zp_ctime);
 			err = zn_write(fs, ino, &old, &zp, tx);
+		}
+		if (logged) {
+			if (err == 0)
+				posix_zil_xattr(fs, tx, ino, name, NULL, 0, true, &zp);
+			posix_zil_end(fs, tx, err);
 		}
 		dmu_tx_commit(tx);
 	}

@@ -2,15 +2,18 @@
  * posix_zil.c — the file system's side of the intent log (lib/zil):
  * which changes are logged, and replay at mount.
  *
- * File writes are logged (posix_zil_write, from the write path with the
- * file's new mtime); every other change goes through zn_write, which
- * notes its txg as unlogged, so that an fsync soon after it syncs the txg
- * (zil.c's theory).  Atime updates go through zn_write_logged: losing one
- * in a crash is allowed, and they must not turn every fsync after a read
- * into a txg sync.  Replay runs at open, after the space counters are
- * loaded and before the unlinked set is reclaimed: each record is written
- * again as root (posix_write), then the file's mtime is set back to what
- * the write had made it.
+ * Logged: file writes (posix_zil_write, with the file's new mtime),
+ * creates, removes, links, renames, setattrs, and on pools with the
+ * log_xattr_punch feature xattr changes and hole punches, each with the
+ * times it left (docs/FORMAT.md "Intent log").  An operation that logs
+ * itself writes its znodes inside posix_zil_begin/end; any other change
+ * goes through zn_write, which notes its txg as unlogged, so that an
+ * fsync soon after it syncs the txg (zil.c's theory).  Atime updates go
+ * through zn_write_logged: losing one in a crash is allowed, and they must
+ * not turn every fsync after a read into a txg sync.  Replay runs at open,
+ * after the space counters are loaded and before the unlinked set is
+ * reclaimed: each record is applied again through the file system's own
+ * operations, then the times are set back to what the change made them.
  */
 #include "posix_impl.h"
 
@@ -65,6 +68,15 @@ typedef struct pz_setattr {
 	uint64_t ps_mode, ps_uid, ps_gid, ps_size;
 	uint64_t ps_atime[2], ps_mtime[2], ps_ctime[2];
 } pz_setattr_t;
+
+typedef struct pz_xattr {
+	uint32_t px_namelen, px_remove;
+	uint64_t px_size;               /* value bytes after the name */
+} pz_xattr_t;
+
+typedef struct pz_punch {
+	uint64_t pp_off, pp_len;
+} pz_punch_t;
 
 /* Header + up to two strings into one buffer, then log it. */
 static void
@@ -189,6 +201,48 @@ posix_zil_setattr(posix_fs_t *fs, posix_ino_t ino, int mask, const znode_phys_t 
 		.ps_ctime = { zp->zp_ctime[0], zp->zp_ctime[1] } };
 	pz_log(fs, tx, ZIL_LR_SETATTR, ino, &a, sizeof (a), NULL, 0, NULL, 0);
 	return (0);
+}
+
+/* An inode's times after a change to it (replay sets them back). */
+static void
+pz_times(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const znode_phys_t *zp)
+{
+	uint64_t t[6] = { zp->zp_atime[0], zp->zp_atime[1], zp->zp_mtime[0],
+		zp->zp_mtime[1], zp->zp_ctime[0], zp->zp_ctime[1] };
+	zil_log_times(fs->fs_zil, ino, t, dmu_tx_get_txg(tx));
+}
+
+bool
+posix_zil_xattr_loggable(posix_fs_t *fs, const char *name, size_t size)
+{
+	return (zil_xattr_punch(fs->fs_zil) &&
+	    sizeof (pz_xattr_t) + strlen(name) + size <= ZIL_LR_MAXPAYLOAD);
+}
+
+void
+posix_zil_xattr(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const char *name,
+    const void *value, size_t size, bool remove, const znode_phys_t *zp)
+{
+	pz_xattr_t x = { .px_namelen = (uint32_t)strlen(name), .px_remove = remove,
+		.px_size = remove ? 0 : size };
+	pz_log(fs, tx, ZIL_LR_XATTR, ino, &x, sizeof (x), name, x.px_namelen, value,
+	    (size_t)x.px_size);
+	pz_times(fs, tx, ino, zp);
+}
+
+bool
+posix_zil_punch_loggable(posix_fs_t *fs)
+{
+	return (zil_xattr_punch(fs->fs_zil));
+}
+
+void
+posix_zil_punch(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, uint64_t off, uint64_t len,
+    const znode_phys_t *zp)
+{
+	pz_punch_t pp = { .pp_off = off, .pp_len = len };
+	pz_log(fs, tx, ZIL_LR_PUNCH, ino, &pp, sizeof (pp), NULL, 0, NULL, 0);
+	pz_times(fs, tx, ino, zp);
 }
 
 static int
@@ -332,6 +386,39 @@ pz_replay_ns(posix_fs_t *fs, const zil_lr_t *lr, const uint8_t *data)
 	}
 }
 
+/* Replay of an xattr change or a hole punch; the times record after it sets the times. */
+static int
+pz_replay_xattr_punch(posix_fs_t *fs, const zil_lr_t *lr, const uint8_t *data)
+{
+	int err;
+	if (lr->lr_type == ZIL_LR_PUNCH) {
+		pz_punch_t pp;
+		if (lr->lr_len < sizeof (pp))
+			return (SET_ERROR(EINVAL));
+		memcpy(&pp, data, sizeof (pp));
+		err = posix_falloc(fs, lr->lr_obj, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		    pp.pp_off, pp.pp_len);
+		return (err == ENOENT || err == ENODEV ? 0 : err);
+	}
+	pz_xattr_t x;
+	char name[POSIX_XATTR_NAME_MAX + 1];
+	size_t off = 0;
+	if (lr->lr_len < sizeof (x))
+		return (SET_ERROR(EINVAL));
+	memcpy(&x, data, sizeof (x));
+	if ((err = pz_str(lr, data, sizeof (x), &off, x.px_namelen, name, sizeof (name))) != 0)
+		return (err);
+	if (sizeof (x) + off + x.px_size > lr->lr_len)
+		return (SET_ERROR(EINVAL));
+	if (x.px_remove)
+		err = posix_removexattr(fs, lr->lr_obj, name);
+	else
+		err = posix_setxattr(fs, lr->lr_obj, name, data + sizeof (x) + off,
+		    (size_t)x.px_size, 0);
+	/* gone since, removed twice, or xattrs turned off: nothing to redo */
+	return (err == ENOENT || err == ENODATA || err == EOPNOTSUPP ? 0 : err);
+}
+
 static int
 posix_zil_replay_lr(void *arg, const zil_lr_t *lr, const void *data)
 {
@@ -342,6 +429,8 @@ posix_zil_replay_lr(void *arg, const zil_lr_t *lr, const void *data)
 		return (pz_replay_ns(fs, lr, data));
 	if (lr->lr_type == ZIL_LR_TIMES)
 		return (posix_zil_replay_times(fs, lr, data));
+	if (lr->lr_type == ZIL_LR_XATTR || lr->lr_type == ZIL_LR_PUNCH)
+		return (pz_replay_xattr_punch(fs, lr, data));
 	uint64_t done = 0;
 	int err = posix_write(fs, lr->lr_obj, lr->lr_off, lr->lr_len, data, NULL, &done);
 	if (err == ENOENT || err == EINVAL || err == EISDIR)

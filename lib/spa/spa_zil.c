@@ -17,8 +17,11 @@ spa_objset_zil(spa_t *spa, objset_t *os)
 		spa_os_t *so = &spa->spa_os[i];
 		if (so->so_os != os)
 			continue;
-		if (so->so_zil == NULL)
+		if (so->so_zil == NULL) {
 			so->so_zil = zil_open(os, spa->spa_readonly);
+			zil_set_xattr_punch(so->so_zil,
+			    (spa->spa_features & SPA_FEATURE_LOG_XATTR_PUNCH) != 0);
+		}
 		zl = so->so_zil;
 		break;
 	}

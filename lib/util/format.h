@@ -22,7 +22,9 @@
 #define SPA_FEATURE_NONE     0ULL
 #define SPA_FEATURE_HISTORY  (1ULL << 0)  /* pool command history in the MOS */
 #define SPA_FEATURE_INTENT_LOG (1ULL << 1) /* per-dataset intent log (lib/zil) */
-#define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY | SPA_FEATURE_INTENT_LOG)
+#define SPA_FEATURE_LOG_XATTR_PUNCH (1ULL << 2) /* xattr changes and hole punches logged */
+#define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY | SPA_FEATURE_INTENT_LOG | \
+                              SPA_FEATURE_LOG_XATTR_PUNCH)
 
 #define SPA_MINBLOCKSHIFT    9
 #define SPA_MINBLOCKSIZE     (1ULL << SPA_MINBLOCKSHIFT)
@@ -187,7 +189,9 @@ _Static_assert(sizeof (zil_block_t) == ZIL_BLOCK_HDR, "zil_block_t is 256 bytes"
 #define ZIL_LR_LINK    5
 #define ZIL_LR_RENAME  6
 #define ZIL_LR_SETATTR 7
-#define ZIL_LR_MAX     7
+#define ZIL_LR_XATTR   8            /* feature log_xattr_punch: set or remove an xattr */
+#define ZIL_LR_PUNCH   9            /* feature log_xattr_punch: free a range of a file */
+#define ZIL_LR_MAX     9
 #define ZIL_LR_MAXPAYLOAD (16 * 1024)
 typedef struct zil_lr {
 	uint32_t lr_type;

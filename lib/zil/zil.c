@@ -90,6 +90,7 @@ struct zil {
 	dmu_pool_t *zl_dp;
 	zio_ctx_t *zl_zc;
 	bool zl_readonly;
+	bool zl_xattr_punch;          /* ZIL_LR_XATTR and ZIL_LR_PUNCH allowed */
 	pthread_mutex_t zl_lock;
 	pthread_cond_t zl_cv;
 	/* pending itxs (zl_lock) */
@@ -404,6 +405,7 @@ zil_log_op(zil_t *zl, uint32_t type, uint64_t obj, uint64_t txg, const void *pay
 	if (zl == NULL || zl->zl_readonly)
 		return;
 	VERIFY(type > ZIL_LR_WRITE && type <= ZIL_LR_MAX && len <= ZIL_LR_MAXPAYLOAD);
+	VERIFY(type < ZIL_LR_XATTR || zl->zl_xattr_punch);
 	pthread_mutex_lock(&zl->zl_lock);
 	zil_itx_trim(zl);
 	zil_itx_t *itx = zl->zl_tail;
@@ -419,6 +421,19 @@ zil_log_op(zil_t *zl, uint32_t type, uint64_t obj, uint64_t txg, const void *pay
 	}
 	zl->zl_itx_seq++;
 	pthread_mutex_unlock(&zl->zl_lock);
+}
+
+void
+zil_set_xattr_punch(zil_t *zl, bool on)
+{
+	if (zl != NULL)
+		zl->zl_xattr_punch = on;
+}
+
+bool
+zil_xattr_punch(const zil_t *zl)
+{
+	return (zl != NULL && zl->zl_xattr_punch && !zl->zl_readonly);
 }
 
 void

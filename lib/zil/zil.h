@@ -50,7 +50,7 @@ void zil_log_write(zil_t *zl, uint64_t obj, uint64_t off, uint64_t len, uint64_t
 /* Log obj's new times in txg: atime, mtime, ctime as (s, ns) pairs. */
 void zil_log_times(zil_t *zl, uint64_t obj, const uint64_t t[6], uint64_t txg);
 /*
- * Log a record of another type (ZIL_LR_CREATE..ZIL_LR_SETATTR) about obj
+ * Log a record of another type (ZIL_LR_CREATE..ZIL_LR_PUNCH) about obj
  * made in txg: payload (len <= ZIL_LR_MAXPAYLOAD bytes, copied) is the
  * file system's; replay hands it back as the record's data.
  */
@@ -58,6 +58,13 @@ void zil_log_op(zil_t *zl, uint32_t type, uint64_t obj, uint64_t txg, const void
     uint32_t len);
 /* A change in txg that the log does not record. */
 void zil_log_unlogged(zil_t *zl, uint64_t txg);
+/*
+ * May the log hold the records of feature log_xattr_punch (ZIL_LR_XATTR,
+ * ZIL_LR_PUNCH)?  Off until the pool's owner says so (the feature is
+ * enabled); a NULL log may hold nothing.
+ */
+void zil_set_xattr_punch(zil_t *zl, bool on);
+bool zil_xattr_punch(const zil_t *zl);
 
 /*
  * Make every change logged or noted so far durable (fsync).  Concurrent

@@ -293,7 +293,33 @@ zt_cmp(const void *a, const void *b)
 	return (strcmp(a, b));
 }
 
-/* Every entry below dir: path, ino, type+mode, owner, size, links, mtime, content. */
+/* An inode's xattrs as " name=len:hash" (listed in name order). */
+static void
+zt_xattrs(posix_fs_t *fs, posix_ino_t ino, char *out, size_t cap)
+{
+	char list[1024];
+	size_t n;
+	if (posix_listxattr(fs, ino, list, sizeof (list), &n) != 0)
+		return;
+	zt_names_t *nm = tarn_alloc(sizeof (*nm));
+	for (size_t i = 0; i < n && nm->n < 64; i += strlen(list + i) + 1)
+		snprintf(nm->name[nm->n++], sizeof (nm->name[0]), "%s", list + i);
+	qsort(nm->name, (size_t)nm->n, sizeof (nm->name[0]), zt_cmp);
+	uint8_t *v = tarn_alloc(64 * KiB);
+	for (int i = 0; i < nm->n; i++) {
+		size_t len = 0;
+		TT_OK(posix_getxattr(fs, ino, nm->name[i], v, 64 * KiB, &len));
+		zio_cksum_t ck;
+		zio_checksum_compute(ZIO_CHECKSUM_XXH3_128, v, len, &ck);
+		size_t used = strlen(out);
+		snprintf(out + used, cap - used, " %s=%zu:%08" PRIx64, nm->name[i], len,
+		    ck.zc_word[0] & 0xffffffff);
+	}
+	tarn_free(v);
+	tarn_free(nm);
+}
+
+/* Every entry below dir: path, ino, type+mode, owner, size, links, mtime, content, xattrs. */
 static void
 zt_dump_tree(posix_fs_t *fs, posix_ino_t dir, const char *path, zt_dump_t *d)
 {
@@ -316,10 +342,12 @@ zt_dump_tree(posix_fs_t *fs, posix_ino_t dir, const char *path, zt_dump_t *d)
 		} else if (S_ISLNK(a.pa_mode)) {
 			TT_OK(posix_readlink(fs, a.pa_ino, extra, sizeof (extra)));
 		}
+		char xl[512] = "";
+		zt_xattrs(fs, a.pa_ino, xl, sizeof (xl));
 		snprintf(line, sizeof (line), "%s ino=%" PRIu64 " mode=%o uid=%u gid=%u size=%" PRIu64
-		    " nlink=%u mtime=%ld.%09ld %s\n", sub, a.pa_ino, a.pa_mode, a.pa_uid,
-		    a.pa_gid, a.pa_size, a.pa_nlink, (long)a.pa_mtime.tv_sec,
-		    (long)a.pa_mtime.tv_nsec, extra);
+		    " nlink=%u mtime=%ld.%09ld %s%s\n", sub, a.pa_ino, a.pa_mode,
+		    a.pa_uid, a.pa_gid, a.pa_size, a.pa_nlink, (long)a.pa_mtime.tv_sec,
+		    (long)a.pa_mtime.tv_nsec, extra, xl);
 		zt_dump_add(d, line);
 		posix_forget(fs, a.pa_ino, 1);
 		if (S_ISDIR(a.pa_mode))
@@ -405,6 +433,21 @@ zt_namespace_ops(zt_t *z)
 	tt_fill(pb, sizeof (pb), 4);
 	TT_OK(posix_write(z->fs, a.pa_ino, 100000, sizeof (pb), pb, &zt_cred, &pdone));
 	TT_OK(posix_falloc(z->fs, zt_ino(z, d, "c"), FALLOC_FL_KEEP_SIZE, 0, 90000));
+	/* xattrs (small, stored apart, an ACL that sets the mode, removed) and a punched hole */
+	posix_ino_t c = zt_ino(z, d, "c");
+	uint8_t big[6000];
+	tt_fill(big, sizeof (big), 5);
+	TT_OK(posix_setxattr(z->fs, c, "user.small", "v1", 2, 0));
+	TT_OK(posix_setxattr(z->fs, c, "user.big", big, sizeof (big), 0));
+	TT_OK(posix_setxattr(z->fs, c, "user.gone", "x", 1, 0));
+	TT_OK(posix_removexattr(z->fs, c, "user.gone"));
+	static const uint8_t acl[] = { 2, 0, 0, 0, 1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+		2, 0, 4, 0, 0xe8, 3, 0, 0, 4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+		0x10, 0, 5, 0, 0xff, 0xff, 0xff, 0xff, 0x20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+	TT_OK(posix_setxattr(z->fs, c, "system.posix_acl_access", acl, sizeof (acl), 0));
+	TT_OK(posix_setxattr(z->fs, d, "user.dir", "d", 1, 0));
+	TT_OK(posix_falloc(z->fs, zt_ino(z, d, "pre"), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	    101000, 2000));
 	TT_OK(posix_fsync(z->fs, z->ino, false));
 }
 
@@ -444,12 +487,13 @@ test_zil_namespace(void)
 	zt_teardown(&z);
 }
 
-/* A change the log does not record (an xattr) makes the next fsync sync a txg. */
+/* A change the log does not record (an xattr, without log_xattr_punch) makes the next fsync sync a txg. */
 static void
 test_zil_unlogged_syncs(void)
 {
 	zt_t z;
 	zt_setup(&z, NULL, 1);
+	zil_set_xattr_punch(z.zil, false);          /* a pool without log_xattr_punch */
 	zt_write(&z, 0, 100, 1, true);
 	zil_stats_t a, b;
 	zil_get_stats(z.zil, &a);
