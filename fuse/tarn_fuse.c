@@ -150,6 +150,8 @@ tf_init(void *userdata, struct fuse_conn_info *conn)
 	/* the kernel enforces ACLs; new inodes get their umask or default ACL here */
 	tf_want(conn, FUSE_CAP_POSIX_ACL, true);
 	tf_want(conn, FUSE_CAP_DONT_MASK, true);
+	/* file handles (NFS export): LOOKUP of "." by node id, ".." for parents */
+	tf_want(conn, FUSE_CAP_EXPORT_SUPPORT, true);
 
 	t->tf_writeback = (conn->want & FUSE_CAP_WRITEBACK_CACHE) != 0;
 	t->tf_splice = (conn->want & FUSE_CAP_SPLICE_READ) != 0;

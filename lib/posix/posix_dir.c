@@ -160,6 +160,25 @@ posix_keep_unlinked(posix_fs_t *fs, posix_lockset_t *ls, posix_ino_t ino, bool a
 
 /* ---- lookup ---- */
 
+/*
+ * "." of any inode is the inode itself: how the kernel finds an inode by
+ * number again for a file handle (NFS export, open_by_handle_at) after it
+ * forgot it.  The number must name a live inode: not another kind of
+ * object of the file system (an xattr object, say), not a removed file.
+ */
+static int
+lookup_self_check(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp)
+{
+	dmu_object_info_t doi;
+	int err = dmu_object_info(fs->fs_os, ino, &doi);
+	if (err != 0 || doi.doi_bonus_type != POSIX_BONUS_TYPE ||
+	    (doi.doi_type != DMU_OT_PLAIN_FILE && doi.doi_type != DMU_OT_DIRECTORY))
+		return (SET_ERROR(ENOENT));
+	if (zp->zp_nlink == 0)
+		return (SET_ERROR(ENOENT));
+	return (0);
+}
+
 int
 posix_lookup(posix_fs_t *fs, posix_ino_t dir, const char *name, posix_attr_t *attr)
 {
@@ -171,9 +190,12 @@ posix_lookup(posix_fs_t *fs, posix_ino_t dir, const char *name, posix_attr_t *at
 	znode_phys_t dzp, zp;
 	uint64_t v = 0, ino = 0;
 	err = zn_read(fs, dir, &dzp);
-	if (err == 0 && !S_ISDIR(dzp.zp_mode))
+	bool self = err == 0 && strcmp(name, ".") == 0;
+	if (self)
+		err = lookup_self_check(fs, dir, &dzp);
+	else if (err == 0 && !S_ISDIR(dzp.zp_mode))
 		err = SET_ERROR(ENOTDIR);
-	if (err == 0 && strcmp(name, ".") == 0) {
+	if (self && err == 0) {
 		ino = dir;
 	} else if (err == 0 && strcmp(name, "..") == 0) {
 		ino = dzp.zp_parent;

@@ -53,6 +53,8 @@ check "a txg syncs" "${TXGS[@]}"
 check "du shows the hole" test "$(du -k "$MNT/seek" | cut -f1)" -lt 1024
 check "the hole reads as zeros" cmp -n 4096 "$MNT/seek" /dev/zero
 check "holes, SEEK_DATA/SEEK_HOLE, punching" $PY "$FS_OPS" holes "$MNT"
+check "file handles (NFS export): found again after the kernel forgot them" \
+	$PY "$FS_OPS" handles "$MNT"
 
 # ---- hard links
 mkdir -p "$MNT/links"
