@@ -105,6 +105,16 @@ xattr_find(posix_fs_t *fs, uint64_t xobj, const char *name, uint64_t *len, xattr
 	return (err);
 }
 
+/* Read the len bytes of name's value (found by xattr_find: ref) into buf. */
+static int
+xattr_read(posix_fs_t *fs, uint64_t xobj, const char *name, const xattr_ref_t *ref,
+    uint64_t len, void *buf)
+{
+	if (ref->xr_obj != 0)
+		return (dmu_read(fs->fs_os, ref->xr_obj, 0, len, buf));
+	return (zap_lookup(fs->fs_os, xobj, name, 1, len, buf));
+}
+
 int
 posix_getxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, void *value, size_t size,
     size_t *outlen)
@@ -126,12 +136,8 @@ posix_getxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, void *value, s
 		err = xattr_find(fs, zp.zp_xattr, name, &len, &ref);
 	if (err == 0 && size != 0 && size < len)
 		err = SET_ERROR(ERANGE);
-	if (err == 0 && size != 0 && len > 0) {
-		if (ref.xr_obj != 0)
-			err = dmu_read(fs->fs_os, ref.xr_obj, 0, len, value);
-		else
-			err = zap_lookup(fs->fs_os, zp.zp_xattr, name, 1, len, value);
-	}
+	if (err == 0 && size != 0 && len > 0)
+		err = xattr_read(fs, zp.zp_xattr, name, &ref, len, value);
 	if (err == 0)
 		*outlen = len;
 	xattr_exit(fs, pi);
@@ -379,18 +385,19 @@ posix_xattr_destroy(posix_fs_t *fs, uint64_t xobj, dmu_tx_t *tx)
 
 /* ---- ACLs kept with the mode and inherited ---- */
 
-/* name's value in a new buffer (tarn_free), or NULL (absent, or unreadable). */
+/*
+ * name's value in a new buffer (tarn_free) and its descriptor (*ref), or
+ * NULL (absent, or unreadable).
+ */
 static void *
-xattr_get_alloc(posix_fs_t *fs, uint64_t xobj, const char *name, size_t *lenp)
+xattr_get_alloc(posix_fs_t *fs, uint64_t xobj, const char *name, size_t *lenp,
+    xattr_ref_t *ref)
 {
 	uint64_t len;
-	xattr_ref_t ref;
-	if (xattr_find(fs, xobj, name, &len, &ref) != 0 || len == 0 || len > POSIX_XATTR_SIZE_MAX)
+	if (xattr_find(fs, xobj, name, &len, ref) != 0 || len == 0 || len > POSIX_XATTR_SIZE_MAX)
 		return (NULL);
 	void *buf = tarn_alloc(len);
-	int err = ref.xr_obj != 0 ? dmu_read(fs->fs_os, ref.xr_obj, 0, len, buf) :
-	    zap_lookup(fs->fs_os, xobj, name, 1, len, buf);
-	if (err != 0) {
+	if (xattr_read(fs, xobj, name, ref, len, buf) != 0) {
 		tarn_free(buf);
 		return (NULL);
 	}
@@ -405,7 +412,8 @@ posix_acl_default_get(posix_fs_t *fs, const znode_phys_t *dzp, size_t *lenp)
 	posix_opts(fs, &o);
 	if (!o.pfo_xattr || dzp->zp_xattr == 0)
 		return (NULL);
-	void *v = xattr_get_alloc(fs, dzp->zp_xattr, POSIX_ACL_DEFAULT, lenp);
+	xattr_ref_t ref;
+	void *v = xattr_get_alloc(fs, dzp->zp_xattr, POSIX_ACL_DEFAULT, lenp, &ref);
 	if (v != NULL && posix_acl_check(v, *lenp) != 0) {
 		tarn_free(v);           /* stored before values were checked: ignore it */
 		v = NULL;
@@ -426,17 +434,14 @@ posix_acl_chmod_tx(posix_fs_t *fs, const znode_phys_t *zp, uint32_t mode, dmu_tx
 	if (zp->zp_xattr == 0)
 		return (0);
 	size_t len;
-	void *v = xattr_get_alloc(fs, zp->zp_xattr, POSIX_ACL_ACCESS, &len);
+	xattr_ref_t old;
+	void *v = xattr_get_alloc(fs, zp->zp_xattr, POSIX_ACL_ACCESS, &len, &old);
 	if (v == NULL || posix_acl_check(v, len) != 0) {
 		tarn_free(v);
 		return (0);
 	}
 	posix_acl_chmod(v, len, mode);
-	xattr_ref_t old;
-	uint64_t olen;
-	int err = xattr_find(fs, zp->zp_xattr, POSIX_ACL_ACCESS, &olen, &old);
-	if (err == 0)
-		err = xattr_store(fs, zp->zp_xattr, POSIX_ACL_ACCESS, v, len, &old, tx);
+	int err = xattr_store(fs, zp->zp_xattr, POSIX_ACL_ACCESS, v, len, &old, tx);
 	tarn_free(v);
 	return (err);
 }
