@@ -98,13 +98,13 @@ pz_log(posix_fs_t *fs, dmu_tx_t *tx, uint32_t type, uint64_t obj, const void *hd
 	tarn_free(buf);
 }
 
-/* A directory's times after a change in it (replay sets them back). */
+/* An inode's times after a change to it or in it (replay sets them back). */
 static void
-pz_dir_times(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t dir, const znode_phys_t *dzp)
+pz_times(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const znode_phys_t *zp)
 {
-	uint64_t t[6] = { dzp->zp_atime[0], dzp->zp_atime[1], dzp->zp_mtime[0],
-		dzp->zp_mtime[1], dzp->zp_ctime[0], dzp->zp_ctime[1] };
-	zil_log_times(fs->fs_zil, dir, t, dmu_tx_get_txg(tx));
+	uint64_t t[6] = { zp->zp_atime[0], zp->zp_atime[1], zp->zp_mtime[0],
+		zp->zp_mtime[1], zp->zp_ctime[0], zp->zp_ctime[1] };
+	zil_log_times(fs->fs_zil, ino, t, dmu_tx_get_txg(tx));
 }
 
 void
@@ -120,7 +120,7 @@ posix_zil_create(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t dir, const znode_phys
 		.pc_targetlen = target != NULL ? (uint32_t)strlen(target) : 0 };
 	pz_log(fs, tx, ZIL_LR_CREATE, obj, &c, sizeof (c), name, c.pc_namelen, target,
 	    c.pc_targetlen);
-	pz_dir_times(fs, tx, dir, dzp);
+	pz_times(fs, tx, dir, dzp);
 }
 
 void
@@ -131,7 +131,7 @@ posix_zil_remove(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t dir, const znode_phys
 		return;
 	pz_remove_t r = { .pr_dir = dir, .pr_rmdir = rmdir, .pr_namelen = (uint32_t)strlen(name) };
 	pz_log(fs, tx, ZIL_LR_REMOVE, child, &r, sizeof (r), name, r.pr_namelen, NULL, 0);
-	pz_dir_times(fs, tx, dir, dzp);
+	pz_times(fs, tx, dir, dzp);
 }
 
 void
@@ -142,7 +142,7 @@ posix_zil_link(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, posix_ino_t newdir
 		return;
 	pz_link_t l = { .pl_dir = newdir, .pl_namelen = (uint32_t)strlen(newname) };
 	pz_log(fs, tx, ZIL_LR_LINK, ino, &l, sizeof (l), newname, l.pl_namelen, NULL, 0);
-	pz_dir_times(fs, tx, newdir, dzp);
+	pz_times(fs, tx, newdir, dzp);
 }
 
 void
@@ -156,9 +156,9 @@ posix_zil_rename(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t sdir, const znode_phy
 		.pn_snamelen = (uint32_t)strlen(sname), .pn_dnamelen = (uint32_t)strlen(dname) };
 	pz_log(fs, tx, ZIL_LR_RENAME, sdir, &r, sizeof (r), sname, r.pn_snamelen, dname,
 	    r.pn_dnamelen);
-	pz_dir_times(fs, tx, sdir, sdzp);
+	pz_times(fs, tx, sdir, sdzp);
 	if (ddir != sdir)
-		pz_dir_times(fs, tx, ddir, ddzp);
+		pz_times(fs, tx, ddir, ddzp);
 }
 
 void
@@ -201,15 +201,6 @@ posix_zil_setattr(posix_fs_t *fs, posix_ino_t ino, int mask, const znode_phys_t 
 		.ps_ctime = { zp->zp_ctime[0], zp->zp_ctime[1] } };
 	pz_log(fs, tx, ZIL_LR_SETATTR, ino, &a, sizeof (a), NULL, 0, NULL, 0);
 	return (0);
-}
-
-/* An inode's times after a change to it (replay sets them back). */
-static void
-pz_times(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const znode_phys_t *zp)
-{
-	uint64_t t[6] = { zp->zp_atime[0], zp->zp_atime[1], zp->zp_mtime[0],
-		zp->zp_mtime[1], zp->zp_ctime[0], zp->zp_ctime[1] };
-	zil_log_times(fs->fs_zil, ino, t, dmu_tx_get_txg(tx));
 }
 
 bool
