@@ -19,14 +19,20 @@
  * dn_mtx, the LRU links by dp_cache_lock (taken after dn_mtx; the evictor
  * only try-locks dn_mtx).
  *
- * Written-only blocks.  A level-0 block of 64 KiB or more filled by a
- * whole-block write and not read since (db_wonly) stays cached after its
- * txg synced only while such blocks take less than a DBUF_WONLY_DIV-th
- * of the cache; past that it is freed as soon as it is clean.  A write stream thus keeps a
- * bounded tail of what it wrote cached (the kernel's page cache holds
- * the rest anyway), and its buffers go back to the warm stacks below, so
- * the next txg's blocks reuse memory that is already faulted in instead
- * of faulting in (and zeroing) fresh pages for every byte written.
+ * Once blocks.  A level-0 block of 64 KiB or more that was filled by a
+ * whole-block write, or read ahead for a sequential stream and then read
+ * by that stream, and not read since by anything else (db_once), stays
+ * cached once it is clean only while such blocks take less than a
+ * DBUF_ONCE_DIV-th of the cache; past that it is freed as soon as it is
+ * clean and idle.  A stream written or read through the mount is in the
+ * kernel's page cache anyway: keeping all of it here too would double it
+ * in memory, push out the blocks that random readers come back to (a
+ * scan-resistant cache), and fault in (and zero) fresh pages for every
+ * block; instead a stream keeps a bounded tail cached and its buffers go
+ * back to the warm stacks below, so its next blocks reuse memory that is
+ * already faulted in.  A read that is not part of a stream, or a read of
+ * a block that was cached before the stream came (db_ahead clear), keeps
+ * the block like any other.
  */
 #include "dmu_impl.h"
 
@@ -71,7 +77,7 @@ dbuf_hash(uint8_t level, uint64_t blkid, uint32_t buckets)
 #define DBUF_POOL_MAX_SHIFT 20
 #define DBUF_POOL_NCLASS    (DBUF_POOL_MAX_SHIFT - DBUF_POOL_MIN_SHIFT + 1)
 #define DBUF_POOL_WARM_MAX  (512 * MiB)
-#define DBUF_WONLY_DIV      16      /* written-only share of dpo_cache_max */
+#define DBUF_ONCE_DIV       16      /* once blocks' share of dpo_cache_max */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define DBUF_POOL_ENABLED 0
@@ -438,9 +444,9 @@ dbuf_lru_remove(dmu_pool_t *dp, dbuf_t *db)
 		db->db_in_lru = false;
 		if (db->db_state == DB_CACHED)
 			dp->dp_cache_bytes -= db->db_size;
-		if (db->db_wonly_lru) {
-			dp->dp_wonly_bytes -= db->db_size;
-			db->db_wonly_lru = false;
+		if (db->db_once_lru) {
+			dp->dp_once_bytes -= db->db_size;
+			db->db_once_lru = false;
 		}
 	}
 	pthread_mutex_unlock(&dp->dp_cache_lock);
@@ -448,24 +454,24 @@ dbuf_lru_remove(dmu_pool_t *dp, dbuf_t *db)
 
 /*
  * Put an idle cached dbuf on the LRU (dn_mtx held).  False when it is a
- * written-only block and those already fill their share: the caller
+ * once block and those already fill their share: the caller
  * frees it instead.
  */
 static bool
 dbuf_lru_add(dmu_pool_t *dp, dbuf_t *db)
 {
-	bool wonly = db->db_wonly && db->db_level == 0 &&
+	bool once = db->db_once && db->db_level == 0 &&
 	    db->db_size >= (1U << DBUF_POOL_MIN_SHIFT);
 	pthread_mutex_lock(&dp->dp_cache_lock);
 	if (!db->db_in_lru) {
-		if (wonly) {
-			if (dp->dp_wonly_bytes + db->db_size >
-			    dp->dp_opts.dpo_cache_max / DBUF_WONLY_DIV) {
+		if (once) {
+			if (dp->dp_once_bytes + db->db_size >
+			    dp->dp_opts.dpo_cache_max / DBUF_ONCE_DIV) {
 				pthread_mutex_unlock(&dp->dp_cache_lock);
 				return (false);
 			}
-			dp->dp_wonly_bytes += db->db_size;
-			db->db_wonly_lru = true;
+			dp->dp_once_bytes += db->db_size;
+			db->db_once_lru = true;
 		}
 		db->db_in_lru = true;
 		db->db_lru_next = NULL;
@@ -593,9 +599,9 @@ dbuf_cache_evict(dmu_pool_t *dp)
 		else dp->dp_lru_tail = db->db_lru_prev;
 		db->db_in_lru = false;
 		dp->dp_cache_bytes -= db->db_size;
-		if (db->db_wonly_lru) {
-			dp->dp_wonly_bytes -= db->db_size;
-			db->db_wonly_lru = false;
+		if (db->db_once_lru) {
+			dp->dp_once_bytes -= db->db_size;
+			db->db_once_lru = false;
 		}
 		pthread_mutex_unlock(&dp->dp_cache_lock);
 		dbuf_evict_one(db);
@@ -665,10 +671,11 @@ dbuf_read_bp(dnode_t *dn, const blkptr_t *bp, uint32_t size, void **bufp)
 
 /*
  * A read of db (state DB_READING, claimed by this thread) ended: install
- * buf or give it back, and wake the waiters.  dn_mtx not held.
+ * buf or give it back, and wake the waiters; ahead: read in a batch, for
+ * a reader yet to come (db_ahead).  dn_mtx not held.
  */
 static void
-dbuf_read_done(dbuf_t *db, void *buf, int err)
+dbuf_read_done(dbuf_t *db, void *buf, int err, bool ahead)
 {
 	dnode_t *dn = db->db_dn;
 	if (err != 0 && err != ENOMEM)
@@ -684,6 +691,7 @@ dbuf_read_done(dbuf_t *db, void *buf, int err)
 			memset(buf, 0, db->db_size);
 		db->db_data = buf;
 		db->db_state = DB_CACHED;
+		db->db_ahead = ahead;
 	}
 	pthread_cond_broadcast(&dn->dn_cv);
 	pthread_mutex_unlock(&dn->dn_mtx);
@@ -698,9 +706,9 @@ dbuf_read(dbuf_t *db)
 {
 	dnode_t *dn = db->db_dn;
 	pthread_mutex_lock(&dn->dn_mtx);
-	db->db_wonly = false;
 	while (db->db_state == DB_READING)
 		pthread_cond_wait(&dn->dn_cv, &dn->dn_mtx);
+	db->db_once = db->db_ahead = false;      /* wanted by a reader: keep it */
 	if (db->db_state == DB_CACHED) {
 		pthread_mutex_unlock(&dn->dn_mtx);
 		return (0);
@@ -720,7 +728,7 @@ dbuf_read(dbuf_t *db)
 	int err = dnode_resolve_bp(dn, db->db_level, db->db_blkid, &bp);
 	if (err == 0)
 		err = dbuf_read_bp(dn, &bp, size, &buf);
-	dbuf_read_done(db, buf, err);
+	dbuf_read_done(db, buf, err, false);
 	return (err);
 }
 
@@ -793,7 +801,7 @@ dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need)
 			r->dp_err = dbuf_read_bp(dn, &r->dp_bp, r->dp_db->db_size, &r->dp_buf);
 		if (r->dp_err != 0 && err == 0 && r->dp_db->db_blkid <= need)
 			err = r->dp_err;
-		dbuf_read_done(r->dp_db, r->dp_buf, r->dp_err);
+		dbuf_read_done(r->dp_db, r->dp_buf, r->dp_err, true);
 		dbuf_rele(r->dp_db);
 	}
 	return (err);
@@ -824,7 +832,8 @@ dbuf_dirty_impl(dbuf_t *db, uint64_t txg, bool keep)
 {
 	dnode_t *dn = db->db_dn;
 	ASSERT(db->db_state == DB_CACHED);
-	db->db_wonly = !keep;
+	db->db_once = !keep;
+	db->db_ahead = false;
 	dirty_record_t *newest = db->db_dirty, *dr;
 	while (newest != NULL && newest->dr_next_txg != NULL)
 		newest = newest->dr_next_txg;

@@ -237,14 +237,16 @@ static pthread_mutex_t dmu_stream_lock = PTHREAD_MUTEX_INITIALIZER;
 /*
  * A read of blocks [first, last] of dn (maxblkid its last block): the
  * last block worth reading ahead now (last itself when none), and in
- * *rafirst the first one.
+ * *rafirst the first one; *stream: the read continues a stream that
+ * blocks were read ahead for.
  */
 static uint64_t
 dmu_readahead(const dnode_t *dn, uint64_t first, uint64_t last, uint64_t maxblkid,
-    uint64_t *rafirst)
+    uint64_t *rafirst, bool *stream)
 {
 	uint64_t n = last - first + 1, end = last;
 	*rafirst = last + 1;
+	*stream = false;
 	pthread_mutex_lock(&dmu_stream_lock);
 	dmu_stream_t *ds = NULL, *old = &dmu_streams[0];
 	for (int i = 0; i < DMU_STREAMS; i++) {
@@ -257,6 +259,7 @@ dmu_readahead(const dnode_t *dn, uint64_t first, uint64_t last, uint64_t maxblki
 	}
 	uint64_t win = MAX(n, ds != NULL ? ds->ds_ahead : 0) + 1;
 	if (ds != NULL && first + win >= ds->ds_next && first <= ds->ds_next + win) {
+		*stream = ds->ds_ahead > 0;     /* read ahead for already */
 		ds->ds_ahead = MIN(MAX(ds->ds_ahead * 2, n), DMU_READAHEAD_MAX);
 		if (ds->ds_fetched < last + 1 + ds->ds_ahead / 2) {
 			end = MIN(last + ds->ds_ahead, maxblkid);
@@ -345,11 +348,13 @@ dmu_objset_readahead_wait(objset_t *os)
 
 /*
  * Fetch the uncached blocks that a read of [off, off + len) needs, and
- * start read-ahead.
+ * start read-ahead; *stream: the read continues a stream (see dbuf.c's
+ * once blocks).
  */
 static int
-dmu_read_prefetch(dnode_t *dn, uint64_t off, uint64_t len)
+dmu_read_prefetch(dnode_t *dn, uint64_t off, uint64_t len, bool *stream)
 {
+	*stream = false;
 	pthread_mutex_lock(&dn->dn_mtx);
 	uint64_t blksz = dn->dn_blksz, maxblkid = dn->dn_maxblkid;
 	pthread_mutex_unlock(&dn->dn_mtx);
@@ -357,7 +362,7 @@ dmu_read_prefetch(dnode_t *dn, uint64_t off, uint64_t len)
 		return (0);
 	uint64_t first = off / blksz, rafirst;
 	uint64_t last = MIN((off + len - 1) / blksz, maxblkid);
-	uint64_t end = dmu_readahead(dn, first, last, maxblkid, &rafirst);
+	uint64_t end = dmu_readahead(dn, first, last, maxblkid, &rafirst, stream);
 	if (end >= rafirst)
 		dmu_ra_start(dn, rafirst, end);
 	/*
@@ -435,10 +440,12 @@ dmu_loan_fits(const dnode_t *dn, const dmu_loan_t *dl, const uint8_t *out, uint6
 
 /*
  * Copy (or lend) [boff, boff + n) of level-0 block blkid to out when the
- * block is cached; false when it is not (nothing done).
+ * block is cached; false when it is not (nothing done).  stream: the read
+ * is part of a sequential stream.
  */
 static bool
-dmu_read_cached(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, uint8_t *out)
+dmu_read_cached(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, uint8_t *out,
+    bool stream)
 {
 	dmu_loan_t *dl = dmu_loan_cur;
 	pthread_mutex_lock(&dn->dn_mtx);
@@ -447,7 +454,15 @@ dmu_read_cached(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, uint8_t 
 		pthread_mutex_unlock(&dn->dn_mtx);
 		return (false);
 	}
-	db->db_wonly = false;           /* read since written (dbuf.c) */
+	/*
+	 * A stream reading what was read ahead for it (or only written) leaves
+	 * a once block; any other read keeps the block (dbuf.c).
+	 */
+	if (stream)
+		db->db_once = db->db_once || db->db_ahead;
+	else
+		db->db_once = false;
+	db->db_ahead = false;
 	bool lend = false;
 	if (boff + n > db->db_size) {
 		memset(out, 0, n);
@@ -479,7 +494,8 @@ dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
 	int err = dnode_hold(os, obj, true, &dn);
 	if (err != 0)
 		return (err);
-	err = dmu_read_prefetch(dn, off, len);
+	bool stream;
+	err = dmu_read_prefetch(dn, off, len, &stream);
 	uint8_t *out = buf;
 	while (len > 0 && err == 0) {
 		pthread_mutex_lock(&dn->dn_mtx);
@@ -489,7 +505,7 @@ dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
 		uint64_t n = MIN(len, blksz - boff);
 		if (blkid > maxblkid) {
 			memset(out, 0, n);
-		} else if (!dmu_read_cached(dn, blkid, boff, n, out)) {
+		} else if (!dmu_read_cached(dn, blkid, boff, n, out, stream)) {
 			dbuf_t *db;
 			err = dmu_hold_read(dn, blkid, &db);
 			if (err != 0)
@@ -499,6 +515,8 @@ dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
 				memcpy(out, (uint8_t *)db->db_data + boff, n);
 			else
 				memset(out, 0, n);
+			if (stream)
+				db->db_once = true;     /* not cached before the stream came */
 			pthread_mutex_unlock(&dn->dn_mtx);
 			dbuf_rele(db);
 		}

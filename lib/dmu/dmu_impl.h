@@ -99,8 +99,10 @@ struct dbuf {
 	dbuf_t    *db_hash_next;    /* in dn_dbufs */
 	dbuf_t    *db_lru_prev, *db_lru_next;
 	bool       db_sync_dirty;   /* indirect / meta-dnode block changed by sync */
-	bool       db_wonly;        /* dn_mtx: filled by a whole-block write, not read since */
-	bool       db_wonly_lru;    /* dp_cache_lock: counted in dp_wonly_bytes */
+	bool       db_once;         /* dn_mtx: filled by a whole-block write or read
+	                             * ahead, and read since only by a stream (dbuf.c) */
+	bool       db_ahead;        /* dn_mtx: read in a batch, not read by anyone since */
+	bool       db_once_lru;     /* dp_cache_lock: counted in dp_once_bytes */
 };
 
 /* A range of level-0 block ids [start, end) freed in one txg. */
@@ -252,7 +254,7 @@ struct dmu_pool {
 	pthread_mutex_t dp_cache_lock;
 	dbuf_t   *dp_lru_head, *dp_lru_tail; /* oldest at head */
 	uint64_t  dp_cache_bytes;
-	uint64_t  dp_wonly_bytes;            /* of it, written-only blocks (dbuf.c) */
+	uint64_t  dp_once_bytes;             /* of it, once blocks (dbuf.c) */
 };
 
 /* txg.c */

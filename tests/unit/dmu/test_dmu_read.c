@@ -395,6 +395,77 @@ test_loans(void)
 	tt_pool_files_remove(&devs);
 }
 
+/*
+ * Once blocks (dbuf.c): a sequential stream through a big object keeps
+ * only a bounded tail of it cached and does not push out the blocks a
+ * random reader uses; a read that is not part of a stream still caches
+ * what it reads.
+ */
+static void
+test_stream_scan_resistant(void)
+{
+	const uint64_t cache = 64 * MiB, hotlen = 4 * MiB, len = 96 * MiB;
+	dmu_pool_opts_t o = { .dpo_cache_max = cache };
+	tt_pool_files(&devs, 1, 256 * MiB);
+	spa_t *spa = tt_pool_create(&devs, "sctest", NULL, &o);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	uint8_t *hot, *big;
+	uint64_t hobj = make_object(spa, os, hotlen / BS, 2, &hot);
+	uint64_t bobj = make_object(spa, os, len / BS, 3, &big);
+	spa_close(spa);
+
+	spa = tt_pool_reopen(&devs, 0, &o);
+	TT_OK(spa_objset_open(spa, "t", &os));
+	uint8_t *rb = tarn_alloc(MiB);
+	/* the hot object, read in 4 KiB pieces in a scattered order */
+	for (uint64_t i = 0; i < hotlen / BS; i++) {
+		uint64_t off = ((i * 7) % (hotlen / BS)) * BS + 4 * KiB * (i % 5);
+		TT_OK(dmu_read(os, hobj, off, 4 * KiB, rb));
+		TT_CHECK(memcmp(rb, hot + off, 4 * KiB) == 0);
+	}
+	/* a stream through the big object, 1 MiB at a time */
+	for (uint64_t off = 0; off < len; off += MiB) {
+		TT_OK(dmu_read(os, bobj, off, MiB, rb));
+		TT_CHECK(memcmp(rb, big + off, MiB) == 0);
+	}
+	dmu_objset_readahead_wait(os);
+	dmu_pool_stats_t st;
+	dmu_pool_stats(spa_dmu_pool(spa), &st);
+	printf("  cache after a %" PRIu64 " MiB stream: %" PRIu64 " KiB of %" PRIu64 " MiB\n",
+	    (uint64_t)(len / MiB), (uint64_t)(st.dps_cache_bytes / KiB), (uint64_t)(cache / MiB));
+	/*
+	 * the hot blocks, the stream's share (1/16), its first two reads (no
+	 * stream yet), its read-ahead, metadata
+	 */
+	TT_CHECK(st.dps_cache_bytes <= hotlen + cache / 16 + 2 * MiB + 4 * MiB + 4 * MiB);
+	/* the hot object is still cached: reading it all reads no device */
+	uint64_t r0 = zstats(spa).zs_reads;
+	for (uint64_t off = 0; off < hotlen; off += MiB) {
+		TT_OK(dmu_read(os, hobj, off, MiB, rb));
+		TT_CHECK(memcmp(rb, hot + off, MiB) == 0);
+	}
+	TT_EQ(zstats(spa).zs_reads, r0);
+	/* what the stream read was let go: it is read from the device again */
+	TT_OK(dmu_read(os, bobj, 8 * MiB, MiB, rb));
+	TT_CHECK(memcmp(rb, big + 8 * MiB, MiB) == 0);
+	TT_CHECK(zstats(spa).zs_reads >= r0 + MiB / BS);
+	/* reads that are no stream (pieces far apart) keep their blocks */
+	TT_OK(dmu_read(os, bobj, 20 * MiB, MiB, rb));
+	TT_OK(dmu_read(os, bobj, 40 * MiB, MiB, rb));
+	TT_CHECK(memcmp(rb, big + 40 * MiB, MiB) == 0);
+	dmu_objset_readahead_wait(os);
+	r0 = zstats(spa).zs_reads;
+	TT_OK(dmu_read(os, bobj, 20 * MiB, MiB, rb));
+	TT_CHECK(memcmp(rb, big + 20 * MiB, MiB) == 0);
+	TT_EQ(zstats(spa).zs_reads, r0);
+	spa_close(spa);
+	tarn_free(rb);
+	tarn_free(hot);
+	tarn_free(big);
+	tt_pool_files_remove(&devs);
+}
+
 static void
 cleanup(void)
 {
@@ -407,5 +478,6 @@ TT_MAIN(
 	{ "readahead_free_race", test_readahead_free_race },
 	{ "readahead_damage", test_readahead_damage },
 	{ "loans", test_loans },
+	{ "stream_scan_resistant", test_stream_scan_resistant },
 	{ "cleanup", cleanup },
 )
