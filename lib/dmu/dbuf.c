@@ -559,6 +559,21 @@ dbuf_rele(dbuf_t *db)
 		dbuf_cache_evict(dp);
 }
 
+/*
+ * A reader of the dmu got db's contents (dn_mtx held): the once-block rule
+ * (top of this file).  stream: the reader is a sequential stream;
+ * fetched: db was not cached when the reader came to it.
+ */
+void
+dbuf_note_read(dbuf_t *db, bool stream, bool fetched)
+{
+	if (!stream)
+		db->db_once = false;
+	else if (fetched || db->db_ahead)
+		db->db_once = true;
+	db->db_ahead = false;
+}
+
 /* Put a dbuf that just became clean on the LRU, or free it (dn_mtx held). */
 void
 dbuf_maybe_idle(dbuf_t *db)

@@ -454,15 +454,7 @@ dmu_read_cached(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, uint8_t 
 		pthread_mutex_unlock(&dn->dn_mtx);
 		return (false);
 	}
-	/*
-	 * A stream reading what was read ahead for it (or only written) leaves
-	 * a once block; any other read keeps the block (dbuf.c).
-	 */
-	if (stream)
-		db->db_once = db->db_once || db->db_ahead;
-	else
-		db->db_once = false;
-	db->db_ahead = false;
+	dbuf_note_read(db, stream, false);
 	bool lend = false;
 	if (boff + n > db->db_size) {
 		memset(out, 0, n);
@@ -515,8 +507,7 @@ dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
 				memcpy(out, (uint8_t *)db->db_data + boff, n);
 			else
 				memset(out, 0, n);
-			if (stream)
-				db->db_once = true;     /* not cached before the stream came */
+			dbuf_note_read(db, stream, true);
 			pthread_mutex_unlock(&dn->dn_mtx);
 			dbuf_rele(db);
 		}

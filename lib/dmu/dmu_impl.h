@@ -269,6 +269,7 @@ void dmu_objset_used_delta(objset_t *os, int64_t delta);
 /* dbuf.c */
 dbuf_t *dbuf_hold(dnode_t *dn, uint8_t level, uint64_t blkid, bool create);
 void dbuf_rele(dbuf_t *db);
+void dbuf_note_read(dbuf_t *db, bool stream, bool fetched);
 int dbuf_read(dbuf_t *db);
 dbuf_t *dbuf_find_locked(dnode_t *dn, uint8_t level, uint64_t blkid);
 void dbuf_cache_evict(dmu_pool_t *dp);
