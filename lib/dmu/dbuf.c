@@ -28,9 +28,10 @@
  * kernel's page cache anyway: keeping all of it here too would double it
  * in memory, push out the blocks that random readers come back to (a
  * scan-resistant cache), and fault in (and zero) fresh pages for every
- * block; instead a stream keeps a bounded tail cached and its buffers go
- * back to the warm stacks below, so its next blocks reuse memory that is
- * already faulted in.  A read that is not part of a stream, or a read of
+ * block; instead a stream keeps a bounded part of it cached (the first
+ * of its blocks to come) and the rest of its buffers go back to the warm
+ * stacks below, so its next blocks reuse memory that is already faulted
+ * in.  A read that is not part of a stream, or a read of
  * a block that was cached before the stream came (db_ahead clear), keeps
  * the block like any other.
  */
