@@ -1,7 +1,7 @@
 /*
  * tarn_fuse_io.c — request handlers for file contents: create and open
  * (with the atomic O_TRUNC), read, write (from memory or from a spliced
- * pipe), flush and release, fsync, fallocate, SEEK_DATA/SEEK_HOLE and
+ * pipe), release (no flush), fsync, fallocate, SEEK_DATA/SEEK_HOLE and
  * copy_file_range.  Opens keep no state: there is no file handle, and
  * no reference (the kernel's lookup count covers an open file).
  * Theory: tarn_fuse.c.
@@ -24,13 +24,13 @@ tf_truncate(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino)
 	    POSIX_SET_CTIME, &cred, &out));
 }
 
-/* What the kernel may do with an open file: cache it, and skip FLUSH. */
+/* What the kernel may do with an open file: keep its cached pages. */
 static void
 tf_open_flags(tarn_fuse_t *t, struct fuse_file_info *fi)
 {
 	fi->fh = 0;
 	fi->keep_cache = 1;
-	fi->noflush = 1;        /* no locks to release; writeback flushes anyway */
+	fi->noflush = 1;        /* (with the writeback cache only no_flush counts: tf_release) */
 	fi->direct_io = 0;
 }
 
@@ -168,8 +168,15 @@ tf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 	if (e == 0)
 		e = posix_write(t->tf_fs, TF_PINO(t, ino), (uint64_t)off, size, data, &cred, &n);
 	if (fi != NULL && fi->writepage && (e != 0 || n < size)) {
-		/* the kernel's page cache wrote this: fsync and close must say so */
-		tarn_fuse_nodes_set_error(&t->tf_nodes, TF_PINO(t, ino), e != 0 ? e : EIO);
+		/*
+		 * The kernel's page cache wrote this: fsync and close must say
+		 * so.  The kernel ignores the count of a short write-back, so
+		 * a part written is answered as a failure too (tf_release).
+		 */
+		if (e == 0)
+			e = SET_ERROR(EIO);
+		n = 0;
+		tarn_fuse_nodes_set_error(&t->tf_nodes, TF_PINO(t, ino), e);
 	}
 	if (e != 0 && n == 0) {
 		tarn_fuse_reply_err(req, e);
@@ -179,23 +186,24 @@ tf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 }
 
 /*
- * With the writeback cache the kernel writes pages back after write(2)
- * returned; when such a write fails (ENOSPC, EDQUOT, EIO) the kernel does
- * not reliably report it to fsync (seen on Linux 6.18: fsync returned 0
- * after failed write-backs), so the server keeps the error on the inode
- * and the next close (FLUSH) or fsync of the file returns it.
+ * No FLUSH handler: libfuse answers ENOSYS to the first one and the
+ * kernel sends no more (a round trip less on every close; creating a file
+ * and closing it took four).  We keep no locks and no per-open state, and
+ * a close still reports a failed write-back: the kernel writes the file's
+ * dirty pages back and checks their errors before it would send FLUSH.
+ * For that to work a failed write-back must fail as a whole (tf_write_buf).
+ *
+ * A failed write-back is also kept on the inode for the next fsync, in
+ * case the kernel's record of it was taken by someone else (a close of
+ * another descriptor, a sync); the release of an open file drops it, so
+ * a later open does not inherit an error that was already reported.
  */
-static void
-tf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	tarn_fuse_t *t = tf_enter(req);
-	tarn_fuse_reply_err(req, tarn_fuse_nodes_take_error(&t->tf_nodes, TF_PINO(t, ino)));
-}
-
 static void
 tf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void) tf_enter(req);
+	tarn_fuse_t *t = tf_enter(req);
+	if (fi != NULL && (fi->flags & O_ACCMODE) != O_RDONLY)
+		(void) tarn_fuse_nodes_take_error(&t->tf_nodes, TF_PINO(t, ino));
 	tarn_fuse_reply_err(req, 0);
 }
 
@@ -282,7 +290,6 @@ tarn_fuse_ops_data(struct fuse_lowlevel_ops *ops)
 	ops->open = tf_open;
 	ops->read = tf_read;
 	ops->write_buf = tf_write_buf;
-	ops->flush = tf_flush;
 	ops->release = tf_release;
 	ops->fsync = tf_fsync;
 	ops->fallocate = tf_fallocate;

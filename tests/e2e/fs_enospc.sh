@@ -1,8 +1,9 @@
 #!/bin/bash
-# fs_enospc.sh — a full pool through the mount: three writers at once
-# (write, writev, mmap) fill a small pool; each must get ENOSPC — at
-# write, or, since the kernel's writeback cache writes later, at fsync,
-# msync or close — never a silent success; tarn-mount stays up, a file
+# fs_enospc.sh — a full pool through the mount: four writers at once
+# (write, writev, mmap, and write with no fsync) fill a small pool; each
+# must get ENOSPC — at write, or, since the kernel's writeback cache
+# writes later, at fsync, msync or close (the last writer: at close, as
+# the kernel sends no FLUSH) — never a silent success; tarn-mount stays up, a file
 # written before reads back intact, and deleting makes the space usable
 # again.
 . "$(dirname "$0")/lib.sh"
@@ -19,14 +20,14 @@ head -c 8M /dev/urandom >"$E2E_TMP/keep"
 check "a file written before" dd if="$E2E_TMP/keep" of="$MNT/keep" bs=1M conv=fsync status=none
 
 PIDS=()
-for how in write writev mmap; do
+for how in write writev mmap close; do
 	$PY "$FS_OPS" fill "$MNT/fill-$how" "$how" 200 >"$E2E_TMP/fill.$how" 2>&1 &
 	PIDS+=($!)
 done
 for p in "${PIDS[@]}"; do
 	wait "$p"
 done
-for how in write writev mmap; do
+for how in write writev mmap close; do
 	check "the $how writer got ENOSPC ($(cat "$E2E_TMP/fill.$how"))" \
 		grep -q '^ENOSPC at ' "$E2E_TMP/fill.$how"
 done

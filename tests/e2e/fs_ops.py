@@ -33,7 +33,8 @@ Other commands exit 0 when their checks pass, and print what failed:
                       in place, fsync after each, log each acknowledged one
   verify-regions PATH LOG
                       every region LOG acknowledges reads back
-  fill PATH HOW MB    write up to MB MiB to PATH (HOW: write, writev, mmap)
+  fill PATH HOW MB    write up to MB MiB to PATH (HOW: write, writev, mmap,
+                      close: write with no fsync before the close)
                       until the file system is full; prints the errno
                       that stopped it (at write, fsync or close) or "ok"
 """
@@ -882,8 +883,8 @@ def fill(path, how, mb):
     try:
         fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o644)
         try:
-            stage = how
-            if how == "write":
+            stage = "write" if how == "close" else how
+            if how in ("write", "close"):
                 for _ in range(mb):
                     os.write(fd, chunk)
             elif how == "writev":
@@ -900,8 +901,9 @@ def fill(path, how, mb):
                     m.flush()
                 finally:
                     m.close()
-            stage = "fsync"
-            os.fsync(fd)
+            if how != "close":      # "close": no fsync, close must report
+                stage = "fsync"
+                os.fsync(fd)
         except OSError:
             try:
                 os.close(fd)
