@@ -157,8 +157,8 @@ struct tf_uring_thr {
 };
 
 typedef struct tf_uring_q {
-	atomic_bool      uq_polling;      /* one thread of the queue polls at a time */
-	char             uq_pad[63];      /* one cache line each */
+	_Atomic(tf_uring_thr_t *) uq_poller; /* the queue's thread that polls (tf_uring_poll) */
+	char             uq_pad[56];      /* one cache line each */
 } tf_uring_q_t;
 
 struct tf_uring {
@@ -490,17 +490,22 @@ tf_uring_report(tf_uring_t *u, int err)
 
 /*
  * Right after serving: submit the commits and poll the ring for the next
- * request while some queue served one within u_poll_ns, when no other
- * thread of this CPU's queue polls already.  True with a completion
- * waiting to be peeked.
+ * request while some queue served one within u_poll_ns.  One thread of a
+ * queue polls, the one that committed last: the kernel gives a request to
+ * the entry that became free last, so that is the ring it will come to.
+ * (When the first poller kept polling, a request that had come meanwhile,
+ * such as the RELEASE after each close, left the next request to a
+ * sleeping thread: a wake-up for every file fio created.)  True with a
+ * completion waiting to be peeked.
  */
 static bool
 tf_uring_poll(tf_uring_thr_t *th)
 {
 	tf_uring_t *u = th->ut_u;
 	tf_uring_q_t *q = &u->u_q[th->ut_qid];
-	if (u->u_poll_ns <= 0 || atomic_exchange(&q->uq_polling, true))
+	if (u->u_poll_ns <= 0)
 		return (false);
+	atomic_store(&q->uq_poller, th);        /* an earlier poller stops */
 	bool got = false;
 	struct io_uring_cqe *cqe;
 	if (io_uring_submit(&th->ut_ring) >= 0) {
@@ -514,12 +519,13 @@ tf_uring_poll(tf_uring_thr_t *th)
 			long bulk = atomic_load_explicit(&u->u_bulk_ns, memory_order_relaxed);
 			long now = (long)tarn_now_ns();
 			if (now - last > u->u_poll_ns || now - bulk < TF_URING_BULK_NS ||
-			    atomic_load(&u->u_stop))
+			    atomic_load(&u->u_stop) || atomic_load(&q->uq_poller) != th)
 				break;
 			sched_yield();          /* a caller woken on this CPU runs first */
 		}
 	}
-	atomic_store(&q->uq_polling, false);
+	tf_uring_thr_t *self = th;
+	(void) atomic_compare_exchange_strong(&q->uq_poller, &self, NULL);
 	return (got);
 }
 

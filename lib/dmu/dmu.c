@@ -398,22 +398,69 @@ dmu_loan_begin(dmu_loan_t *dl, void *buf, size_t size)
 	dmu_loan_cur = dl;
 }
 
+/* Give back a block lent by a loan or a view: writers may go on. */
+static void
+dmu_lent_rele(dbuf_t *db)
+{
+	dnode_t *dn = db->db_dn;
+	pthread_mutex_lock(&dn->dn_mtx);
+	VERIFY3S(dn->dn_loans, >, 0);
+	if (--dn->dn_loans == 0 && dn->dn_loan_waiters > 0)
+		pthread_cond_broadcast(&dn->dn_cv);
+	pthread_mutex_unlock(&dn->dn_mtx);
+	dbuf_rele(db);
+}
+
 void
 dmu_loan_end(dmu_loan_t *dl)
 {
 	VERIFY3P(dmu_loan_cur, ==, dl);
-	for (int i = 0; i < dl->dl_nsegs; i++) {
-		dbuf_t *db = dl->dl_segs[i].dls_db;
-		dnode_t *dn = db->db_dn;
-		pthread_mutex_lock(&dn->dn_mtx);
-		VERIFY3S(dn->dn_loans, >, 0);
-		if (--dn->dn_loans == 0 && dn->dn_loan_waiters > 0)
-			pthread_cond_broadcast(&dn->dn_cv);
-		pthread_mutex_unlock(&dn->dn_mtx);
-		dbuf_rele(db);
-	}
+	for (int i = 0; i < dl->dl_nsegs; i++)
+		dmu_lent_rele(dl->dl_segs[i].dls_db);
 	dl->dl_nsegs = 0;
 	dmu_loan_cur = NULL;
+}
+
+int
+dmu_view(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_view_t *dv)
+{
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	pthread_mutex_lock(&dn->dn_mtx);
+	uint64_t blksz = dn->dn_blksz, maxblkid = dn->dn_maxblkid;
+	pthread_mutex_unlock(&dn->dn_mtx);
+	uint64_t blkid = off / blksz, boff = off % blksz;
+	dbuf_t *db = NULL;
+	if (len == 0 || boff + len > blksz || blkid > maxblkid)
+		err = SET_ERROR(EINVAL);
+	else
+		err = dmu_hold_read(dn, blkid, &db);
+	if (err == 0) {
+		pthread_mutex_lock(&dn->dn_mtx);
+		if (boff + len > db->db_size) {
+			err = SET_ERROR(EINVAL);        /* the block size changed meanwhile */
+		} else {
+			dbuf_note_read(db, false, false);
+			dn->dn_loans++;
+			dv->dv_data = (const uint8_t *)db->db_data + boff;
+			dv->dv_db = db;
+		}
+		pthread_mutex_unlock(&dn->dn_mtx);
+		if (err != 0)
+			dbuf_rele(db);
+	}
+	dnode_rele(dn);
+	return (err);
+}
+
+void
+dmu_view_end(dmu_view_t *dv)
+{
+	dmu_lent_rele(dv->dv_db);
+	dv->dv_db = NULL;
+	dv->dv_data = NULL;
 }
 
 void

@@ -219,6 +219,23 @@ typedef struct dmu_loan {
 void dmu_loan_begin(dmu_loan_t *dl, void *buf, size_t size);
 void dmu_loan_end(dmu_loan_t *dl);
 
+/*
+ * Views: a read of one block's bytes in place, without a copy, for small
+ * metadata lookups that would otherwise copy a whole block (ZAP leaves).
+ * dmu_view holds the block holding [off, off + len) (EINVAL when the range
+ * crosses a block boundary or lies past the object's end), reading it
+ * when it is not cached, and points dv_data at off.  Writers of the
+ * object wait until dmu_view_end, so the bytes stay unchanged; the holder
+ * must not write, free or resize the object meanwhile (it would wait for
+ * itself).  Any number of views per thread, beside a loan too.
+ */
+typedef struct dmu_view {
+	const void *dv_data;
+	void       *dv_db;          /* private: the held block */
+} dmu_view_t;
+int dmu_view(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_view_t *dv);
+void dmu_view_end(dmu_view_t *dv);
+
 /* Make [off, off+len) a hole (len DMU_OBJECT_END: to the end, and shrink). */
 int dmu_free_range(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_tx_t *tx);
 /* Bonus buffer: len must equal the object's bonus length (or be less for read). */

@@ -7,8 +7,8 @@
  * ---------------------
  * A ZAP object maps names (1..255 bytes, no NUL) to arrays of 1- or 8-byte
  * integers (at most ZAP_MAXVALUELEN bytes).  It is an ordinary DMU object
- * whose blocks this layer formats; every operation is dmu_read/dmu_write
- * on those blocks inside the caller's transaction, and nothing about an
+ * whose blocks this layer formats; every operation is reads (zap_read)
+ * and dmu_writes of those blocks inside the caller's transaction, and nothing about an
  * object is cached in memory between operations, so an aborted tx leaves
  * no stale state behind.
  *
@@ -106,6 +106,28 @@ zap_unlock(zap_stripe_t *zs)
 	VERIFY0(pthread_rwlock_unlock(&zs->zs_lock));
 }
 
+/*
+ * A ZAP's reads go through a view and a copy rather than dmu_read: they
+ * are no stream (every operation reads the header block again, which the
+ * DMU's sequential-read detector took for a stream continuing, and an
+ * unlink started read-ahead of the whole directory 1.5 times on average,
+ * each a task hand-off and lock traffic against the unlink itself), and
+ * the blocks are metadata that stays cached, not a stream's once blocks.
+ */
+int
+zap_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
+{
+	dmu_view_t v;
+	int err = dmu_view(os, obj, off, len, &v);
+	if (err == EINVAL)      /* crosses a block boundary, or past the end */
+		return (dmu_read(os, obj, off, len, buf));
+	if (err == 0) {
+		memcpy(buf, v.dv_data, len);
+		dmu_view_end(&v);
+	}
+	return (err);
+}
+
 /* Read and check the object's header (the first 128 bytes of block 0). */
 static int
 zap_obj_load(zap_obj_t *zo, objset_t *os, uint64_t obj, dmu_tx_t *tx)
@@ -114,7 +136,7 @@ zap_obj_load(zap_obj_t *zo, objset_t *os, uint64_t obj, dmu_tx_t *tx)
 	zo->zo_os = os;
 	zo->zo_obj = obj;
 	zo->zo_tx = tx;
-	int err = dmu_read(os, obj, 0, sizeof(zo->zo_hdrbuf), zo->zo_hdrbuf);
+	int err = zap_read(os, obj, 0, sizeof(zo->zo_hdrbuf), zo->zo_hdrbuf);
 	if (err != 0)
 		return (err);
 	uint64_t magic;

@@ -33,7 +33,7 @@ static int
 tbl_get(zap_obj_t *zo, uint64_t idx, uint64_t *blkp)
 {
 	uint64_t p;
-	int err = dmu_read(zo->zo_os, zo->zo_obj, tbl_off(&zo->zo_fatp, idx), 8, &p);
+	int err = zap_read(zo->zo_os, zo->zo_obj, tbl_off(&zo->zo_fatp, idx), 8, &p);
 	if (err != 0)
 		return (err);
 	if (!ZAP_PTR_OK(p) || ZAP_PTR_BLK(p) >= zo->zo_fatp.zf_next_blk)
@@ -80,7 +80,7 @@ tbl_double(zap_obj_t *zo)
 	uint64_t *src = tarn_alloc(chunk / 2 * 8), *dst = tarn_alloc(chunk * 8);
 	int err = 0;
 	for (uint64_t i = 0; i < newn && err == 0; i += chunk) {
-		err = dmu_read(zo->zo_os, zo->zo_obj, tbl_off(zf, i / 2), chunk / 2 * 8, src);
+		err = zap_read(zo->zo_os, zo->zo_obj, tbl_off(zf, i / 2), chunk / 2 * 8, src);
 		for (uint64_t j = 0; j < chunk && err == 0; j++)
 			dst[j] = src[j / 2];
 		if (err == 0)
@@ -157,6 +157,11 @@ leaf_alloc(zap_leaf_t *l, uint64_t blk)
 static void
 leaf_release(zap_leaf_t *l)
 {
+	if (l->l_view.dv_db != NULL) {
+		dmu_view_end(&l->l_view);
+		l->l_buf = NULL;
+		return;
+	}
 	leaf_cache_t *lc = leaf_cache();
 	if (l->l_buf != NULL && lc->lc_n < LEAF_CACHE)
 		lc->lc_bufs[lc->lc_n++] = l->l_buf;
@@ -183,18 +188,30 @@ leaf_write(zap_obj_t *zo, zap_leaf_t *l)
 }
 
 /*
- * Read the leaf that hash48 h maps to, into a new image (released by the
- * caller, also on error).  *idxp: the table index used.
+ * Read the leaf that hash48 h maps to, into a new image, or for a lookup
+ * (view) see it in place in the cache: a lookup copied a whole 16 KiB
+ * leaf to find one name, a third of the work of an unlink.  Released by
+ * the caller, also on error.  *idxp: the table index used.
  */
 static int
-leaf_for_hash(zap_obj_t *zo, uint64_t h, zap_leaf_t *l, uint64_t *idxp)
+leaf_get(zap_obj_t *zo, uint64_t h, bool view, zap_leaf_t *l, uint64_t *idxp)
 {
 	int k = (int)zo->zo_fatp.zf_tbl_shift;
 	uint64_t idx = k == 0 ? 0 : h >> (ZAP_HASHBITS - k), blk = 0;
-	leaf_alloc(l, 0);
+	if (view)
+		memset(l, 0, sizeof(*l));
+	else
+		leaf_alloc(l, 0);
 	int err = tbl_get(zo, idx, &blk);
-	if (err == 0)
-		err = dmu_read(zo->zo_os, zo->zo_obj, blk * ZAP_FAT_BLKSZ, ZAP_FAT_BLKSZ, l->l_buf);
+	if (err == 0 && view) {
+		err = dmu_view(zo->zo_os, zo->zo_obj, blk * ZAP_FAT_BLKSZ, ZAP_FAT_BLKSZ, &l->l_view);
+		if (err == 0) {
+			l->l_buf = (uint8_t *)(uintptr_t)l->l_view.dv_data;
+			l->l_size = ZAP_FAT_BLKSZ;
+		}
+	} else if (err == 0) {
+		err = zap_read(zo->zo_os, zo->zo_obj, blk * ZAP_FAT_BLKSZ, ZAP_FAT_BLKSZ, l->l_buf);
+	}
 	if (err == 0)
 		err = zap_leaf_check_hdr(l);
 	if (err != 0)
@@ -351,7 +368,7 @@ zap_fat_put(zap_obj_t *zo, const zap_req_t *rq)
 		zap_leaf_t l;
 		uint64_t idx;
 		bool added = false;
-		err = leaf_for_hash(zo, rq->zr_hash, &l, &idx);
+		err = leaf_get(zo, rq->zr_hash, false, &l, &idx);
 		if (err == 0)
 			err = fat_put_leaf(zo, rq, &l, &added);
 		if (err == 0)
@@ -381,7 +398,7 @@ zap_fat_lookup(zap_obj_t *zo, uint64_t h, const char *name, zap_found_t *f, int 
 	uint64_t idx;
 	uint32_t i = 0;
 	zap_rec_t r;
-	int err = leaf_for_hash(zo, h, &l, &idx);
+	int err = leaf_get(zo, h, true, &l, &idx);
 	if (err == 0)
 		err = zap_leaf_find(&l, h, name, (int)strlen(name), &i);
 	if (err == 0)
@@ -403,7 +420,7 @@ zap_fat_remove(zap_obj_t *zo, uint64_t h, const char *name)
 	zap_leaf_t l;
 	uint64_t idx;
 	uint32_t i = 0;
-	int err = leaf_for_hash(zo, h, &l, &idx);
+	int err = leaf_get(zo, h, false, &l, &idx);
 	if (err == 0)
 		err = zap_leaf_find(&l, h, name, (int)strlen(name), &i);
 	if (err == 0)
@@ -426,7 +443,7 @@ zap_fat_batch(zap_obj_t *zo, uint64_t key, zap_batch_t *b)
 	zap_leaf_t l;
 	uint64_t idx;
 	uint32_t i = 0;
-	int err = leaf_for_hash(zo, ZAP_KEY_HASH(key), &l, &idx);
+	int err = leaf_get(zo, ZAP_KEY_HASH(key), true, &l, &idx);
 	if (err == 0)
 		err = zap_leaf_search(&l, key, &i);
 	if (err != 0) {

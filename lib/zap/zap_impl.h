@@ -108,10 +108,15 @@ typedef struct zap_leaf_phys {
 } zap_leaf_phys_t;
 _Static_assert(sizeof(zap_leaf_phys_t) == ZAP_LEAF_HDRSZ, "leaf header is 64 bytes");
 
-/* An in-memory leaf image being read or changed, with what to write back. */
+/*
+ * An in-memory leaf image being read or changed, with what to write back;
+ * or, for a lookup, a view of the cached leaf itself (l_view.dv_db set:
+ * l_buf must not be written).
+ */
 #define ZAP_LEAF_NDIRTY 3
 typedef struct zap_leaf {
 	uint8_t *l_buf; /* ZAP_FAT_BLKSZ bytes */
+	dmu_view_t l_view;
 	uint32_t l_size;
 	uint64_t l_blk;
 	bool l_all_dirty;
@@ -232,6 +237,9 @@ typedef struct zap_batch {
 void zap_batch_reset(zap_batch_t *b, uint64_t lo, uint64_t hi);
 void zap_batch_add(zap_batch_t *b, uint64_t key, const char *name, int namelen, int intsize,
     uint64_t num, uint64_t first);
+
+/* zap.c: read bytes of a ZAP object (no read-ahead, no stream) */
+int zap_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf);
 
 /* zap_micro.c */
 int zap_micro_validate(const void *buf, size_t size);

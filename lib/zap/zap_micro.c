@@ -31,7 +31,7 @@ micro_read(zap_obj_t *zo, micro_img_t *mi)
 	    (size_t)ZAP_MICRO_ENTSZ * (zm->zm_nentries + 2)));
 	mi->mi_hdr = (zap_micro_phys_t *)mi->mi_buf;
 	mi->mi_ents = (zap_micro_ent_t *)(mi->mi_buf + ZAP_MICRO_ENTSZ);
-	int err = dmu_read(zo->zo_os, zo->zo_obj, 0,
+	int err = zap_read(zo->zo_os, zo->zo_obj, 0,
 	    (uint64_t)ZAP_MICRO_ENTSZ * (zm->zm_nentries + 1), mi->mi_buf);
 	if (err == 0 && memcmp(mi->mi_hdr, zm, sizeof(*zm)) != 0)
 		err = SET_ERROR(EINVAL);

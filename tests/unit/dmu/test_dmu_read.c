@@ -2,7 +2,7 @@
  * Unit tests of the dmu read path's newer mechanisms on a real pool of
  * file vdevs: asynchronous read-ahead (it fills the cache in the
  * background, heals what it reads, and races object frees and object
- * set closes safely) and loans (zero-copy reads: lent bytes stay intact
+ * set closes safely), views and loans (zero-copy reads: lent bytes stay intact
  * while a writer waits, pieces not lent are copied).
  */
 #include "tt.h"
@@ -396,6 +396,82 @@ test_loans(void)
 }
 
 /*
+ * Views: the bytes of one block in place, from the cache or read from the
+ * device; a range across a block boundary or past the end is EINVAL; a
+ * writer of the object waits until the view ends, and the viewed bytes do
+ * not change meanwhile; views start no read-ahead.
+ */
+static void
+test_views(void)
+{
+	tt_pool_files(&devs, 1, 256 * MiB);
+	spa_t *spa = tt_pool_create(&devs, "vwtest", NULL, NULL);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	uint8_t *data;
+	uint64_t obj = make_object(spa, os, 16, 43, &data);
+	spa_close(spa);
+	spa = reopen(&os);
+	dmu_view_t v, v2;
+	/* cold: read from the device, then cached */
+	uint64_t r0 = zstats(spa).zs_reads;
+	TT_OK(dmu_view(os, obj, 3 * BS + 100, 4096, &v));
+	TT_CHECK(memcmp(v.dv_data, data + 3 * BS + 100, 4096) == 0);
+	dmu_view_end(&v);
+	uint64_t r1 = zstats(spa).zs_reads;
+	TT_CHECK(r1 > r0);
+	/* the same block again, and blocks 0-7 in turn: a sequential walk */
+	for (uint64_t b = 0; b < 8; b++) {
+		TT_OK(dmu_view(os, obj, b * BS, BS, &v));
+		TT_CHECK(memcmp(v.dv_data, data + b * BS, BS) == 0);
+		dmu_view_end(&v);
+	}
+	dmu_objset_readahead_wait(os);
+	r0 = zstats(spa).zs_reads;
+	TT_EQ(r0, r1 + 7);                  /* block 3 was cached */
+	/* which started no read-ahead: block 9 still comes from the device */
+	TT_OK(dmu_view(os, obj, 9 * BS, 8, &v));
+	TT_CHECK(memcmp(v.dv_data, data + 9 * BS, 8) == 0);
+	dmu_view_end(&v);
+	TT_EQ(zstats(spa).zs_reads, r0 + 1);
+	/* two views at once, of one block */
+	TT_OK(dmu_view(os, obj, 0, 8, &v));
+	TT_OK(dmu_view(os, obj, BS - 8, 8, &v2));
+	TT_CHECK(memcmp(v2.dv_data, data + BS - 8, 8) == 0);
+	dmu_view_end(&v2);
+	dmu_view_end(&v);
+	/* across a block boundary, past the end, no object */
+	TT_EQ(dmu_view(os, obj, BS - 8, 16, &v), EINVAL);
+	TT_EQ(dmu_view(os, obj, 16 * BS, 8, &v), EINVAL);
+	TT_EQ(dmu_view(os, obj, 0, 0, &v), EINVAL);
+	TT_CHECK(dmu_view(os, obj + 1000, 0, 8, &v) != 0);
+
+	/* a writer waits for the view */
+	TT_OK(dmu_view(os, obj, BS, BS, &v));
+	uint8_t *nd = tarn_alloc(2 * BS), *got = tarn_alloc(2 * BS);
+	tt_fill(nd, 2 * BS, 44);
+	writer_arg_t wa = { .wa_os = os, .wa_obj = obj, .wa_data = nd };
+	pthread_t th;
+	TT_OK(pthread_create(&th, NULL, writer_thread, &wa));
+	usleep(200 * 1000);
+	TT_EQ(__atomic_load_n(&wa.wa_done, __ATOMIC_SEQ_CST), 0);
+	TT_CHECK(memcmp(v.dv_data, data + BS, BS) == 0);
+	dmu_view_end(&v);
+	TT_OK(pthread_join(th, NULL));
+	TT_EQ(wa.wa_done, 1);
+	TT_OK(dmu_view(os, obj, BS, BS, &v));
+	TT_CHECK(memcmp(v.dv_data, nd + BS, BS) == 0);
+	dmu_view_end(&v);
+	TT_OK(dmu_read(os, obj, 0, 2 * BS, got));
+	TT_CHECK(memcmp(got, nd, 2 * BS) == 0);
+	spa_close(spa);
+	tarn_free(nd);
+	tarn_free(got);
+	tarn_free(data);
+	tt_pool_files_remove(&devs);
+}
+
+/*
  * Once blocks (dbuf.c): a sequential stream through a big object keeps
  * only a bounded tail of it cached and does not push out the blocks a
  * random reader uses; a read that is not part of a stream still caches
@@ -481,6 +557,7 @@ TT_MAIN(
 	{ "readahead_free_race", test_readahead_free_race },
 	{ "readahead_damage", test_readahead_damage },
 	{ "loans", test_loans },
+	{ "views", test_views },
 	{ "stream_scan_resistant", test_stream_scan_resistant },
 	{ "cleanup", cleanup },
 )

@@ -839,10 +839,54 @@ test_create_variants(void)
 	pool_destroy();
 }
 
+/*
+ * Lookups in a cold fat ZAP read the blocks they need and no others: the
+ * header block is read again by every operation, which the DMU's
+ * sequential-read detector once took for a stream and answered with
+ * read-ahead of the whole object.
+ */
+static void
+test_lookup_reads(void)
+{
+	pool_create(1);
+	uint64_t obj = new_zap();
+	char name[64];
+	const int n = 40000;
+	for (int i = 0; i < n; i += 1000) {
+		dmu_tx_t *tx = tx_begin(obj, 1000);
+		for (int j = i; j < i + 1000; j++) {
+			snprintf(name, sizeof(name), "file-%d", j);
+			TT_OK(zap_add_int(g_os, obj, name, (uint64_t)j, tx));
+		}
+		dmu_tx_commit(tx);
+	}
+	TT_EQ(zap_magic(obj), ZAP_FAT_MAGIC);
+	dmu_object_info_t doi;
+	TT_OK(dmu_object_info(g_os, obj, &doi));
+	uint64_t nblocks = (doi.doi_max_offset + ZAP_FAT_BLKSZ - 1) / ZAP_FAT_BLKSZ;
+	TT_CHECK(nblocks > 100);
+	pool_reopen();
+	zio_ctx_t *zc = dmu_pool_zio(spa_dmu_pool(g_spa));
+	zio_stats_t st0, st1;
+	zio_ctx_stats(zc, &st0);
+	uint64_t v;
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "file-%d", i * 487);
+		TT_OK(zap_lookup_int(g_os, obj, name, &v));
+		TT_EQ(v, (uint64_t)i * 487);
+	}
+	dmu_objset_readahead_wait(g_os);
+	zio_ctx_stats(zc, &st1);
+	/* 40 leaves at most, the header, table and indirect blocks: far fewer than the object */
+	TT_CHECK(st1.zs_reads - st0.zs_reads <= 40 + 8);
+	pool_destroy();
+}
+
 TT_MAIN({"micro_basic", test_micro_basic}, {"micro_grow_upgrade", test_micro_grow_upgrade},
     {"upgrade_triggers", test_upgrade_triggers}, {"arrays", test_arrays},
     {"name_lengths", test_name_lengths}, {"create_variants", test_create_variants},
     {"cursor_stability", test_cursor_stability},
     {"cursor_stability_reinit", test_cursor_stability_reinit},
     {"cursor_concurrent", test_cursor_concurrent}, {"damage", test_damage},
-    {"threads", test_threads}, {"persistence", test_persistence}, {"million", test_million}, )
+    {"threads", test_threads}, {"persistence", test_persistence}, {"million", test_million},
+    {"lookup_reads", test_lookup_reads}, )
