@@ -289,20 +289,41 @@ typedef struct dmu_ra_task {
 
 static taskq_lazy_t dmu_ra_tq = TASKQ_LAZY_INIT("dmu_readahead", DMU_RA_THREADS);
 
+/*
+ * Where a read-ahead task of dn should start: not behind its stream's
+ * reader.  A task that ran late (the taskq's threads starved of CPU) read
+ * blocks the reader had already read itself and let go as once blocks,
+ * into the cache, where nothing would read them again.
+ */
+static uint64_t
+dmu_ra_start_blk(const dnode_t *dn, uint64_t first)
+{
+	pthread_mutex_lock(&dmu_stream_lock);
+	for (int i = 0; i < DMU_STREAMS; i++) {
+		if (dmu_streams[i].ds_dn == dn) {
+			first = MAX(first, dmu_streams[i].ds_next);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dmu_stream_lock);
+	return (first);
+}
+
 static void
 dmu_ra_run(void *arg)
 {
 	dmu_ra_task_t *rt = arg;
 	dnode_t *dn = rt->rt_dn;
 	objset_t *os = dn->dn_os;
+	uint64_t first = dmu_ra_start_blk(dn, rt->rt_first);
 	pthread_rwlock_rdlock(&dn->dn_struct_rwlock);
 	/* freed since (a free cannot sync while we hold the tree): nothing to do */
 	pthread_mutex_lock(&dn->dn_mtx);
 	bool live = dn->dn_allocated && dn->dn_free_txg == 0;
 	pthread_mutex_unlock(&dn->dn_mtx);
 	/* need < first: a failure is not this task's to return */
-	if (live)
-		(void) dbuf_read_blocks(dn, rt->rt_first, rt->rt_last, rt->rt_first - 1);
+	if (live && first <= rt->rt_last)
+		(void) dbuf_read_blocks(dn, first, rt->rt_last, first - 1);
 	pthread_rwlock_unlock(&dn->dn_struct_rwlock);
 	dnode_rele(dn);
 	tarn_free(rt);
