@@ -79,7 +79,6 @@ typedef struct dmu_pool_stats {
 	uint64_t dps_delays;         /* writers delayed by the throttle */
 	uint64_t dps_waits;          /* writers that waited for the limit */
 	uint64_t dps_cache_bytes;
-	uint64_t dps_cache_hits, dps_cache_misses;
 	uint64_t dps_txgs_synced;
 } dmu_pool_stats_t;
 void dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out);
