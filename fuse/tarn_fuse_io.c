@@ -30,7 +30,7 @@ tf_open_flags(tarn_fuse_t *t, struct fuse_file_info *fi)
 {
 	fi->fh = 0;
 	fi->keep_cache = 1;
-	fi->noflush = 1;        /* (with the writeback cache only no_flush counts: tf_release) */
+	fi->noflush = 1;        /* ignored with the writeback cache; why no FLUSH comes: tf_release */
 	fi->direct_io = 0;
 }
 
