@@ -8,9 +8,9 @@
  * A ZAP object maps names (1..255 bytes, no NUL) to arrays of 1- or 8-byte
  * integers (at most ZAP_MAXVALUELEN bytes).  It is an ordinary DMU object
  * whose blocks this layer formats; every operation is reads (zap_read)
- * and dmu_writes of those blocks inside the caller's transaction, and nothing about an
- * object is cached in memory between operations, so an aborted tx leaves
- * no stale state behind.
+ * and dmu_writes of those blocks inside the caller's transaction, and
+ * nothing about an object is cached in memory between operations, so an
+ * aborted tx leaves no stale state behind.
  *
  * Keys.  A name is hashed with XXH3-64 seeded by a per-object random salt
  * (kept in the object's header, so names chosen to collide in one
