@@ -28,7 +28,7 @@
 #
 # Usage: bench/run-fs.sh [--size SIZE] [--runtime SEC] [--files N] [--bonnie K]
 #                        [--targets LIST] [--build DIR] [--jobs all|seq|meta]
-#                        [--tarn-opts OPTS]
+#                        [--tarn-opts OPTS] [--rounds N]
 #   --size     size of each device file (default 1G; the fio file is half)
 #   --runtime  seconds for each time-based random job (default 5)
 #   --files    files for create/stat/delete (default 5000)
@@ -41,6 +41,9 @@
 #              bonnie++); all (default): every figure
 #   --build    Tarn's build directory (default build)
 #   --tarn-opts OPTS   tarn-mount -o OPTS (e.g. uring=off, poll=0)
+#   --rounds N do everything N times, the targets in turn in each round,
+#              and print each figure's median (default 1): on a noisy
+#              machine single figures move 10-20% from run to run
 # Needs root (tmpfs, loop devices, drop_caches).  Installs fio, zfs-fuse,
 # fuse-overlayfs, btrfs-progs and e2fsprogs with apt-get when missing.
 # Cleanup on exit and on Ctrl-C: pools exported/destroyed, daemons stopped
@@ -57,6 +60,7 @@ TARGETS=tarn-single,tarn-mirror,tarn-raidz1,zfs-single,zfs-mirror,zfs-raidz1,ext
 B=$SRC/build
 JOBS=all
 TARN_OPTS=()
+ROUNDS=1
 
 usage() {	# usage STATUS
 	sed -n '/^# Usage:/,/^#   --tarn-opts/p' "$0" | sed 's/^# \{0,1\}//'
@@ -72,12 +76,14 @@ while [ $# -gt 0 ]; do
 	--build) B=$2; shift 2 ;;
 	--jobs) JOBS=$2; shift 2 ;;
 	--tarn-opts) TARN_OPTS=(-o "$2"); shift 2 ;;
+	--rounds) ROUNDS=$2; shift 2 ;;
 	-h|--help) usage 0 ;;
 	*) echo "unknown option: $1" >&2; usage 2 ;;
 	esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "run-fs.sh: needs root" >&2; exit 1; }
 SIZE_B=$(numfmt --from=iec "$SIZE") || exit 2
+[[ "$ROUNDS" =~ ^[1-9][0-9]{0,2}$ ]] || { echo "run-fs.sh: --rounds wants a number from 1 to 999" >&2; exit 2; }
 SIZE_M=$((SIZE_B / 1048576))
 FILE_M=$((SIZE_M / 2))
 [ "$FILE_M" -ge 16 ] || { echo "run-fs.sh: --size too small" >&2; exit 2; }
@@ -449,29 +455,39 @@ echo "# Tarn's requests: $("$SRC/scripts/fuse-uring.sh" status) (per-CPU queues 
 echo "# zfs-fuse settings (/etc/zfs/zfsrc): $(grep -Ev '^[[:space:]]*(#|$)' /etc/zfs/zfsrc 2>/dev/null | tr -s ' \n' ' ')"
 START=$(date +%s)
 IFS=, read -r -a TLIST <<<"$TARGETS"
-for t in "${TLIST[@]}"; do
-	echo "== $t"
-	case "$t" in
-	tarn-single|tarn-mirror|tarn-raidz1) bench_tarn "${t#tarn-}" ;;
-	zfs-single|zfs-mirror|zfs-raidz1) bench_zfs "${t#zfs-}" ;;
-	ext4) bench_loopfs ext4 1 mkfs.ext4 -q -F ;;
-	btrfs) bench_loopfs btrfs 1 mkfs.btrfs -f ;;
-	btrfs-raid5) bench_loopfs btrfs-raid5 4 mkfs.btrfs -f -d raid5 -m raid5 ;;
-	overlay) bench_overlay ;;
-	*) echo "unknown target $t" >&2 ;;
-	esac
+for ((round = 1; round <= ROUNDS; round++)); do
+	for t in "${TLIST[@]}"; do
+		if [ "$ROUNDS" -gt 1 ]; then echo "== $t (round $round of $ROUNDS)"; else echo "== $t"; fi
+		case "$t" in
+		tarn-single|tarn-mirror|tarn-raidz1) bench_tarn "${t#tarn-}" ;;
+		zfs-single|zfs-mirror|zfs-raidz1) bench_zfs "${t#zfs-}" ;;
+		ext4) bench_loopfs ext4 1 mkfs.ext4 -q -F ;;
+		btrfs) bench_loopfs btrfs 1 mkfs.btrfs -f ;;
+		btrfs-raid5) bench_loopfs btrfs-raid5 4 mkfs.btrfs -f -d raid5 -m raid5 ;;
+		overlay) bench_overlay ;;
+		*) echo "unknown target $t" >&2 ;;
+		esac
+	done
 done
 if [ -n "$ZFS_PID" ]; then stop_pid "$ZFS_PID"; ZFS_PID=""; fi
 
 # --- the table
 echo
 echo "# figures: MiB/s for seq_*, operations/s for the rest; ratio = Tarn / zfs-fuse"
+[ "$ROUNDS" -gt 1 ] && echo "# each figure the median of its $ROUNDS rounds"
 python3 - "$RES" "${TLIST[@]}" <<'EOF'
-import sys
-res = {}
+import statistics, sys
+vals = {}
 for line in open(sys.argv[1]):
 	t, f, v = line.split()
-	res[(t, f)] = None if v == "-" else (v if v == "fast" else float(v))
+	vals.setdefault((t, f), []).append(v)
+res = {}
+for k, vs in vals.items():
+	nums = [float(v) for v in vs if v not in ("-", "fast")]
+	if nums:
+		res[k] = statistics.median(nums)
+	else:
+		res[k] = "fast" if "fast" in vs else None
 targets = sys.argv[2:]
 figs = ["seq_write", "seq_rewrite", "seq_read_cold", "seq_read_warm",
 	"rand_read_1j", "rand_read_4j", "rand_write", "fsync_write",
