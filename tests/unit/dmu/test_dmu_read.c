@@ -57,6 +57,23 @@ reopen(objset_t **osp)
 }
 
 /*
+ * A one-device pool called name with one synced object of nblk blocks
+ * from seed (*objp; its bytes in *datap), reopened so that nothing of it
+ * is cached.
+ */
+static spa_t *
+cold_object(const char *name, uint64_t nblk, uint64_t seed, objset_t **osp, uint64_t *objp,
+    uint8_t **datap)
+{
+	tt_pool_files(&devs, 1, 256 * MiB);
+	spa_t *spa = tt_pool_create(&devs, name, NULL, NULL);
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, osp));
+	*objp = make_object(spa, *osp, nblk, seed, datap);
+	spa_close(spa);
+	return (reopen(osp));
+}
+
+/*
  * A stream's read-ahead runs in the background: once it is done, blocks
  * beyond what was read are in the cache, and reading them reads nothing
  * more from the devices.
@@ -64,15 +81,10 @@ reopen(objset_t **osp)
 static void
 test_readahead_fills_cache(void)
 {
-	tt_pool_files(&devs, 1, 256 * MiB);
-	spa_t *spa = tt_pool_create(&devs, "ratest", NULL, NULL);
 	objset_t *os;
-	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
 	uint8_t *data;
-	uint64_t obj = make_object(spa, os, 64, 1, &data);
-	spa_close(spa);
-
-	spa = reopen(&os);
+	uint64_t obj;
+	spa_t *spa = cold_object("ratest", 64, 1, &os, &obj, &data);
 	uint8_t *rb = tarn_alloc(8 * MiB);
 	for (uint64_t off = 0; off < 3 * MiB; off += MiB) {
 		TT_OK(dmu_read(os, obj, off, MiB, rb));
@@ -320,14 +332,10 @@ writer_thread(void *arg)
 static void
 test_loans(void)
 {
-	tt_pool_files(&devs, 1, 256 * MiB);
-	spa_t *spa = tt_pool_create(&devs, "lntest", NULL, NULL);
 	objset_t *os;
-	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
 	uint8_t *data;
-	uint64_t obj = make_object(spa, os, 16, 40, &data);
-	spa_close(spa);
-	spa = reopen(&os);
+	uint64_t obj;
+	spa_t *spa = cold_object("lntest", 16, 40, &os, &obj, &data);
 	uint64_t len = 16 * BS + BS;        /* one block past the end: zeros */
 	uint8_t *buf = tarn_alloc(len), *got = tarn_alloc(len), *want = tarn_alloc(len);
 	memcpy(want, data, 16 * BS);
@@ -404,14 +412,10 @@ test_loans(void)
 static void
 test_views(void)
 {
-	tt_pool_files(&devs, 1, 256 * MiB);
-	spa_t *spa = tt_pool_create(&devs, "vwtest", NULL, NULL);
 	objset_t *os;
-	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
 	uint8_t *data;
-	uint64_t obj = make_object(spa, os, 16, 43, &data);
-	spa_close(spa);
-	spa = reopen(&os);
+	uint64_t obj;
+	spa_t *spa = cold_object("vwtest", 16, 43, &os, &obj, &data);
 	dmu_view_t v, v2;
 	/* cold: read from the device, then cached */
 	uint64_t r0 = zstats(spa).zs_reads;
