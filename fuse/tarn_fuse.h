@@ -95,6 +95,9 @@ typedef struct tarn_fuse_stats {
 	                                 * ENODATA from getxattr) */
 	bool     tfs_writeback;         /* what was negotiated with the kernel */
 	bool     tfs_splice;
+	bool     tfs_killpriv_v2;       /* we clear suid/sgid when the kernel says so */
+	uint64_t tfs_getxattrs;         /* GETXATTR requests (the kernel's security.capability
+	                                 * lookups before writes among them) */
 	bool     tfs_readdirplus;
 	bool     tfs_uring;             /* requests come through per-CPU io_uring queues */
 	uint64_t tfs_forgets;           /* inodes the kernel forgot */

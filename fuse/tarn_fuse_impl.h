@@ -78,6 +78,7 @@ struct tarn_fuse {
 	/* what init negotiated (written once by init, before any request) */
 	bool                 tf_writeback;
 	bool                 tf_splice;
+	bool                 tf_killpriv_v2;  /* the kernel leaves suid/sgid clearing to us */
 	bool                 tf_readdirplus;
 	uint32_t             tf_max_write;
 	/* FUSE over io_uring (tarn_fuse_uring.c) */
@@ -92,6 +93,7 @@ struct tarn_fuse {
 	atomic_uint_fast64_t tf_requests;
 	atomic_uint_fast64_t tf_errors;
 	atomic_uint_fast64_t tf_forgets;      /* inodes forgotten by the kernel */
+	atomic_uint_fast64_t tf_getxattrs;    /* GETXATTR requests */
 	atomic_uint_fast64_t tf_dev_reads;    /* messages read from /dev/fuse beside the rings */
 	atomic_uint_fast64_t tf_uring_unpinned; /* large requests served by an unpinned thread */
 };
@@ -127,6 +129,13 @@ void tarn_fuse_entry_fill(tarn_fuse_t *t, const posix_attr_t *pa, struct fuse_en
 /* Take the node reference for an entry reply; undo it when the reply failed. */
 void tarn_fuse_entry_ref(tarn_fuse_t *t, const posix_attr_t *pa);
 void tarn_fuse_entry_unref(tarn_fuse_t *t, const posix_attr_t *pa);
+/*
+ * The posix_setattr kill flags for a request the kernel marked (killpriv
+ * v2): set-user-ID; set-group-ID when group-executable, or, as Linux does,
+ * when the caller is not root and not in the file's group.
+ */
+#define TF_KILL_GROUPS 64
+int tarn_fuse_kill_mask(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino);
 /* Reply with an error (counted), or 0 for success with no data. */
 void tarn_fuse_reply_err(fuse_req_t req, int err);
 /* A per-thread scratch buffer of at least size bytes (not zeroed). */
@@ -135,8 +144,18 @@ void *tarn_fuse_scratch(size_t size);
 /* ---- FUSE over io_uring (tarn_fuse_uring.c) ---- */
 
 typedef struct tf_uring tf_uring_t;
-/* Before the first request: route the session's replies through our hooks. */
-int tarn_fuse_uring_hook(tarn_fuse_t *t);
+/*
+ * Before the first request: the session's reads and replies go through
+ * our hooks (the INIT reply gains killpriv v2 and, with tfo_uring,
+ * io_uring; replies to ring requests go to their rings).
+ */
+int tarn_fuse_hook_io(tarn_fuse_t *t);
+/*
+ * Does the WRITE or OPEN this thread serves ask us to clear set-user-ID
+ * and set-group-ID (FUSE_WRITE_KILL_SUIDGID, FUSE_OPEN_KILL_SUIDGID: the
+ * caller lacks CAP_FSETID)?  libfuse 3.14 does not pass these flags on.
+ */
+bool tarn_fuse_req_kills_suidgid(void);
 /*
  * After INIT was answered with the io_uring flag: start the per-CPU
  * workers and register their entries.  An error leaves /dev/fuse serving.

@@ -12,16 +12,31 @@
 
 #define TF_COPY_CHUNK (1024 * 1024)
 
-/* Truncate to zero for O_TRUNC (times as open(2) sets them). */
+/*
+ * Truncate to zero for O_TRUNC (times as open(2) sets them), clearing
+ * set-user-ID and set-group-ID when the kernel says so (kill).
+ */
 static int
-tf_truncate(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino)
+tf_truncate(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino, bool kill)
 {
 	posix_attr_t in, out;
 	posix_cred_t cred;
 	memset(&in, 0, sizeof (in));
 	tarn_fuse_cred(req, &cred);
 	return (posix_setattr(t->tf_fs, ino, &in, POSIX_SET_SIZE | POSIX_SET_MTIME_NOW |
-	    POSIX_SET_CTIME, &cred, &out));
+	    POSIX_SET_CTIME | (kill ? tarn_fuse_kill_mask(t, req, ino) : 0), &cred, &out));
+}
+
+/* Clear set-user-ID and set-group-ID before a write, when the kernel says so. */
+static int
+tf_kill_suidgid(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino)
+{
+	posix_attr_t in;
+	posix_cred_t cred;
+	memset(&in, 0, sizeof (in));
+	tarn_fuse_cred(req, &cred);
+	return (posix_setattr(t->tf_fs, ino, &in, tarn_fuse_kill_mask(t, req, ino), &cred,
+	    NULL));
 }
 
 /* What the kernel may do with an open file: keep its cached pages. */
@@ -47,7 +62,7 @@ tf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	if (e == 0 && (fi->flags & O_TRUNC) && pa.pa_size != 0) {
 		/* it existed after all (created since the kernel's lookup) */
 		posix_ino_t ino = pa.pa_ino;
-		e = tf_truncate(t, req, ino);
+		e = tf_truncate(t, req, ino, false);
 		if (e == 0)
 			e = posix_getattr(t->tf_fs, ino, &pa);
 		if (e != 0)
@@ -71,7 +86,7 @@ tf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	tarn_fuse_t *t = tf_enter(req);
 	int e = 0;
 	if (fi->flags & O_TRUNC)
-		e = tf_truncate(t, req, TF_PINO(t, ino));
+		e = tf_truncate(t, req, TF_PINO(t, ino), tarn_fuse_req_kills_suidgid());
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
 		return;
@@ -165,6 +180,9 @@ tf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 	uint64_t n = 0;
 	if (e == 0 && off < 0)
 		e = SET_ERROR(EINVAL);
+	/* cleared before the data changes: a crash between leaves the bits off */
+	if (e == 0 && tarn_fuse_req_kills_suidgid())
+		e = tf_kill_suidgid(t, req, TF_PINO(t, ino));
 	if (e == 0)
 		e = posix_write(t->tf_fs, TF_PINO(t, ino), (uint64_t)off, size, data, &cred, &n);
 	if (fi != NULL && fi->writepage && (e != 0 || n < size)) {

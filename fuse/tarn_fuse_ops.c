@@ -41,6 +41,23 @@ tarn_fuse_cred(fuse_req_t req, posix_cred_t *cred)
 	cred->pc_umask = ctx->umask;
 }
 
+int
+tarn_fuse_kill_mask(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	posix_attr_t pa;
+	if (ctx->uid == 0 || posix_getattr(t->tf_fs, ino, &pa) != 0 ||
+	    !(pa.pa_mode & S_ISGID) || (pa.pa_mode & S_IXGRP) || ctx->gid == pa.pa_gid)
+		return (POSIX_SET_KILL_SUIDGID);
+	gid_t groups[TF_KILL_GROUPS];
+	int n = fuse_req_getgroups(req, TF_KILL_GROUPS, groups);
+	for (int i = 0; i < MIN(n, TF_KILL_GROUPS); i++) {
+		if (groups[i] == pa.pa_gid)
+			return (POSIX_SET_KILL_SUIDGID);
+	}
+	return (POSIX_SET_KILL_SUIDGID | POSIX_SET_KILL_SGID);
+}
+
 void
 tarn_fuse_entry_fill(tarn_fuse_t *t, const posix_attr_t *pa, struct fuse_entry_param *e)
 {
@@ -276,6 +293,8 @@ tf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	posix_cred_t cred;
 	tarn_fuse_cred(req, &cred);
 	int mask = tf_setattr_mask(attr, to_set, &in);
+	if (to_set & FUSE_SET_ATTR_KILL_SUID)   /* the kernel's FATTR_KILL_SUIDGID (killpriv v2) */
+		mask |= tarn_fuse_kill_mask(t, req, TF_PINO(t, ino));
 	int e = posix_setattr(t->tf_fs, TF_PINO(t, ino), &in, mask, &cred, &out);
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
@@ -431,11 +450,12 @@ static void
 tf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	tarn_fuse_t *t = tf_enter(req);
+	atomic_fetch_add_explicit(&t->tf_getxattrs, 1, memory_order_relaxed);
 	size_t len = 0;
 	void *buf = size != 0 ? tarn_fuse_scratch(size) : NULL;
 	int e = posix_getxattr(t->tf_fs, TF_PINO(t, ino), name, buf, size, &len);
 	if (e != 0) {
-		/* ENODATA is the common answer (security.capability on every write) */
+		/* ENODATA is the common answer (security.capability before writes) */
 		if (e == ENODATA)
 			(void) fuse_reply_err(req, ENODATA);
 		else

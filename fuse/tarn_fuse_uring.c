@@ -16,7 +16,10 @@
  * enable_uring parameter is on.  libfuse 3.14 does not know the flag, so
  * the session gets our I/O hooks (fuse_session_custom_io: the same
  * /dev/fuse fd, our read and writev) and the INIT reply gains
- * FUSE_OVER_IO_URING on its way out.  After INIT, tarn_fuse_uring_start
+ * FUSE_OVER_IO_URING on its way out.  (The hooks are there on every
+ * mount, rings or not: the INIT reply also gains FUSE_HANDLE_KILLPRIV_V2,
+ * and the request being served is kept for the flags libfuse drops; see
+ * tarn_fuse_req_kills_suidgid.)  After INIT, tarn_fuse_uring_start
  * starts threads for every possible CPU, each pinned to its CPU with a
  * ring of its own and one entry: a header buffer and a payload buffer,
  * registered (FUSE_IO_URING_CMD_REGISTER) with that CPU's queue.  When
@@ -183,6 +186,13 @@ struct tf_uring {
 /* The ring entry whose request this thread is serving (NULL: none). */
 static __thread tf_uring_ent_t *tf_uring_cur;
 
+/*
+ * The request this thread is serving as the kernel sent it: the
+ * in-header, then the operation's header (NULL: not known, as when
+ * requests are spliced; then killpriv v2 is not asked for).
+ */
+static __thread const char *tf_cur_req;
+
 /* ---- the session's I/O hooks ---- */
 
 /*
@@ -193,8 +203,13 @@ static ssize_t
 tf_io_read(int fd, void *buf, size_t len, void *userdata)
 {
 	tarn_fuse_t *t = userdata;
-	if (!__atomic_load_n(&t->tf_uring_on, __ATOMIC_ACQUIRE))
-		return (read(fd, buf, len));
+	tf_cur_req = NULL;
+	if (!__atomic_load_n(&t->tf_uring_on, __ATOMIC_ACQUIRE)) {
+		ssize_t r = read(fd, buf, len);
+		if (r >= (ssize_t)sizeof (struct fuse_in_header))
+			tf_cur_req = buf;       /* libfuse serves it next, on this thread */
+		return (r);
+	}
 	pthread_mutex_lock(&t->tf_rd_lock);
 	uint64_t since = tarn_now_ns() - t->tf_rd_last;
 	if (since < TF_RD_GAP_NS) {
@@ -203,6 +218,8 @@ tf_io_read(int fd, void *buf, size_t len, void *userdata)
 	}
 	ssize_t r = read(fd, buf, len);
 	int e = errno;
+	if (r >= (ssize_t)sizeof (struct fuse_in_header))
+		tf_cur_req = buf;
 	t->tf_rd_last = tarn_now_ns();
 	if (r > 0)
 		atomic_fetch_add_explicit(&t->tf_dev_reads, 1, memory_order_relaxed);
@@ -237,13 +254,37 @@ tf_uring_take_reply(tf_uring_ent_t *ent, const struct iovec *iov, int count)
 	return ((ssize_t)total);
 }
 
+bool
+tarn_fuse_req_kills_suidgid(void)
+{
+	const char *p = tf_cur_req;
+	if (p == NULL)
+		return (false);
+	struct fuse_in_header in;
+	memcpy(&in, p, sizeof (in));
+	p += sizeof (in);
+	if (in.opcode == FUSE_WRITE && in.len >= sizeof (in) + sizeof (struct fuse_write_in)) {
+		struct fuse_write_in w;
+		memcpy(&w, p, sizeof (w));
+		return ((w.write_flags & FUSE_WRITE_KILL_SUIDGID) != 0);
+	}
+	if (in.opcode == FUSE_OPEN && in.len >= sizeof (in) + sizeof (struct fuse_open_in)) {
+		struct fuse_open_in o;
+		memcpy(&o, p, sizeof (o));
+		return ((o.open_flags & FUSE_OPEN_KILL_SUIDGID) != 0);
+	}
+	return (false);
+}
+
 /*
  * The first reply of a session answers INIT (the kernel sends nothing
- * else until INIT is answered): ask for io_uring, and note the largest
- * payload the kernel will expect.
+ * else until INIT is answered).  It gains what libfuse 3.14 cannot ask
+ * for: killpriv v2 (unless requests are spliced: then we would not see
+ * their flags), and io_uring, noting the largest payload the kernel will
+ * expect.
  */
 static void
-tf_uring_init_reply(tarn_fuse_t *t, struct iovec *iov, int count)
+tf_init_reply(tarn_fuse_t *t, struct iovec *iov, int count)
 {
 	struct fuse_out_header oh;
 	if (count < 2 || iov[0].iov_len < sizeof (oh) ||
@@ -253,6 +294,12 @@ tf_uring_init_reply(tarn_fuse_t *t, struct iovec *iov, int count)
 	if (oh.error != 0)
 		return;
 	struct fuse_init_out *io = iov[1].iov_base;
+	if (!t->tf_splice) {
+		io->flags |= FUSE_HANDLE_KILLPRIV_V2;
+		t->tf_killpriv_v2 = true;
+	}
+	if (!t->tf_opts.tfo_uring)
+		return;
 	size_t pl = io->max_write;
 	if ((size_t)io->max_pages * 4096 > pl)
 		pl = (size_t)io->max_pages * 4096;
@@ -276,8 +323,8 @@ tf_io_writev(int fd, struct iovec *iov, int count, void *userdata)
 			return (tf_uring_take_reply(ent, iov, count));
 	}
 	bool first = !atomic_load(&t->tf_init_replied);
-	if (first && t->tf_opts.tfo_uring)
-		tf_uring_init_reply(t, iov, count);
+	if (first)
+		tf_init_reply(t, iov, count);
 	ssize_t r = writev(fd, iov, count);
 	if (first) {
 		int e = errno;
@@ -304,7 +351,7 @@ tarn_fuse_uring_enabled(void)
 }
 
 int
-tarn_fuse_uring_hook(tarn_fuse_t *t)
+tarn_fuse_hook_io(tarn_fuse_t *t)
 {
 	static const struct fuse_custom_io io = {
 		.read = tf_io_read,
@@ -384,7 +431,9 @@ tf_uring_serve(tf_uring_ent_t *ent)
 	memcpy(p + hl, h->op_in, opl);
 	struct fuse_buf fb = { .size = in.len, .mem = p };
 	tf_uring_cur = ent;
+	tf_cur_req = p;
 	fuse_session_process_buf(u->u_t->tf_se, &fb);
+	tf_cur_req = NULL;
 	tf_uring_cur = NULL;
 	if (!ent->ue_replied)
 		tf_uring_fail(ent, EIO);

@@ -72,6 +72,15 @@ typedef struct posix_attr {
 #define POSIX_SET_ATIME_NOW 0x040
 #define POSIX_SET_MTIME_NOW 0x080
 #define POSIX_SET_CTIME  0x100
+/*
+ * Clear set-user-ID, and set-group-ID when group-executable (of the new
+ * mode when POSIX_SET_MODE is there too): the caller was found to lack
+ * CAP_FSETID on a write or truncate, or it is a chown.  Alone and with
+ * nothing to clear, posix_setattr changes nothing (not even the ctime).
+ */
+#define POSIX_SET_KILL_SUIDGID 0x200
+/* With POSIX_SET_KILL_SUIDGID: set-group-ID goes too (Linux clears it for a caller outside the file's group) */
+#define POSIX_SET_KILL_SGID    0x400
 
 /* Who is asking (for ownership of new files, setgid rules). */
 typedef struct posix_cred {

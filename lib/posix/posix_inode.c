@@ -264,6 +264,30 @@ setattr_apply(znode_phys_t *zp, const posix_attr_t *in, int mask, const uint64_t
 		memcpy(zp->zp_ctime, now, 16);
 }
 
+/*
+ * POSIX_SET_KILL_SUIDGID (and _SGID) as a plain mode change: the mask without them,
+ * with POSIX_SET_MODE when a bit goes (*in then points at kept, a copy
+ * with the new mode).
+ */
+static int
+setattr_kill_suidgid(const znode_phys_t *zp, const posix_attr_t **in, int mask,
+    posix_attr_t *kept)
+{
+	bool sgid = (mask & POSIX_SET_KILL_SGID) != 0;
+	mask &= ~(POSIX_SET_KILL_SUIDGID | POSIX_SET_KILL_SGID);
+	uint32_t mode = (mask & POSIX_SET_MODE) ? (*in)->pa_mode : (uint32_t)zp->zp_mode;
+	uint32_t want = mode & ~(uint32_t)S_ISUID;
+	if ((mode & S_IXGRP) || sgid)
+		want &= ~(uint32_t)S_ISGID;
+	if (want != mode) {
+		*kept = **in;
+		kept->pa_mode = want;
+		*in = kept;
+		mask |= POSIX_SET_MODE;
+	}
+	return (mask);
+}
+
 /* Checks of a size change; *more is the extra charge. */
 static int
 setattr_size_check(posix_fs_t *fs, const znode_phys_t *zp, uint64_t size, int64_t *more)
@@ -289,6 +313,17 @@ posix_setattr(posix_fs_t *fs, posix_ino_t ino, const posix_attr_t *in, int mask,
 	pthread_rwlock_wrlock(&pi->pi_lock);
 	znode_phys_t old, zp;
 	err = zn_read(fs, ino, &old);
+	posix_attr_t killed;
+	if (err == 0 && (mask & POSIX_SET_KILL_SUIDGID)) {
+		mask = setattr_kill_suidgid(&old, &in, mask, &killed);
+		if (mask == 0) {                /* nothing to clear, nothing else to do */
+			if (out != NULL)
+				zn_to_attr(fs, ino, &old, out);
+			pthread_rwlock_unlock(&pi->pi_lock);
+			pinode_rele(fs, pi);
+			return (0);
+		}
+	}
 	int64_t more = 0;
 	bool resize = err == 0 && (mask & POSIX_SET_SIZE) && in->pa_size != old.zp_size;
 	if (err == 0 && (mask & POSIX_SET_SIZE))

@@ -92,6 +92,17 @@ class Suite:
         print("%s: %s" % (name, out), flush=True)
 
 
+# security.capability, revision 2: cap_net_bind_service (10) permitted and effective
+VFS_CAP = struct.pack("<IIIII", 0x02000001, 1 << 10, 0, 0, 0)
+
+
+def xattr_or_errno(path, name):
+    try:
+        return os.getxattr(path, name)
+    except OSError as e:
+        return errno.errorcode[e.errno]
+
+
 def write(path, data, flags=os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode=0o644):
     fd = os.open(path, flags, mode)
     try:
@@ -194,6 +205,20 @@ def errno_suite(root):
                          (os.stat(p("f")).st_uid, os.stat(p("f")).st_gid))[1])
     st("chown-clears-suid", lambda: (os.chmod(p("f"), 0o6755), os.chown(p("f"), 1, 1),
                                      oct(os.stat(p("f")).st_mode))[2])
+    st("chown-keeps-sgid-no-xgrp", lambda: (os.chmod(p("f"), 0o6745), os.chown(p("f"), 2, 2),
+                                            oct(os.stat(p("f")).st_mode))[2])
+    # root has CAP_FSETID: its writes and truncates keep the bits
+    st("root-write-keeps-suid", lambda: (os.chmod(p("f"), 0o6755),
+                                         write(p("f"), b"xy", os.O_WRONLY | os.O_APPEND),
+                                         oct(os.stat(p("f")).st_mode))[2])
+    st("root-truncate-keeps-suid", lambda: (os.truncate(p("f"), 1),
+                                            oct(os.stat(p("f")).st_mode))[1])
+    st("root-otrunc-keeps-suid", lambda: (write(p("f"), b"z"), oct(os.stat(p("f")).st_mode))[1])
+    # but a write takes security.capability away, even root's
+    st("write-drops-capability", lambda: (os.setxattr(p("f"), "security.capability", VFS_CAP),
+                                          os.getxattr(p("f"), "security.capability") == VFS_CAP,
+                                          write(p("f"), b"w", os.O_WRONLY | os.O_APPEND),
+                                          xattr_or_errno(p("f"), "security.capability"))[1:4:2])
     # special files
     st("mkfifo", lambda: (os.mkfifo(p("fifo")), ftype(p("fifo")))[1])
     st("mknod-chr", lambda: (os.mknod(p("null"), stat.S_IFCHR | 0o666, os.makedev(1, 3)),
@@ -390,9 +415,12 @@ def perm_setup(root):
         os.chmod(os.path.join(root, d), m)
     os.chown(os.path.join(root, "sgid"), 0, PERM_GID)
     for f, m in (("f600", 0o600), ("f644", 0o644), ("f666", 0o666), ("suid", 0o6777),
+                 ("suid-trunc", 0o6777), ("suid-otrunc", 0o6777), ("sgid-noxgrp", 0o2666),
+                 ("sgid-noxgrp-mine", 0o2666),
                  ("sticky/rootfile", 0o666), ("priv/inner", 0o644)):
         write(os.path.join(root, f), b"secret")
         os.chmod(os.path.join(root, f), m)
+    os.chown(os.path.join(root, "sgid-noxgrp-mine"), 0, NOBODY_UID)   # nobody's group
     # POSIX ACLs: a named user let in, a named user kept out, a mask that
     # caps a named user, a directory whose default ACL new inodes inherit
     for f, m in (("acl-r", 0o600), ("acl-deny", 0o644), ("acl-mask", 0o600)):
@@ -446,6 +474,20 @@ def perm_suite(root):
                                   os.stat(p("sgid", "d")).st_gid)[1:])
     st("write-kills-suid", lambda: (write(p("suid"), b"x", os.O_WRONLY),
                                     oct(os.stat(p("suid")).st_mode))[1])
+    st("write-again-after-kill", lambda: (write(p("suid"), b"yz", os.O_WRONLY | os.O_APPEND),
+                                          oct(os.stat(p("suid")).st_mode), read(p("suid")))[1:])
+    st("truncate-kills-suid", lambda: (os.truncate(p("suid-trunc"), 2),
+                                       oct(os.stat(p("suid-trunc")).st_mode),
+                                       read(p("suid-trunc")))[1:])
+    st("open-trunc-kills-suid", lambda: (os.close(os.open(p("suid-otrunc"),
+                                                          os.O_WRONLY | os.O_TRUNC)),
+                                         oct(os.stat(p("suid-otrunc")).st_mode),
+                                         os.stat(p("suid-otrunc")).st_size)[1:])
+    # set-group-ID without group execute: Linux clears it for a writer outside the group
+    st("write-sgid-no-xgrp-other-group", lambda: (write(p("sgid-noxgrp"), b"x", os.O_WRONLY),
+                                                  oct(os.stat(p("sgid-noxgrp")).st_mode))[1])
+    st("write-sgid-no-xgrp-own-group", lambda: (write(p("sgid-noxgrp-mine"), b"x", os.O_WRONLY),
+                                                oct(os.stat(p("sgid-noxgrp-mine")).st_mode))[1])
     st("hardlink-other", lambda: os.link(p("f644"), p("pub", "hl")))
     st("hardlink-own", lambda: (os.link(p("pub", "x"), p("pub", "hl2")), nlink(p("pub", "x")))[1])
     st("chmod-own", lambda: (os.chmod(p("pub", "x"), 0o640), oct(os.stat(p("pub", "x")).st_mode))[1])

@@ -594,8 +594,59 @@ test_forget_batching(void)
 	fx_teardown();
 }
 
+/*
+ * killpriv v2 is negotiated on both transports, so the kernel stops
+ * asking for security.capability before every write(2): 200 writes to
+ * one file ask at most a few times (once per inode until its attributes
+ * change; 200 times without).  A set-user-ID file written and truncated
+ * by root (CAP_FSETID) keeps its bits.
+ */
+static void
+test_killpriv(void)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		tarn_fuse_opts_t fo;
+		tarn_fuse_opts_init(&fo);
+		fo.tfo_uring = pass == 0;
+		fx_setup(&fo);
+		tarn_fuse_stats_t ts;
+		tarn_fuse_get_stats(F.tf, &ts);
+		TT_CHECK(ts.tfs_killpriv_v2);
+		char p[400], buf[4096];
+		memset(buf, 'k', sizeof (buf));
+		fx_path(p, sizeof (p), "plain");
+		int fd = open(p, O_CREAT | O_WRONLY, 0644);
+		TT_ASSERT(fd >= 0);
+		uint64_t g0 = ts.tfs_getxattrs;
+		for (int i = 0; i < 200; i++)
+			TT_EQ(write(fd, buf, sizeof (buf)), (ssize_t)sizeof (buf));
+		close(fd);
+		tarn_fuse_get_stats(F.tf, &ts);
+		printf("  %s: 200 writes, %" PRIu64 " getxattr requests\n",
+		    pass == 0 ? "default transport" : "/dev/fuse", ts.tfs_getxattrs - g0);
+		TT_CHECK(ts.tfs_getxattrs - g0 <= 5);
+
+		/* (the kernel asks before each write to a set-user-ID file, as it must) */
+		fx_path(p, sizeof (p), "suid");
+		fd = open(p, O_CREAT | O_WRONLY, 0755);
+		TT_ASSERT(fd >= 0);
+		TT_OK(fchmod(fd, 06755));
+		for (int i = 0; i < 3; i++)
+			TT_EQ(write(fd, buf, sizeof (buf)), (ssize_t)sizeof (buf));
+		TT_OK(ftruncate(fd, 4096));
+		TT_OK(fsync(fd));
+		close(fd);
+		struct stat st;
+		TT_OK(stat(p, &st));
+		TT_EQ(st.st_mode & 07777, 06755);
+		TT_EQ(st.st_size, 4096);
+		fx_teardown();
+	}
+}
+
 TT_MAIN(
 	{ "data_path", test_data_path },
+	{ "killpriv", test_killpriv },
 	{ "transport", test_transport },
 	{ "forget_batching", test_forget_batching },
 	{ "unlinked_open", test_unlinked_open },

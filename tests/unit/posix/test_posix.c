@@ -101,6 +101,36 @@ basic_attrs(posix_ino_t file)
 	in.pa_size = 10;
 	TT_EQ(posix_setattr(fs, d.pa_ino, &in, POSIX_SET_SIZE, NULL, &b), EISDIR);
 
+	/*
+	 * The kill flags: set-user-ID goes; set-group-ID only when
+	 * group-executable or with POSIX_SET_KILL_SGID; with a mode they
+	 * apply to the new mode; with nothing to clear, nothing changes.
+	 */
+	in.pa_mode = 06745;
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_MODE, NULL, &b));
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_KILL_SUIDGID, NULL, &b));
+	TT_EQ(b.pa_mode, S_IFREG | 02745);
+	in.pa_ctime = (struct timespec){ 77, 0 };
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_CTIME, NULL, &b));
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_KILL_SUIDGID, NULL, &b));
+	TT_EQ(b.pa_mode, S_IFREG | 02745);
+	TT_EQ(b.pa_ctime.tv_sec, 77);           /* untouched: nothing was cleared */
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_KILL_SUIDGID | POSIX_SET_KILL_SGID,
+	    NULL, &b));
+	TT_EQ(b.pa_mode, S_IFREG | 0745);
+	TT_CHECK(b.pa_ctime.tv_sec > 77);
+	in.pa_mode = 06755;
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_MODE | POSIX_SET_KILL_SUIDGID, NULL,
+	    &b));
+	TT_EQ(b.pa_mode, S_IFREG | 0755);
+	in.pa_mode = 04755;
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_MODE, NULL, &b));
+	in.pa_size = 3;
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_SIZE | POSIX_SET_KILL_SUIDGID, NULL,
+	    &b));
+	TT_EQ(b.pa_mode, S_IFREG | 0755);
+	TT_EQ(b.pa_size, 3);
+
 	/* special files, setgid directories */
 	TT_OK(posix_create(fs, t.root, "fifo", S_IFIFO | 0644, 0, NULL, true, &b));
 	TT_CHECK(S_ISFIFO(b.pa_mode));
