@@ -55,7 +55,8 @@
  * polls nothing.  Nor is there polling within 20 ms of a large read or
  * write (over 64 KiB): a stream of them keeps both CPUs busy with data,
  * and polling beside them (kept alive by the small requests in between,
- * such as the security.capability lookup before each write(2)) cost
+ * such as the security.capability lookup before each write(2) that
+ * killpriv v2 has since removed) cost
  * 12-15% of a sequential write.
  *
  * Forgets.  The kernel queues a FORGET on /dev/fuse when it drops an
