@@ -79,6 +79,7 @@ struct tarn_fuse {
 	bool                 tf_writeback;
 	bool                 tf_splice;
 	bool                 tf_killpriv_v2;  /* the kernel leaves suid/sgid clearing to us */
+	bool                 tf_setxattr_ext; /* SETXATTR headers carry setxattr_flags */
 	bool                 tf_readdirplus;
 	uint32_t             tf_max_write;
 	/* FUSE over io_uring (tarn_fuse_uring.c) */
@@ -156,6 +157,12 @@ int tarn_fuse_hook_io(tarn_fuse_t *t);
  * caller lacks CAP_FSETID)?  libfuse 3.14 does not pass these flags on.
  */
 bool tarn_fuse_req_kills_suidgid(void);
+/*
+ * Does the SETXATTR this thread serves ask us to clear set-group-ID if it
+ * sets an access ACL (FUSE_SETXATTR_ACL_KILL_SGID)?  libfuse 3.14 does not
+ * know the extended SETXATTR; our hooks take its flags out of the request.
+ */
+bool tarn_fuse_req_acl_kills_sgid(void);
 /*
  * After INIT was answered with the io_uring flag: start the per-CPU
  * workers and register their entries.  An error leaves /dev/fuse serving.

@@ -441,6 +441,9 @@ tf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 		pflags |= POSIX_XATTR_CREATE;
 	if (flags & XATTR_REPLACE)
 		pflags |= POSIX_XATTR_REPLACE;
+	/* the kernel found the caller outside the group and without CAP_FSETID */
+	if (tarn_fuse_req_acl_kills_sgid())
+		pflags |= POSIX_XATTR_KILL_SGID;        /* (an access ACL's business only) */
 	if (e == 0)
 		e = posix_setxattr(t->tf_fs, TF_PINO(t, ino), name, value, size, pflags);
 	tarn_fuse_reply_err(req, e);

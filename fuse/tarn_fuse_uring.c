@@ -193,6 +193,34 @@ static __thread tf_uring_ent_t *tf_uring_cur;
  * requests are spliced; then killpriv v2 is not asked for).
  */
 static __thread const char *tf_cur_req;
+/* The setxattr_flags of the SETXATTR this thread serves (tf_compat_setxattr). */
+static __thread uint32_t tf_cur_setxattr_flags;
+
+/*
+ * With FUSE_SETXATTR_EXT a SETXATTR's header is 16 bytes, 8 more
+ * (setxattr_flags, padding) than libfuse 3.14 reads before the name: the
+ * flags are kept for the handler and the rest of the request, len bytes
+ * from req (in-header, header, name, value), moves down over them.
+ * Returns the request's new length.
+ */
+static size_t
+tf_compat_setxattr(tarn_fuse_t *t, char *req, size_t len)
+{
+	struct fuse_in_header in;
+	memcpy(&in, req, sizeof (in));
+	size_t hl = sizeof (in);
+	tf_cur_setxattr_flags = 0;
+	if (in.opcode != FUSE_SETXATTR || !t->tf_setxattr_ext ||
+	    len < hl + sizeof (struct fuse_setxattr_in) || in.len != len)
+		return (len);
+	struct fuse_setxattr_in sx;
+	memcpy(&sx, req + hl, sizeof (sx));
+	tf_cur_setxattr_flags = sx.setxattr_flags;
+	memmove(req + hl + 8, req + hl + 16, len - hl - 16);
+	in.len -= 8;
+	memcpy(req, &in, sizeof (in));
+	return (len - 8);
+}
 
 /* ---- the session's I/O hooks ---- */
 
@@ -205,10 +233,13 @@ tf_io_read(int fd, void *buf, size_t len, void *userdata)
 {
 	tarn_fuse_t *t = userdata;
 	tf_cur_req = NULL;
+	tf_cur_setxattr_flags = 0;
 	if (!__atomic_load_n(&t->tf_uring_on, __ATOMIC_ACQUIRE)) {
 		ssize_t r = read(fd, buf, len);
-		if (r >= (ssize_t)sizeof (struct fuse_in_header))
+		if (r >= (ssize_t)sizeof (struct fuse_in_header)) {
 			tf_cur_req = buf;       /* libfuse serves it next, on this thread */
+			r = (ssize_t)tf_compat_setxattr(t, buf, (size_t)r);
+		}
 		return (r);
 	}
 	pthread_mutex_lock(&t->tf_rd_lock);
@@ -219,8 +250,10 @@ tf_io_read(int fd, void *buf, size_t len, void *userdata)
 	}
 	ssize_t r = read(fd, buf, len);
 	int e = errno;
-	if (r >= (ssize_t)sizeof (struct fuse_in_header))
+	if (r >= (ssize_t)sizeof (struct fuse_in_header)) {
 		tf_cur_req = buf;
+		r = (ssize_t)tf_compat_setxattr(t, buf, (size_t)r);
+	}
 	t->tf_rd_last = tarn_now_ns();
 	if (r > 0)
 		atomic_fetch_add_explicit(&t->tf_dev_reads, 1, memory_order_relaxed);
@@ -256,6 +289,12 @@ tf_uring_take_reply(tf_uring_ent_t *ent, const struct iovec *iov, int count)
 }
 
 bool
+tarn_fuse_req_acl_kills_sgid(void)
+{
+	return ((tf_cur_setxattr_flags & FUSE_SETXATTR_ACL_KILL_SGID) != 0);
+}
+
+bool
 tarn_fuse_req_kills_suidgid(void)
 {
 	const char *p = tf_cur_req;
@@ -280,9 +319,9 @@ tarn_fuse_req_kills_suidgid(void)
 /*
  * The first reply of a session answers INIT (the kernel sends nothing
  * else until INIT is answered).  It gains what libfuse 3.14 cannot ask
- * for: killpriv v2 (unless requests are spliced: then we would not see
- * their flags), and io_uring, noting the largest payload the kernel will
- * expect.
+ * for: killpriv v2 and the extended SETXATTR (unless requests are
+ * spliced: then we would not see their flags), and io_uring, noting the
+ * largest payload the kernel will expect.
  */
 static void
 tf_init_reply(tarn_fuse_t *t, struct iovec *iov, int count)
@@ -296,8 +335,8 @@ tf_init_reply(tarn_fuse_t *t, struct iovec *iov, int count)
 		return;
 	struct fuse_init_out *io = iov[1].iov_base;
 	if (!t->tf_splice) {
-		io->flags |= FUSE_HANDLE_KILLPRIV_V2;
-		t->tf_killpriv_v2 = true;
+		io->flags |= FUSE_HANDLE_KILLPRIV_V2 | FUSE_SETXATTR_EXT;
+		t->tf_killpriv_v2 = t->tf_setxattr_ext = true;
 	}
 	if (!t->tf_opts.tfo_uring)
 		return;
@@ -430,7 +469,8 @@ tf_uring_serve(tf_uring_ent_t *ent)
 	char *p = ent->ue_payload - opl - hl;
 	memcpy(p, &in, hl);
 	memcpy(p + hl, h->op_in, opl);
-	struct fuse_buf fb = { .size = in.len, .mem = p };
+	size_t len = tf_compat_setxattr(u->u_t, p, in.len);
+	struct fuse_buf fb = { .size = len, .mem = p };
 	tf_uring_cur = ent;
 	tf_cur_req = p;
 	fuse_session_process_buf(u->u_t->tf_se, &fb);

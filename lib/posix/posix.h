@@ -224,6 +224,12 @@ void posix_touch_atime(posix_fs_t *fs, posix_ino_t ino);
 
 #define POSIX_XATTR_CREATE  0x1
 #define POSIX_XATTR_REPLACE 0x2
+/*
+ * Setting the access ACL: clear set-group-ID too (the caller is outside
+ * the file's group and lacks CAP_FSETID, as the kernel found; Linux's
+ * rule for chmod and ACLs).
+ */
+#define POSIX_XATTR_KILL_SGID 0x4
 int posix_setxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, const void *value,
     size_t size, int flags);
 /* size 0: return the needed size in *outlen.  ERANGE if too small, ENODATA if absent. */

@@ -161,11 +161,12 @@ void posix_zil_rename(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t sdir, const znod
  * Xattr changes and hole punches (feature log_xattr_punch): may this one
  * be logged (the log takes them, the record fits)?  Ask before
  * posix_zil_begin; when not, the change stays unlogged.  zp is the
- * inode's znode as the change left it (its times are logged with it).
+ * inode's znode as the change left it (its times are logged with it, or,
+ * with whole, all of its state: a mode the record's replay would not give).
  */
 bool posix_zil_xattr_loggable(posix_fs_t *fs, const char *name, size_t size);
 void posix_zil_xattr(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const char *name,
-    const void *value, size_t size, bool remove, const znode_phys_t *zp);
+    const void *value, size_t size, bool remove, const znode_phys_t *zp, bool whole);
 bool posix_zil_punch_loggable(posix_fs_t *fs);
 void posix_zil_punch(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, uint64_t off,
     uint64_t len, const znode_phys_t *zp);

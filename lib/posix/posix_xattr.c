@@ -228,7 +228,8 @@ posix_setxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, const void *va
 	int err = xattr_name_check(fs, name);
 	if (err == 0 && size > POSIX_XATTR_SIZE_MAX)
 		err = SET_ERROR(E2BIG);
-	if (err == 0 && (flags & ~(POSIX_XATTR_CREATE | POSIX_XATTR_REPLACE)))
+	if (err == 0 && (flags & ~(POSIX_XATTR_CREATE | POSIX_XATTR_REPLACE |
+	    POSIX_XATTR_KILL_SGID)))
 		err = SET_ERROR(EINVAL);
 	if (err == 0)
 		err = posix_writable(fs);
@@ -265,12 +266,16 @@ posix_setxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, const void *va
 		if (err == 0) {
 			if (access)
 				zp.zp_mode = (zp.zp_mode & ~0777ULL) | amode;
+			if (access && (flags & POSIX_XATTR_KILL_SGID))
+				zp.zp_mode &= ~(uint64_t)S_ISGID;
 			posix_now(zp.zp_ctime);
 			err = zn_write(fs, ino, &old, &zp, tx);
 		}
 		if (logged) {
+			/* a replay of the ACL sets the permission bits, not the kill */
+			bool killed = (zp.zp_mode & S_ISGID) != (old.zp_mode & S_ISGID);
 			if (err == 0)
-				posix_zil_xattr(fs, tx, ino, name, value, size, false, &zp);
+				posix_zil_xattr(fs, tx, ino, name, value, size, false, &zp, killed);
 			posix_zil_end(fs, tx, err);
 		}
 		dmu_tx_commit(tx);
@@ -315,7 +320,7 @@ posix_removexattr(posix_fs_t *fs, posix_ino_t ino, const char *name)
 		}
 		if (logged) {
 			if (err == 0)
-				posix_zil_xattr(fs, tx, ino, name, NULL, 0, true, &zp);
+				posix_zil_xattr(fs, tx, ino, name, NULL, 0, true, &zp, false);
 			posix_zil_end(fs, tx, err);
 		}
 		dmu_tx_commit(tx);

@@ -107,6 +107,18 @@ pz_times(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const znode_phys_t *zp)
 	zil_log_times(fs->fs_zil, ino, t, dmu_tx_get_txg(tx));
 }
 
+/* A setattr record of the whole new state: replaying it in order gives the same result. */
+static void
+pz_state(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const znode_phys_t *zp)
+{
+	pz_setattr_t a = { .ps_mode = zp->zp_mode, .ps_uid = zp->zp_uid, .ps_gid = zp->zp_gid,
+		.ps_size = zp->zp_size,
+		.ps_atime = { zp->zp_atime[0], zp->zp_atime[1] },
+		.ps_mtime = { zp->zp_mtime[0], zp->zp_mtime[1] },
+		.ps_ctime = { zp->zp_ctime[0], zp->zp_ctime[1] } };
+	pz_log(fs, tx, ZIL_LR_SETATTR, ino, &a, sizeof (a), NULL, 0, NULL, 0);
+}
+
 void
 posix_zil_create(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t dir, const znode_phys_t *dzp,
     const char *name, posix_ino_t obj, const znode_phys_t *zp, const char *target)
@@ -187,19 +199,10 @@ posix_zil_setattr(posix_fs_t *fs, posix_ino_t ino, int mask, const znode_phys_t 
 		posix_zil_unlogged(fs, tx);
 		return (err);
 	}
-	if ((mask & ~times) == 0) {
-		uint64_t t[6] = { zp->zp_atime[0], zp->zp_atime[1], zp->zp_mtime[0],
-			zp->zp_mtime[1], zp->zp_ctime[0], zp->zp_ctime[1] };
-		zil_log_times(fs->fs_zil, ino, t, dmu_tx_get_txg(tx));
-		return (0);
-	}
-	/* the whole new state: replaying it in order gives the same result */
-	pz_setattr_t a = { .ps_mode = zp->zp_mode, .ps_uid = zp->zp_uid, .ps_gid = zp->zp_gid,
-		.ps_size = zp->zp_size,
-		.ps_atime = { zp->zp_atime[0], zp->zp_atime[1] },
-		.ps_mtime = { zp->zp_mtime[0], zp->zp_mtime[1] },
-		.ps_ctime = { zp->zp_ctime[0], zp->zp_ctime[1] } };
-	pz_log(fs, tx, ZIL_LR_SETATTR, ino, &a, sizeof (a), NULL, 0, NULL, 0);
+	if ((mask & ~times) == 0)
+		pz_times(fs, tx, ino, zp);
+	else
+		pz_state(fs, tx, ino, zp);
 	return (0);
 }
 
@@ -212,13 +215,16 @@ posix_zil_xattr_loggable(posix_fs_t *fs, const char *name, size_t size)
 
 void
 posix_zil_xattr(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const char *name,
-    const void *value, size_t size, bool remove, const znode_phys_t *zp)
+    const void *value, size_t size, bool remove, const znode_phys_t *zp, bool whole)
 {
 	pz_xattr_t x = { .px_namelen = (uint32_t)strlen(name), .px_remove = remove,
 		.px_size = remove ? 0 : size };
 	pz_log(fs, tx, ZIL_LR_XATTR, ino, &x, sizeof (x), name, x.px_namelen, value,
 	    (size_t)x.px_size);
-	pz_times(fs, tx, ino, zp);
+	if (whole)
+		pz_state(fs, tx, ino, zp);
+	else
+		pz_times(fs, tx, ino, zp);
 }
 
 bool

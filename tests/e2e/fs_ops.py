@@ -421,6 +421,11 @@ def perm_setup(root):
         write(os.path.join(root, f), b"secret")
         os.chmod(os.path.join(root, f), m)
     os.chown(os.path.join(root, "sgid-noxgrp-mine"), 0, NOBODY_UID)   # nobody's group
+    # nobody's own set-group-ID files, one in a group nobody is not in
+    for f, g in (("acl-sgid-foreign", PERM_GID), ("acl-sgid-mine", NOBODY_UID)):
+        write(os.path.join(root, f), b"")
+        os.chown(os.path.join(root, f), NOBODY_UID, g)
+        os.chmod(os.path.join(root, f), 0o2775)
     # POSIX ACLs: a named user let in, a named user kept out, a mask that
     # caps a named user, a directory whose default ACL new inodes inherit
     for f, m in (("acl-r", 0o600), ("acl-deny", 0o644), ("acl-mask", 0o600)):
@@ -523,6 +528,14 @@ def perm_suite(root):
     st("acl-remove-own", lambda: (os.removexattr(p("acl-dir", "d"), ACL_DEFAULT),
                                   os.mkdir(p("acl-dir", "d", "e"), 0o777),
                                   oct(os.stat(p("acl-dir", "d", "e")).st_mode))[2])
+    # an owner outside the file's group who sets an access ACL loses set-group-ID
+    sgid_acl = acl((A_USER_OBJ, 7), (A_USER, 4, 1234), (A_GROUP_OBJ, 5), (A_MASK, 5),
+                   (A_OTHER, 5))
+    st("acl-set-sgid-foreign-group", lambda: (os.setxattr(p("acl-sgid-foreign"), ACL_ACCESS,
+                                                          sgid_acl),
+                                              oct(os.stat(p("acl-sgid-foreign")).st_mode))[1])
+    st("acl-set-sgid-own-group", lambda: (os.setxattr(p("acl-sgid-mine"), ACL_ACCESS, sgid_acl),
+                                          oct(os.stat(p("acl-sgid-mine")).st_mode))[1])
 
 
 # ---- other checks ----

@@ -445,6 +445,14 @@ zt_namespace_ops(zt_t *z)
 		2, 0, 4, 0, 0xe8, 3, 0, 0, 4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
 		0x10, 0, 5, 0, 0xff, 0xff, 0xff, 0xff, 0x20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff };
 	TT_OK(posix_setxattr(z->fs, c, "system.posix_acl_access", acl, sizeof (acl), 0));
+	/* the same ACL set by a caller outside the group: set-group-ID goes (and stays gone) */
+	TT_OK(posix_create(z->fs, d, "sg", S_IFREG | 0644, 0, &zt_cred, true, &a));
+	at.pa_mode = 02775;
+	TT_OK(posix_setattr(z->fs, a.pa_ino, &at, POSIX_SET_MODE, NULL, NULL));
+	TT_OK(posix_setxattr(z->fs, a.pa_ino, "system.posix_acl_access", acl, sizeof (acl),
+	    POSIX_XATTR_KILL_SGID));
+	TT_OK(posix_getattr(z->fs, a.pa_ino, &a));
+	TT_EQ(a.pa_mode & 07777, 0650);
 	TT_OK(posix_setxattr(z->fs, d, "user.dir", "d", 1, 0));
 	TT_OK(posix_falloc(z->fs, zt_ino(z, d, "pre"), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 	    101000, 2000));
