@@ -505,6 +505,20 @@ tx_run_workers(void)
 }
 
 /*
+ * Mounts for pass 0 (the default transport: io_uring when the kernel
+ * allows it) or pass 1 (/dev/fuse only) and reads the first stats.
+ */
+static void
+fx_setup_pass(int pass, tarn_fuse_stats_t *ts)
+{
+	tarn_fuse_opts_t fo;
+	tarn_fuse_opts_init(&fo);
+	fo.tfo_uring = pass == 0;
+	fx_setup(&fo);
+	tarn_fuse_get_stats(F.tf, ts);
+}
+
+/*
  * Both request transports carry the same traffic: per-CPU io_uring
  * queues (when the fuse module allows them: enable_uring, which
  * tests/run's callers turn on) and /dev/fuse (tfo_uring off, or a
@@ -516,12 +530,8 @@ static void
 test_transport(void)
 {
 	for (int pass = 0; pass < 2; pass++) {
-		tarn_fuse_opts_t fo;
-		tarn_fuse_opts_init(&fo);
-		fo.tfo_uring = pass == 0;
-		fx_setup(&fo);
 		tarn_fuse_stats_t ts;
-		tarn_fuse_get_stats(F.tf, &ts);
+		fx_setup_pass(pass, &ts);
 		bool want = pass == 0 && tarn_fuse_uring_enabled();
 		if (pass == 0)
 			printf("  io_uring %s\n", want ? "allowed by the kernel" :
@@ -605,12 +615,8 @@ static void
 test_killpriv(void)
 {
 	for (int pass = 0; pass < 2; pass++) {
-		tarn_fuse_opts_t fo;
-		tarn_fuse_opts_init(&fo);
-		fo.tfo_uring = pass == 0;
-		fx_setup(&fo);
 		tarn_fuse_stats_t ts;
-		tarn_fuse_get_stats(F.tf, &ts);
+		fx_setup_pass(pass, &ts);
 		TT_CHECK(ts.tfs_killpriv_v2);
 		char p[400], buf[4096];
 		memset(buf, 'k', sizeof (buf));
