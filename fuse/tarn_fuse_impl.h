@@ -152,6 +152,27 @@ typedef struct tf_uring tf_uring_t;
  */
 int tarn_fuse_hook_io(tarn_fuse_t *t);
 /*
+ * After INIT was answered with the io_uring flag: start the per-CPU
+ * workers and register their entries.  An error leaves /dev/fuse serving.
+ */
+int tarn_fuse_uring_start(tarn_fuse_t *t);
+/* After the connection ended: join the workers, free their rings. */
+void tarn_fuse_uring_stop(tarn_fuse_t *t);
+
+/* ---- the request flags libfuse drops (tarn_fuse_req.c) ---- */
+
+struct fuse_init_out;
+/* The INIT reply asks for killpriv v2 and the extended SETXATTR (not when spliced). */
+void tf_req_init_flags(tarn_fuse_t *t, struct fuse_init_out *io);
+/*
+ * This thread serves the len-byte request at req next: note it, and move
+ * an extended SETXATTR back to the layout libfuse reads.  Returns the
+ * request's length as libfuse must see it.
+ */
+size_t tf_req_begin(tarn_fuse_t *t, char *req, size_t len);
+/* The request was served (or none is being served). */
+void tf_req_end(void);
+/*
  * Does the WRITE or OPEN this thread serves ask us to clear set-user-ID
  * and set-group-ID (FUSE_WRITE_KILL_SUIDGID, FUSE_OPEN_KILL_SUIDGID: the
  * caller lacks CAP_FSETID)?  libfuse 3.14 does not pass these flags on.
@@ -163,13 +184,6 @@ bool tarn_fuse_req_kills_suidgid(void);
  * know the extended SETXATTR; our hooks take its flags out of the request.
  */
 bool tarn_fuse_req_acl_kills_sgid(void);
-/*
- * After INIT was answered with the io_uring flag: start the per-CPU
- * workers and register their entries.  An error leaves /dev/fuse serving.
- */
-int tarn_fuse_uring_start(tarn_fuse_t *t);
-/* After the connection ended: join the workers, free their rings. */
-void tarn_fuse_uring_stop(tarn_fuse_t *t);
 
 /* ---- the handler tables' parts ---- */
 

@@ -19,7 +19,7 @@
  * FUSE_OVER_IO_URING on its way out.  (The hooks are there on every
  * mount, rings or not: the INIT reply also gains FUSE_HANDLE_KILLPRIV_V2,
  * and the request being served is kept for the flags libfuse drops; see
- * tarn_fuse_req_kills_suidgid.)  After INIT, tarn_fuse_uring_start
+ * tarn_fuse_req.c.)  After INIT, tarn_fuse_uring_start
  * starts threads for every possible CPU, each pinned to its CPU with a
  * ring of its own and one entry: a header buffer and a payload buffer,
  * registered (FUSE_IO_URING_CMD_REGISTER) with that CPU's queue.  When
@@ -187,41 +187,6 @@ struct tf_uring {
 /* The ring entry whose request this thread is serving (NULL: none). */
 static __thread tf_uring_ent_t *tf_uring_cur;
 
-/*
- * The request this thread is serving as the kernel sent it: the
- * in-header, then the operation's header (NULL: not known, as when
- * requests are spliced; then killpriv v2 is not asked for).
- */
-static __thread const char *tf_cur_req;
-/* The setxattr_flags of the SETXATTR this thread serves (tf_compat_setxattr). */
-static __thread uint32_t tf_cur_setxattr_flags;
-
-/*
- * With FUSE_SETXATTR_EXT a SETXATTR's header is 16 bytes, 8 more
- * (setxattr_flags, padding) than libfuse 3.14 reads before the name: the
- * flags are kept for the handler and the rest of the request, len bytes
- * from req (in-header, header, name, value), moves down over them.
- * Returns the request's new length.
- */
-static size_t
-tf_compat_setxattr(tarn_fuse_t *t, char *req, size_t len)
-{
-	struct fuse_in_header in;
-	memcpy(&in, req, sizeof (in));
-	size_t hl = sizeof (in);
-	tf_cur_setxattr_flags = 0;
-	if (in.opcode != FUSE_SETXATTR || !t->tf_setxattr_ext ||
-	    len < hl + sizeof (struct fuse_setxattr_in) || in.len != len)
-		return (len);
-	struct fuse_setxattr_in sx;
-	memcpy(&sx, req + hl, sizeof (sx));
-	tf_cur_setxattr_flags = sx.setxattr_flags;
-	memmove(req + hl + 8, req + hl + 16, len - hl - 16);
-	in.len -= 8;
-	memcpy(req, &in, sizeof (in));
-	return (len - 8);
-}
-
 /* ---- the session's I/O hooks ---- */
 
 /*
@@ -232,14 +197,11 @@ static ssize_t
 tf_io_read(int fd, void *buf, size_t len, void *userdata)
 {
 	tarn_fuse_t *t = userdata;
-	tf_cur_req = NULL;
-	tf_cur_setxattr_flags = 0;
+	tf_req_end();
 	if (!__atomic_load_n(&t->tf_uring_on, __ATOMIC_ACQUIRE)) {
 		ssize_t r = read(fd, buf, len);
-		if (r >= (ssize_t)sizeof (struct fuse_in_header)) {
-			tf_cur_req = buf;       /* libfuse serves it next, on this thread */
-			r = (ssize_t)tf_compat_setxattr(t, buf, (size_t)r);
-		}
+		if (r > 0)      /* libfuse serves it next, on this thread */
+			r = (ssize_t)tf_req_begin(t, buf, (size_t)r);
 		return (r);
 	}
 	pthread_mutex_lock(&t->tf_rd_lock);
@@ -250,10 +212,8 @@ tf_io_read(int fd, void *buf, size_t len, void *userdata)
 	}
 	ssize_t r = read(fd, buf, len);
 	int e = errno;
-	if (r >= (ssize_t)sizeof (struct fuse_in_header)) {
-		tf_cur_req = buf;
-		r = (ssize_t)tf_compat_setxattr(t, buf, (size_t)r);
-	}
+	if (r > 0)
+		r = (ssize_t)tf_req_begin(t, buf, (size_t)r);
 	t->tf_rd_last = tarn_now_ns();
 	if (r > 0)
 		atomic_fetch_add_explicit(&t->tf_dev_reads, 1, memory_order_relaxed);
@@ -288,39 +248,10 @@ tf_uring_take_reply(tf_uring_ent_t *ent, const struct iovec *iov, int count)
 	return ((ssize_t)total);
 }
 
-bool
-tarn_fuse_req_acl_kills_sgid(void)
-{
-	return ((tf_cur_setxattr_flags & FUSE_SETXATTR_ACL_KILL_SGID) != 0);
-}
-
-bool
-tarn_fuse_req_kills_suidgid(void)
-{
-	const char *p = tf_cur_req;
-	if (p == NULL)
-		return (false);
-	struct fuse_in_header in;
-	memcpy(&in, p, sizeof (in));
-	p += sizeof (in);
-	if (in.opcode == FUSE_WRITE && in.len >= sizeof (in) + sizeof (struct fuse_write_in)) {
-		struct fuse_write_in w;
-		memcpy(&w, p, sizeof (w));
-		return ((w.write_flags & FUSE_WRITE_KILL_SUIDGID) != 0);
-	}
-	if (in.opcode == FUSE_OPEN && in.len >= sizeof (in) + sizeof (struct fuse_open_in)) {
-		struct fuse_open_in o;
-		memcpy(&o, p, sizeof (o));
-		return ((o.open_flags & FUSE_OPEN_KILL_SUIDGID) != 0);
-	}
-	return (false);
-}
-
 /*
  * The first reply of a session answers INIT (the kernel sends nothing
  * else until INIT is answered).  It gains what libfuse 3.14 cannot ask
- * for: killpriv v2 and the extended SETXATTR (unless requests are
- * spliced: then we would not see their flags), and io_uring, noting the
+ * for: the request flags of tarn_fuse_req.c, and io_uring, noting the
  * largest payload the kernel will expect.
  */
 static void
@@ -334,10 +265,7 @@ tf_init_reply(tarn_fuse_t *t, struct iovec *iov, int count)
 	if (oh.error != 0)
 		return;
 	struct fuse_init_out *io = iov[1].iov_base;
-	if (!t->tf_splice) {
-		io->flags |= FUSE_HANDLE_KILLPRIV_V2 | FUSE_SETXATTR_EXT;
-		t->tf_killpriv_v2 = t->tf_setxattr_ext = true;
-	}
+	tf_req_init_flags(t, io);
 	if (!t->tf_opts.tfo_uring)
 		return;
 	size_t pl = io->max_write;
@@ -469,12 +397,11 @@ tf_uring_serve(tf_uring_ent_t *ent)
 	char *p = ent->ue_payload - opl - hl;
 	memcpy(p, &in, hl);
 	memcpy(p + hl, h->op_in, opl);
-	size_t len = tf_compat_setxattr(u->u_t, p, in.len);
+	size_t len = tf_req_begin(u->u_t, p, in.len);
 	struct fuse_buf fb = { .size = len, .mem = p };
 	tf_uring_cur = ent;
-	tf_cur_req = p;
 	fuse_session_process_buf(u->u_t->tf_se, &fb);
-	tf_cur_req = NULL;
+	tf_req_end();
 	tf_uring_cur = NULL;
 	if (!ent->ue_replied)
 		tf_uring_fail(ent, EIO);
