@@ -131,12 +131,11 @@ void tarn_fuse_entry_fill(tarn_fuse_t *t, const posix_attr_t *pa, struct fuse_en
 void tarn_fuse_entry_ref(tarn_fuse_t *t, const posix_attr_t *pa);
 void tarn_fuse_entry_unref(tarn_fuse_t *t, const posix_attr_t *pa);
 /*
- * The posix_setattr kill flags for a request the kernel marked (killpriv
- * v2): set-user-ID; set-group-ID when group-executable, or, as Linux does,
- * when the caller is not root and not in the file's group.
+ * Supplementary groups looked at when a kill of set-group-ID depends on
+ * them (posix_cred_t.pc_in_group: the caller is not root and not in the
+ * file's group through its own gid).
  */
 #define TF_KILL_GROUPS 64
-int tarn_fuse_kill_mask(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino);
 /* Reply with an error (counted), or 0 for success with no data. */
 void tarn_fuse_reply_err(fuse_req_t req, int err);
 /* A per-thread scratch buffer of at least size bytes (not zeroed). */

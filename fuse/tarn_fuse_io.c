@@ -24,7 +24,7 @@ tf_truncate(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino, bool kill)
 	memset(&in, 0, sizeof (in));
 	tarn_fuse_cred(req, &cred);
 	return (posix_setattr(t->tf_fs, ino, &in, POSIX_SET_SIZE | POSIX_SET_MTIME_NOW |
-	    POSIX_SET_CTIME | (kill ? tarn_fuse_kill_mask(t, req, ino) : 0), &cred, &out));
+	    POSIX_SET_CTIME | (kill ? POSIX_SET_KILL_SUIDGID : 0), &cred, &out));
 }
 
 /* Clear set-user-ID and set-group-ID before a write, when the kernel says so. */
@@ -35,8 +35,7 @@ tf_kill_suidgid(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino)
 	posix_cred_t cred;
 	memset(&in, 0, sizeof (in));
 	tarn_fuse_cred(req, &cred);
-	return (posix_setattr(t->tf_fs, ino, &in, tarn_fuse_kill_mask(t, req, ino), &cred,
-	    NULL));
+	return (posix_setattr(t->tf_fs, ino, &in, POSIX_SET_KILL_SUIDGID, &cred, NULL));
 }
 
 /* What the kernel may do with an open file: keep its cached pages. */

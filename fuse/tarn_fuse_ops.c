@@ -32,6 +32,19 @@ tarn_fuse_attr_to_stat(const posix_attr_t *pa, struct stat *st)
 	st->st_ctim = pa->pa_ctime;
 }
 
+/* The caller's supplementary groups, read by libfuse from /proc (slow: asked rarely). */
+static bool
+tf_cred_in_group(const posix_cred_t *cred, uint32_t gid)
+{
+	gid_t groups[TF_KILL_GROUPS];
+	int n = fuse_req_getgroups(cred->pc_arg, TF_KILL_GROUPS, groups);
+	for (int i = 0; i < MIN(n, TF_KILL_GROUPS); i++) {
+		if (groups[i] == gid)
+			return (true);
+	}
+	return (false);
+}
+
 void
 tarn_fuse_cred(fuse_req_t req, posix_cred_t *cred)
 {
@@ -39,23 +52,8 @@ tarn_fuse_cred(fuse_req_t req, posix_cred_t *cred)
 	cred->pc_uid = ctx->uid;
 	cred->pc_gid = ctx->gid;
 	cred->pc_umask = ctx->umask;
-}
-
-int
-tarn_fuse_kill_mask(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	posix_attr_t pa;
-	if (ctx->uid == 0 || posix_getattr(t->tf_fs, ino, &pa) != 0 ||
-	    !(pa.pa_mode & S_ISGID) || (pa.pa_mode & S_IXGRP) || ctx->gid == pa.pa_gid)
-		return (POSIX_SET_KILL_SUIDGID);
-	gid_t groups[TF_KILL_GROUPS];
-	int n = fuse_req_getgroups(req, TF_KILL_GROUPS, groups);
-	for (int i = 0; i < MIN(n, TF_KILL_GROUPS); i++) {
-		if (groups[i] == pa.pa_gid)
-			return (POSIX_SET_KILL_SUIDGID);
-	}
-	return (POSIX_SET_KILL_SUIDGID | POSIX_SET_KILL_SGID);
+	cred->pc_in_group = tf_cred_in_group;
+	cred->pc_arg = req;
 }
 
 void
@@ -294,7 +292,7 @@ tf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	tarn_fuse_cred(req, &cred);
 	int mask = tf_setattr_mask(attr, to_set, &in);
 	if (to_set & FUSE_SET_ATTR_KILL_SUID)   /* the kernel's FATTR_KILL_SUIDGID (killpriv v2) */
-		mask |= tarn_fuse_kill_mask(t, req, TF_PINO(t, ino));
+		mask |= POSIX_SET_KILL_SUIDGID;
 	int e = posix_setattr(t->tf_fs, TF_PINO(t, ino), &in, mask, &cred, &out);
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);

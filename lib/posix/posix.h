@@ -79,13 +79,25 @@ typedef struct posix_attr {
  * nothing to clear, posix_setattr changes nothing (not even the ctime).
  */
 #define POSIX_SET_KILL_SUIDGID 0x200
-/* With POSIX_SET_KILL_SUIDGID: set-group-ID goes too (Linux clears it for a caller outside the file's group) */
+/*
+ * With POSIX_SET_KILL_SUIDGID: set-group-ID goes too.  Without it the
+ * caller's credentials decide, as on Linux: set-group-ID without group
+ * execute goes when the caller (a cred given, not root) is not in the
+ * file's group, checked under the inode's lock.
+ */
 #define POSIX_SET_KILL_SGID    0x400
 
 /* Who is asking (for ownership of new files, setgid rules). */
 typedef struct posix_cred {
 	uint32_t pc_uid, pc_gid;
 	uint32_t pc_umask;
+	/*
+	 * Is the caller in group gid through its supplementary groups?
+	 * (pc_gid is checked first; NULL: no supplementary groups.)  Asked
+	 * only when a kill of set-group-ID depends on it.
+	 */
+	bool   (*pc_in_group)(const struct posix_cred *cred, uint32_t gid);
+	void    *pc_arg;
 } posix_cred_t;
 
 typedef enum posix_atime_mode {

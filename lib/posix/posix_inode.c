@@ -265,15 +265,20 @@ setattr_apply(znode_phys_t *zp, const posix_attr_t *in, int mask, const uint64_t
 }
 
 /*
- * POSIX_SET_KILL_SUIDGID (and _SGID) as a plain mode change: the mask without them,
+ * POSIX_SET_KILL_SUIDGID (and _SGID, or cred outside the file's group) as
+ * a plain mode change: the mask without them,
  * with POSIX_SET_MODE when a bit goes (*in then points at kept, a copy
  * with the new mode).
  */
 static int
 setattr_kill_suidgid(const znode_phys_t *zp, const posix_attr_t **in, int mask,
-    posix_attr_t *kept)
+    const posix_cred_t *cred, posix_attr_t *kept)
 {
 	bool sgid = (mask & POSIX_SET_KILL_SGID) != 0;
+	if (!sgid && cred != NULL && cred->pc_uid != 0 && cred->pc_gid != zp->zp_gid &&
+	    (zp->zp_mode & S_ISGID) && !(zp->zp_mode & S_IXGRP))
+		sgid = cred->pc_in_group == NULL ||
+		    !cred->pc_in_group(cred, (uint32_t)zp->zp_gid);
 	mask &= ~(POSIX_SET_KILL_SUIDGID | POSIX_SET_KILL_SGID);
 	uint32_t mode = (mask & POSIX_SET_MODE) ? (*in)->pa_mode : (uint32_t)zp->zp_mode;
 	uint32_t want = mode & ~(uint32_t)S_ISUID;
@@ -315,7 +320,7 @@ posix_setattr(posix_fs_t *fs, posix_ino_t ino, const posix_attr_t *in, int mask,
 	err = zn_read(fs, ino, &old);
 	posix_attr_t killed;
 	if (err == 0 && (mask & POSIX_SET_KILL_SUIDGID)) {
-		mask = setattr_kill_suidgid(&old, &in, mask, &killed);
+		mask = setattr_kill_suidgid(&old, &in, mask, cred, &killed);
 		if (mask == 0) {                /* nothing to clear, nothing else to do */
 			if (out != NULL)
 				zn_to_attr(fs, ino, &old, out);

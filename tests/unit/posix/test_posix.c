@@ -59,6 +59,21 @@ test_basic(void)
 	tp_done(&t);
 }
 
+/* Supplementary groups of test callers: 8, or 9. */
+static bool
+tp_in_group_8(const posix_cred_t *cred, uint32_t gid)
+{
+	(void) cred;
+	return (gid == 8);
+}
+
+static bool
+tp_in_group_9(const posix_cred_t *cred, uint32_t gid)
+{
+	(void) cred;
+	return (gid == 9);
+}
+
 /* Directories, setattr, special files, setgid directories, readdir types. */
 static void
 basic_attrs(posix_ino_t file)
@@ -130,6 +145,34 @@ basic_attrs(posix_ino_t file)
 	    &b));
 	TT_EQ(b.pa_mode, S_IFREG | 0755);
 	TT_EQ(b.pa_size, 3);
+
+	/*
+	 * Without POSIX_SET_KILL_SGID the caller decides: set-group-ID
+	 * without group execute stays for root, for a caller whose gid is
+	 * the file's (8) and for a member through supplementary groups; it
+	 * goes for anyone else.
+	 */
+	posix_cred_t c_root = { .pc_uid = 0, .pc_gid = 0 };
+	posix_cred_t c_own = { .pc_uid = 1000, .pc_gid = 8 };
+	posix_cred_t c_member = { .pc_uid = 1000, .pc_gid = 1000, .pc_in_group = tp_in_group_8 };
+	posix_cred_t c_other = { .pc_uid = 1000, .pc_gid = 1000, .pc_in_group = tp_in_group_9 };
+	posix_cred_t c_nogroups = { .pc_uid = 1000, .pc_gid = 1000 };
+	const posix_cred_t *keeps[] = { &c_root, &c_own, &c_member };
+	for (int i = 0; i < 3; i++) {
+		in.pa_mode = 06745;
+		TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_MODE, NULL, &b));
+		TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_KILL_SUIDGID, keeps[i], &b));
+		TT_EQ(b.pa_mode, S_IFREG | 02745);
+	}
+	const posix_cred_t *kills[] = { &c_other, &c_nogroups };
+	for (int i = 0; i < 2; i++) {
+		in.pa_mode = 06745;
+		TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_MODE, NULL, &b));
+		TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_KILL_SUIDGID, kills[i], &b));
+		TT_EQ(b.pa_mode, S_IFREG | 0745);
+	}
+	in.pa_mode = 0755;
+	TT_OK(posix_setattr(fs, a.pa_ino, &in, POSIX_SET_MODE, NULL, &b));
 
 	/* special files, setgid directories */
 	TT_OK(posix_create(fs, t.root, "fifo", S_IFIFO | 0644, 0, NULL, true, &b));
