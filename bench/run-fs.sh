@@ -117,34 +117,8 @@ OVL_PID=""			# fuse-overlayfs process
 mkdir -p "$TMPFS" "$MNT"
 : >"$RES"
 
-pid_alive() {
-	local st
-	st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
-}
-
-# stop_pid PID: SIGTERM, wait up to 30 s, then SIGKILL.
-stop_pid() {
-	local pid=$1 i
-	[ -n "$pid" ] || return 0
-	kill -TERM "$pid" 2>/dev/null
-	for ((i = 0; i < 300; i++)); do
-		pid_alive "$pid" || return 0
-		sleep 0.1
-	done
-	echo "# pid $pid did not stop; killing it" >&2
-	kill -KILL "$pid" 2>/dev/null
-	sleep 0.5
-}
-
-unmount_mnt() {
-	local i
-	for ((i = 0; i < 3; i++)); do
-		mountpoint -q "$MNT" 2>/dev/null || return 0
-		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null ||
-			umount -l "$MNT" 2>/dev/null
-	done
-}
+# shellcheck source=bench/lib.bash
+. "$SRC/bench/lib.bash"
 
 cleanup() {
 	trap - EXIT INT TERM
