@@ -1,11 +1,12 @@
 #!/bin/bash
 # bench/run-cpu.sh — what a metadata operation costs the server: creates and
 # deletes of empty files through tarn-mount, with the daemon's CPU time
-# (user + system, from /proc) per operation beside the rate.  On a noisy
-# 2-CPU machine rates move 10-20% between runs while the daemon's CPU per
-# operation is what a change to the server alters, so this is the A/B tool
-# for server-side work: give two build directories and the rounds
-# alternate between them (a fresh pool each time), then the medians.
+# (user + system, from /proc) per operation beside the rate: the cost a
+# change to the server alters, where the rate also depends on the client
+# and the kernel.  Give two build directories and the rounds alternate
+# between them (a fresh pool each time), then the medians.  On a noisy
+# 2-CPU machine both figures move 10-20% between rounds (session 10: four
+# pairs could not tell changes of a few percent apart).
 #
 # Usage: bench/run-cpu.sh [--files N] [--rounds N] [--layout L]
 #                         [--tarn-opts OPTS] BUILD [BUILD2]
