@@ -1,5 +1,13 @@
 # bench/lib.bash — helpers the bench scripts share (sourced, not run).
-# The caller sets MNT (where the target under test is mounted).
+# The caller sets MNT (where the target under test is mounted) before it
+# calls unmount_mnt or wait_mounted.
+
+# usage_exit SCRIPT LAST STATUS: print SCRIPT's header from "# Usage:" to
+# the line matching LAST (a sed pattern) without the "# ", exit STATUS
+usage_exit() {
+	sed -n "/^# Usage:/,/$2/p" "$1" | sed 's/^# \{0,1\}//'
+	exit "$3"
+}
 
 # pid_alive PID: the process exists and is not a zombie
 pid_alive() {
@@ -30,4 +38,16 @@ unmount_mnt() {
 		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null ||
 			umount -l "$MNT" 2>/dev/null
 	done
+}
+
+# wait_mounted PID PIDFILE: wait (up to 60 s) until the daemon PID wrote
+# PIDFILE and $MNT is mounted; false if it died or the time ran out
+wait_mounted() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ -s "$2" ] && mountpoint -q "$MNT" && return 0
+		pid_alive "$1" || return 1
+		sleep 0.1
+	done
+	return 1
 }

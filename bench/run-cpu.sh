@@ -20,6 +20,8 @@
 # directory removed.
 set -u
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.bash
+. "$SRC/bench/lib.bash"
 NFILES=32768
 ROUNDS=3
 LAYOUT=single
@@ -27,8 +29,7 @@ TARN_OPTS=()
 BUILDS=()
 
 usage() {	# usage STATUS
-	sed -n '/^# Usage:/,/^#              without polling/p' "$0" | sed 's/^# \{0,1\}//'
-	exit "$1"
+	usage_exit "$0" '^#              without polling' "$1"
 }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -59,8 +60,6 @@ RES=$T/results			# "build phase rate us_per_op" lines
 TARN_PID=""
 mkdir -p "$TMPFS" "$MNT"
 : >"$RES"
-# shellcheck source=bench/lib.bash
-. "$SRC/bench/lib.bash"
 
 cleanup() {
 	trap - EXIT INT TERM
@@ -92,12 +91,7 @@ one_round() {
 	"$b/cmd/tarn-mount/tarn-mount" -c -f -n benchcpu -p "$pidf" "${TARN_OPTS[@]}" \
 		"$MNT" "${devs[@]}" >>"$T/tarn-mount.log" 2>&1 &
 	TARN_PID=$!
-	for ((i = 0; i < 600; i++)); do
-		[ -s "$pidf" ] && mountpoint -q "$MNT" && break
-		pid_alive "$TARN_PID" || break
-		sleep 0.1
-	done
-	if ! mountpoint -q "$MNT"; then
+	if ! wait_mounted "$TARN_PID" "$pidf"; then
 		echo "run-cpu.sh: tarn-mount did not mount; its log:" >&2
 		tail -n 20 "$T/tarn-mount.log" >&2
 		exit 1

@@ -52,6 +52,8 @@
 # compare figures from one run, not across runs.
 set -u
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.bash
+. "$SRC/bench/lib.bash"
 SIZE=1G
 RUNTIME=5
 NFILES=5000
@@ -63,8 +65,7 @@ TARN_OPTS=()
 ROUNDS=1
 
 usage() {	# usage STATUS
-	sed -n '/^# Usage:/,/^#   --tarn-opts/p' "$0" | sed 's/^# \{0,1\}//'
-	exit "$1"
+	usage_exit "$0" '^#   --tarn-opts' "$1"
 }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -117,8 +118,6 @@ OVL_PID=""			# fuse-overlayfs process
 mkdir -p "$TMPFS" "$MNT"
 : >"$RES"
 
-# shellcheck source=bench/lib.bash
-. "$SRC/bench/lib.bash"
 
 cleanup() {
 	trap - EXIT INT TERM
@@ -172,7 +171,7 @@ ndevs() {
 
 # --- Tarn through tarn-mount
 tarn_start() {		# tarn_start create|import LAYOUT
-	local pidf=$T/tarn-mount.pid i
+	local pidf=$T/tarn-mount.pid
 	rm -f "$pidf"
 	if [ "$1" = create ]; then
 		# shellcheck disable=SC2046
@@ -183,11 +182,7 @@ tarn_start() {		# tarn_start create|import LAYOUT
 			>>"$T/tarn-mount.log" 2>&1 &
 	fi
 	TARN_PID=$!
-	for ((i = 0; i < 600; i++)); do
-		[ -s "$pidf" ] && mountpoint -q "$MNT" && return 0
-		pid_alive "$TARN_PID" || break
-		sleep 0.1
-	done
+	wait_mounted "$TARN_PID" "$pidf" && return 0
 	echo "run-fs.sh: tarn-mount did not mount; its log:" >&2
 	tail -n 20 "$T/tarn-mount.log" >&2
 	return 1
