@@ -130,12 +130,6 @@ void tarn_fuse_entry_fill(tarn_fuse_t *t, const posix_attr_t *pa, struct fuse_en
 /* Take the node reference for an entry reply; undo it when the reply failed. */
 void tarn_fuse_entry_ref(tarn_fuse_t *t, const posix_attr_t *pa);
 void tarn_fuse_entry_unref(tarn_fuse_t *t, const posix_attr_t *pa);
-/*
- * Supplementary groups looked at when a kill of set-group-ID depends on
- * them (posix_cred_t.pc_in_group: the caller is not root and not in the
- * file's group through its own gid).
- */
-#define TF_KILL_GROUPS 64
 /* Reply with an error (counted), or 0 for success with no data. */
 void tarn_fuse_reply_err(fuse_req_t req, int err);
 /* A per-thread scratch buffer of at least size bytes (not zeroed). */

@@ -32,7 +32,13 @@ tarn_fuse_attr_to_stat(const posix_attr_t *pa, struct stat *st)
 	st->st_ctim = pa->pa_ctime;
 }
 
-/* The caller's supplementary groups, read by libfuse from /proc (slow: asked rarely). */
+/*
+ * Is the caller in group gid through its supplementary groups (the first
+ * TF_KILL_GROUPS of them)?  libfuse reads them from /proc, which is slow:
+ * posix_setattr asks only when a kill of set-group-ID depends on it.
+ */
+#define TF_KILL_GROUPS 64
+
 static bool
 tf_cred_in_group(const posix_cred_t *cred, uint32_t gid)
 {
