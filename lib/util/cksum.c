@@ -8,6 +8,9 @@
 
 #include <openssl/evp.h>
 #include <xxhash.h>
+#ifdef TARN_XXH_DISPATCH
+#include <xxh_x86dispatch.h>        /* XXH3_128bits picks AVX2/AVX-512 at run time */
+#endif
 
 static void
 fletcher4(const void *buf, size_t size, zio_cksum_t *zc)

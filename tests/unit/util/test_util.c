@@ -5,6 +5,9 @@
 #include "format.h"
 #include "taskq.h"
 
+#include <stdlib.h>
+#include <xxhash.h>
+
 static void
 test_fletcher4_known(void)
 {
@@ -47,6 +50,37 @@ test_checksums_detect_flip(void)
 	}
 	TT_EQ(zio_checksum_parse("sha256"), ZIO_CHECKSUM_SHA256);
 	TT_CHECK(zio_checksum_parse("md5") == -1);
+}
+
+/*
+ * The block checksum is libxxhash's XXH3-128 whichever code path hashes
+ * it (cksum.c may use the library's AVX2 / AVX-512 dispatch): the same
+ * words as the portable function, for every length class XXH3 treats
+ * differently (up to 16, 128 and 240 bytes, stripes, blocks).
+ */
+static void
+test_xxh3_matches_portable(void)
+{
+	const size_t lens[] = { 0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241, 1000,
+	    1024, 4096, 65537, 131072 };
+	const size_t max = 131072 + 8;
+	uint8_t *buf = malloc(max);
+	TT_CHECK(buf != NULL);
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 99);
+	for (size_t i = 0; i < max; i++)
+		buf[i] = (uint8_t)tarn_rand_u64(&r);
+	for (size_t i = 0; i < sizeof (lens) / sizeof (lens[0]); i++) {
+		const uint8_t *p = buf + (i & 7);       /* aligned and not */
+		zio_cksum_t zc;
+		zio_checksum_compute(ZIO_CHECKSUM_XXH3_128, p, lens[i], &zc);
+		XXH128_hash_t h = XXH3_128bits(p, lens[i]);
+		TT_EQ(zc.zc_word[0], h.low64);
+		TT_EQ(zc.zc_word[1], h.high64);
+		TT_EQ(zc.zc_word[2], 0);
+		TT_EQ(zc.zc_word[3], 0);
+	}
+	free(buf);
 }
 
 static void
@@ -105,6 +139,7 @@ TT_MAIN(
 	{ "fletcher4_known", test_fletcher4_known },
 	{ "sha256_known", test_sha256_known },
 	{ "checksums_detect_flip", test_checksums_detect_flip },
+	{ "xxh3_matches_portable", test_xxh3_matches_portable },
 	{ "uberblock_seal", test_uberblock_seal },
 	{ "rand_reproducible", test_rand_reproducible },
 	{ "taskq_runs_all", test_taskq_runs_all },
