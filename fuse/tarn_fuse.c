@@ -115,7 +115,7 @@ tarn_fuse_opts_init(tarn_fuse_opts_t *o)
 	o->tfo_entry_timeout = 60.0;
 	o->tfo_attr_timeout = 60.0;
 	o->tfo_max_threads = 16;
-	o->tfo_read_ahead_kb = 1024;
+	o->tfo_read_ahead_kb = 4096;
 	o->tfo_fsname = "tarn";
 }
 

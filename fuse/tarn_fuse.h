@@ -27,7 +27,7 @@ typedef struct tarn_fuse_opts {
 	double   tfo_entry_timeout;     /* seconds the kernel may trust a name (default 60) */
 	double   tfo_attr_timeout;      /* seconds it may trust attributes (default 60) */
 	unsigned tfo_max_threads;       /* worker threads (default 16) */
-	unsigned tfo_read_ahead_kb;     /* kernel readahead of the mount (default 1024) */
+	unsigned tfo_read_ahead_kb;     /* kernel readahead of the mount (default 4096) */
 	const char *tfo_fsname;         /* source shown in /proc/mounts (default "tarn") */
 	bool     tfo_debug;             /* libfuse request trace on stderr */
 } tarn_fuse_opts_t;
