@@ -529,8 +529,10 @@ posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newn
 			memcpy(dzp->zp_ctime, now, 16);
 			err = lockset_write(fs, &ls, tx);
 		}
-		if (err == 0)
+		if (err == 0) {
 			posix_zil_link(fs, tx, ino, newdir, dzp, newname);
+			posix_zil_times(fs, tx, ino, zp);
+		}
 		posix_zil_end(fs, tx, err);
 		dmu_tx_commit(tx);
 		if (err == 0 && attr != NULL)
@@ -625,8 +627,10 @@ dir_remove(posix_fs_t *fs, posix_ino_t dir, const char *name, bool rmdir)
 		}
 		if (err == 0)
 			err = lockset_write(fs, &ls, tx);
-		if (err == 0)
+		if (err == 0) {
 			posix_zil_remove(fs, tx, dir, lockset_zp(&ls, dir), name, child, rmdir);
+			posix_zil_times(fs, tx, child, zp);
+		}
 		posix_zil_end(fs, tx, err);
 		dmu_tx_commit(tx);
 	}

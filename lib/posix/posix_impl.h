@@ -158,6 +158,12 @@ void posix_zil_rename(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t sdir, const znod
     const char *sname, posix_ino_t ddir, const znode_phys_t *ddzp, const char *dname,
     unsigned int flags);
 /*
+ * After the record of a link, remove or rename: the times of an inode the
+ * operation changed besides the directories (its ctime), so that replay
+ * sets them back; not for one left without links (reclaimed at open).
+ */
+void posix_zil_times(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const znode_phys_t *zp);
+/*
  * Xattr changes and hole punches (feature log_xattr_punch): may this one
  * be logged (the log takes them, the record fits)?  Ask before
  * posix_zil_begin; when not, the change stays unlogged.  zp is the

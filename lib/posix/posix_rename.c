@@ -210,9 +210,13 @@ rename_locked(posix_fs_t *fs, posix_lockset_t *ls, const rename_op_t *r)
 			err = rename_move(fs, ls, r, keep, tx, now);
 		if (err == 0)
 			err = lockset_write(fs, ls, tx);
-		if (err == 0)
+		if (err == 0) {
 			posix_zil_rename(fs, tx, r->sdir, lockset_zp(ls, r->sdir), r->sname,
 			    r->ddir, lockset_zp(ls, r->ddir), r->dname, r->flags);
+			posix_zil_times(fs, tx, r->sino, lockset_zp(ls, r->sino));
+			if (r->dino != 0)
+				posix_zil_times(fs, tx, r->dino, lockset_zp(ls, r->dino));
+		}
 		posix_zil_end(fs, tx, err);
 		dmu_tx_commit(tx);
 	}

@@ -107,6 +107,13 @@ pz_times(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const znode_phys_t *zp)
 	zil_log_times(fs->fs_zil, ino, t, dmu_tx_get_txg(tx));
 }
 
+void
+posix_zil_times(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const znode_phys_t *zp)
+{
+	if (fs->fs_zil != NULL && zp->zp_nlink > 0)
+		pz_times(fs, tx, ino, zp);
+}
+
 /* A setattr record of the whole new state: replaying it in order gives the same result. */
 static void
 pz_state(posix_fs_t *fs, dmu_tx_t *tx, posix_ino_t ino, const znode_phys_t *zp)
@@ -436,12 +443,15 @@ posix_zil_replay_lr(void *arg, const zil_lr_t *lr, const void *data)
 		return (err);
 	if (done != lr->lr_len)
 		return (SET_ERROR(EIO));
+	/* a write leaves ctime = mtime (posix_data.c), so the one time logged is both */
 	posix_attr_t a;
 	memset(&a, 0, sizeof (a));
 	a.pa_mtime.tv_sec = (time_t)lr->lr_mtime[0];
 	a.pa_mtime.tv_nsec = (long)lr->lr_mtime[1];
+	a.pa_ctime = a.pa_mtime;
 	if (lr->lr_mtime[0] != 0 || lr->lr_mtime[1] != 0)
-		(void) posix_setattr(fs, lr->lr_obj, &a, POSIX_SET_MTIME, NULL, NULL);
+		(void) posix_setattr(fs, lr->lr_obj, &a, POSIX_SET_MTIME | POSIX_SET_CTIME,
+		    NULL, NULL);
 	return (0);
 }
 

@@ -319,7 +319,7 @@ zt_xattrs(posix_fs_t *fs, posix_ino_t ino, char *out, size_t cap)
 	tarn_free(nm);
 }
 
-/* Every entry below dir: path, ino, type+mode, owner, size, links, mtime, content, xattrs. */
+/* Every entry below dir: path, ino, type+mode, owner, size, links, mtime, ctime, content, xattrs. */
 static void
 zt_dump_tree(posix_fs_t *fs, posix_ino_t dir, const char *path, zt_dump_t *d)
 {
@@ -345,9 +345,10 @@ zt_dump_tree(posix_fs_t *fs, posix_ino_t dir, const char *path, zt_dump_t *d)
 		char xl[512] = "";
 		zt_xattrs(fs, a.pa_ino, xl, sizeof (xl));
 		snprintf(line, sizeof (line), "%s ino=%" PRIu64 " mode=%o uid=%u gid=%u size=%" PRIu64
-		    " nlink=%u mtime=%ld.%09ld %s%s\n", sub, a.pa_ino, a.pa_mode,
+		    " nlink=%u mtime=%ld.%09ld ctime=%ld.%09ld %s%s\n", sub, a.pa_ino, a.pa_mode,
 		    a.pa_uid, a.pa_gid, a.pa_size, a.pa_nlink, (long)a.pa_mtime.tv_sec,
-		    (long)a.pa_mtime.tv_nsec, extra, xl);
+		    (long)a.pa_mtime.tv_nsec, (long)a.pa_ctime.tv_sec, (long)a.pa_ctime.tv_nsec,
+		    extra, xl);
 		zt_dump_add(d, line);
 		posix_forget(fs, a.pa_ino, 1);
 		if (S_ISDIR(a.pa_mode))
