@@ -5,7 +5,6 @@
 #include "format.h"
 #include "taskq.h"
 
-#include <stdlib.h>
 #include <xxhash.h>
 
 static void
@@ -64,8 +63,7 @@ test_xxh3_matches_portable(void)
 	const size_t lens[] = { 0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241, 1000,
 	    1024, 4096, 65537, 131072 };
 	const size_t max = 131072 + 8;
-	uint8_t *buf = malloc(max);
-	TT_CHECK(buf != NULL);
+	uint8_t *buf = tarn_alloc(max);
 	tarn_rand_t r;
 	tarn_rand_seed(&r, 99);
 	for (size_t i = 0; i < max; i++)
@@ -80,7 +78,7 @@ test_xxh3_matches_portable(void)
 		TT_EQ(zc.zc_word[2], 0);
 		TT_EQ(zc.zc_word[3], 0);
 	}
-	free(buf);
+	tarn_free(buf);
 }
 
 static void
