@@ -16,7 +16,11 @@
  * set is walked with dmu_traverse(ZIO_FLAG_SCRUB): the dmu reads the
  * metadata itself; the callback queues every level-0 data block on a zio
  * batch (up to SCAN_BATCH_MAX reads in flight, checksums and RAID-Z math
- * on the zio workers), so a scrub keeps every core busy.  A resilver is
+ * on the zio workers), so a scrub keeps every core busy.  A file system's
+ * intent-log blocks that a crash left claimed for replay are in no tree:
+ * after its walk the scan follows that chain from the committed header
+ * (zil_scan), every block read with the same repairs, a resilver too
+ * (live chains, freed within a txg or two, are left alone).  A resilver is
  * the same walk with min_txg: blocks born before it are skipped with
  * their whole subtree (an indirect block is born no earlier than its
  * children), and the scrub reads' repairs (plus the vdev layer writing
@@ -548,6 +552,26 @@ scan_open_os(scan_walk_t *w, objset_t *mos, const scan_os_ent_t *ent, objset_t *
 	return (e);
 }
 
+/*
+ * The log blocks a crash left claimed for replay: no tree points to them,
+ * so dmu_traverse does not see them.  Read in full also by a resilver
+ * (there are few), which copies them onto a new device like any block.
+ */
+static void
+scan_walk_zil(scan_walk_t *w, objset_t *os)
+{
+	if (dmu_objset_type(os) != DMU_OST_ZFS)
+		return;
+	zil_header_t zh;
+	dmu_objset_zil_header(os, &zh);
+	if (zh.zh_claim_txg == 0)
+		return;
+	zil_scan_stat_t zs;
+	zil_scan(w->sw_zc, &zh, ZIO_FLAG_SCRUB, &zs);
+	w->sw_own += zs.zss_blocks + zs.zss_errors;
+	scan_stat_add(w->sw_sc, zs.zss_bytes, zs.zss_errors);
+}
+
 /* Walk one object set; on EAGAIN its counters are rolled back. */
 static int
 scan_walk_os(scan_walk_t *w, objset_t *os, const char *name)
@@ -561,6 +585,8 @@ scan_walk_os(scan_walk_t *w, objset_t *os, const char *name)
 	uint64_t errors = 0;
 	int rc = dmu_traverse(os, 0, ZIO_FLAG_SCRUB, w->sw_min_txg, scan_cb, w, &errors);
 	scan_flush(w);
+	if (rc == 0)
+		scan_walk_zil(w, os);
 	w->sw_os = NULL;
 	spa_errlog_unalias(w->sw_spa, os);
 	pthread_mutex_lock(&sc->ss_lock);

@@ -248,6 +248,34 @@ zil_read_block(zil_t *zl, const blkptr_t *bp, void *buf)
 	    ZIO_FLAG_SPECULATIVE | (zl->zl_readonly ? ZIO_FLAG_NOHEAL : 0)));
 }
 
+void
+zil_scan(zio_ctx_t *zc, const zil_header_t *zh, int flags, zil_scan_stat_t *st)
+{
+	memset(st, 0, sizeof (*st));
+	if (zh->zh_claim_txg == 0)
+		return;
+	blkptr_t bp = zh->zh_log;
+	void *buf = tarn_alloc_aligned(ZIL_MAX_BLOCK);
+	for (uint64_t n = 0; !BP_IS_HOLE(&bp) && n < ZIL_MAX_CHAIN; n++) {
+		if (bp.bp_cksum_val.zc_word[1] >= zh->zh_claim_seq)
+			break;                          /* past the claimed part */
+		if (!zil_bp_sane(&bp) ||
+		    zio_read_raw(zc, &bp, buf, zil_verify_cb, &bp, flags) != 0) {
+			st->zss_errors++;
+			break;
+		}
+		const zil_block_t *blk = buf;
+		st->zss_blocks++;
+		st->zss_bytes += DVA_ASIZE(&bp.bp_dva[0]);
+		const blkptr_t *next = &blk->zlb_next;
+		if (BP_IS_HOLE(next) || next->bp_cksum_val.zc_word[0] != blk->zlb_guid ||
+		    next->bp_cksum_val.zc_word[1] != blk->zlb_seq + 1)
+			break;                          /* the claim ended here too */
+		bp = *next;
+	}
+	tarn_free(buf);
+}
+
 /*
  * Follow the chain from the header.  For each block that verifies (at
  * most max, and only below seq end when end != 0) fn(arg, bp, blk);

@@ -120,4 +120,20 @@ int zil_block_verify(const blkptr_t *bp, const void *buf, uint64_t size);
  */
 int zil_block_records(const zil_block_t *blk, uint64_t size, zil_replay_fn_t fn, void *arg);
 
+/*
+ * Scrub and resilver (spa_scan): read through zc, with flags (ZIO_FLAG_SCRUB:
+ * every mirror side and RAID-Z column verified, bad ones rewritten), every
+ * block of the claimed chain that header zh names: the records a crash
+ * left for the next mount to replay, which no block tree points to.  An
+ * unclaimed chain (a live log, freed within a txg or two) is not read, nor
+ * is a claimed chain's unwritten end block.  A claimed block that does not
+ * read intact is an error, and the chain cannot be followed past it.
+ */
+typedef struct zil_scan_stat {
+	uint64_t zss_blocks;        /* blocks read intact */
+	uint64_t zss_bytes;         /* their allocated bytes */
+	uint64_t zss_errors;        /* claimed blocks not read intact */
+} zil_scan_stat_t;
+void zil_scan(zio_ctx_t *zc, const zil_header_t *zh, int flags, zil_scan_stat_t *st);
+
 #endif

@@ -575,7 +575,8 @@ zio_read_raw(zio_ctx_t *zc, const blkptr_t *bp, void *buf, vdev_verify_fn_t veri
 		.vio_offset = bp->bp_dva[0].dva_offset,
 		.vio_size = bp->bp_psize,
 		.vio_buf = buf,
-		.vio_flags = (heal ? 0 : VDEV_IO_NOHEAL) |
+		.vio_flags = ((flags & ZIO_FLAG_SCRUB) ? VDEV_IO_SCRUB : 0) |
+		    (heal ? 0 : VDEV_IO_NOHEAL) |
 		    ((flags & ZIO_FLAG_SPECULATIVE) ? VDEV_IO_PROBE : 0),
 		.vio_verify = verify,
 		.vio_verify_arg = arg,

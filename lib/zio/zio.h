@@ -116,7 +116,8 @@ int zio_write(zio_ctx_t *zc, uint64_t txg, const zio_prop_t *zp,
  * Blocks that carry their own checksum (intent-log blocks): read bp's
  * first DVA (bp_psize bytes, no decompression) checking it with verify
  * instead of bp_cksum_val (mirror sides and RAID-Z reconstructions are
- * tried as for any read; ZIO_FLAG_SPECULATIVE / NOHEAL as for zio_read),
+ * tried as for any read; ZIO_FLAG_SCRUB / SPECULATIVE / NOHEAL as for
+ * zio_read),
  * and write buf to every DVA of an already allocated bp.  ECKSUM when bp
  * fails blkptr_validate.
  */

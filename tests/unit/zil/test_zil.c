@@ -4,7 +4,7 @@
  * although no txg after them committed; a crash whose log was claimed by
  * one import is replayed by a later one; unlogged changes make fsync sync
  * a txg; log blocks do not leak; a damaged log block ends the replay
- * cleanly.
+ * cleanly; scrub and resilver read a claimed chain that awaits replay.
  */
 #include "posix.h"
 #include "tt.h"
@@ -732,6 +732,167 @@ test_zil_damaged_block(void)
 	zt_teardown(&z);
 }
 
+/* ---- scrub and resilver of a claimed chain ---- */
+
+/* Overwrite the bytes of log block bp on one leaf of a mirror (or single). */
+static void
+zt_damage_leaf(const char *path, const blkptr_t *bp, uint8_t fill)
+{
+	int fd = open(path, O_RDWR);
+	TT_ASSERT(fd >= 0);
+	uint8_t *junk = tarn_alloc(bp->bp_psize);
+	memset(junk, fill, bp->bp_psize);
+	TT_EQ(pwrite(fd, junk, bp->bp_psize,
+	    (off_t)(bp->bp_dva[0].dva_offset + VDEV_LABEL_START_SIZE)), bp->bp_psize);
+	close(fd);
+	tarn_free(junk);
+}
+
+/* Do two leaves of a mirror hold the same bytes for block bp? */
+static bool
+zt_leaves_agree(const char *a, const char *b, const blkptr_t *bp)
+{
+	uint8_t *x = tarn_alloc(bp->bp_psize), *y = tarn_alloc(bp->bp_psize);
+	off_t off = (off_t)(bp->bp_dva[0].dva_offset + VDEV_LABEL_START_SIZE);
+	int fa = open(a, O_RDONLY), fb = open(b, O_RDONLY);
+	bool same = fa >= 0 && fb >= 0 &&
+	    pread(fa, x, bp->bp_psize, off) == (ssize_t)bp->bp_psize &&
+	    pread(fb, y, bp->bp_psize, off) == (ssize_t)bp->bp_psize &&
+	    memcmp(x, y, bp->bp_psize) == 0;
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	tarn_free(x);
+	tarn_free(y);
+	return (same);
+}
+
+static void
+zt_scrub(zt_t *z, spa_scan_stat_t *st)
+{
+	TT_OK(spa_scan_start(z->spa, SPA_SCAN_SCRUB, 0));
+	TT_OK(spa_scan_wait(z->spa));
+	spa_scan_get_stat(z->spa, st);
+	TT_EQ(st->sss_state, SPA_SCAN_STATE_FINISHED);
+}
+
+/*
+ * A crash, then an import that claims the log but no mount to replay it
+ * (zpool import -N).  No block tree points to the claimed blocks, so the
+ * scrub walks the chain itself: one side of a mirror damaged under two
+ * blocks is repaired (both sides agree again), both sides damaged under
+ * the last block is an error.  The mount then replays up to that block.
+ */
+static void
+test_zil_claimed_scrub(void)
+{
+	zt_t z;
+	zt_setup(&z, "mirror", 2);
+	zt_write(&z, 0, 1000, 1, true);             /* may sync: creates the chain */
+	for (int i = 0; i < 4; i++)                 /* a block each */
+		zt_write(&z, 2000 + (uint64_t)i * 3000, 1500, 2 + i, true);
+	uint8_t *keep = tarn_alloc(ZT_FILE_SIZE);
+	memcpy(keep, z.model, ZT_FILE_SIZE);
+	uint64_t keep_size = z.model_size;
+	zt_write(&z, 20000, 1500, 9, true);         /* the last block */
+	zt_powercut(&z, 17);
+	z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
+	TT_OK(spa_objset_open(z.spa, "fs", &z.os));
+	zil_t *zl = spa_objset_zil(z.spa, z.os);
+	TT_CHECK(zil_replay_needed(zl));
+	zt_bps_t b = { .n = 0 };
+	uint64_t nblocks = 0;
+	TT_OK(zil_walk(zl, 8, zt_collect, &b, &nblocks));
+	TT_ASSERT(b.n >= 5 && b.n < 8);
+	const char *d0 = z.devs.tpd_paths[0], *d1 = z.devs.tpd_paths[1];
+	for (int k = 0; k < b.n; k++)
+		TT_ASSERT(zt_leaves_agree(d0, d1, &b.bp[k]));
+
+	/* one side of the first two blocks: repaired, no error */
+	zt_damage_leaf(d0, &b.bp[0], 0x5a);
+	zt_damage_leaf(d1, &b.bp[1], 0xa5);
+	TT_CHECK(!zt_leaves_agree(d0, d1, &b.bp[0]));
+	spa_scan_stat_t st;
+	zt_scrub(&z, &st);
+	TT_EQ(st.sss_errors, 0);
+	TT_CHECK(st.sss_repaired >= b.bp[0].bp_psize + b.bp[1].bp_psize);
+	for (int k = 0; k < b.n; k++)
+		TT_CHECK(zt_leaves_agree(d0, d1, &b.bp[k]));
+	zt_scrub(&z, &st);                          /* nothing left to do */
+	TT_EQ(st.sss_errors, 0);
+	TT_EQ(st.sss_repaired, 0);
+
+	/* both sides of the last block: an error the scrub counts */
+	zt_damage_leaf(d0, &b.bp[b.n - 1], 0x11);
+	zt_damage_leaf(d1, &b.bp[b.n - 1], 0x22);
+	zt_scrub(&z, &st);
+	TT_EQ(st.sss_errors, 1);
+
+	/* the mount replays everything before the lost block */
+	zt_mount(&z, true);
+	memcpy(z.model, keep, ZT_FILE_SIZE);
+	z.model_size = keep_size;
+	zt_check(&z);
+	TT_CHECK(!zil_replay_needed(z.zil));
+	zt_scrub(&z, &st);                          /* replayed, freed: clean */
+	TT_EQ(st.sss_errors, 0);
+	tarn_free(keep);
+	zt_teardown(&z);
+}
+
+/*
+ * A claimed chain is copied onto a device that replaces a mirror side:
+ * after the resilver the old side goes, the remaining one loses its
+ * copies of the log blocks, and the mount still replays every fsync'd
+ * write from the new device.
+ */
+static void
+test_zil_claimed_resilver(void)
+{
+	zt_t z;
+	zt_setup(&z, "mirror", 2);
+	zt_write(&z, 0, 1000, 1, true);
+	for (int i = 0; i < 5; i++)
+		zt_write(&z, 3000 + (uint64_t)i * 4100, 2500, 40 + i, true);
+	zt_powercut(&z, 23);
+	z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
+	TT_OK(spa_objset_open(z.spa, "fs", &z.os));
+	zil_t *zl = spa_objset_zil(z.spa, z.os);
+	TT_CHECK(zil_replay_needed(zl));
+	zt_bps_t b = { .n = 0 };
+	uint64_t nblocks = 0;
+	TT_OK(zil_walk(zl, 8, zt_collect, &b, &nblocks));
+	TT_ASSERT(b.n >= 5);
+
+	char fresh[sizeof (z.devs.tpd_paths[0])], gone[sizeof (z.devs.tpd_paths[0])];
+	snprintf(fresh, sizeof (fresh), "%s/d9", tt_tmpdir());
+	snprintf(gone, sizeof (gone), "%s", z.devs.tpd_paths[1]);
+	int fd = open(fresh, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	TT_ASSERT(fd >= 0);
+	TT_OK(ftruncate(fd, (off_t)(256 * MiB)));
+	close(fd);
+	char err[256];
+	int e = spa_vdev_replace(z.spa, gone, fresh, false, err, sizeof (err));
+	if (e != 0)
+		fprintf(stderr, "  replace: %s\n", err);
+	TT_OK(e);
+	TT_OK(spa_vdev_wait(z.spa));
+	TT_CHECK(spa_lookup_leaf(z.spa, gone) == NULL);
+	snprintf(z.devs.tpd_paths[1], sizeof (z.devs.tpd_paths[1]), "%s", fresh);
+	unlink(gone);
+	for (int k = 0; k < b.n; k++) {
+		TT_CHECK(zt_leaves_agree(z.devs.tpd_paths[0], fresh, &b.bp[k]));
+		zt_damage_leaf(z.devs.tpd_paths[0], &b.bp[k], 0x77);
+	}
+	zt_mount(&z, true);
+	zt_check(&z);
+	spa_scan_stat_t st;
+	zt_scrub(&z, &st);
+	TT_EQ(st.sss_errors, 0);
+	zt_teardown(&z);
+}
+
 /*
  * sync=always: a write is durable when it returns (no fsync); sync=
  * disabled: fsync returns at once and commits nothing (what was written
@@ -789,5 +950,7 @@ TT_MAIN(
 	{ "zil_powercut_syncing", test_zil_powercut_syncing },
 	{ "zil_no_leak", test_zil_no_leak },
 	{ "zil_damaged_block", test_zil_damaged_block },
+	{ "zil_claimed_scrub", test_zil_claimed_scrub },
+	{ "zil_claimed_resilver", test_zil_claimed_resilver },
 	{ "zil_sync_property", test_zil_sync_property },
 )
