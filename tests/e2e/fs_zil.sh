@@ -2,9 +2,10 @@
 # fs_zil.sh — the intent log through the mount: writers rewrite regions of
 # existing files with fsync after each; tarn-mount runs with a txg
 # timeout of 10 minutes, so only the log can carry those writes; it is
-# killed with SIGKILL after a few seconds, twice (once with the pool
-# imported in between without a mount, which claims the log, then
-# exported); every acknowledged region must read back after the remount,
+# killed with SIGKILL after a few seconds, twice (the second time the
+# pool is imported in between without a mount, which claims the log, one
+# side of the mirror is replaced, and the remount sees the new device
+# alone); every acknowledged region must read back after the remount,
 # which says it replayed records; the pool then scrubs clean.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fs_lib.bash"
@@ -37,9 +38,17 @@ for round in 1 2; do
 	check "round $round: writers acknowledged writes" \
 	    test -s "$E2E_TMP/log.$round.1" -a -s "$E2E_TMP/log.$round.2"
 	if [ "$round" = 2 ]; then
-		# an import (the daemon's) claims the log without mounting; export
-		tarn_ok pool import -f -d "$DEVDIR" tarnmount
+		# an import claims the log without mounting (-N); no block tree
+		# points to the claimed blocks, so it is the resilver's own walk
+		# of them that copies them onto a device replacing one side; the
+		# mount then has that device alone to replay from
+		tarn_ok pool import -N -f -d "$DEVDIR" tarnmount
+		truncate -s 512M "$DEVDIR/new1"
+		tarn_ok pool replace -w tarnmount "${DEV[1]}" "$DEVDIR/new1"
 		tarn_ok pool export tarnmount
+		mv "${DEV[0]}" "$E2E_TMP/d0.aside"
+		rm -f "${DEV[1]}"
+		DEV=("$DEVDIR/new1")
 	fi
 	: >"$TM_LOG"
 	fs_start $SLOW -- "${DEV[@]}" || e2e_done
