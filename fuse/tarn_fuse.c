@@ -66,10 +66,12 @@
  * still open on it fails with EIO, as on a stale NFS handle) and builds
  * a new one from our attributes.  With the writeback cache a write error
  * (ENOSPC, EDQUOT) reaches the program at fsync or close instead of at
- * write, as on any local file system with a page cache.
+ * write, and close can only say ENOSPC or EIO (the kernel keeps no other
+ * errno for it); so the daemon mounts datasets under a quota without the
+ * cache (cmd/tarn/mount.c), where EDQUOT comes from write(2) as on zfs.
  *
  * Size and threads.  1 MiB max_write (libfuse's buffer size, 256 pages)
- * and 1 MiB readahead (raised through the mount's bdi after mount: the
+ * and 4 MiB readahead (raised through the mount's bdi after mount: the
  * kernel offers only its default at INIT); a multi-threaded session with
  * a cloned /dev/fuse fd per worker so that workers do not contend on one
  * queue; a read replies with the object layer's cached blocks themselves

@@ -194,6 +194,24 @@ mnt_prop(dsl_pool_t *dp, const char *name, int prop, dsl_prop_val_t *v)
 	return (v->dpv_num);
 }
 
+/* Is name's space capped by its quota or refquota, or an ancestor's quota? */
+static bool
+mnt_quota_capped(dsl_pool_t *dp, const char *name, dsl_prop_val_t *v)
+{
+	if (mnt_prop(dp, name, DSL_PROP_REFQUOTA, v) != 0)
+		return (true);
+	char anc[DSL_NAME_MAX];
+	(void) snprintf(anc, sizeof (anc), "%s", name);
+	for (;;) {
+		if (mnt_prop(dp, anc, DSL_PROP_QUOTA, v) != 0)
+			return (true);
+		char *slash = strrchr(anc, '/');
+		if (slash == NULL)
+			return (false);
+		*slash = '\0';
+	}
+}
+
 static void
 mnt_opts(dsl_pool_t *dp, const char *name, posix_fs_opts_t *po, tarn_fuse_opts_t *fo)
 {
@@ -224,8 +242,16 @@ mnt_opts(dsl_pool_t *dp, const char *name, posix_fs_opts_t *po, tarn_fuse_opts_t
 	uint64_t rq = mnt_prop(dp, name, DSL_PROP_REFQUOTA, v);
 	po->pfo_quota = q == 0 ? rq : rq == 0 ? q : MIN(q, rq);
 	fo->tfo_readonly = po->pfo_readonly;
-	/* sync=always: each write must reach us before write(2) returns */
-	if (fo->tfo_readonly || po->pfo_sync == POSIX_SYNC_ALWAYS)
+	/*
+	 * Without the writeback cache each write reaches us before write(2)
+	 * returns: sync=always needs that, and so does a quota, for EDQUOT
+	 * to come from write(2) as on zfs.  With the cache it would come at
+	 * write-back, too late for write(2), and close can only say ENOSPC
+	 * or EIO (the kernel keeps no other errno for it): a cp into a full
+	 * dataset would end in "Input/output error".
+	 */
+	if (fo->tfo_readonly || po->pfo_sync == POSIX_SYNC_ALWAYS ||
+	    mnt_quota_capped(dp, name, v))
 		fo->tfo_writeback = false;
 	fo->tfo_allow_other = true;
 	fo->tfo_nosuid = mnt_prop(dp, name, DSL_PROP_SETUID, v) == DSL_OFF;
@@ -469,10 +495,10 @@ cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop)
 	    p == DSL_PROP_SETUID || p == DSL_PROP_DEVICES || p == DSL_PROP_CANMOUNT ||
 	    p == DSL_PROP_SYNC) {
 		pthread_mutex_lock(&mnt_op_lock);
-		int r = mnt_unmount_matching(match_tree, name, false, "remount", name);
+		(void) mnt_unmount_matching(match_tree, name, false, "remount", name);
 		pthread_mutex_unlock(&mnt_op_lock);
-		if (r == 0)
-			(void) cli_mount_tree(dp, name, true);
+		/* also when a busy one stopped it: children already down come back */
+		(void) cli_mount_tree(dp, name, true);
 		return;
 	}
 	if (p != DSL_PROP_ATIME && p != DSL_PROP_RELATIME && p != DSL_PROP_RECORDSIZE &&
@@ -481,6 +507,7 @@ cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop)
 	pthread_mutex_lock(&mnt_op_lock);
 	mnt_t **v;
 	int n = mnt_collect(match_tree, name, &v);
+	bool remount = false;
 	for (int i = 0; i < n; i++) {
 		posix_fs_opts_t po;
 		tarn_fuse_opts_t fo;
@@ -488,9 +515,22 @@ cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop)
 		po.pfo_avail = mnt_avail;
 		po.pfo_avail_arg = v[i];
 		posix_fs_set_opts(v[i]->m_fs, &po);
+		remount |= fo.tfo_writeback != v[i]->m_fopts.tfo_writeback;
+	}
+	/*
+	 * A quota set or removed turns the writeback cache off or on (see
+	 * mnt_opts), which takes a remount: done when nothing is open there,
+	 * children first, quietly; a busy mount keeps its cache until its
+	 * next mount (the quota itself holds at once, reported at fsync).
+	 */
+	for (int i = 0; remount && i < n; i++) {
+		if (mnt_unmount_one(v[i], false) != 0)
+			break;
 	}
 	tarn_free(v);
 	pthread_mutex_unlock(&mnt_op_lock);
+	if (remount)
+		(void) cli_mount_tree(dp, name, true);      /* what went down */
 }
 
 void

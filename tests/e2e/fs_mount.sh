@@ -67,6 +67,26 @@ ok sh -c "echo x >'$MNT/a/new'"
 tarn_ok fs create -o quota=2M tank/q
 run dd if=/dev/zero of="$MNT/q/fill" bs=256K count=40 conv=fsync
 grep -q "quota exceeded" "$ERR" && pass || { fail "no EDQUOT over quota"; show_output; }
+# without fsync too: under a quota the mount has no writeback cache, so
+# write(2) itself says EDQUOT, as on zfs (with the cache it would come at
+# close, where the kernel can only say EIO)
+run dd if=/dev/zero of="$MNT/q/plain" bs=256K count=40
+grep -q "error writing.*Disk quota exceeded" "$ERR" && pass ||
+	{ fail "write(2) over quota did not say EDQUOT"; show_output; }
+# a quota set on a mounted dataset remounts it (and its child) likewise
+tarn_ok fs create tank/r
+tarn_ok fs create tank/r/c
+ok dd if=/dev/zero of="$MNT/r/c/before" bs=64K count=2 status=none
+tarn_ok fs set quota=1M tank/r
+mounted "$MNT/r" && mounted "$MNT/r/c" && pass || fail "tank/r or tank/r/c not mounted after set quota"
+run dd if=/dev/zero of="$MNT/r/after" bs=256K count=40
+grep -q "error writing.*Disk quota exceeded" "$ERR" && pass ||
+	{ fail "a dataset given a quota did not say EDQUOT at write(2)"; show_output; }
+tarn_ok fs set quota=none tank/r
+mounted "$MNT/r/c" && [ "$(stat -c %s "$MNT/r/c/before")" = 131072 ] && pass ||
+	fail "tank/r/c lost over the remounts"
+ok dd if=/dev/zero of="$MNT/r/after" bs=256K count=40 status=none
+tarn_ok fs destroy -r -f tank/r
 
 # --- mountpoint: moved by set, must be empty, none unmounts; atime in place
 tarn_ok fs set mountpoint="$E2E_TMP/elsewhere" tank/q
