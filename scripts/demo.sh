@@ -60,8 +60,10 @@ if mountpoint -q "$MNT" 2>/dev/null; then
 	step "$TARN" fs create -o quota=10M demo/small
 	step "$TARN" fs mount
 	echo
-	echo "\$ dd if=/dev/zero of=$MNT/small/fill bs=1M count=20   # over the 10M quota"
-	dd if=/dev/zero of="$MNT/small/fill" bs=1M count=20 2>&1 | head -n 1
+	echo "\$ dd if=/dev/urandom of=$MNT/small/fill bs=1M count=20   # over the 10M quota"
+	dd if=/dev/urandom of="$MNT/small/fill" bs=1M count=20 2>&1 | head -n 1
+	echo "\$ sleep 6   # USED counts what the last txg sync wrote (one every 5 s)"
+	sleep 6
 	step "$TARN" fs list -o name,used,avail,quota,mountpoint
 else
 	echo

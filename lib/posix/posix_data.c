@@ -109,9 +109,7 @@ data_write_chunk(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t off
     uint64_t n, const void *buf, const posix_cred_t *cred)
 {
 	uint64_t end = off + n;
-	int64_t more = end > zp->zp_size ?
-	    (int64_t)P2ROUNDUP(end, 512) - (int64_t)P2ROUNDUP(zp->zp_size, 512) : 0;
-	int err = posix_space_check(fs, more, n);
+	int err = posix_space_check(fs, n);
 	if (err != 0)
 		return (err);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
@@ -204,9 +202,7 @@ data_reserve(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, int mode, uint64
     uint64_t len)
 {
 	bool grow = !(mode & FALLOC_FL_KEEP_SIZE) && end > zp->zp_size;
-	int64_t more = grow ?
-	    (int64_t)P2ROUNDUP(end, 512) - (int64_t)P2ROUNDUP(zp->zp_size, 512) : 0;
-	int err = posix_space_check(fs, more, len);
+	int err = posix_space_check(fs, len);
 	if (err != 0 || !grow)
 		return (err);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);

@@ -68,16 +68,26 @@
  * Space accounting.  The file system keeps a running count of charged
  * bytes: per inode one dnode (512 bytes) plus, for regular files and
  * symlinks, the size rounded up to 512 bytes, plus 64 bytes per
- * directory entry.  It is an approximation of the space the object set
- * uses (sparse holes are counted, compression and metadata are not) that
- * costs nothing to keep: every znode write adds the difference of the
- * charges before and after.  pfo_quota is enforced on it (EDQUOT).  The
- * counters are stored in the master node (USED) at close and removed at
- * open, so a file system that was not closed cleanly recounts them by
- * walking its objects at the next open.  Exact accounting belongs to the
- * dataset layer, which the pfo_avail hook brings in: a change that needs
- * more new space than the hook reports fails with EDQUOT when the hook
- * says a quota is the limit, else with ENOSPC (posix_space_check).
+ * directory entry.  It costs nothing to keep (every znode write adds the
+ * difference of the charges before and after) and feeds only the USED
+ * figure stored in the master node and the inode counts; it is no measure
+ * of space (a sparse file of a petabyte charges a petabyte).  The
+ * counters are stored in the master node at close and removed at open,
+ * so a file system that was not closed cleanly recounts them by walking
+ * its objects at the next open.
+ * Space itself is what the blocks take, as zfs counts it: holes, zero
+ * blocks and compression cost nothing.  The pool knows it only as of the
+ * last txg sync, through the pfo_avail hook (the dataset layer: quotas,
+ * reservations, the pool's free space) or, without a hook, pfo_quota less
+ * the bytes the object set took at the last sync.  A change that needs
+ * new space (a write: its length, as copy-on-write rewrites too; a new
+ * inode, entry or fallocate) is admitted by posix_space_check against
+ * that, counting what was admitted in txgs not yet synced, per txg, so
+ * that a writer cannot pass a quota by a txg's worth of data before the
+ * sync shows it (EDQUOT; only under a quota); without one the pool's
+ * synced free space bounds each change (ENOSPC; its limit on dirty data
+ * in flight is the dmu's).  The estimate is high (zero blocks,
+ * compression) until the txg syncs; statfs adds it to the synced bytes.
  */
 #include "posix_impl.h"
 
@@ -160,39 +170,88 @@ posix_charge(posix_fs_t *fs, int64_t bytes, int64_t inodes)
 	__atomic_add_fetch(&fs->fs_inodes, (uint64_t)inodes, __ATOMIC_RELAXED);
 }
 
-/* EDQUOT if charging `more` bytes would pass the quota. */
-int
-posix_quota_check(posix_fs_t *fs, int64_t more)
+/* New bytes admitted in txgs not yet synced (fs_space_lock held). */
+static uint64_t
+posix_pending_locked(posix_fs_t *fs, uint64_t synced)
 {
-	pthread_mutex_lock(&fs->fs_opts_lock);
-	uint64_t quota = fs->fs_opts.pfo_quota;
-	pthread_mutex_unlock(&fs->fs_opts_lock);
-	if (quota == 0 || more <= 0)
-		return (0);
-	uint64_t used = __atomic_load_n(&fs->fs_used, __ATOMIC_RELAXED);
-	if (used + (uint64_t)more > quota)
-		return (SET_ERROR(EDQUOT));
-	return (0);
+	uint64_t sum = 0;
+	for (int i = 0; i < POSIX_PEND_SLOTS; i++)
+		if (fs->fs_pend_txg[i] > synced)
+			sum += fs->fs_pend_bytes[i];
+	return (sum);
 }
 
 /*
- * Before a change that charges `charge` bytes and needs `bytes` of new
- * space: EDQUOT past pfo_quota; when pfo_avail says there is not room for
- * `bytes`, EDQUOT if a quota is what limits us and ENOSPC if the pool's
- * space (less other datasets' reservations) is, as zfs answers.
+ * Room for new bytes as of the last sync, and whether a quota (rather
+ * than the pool) is what limits it: the space hook's figure, and
+ * pfo_quota less the bytes the object set took at the last sync,
+ * whichever is less (UINT64_MAX: neither says anything).
+ */
+static uint64_t
+posix_room(posix_fs_t *fs, const posix_fs_opts_t *o, bool *quota)
+{
+	*quota = false;
+	uint64_t room = UINT64_MAX;
+	if (o->pfo_avail != NULL)
+		room = o->pfo_avail(o->pfo_avail_arg, quota);
+	if (o->pfo_quota != 0) {
+		uint64_t refd;
+		dmu_objset_space(fs->fs_os, &refd);
+		uint64_t left = o->pfo_quota > refd ? o->pfo_quota - refd : 0;
+		if (left <= room) {
+			room = left;
+			*quota = true;
+		}
+	}
+	return (room);
+}
+
+/*
+ * Before a change that needs `bytes` of new space (theory: the top of
+ * this file).  Under a quota: EDQUOT when the last sync left no room;
+ * when what was admitted since fills the room, wait for the sync that
+ * shows what it really took (overwrites and zeros may take nothing) and
+ * look again; else admit (a change may pass the quota by its own size,
+ * as on zfs).  Otherwise ENOSPC when the pool's synced free space (less
+ * other datasets' reservations) cannot take these bytes.
  */
 int
-posix_space_check(posix_fs_t *fs, int64_t charge, uint64_t bytes)
+posix_space_check(posix_fs_t *fs, uint64_t bytes)
 {
-	int err = posix_quota_check(fs, charge);
-	if (err != 0 || bytes == 0)
-		return (err);
+	if (bytes == 0)
+		return (0);
 	posix_fs_opts_t o;
 	posix_opts(fs, &o);
-	bool quota = false;
-	if (o.pfo_avail == NULL || bytes <= o.pfo_avail(o.pfo_avail_arg, &quota))
-		return (0);
-	return (quota ? SET_ERROR(EDQUOT) : SET_ERROR(ENOSPC));
+	dmu_pool_t *dp = dmu_objset_pool(fs->fs_os);
+	for (;;) {
+		bool quota = false;
+		uint64_t room = posix_room(fs, &o, &quota);
+		if (!quota)             /* dirty data in flight is the dmu's business */
+			return (bytes > room ? SET_ERROR(ENOSPC) : 0);
+		if (room == 0)
+			return (SET_ERROR(EDQUOT));
+		uint64_t synced = txg_last_synced(dp), open = txg_open_txg(dp);
+		pthread_mutex_lock(&fs->fs_space_lock);
+		uint64_t pending = posix_pending_locked(fs, synced), wait = 0;
+		if (pending >= room) {
+			for (int i = 0; i < POSIX_PEND_SLOTS; i++)
+				if (fs->fs_pend_txg[i] > synced)
+					wait = MAX(wait, fs->fs_pend_txg[i]);
+		} else {
+			int i = (int)(open % POSIX_PEND_SLOTS);
+			if (fs->fs_pend_txg[i] != open) {
+				fs->fs_pend_txg[i] = open;
+				fs->fs_pend_bytes[i] = 0;
+			}
+			fs->fs_pend_bytes[i] += bytes;
+		}
+		pthread_mutex_unlock(&fs->fs_space_lock);
+		if (wait == 0)
+			return (0);
+		int err = txg_wait_synced(dp, wait);
+		if (err != 0)
+			return (err);
+	}
 }
 
 /* Recount the charges by reading every inode (after an unclean close). */
@@ -509,6 +568,7 @@ posix_fs_open(objset_t *os, const posix_fs_opts_t *opts, posix_fs_t **fsp)
 	pthread_mutex_init(&fs->fs_opts_lock, NULL);
 	pthread_mutex_init(&fs->fs_rename_lock, NULL);
 	pthread_mutex_init(&fs->fs_unlinked_lock, NULL);
+	pthread_mutex_init(&fs->fs_space_lock, NULL);
 	for (int i = 0; i < POSIX_TAB_STRIPES; i++)
 		pthread_mutex_init(&fs->fs_tab[i].ps_lock, NULL);
 	int err = posix_fs_load(fs);
@@ -571,6 +631,7 @@ posix_fs_close(posix_fs_t *fs)
 	pthread_mutex_destroy(&fs->fs_opts_lock);
 	pthread_mutex_destroy(&fs->fs_rename_lock);
 	pthread_mutex_destroy(&fs->fs_unlinked_lock);
+	pthread_mutex_destroy(&fs->fs_space_lock);
 	tarn_free(fs);
 }
 
@@ -585,13 +646,20 @@ posix_statfs(posix_fs_t *fs, struct statvfs *st)
 {
 	posix_fs_opts_t o;
 	posix_opts(fs, &o);
-	uint64_t used = __atomic_load_n(&fs->fs_used, __ATOMIC_RELAXED);
 	uint64_t inodes = __atomic_load_n(&fs->fs_inodes, __ATOMIC_RELAXED);
-	uint64_t avail = o.pfo_avail != NULL ? o.pfo_avail(o.pfo_avail_arg, NULL) : 0;
-	if (o.pfo_quota != 0) {
-		uint64_t left = o.pfo_quota > used ? o.pfo_quota - used : 0;
-		avail = o.pfo_avail != NULL ? MIN(avail, left) : left;
-	}
+	/* as zfs's df: what the blocks took at the last sync, and the room */
+	bool quota;
+	uint64_t used, avail = posix_room(fs, &o, &quota);
+	dmu_objset_space(fs->fs_os, &used);
+	dmu_pool_t *dp = dmu_objset_pool(fs->fs_os);
+	uint64_t synced = txg_last_synced(dp);
+	pthread_mutex_lock(&fs->fs_space_lock);
+	uint64_t pending = posix_pending_locked(fs, synced);
+	pthread_mutex_unlock(&fs->fs_space_lock);
+	if (avail == UINT64_MAX)
+		avail = 0;              /* no hook, no quota: nothing to say */
+	used += MIN(pending, avail);
+	avail -= MIN(pending, avail);
 	const uint64_t frsize = 4096;
 	memset(st, 0, sizeof (*st));
 	st->f_bsize = o.pfo_recordsize;

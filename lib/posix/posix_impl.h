@@ -93,6 +93,8 @@ typedef struct pinode_stripe {
 	uint32_t ps_count;
 } __attribute__((aligned(64))) pinode_stripe_t;
 
+#define POSIX_PEND_SLOTS 8              /* > the txgs that can be unsynced at once */
+
 struct posix_fs {
 	objset_t *fs_os;
 	pthread_mutex_t fs_opts_lock;     /* fs_opts */
@@ -105,6 +107,10 @@ struct posix_fs {
 	pthread_mutex_t fs_unlinked_lock; /* changes of the unlinked ZAP, held across the tx */
 	uint64_t fs_used;                 /* atomic: bytes charged (see theory) */
 	uint64_t fs_inodes;               /* atomic: inode objects */
+	/* new bytes admitted per txg not yet synced (posix_space_check) */
+	pthread_mutex_t fs_space_lock;
+	uint64_t fs_pend_txg[POSIX_PEND_SLOTS];
+	uint64_t fs_pend_bytes[POSIX_PEND_SLOTS];
 	pinode_stripe_t fs_tab[POSIX_TAB_STRIPES];
 	zil_t *fs_zil;                    /* intent log, or NULL (posix_zil.c) */
 	uint64_t fs_replayed;             /* records replayed at open */
@@ -127,8 +133,7 @@ void pinode_ref(posix_fs_t *fs, pinode_t *pi, uint64_t n);
 uint64_t pinode_refs(posix_fs_t *fs, pinode_t *pi);
 int posix_tx_assign(dmu_tx_t *tx);
 void posix_charge(posix_fs_t *fs, int64_t bytes, int64_t inodes);
-int posix_quota_check(posix_fs_t *fs, int64_t more);
-int posix_space_check(posix_fs_t *fs, int64_t charge, uint64_t bytes);
+int posix_space_check(posix_fs_t *fs, uint64_t bytes);
 
 /* ---- posix_inode.c: znodes ---- */
 void posix_now(uint64_t t[2]);

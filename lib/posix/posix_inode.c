@@ -293,9 +293,9 @@ setattr_kill_suidgid(const znode_phys_t *zp, const posix_attr_t **in, int mask,
 	return (mask);
 }
 
-/* Checks of a size change; *more is the extra charge. */
+/* Checks of a size change (a larger size is a hole: no space needed). */
 static int
-setattr_size_check(posix_fs_t *fs, const znode_phys_t *zp, uint64_t size, int64_t *more)
+setattr_size_check(posix_fs_t *fs, const znode_phys_t *zp, uint64_t size)
 {
 	if (S_ISDIR(zp->zp_mode))
 		return (SET_ERROR(EISDIR));
@@ -303,8 +303,7 @@ setattr_size_check(posix_fs_t *fs, const znode_phys_t *zp, uint64_t size, int64_
 		return (SET_ERROR(EINVAL));
 	if (size > posix_maxfilesize(fs))
 		return (SET_ERROR(EFBIG));
-	*more = (int64_t)P2ROUNDUP(size, 512) - (int64_t)P2ROUNDUP(zp->zp_size, 512);
-	return (posix_quota_check(fs, *more));
+	return (0);
 }
 
 int
@@ -329,10 +328,9 @@ posix_setattr(posix_fs_t *fs, posix_ino_t ino, const posix_attr_t *in, int mask,
 			return (0);
 		}
 	}
-	int64_t more = 0;
 	bool resize = err == 0 && (mask & POSIX_SET_SIZE) && in->pa_size != old.zp_size;
 	if (err == 0 && (mask & POSIX_SET_SIZE))
-		err = setattr_size_check(fs, &old, in->pa_size, &more);
+		err = setattr_size_check(fs, &old, in->pa_size);
 	dmu_tx_t *tx = NULL;
 	if (err == 0) {
 		tx = dmu_tx_create(fs->fs_os);

@@ -63,23 +63,25 @@ tarn_ok fs set readonly=off tank/a
 ok sh -c "echo x >'$MNT/a/new'"
 [ "$(cat "$MNT/a/b/f")" = hello ] && pass || fail "tank/a/b lost its file over the remount"
 
-# --- quota: EDQUOT
+# --- quota: EDQUOT (random data: zero blocks are holes and cost nothing)
 tarn_ok fs create -o quota=2M tank/q
-run dd if=/dev/zero of="$MNT/q/fill" bs=256K count=40 conv=fsync
-grep -q "quota exceeded" "$ERR" && pass || { fail "no EDQUOT over quota"; show_output; }
-# without fsync too: under a quota the mount has no writeback cache, so
-# write(2) itself says EDQUOT, as on zfs (with the cache it would come at
-# close, where the kernel can only say EIO)
-run dd if=/dev/zero of="$MNT/q/plain" bs=256K count=40
+# under a quota the mount has no writeback cache, so write(2) itself says
+# EDQUOT, as on zfs (with the cache it would come at close, where the
+# kernel can only say EIO); the sparse file past the quota costs nothing
+ok truncate -s 1G "$MNT/q/sparse"
+run dd if=/dev/urandom of="$MNT/q/plain" bs=256K count=40
 grep -q "error writing.*Disk quota exceeded" "$ERR" && pass ||
 	{ fail "write(2) over quota did not say EDQUOT"; show_output; }
+# at the quota even a create is refused, as on zfs
+run dd if=/dev/urandom of="$MNT/q/fill" bs=256K count=40 conv=fsync
+grep -q "quota exceeded" "$ERR" && pass || { fail "no EDQUOT over quota"; show_output; }
 # a quota set on a mounted dataset remounts it (and its child) likewise
 tarn_ok fs create tank/r
 tarn_ok fs create tank/r/c
 ok dd if=/dev/zero of="$MNT/r/c/before" bs=64K count=2 status=none
 tarn_ok fs set quota=1M tank/r
 mounted "$MNT/r" && mounted "$MNT/r/c" && pass || fail "tank/r or tank/r/c not mounted after set quota"
-run dd if=/dev/zero of="$MNT/r/after" bs=256K count=40
+run dd if=/dev/urandom of="$MNT/r/after" bs=256K count=40
 grep -q "error writing.*Disk quota exceeded" "$ERR" && pass ||
 	{ fail "a dataset given a quota did not say EDQUOT at write(2)"; show_output; }
 tarn_ok fs set quota=none tank/r

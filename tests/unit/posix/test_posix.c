@@ -959,16 +959,31 @@ test_persist(void)
 
 /* ---- quota and atime ---- */
 
-/* A space hook allowing 2 MiB, limited by a quota when tq_quota is set. */
+/* A space hook allowing tq_room bytes, limited by a quota when tq_quota is set. */
 static bool tq_quota;
+static uint64_t tq_room;
 static uint64_t
 tq_avail(void *arg, bool *quota)
 {
 	if (quota != NULL)
 		*quota = tq_quota;
-	return (2 * MiB);
+	return (tq_room);
 }
 
+static uint64_t
+tq_used(posix_fs_t *fs)
+{
+	struct statvfs st;
+	TT_OK(posix_statfs(fs, &st));
+	return ((st.f_blocks - st.f_bfree) * st.f_frsize);
+}
+
+/*
+ * Quotas count the space blocks take, as zfs does: a sparse file or zero
+ * blocks cost nothing; what was written since the last sync counts at
+ * once (a writer waits for the sync that shows what it took when that
+ * fills the room); at the quota even an overwrite gets EDQUOT.
+ */
 static void
 test_quota(void)
 {
@@ -976,24 +991,41 @@ test_quota(void)
 	posix_fs_opts_t o = t.opts;
 	o.pfo_quota = 8 * MiB;
 	posix_fs_set_opts(t.fs, &o);
-	uint8_t *buf = tarn_alloc(6 * MiB);
+	uint8_t *buf = tarn_alloc(16 * MiB);
+	for (size_t i = 0; i < 6 * MiB; i += 8)
+		*(uint64_t *)(buf + i) = i * 0x9E3779B97F4A7C15ULL + 1;
 	posix_attr_t a, b;
 	uint64_t n;
 	TT_OK(posix_create(t.fs, t.root, "q", S_IFREG | 0644, 0, NULL, true, &a));
 	TT_OK(posix_write(t.fs, a.pa_ino, 0, 6 * MiB, buf, NULL, &n));
-	TT_EQ(posix_write(t.fs, a.pa_ino, 6 * MiB, 3 * MiB, buf, NULL, &n), EDQUOT);
-	TT_OK(posix_write(t.fs, a.pa_ino, 0, 6 * MiB, buf, NULL, &n));     /* overwrite */
+	TT_OK(posix_write(t.fs, a.pa_ino, 6 * MiB, 3 * MiB, buf, NULL, &n));    /* passes by its size */
+	TT_OK(posix_fs_sync(t.fs));
+	TT_CHECK(tq_used(t.fs) >= 9 * MiB);
+	TT_EQ(posix_write(t.fs, a.pa_ino, 9 * MiB, MiB, buf, NULL, &n), EDQUOT);
+	TT_EQ(posix_write(t.fs, a.pa_ino, 0, 4096, buf, NULL, &n), EDQUOT);     /* at the quota */
 	posix_attr_t in = { .pa_size = 100 * MiB };
-	TT_EQ(posix_setattr(t.fs, a.pa_ino, &in, POSIX_SET_SIZE, NULL, &b), EDQUOT);
+	TT_OK(posix_setattr(t.fs, a.pa_ino, &in, POSIX_SET_SIZE, NULL, &b));     /* a hole */
 	struct statvfs st;
 	TT_OK(posix_statfs(t.fs, &st));
-	TT_CHECK(st.f_blocks * st.f_frsize >= 8 * MiB && st.f_blocks * st.f_frsize <= 9 * MiB);
-	TT_CHECK(st.f_bavail * st.f_frsize < 2 * MiB);
+	TT_EQ(st.f_bavail, 0);
+	TT_CHECK(tq_used(t.fs) < 10 * MiB);
 	TT_OK(posix_unlink(t.fs, t.root, "q"));
 	posix_forget(t.fs, a.pa_ino, 1);
+	TT_OK(posix_fs_sync(t.fs));
+	TT_OK(posix_fs_sync(t.fs));
+	TT_CHECK(tq_used(t.fs) < MiB);
+	/* a petabyte of hole and 16 MiB of zeros fit in 8 MiB */
+	TT_OK(posix_create(t.fs, t.root, "s", S_IFREG | 0644, 0, NULL, true, &a));
+	in.pa_size = 1ULL << 50;
+	TT_OK(posix_setattr(t.fs, a.pa_ino, &in, POSIX_SET_SIZE, NULL, &b));
+	TT_OK(posix_create(t.fs, t.root, "z", S_IFREG | 0644, 0, NULL, true, &a));
+	memset(buf + 6 * MiB, 0, 8 * MiB);
+	TT_OK(posix_write(t.fs, a.pa_ino, 0, 8 * MiB, buf + 6 * MiB, NULL, &n));
+	TT_OK(posix_write(t.fs, a.pa_ino, 8 * MiB, 8 * MiB, buf + 6 * MiB, NULL, &n));
 	TT_OK(posix_create(t.fs, t.root, "q2", S_IFREG | 0644, 0, NULL, true, &a));
 	TT_OK(posix_write(t.fs, a.pa_ino, 0, 6 * MiB, buf, NULL, &n));
-	/* the counters survive a clean reopen */
+	/* the figures survive a clean reopen */
+	TT_OK(posix_fs_sync(t.fs));
 	TT_OK(posix_statfs(t.fs, &st));
 	tp_reopen(&t);
 	struct statvfs st2;
@@ -1001,18 +1033,21 @@ test_quota(void)
 	TT_EQ(st2.f_files - st2.f_ffree, st.f_files - st.f_ffree);
 	TT_CHECK(st2.f_blocks - st2.f_bfree == st.f_blocks - st.f_bfree);
 	/*
-	 * Past what the space hook allows: EDQUOT when it says a quota is the
-	 * limit, ENOSPC when the pool is (though the pool could take it).
+	 * No room in what the space hook allows: EDQUOT when it says a quota
+	 * is the limit, ENOSPC when the pool is.
 	 */
 	o = t.opts;
 	o.pfo_quota = 0;
 	o.pfo_avail = tq_avail;
 	tq_quota = true;
+	tq_room = 2 * MiB;
 	posix_fs_set_opts(t.fs, &o);
 	TT_OK(posix_create(t.fs, t.root, "h", S_IFREG | 0644, 0, NULL, true, &a));
 	TT_OK(posix_write(t.fs, a.pa_ino, 0, MiB, buf, NULL, &n));
+	tq_room = 0;
 	TT_EQ(posix_write(t.fs, a.pa_ino, MiB, 3 * MiB, buf, NULL, &n), EDQUOT);
 	tq_quota = false;
+	tq_room = 2 * MiB;
 	TT_EQ(posix_write(t.fs, a.pa_ino, MiB, 3 * MiB, buf, NULL, &n), ENOSPC);
 	tarn_free(buf);
 	tp_done(&t);
