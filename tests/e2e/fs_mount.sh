@@ -88,6 +88,16 @@ tarn_ok fs set quota=none tank/r
 mounted "$MNT/r/c" && [ "$(stat -c %s "$MNT/r/c/before")" = 131072 ] && pass ||
 	fail "tank/r/c lost over the remounts"
 ok dd if=/dev/zero of="$MNT/r/after" bs=256K count=40 status=none
+# busy (a process has its cwd there): the quota is set, the mounts stay
+bash -c 'cd "$1" && exec sleep 30' busy "$MNT/r/c" &
+busy=$!
+sleep 0.5
+tarn_ok fs set quota=2M tank/r
+mounted "$MNT/r" && mounted "$MNT/r/c" && pass || fail "a busy tank/r lost a mount at set quota"
+tarn_ok fs get -H -o value quota tank/r
+out_is "2M"
+kill "$busy" 2>/dev/null
+wait "$busy" 2>/dev/null
 tarn_ok fs destroy -r -f tank/r
 
 # --- mountpoint: moved by set, must be empty, none unmounts; atime in place
