@@ -286,8 +286,7 @@ mknode_locked(posix_fs_t *fs, posix_ino_t dir, znode_phys_t *dzp, const char *na
     const mknode_args_t *a, posix_attr_t *attr)
 {
 	uint64_t tlen = a->target != NULL ? strlen(a->target) : 0;
-	int64_t charge = DNODE_SIZE + POSIX_CHARGE_DIRENT + (int64_t)P2ROUNDUP(tlen, 512);
-	int err = posix_space_check(fs, (uint64_t)charge);
+	int err = posix_space_check(fs, DNODE_SIZE + POSIX_DIRENT_BYTES + P2ROUNDUP(tlen, 512));
 	if (err != 0)
 		return (err);
 	size_t dlen = 0;
@@ -487,7 +486,7 @@ link_check(posix_fs_t *fs, posix_lockset_t *ls, posix_ino_t ino, posix_ino_t new
 		return (SET_ERROR(EEXIST));
 	if (err != ENOENT)
 		return (err);
-	return (posix_space_check(fs, POSIX_CHARGE_DIRENT));
+	return (posix_space_check(fs, POSIX_DIRENT_BYTES));
 }
 
 int

@@ -65,17 +65,11 @@
  * interrupt an operation.  Deleting operations are marked netfree so they
  * work on a full pool.
  *
- * Space accounting.  The file system keeps a running count of charged
- * bytes: per inode one dnode (512 bytes) plus, for regular files and
- * symlinks, the size rounded up to 512 bytes, plus 64 bytes per
- * directory entry.  It costs nothing to keep (every znode write adds the
- * difference of the charges before and after) and feeds only the USED
- * figure stored in the master node and the inode counts; it is no measure
- * of space (a sparse file of a petabyte charges a petabyte).  The
- * counters are stored in the master node at close and removed at open,
- * so a file system that was not closed cleanly recounts them by walking
- * its objects at the next open.
- * Space itself is what the blocks take, as zfs counts it: holes, zero
+ * Space accounting.  The file system counts its inodes (statfs's
+ * f_files): the count is stored in the master node (USED) at close and
+ * removed at open, so a file system that was not closed cleanly recounts
+ * them by walking its objects at the next open.
+ * Space is what the blocks take, as zfs counts it: holes, zero
  * blocks and compression cost nothing.  The pool knows it only as of the
  * last txg sync, through the pfo_avail hook (the dataset layer: quotas,
  * reservations, the pool's free space) or, without a hook, pfo_quota less
@@ -164,10 +158,9 @@ posix_tx_assign(dmu_tx_t *tx)
 /* ---- space accounting ---- */
 
 void
-posix_charge(posix_fs_t *fs, int64_t bytes, int64_t inodes)
+posix_inodes_add(posix_fs_t *fs, int64_t n)
 {
-	__atomic_add_fetch(&fs->fs_used, (uint64_t)bytes, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&fs->fs_inodes, (uint64_t)inodes, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&fs->fs_inodes, (uint64_t)n, __ATOMIC_RELAXED);
 }
 
 /* New bytes admitted in txgs not yet synced (fs_space_lock held). */
@@ -254,11 +247,11 @@ posix_space_check(posix_fs_t *fs, uint64_t bytes)
 	}
 }
 
-/* Recount the charges by reading every inode (after an unclean close). */
+/* Recount the inodes by reading every object (after an unclean close). */
 static int
 posix_recount(posix_fs_t *fs)
 {
-	uint64_t obj = 0, used = 0, inodes = 0;
+	uint64_t obj = 0, inodes = 0;
 	int err;
 	while ((err = dmu_object_next(fs->fs_os, &obj)) == 0) {
 		dmu_object_info_t doi;
@@ -269,12 +262,10 @@ posix_recount(posix_fs_t *fs)
 			continue;
 		if (dmu_bonus_read(fs->fs_os, obj, &zp, sizeof (zp)) != 0 || zp.zp_mode == 0)
 			continue;
-		used += (uint64_t)zn_charge(&zp);
 		inodes++;
 	}
 	if (err != ESRCH)
 		return (err);
-	fs->fs_used = used;
 	fs->fs_inodes = inodes;
 	return (0);
 }
@@ -445,7 +436,7 @@ posix_fs_layout(objset_t *os, uint32_t uid, uint32_t gid, dmu_tx_t *tx)
 	zn_init(&zp, S_IFDIR | 0755, &cred, root, dmu_tx_get_txg(tx), now);
 	zp.zp_nlink = 2;
 	zp.zp_size = 2;
-	uint64_t used[2] = { (uint64_t)zn_charge(&zp), 1 };
+	uint64_t used[2] = { 0, 1 };        /* FORMAT.md: USED */
 	err = dmu_bonus_write(os, root, &zp, sizeof (zp), tx);
 	if (err == 0)
 		err = zap_add_int(os, POSIX_MASTER_OBJ, POSIX_M_VERSION, POSIX_VERSION, tx);
@@ -531,7 +522,7 @@ posix_fs_load(posix_fs_t *fs)
 	return (err);
 }
 
-/* Take the space counters from the master node (and mark them in use). */
+/* Take the inode count from the master node (and mark it in use). */
 static int
 posix_fs_load_used(posix_fs_t *fs, bool readonly)
 {
@@ -541,8 +532,7 @@ posix_fs_load_used(posix_fs_t *fs, bool readonly)
 		return (posix_recount(fs));
 	if (err != 0)
 		return (err);
-	fs->fs_used = used[0];
-	fs->fs_inodes = used[1];
+	fs->fs_inodes = used[1];            /* used[0]: no longer read */
 	if (readonly)
 		return (0);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
@@ -594,11 +584,11 @@ posix_fs_open(objset_t *os, const posix_fs_opts_t *opts, posix_fs_t **fsp)
 	return (0);
 }
 
-/* Store the space counters: the file system is clean from here on. */
+/* Store the inode count: the file system is clean from here on. */
 static void
 posix_fs_store_used(posix_fs_t *fs)
 {
-	uint64_t used[2] = { fs->fs_used, fs->fs_inodes };
+	uint64_t used[2] = { 0, fs->fs_inodes };
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
 	zap_tx_hold(tx, fs->fs_os, POSIX_MASTER_OBJ, 1);
 	dmu_tx_mark_netfree(tx);

@@ -21,7 +21,7 @@
 #define POSIX_XATTR_INLINE_MAX (4 * KiB) /* larger values get their own object */
 #define POSIX_DEFAULT_RECORDSIZE (128 * KiB)
 #define POSIX_WRITE_CHUNK    (8 * MiB)  /* bytes of one write per transaction */
-#define POSIX_CHARGE_DIRENT  64         /* bytes charged per directory entry */
+#define POSIX_DIRENT_BYTES   64         /* new space a directory entry is taken to need */
 #define POSIX_RELATIME_SEC   (24 * 3600)
 
 /* Directory entry value: object number | DT_* type << 60. */
@@ -42,7 +42,7 @@
 #define POSIX_M_ROOT         "ROOT"
 #define POSIX_M_UNLINKED     "UNLINKED"
 #define POSIX_M_GUID         "GUID"
-#define POSIX_M_USED         "USED"     /* [bytes, inodes]; present only when clean */
+#define POSIX_M_USED         "USED"     /* [0, inodes]; present only when clean */
 
 /*
  * The inode as stored in the bonus buffer (little-endian, 320 bytes).
@@ -105,7 +105,6 @@ struct posix_fs {
 	/* Lock order: fs_rename_lock, inode locks (ascending ino), fs_unlinked_lock. */
 	pthread_mutex_t fs_rename_lock;   /* cross-directory renames (ancestry stable) */
 	pthread_mutex_t fs_unlinked_lock; /* changes of the unlinked ZAP, held across the tx */
-	uint64_t fs_used;                 /* atomic: bytes charged (see theory) */
 	uint64_t fs_inodes;               /* atomic: inode objects */
 	/* new bytes admitted per txg not yet synced (posix_space_check) */
 	pthread_mutex_t fs_space_lock;
@@ -121,7 +120,7 @@ typedef struct posix_lockset {
 	int ls_n;
 	pinode_t *ls_pi[4];
 	znode_phys_t ls_zp[4];      /* working copies */
-	znode_phys_t ls_old[4];     /* as read (for the charge delta) */
+	znode_phys_t ls_old[4];     /* as read (what changed is written) */
 } posix_lockset_t;
 
 /* ---- posix_fs.c: options, inode table ---- */
@@ -132,7 +131,7 @@ void pinode_rele(posix_fs_t *fs, pinode_t *pi);
 void pinode_ref(posix_fs_t *fs, pinode_t *pi, uint64_t n);
 uint64_t pinode_refs(posix_fs_t *fs, pinode_t *pi);
 int posix_tx_assign(dmu_tx_t *tx);
-void posix_charge(posix_fs_t *fs, int64_t bytes, int64_t inodes);
+void posix_inodes_add(posix_fs_t *fs, int64_t n);
 int posix_space_check(posix_fs_t *fs, uint64_t bytes);
 
 /* ---- posix_inode.c: znodes ---- */
@@ -190,7 +189,6 @@ int posix_zil_replay(posix_fs_t *fs);
 posix_sync_mode_t posix_zil_sync_mode(posix_fs_t *fs);
 int posix_zil_setattr(posix_fs_t *fs, posix_ino_t ino, int mask, const znode_phys_t *old,
     const znode_phys_t *zp, dmu_tx_t *tx);
-int64_t zn_charge(const znode_phys_t *zp);
 void zn_to_attr(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp, posix_attr_t *attr);
 void zn_init(znode_phys_t *zp, uint32_t mode, const posix_cred_t *cred, uint64_t parent,
     uint64_t txg, const uint64_t now[2]);

@@ -52,7 +52,7 @@ zn_read(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp)
 }
 
 /*
- * Write ino's znode (old: as last written, for the space charge) as part
+ * Write ino's znode (old: as last written; NULL for a new inode) as part
  * of a change the intent log does not record: fsync must then sync the
  * txg (posix_zil.c).  zn_write_logged is for the changes that are logged
  * (file writes) or need no durability (atime).
@@ -72,22 +72,9 @@ zn_write_logged(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *old,
     const znode_phys_t *zp, dmu_tx_t *tx)
 {
 	int err = dmu_bonus_write(fs->fs_os, ino, zp, sizeof (*zp), tx);
-	if (err == 0)
-		posix_charge(fs, zn_charge(zp) - (old != NULL ? zn_charge(old) : 0),
-		    old != NULL ? 0 : 1);
+	if (err == 0 && old == NULL)
+		posix_inodes_add(fs, 1);
 	return (err);
-}
-
-/* Bytes charged to the file system for this inode (theory: posix_fs.c). */
-int64_t
-zn_charge(const znode_phys_t *zp)
-{
-	int64_t c = DNODE_SIZE;
-	if (S_ISREG(zp->zp_mode) || S_ISLNK(zp->zp_mode))
-		c += (int64_t)P2ROUNDUP(zp->zp_size, 512);
-	else if (S_ISDIR(zp->zp_mode) && zp->zp_size > 2)
-		c += (int64_t)(zp->zp_size - 2) * POSIX_CHARGE_DIRENT;
-	return (c);
 }
 
 uint64_t
@@ -189,7 +176,7 @@ posix_destroy(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp, dmu_tx_t 
 			err = dmu_object_free(fs->fs_os, ino, tx);
 	}
 	if (err == 0)
-		posix_charge(fs, -zn_charge(zp), -1);
+		posix_inodes_add(fs, -1);
 	return (err);
 }
 
