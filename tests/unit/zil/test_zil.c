@@ -768,6 +768,23 @@ zt_leaves_agree(const char *a, const char *b, const blkptr_t *bp)
 	return (same);
 }
 
+/*
+ * Power cut, then an import that claims the log and no mount (zpool
+ * import -N): *b gets the claimed blocks, oldest first.
+ */
+static void
+zt_claimed(zt_t *z, uint64_t seed, zt_bps_t *b)
+{
+	zt_powercut(z, seed);
+	z->spa = tt_pool_reopen(&z->devs, 0, &zt_slow);
+	TT_OK(spa_objset_open(z->spa, "fs", &z->os));
+	zil_t *zl = spa_objset_zil(z->spa, z->os);
+	TT_CHECK(zil_replay_needed(zl));
+	b->n = 0;
+	uint64_t nblocks = 0;
+	TT_OK(zil_walk(zl, 8, zt_collect, b, &nblocks));
+}
+
 static void
 zt_scrub(zt_t *z, spa_scan_stat_t *st)
 {
@@ -796,14 +813,8 @@ test_zil_claimed_scrub(void)
 	memcpy(keep, z.model, ZT_FILE_SIZE);
 	uint64_t keep_size = z.model_size;
 	zt_write(&z, 20000, 1500, 9, true);         /* the last block */
-	zt_powercut(&z, 17);
-	z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
-	TT_OK(spa_objset_open(z.spa, "fs", &z.os));
-	zil_t *zl = spa_objset_zil(z.spa, z.os);
-	TT_CHECK(zil_replay_needed(zl));
-	zt_bps_t b = { .n = 0 };
-	uint64_t nblocks = 0;
-	TT_OK(zil_walk(zl, 8, zt_collect, &b, &nblocks));
+	zt_bps_t b;
+	zt_claimed(&z, 17, &b);
 	TT_ASSERT(b.n >= 5 && b.n < 8);
 	const char *d0 = z.devs.tpd_paths[0], *d1 = z.devs.tpd_paths[1];
 	for (int k = 0; k < b.n; k++)
@@ -855,14 +866,8 @@ test_zil_claimed_resilver(void)
 	zt_write(&z, 0, 1000, 1, true);
 	for (int i = 0; i < 5; i++)
 		zt_write(&z, 3000 + (uint64_t)i * 4100, 2500, 40 + i, true);
-	zt_powercut(&z, 23);
-	z.spa = tt_pool_reopen(&z.devs, 0, &zt_slow);
-	TT_OK(spa_objset_open(z.spa, "fs", &z.os));
-	zil_t *zl = spa_objset_zil(z.spa, z.os);
-	TT_CHECK(zil_replay_needed(zl));
-	zt_bps_t b = { .n = 0 };
-	uint64_t nblocks = 0;
-	TT_OK(zil_walk(zl, 8, zt_collect, &b, &nblocks));
+	zt_bps_t b;
+	zt_claimed(&z, 23, &b);
 	TT_ASSERT(b.n >= 5);
 
 	char fresh[sizeof (z.devs.tpd_paths[0])], gone[sizeof (z.devs.tpd_paths[0])];
