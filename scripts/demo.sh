@@ -1,8 +1,8 @@
 #!/bin/bash
 # scripts/demo.sh — a two-minute tour: a raidz1 pool on four sparse files,
 # mounted in the temp dir when FUSE is there (/dev/fuse), files copied in,
-# its status and list, a dataset with a quota, data written by tarn-stress
-# (when built), export, import, destroy.  Everything lives in one temp dir, including the cache
+# its status and list, a dataset with a quota, export, import, destroy.
+# Everything lives in one temp dir, including the cache
 # file (TARN_CACHEFILE) and the socket of the daemon that the first command
 # starts (TARN_SOCKET), so /etc/tarn and /run/tarn are never touched; the
 # daemon is stopped at the end.
@@ -10,8 +10,6 @@ set -u
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
 TARN="$B/tarn"
-STRESS="$B/tarn-stress"
-[ -x "$STRESS" ] || STRESS="$B/tarn-stress"
 
 if [ ! -x "$TARN" ]; then
 	echo "no $TARN: build first (./setup.sh, or meson setup build && ninja -C build)" >&2
@@ -69,18 +67,6 @@ else
 	echo
 	echo "(skipping the file system step: the pool is not mounted here -" \
 	    "no /dev/fuse, or the daemon could not mount; see $TARN pool create -m)"
-fi
-
-if [ -x "$STRESS" ] && "$STRESS" --help >"$D/stress-help" 2>&1 &&
-	grep -q -- "--pool" "$D/stress-help"; then
-	# tarn-stress opens the pool itself: the daemon lets go of it first
-	# (and opens it again with the next command)
-	"$TARN" daemon stop
-	step "$STRESS" --pool demo --seconds 10
-	step "$TARN" pool list demo
-else
-	echo
-	echo "(skipping the write step: $STRESS is not built yet or has no --pool option)"
 fi
 
 step "$TARN" pool export demo
