@@ -180,7 +180,7 @@ tm_parse(tm_cfg_t *c, int argc, char **argv)
 
 /*
  * Room left for the file system: what the pool can allocate now, less
- * the slop.  Frees still deferred do not count (they are not allocatable
+ * the slop, in data bytes (spa_get_avail).  Frees still deferred do not count (they are not allocatable
  * yet; promising them could make a txg's sync fail for want of space).
  */
 static uint64_t
@@ -188,10 +188,7 @@ tm_avail(void *arg, bool *quota)
 {
 	if (quota != NULL)
 		*quota = false;         /* no datasets here: the pool is the limit */
-	spa_space_t ss;
-	spa_get_space(arg, &ss);
-	uint64_t keep = ss.ss_slop;
-	return (ss.ss_free > keep ? ss.ss_free - keep : 0);
+	return (spa_get_avail(arg));
 }
 
 static int

@@ -27,6 +27,8 @@ static const struct {
 	    "Per-dataset intent log: fsync without a whole txg sync." },
 	{ SPA_FEATURE_LOG_XATTR_PUNCH, "log_xattr_punch",
 	    "Xattr changes (ACLs too) and hole punches in the intent log." },
+	{ SPA_FEATURE_SPACE_DEFLATE, "space_deflate",
+	    "Space in data bytes (RAID-Z parity not counted); new pools only." },
 };
 
 static const struct {

@@ -124,8 +124,8 @@ bool dmu_objset_is_dirty(objset_t *os, uint64_t txg);
 /* After the uberblock of txg is on disk: drop txg's dirty state. */
 void dmu_objset_sync_done(objset_t *os, uint64_t txg);
 /*
- * Bytes allocated on disk by the object set's blocks (every object and
- * the meta-dnode; not the objset_phys block itself), as of the last sync
+ * Bytes the object set's blocks take (every object and the meta-dnode;
+ * not the objset_phys block itself; zio_bp_dsize), as of the last sync
  * pass that ran.  Persisted in objset_phys (os_used).  For lib/dsl.
  */
 void dmu_objset_space(objset_t *os, uint64_t *usedp);
@@ -150,7 +150,7 @@ typedef struct dmu_object_info {
 	uint32_t doi_bonus_size;
 	uint8_t  doi_indirection;       /* nlevels */
 	uint64_t doi_max_offset;        /* (maxblkid + 1) * block size */
-	uint64_t doi_physical_bytes;    /* allocated on disk, as last synced */
+	uint64_t doi_physical_bytes;    /* taken on disk (zio_bp_dsize), as last synced */
 	uint64_t doi_fill_count;        /* non-hole blocks, as last synced */
 } dmu_object_info_t;
 

@@ -38,7 +38,7 @@ typedef struct dnode_phys {
 	uint16_t dn_bonuslen;
 	uint32_t dn_datablkshift_pad;
 	uint64_t dn_maxblkid;       /* largest level-0 block id with data (0 if none) */
-	uint64_t dn_used;           /* bytes allocated (DVA asize) for this object */
+	uint64_t dn_used;           /* bytes its blocks take (zio_bp_dsize) */
 	uint64_t dn_gen;            /* txg the object was allocated in */
 	uint64_t dn_pad[3];
 	blkptr_t dn_blkptr[1];
@@ -52,7 +52,8 @@ typedef struct objset_phys {
 	uint64_t os_type;           /* dmu_objset_type_t */
 	uint64_t os_flags;
 	/*
-	 * Bytes allocated (DVA asize) by every block below this objset_phys:
+	 * Bytes taken (zio_bp_dsize: allocated, deflated by RAID-Z's data
+	 * ratio on pools with space_deflate) by every block below this objset_phys:
 	 * the sum of every dnode's dn_used, the meta-dnode's included, as of
 	 * the txg that wrote this block.  Added for dataset space accounting
 	 * (lib/dsl: used/referenced); read with dmu_objset_space().

@@ -17,15 +17,11 @@
 
 #define EPB (1ULL << DN_EPB_SHIFT)
 
+/* What bp counts for in dn_used / os_used (data bytes: zio_bp_dsize). */
 static uint64_t
-bp_asize(const blkptr_t *bp)
+bp_dsize(const dnode_t *dn, const blkptr_t *bp)
 {
-	uint64_t a = 0;
-	if (BP_IS_HOLE(bp))
-		return (0);
-	for (int d = 0; d < bp->bp_ndvas && d < SPA_DVAS_PER_BP; d++)
-		a += DVA_ASIZE(&bp->bp_dva[d]);
-	return (a);
+	return (zio_bp_dsize(dn->dn_os->os_dp->dp_zio, bp));
 }
 
 static bool
@@ -109,7 +105,7 @@ dnode_free_bp(dnode_t *dn, uint64_t txg, blkptr_t *bp)
 {
 	if (BP_IS_HOLE(bp))
 		return;
-	uint64_t d = MIN(dn->dn_phys.dn_used, bp_asize(bp));
+	uint64_t d = MIN(dn->dn_phys.dn_used, bp_dsize(dn, bp));
 	dn->dn_phys.dn_used -= d;
 	dmu_objset_used_delta(dn->dn_os, -(int64_t)d);
 	zio_free(dn->dn_os->os_dp->dp_zio, bp, txg);
@@ -315,15 +311,16 @@ dnode_install(dnode_t *dn, uint64_t txg, blkptr_t *slot, const blkptr_t *old,
     const blkptr_t *newbp)
 {
 	if (!BP_IS_HOLE(old)) {
-		uint64_t d = MIN(dn->dn_phys.dn_used, bp_asize(old));
+		uint64_t d = MIN(dn->dn_phys.dn_used, bp_dsize(dn, old));
 		dn->dn_phys.dn_used -= d;
 		dmu_objset_used_delta(dn->dn_os, -(int64_t)d);
 		/* A block born in txg that zio did not reuse was freed by zio. */
 		if (BP_IS_HOLE(newbp) || old->bp_phys_birth < txg)
 			zio_free(dn->dn_os->os_dp->dp_zio, old, txg);
 	}
-	dn->dn_phys.dn_used += bp_asize(newbp);
-	dmu_objset_used_delta(dn->dn_os, (int64_t)bp_asize(newbp));
+	uint64_t add = bp_dsize(dn, newbp);
+	dn->dn_phys.dn_used += add;
+	dmu_objset_used_delta(dn->dn_os, (int64_t)add);
 	*slot = *newbp;
 }
 

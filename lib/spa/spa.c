@@ -103,12 +103,18 @@ spa_get_space(spa_t *spa, spa_space_t *out)
 	out->ss_alloc = ms.ms_alloc + ms.ms_deferred;
 	out->ss_free = ms.ms_free;
 	out->ss_deferred = ms.ms_deferred;
-	/*
-	 * The reserve kept for metadata and frees: 1/32 of the pool, but at
-	 * least min(32 MiB, 1/4 of the pool), so that on a small pool free
-	 * space never gets so fragmented that a sync cannot place its blocks.
-	 */
-	out->ss_slop = MAX(ms.ms_total >> 5, MIN(32 * MiB, ms.ms_total / 4));
+	out->ss_slop = spa_slop(ms.ms_total);
+}
+
+/*
+ * The reserve kept for metadata and frees: 1/32 of the pool, but at
+ * least min(32 MiB, 1/4 of the pool), so that on a small pool free
+ * space never gets so fragmented that a sync cannot place its blocks.
+ */
+uint64_t
+spa_slop(uint64_t total)
+{
+	return (MAX(total >> 5, MIN(32 * MiB, total / 4)));
 }
 
 /* ---- labels ---- */
@@ -294,6 +300,8 @@ spa_register_dp(spa_t *spa, uint64_t last_txg, const dmu_pool_opts_t *dpo)
 {
 	spa->spa_zio = zio_ctx_create(spa->spa_root, spa->spa_mc, 0);
 	zio_ctx_set_readonly(spa->spa_zio, spa->spa_readonly);
+	zio_ctx_set_deflate(spa->spa_zio,
+	    (spa->spa_features & SPA_FEATURE_SPACE_DEFLATE) != 0);
 	spa->spa_dp = dmu_pool_create(spa->spa_zio, last_txg, dpo, spa_sync,
 	    spa_space_avail, spa);
 	dmu_pool_set_error_cb(spa->spa_dp, spa_errlog_report, spa);
@@ -340,7 +348,7 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 	spa_t *spa = spa_alloc(name);
 	spa->spa_guid = tarn_guid();
 	spa->spa_version = opts->sco_version ? opts->sco_version : SPA_VERSION;
-	spa->spa_features = spa->spa_version >= SPA_VERSION_2 ? SPA_FEATURES_ALL : 0;
+	spa->spa_features = spa->spa_version >= SPA_VERSION_2 ? SPA_FEATURES_KNOWN : 0;
 	spa->spa_create_time = tarn_wall_sec();
 	spa->spa_config_txg = 1;
 	spa->spa_no_cache = opts->sco_no_cache;
@@ -534,7 +542,7 @@ spa_load(spa_t *spa, const vdev_label_config_t *cfg, const spa_import_opts_t *op
 	spa->spa_readonly = (opts->sio_flags & SPA_OPEN_READONLY) != 0;
 	spa->spa_no_cache = opts->sio_no_cache;
 	if (spa->spa_version == 0 || spa->spa_version > SPA_VERSION ||
-	    (cfg->vlc_features & ~SPA_FEATURES_ALL) != 0) {
+	    (cfg->vlc_features & ~SPA_FEATURES_KNOWN) != 0) {
 		snprintf(err, errlen, "the pool uses a newer format (version %" PRIu64
 		    ") than this software supports", spa->spa_version);
 		return (SET_ERROR(ENOTSUP));

@@ -120,7 +120,7 @@ spa_upgrade(spa_t *spa, uint64_t version, char *err, size_t errlen)
 	pthread_mutex_lock(&spa->spa_vdev_lock);
 	spa->spa_version = version;
 	if (version >= SPA_VERSION_2)
-		spa->spa_features = SPA_FEATURES_ALL;
+		spa->spa_features |= SPA_FEATURES_ALL;
 	int e = txg_wait_synced(spa->spa_dp, 0);   /* uberblocks carry the new version */
 	if (e == 0) {
 		spa->spa_config_txg = spa_last_synced_txg(spa) + 1;

@@ -81,6 +81,7 @@ struct spa {
 /* spa_sync.c */
 int spa_sync(void *arg, uint64_t txg);
 uint64_t spa_space_avail(void *arg, bool netfree);
+uint64_t spa_slop(uint64_t total);   /* reserve for a pool of total bytes */
 int spa_load_metaslabs(spa_t *spa, uint64_t synced_txg);
 int spa_setup_metaslabs(spa_t *spa, bool create);
 

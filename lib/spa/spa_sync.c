@@ -264,11 +264,23 @@ spa_sync_impl(spa_t *spa, uint64_t txg)
 	return (0);
 }
 
-/* Logical bytes a tx may still use (the dmu's ENOSPC check). */
+/*
+ * Data bytes a tx may still use (the dmu's ENOSPC check, and what
+ * datasets show as available).  With space_deflate the class's space is
+ * deflated per top-level vdev, as used/referenced are; older pools scale
+ * raw free space by the worst RAID-Z data fraction.
+ */
 uint64_t
 spa_space_avail(void *arg, bool netfree)
 {
 	spa_t *spa = arg;
+	if (spa->spa_features & SPA_FEATURE_SPACE_DEFLATE) {
+		metaslab_space_t ms;
+		metaslab_class_dspace(spa->spa_mc, &ms);
+		uint64_t slop = spa_slop(ms.ms_total);
+		uint64_t reserve = netfree ? slop / 2 : slop;
+		return (ms.ms_free > reserve ? ms.ms_free - reserve : 0);
+	}
 	spa_space_t ss;
 	spa_get_space(spa, &ss);
 	uint64_t reserve = netfree ? ss.ss_slop / 2 : ss.ss_slop;

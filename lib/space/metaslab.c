@@ -785,6 +785,27 @@ metaslab_group_space(metaslab_group_t *mg, metaslab_space_t *out)
 }
 
 void
+metaslab_class_dspace(metaslab_class_t *mc, metaslab_space_t *out)
+{
+	memset(out, 0, sizeof (*out));
+	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	for (int g = 0; g < mc->mc_ngroups; g++) {
+		metaslab_space_t one;
+		metaslab_group_t *mg = mc->mc_groups[g];
+		metaslab_group_space(mg, &one);
+		uint64_t r = vdev_deflate_ratio(mg->mg_vd);
+#define	MS_DEFLATE(x)	((x) / VDEV_DEFLATE_UNIT * r)
+		out->ms_total += MS_DEFLATE(one.ms_total);
+		out->ms_alloc += MS_DEFLATE(one.ms_alloc);
+		out->ms_deferred += MS_DEFLATE(one.ms_deferred);
+		out->ms_free += MS_DEFLATE(one.ms_free);
+#undef	MS_DEFLATE
+		out->ms_max_seg = MAX(out->ms_max_seg, one.ms_max_seg);
+	}
+	pthread_rwlock_unlock(&mc->mc_groups_lock);
+}
+
+void
 metaslab_class_space(metaslab_class_t *mc, metaslab_space_t *out)
 {
 	memset(out, 0, sizeof (*out));

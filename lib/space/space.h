@@ -223,5 +223,11 @@ typedef struct metaslab_space {
 } metaslab_space_t;
 void metaslab_class_space(metaslab_class_t *mc, metaslab_space_t *out);
 void metaslab_group_space(metaslab_group_t *mg, metaslab_space_t *out);
+/*
+ * The class's space in data bytes: each group's figures deflated by its
+ * vdev's ratio (vdev_deflate_ratio; RAID-Z's parity taken out), as ZFS's
+ * dspace.  ms_max_seg stays raw.
+ */
+void metaslab_class_dspace(metaslab_class_t *mc, metaslab_space_t *out);
 
 #endif

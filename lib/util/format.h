@@ -23,8 +23,17 @@
 #define SPA_FEATURE_HISTORY  (1ULL << 0)  /* pool command history in the MOS */
 #define SPA_FEATURE_INTENT_LOG (1ULL << 1) /* per-dataset intent log (lib/zil) */
 #define SPA_FEATURE_LOG_XATTR_PUNCH (1ULL << 2) /* xattr changes and hole punches logged */
+/*
+ * Space counted in data bytes (RAID-Z's parity and padding deflated
+ * away).  Set only when a pool is created: a pool's existing counts stay
+ * in the unit they were written in, so an upgrade never turns it on.
+ */
+#define SPA_FEATURE_SPACE_DEFLATE (1ULL << 3)
+/* What an upgrade enables. */
 #define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY | SPA_FEATURE_INTENT_LOG | \
                               SPA_FEATURE_LOG_XATTR_PUNCH)
+/* Every bit this build understands (import refuses others). */
+#define SPA_FEATURES_KNOWN   (SPA_FEATURES_ALL | SPA_FEATURE_SPACE_DEFLATE)
 
 #define SPA_MINBLOCKSHIFT    9
 #define SPA_MINBLOCKSIZE     (1ULL << SPA_MINBLOCKSHIFT)

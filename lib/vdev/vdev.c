@@ -472,6 +472,16 @@ vdev_psize_to_asize(vdev_t *top, uint64_t psize)
 	return (ops->vop_asize(top, psize));
 }
 
+uint64_t
+vdev_deflate_ratio(vdev_t *top)
+{
+	const uint64_t ref = 128 * 1024;
+	uint64_t asize = vdev_psize_to_asize(top, ref) / VDEV_DEFLATE_UNIT;
+	if (asize == 0)
+		return (VDEV_DEFLATE_UNIT);
+	return (MIN(ref / asize, VDEV_DEFLATE_UNIT));
+}
+
 static int
 vdev_io_check(vdev_t *top, vdev_io_t *io)
 {

@@ -305,6 +305,15 @@ bool vdev_dtl_required(const vdev_t *leaf);
 uint64_t vdev_psize_to_asize(vdev_t *top, uint64_t psize);
 
 /*
+ * Data bytes per 512 allocated bytes on top-level vd, taken from a
+ * 128 KiB block: 512 for a leaf or mirror, less on RAID-Z (parity and
+ * padding).  Space accounting multiplies allocated 512-byte units by it
+ * (ZFS's deflate ratio), so used and available are in data bytes.
+ */
+#define VDEV_DEFLATE_UNIT 512
+uint64_t vdev_deflate_ratio(vdev_t *top);
+
+/*
  * Read io->vio_size bytes at io->vio_offset of top-level vd into
  * vio_buf.  When vio_verify is set and the first attempt does not
  * verify (or fails with EIO), every other mirror side and every RAID-Z

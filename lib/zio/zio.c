@@ -75,6 +75,7 @@ struct zio_ctx {
 	metaslab_class_t *zc_mc;
 	taskq_t *zc_tq;
 	bool zc_readonly;             /* atomic */
+	bool zc_deflate;              /* set before object sets open */
 	zio_error_fn_t zc_error_fn;   /* set before I/O starts */
 	void *zc_error_arg;
 	zio_stats_t zc_stats;         /* atomic counters */
@@ -113,6 +114,35 @@ zio_ctx_set_error_cb(zio_ctx_t *zc, zio_error_fn_t fn, void *arg)
 {
 	zc->zc_error_fn = fn;
 	zc->zc_error_arg = arg;
+}
+
+void
+zio_ctx_set_deflate(zio_ctx_t *zc, bool deflate)
+{
+	zc->zc_deflate = deflate;
+}
+
+uint64_t
+zio_bp_dsize(zio_ctx_t *zc, const blkptr_t *bp)
+{
+	if (BP_IS_HOLE(bp))
+		return (0);
+	int n = MIN((int)bp->bp_ndvas, SPA_DVAS_PER_BP);
+	uint64_t sum = 0;
+	if (!zc->zc_deflate) {
+		for (int d = 0; d < n; d++)
+			sum += DVA_ASIZE(&bp->bp_dva[d]);
+		return (sum);
+	}
+	vdev_tree_enter_read(zc->zc_root);
+	for (int d = 0; d < n; d++) {
+		const dva_t *dva = &bp->bp_dva[d];
+		vdev_t *top = vdev_lookup_top(zc->zc_root, dva->dva_vdev);
+		uint64_t ratio = top != NULL ? vdev_deflate_ratio(top) : VDEV_DEFLATE_UNIT;
+		sum += (DVA_ASIZE(dva) / VDEV_DEFLATE_UNIT) * ratio;
+	}
+	vdev_tree_exit(zc->zc_root);
+	return (sum);
 }
 
 taskq_t *

@@ -36,6 +36,15 @@ void zio_ctx_destroy(zio_ctx_t *zc);
 void zio_ctx_set_readonly(zio_ctx_t *zc, bool readonly); /* no heal writes */
 void zio_ctx_set_error_cb(zio_ctx_t *zc, zio_error_fn_t fn, void *arg);
 taskq_t *zio_ctx_taskq(zio_ctx_t *zc);
+/*
+ * Space accounting in data bytes (feature space_deflate): when set,
+ * zio_bp_dsize() deflates each copy by its top-level vdev's ratio
+ * (vdev_deflate_ratio); when clear it is the allocated size.  Set once,
+ * before any object set is opened.
+ */
+void zio_ctx_set_deflate(zio_ctx_t *zc, bool deflate);
+/* The bytes a block counts for in used/referenced (0 for a hole). */
+uint64_t zio_bp_dsize(zio_ctx_t *zc, const blkptr_t *bp);
 /* The vdev tree and the allocation class (for the intent log's own I/O). */
 vdev_t *zio_ctx_root(zio_ctx_t *zc);
 metaslab_class_t *zio_ctx_class(zio_ctx_t *zc);

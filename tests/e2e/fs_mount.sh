@@ -41,6 +41,10 @@ sums=$(cd "$MNT" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 tarn_ok fs list -H -p -o used tank
 used1=$(cat "$OUT")
 [ "$used1" -gt "$((used0 + 8000000))" ] && pass || fail "USED did not grow: $used0 -> $used1"
+# in data bytes, as on zfs: raidz1's parity is not counted (8 MiB would
+# take 10.7 MiB with it)
+[ "$used1" -lt "$((used0 + 8912896))" ] && pass ||
+	fail "USED counts parity: $used0 -> $used1 for 8 MiB and 33 KiB of files"
 
 # --- datasets mount inside their parents; zfs mount lists them
 tarn_ok fs create tank/a
@@ -75,6 +79,11 @@ grep -q "error writing.*Disk quota exceeded" "$ERR" && pass ||
 # at the quota even a create is refused, as on zfs
 run dd if=/dev/urandom of="$MNT/q/fill" bs=256K count=40 conv=fsync
 grep -q "quota exceeded" "$ERR" && pass || { fail "no EDQUOT over quota"; show_output; }
+# USED at the quota is data bytes, so about the quota (with raidz1's
+# parity counted the 2 MiB admitted showed as 2.7 MiB)
+tarn_ok fs list -H -p -o used tank/q
+qused=$(cat "$OUT")
+[ "$qused" -le $((2097152 + 131072)) ] && pass || fail "2M quota shows $qused used"
 # a quota set on a mounted dataset remounts it (and its child) likewise
 tarn_ok fs create tank/r
 tarn_ok fs create tank/r/c

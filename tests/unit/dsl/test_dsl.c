@@ -5,6 +5,7 @@
  * writing through the dmu, quotas and reservations.
  */
 #include "tt.h"
+#include "tt_pool.h"
 #include "spa.h"
 #include "dsl.h"
 
@@ -641,6 +642,83 @@ test_quota(void)
 	spa_close(spa);
 }
 
+/* Referenced bytes of tank/a after 16 MiB of random data (raidz1 of 4). */
+static uint64_t
+raidz_referenced(tt_pool_devs_t *d, uint64_t version, uint64_t *phys, uint64_t *drop)
+{
+	dmu_pool_opts_t dpo;
+	memset(&dpo, 0, sizeof (dpo));
+	char *argv[5] = { "raidz1" };
+	for (int i = 0; i < 4; i++)
+		argv[i + 1] = d->tpd_paths[i];
+	spa_vdev_spec_t *spec;
+	TT_OK(spa_vdev_spec_parse(5, argv, &spec, err, sizeof (err)));
+	spa_create_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sco_no_cache = true;
+	o.sco_version = version;
+	spa_t *spa = NULL;
+	TT_OK(spa_create("tank", spec, &o, &spa, err, sizeof (err)));
+	spa_vdev_spec_free(spec);
+	dsl_pool_t *dp;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	create_ok(dp, "tank/a");
+	uint64_t before = steady_avail(dp, "tank");
+	uint64_t obj = write_data(dp, "tank/a", 16 * MiB);
+	*drop = before - MIN(before, steady_avail(dp, "tank"));
+	objset_t *os;
+	TT_OK(dsl_dataset_objset(dp, "tank/a", &os));
+	dmu_object_info_t doi;
+	TT_OK(dmu_object_info(os, obj, &doi));
+	*phys = doi.doi_physical_bytes;
+	dsl_space_t a;
+	TT_OK(dsl_dataset_space(dp, "tank/a", &a));
+	dsl_pool_close(dp);
+	spa_close(spa);
+
+	/* the same count after a reopen, and after an upgrade */
+	spa = tt_pool_reopen(d, 0, NULL);
+	bool deflate = (spa_features(spa) & SPA_FEATURE_SPACE_DEFLATE) != 0;
+	TT_EQ(deflate, version == 0);
+	if (version != 0)
+		TT_OK(spa_upgrade(spa, SPA_VERSION, err, sizeof (err)));
+	TT_EQ((spa_features(spa) & SPA_FEATURE_SPACE_DEFLATE) != 0, deflate);
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	dsl_space_t a2;
+	TT_OK(dsl_dataset_space(dp, "tank/a", &a2));
+	TT_EQ(a2.ds_referenced, a.ds_referenced);
+	TT_OK(dsl_dataset_destroy(dp, "tank/a", true, err, sizeof (err)));
+	dsl_pool_close(dp);
+	TT_OK(spa_destroy(spa));
+	return (a.ds_referenced);
+}
+
+/*
+ * On RAID-Z, used/referenced/available count data bytes (parity and
+ * padding deflated away, ZFS's dsize) on pools created with
+ * space_deflate; a version-1 pool keeps counting allocated bytes, also
+ * after an upgrade.
+ */
+static void
+test_space_raidz(void)
+{
+	tt_pool_devs_t d;
+	tt_pool_files(&d, 4, 128 * MiB);
+	uint64_t phys, drop;
+	uint64_t refd = raidz_referenced(&d, 0, &phys, &drop);
+	fprintf(stderr, "  deflated: referenced %" PRIu64 " object %" PRIu64 " avail drop %"
+	    PRIu64 "\n", refd, phys, drop);
+	TT_CHECK(refd > 15 * MiB + 768 * KiB);
+	TT_CHECK(refd < 16 * MiB + 512 * KiB);
+	TT_CHECK(phys > 15 * MiB + 768 * KiB && phys <= 16 * MiB);
+	TT_CHECK(drop > 15 * MiB && drop < 17 * MiB);
+	uint64_t raw = raidz_referenced(&d, SPA_VERSION_1, &phys, &drop);
+	fprintf(stderr, "  raw: referenced %" PRIu64 " object %" PRIu64 "\n", raw, phys);
+	TT_CHECK(raw > 21 * MiB);       /* 16 MiB + a third for parity and padding */
+	TT_CHECK(phys > 21 * MiB);
+	tt_pool_files_remove(&d);
+}
+
 static void
 cleanup(void)
 {
@@ -656,5 +734,6 @@ TT_MAIN(
 	{ "props_invalid", test_props_invalid },
 	{ "space", test_space },
 	{ "quota", test_quota },
+	{ "space_raidz", test_space_raidz },
 	{ "cleanup", cleanup },
 )
