@@ -105,6 +105,10 @@ tarn_ok fs set quota=2M tank/r
 mounted "$MNT/r" && mounted "$MNT/r/c" && pass || fail "a busy tank/r lost a mount at set quota"
 tarn_ok fs get -H -o value quota tank/r
 out_is "2M"
+# and holds at once (the mount keeps its writeback cache until it is
+# mounted again, so the error comes at fsync)
+run dd if=/dev/urandom of="$MNT/r/c/over" bs=256K count=16 conv=fsync
+[ "$RC" -ne 0 ] && pass || fail "4 MiB went into a busy dataset given a 2M quota"
 kill "$busy" 2>/dev/null
 wait "$busy" 2>/dev/null
 tarn_ok fs destroy -r -f tank/r
