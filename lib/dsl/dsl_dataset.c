@@ -1,6 +1,6 @@
 /*
- * dsl_dataset.c — the tree of datasets: create, destroy, rename, walk,
- * and their space.  Properties are in dsl_prop.c, names in dsl_name.c.
+ * dsl_dataset.c — the tree of datasets: create, destroy, rename, walk.
+ * Properties are in dsl_prop.c, names in dsl_name.c, space in dsl_space.c.
  *
  * Theory.  A dataset is a MOS object: a ZAP (type DSL_DIR) whose entries
  * are its locally set properties, with a 128-byte bonus
@@ -18,13 +18,6 @@
  * on disk, so that a command that returns has made its change durable.
  * A crash between creating a dataset object and its object set leaves a
  * dataset without one; dsl_os_get() creates the missing object set.
- *
- * Space: referenced is the object set's allocated bytes (dmu_objset_
- * space); used adds each child's used, or its reservation when larger;
- * available is the pool's free space less every dataset's unused
- * reservation (except those the dataset itself would draw on: its own
- * and its ancestors'), limited by its refquota and by the quota of it and
- * each ancestor.
  */
 #include "dsl_impl.h"
 
@@ -200,6 +193,7 @@ dsl_pool_close(dsl_pool_t *dp)
 {
 	if (dp == NULL)
 		return;
+	dsl_space_fini(dp);
 	pthread_mutex_destroy(&dp->dp_lock);
 	tarn_free(dp);
 }
@@ -302,19 +296,13 @@ dsl_dataset_objset(dsl_pool_t *dp, const char *name, objset_t **osp)
 
 /* ---- children ---- */
 
-typedef struct dsl_child {
-	char     dc_name[ZAP_MAXNAMELEN];
-	uint64_t dc_obj;
-} dsl_child_t;
-
 static int
 dsl_child_cmp(const void *a, const void *b)
 {
 	return (strcmp(((const dsl_child_t *)a)->dc_name, ((const dsl_child_t *)b)->dc_name));
 }
 
-/* The children of obj sorted by name (caller frees *kids). */
-static int
+int
 dsl_children(dsl_pool_t *dp, uint64_t obj, dsl_child_t **kidsp, int *np)
 {
 	dsl_dataset_phys_t phys;
@@ -711,111 +699,3 @@ dsl_dataset_rename(dsl_pool_t *dp, const char *oldname, const char *newname, boo
 	return (e);
 }
 
-/* ---- space ---- */
-
-/* used of obj (recursive), and its referenced bytes. */
-static int
-dsl_used(dsl_pool_t *dp, uint64_t obj, uint64_t *usedp, uint64_t *refp)
-{
-	objset_t *os;
-	uint64_t refer = 0;
-	int e = dsl_os_get(dp, obj, &os);
-	if (e == 0)
-		dmu_objset_space(os, &refer);
-	else if (e != ENOENT)
-		return (e);
-	uint64_t used = refer;
-	dsl_child_t *kids;
-	int n;
-	if ((e = dsl_children(dp, obj, &kids, &n)) != 0)
-		return (e);
-	for (int i = 0; i < n && e == 0; i++) {
-		uint64_t cu, cr, res = 0;
-		e = dsl_used(dp, kids[i].dc_obj, &cu, &cr);
-		if (e == 0)
-			(void) dsl_prop_local(dp, kids[i].dc_obj, DSL_PROP_RESERVATION, &res,
-			    NULL, 0);
-		used += MAX(cu, res);
-	}
-	tarn_free(kids);
-	*usedp = used;
-	if (refp != NULL)
-		*refp = refer;
-	return (e);
-}
-
-/* Sum over the subtree of obj of unused reservations. */
-static uint64_t
-dsl_unreserved(dsl_pool_t *dp, uint64_t obj)
-{
-	uint64_t res = 0, used = 0, sum = 0;
-	if (dsl_prop_local(dp, obj, DSL_PROP_RESERVATION, &res, NULL, 0) == 0 &&
-	    dsl_used(dp, obj, &used, NULL) == 0 && res > used)
-		sum += res - used;
-	dsl_child_t *kids;
-	int n;
-	if (dsl_children(dp, obj, &kids, &n) != 0)
-		return (sum);
-	for (int i = 0; i < n; i++)
-		sum += dsl_unreserved(dp, kids[i].dc_obj);
-	tarn_free(kids);
-	return (sum);
-}
-
-int
-dsl_space_locked(dsl_pool_t *dp, const char *name, dsl_space_t *out)
-{
-	uint64_t obj;
-	int e = dsl_lookup(dp, name, &obj, NULL, 0);
-	if (e == 0)
-		e = dsl_used(dp, obj, &out->ds_used, &out->ds_referenced);
-	if (e != 0)
-		return (e);
-	uint64_t pool = spa_get_avail(dp->dp_spa);
-	uint64_t unres = dsl_unreserved(dp, dp->dp_root_obj);
-	uint64_t avail = pool > unres ? pool - unres : 0;
-	/* Walk up: own and ancestors' reservations are ours to use; quotas limit. */
-	uint64_t a = obj;
-	uint64_t rq = 0, limit = UINT64_MAX;
-	if (dsl_prop_local(dp, obj, DSL_PROP_REFQUOTA, &rq, NULL, 0) == 0 && rq > 0)
-		limit = rq > out->ds_referenced ? rq - out->ds_referenced : 0;
-	uint64_t extra = 0;
-	while (a != 0 && e == 0) {
-		uint64_t used, res = 0, quota = 0;
-		dsl_dataset_phys_t phys;
-		e = dsl_used(dp, a, &used, NULL);
-		if (e == 0)
-			e = dsl_phys_read(dp, a, &phys);
-		if (e != 0)
-			break;
-		(void) dsl_prop_local(dp, a, DSL_PROP_RESERVATION, &res, NULL, 0);
-		(void) dsl_prop_local(dp, a, DSL_PROP_QUOTA, &quota, NULL, 0);
-		if (res > used)
-			extra += res - used;
-		if (quota > 0)
-			limit = MIN(limit, quota > used ? quota - used : 0);
-		a = phys.dd_parent_obj;
-	}
-	out->ds_quota_bound = limit < avail + extra;
-	out->ds_available = MIN(avail + extra, limit);
-	return (e);
-}
-
-int
-dsl_dataset_space(dsl_pool_t *dp, const char *name, dsl_space_t *out)
-{
-	pthread_mutex_lock(&dp->dp_lock);
-	int e = dsl_space_locked(dp, name, out);
-	pthread_mutex_unlock(&dp->dp_lock);
-	return (e);
-}
-
-uint64_t
-dsl_dataset_avail(dsl_pool_t *dp, const char *name, bool *quota)
-{
-	dsl_space_t s;
-	int e = dsl_dataset_space(dp, name, &s);
-	if (quota != NULL)
-		*quota = e == 0 && s.ds_quota_bound;
-	return (e == 0 ? s.ds_available : 0);
-}

@@ -25,6 +25,15 @@ typedef struct dsl_dataset_phys {
 } dsl_dataset_phys_t;
 _Static_assert(sizeof (dsl_dataset_phys_t) == 128, "dsl_dataset_phys_t is 128 bytes");
 
+/* One dataset's figures in the space cache (dsl_space.c). */
+typedef struct dsl_space_node {
+	uint64_t dsn_obj;
+	uint64_t dsn_parent;         /* 0 for the root */
+	uint64_t dsn_refer;          /* its object set's bytes */
+	uint64_t dsn_used;           /* refer + each child's max(used, reservation) */
+	uint64_t dsn_res, dsn_quota, dsn_refquota;   /* local values, 0: none */
+} dsl_space_node_t;
+
 struct dsl_pool {
 	spa_t    *dp_spa;
 	objset_t *dp_mos;
@@ -37,6 +46,14 @@ struct dsl_pool {
 	dsl_mounted_fn_t dp_mounted_fn;
 	void     *dp_mounted_arg;
 	pthread_mutex_t dp_lock;      /* serializes every operation */
+	/*
+	 * Space of every dataset as of one synced txg (dsl_space.c; dp_lock):
+	 * nodes sorted by object number, and the sum of unused reservations.
+	 */
+	uint64_t  dp_space_txg;       /* 0: not computed */
+	dsl_space_node_t *dp_space;
+	int       dp_space_n;
+	uint64_t  dp_space_unres;
 };
 
 /* dsl_dataset.c */
@@ -51,8 +68,17 @@ int dsl_tx_begin(dsl_pool_t *dp, bool netfree, dmu_tx_t **txp);
 /* Commit tx and wait until its txg is on disk. */
 int dsl_tx_end(dsl_pool_t *dp, dmu_tx_t *tx);
 int dsl_os_get(dsl_pool_t *dp, uint64_t obj, objset_t **osp);
+typedef struct dsl_child {
+	char     dc_name[ZAP_MAXNAMELEN];
+	uint64_t dc_obj;
+} dsl_child_t;
+/* The children of obj sorted by name (caller frees *kids). */
+int dsl_children(dsl_pool_t *dp, uint64_t obj, dsl_child_t **kidsp, int *np);
+/* dsl_space.c */
 /* Space of one dataset (lock held). */
 int dsl_space_locked(dsl_pool_t *dp, const char *name, dsl_space_t *out);
+/* Free the space cache (dsl_pool_close). */
+void dsl_space_fini(dsl_pool_t *dp);
 
 /* dsl_prop.c */
 /* Local value of prop on obj: ENOENT when not set locally. */

@@ -642,6 +642,77 @@ test_quota(void)
 	spa_close(spa);
 }
 
+/*
+ * Space of many datasets, asked through a second handle (a mount's
+ * reader) while the first changes them: the figures each txg's walk
+ * keeps follow every change once it has synced, and the tree's used is
+ * the sum of its parts.
+ */
+static void
+test_space_many(void)
+{
+	enum { N = 100 };
+	spa_t *spa = make_pool(256 * MiB);
+	dsl_pool_t *dp, *rd;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	char name[64];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof (name), "tank/d%d", i);
+		create_ok(dp, name);
+	}
+	create_ok(dp, "tank/d0/c");
+	TT_OK(dsl_pool_open_reader(spa, &rd));
+	dsl_space_t a, b, c;
+	TT_OK(dsl_dataset_space(rd, "tank/d50", &a));
+	TT_CHECK(a.ds_available > 100 * MiB && !a.ds_quota_bound);
+	/* a reservation elsewhere is taken from tank/d50, not from tank/d7 */
+	TT_OK(dsl_prop_set(dp, "tank/d7", "reservation", "20M", err, sizeof (err)));
+	for (int i = 0; i < 20; i++) {
+		TT_OK(dsl_dataset_space(rd, "tank/d50", &b));
+		TT_OK(dsl_dataset_space(rd, "tank/d7", &c));
+		if (c.ds_available == b.ds_available + 20 * MiB - c.ds_used)
+			break;
+	}
+	TT_EQ(c.ds_available, b.ds_available + 20 * MiB - c.ds_used);
+	TT_CHECK(b.ds_available + 18 * MiB < a.ds_available);
+	TT_CHECK(b.ds_available + 22 * MiB > a.ds_available);
+	/* a quota on the parent bounds the child */
+	TT_OK(dsl_prop_set(dp, "tank/d0", "quota", "5M", err, sizeof (err)));
+	TT_OK(dsl_dataset_space(rd, "tank/d0/c", &c));
+	TT_CHECK(c.ds_quota_bound && c.ds_available <= 5 * MiB);
+	/* a new dataset is there at once; written data once synced */
+	create_ok(dp, "tank/new");
+	TT_OK(dsl_dataset_space(rd, "tank/new", &c));
+	write_data(dp, "tank/d3", 4 * MiB);
+	TT_OK(dsl_dataset_space(rd, "tank/d3", &c));
+	TT_CHECK(c.ds_referenced >= 4 * MiB && c.ds_used == c.ds_referenced);
+	/* the root's used is its own bytes plus each child's used or reservation */
+	dsl_space_t root;
+	uint64_t sum;
+	for (int tries = 0; tries < 20; tries++) {
+		TT_OK(dsl_dataset_space(rd, "tank", &root));
+		sum = root.ds_referenced;
+		for (int i = 0; i <= N; i++) {
+			if (i < N)
+				snprintf(name, sizeof (name), "tank/d%d", i);
+			else
+				snprintf(name, sizeof (name), "tank/new");
+			TT_OK(dsl_dataset_space(rd, name, &c));
+			sum += i == 7 ? MAX(c.ds_used, 20 * MiB) : c.ds_used;
+		}
+		dsl_space_t again;
+		TT_OK(dsl_dataset_space(rd, "tank", &again));
+		if (again.ds_used == root.ds_used)      /* no sync came between */
+			break;
+	}
+	TT_EQ(root.ds_used, sum);
+	TT_CHECK(root.ds_used > 24 * MiB);
+	dsl_pool_close(rd);
+	TT_OK(dsl_dataset_destroy(dp, "tank/d0", true, err, sizeof (err)));
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
 /* Referenced bytes of tank/a after 16 MiB of random data (raidz1 of 4). */
 static uint64_t
 raidz_referenced(tt_pool_devs_t *d, uint64_t version, uint64_t *phys, uint64_t *drop)
@@ -735,5 +806,6 @@ TT_MAIN(
 	{ "space", test_space },
 	{ "quota", test_quota },
 	{ "space_raidz", test_space_raidz },
+	{ "space_many", test_space_many },
 	{ "cleanup", cleanup },
 )
