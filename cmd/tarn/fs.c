@@ -22,8 +22,8 @@ static const cli_verb_t cli_fs_verbs[] = {
 	{ "rename", cli_fs_rename,
 	    "\trename [-fp] <filesystem> <filesystem>\n" },
 	{ "list", cli_fs_list,
-	    "\tlist [-rHp] [-d max] [-o property[,...]] [-t type[,...]] "
-	    "[filesystem] ...\n" },
+	    "\tlist [-rHp] [-d max] [-o property[,...]] [-s property]...\n"
+	    "\t    [-S property]... [-t type[,...]] [filesystem] ...\n" },
 	{ "get", cli_fs_get,
 	    "\tget [-rHp] [-d max] [-o \"all\" | field[,...]]\n"
 	    "\t    <\"all\" | property[,...]> [filesystem] ...\n" },

@@ -1,7 +1,10 @@
 /*
  * fs_list.c — `tarn fs list` and `tarn fs get`, in zfs's shapes:
- *   list [-rHp] [-d max] [-o props] [-t types] [fs...]: NAME USED AVAIL
- *     REFER MOUNTPOINT, one row per dataset, children after parents;
+ *   list [-rHp] [-d max] [-o props] [-s prop]... [-S prop]... [-t types]
+ *     [fs...]: NAME USED AVAIL REFER MOUNTPOINT, one row per dataset,
+ *     children after parents; with -s/-S (ascending/descending, the first
+ *     the strongest key) rows are sorted instead: sizes and numbers by
+ *     value, other properties as strings, ties in the tree's order;
  *   get [-rHp] [-d max] [-o fields] [-s sources] all|props [fs...]:
  *     NAME PROPERTY VALUE SOURCE, one row per dataset and property.
  * -H: no header, tab-separated; -p: exact numbers (and seconds).
@@ -28,7 +31,22 @@ typedef struct fs_walk {
 	cli_fs_t *fw_fs;
 	int   fw_rows;
 	bool  fw_get;
+	/* list -s / -S: sort keys, and the rows held until all are in */
+	int   fw_sort[FS_MAXCOLS];    /* property, -1: name */
+	bool  fw_sort_desc[FS_MAXCOLS];
+	int   fw_nsort;
+	struct fs_sorted *fw_held;
+	int   fw_nheld, fw_cheld;
 } fs_walk_t;
+
+/* A row of list held for sorting: its cells and its sort keys. */
+typedef struct fs_sorted {
+	char    **fs_cells;
+	uint64_t *fs_num;         /* per key: the number (numeric properties) */
+	char    **fs_str;         /* per key: the string (the others) */
+	int       fs_seq;         /* place in the tree's order */
+	const fs_walk_t *fs_walk;
+} fs_sorted_t;
 
 static int
 fs_parse_types(const char *verb, fs_walk_t *w, const char *arg)
@@ -99,6 +117,95 @@ fs_parse_props(const char *verb, fs_walk_t *w, const char *arg, bool allow_name)
 	return (r);
 }
 
+/* -s / -S of list: one sort key (a property, its column header, or name). */
+static int
+fs_parse_sort(fs_walk_t *w, const char *arg, bool desc)
+{
+	int p = strcasecmp(arg, "name") == 0 ? -1 : dsl_prop_lookup(arg);
+	if (p < 0 && strcasecmp(arg, "name") != 0) {
+		p = -2;
+		for (int q = 0; q < DSL_NUM_PROPS; q++)
+			if (strcasecmp(arg, dsl_prop_column(q)) == 0)
+				p = q;
+	}
+	if (p < -1)
+		return (cli_fs_usage_error("list", "invalid property '%s'", arg));
+	if (w->fw_nsort >= FS_MAXCOLS)
+		return (cli_fs_usage_error("list", "too many sort properties"));
+	w->fw_sort[w->fw_nsort] = p;
+	w->fw_sort_desc[w->fw_nsort++] = desc;
+	return (0);
+}
+
+static int
+fs_sorted_cmp(const void *a, const void *b)
+{
+	const fs_sorted_t *x = a, *y = b;
+	const fs_walk_t *w = x->fs_walk;
+	for (int k = 0; k < w->fw_nsort; k++) {
+		int c;
+		if (x->fs_str[k] != NULL)
+			c = strcmp(x->fs_str[k], y->fs_str[k]);
+		else
+			c = x->fs_num[k] < y->fs_num[k] ? -1 : x->fs_num[k] > y->fs_num[k];
+		if (c != 0)
+			return (w->fw_sort_desc[k] ? -c : c);
+	}
+	return (x->fs_seq - y->fs_seq);
+}
+
+/* Hold a row of list and its sort keys (sorted and printed at the end). */
+static void
+fs_hold_row(fs_walk_t *w, const char *name, const char *const *cells, int ncell,
+    dsl_prop_val_t *v)
+{
+	if (w->fw_nheld == w->fw_cheld) {
+		w->fw_cheld = MAX(64, w->fw_cheld * 2);
+		w->fw_held = tarn_realloc(w->fw_held, sizeof (*w->fw_held) * w->fw_cheld);
+	}
+	fs_sorted_t *r = &w->fw_held[w->fw_nheld];
+	r->fs_seq = w->fw_nheld++;
+	r->fs_walk = w;
+	r->fs_cells = tarn_alloc(sizeof (char *) * (size_t)ncell);
+	for (int i = 0; i < ncell; i++)
+		r->fs_cells[i] = tarn_strdup(cells[i]);
+	r->fs_num = tarn_alloc(sizeof (uint64_t) * (size_t)w->fw_nsort);
+	r->fs_str = tarn_alloc(sizeof (char *) * (size_t)w->fw_nsort);
+	for (int k = 0; k < w->fw_nsort; k++) {
+		int p = w->fw_sort[k];
+		if (p < 0) {
+			r->fs_str[k] = tarn_strdup(name);
+			continue;
+		}
+		int e = dsl_prop_get(w->fw_fs->cf_dp, name, p, true, v, NULL, 0);
+		if (dsl_prop_is_numeric(p))
+			r->fs_num[k] = e == 0 ? v->dpv_num : 0;
+		else
+			r->fs_str[k] = tarn_strdup(e == 0 ? v->dpv_str : "-");
+	}
+}
+
+/* Sort the held rows into the table and free them. */
+static void
+fs_flush_held(fs_walk_t *w)
+{
+	qsort(w->fw_held, (size_t)w->fw_nheld, sizeof (*w->fw_held), fs_sorted_cmp);
+	for (int i = 0; i < w->fw_nheld; i++) {
+		fs_sorted_t *r = &w->fw_held[i];
+		cli_table_row(w->fw_table, (const char *const *)r->fs_cells);
+		for (int c = 0; c < w->fw_nprops; c++)
+			tarn_free(r->fs_cells[c]);
+		for (int k = 0; k < w->fw_nsort; k++)
+			tarn_free(r->fs_str[k]);
+		tarn_free(r->fs_cells);
+		tarn_free(r->fs_num);
+		tarn_free(r->fs_str);
+	}
+	tarn_free(w->fw_held);
+	w->fw_held = NULL;
+	w->fw_nheld = w->fw_cheld = 0;
+}
+
 static void
 fs_source_str(const dsl_prop_val_t *v, char *buf, size_t len)
 {
@@ -152,7 +259,10 @@ fs_row(void *arg, const char *name, int depth)
 		w->fw_rows++;
 	}
 	if (!w->fw_get) {
-		cli_table_row(w->fw_table, cells);
+		if (w->fw_nsort > 0)
+			fs_hold_row(w, name, cells, ncell, v);
+		else
+			cli_table_row(w->fw_table, cells);
 		w->fw_rows++;
 		for (int i = 0; i < ncell; i++)
 			if (w->fw_props[i] >= 0)
@@ -191,6 +301,8 @@ fs_walk(fs_walk_t *w, int argc, char **argv)
 	}
 	if (all)
 		cli_names_free(names, n);
+	if (w->fw_nsort > 0)
+		fs_flush_held(w);
 	cli_table_print(w->fw_table, cli_out, w->fw_scripted);
 	if (all && w->fw_rows == 0 && r == 0 && !w->fw_get)
 		fprintf(cli_err, "no datasets available\n");
@@ -204,13 +316,15 @@ cli_fs_list(int argc, char **argv)
 	memset(&w, 0, sizeof (w));
 	w.fw_types_fs = true;
 	int c, r = fs_parse_props("list", &w, "name,used,available,referenced,mountpoint", true);
-	while (r == 0 && (c = getopt(argc, argv, ":rHpd:o:t:")) != -1) {
+	while (r == 0 && (c = getopt(argc, argv, ":rHpd:o:s:S:t:")) != -1) {
 		switch (c) {
 		case 'r': w.fw_depth = -1; break;
 		case 'H': w.fw_scripted = true; break;
 		case 'p': w.fw_exact = true; break;
 		case 'd': r = fs_parse_depth("list", &w, optarg); break;
 		case 'o': r = fs_parse_props("list", &w, optarg, true); break;
+		case 's': r = fs_parse_sort(&w, optarg, false); break;
+		case 'S': r = fs_parse_sort(&w, optarg, true); break;
 		case 't': r = fs_parse_types("list", &w, optarg); break;
 		default: return (cli_fs_bad_option("list", c, optopt));
 		}

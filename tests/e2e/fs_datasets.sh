@@ -40,6 +40,17 @@ tarn_ok fs list -t snapshot -H
 out_is ""
 tarn_err 2 "invalid type 'bogus'" fs list -t bogus
 tarn_err 2 "bad property list: invalid property 'nope'" fs list -o name,nope
+# -s / -S: sorted by a property (numbers by value, ties in tree order),
+# the first key the strongest
+tarn_ok fs set quota=3G tank/home/ann
+tarn_ok fs list -H -s quota -o name,quota
+out_is "$(printf 'tank\tnone\ntank/home\tnone\ntank/home/ann/src\tnone\ntank/data\t1G\ntank/home/ann\t3G')"
+tarn_ok fs list -H -S quota -S name -o name
+out_is "$(printf 'tank/home/ann\ntank/data\ntank/home/ann/src\ntank/home\ntank')"
+tarn_ok fs list -H -S mountpoint -o name -r tank/home
+out_is "$(printf 'tank/home/ann/src\ntank/home/ann\ntank/home')"
+tarn_ok fs set quota=none tank/home/ann
+tarn_err 2 "invalid property 'nope'" fs list -s nope
 
 # zfs get: table, sources, -H -p -o
 tarn_ok fs get compression tank/data
