@@ -3,8 +3,9 @@
  *   list [-rHp] [-d max] [-o props] [-s prop]... [-S prop]... [-t types]
  *     [fs...]: NAME USED AVAIL REFER MOUNTPOINT, one row per dataset,
  *     children after parents; with -s/-S (ascending/descending, the first
- *     the strongest key) rows are sorted instead: sizes and numbers by
- *     value, other properties as strings, ties in the tree's order;
+ *     the strongest key) rows are sorted instead: sizes, numbers and
+ *     creation by value, other properties as strings, ties in the tree's
+ *     order;
  *   get [-rHp] [-d max] [-o fields] [-s sources] all|props [fs...]:
  *     NAME PROPERTY VALUE SOURCE, one row per dataset and property.
  * -H: no header, tab-separated; -p: exact numbers (and seconds).
@@ -180,6 +181,8 @@ fs_hold_row(fs_walk_t *w, const char *name, const char *const *cells, int ncell,
 		int e = dsl_prop_get(w->fw_fs->cf_dp, name, p, true, v, NULL, 0);
 		if (dsl_prop_is_numeric(p))
 			r->fs_num[k] = e == 0 ? v->dpv_num : 0;
+		else if (p == DSL_PROP_CREATION)        /* -p: seconds */
+			r->fs_num[k] = e == 0 ? strtoull(v->dpv_str, NULL, 10) : 0;
 		else
 			r->fs_str[k] = tarn_strdup(e == 0 ? v->dpv_str : "-");
 	}
