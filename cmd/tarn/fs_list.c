@@ -89,6 +89,15 @@ fs_parse_props(const char *verb, fs_walk_t *w, const char *arg, bool allow_name)
 	for (char *t = strtok_r(copy, ",", &save); t != NULL && r == 0;
 	    t = strtok_r(NULL, ",", &save)) {
 		int p;
+		if (allow_name && strcmp(t, "space") == 0) {
+			/* zfs list -o space: where each dataset's space goes */
+			static const int space[] = { -1, DSL_PROP_AVAILABLE, DSL_PROP_USED,
+				DSL_PROP_USEDSNAP, DSL_PROP_USEDDS, DSL_PROP_USEDREFRESERV,
+				DSL_PROP_USEDCHILD };
+			for (size_t i = 0; i < ARRAY_SIZE(space) && w->fw_nprops < FS_MAXCOLS; i++)
+				w->fw_props[w->fw_nprops++] = space[i];
+			continue;
+		}
 		if (!allow_name && strcmp(t, "all") == 0) {
 			for (p = 0; p < DSL_NUM_PROPS && w->fw_nprops < FS_MAXCOLS; p++)
 				w->fw_props[w->fw_nprops++] = p;

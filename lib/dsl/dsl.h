@@ -88,6 +88,10 @@ typedef enum dsl_prop {
 	DSL_PROP_XATTR,
 	DSL_PROP_COPIES,
 	DSL_PROP_REFQUOTA,
+	DSL_PROP_USEDSNAP,          /* used, split as zfs splits it: by snapshots, */
+	DSL_PROP_USEDDS,            /* by the dataset itself (referenced), */
+	DSL_PROP_USEDCHILD,         /* by its children (their used or reservation), */
+	DSL_PROP_USEDREFRESERV,     /* by a refreservation */
 	DSL_PROP_RELATIME,
 	DSL_PROP_SYNC,              /* standard / always / disabled (DSL_SYNC_*) */
 	DSL_NUM_PROPS

@@ -76,6 +76,11 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	[DSL_PROP_XATTR] = { "xattr", "XATTR", DPT_INDEX, true, 1, idx_onoff },
 	[DSL_PROP_COPIES] = { "copies", "COPIES", DPT_INDEX, true, 1, idx_copies },
 	[DSL_PROP_REFQUOTA] = { "refquota", "REFQUOTA", DPT_SIZE, false, 0, NULL },
+	[DSL_PROP_USEDSNAP] = { "usedbysnapshots", "USEDSNAP", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_USEDDS] = { "usedbydataset", "USEDDS", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_USEDCHILD] = { "usedbychildren", "USEDCHILD", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_USEDREFRESERV] = { "usedbyrefreservation", "USEDREFRESERV", DPT_STAT, false,
+		0, NULL },
 	[DSL_PROP_RELATIME] = { "relatime", "RELATIME", DPT_INDEX, true, 0, idx_onoff },
 	[DSL_PROP_SYNC] = { "sync", "SYNC", DPT_INDEX, true, DSL_SYNC_STANDARD, idx_sync },
 };
@@ -91,6 +96,8 @@ dsl_prop_lookup(const char *name)
 		{ "avail", DSL_PROP_AVAILABLE }, { "refer", DSL_PROP_REFERENCED },
 		{ "reserv", DSL_PROP_RESERVATION }, { "recsize", DSL_PROP_RECORDSIZE },
 		{ "compress", DSL_PROP_COMPRESSION }, { "rdonly", DSL_PROP_READONLY },
+		{ "usedsnap", DSL_PROP_USEDSNAP }, { "usedds", DSL_PROP_USEDDS },
+		{ "usedchild", DSL_PROP_USEDCHILD }, { "usedrefreserv", DSL_PROP_USEDREFRESERV },
 	};
 	for (size_t i = 0; i < sizeof (alias) / sizeof (alias[0]); i++)
 		if (strcmp(alias[i].a, name) == 0)
@@ -126,7 +133,9 @@ bool
 dsl_prop_is_numeric(int prop)
 {
 	return (dsl_props[prop].dpd_type == DPT_SIZE || prop == DSL_PROP_USED ||
-	    prop == DSL_PROP_AVAILABLE || prop == DSL_PROP_REFERENCED);
+	    prop == DSL_PROP_AVAILABLE || prop == DSL_PROP_REFERENCED ||
+	    prop == DSL_PROP_USEDSNAP || prop == DSL_PROP_USEDDS ||
+	    prop == DSL_PROP_USEDCHILD || prop == DSL_PROP_USEDREFRESERV);
 }
 
 /* ---- sizes ---- */
@@ -404,8 +413,19 @@ dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_pro
 	dsl_space_t s;
 	if ((e = dsl_space_locked(dp, name, &s)) != 0)
 		return (e);
-	val->dpv_num = prop == DSL_PROP_USED ? s.ds_used :
-	    prop == DSL_PROP_AVAILABLE ? s.ds_available : s.ds_referenced;
+	switch (prop) {
+	case DSL_PROP_USED: val->dpv_num = s.ds_used; break;
+	case DSL_PROP_AVAILABLE: val->dpv_num = s.ds_available; break;
+	/* used = usedbydataset + usedbychildren (+ snapshots, refreservation) */
+	case DSL_PROP_USEDDS: val->dpv_num = s.ds_referenced; break;
+	case DSL_PROP_USEDCHILD:
+		val->dpv_num = s.ds_used > s.ds_referenced ? s.ds_used - s.ds_referenced : 0;
+		break;
+	/* Tarn has neither snapshots nor refreservation yet: nothing is theirs */
+	case DSL_PROP_USEDSNAP:
+	case DSL_PROP_USEDREFRESERV: val->dpv_num = 0; break;
+	default: val->dpv_num = s.ds_referenced; break;
+	}
 	return (0);
 }
 

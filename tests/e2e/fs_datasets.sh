@@ -51,6 +51,18 @@ tarn_ok fs list -H -S mountpoint -o name -r tank/home
 out_is "$(printf 'tank/home/ann/src\ntank/home/ann\ntank/home')"
 tarn_ok fs set quota=none tank/home/ann
 tarn_err 2 "invalid property 'nope'" fs list -s nope
+# -o space: used split into the dataset's own bytes and its children's
+# (a child's reservation counts in full); no snapshots or refreservation
+tarn_ok fs list -o space tank
+head -n 1 "$OUT" | grep -Eq '^NAME +AVAIL +USED +USEDSNAP +USEDDS +USEDREFRESERV +USEDCHILD$' &&
+	pass || { fail "list -o space header"; show_output; }
+tarn_ok fs set reservation=40M tank/home/ann/src
+tarn_ok fs list -H -p -o used,usedds,usedchild,referenced,usedsnap,usedrefreserv tank/home
+read -r u ds ch ref snap rr < "$OUT"
+[ "$ds" = "$ref" ] && [ "$((ds + ch))" = "$u" ] && [ "$snap" = 0 ] && [ "$rr" = 0 ] &&
+	[ "$ch" -ge 41943040 ] && pass ||
+	{ fail "usedby*: used $u usedds $ds usedchild $ch refer $ref"; show_output; }
+tarn_ok fs set reservation=none tank/home/ann/src
 
 # zfs get: table, sources, -H -p -o
 tarn_ok fs get compression tank/data
