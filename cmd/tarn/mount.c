@@ -48,11 +48,6 @@ typedef struct mnt {
 	posix_fs_t *m_fs;
 	tarn_fuse_t *m_fuse;
 	tarn_fuse_opts_t m_fopts;  /* what it was mounted with */
-	/* the space hook's last answer, good until the next txg syncs */
-	pthread_mutex_t m_avail_lock;
-	uint64_t    m_avail_txg;   /* synced txg it was computed at; 0: none */
-	uint64_t    m_avail;
-	bool        m_avail_quota;
 } mnt_t;
 
 static pthread_mutex_t mnt_op_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -114,26 +109,14 @@ cli_mount_auto(void)
 
 /*
  * The space hook (posix_space_check, statfs): the dataset's available
- * space and whether a quota bounds it.  Everything it depends on (the
- * datasets' synced space, pool free space, quotas and reservations)
- * changes only when a txg syncs, while the answer walks the dataset tree
- * and was asked for every write: it is kept per mount until the next sync.
+ * space and whether a quota bounds it.  Asked before every write; the
+ * dsl handle keeps the figures it comes from until the next txg sync.
  */
 static uint64_t
 mnt_avail(void *arg, bool *quota)
 {
 	mnt_t *m = arg;
-	uint64_t synced = spa_last_synced_txg(m->m_spa);
-	pthread_mutex_lock(&m->m_avail_lock);
-	if (m->m_avail_txg == 0 || m->m_avail_txg != synced) {
-		m->m_avail = dsl_dataset_avail(m->m_dp, m->m_name, &m->m_avail_quota);
-		m->m_avail_txg = synced;
-	}
-	uint64_t avail = m->m_avail;
-	if (quota != NULL)
-		*quota = m->m_avail_quota;
-	pthread_mutex_unlock(&m->m_avail_lock);
-	return (avail);
+	return (dsl_dataset_avail(m->m_dp, m->m_name, quota));
 }
 
 /* ---- the mountpoint directory ---- */
@@ -316,7 +299,6 @@ mnt_one(dsl_pool_t *dp, const char *name, bool automatic)
 		goto out;
 	}
 	mnt_t *m = tarn_alloc(sizeof (*m));
-	pthread_mutex_init(&m->m_avail_lock, NULL);
 	(void) snprintf(m->m_name, sizeof (m->m_name), "%s", name);
 	(void) snprintf(m->m_mountpoint, sizeof (m->m_mountpoint), "%.*s",
 	    (int)sizeof (m->m_mountpoint) - 1, v->dpv_str);
@@ -336,7 +318,6 @@ mnt_one(dsl_pool_t *dp, const char *name, bool automatic)
 		if (m->m_fs != NULL)
 			posix_fs_close(m->m_fs);
 		dsl_pool_close(m->m_dp);
-		pthread_mutex_destroy(&m->m_avail_lock);
 		tarn_free(m);
 		if (e == ENODEV)
 			(void) snprintf(err, sizeof (err), "/dev/fuse is missing");
@@ -371,7 +352,6 @@ mnt_unmount_one(mnt_t *m, bool force)
 		(void) posix_fs_sync(m->m_fs);
 	posix_fs_close(m->m_fs);
 	dsl_pool_close(m->m_dp);
-	pthread_mutex_destroy(&m->m_avail_lock);
 	tarn_free(m);
 	return (0);
 }
