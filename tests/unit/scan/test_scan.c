@@ -811,7 +811,13 @@ test_scrub_with_writer(void)
 	TT_OK(spa_objset_open(spa, "w", &w.w_os));
 	spa_scan_stat_t st;
 	uint64_t total_txgs = 0;
-	for (int round = 0; round < 2; round++) {
+	/*
+	 * At least two scrubs, and more until the writer has synced enough
+	 * txgs during them for frees to mature mid-scrub: how many it gets
+	 * in depends on how the scheduler shares the CPUs.
+	 */
+	for (int round = 0; round < 2 || (total_txgs <= 2 * TXG_DEFER_SIZE && round < 10);
+	    round++) {
 		pthread_t tid;
 		__atomic_store_n(&w.w_stop, false, __ATOMIC_RELAXED);
 		w.w_txgs = 0;
@@ -905,28 +911,40 @@ test_user_io_priority(void)
 	write_dataset(spa, "t", &ds, 60, NOBJ, 6);
 	reader_t rd = { .r_ds = &ds };
 	TT_OK(spa_objset_open(spa, "t", &rd.r_os));
-	pthread_t tid;
-	VERIFY0(pthread_create(&tid, NULL, reader_main, &rd));
-	uint64_t idle = reader_rate(spa, &rd, 300, false);
-	uint64_t t0 = tarn_now_ns();
-	TT_OK(spa_scan_start(spa, SPA_SCAN_SCRUB, 0));
-	usleep(20 * 1000);
-	uint64_t busy = reader_rate(spa, &rd, 2000, true);
-	TT_OK(spa_scan_wait(spa));
-	uint64_t scan_ms = (tarn_now_ns() - t0) / 1000000;
-	__atomic_store_n(&rd.r_stop, true, __ATOMIC_RELAXED);
-	VERIFY0(pthread_join(tid, NULL));
-	TT_OK(rd.r_err);
-	spa_scan_stat_t st;
-	spa_scan_get_stat(spa, &st);
-	/* the same scrub on an idle pool */
-	t0 = tarn_now_ns();
-	scrub(spa, &st);
-	uint64_t idle_ms = (tarn_now_ns() - t0) / 1000000;
-	printf("  reader: %" PRIu64 " reads/s alone, %" PRIu64 " during the scrub; scrub %"
-	    PRIu64 " ms busy, %" PRIu64 " ms idle\n", idle, busy, scan_ms, idle_ms);
-	TT_EQ(st.sss_errors, 0);
-	TT_ASSERT(busy * 2 >= idle);        /* loose: the machine is shared */
+	/*
+	 * The machine is shared (other tests run beside this one), so one
+	 * pair of rates can be skewed by a neighbour; a scrub that starves
+	 * readers does so every time.  Up to three tries.
+	 */
+	bool kept_share = false;
+	for (int attempt = 0; attempt < 3 && !kept_share; attempt++) {
+		pthread_t tid;
+		__atomic_store_n(&rd.r_stop, false, __ATOMIC_RELAXED);
+		VERIFY0(pthread_create(&tid, NULL, reader_main, &rd));
+		uint64_t idle = reader_rate(spa, &rd, 300, false);
+		uint64_t t0 = tarn_now_ns();
+		TT_OK(spa_scan_start(spa, SPA_SCAN_SCRUB, 0));
+		usleep(20 * 1000);
+		uint64_t busy = reader_rate(spa, &rd, 2000, true);
+		TT_OK(spa_scan_wait(spa));
+		uint64_t scan_ms = (tarn_now_ns() - t0) / 1000000;
+		__atomic_store_n(&rd.r_stop, true, __ATOMIC_RELAXED);
+		VERIFY0(pthread_join(tid, NULL));
+		TT_OK(rd.r_err);
+		spa_scan_stat_t st;
+		spa_scan_get_stat(spa, &st);
+		TT_EQ(st.sss_state, SPA_SCAN_STATE_FINISHED);
+		TT_EQ(st.sss_errors, 0);
+		/* the same scrub on an idle pool */
+		t0 = tarn_now_ns();
+		scrub(spa, &st);
+		uint64_t idle_ms = (tarn_now_ns() - t0) / 1000000;
+		TT_EQ(st.sss_errors, 0);
+		printf("  reader: %" PRIu64 " reads/s alone, %" PRIu64 " during the scrub; scrub %"
+		    PRIu64 " ms busy, %" PRIu64 " ms idle\n", idle, busy, scan_ms, idle_ms);
+		kept_share = busy * 2 >= idle;     /* loose: the machine is shared */
+	}
+	TT_ASSERT(kept_share);
 	spa_close(spa);
 	remove_files();
 }
