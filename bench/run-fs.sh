@@ -422,6 +422,7 @@ echo "#   bonnie++ -s 0 -n ${BONNIE_K} ($((BONNIE_K * 1024)) empty files)"
 echo "# Tarn: $TARN_MOUNT; zfs-fuse: $ZFSFUSE with $ZPOOL; $(fio --version)"
 echo "# Tarn's requests: $("$SRC/scripts/fuse-uring.sh" status) (per-CPU queues when on; else /dev/fuse)"
 echo "# zfs-fuse settings (/etc/zfs/zfsrc): $(grep -Ev '^[[:space:]]*(#|$)' /etc/zfs/zfsrc 2>/dev/null | tr -s ' \n' ' ')"
+echo "# at the start, $(wake_latency)"
 START=$(date +%s)
 IFS=, read -r -a TLIST <<<"$TARGETS"
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -494,4 +495,4 @@ if "overlay" in targets:
 				parts.append("%s %.0f%%" % (f, 100 * a / b))
 		print("#   %s / overlay: %s" % (t, ", ".join(parts)))
 EOF
-echo "# took $(($(date +%s) - START)) s"
+echo "# took $(($(date +%s) - START)) s; at the end, $(wake_latency)"
