@@ -252,7 +252,11 @@ typedef struct spa_scan_stat {
 int spa_scan_start(spa_t *spa, spa_scan_func_t func, uint64_t min_txg);
 int spa_scan_stop(spa_t *spa);        /* ENOENT when none runs */
 int spa_scan_pause(spa_t *spa);       /* ENOENT when none runs; ENOTSUP: a resilver */
-/* Wait until the running scan ends or is paused (0 at once when none runs). */
+/*
+ * Wait until the running scan ends or is paused (0 at once when none
+ * runs); a paused scan counts once its walker has finished the reads it
+ * had in flight, so its progress figures stay as they are until resumed.
+ */
 int spa_scan_wait(spa_t *spa);
 void spa_scan_get_stat(spa_t *spa, spa_scan_stat_t *out);
 /*

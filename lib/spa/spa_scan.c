@@ -109,6 +109,7 @@ typedef struct spa_scan {
 	bool            ss_dirty;       /* ss_stat not yet written to the MOS */
 	bool            ss_have_thread; /* ss_thread to be joined */
 	bool            ss_walking;     /* the thread has not finished */
+	bool            ss_parked;      /* paused, no reads in flight: the stat holds still */
 	bool            ss_stop;        /* cancel the walk */
 	bool            ss_exit;        /* the pool closes: stop, stay SCANNING */
 	pthread_t       ss_thread;
@@ -423,8 +424,13 @@ scan_check(scan_walk_t *w)
 			continue;
 		}
 		if (scan_pressure(w) == 2) {
+			sc->ss_parked = false;
 			pthread_mutex_unlock(&sc->ss_lock);
 			return (SET_ERROR(EAGAIN));
+		}
+		if (!sc->ss_parked) {
+			sc->ss_parked = true;
+			pthread_cond_broadcast(&sc->ss_cv);     /* spa_scan_wait */
 		}
 		/* woken by every txg (spa_scan_sync) to look at the held frees */
 		struct timespec ts;
@@ -432,6 +438,7 @@ scan_check(scan_walk_t *w)
 		ts.tv_sec += 1;
 		pthread_cond_timedwait(&sc->ss_cv, &sc->ss_lock, &ts);
 	}
+	sc->ss_parked = false;
 	pthread_mutex_unlock(&sc->ss_lock);
 	return (w->sw_pressure == 2 ? SET_ERROR(EAGAIN) : 0);
 }
@@ -660,8 +667,13 @@ static bool
 scan_wait_resume(spa_scan_t *sc)
 {
 	pthread_mutex_lock(&sc->ss_lock);
+	if (sc->ss_stat.sss_paused) {
+		sc->ss_parked = true;
+		pthread_cond_broadcast(&sc->ss_cv);     /* spa_scan_wait */
+	}
 	while (sc->ss_stat.sss_paused && !sc->ss_stop && !sc->ss_exit)
 		pthread_cond_wait(&sc->ss_cv, &sc->ss_lock);
+	sc->ss_parked = false;
 	bool go = !sc->ss_stop && !sc->ss_exit;
 	pthread_mutex_unlock(&sc->ss_lock);
 	return (go);
@@ -765,6 +777,7 @@ scan_begin(spa_t *spa, spa_scan_func_t func, uint64_t min_txg, bool again)
 	sc->ss_heal_base = zs.zs_heal_bytes;
 	sc->ss_stop = false;
 	sc->ss_walking = true;
+	sc->ss_parked = false;
 	sc->ss_have_thread = true;
 	sc->ss_dirty = true;
 	VERIFY0(tarn_thread_create(&sc->ss_thread, NULL, scan_thread, spa));
@@ -904,7 +917,8 @@ spa_scan_wait(spa_t *spa)
 {
 	spa_scan_t *sc = spa->spa_scan;
 	pthread_mutex_lock(&sc->ss_lock);
-	while (sc->ss_walking && !sc->ss_stat.sss_paused && !sc->ss_exit)
+	/* paused: once the walker has flushed its reads and parked */
+	while (sc->ss_walking && !(sc->ss_stat.sss_paused && sc->ss_parked) && !sc->ss_exit)
 		pthread_cond_wait(&sc->ss_cv, &sc->ss_lock);
 	pthread_mutex_unlock(&sc->ss_lock);
 	return (0);
