@@ -355,8 +355,13 @@ test_range_tree_million(void)
 	TT_EQ(range_tree_space(rt), 0);
 	range_tree_destroy(rt);
 	double secs = (double)(tarn_now_ns() - t0) / 1e9;
+	/*
+	 * Printed, not asserted: a wall-clock limit failed a CI run under the
+	 * sanitizers on a slow machine (13 s).  A tree that is not
+	 * O(log n) per operation would need ~10^12 steps here and runs into
+	 * the test's timeout instead.
+	 */
 	printf("  1M-segment tree: %.2f s\n", secs);
-	TT_CHECK(secs < 10.0);
 }
 
 /* ================= space maps ================= */
