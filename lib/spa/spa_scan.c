@@ -55,8 +55,10 @@
  * per-class vdev queues yet; this is the scan's lowest priority.)
  *
  * States (ss_lock).  spa_scan_start makes the stat SCANNING and starts
- * the thread; spa_scan_pause sets sss_paused (the callback then blocks
- * until resume or stop; spa_scan_wait returns); spa_scan_start on a
+ * the thread; spa_scan_pause sets sss_paused (the callback then
+ * finishes the reads it has in flight and blocks until resume or stop,
+ * marked ss_parked, and only then does spa_scan_wait return, so the
+ * figures hold still); spa_scan_start on a
  * paused scrub resumes it; spa_scan_stop ends it CANCELED; a walk that
  * completes ends FINISHED.  A resilver request cancels a running scrub; a
  * second resilver request restarts the resilver from the lower min_txg
