@@ -1259,7 +1259,7 @@ spa_vdev_clear(spa_t *spa, const char *path, char *err, size_t errlen)
 	bool changed = false;
 	if (path != NULL) {
 		e = spa_vdev_member(spa, path, &leaf, err, errlen);
-		if (e == 0)
+		if (e == 0 && leaf != NULL)     /* always set on success; gcc -O3 cannot tell */
 			changed = spa_vdev_clear_leaf(spa, leaf);
 	} else {
 		leaf_list_t ll = { 0 };

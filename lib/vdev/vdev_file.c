@@ -96,8 +96,8 @@ vdev_leaf_probe(const char *path, uint64_t *size, uint64_t *sector, bool *is_dis
 int
 vdev_file_open(vdev_t *vd)
 {
-	uint64_t psize, sector;
-	bool is_disk;
+	uint64_t psize = 0, sector = 0;    /* set on success; zero for gcc -O3 */
+	bool is_disk = false;
 	int err;
 
 	vdev_file_close(vd);
