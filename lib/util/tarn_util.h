@@ -29,16 +29,16 @@
 #define ENOTSUP_FORMAT EPROTONOSUPPORT /* unknown format version / feature */
 
 /*
- * Record where an error began (debug builds print it).  The value is
- * returned from the macro, not from the call, so the compiler still sees a
- * constant error as non-zero (an optimised build would otherwise warn that
- * outputs left unset on error paths may be used).
+ * Record where an error began (printed when TARN_DEBUG is set).  The
+ * macro yields the value itself, not through the call, so the compiler
+ * still sees a constant error as non-zero (an optimised build would
+ * otherwise warn that outputs left unset on error paths may be used).
  */
-int tarn_set_error(int err, const char *file, int line);
-#define SET_ERROR(e) __extension__ ({					\
-	int set_error_e_ = (e);						\
-	(void) tarn_set_error(set_error_e_, __FILE__, __LINE__);	\
-	set_error_e_;							\
+void tarn_set_error(int err, const char *file, int line);
+#define SET_ERROR(e) __extension__ ({				\
+	int set_error_e_ = (e);					\
+	tarn_set_error(set_error_e_, __FILE__, __LINE__);	\
+	set_error_e_;						\
 })
 
 const char *tarn_strerror(int err);

@@ -66,13 +66,12 @@ tarn_debug_init(void)
 	tarn_debug = getenv("TARN_DEBUG") != NULL;
 }
 
-int
+void
 tarn_set_error(int err, const char *file, int line)
 {
 	if (tarn_debug && err != 0)
 		fprintf(stderr, "tarn: error %d (%s) at %s:%d\n", err,
 		    tarn_strerror(err), file, line);
-	return (err);
 }
 
 const char *
