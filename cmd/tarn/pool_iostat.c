@@ -166,8 +166,8 @@ iostat_capacity(spa_t *spa, const vdev_t *vd, uint64_t *alloc, uint64_t *free)
 		return (false);
 	metaslab_space_t ms;
 	metaslab_group_space((metaslab_group_t *)vd->vdev_ms_group, &ms);
-	*alloc = ms.ms_alloc;
-	*free = ms.ms_total - MIN(ms.ms_alloc, ms.ms_total);
+	*alloc = ms.ms_alloc + ms.ms_deferred;  /* as the pool's row (spa_get_space) */
+	*free = ms.ms_total - MIN(*alloc, ms.ms_total);
 	return (true);
 }
 

@@ -30,6 +30,16 @@ out_has "^  raidz1-0 +[0-9.KMG]+ +[0-9.KMG]+ "
 out_has "^    ${DEV[0]} +-      - +[0-9.KMG]+ "
 [ "$(grep -c '^-----' "$OUT")" -eq 2 ] && pass || { fail "iostat -v: two rules"; show_output; }
 
+# the pool's row is the sum of its top-level vdevs' rows, frees that are
+# not yet reusable (deferred) counted in both: a destroyed dataset leaves some
+tarn_ok fs create io/gone
+tarn_ok fs destroy io/gone
+tarn_ok pool iostat -Hpv io
+POOL_ALLOC=$(awk -F'\t' '$1 == "io" { print $2 }' "$OUT")
+TOP_ALLOC=$(awk -F'\t' '$1 == "raidz1-0" { print $2 }' "$OUT")
+[ -n "$POOL_ALLOC" ] && [ "$POOL_ALLOC" = "$TOP_ALLOC" ] && pass ||
+	{ fail "iostat -v: pool alloc $POOL_ALLOC, raidz1-0 alloc $TOP_ALLOC"; show_output; }
+
 tarn_ok pool iostat -H io
 out_has "^io	[0-9.KMG]+	[0-9.KMG]+	[0-9.KMG]+	[0-9.KMG]+	[0-9.KMG]+	[0-9.KMG]+$"
 tarn_ok pool iostat -Hp io
