@@ -254,12 +254,29 @@ cli_fs_create(int argc, char **argv)
 	cli_fs_t fs;
 	if ((r = cli_fs_open("create", name, false, &fs)) != 0)
 		goto out;
+	/*
+	 * With -p the ancestors it creates are mounted too, as zfs does: the
+	 * highest missing one is where the mounting starts.  (Left unmounted,
+	 * their mountpoints would fill with the child's and never mount.)
+	 */
+	char top[DSL_NAME_MAX];
+	(void) snprintf(top, sizeof (top), "%s", name);
+	for (char *slash = strchr(top, '/'); parents && slash != NULL;
+	    slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		bool missing = !dsl_dataset_exists(fs.cf_dp, top);
+		*slash = '/';
+		if (missing) {
+			*slash = '\0';
+			break;
+		}
+	}
 	int e = dsl_dataset_create(fs.cf_dp, name, parents, props, n, err, sizeof (err));
 	if (e == EEXIST && parents)
 		e = 0;          /* zfs create -p of an existing dataset succeeds */
 	r = e ? cli_cannot("create", name, e, err) : CLI_EXIT_OK;
 	if (r == CLI_EXIT_OK && cli_mount_auto())
-		r = cli_mount_tree(fs.cf_dp, name, true);
+		r = cli_mount_tree(fs.cf_dp, top, true);
 	cli_fs_close(&fs);
 out:
 	tarn_free(props);

@@ -51,8 +51,17 @@ tarn_ok fs create tank/a
 mounted "$MNT/a" && pass || fail "tank/a not mounted at $MNT/a"
 tarn_ok fs create tank/a/b
 mounted "$MNT/a/b" && pass || fail "tank/a/b not mounted inside tank/a"
+# create -p mounts the parents it creates too (zfs does); left unmounted,
+# their mountpoints would hold the child's and never mount again
+tarn_ok fs create -p tank/p/q/r
+for d in p p/q p/q/r; do
+	mounted "$MNT/$d" && pass || fail "create -p: $MNT/$d not mounted"
+done
+tarn_ok fs get -H -o value mounted tank/p
+out_is "yes"
 tarn_ok fs mount
 out_has "^tank/a/b +$MNT/a/b$"
+out_has "^tank/p/q +$MNT/p/q$"
 out_has "^tank +$MNT$"
 tarn_err 1 "^cannot mount 'tank/a': filesystem already mounted" fs mount tank/a
 ok sh -c "echo hello >'$MNT/a/b/f'"
@@ -155,6 +164,7 @@ tarn_ok pool export tank
 mounted "$MNT" && fail "still mounted after export" || pass
 tarn_ok pool import -d "$DEVDIR" tank
 mounted "$MNT" && pass || fail "not mounted after import"
+mounted "$MNT/p" && mounted "$MNT/p/q/r" && pass || fail "create -p's datasets not mounted after import"
 got=$(cd "$MNT" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 [ "$got" = "$sums" ] && pass || fail "files differ after export/import"
 
