@@ -215,6 +215,25 @@ fs_parse_setting(const char *verb, char *arg, dsl_prop_setting_t *s)
 	return (0);
 }
 
+/*
+ * Where mounting starts after a create or rename to name: name itself,
+ * or with -p the highest of its ancestors that does not exist yet, since
+ * zfs mounts the ancestors -p creates.  (Left unmounted, their
+ * mountpoints would fill with the child's and never mount.)
+ */
+static void
+fs_mount_top(dsl_pool_t *dp, const char *name, bool parents, char top[DSL_NAME_MAX])
+{
+	(void) snprintf(top, DSL_NAME_MAX, "%s", name);
+	for (char *slash = strchr(top, '/'); parents && slash != NULL;
+	    slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (!dsl_dataset_exists(dp, top))
+			return;
+		*slash = '/';
+	}
+}
+
 int
 cli_fs_create(int argc, char **argv)
 {
@@ -254,23 +273,8 @@ cli_fs_create(int argc, char **argv)
 	cli_fs_t fs;
 	if ((r = cli_fs_open("create", name, false, &fs)) != 0)
 		goto out;
-	/*
-	 * With -p the ancestors it creates are mounted too, as zfs does: the
-	 * highest missing one is where the mounting starts.  (Left unmounted,
-	 * their mountpoints would fill with the child's and never mount.)
-	 */
 	char top[DSL_NAME_MAX];
-	(void) snprintf(top, sizeof (top), "%s", name);
-	for (char *slash = strchr(top, '/'); parents && slash != NULL;
-	    slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		bool missing = !dsl_dataset_exists(fs.cf_dp, top);
-		*slash = '/';
-		if (missing) {
-			*slash = '\0';
-			break;
-		}
-	}
+	fs_mount_top(fs.cf_dp, name, parents, top);
 	int e = dsl_dataset_create(fs.cf_dp, name, parents, props, n, err, sizeof (err));
 	if (e == EEXIST && parents)
 		e = 0;          /* zfs create -p of an existing dataset succeeds */
@@ -368,9 +372,11 @@ cli_fs_rename(int argc, char **argv)
 		cli_fs_close(&fs);
 		return (r);
 	}
+	char top[DSL_NAME_MAX];
+	fs_mount_top(fs.cf_dp, argv[1], parents, top);
 	int e = dsl_dataset_rename(fs.cf_dp, argv[0], argv[1], parents, err, sizeof (err));
 	if (mounted)
-		(void) cli_mount_tree(fs.cf_dp, e == 0 ? argv[1] : argv[0], true);
+		(void) cli_mount_tree(fs.cf_dp, e == 0 ? top : argv[0], true);
 	if (e == 0)
 		r = CLI_EXIT_OK;
 	else if (e == EEXIST || e == EXDEV || (e == ENOENT && strstr(err, "parent")))

@@ -59,6 +59,11 @@ for d in p p/q p/q/r; do
 done
 tarn_ok fs get -H -o value mounted tank/p
 out_is "yes"
+# and so does rename -p
+tarn_ok fs rename -p tank/p/q/r tank/m/n/r
+for d in m m/n m/n/r; do
+	mounted "$MNT/$d" && pass || fail "rename -p: $MNT/$d not mounted"
+done
 tarn_ok fs mount
 out_has "^tank/a/b +$MNT/a/b$"
 out_has "^tank/p/q +$MNT/p/q$"
@@ -164,7 +169,8 @@ tarn_ok pool export tank
 mounted "$MNT" && fail "still mounted after export" || pass
 tarn_ok pool import -d "$DEVDIR" tank
 mounted "$MNT" && pass || fail "not mounted after import"
-mounted "$MNT/p" && mounted "$MNT/p/q/r" && pass || fail "create -p's datasets not mounted after import"
+mounted "$MNT/p/q" && mounted "$MNT/m/n/r" && pass ||
+	fail "datasets of create -p / rename -p not mounted after import"
 got=$(cd "$MNT" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 [ "$got" = "$sums" ] && pass || fail "files differ after export/import"
 
