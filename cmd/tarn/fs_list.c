@@ -315,7 +315,8 @@ fs_walk(fs_walk_t *w, int argc, char **argv)
 		cli_names_free(names, n);
 	if (w->fw_nsort > 0)
 		fs_flush_held(w);
-	cli_table_print(w->fw_table, cli_out, w->fw_scripted);
+	if (w->fw_rows > 0 || w->fw_get)        /* zfs list: no header for no rows */
+		cli_table_print(w->fw_table, cli_out, w->fw_scripted);
 	if (all && w->fw_rows == 0 && r == 0 && !w->fw_get)
 		fprintf(cli_err, "no datasets available\n");
 	return (r);

@@ -38,6 +38,9 @@ tarn_ok fs list -r -H -o name tank/home/ann
 out_is "$(printf 'tank/home/ann\ntank/home/ann/src')"
 tarn_ok fs list -t snapshot -H
 out_is ""
+tarn_ok fs list -t snapshot
+out_is ""
+grep -qx "no datasets available" "$ERR" && pass || { fail "list -t snapshot: no message"; show_output; }
 tarn_err 2 "invalid type 'bogus'" fs list -t bogus
 tarn_err 2 "bad property list: invalid property 'nope'" fs list -o name,nope
 # -s / -S: sorted by a property (numbers by value, ties in tree order),
