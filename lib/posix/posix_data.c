@@ -196,13 +196,16 @@ posix_truncate_locked(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_
 	return (0);
 }
 
-/* fallocate mode 0 / KEEP_SIZE: check the space, extend the size. */
+/*
+ * fallocate mode 0 / KEEP_SIZE: check the space, extend the size (and
+ * ZERO_RANGE past the end: only the size, holes take no space).
+ */
 static int
 data_reserve(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, int mode, uint64_t end,
     uint64_t len)
 {
 	bool grow = !(mode & FALLOC_FL_KEEP_SIZE) && end > zp->zp_size;
-	int err = posix_space_check(fs, len);
+	int err = (mode & FALLOC_FL_ZERO_RANGE) ? 0 : posix_space_check(fs, len);
 	if (err != 0 || !grow)
 		return (err);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
@@ -264,7 +267,9 @@ data_punch(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t off, uint
  * fallocate.  Tarn, like ZFS, does not preallocate (a copy-on-write file
  * system writes new blocks anyway): mode 0 and KEEP_SIZE check that the
  * space is there now (ENOSPC, or EDQUOT under a quota) and mode 0 extends
- * the size; a later write may still find the pool full.  PUNCH_HOLE|KEEP_SIZE frees the range.
+ * the size; a later write may still find the pool full.  PUNCH_HOLE|KEEP_SIZE
+ * frees the range.  ZERO_RANGE is a punch (holes read as zeros) that, without
+ * KEEP_SIZE, also extends the size to the end of the range, as on ZFS.
  */
 int
 posix_falloc(posix_fs_t *fs, posix_ino_t ino, int mode, uint64_t off, uint64_t len)
@@ -272,9 +277,11 @@ posix_falloc(posix_fs_t *fs, posix_ino_t ino, int mode, uint64_t off, uint64_t l
 	int err = posix_writable(fs);
 	if (err != 0)
 		return (err);
-	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
 		return (SET_ERROR(EOPNOTSUPP));
 	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		return (SET_ERROR(EOPNOTSUPP));
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && (mode & FALLOC_FL_ZERO_RANGE))
 		return (SET_ERROR(EOPNOTSUPP));
 	if (len == 0 || (int64_t)off < 0 || (int64_t)len < 0)
 		return (SET_ERROR(EINVAL));
@@ -286,7 +293,11 @@ posix_falloc(posix_fs_t *fs, posix_ino_t ino, int mode, uint64_t off, uint64_t l
 		return (err == EINVAL ? SET_ERROR(ENODEV) : err);
 	if (mode & FALLOC_FL_PUNCH_HOLE)
 		err = data_punch(fs, ino, &zp, off, off + len);
-	else
+	else if (mode & FALLOC_FL_ZERO_RANGE) {
+		err = data_punch(fs, ino, &zp, off, off + len);
+		if (err == 0)
+			err = data_reserve(fs, ino, &zp, mode, off + len, len);
+	} else
 		err = data_reserve(fs, ino, &zp, mode, off + len, len);
 	data_exit(fs, pi);
 	return (err);

@@ -8,7 +8,8 @@ in DIR (which must exist and be empty) and checks every read against an
 in-memory model of what the files must hold, byte for byte.  Operations:
 write (random offsets and lengths, also far past EOF, leaving holes),
 read, truncate up and down (ftruncate and truncate by path), hole punching
-(fallocate PUNCH_HOLE|KEEP_SIZE), fallocate (mode 0 and KEEP_SIZE), mmap
+(fallocate PUNCH_HOLE|KEEP_SIZE), zeroing (ZERO_RANGE, with and without
+KEEP_SIZE), fallocate (mode 0 and KEEP_SIZE), mmap
 writes and reads, rename (to a free name, or over another file whose open
 descriptor then lives on unlinked), close and reopen by name, fsync and
 fdatasync, and every few thousand operations a full compare of every file
@@ -32,7 +33,7 @@ import time
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
-FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE = 1, 2
+FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE = 1, 2, 0x10
 
 NFILES = 8
 NNAMES = 16
@@ -157,6 +158,21 @@ class Exerciser:
             m[off:end] = bytes(end - off)
         return "punch %s off=%d len=%d" % (name, off, n)
 
+    def op_zero(self, name):
+        m = self.model[name]
+        n = self.length()
+        off = self.offset(len(m), n)
+        mode = FALLOC_FL_ZERO_RANGE
+        if self.rng.random() < 0.5:
+            mode |= FALLOC_FL_KEEP_SIZE
+        fallocate(self.fds[name], mode, off, n)
+        end = min(off + n, len(m))
+        if off < end:
+            m[off:end] = bytes(end - off)
+        if not mode & FALLOC_FL_KEEP_SIZE and off + n > len(m):
+            m.extend(bytes(off + n - len(m)))
+        return "zero %s mode=%d off=%d len=%d" % (name, mode, off, n)
+
     def op_fallocate(self, name):
         m = self.model[name]
         n = self.length()
@@ -235,7 +251,7 @@ class Exerciser:
         return "stat %s" % name
 
     OPS = [("write", 30), ("read", 30), ("truncate", 5), ("punch", 6),
-           ("fallocate", 5), ("mmap", 6), ("rename", 2), ("reopen", 2),
+           ("zero", 3), ("fallocate", 5), ("mmap", 6), ("rename", 2), ("reopen", 2),
            ("fsync", 1), ("stat", 5)]
 
     def compare_all(self):

@@ -395,7 +395,31 @@ test_truncate_punch(void)
 	TT_EQ(posix_falloc(t.fs, f, 0, 0, 10 * GiB), ENOSPC);
 	TT_EQ(posix_falloc(t.fs, f, 0, 0, 0), EINVAL);
 	TT_EQ(posix_falloc(t.fs, t.root, 0, 0, 10), EISDIR);
-	TT_EQ(posix_falloc(t.fs, f, 0x20, 0, 10), EOPNOTSUPP);     /* ZERO_RANGE... */
+	TT_EQ(posix_falloc(t.fs, f, FALLOC_FL_INSERT_RANGE, 0, 10), EOPNOTSUPP);
+	TT_EQ(posix_falloc(t.fs, f, FALLOC_FL_COLLAPSE_RANGE, 0, 10), EOPNOTSUPP);
+	TT_EQ(posix_falloc(t.fs, f, FALLOC_FL_ZERO_RANGE | FALLOC_FL_PUNCH_HOLE |
+	    FALLOC_FL_KEEP_SIZE, 0, 10), EOPNOTSUPP);
+
+	/* zero a range: inside (holes), then past the end with and without KEEP_SIZE */
+	posix_ino_t z = tp_file(&t, t.root, "z", MiB, 11);
+	uint8_t *zbig = tarn_alloc(MiB);
+	tp_fill(zbig, MiB, 11);
+	TT_OK(posix_falloc(t.fs, z, FALLOC_FL_ZERO_RANGE, 5000, 200000));
+	TT_OK(posix_getattr(t.fs, z, &a));
+	TT_EQ(a.pa_size, MiB);
+	check_range(z, 0, 5000, zbig);
+	check_range(z, 5000, 200000, NULL);
+	check_range(z, 205000, MiB - 205000, zbig + 205000);
+	TT_OK(posix_falloc(t.fs, z, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, MiB - 100,
+	    1000));
+	TT_OK(posix_getattr(t.fs, z, &a));
+	TT_EQ(a.pa_size, MiB);
+	check_range(z, MiB - 100, 100, NULL);
+	TT_OK(posix_falloc(t.fs, z, FALLOC_FL_ZERO_RANGE, MiB - 50, 3000));
+	TT_OK(posix_getattr(t.fs, z, &a));
+	TT_EQ(a.pa_size, MiB + 2950);
+	check_range(z, MiB - 100, 3050, NULL);
+	tarn_free(zbig);
 	tarn_free(big);
 	tp_done(&t);
 }

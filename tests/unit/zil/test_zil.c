@@ -457,6 +457,12 @@ zt_namespace_ops(zt_t *z)
 	TT_OK(posix_setxattr(z->fs, d, "user.dir", "d", 1, 0));
 	TT_OK(posix_falloc(z->fs, zt_ino(z, d, "pre"), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 	    101000, 2000));
+	/* zeroed ranges: one inside (a punch), one past the end (a punch and a size) */
+	TT_OK(posix_falloc(z->fs, zt_ino(z, d, "pre"), FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+	    104000, 500));
+	TT_OK(posix_falloc(z->fs, zt_ino(z, d, "pre"), FALLOC_FL_ZERO_RANGE, 290000, 30000));
+	TT_OK(posix_getattr(z->fs, zt_ino(z, d, "pre"), &a));
+	TT_EQ(a.pa_size, 320000);
 	TT_OK(posix_fsync(z->fs, z->ino, false));
 }
 
