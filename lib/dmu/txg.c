@@ -227,6 +227,10 @@ txg_sync_thread(void *arg)
 		while (!dp->dp_exit && !dp->dp_suspended && !txg_should_sync(dp, now)) {
 			txg_timedwait(dp, 100 * 1000000ULL);
 			now = tarn_now_ns();
+			/* between syncs: what the cache freed goes back (rate-limited) */
+			pthread_mutex_unlock(&dp->dp_lock);
+			tarn_mem_trim();
+			pthread_mutex_lock(&dp->dp_lock);
 		}
 		if (dp->dp_suspended || (dp->dp_exit &&
 		    dp->dp_dirty[TXG_IDX(dp->dp_open_txg)] == 0 &&

@@ -106,6 +106,8 @@ void tarn_free(void *p);
 
 /* Time. */
 uint64_t tarn_now_ns(void);   /* monotonic */
+/* Give the heap's free pages back to the kernel (rate-limited; may take ms). */
+void tarn_mem_trim(void);
 uint64_t tarn_wall_sec(void); /* seconds since the epoch */
 
 /* Random GUIDs (non-zero) and a small seeded PRNG for tests and tools. */
