@@ -481,8 +481,9 @@ cli_fs_inherit(int argc, char **argv)
 	if (argc < 2)
 		return (cli_fs_usage_error("inherit", "missing dataset argument"));
 	const char *prop = argv[0];
-	int p = dsl_prop_lookup(prop);
-	if (p < 0)
+	char err[512];
+	if (dsl_prop_lookup(prop) < 0 && (!dsl_prop_user_name(prop) ||
+	    dsl_prop_user_check(prop, NULL, err, sizeof (err)) != 0))
 		return (cli_fs_usage_error("inherit", "invalid property '%s'", prop));
 	int r = 0;
 	for (int d = 1; d < argc; d++) {

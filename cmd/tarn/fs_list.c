@@ -9,21 +9,29 @@
  *   get [-rHp] [-d max] [-o fields] [-s sources] all|props [fs...]:
  *     NAME PROPERTY VALUE SOURCE, one row per dataset and property.
  * -H: no header, tab-separated; -p: exact numbers (and seconds).
+ * User properties ("module:name") go wherever a property does: in -o and
+ * -s of list (the column headed by the name in capitals), in get's list,
+ * and `get all` adds those in effect on each dataset after the native ones.
  */
 #include "tarn.h"
 #include "dsl.h"
 
+#include <ctype.h>
 #include <strings.h>
 
 #define FS_MAXCOLS 64
+#define FS_USER    1000     /* fw_props / fw_sort: FS_USER + k is fw_user[k] */
 
 /* What both verbs share: which datasets, and how deep. */
 typedef struct fs_walk {
 	int   fw_depth;         /* -1: all; 0: only the named ones */
 	bool  fw_types_fs;      /* -t includes filesystems */
 	bool  fw_scripted, fw_exact;
-	int   fw_props[FS_MAXCOLS];   /* -1: name */
+	int   fw_props[FS_MAXCOLS];   /* -1: name; FS_USER + k: fw_user[k] */
 	int   fw_nprops;
+	char *fw_user[2 * FS_MAXCOLS];  /* user property names of -o, -s, get */
+	int   fw_nuser;
+	bool  fw_all;                 /* get all: also the user properties */
 	/* get only */
 	int   fw_fields[5];           /* 0 name, 1 property, 2 value, 3 source */
 	int   fw_nfields;
@@ -33,7 +41,7 @@ typedef struct fs_walk {
 	int   fw_rows;
 	bool  fw_get;
 	/* list -s / -S: sort keys, and the rows held until all are in */
-	int   fw_sort[FS_MAXCOLS];    /* property, -1: name */
+	int   fw_sort[FS_MAXCOLS];    /* property, -1: name, FS_USER + k */
 	bool  fw_sort_desc[FS_MAXCOLS];
 	int   fw_nsort;
 	struct fs_sorted *fw_held;
@@ -48,6 +56,44 @@ typedef struct fs_sorted {
 	int       fs_seq;         /* place in the tree's order */
 	const fs_walk_t *fs_walk;
 } fs_sorted_t;
+
+/* A user property name of -o, -s or get: its FS_USER code, or -1 (usage error printed). */
+static int
+fs_user_prop(const char *verb, fs_walk_t *w, const char *name)
+{
+	char err[512];
+	if (dsl_prop_user_check(name, NULL, err, sizeof (err)) != 0) {
+		(void) cli_fs_usage_error(verb, "bad property list: %s", err);
+		return (-1);
+	}
+	for (int k = 0; k < w->fw_nuser; k++)
+		if (strcmp(w->fw_user[k], name) == 0)
+			return (FS_USER + k);
+	if (w->fw_nuser >= (int)ARRAY_SIZE(w->fw_user)) {
+		(void) cli_fs_usage_error(verb, "bad property list: too many properties");
+		return (-1);
+	}
+	w->fw_user[w->fw_nuser] = tarn_strdup(name);
+	return (FS_USER + w->fw_nuser++);
+}
+
+static void
+fs_walk_fini(fs_walk_t *w)
+{
+	for (int k = 0; k < w->fw_nuser; k++)
+		tarn_free(w->fw_user[k]);
+	w->fw_nuser = 0;
+}
+
+/* The value (and source) of property p of name: native or user. */
+static int
+fs_prop_get(fs_walk_t *w, const char *name, int p, bool exact, dsl_prop_val_t *v)
+{
+	if (p >= FS_USER)
+		return (dsl_prop_user_get(w->fw_fs->cf_dp, name, w->fw_user[p - FS_USER], v,
+		    NULL, 0));
+	return (dsl_prop_get(w->fw_fs->cf_dp, name, p, exact, v, NULL, 0));
+}
 
 static int
 fs_parse_types(const char *verb, fs_walk_t *w, const char *arg)
@@ -101,11 +147,17 @@ fs_parse_props(const char *verb, fs_walk_t *w, const char *arg, bool allow_name)
 		if (!allow_name && strcmp(t, "all") == 0) {
 			for (p = 0; p < DSL_NUM_PROPS && w->fw_nprops < FS_MAXCOLS; p++)
 				w->fw_props[w->fw_nprops++] = p;
+			w->fw_all = true;
 			continue;
 		}
 		if (allow_name && strcasecmp(t, "name") == 0)
 			p = -1;
-		else if ((p = dsl_prop_lookup(t)) < 0) {
+		else if (dsl_prop_lookup(t) < 0 && dsl_prop_user_name(t)) {
+			if ((p = fs_user_prop(verb, w, t)) < 0) {
+				r = CLI_EXIT_USAGE;
+				break;
+			}
+		} else if ((p = dsl_prop_lookup(t)) < 0) {
 			for (int q = 0; q < DSL_NUM_PROPS && allow_name; q++)
 				if (strcasecmp(t, dsl_prop_column(q)) == 0)
 					p = q;
@@ -132,7 +184,10 @@ static int
 fs_parse_sort(fs_walk_t *w, const char *arg, bool desc)
 {
 	int p = strcasecmp(arg, "name") == 0 ? -1 : dsl_prop_lookup(arg);
-	if (p < 0 && strcasecmp(arg, "name") != 0) {
+	if (p < 0 && strcasecmp(arg, "name") != 0 && dsl_prop_user_name(arg)) {
+		if ((p = fs_user_prop("list", w, arg)) < 0)
+			return (CLI_EXIT_USAGE);
+	} else if (p < 0 && strcasecmp(arg, "name") != 0) {
 		p = -2;
 		for (int q = 0; q < DSL_NUM_PROPS; q++)
 			if (strcasecmp(arg, dsl_prop_column(q)) == 0)
@@ -187,8 +242,10 @@ fs_hold_row(fs_walk_t *w, const char *name, const char *const *cells, int ncell,
 			r->fs_str[k] = tarn_strdup(name);
 			continue;
 		}
-		int e = dsl_prop_get(w->fw_fs->cf_dp, name, p, true, v, NULL, 0);
-		if (dsl_prop_is_numeric(p))
+		int e = fs_prop_get(w, name, p, true, v);
+		if (p >= FS_USER)
+			r->fs_str[k] = tarn_strdup(e == 0 ? v->dpv_str : "-");
+		else if (dsl_prop_is_numeric(p))
 			r->fs_num[k] = e == 0 ? v->dpv_num : 0;
 		else if (p == DSL_PROP_CREATION)        /* -p: seconds */
 			r->fs_num[k] = e == 0 ? strtoull(v->dpv_str, NULL, 10) : 0;
@@ -231,6 +288,37 @@ fs_source_str(const dsl_prop_val_t *v, char *buf, size_t len)
 	}
 }
 
+/* A row of get (unless -s leaves its source out). */
+static void
+fs_get_row(fs_walk_t *w, const char *name, const char *prop, const dsl_prop_val_t *v)
+{
+	char src[DSL_NAME_MAX + 32];
+	if (w->fw_sources != 0 && !(w->fw_sources & (1 << v->dpv_source)))
+		return;
+	fs_source_str(v, src, sizeof (src));
+	const char *fields[4] = { name, prop, v->dpv_str, src };
+	const char *row[5];
+	for (int f = 0; f < w->fw_nfields; f++)
+		row[f] = fields[w->fw_fields[f]];
+	cli_table_row(w->fw_table, row);
+	w->fw_rows++;
+}
+
+/* get all: a row for each user property in effect on a dataset. */
+typedef struct fs_user_all {
+	fs_walk_t *ua_w;
+	const char *ua_name;
+	dsl_prop_val_t *ua_v;
+} fs_user_all_t;
+
+static void
+fs_user_all_one(void *arg, const char *prop)
+{
+	fs_user_all_t *ua = arg;
+	if (dsl_prop_user_get(ua->ua_w->fw_fs->cf_dp, ua->ua_name, prop, ua->ua_v, NULL, 0) == 0)
+		fs_get_row(ua->ua_w, ua->ua_name, prop, ua->ua_v);
+}
+
 /* One dataset: a row of list, or rows of get. */
 static int
 fs_row(void *arg, const char *name, int depth)
@@ -244,12 +332,11 @@ fs_row(void *arg, const char *name, int depth)
 	int ncell = 0;
 	for (int i = 0; i < w->fw_nprops; i++) {
 		int p = w->fw_props[i];
-		char src[DSL_NAME_MAX + 32];
 		if (p < 0) {
 			cells[ncell++] = name;
 			continue;
 		}
-		int e = dsl_prop_get(w->fw_fs->cf_dp, name, p, w->fw_exact, v, NULL, 0);
+		int e = fs_prop_get(w, name, p, w->fw_exact, v);
 		if (e != 0) {
 			(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "-");
 			v->dpv_source = DSL_SRC_NONE;
@@ -260,15 +347,11 @@ fs_row(void *arg, const char *name, int depth)
 			ncell++;
 			continue;
 		}
-		if (w->fw_sources != 0 && !(w->fw_sources & (1 << v->dpv_source)))
-			continue;
-		fs_source_str(v, src, sizeof (src));
-		const char *fields[4] = { name, dsl_prop_name(p), v->dpv_str, src };
-		const char *row[5];
-		for (int f = 0; f < w->fw_nfields; f++)
-			row[f] = fields[w->fw_fields[f]];
-		cli_table_row(w->fw_table, row);
-		w->fw_rows++;
+		fs_get_row(w, name, p >= FS_USER ? w->fw_user[p - FS_USER] : dsl_prop_name(p), v);
+	}
+	if (w->fw_get && w->fw_all) {
+		fs_user_all_t ua = { w, name, v };
+		(void) dsl_prop_user_iter(w->fw_fs->cf_dp, name, fs_user_all_one, &ua);
 	}
 	if (!w->fw_get) {
 		if (w->fw_nsort > 0)
@@ -339,21 +422,33 @@ cli_fs_list(int argc, char **argv)
 		case 's': r = fs_parse_sort(&w, optarg, false); break;
 		case 'S': r = fs_parse_sort(&w, optarg, true); break;
 		case 't': r = fs_parse_types("list", &w, optarg); break;
-		default: return (cli_fs_bad_option("list", c, optopt));
+		default: r = cli_fs_bad_option("list", c, optopt); break;
 		}
 	}
-	if (r != 0)
+	if (r != 0) {
+		fs_walk_fini(&w);
 		return (r);
+	}
 	argc -= optind;
 	argv += optind;
 	w.fw_table = cli_table_new();
 	for (int i = 0; i < w.fw_nprops; i++) {
 		int p = w.fw_props[i];
-		cli_table_column(w.fw_table, p < 0 ? "NAME" : dsl_prop_column(p),
-		    p >= 0 && dsl_prop_is_numeric(p) ? CLI_RIGHT : CLI_LEFT, 0);
+		char head[ZAP_MAXNAMELEN];
+		if (p >= FS_USER) {     /* a user property: its name in capitals */
+			const char *u = w.fw_user[p - FS_USER];
+			size_t j;
+			for (j = 0; u[j] != '\0' && j + 1 < sizeof (head); j++)
+				head[j] = (char)toupper((unsigned char)u[j]);
+			head[j] = '\0';
+		}
+		cli_table_column(w.fw_table, p < 0 ? "NAME" : p >= FS_USER ? head :
+		    dsl_prop_column(p), p >= 0 && p < FS_USER && dsl_prop_is_numeric(p) ?
+		    CLI_RIGHT : CLI_LEFT, 0);
 	}
 	r = fs_walk(&w, argc, argv);
 	cli_table_free(w.fw_table);
+	fs_walk_fini(&w);
 	return (r);
 }
 
@@ -437,13 +532,16 @@ cli_fs_get(int argc, char **argv)
 	argv += optind;
 	if (argc < 1)
 		return (cli_fs_usage_error("get", "missing property argument"));
-	if ((r = fs_parse_props("get", &w, argv[0], false)) != 0)
+	if ((r = fs_parse_props("get", &w, argv[0], false)) != 0) {
+		fs_walk_fini(&w);
 		return (r);
+	}
 	static const char *heads[4] = { "NAME", "PROPERTY", "VALUE", "SOURCE" };
 	w.fw_table = cli_table_new();
 	for (int f = 0; f < w.fw_nfields; f++)
 		cli_table_column(w.fw_table, heads[w.fw_fields[f]], CLI_LEFT, 0);
 	r = fs_walk(&w, argc - 1, argv + 1);
 	cli_table_free(w.fw_table);
+	fs_walk_fini(&w);
 	return (r);
 }

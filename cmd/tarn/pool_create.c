@@ -85,14 +85,18 @@ create_fsprop(create_opts_t *co, char *arg)
 	if (eq == NULL || eq == arg)
 		return (cli_usage_error("create", "-O needs property=value, not '%s'", arg));
 #ifdef TARN_HAVE_FS
-	char prop[64], err[512], str[1024];
+	char prop[DSL_NAME_MAX + 1], err[512], str[1024];
 	uint64_t num;
 	snprintf(prop, sizeof (prop), "%.*s", (int)(eq - arg), arg);
 	int p = dsl_prop_lookup(prop);
-	if (p < 0)
+	if (p < 0 && dsl_prop_user_name(prop)) {
+		if (dsl_prop_user_check(prop, eq + 1, err, sizeof (err)) != 0)
+			return (cli_usage_error("create", "%s", err));
+	} else if (p < 0) {
 		return (cli_usage_error("create", "invalid property '%s'", prop));
-	if (dsl_prop_parse(p, eq + 1, &num, str, sizeof (str), err, sizeof (err)) != 0)
+	} else if (dsl_prop_parse(p, eq + 1, &num, str, sizeof (str), err, sizeof (err)) != 0) {
 		return (cli_usage_error("create", "%s", err));
+	}
 #endif
 	if (co->co_nfsprops == CREATE_MAX_FSPROPS)
 		return (cli_usage_error("create", "too many -O properties"));
@@ -259,7 +263,7 @@ create_root_dataset(spa_t *spa, const char *mountpoint, const create_opts_t *co)
 	    mountpoint, err, sizeof (err))) != 0)
 		(void) cli_cannot("create", spa_name(spa), e, err);
 	for (int i = 0; e == 0 && i < co->co_nfsprops; i++) {
-		char prop[64];
+		char prop[DSL_NAME_MAX + 1];
 		const char *eq = strchr(co->co_fsprops[i], '=');
 		snprintf(prop, sizeof (prop), "%.*s", (int)(eq - co->co_fsprops[i]),
 		    co->co_fsprops[i]);

@@ -21,6 +21,7 @@
 
 #define DSL_NAME_MAX      256        /* bytes of a full name, NUL included */
 #define DSL_MOUNTPOINT_MAX 1024      /* bytes of a mountpoint value, NUL included */
+#define DSL_USERPROP_MAX   8192      /* bytes of a user property's value, NUL included */
 
 typedef struct dsl_pool dsl_pool_t;
 
@@ -115,7 +116,7 @@ typedef enum dsl_source {
 /* A property's effective value on a dataset. */
 typedef struct dsl_prop_val {
 	uint64_t dpv_num;                   /* numbers, sizes, index values */
-	char     dpv_str[DSL_MOUNTPOINT_MAX + DSL_NAME_MAX]; /* as zfs get prints it (-p: exact) */
+	char     dpv_str[DSL_USERPROP_MAX + DSL_NAME_MAX]; /* as zfs get prints it (-p: exact) */
 	dsl_source_t dpv_source;
 	char     dpv_setpoint[DSL_NAME_MAX]; /* the dataset it is inherited from */
 } dsl_prop_val_t;
@@ -149,6 +150,23 @@ int dsl_prop_get(dsl_pool_t *dp, const char *name, int prop, bool parsable,
 int dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char *value,
     char *err, size_t errlen);
 /* Drop the local value (zfs inherit); EINVAL for non-inheritable ones. */
+/*
+ * User properties, as on zfs: a name with a ':' in it ("com.example:backup",
+ * at most 255 bytes of lowercase letters, digits and "-_.:", not starting
+ * with '-') names a string of the user's (at most DSL_USERPROP_MAX - 1
+ * bytes), set with dsl_prop_set, removed with dsl_prop_inherit, inherited
+ * by descendants.  Stored in the dataset's ZAP beside the native ones.
+ */
+bool dsl_prop_user_name(const char *name);
+/* 0, or EINVAL with zfs's message for a bad name or too long a value (value may be NULL). */
+int dsl_prop_user_check(const char *name, const char *value, char *err, size_t errlen);
+/* Effective value: local, inherited, or unset (dpv_str "-", source DSL_SRC_NONE). */
+int dsl_prop_user_get(dsl_pool_t *dp, const char *name, const char *prop,
+    dsl_prop_val_t *val, char *err, size_t errlen);
+/* The user properties in effect on name (set there or above), sorted, each once. */
+typedef void (*dsl_prop_user_fn_t)(void *arg, const char *prop);
+int dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void *arg);
+
 int dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname,
     char *err, size_t errlen);
 

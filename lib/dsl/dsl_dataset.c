@@ -397,6 +397,10 @@ dsl_create_one(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props
 		int prop = dsl_prop_lookup(props[i].dps_name);
 		uint64_t num;
 		char str[DSL_MOUNTPOINT_MAX];
+		if (prop < 0) {         /* a user property (checked) */
+			e = dsl_prop_user_store(dp, obj, props[i].dps_name, props[i].dps_value, tx);
+			continue;
+		}
 		e = dsl_prop_parse(prop, props[i].dps_value, &num, str, sizeof (str), err, errlen);
 		if (e == 0)
 			e = dsl_prop_store(dp, obj, prop, num, str, tx);
@@ -429,6 +433,12 @@ dsl_create_check(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *pro
 	}
 	for (int i = 0; i < nprops; i++) {
 		int prop = dsl_prop_lookup(props[i].dps_name);
+		if (prop < 0 && dsl_prop_user_name(props[i].dps_name)) {
+			e = dsl_prop_user_check(props[i].dps_name, props[i].dps_value, err, errlen);
+			if (e != 0)
+				return (e);
+			continue;
+		}
 		if (prop < 0) {
 			(void) snprintf(err, errlen, "invalid property '%s'", props[i].dps_name);
 			return (SET_ERROR(EINVAL));

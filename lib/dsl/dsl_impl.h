@@ -90,6 +90,9 @@ int dsl_prop_get_locked(dsl_pool_t *dp, const char *name, int prop, bool parsabl
 /* Store a parsed value in tx. */
 int dsl_prop_store(dsl_pool_t *dp, uint64_t obj, int prop, uint64_t num, const char *str,
     dmu_tx_t *tx);
+/* Store user property prop = value in dataset object obj (checked already). */
+int dsl_prop_user_store(dsl_pool_t *dp, uint64_t obj, const char *prop, const char *value,
+    dmu_tx_t *tx);
 /* Push checksum/compression/copies of name to its open object set. */
 void dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os);
 /* Numeric effective value ignoring sources (lock held); 0 on errors. */

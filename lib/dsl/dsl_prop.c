@@ -511,6 +511,171 @@ dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os)
 	dmu_objset_set_props(os, &p);
 }
 
+/* ---- user properties ---- */
+
+bool
+dsl_prop_user_name(const char *name)
+{
+	return (strchr(name, ':') != NULL);
+}
+
+int
+dsl_prop_user_check(const char *name, const char *value, char *err, size_t errlen)
+{
+	bool ok = dsl_prop_user_name(name) && name[0] != '-';
+	for (const char *c = name; ok && *c != '\0'; c++)
+		ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+		    strchr("-_.:", *c) != NULL;
+	if (!ok) {
+		(void) snprintf(err, errlen, "invalid property '%s'", name);
+		return (SET_ERROR(EINVAL));
+	}
+	if (strlen(name) >= ZAP_MAXNAMELEN) {
+		(void) snprintf(err, errlen, "property name '%.40s...' is too long", name);
+		return (SET_ERROR(EINVAL));
+	}
+	if (value != NULL && strlen(value) >= DSL_USERPROP_MAX) {
+		(void) snprintf(err, errlen, "'%s' is too long (%d bytes at most)", name,
+		    DSL_USERPROP_MAX - 1);
+		return (SET_ERROR(EINVAL));
+	}
+	return (0);
+}
+
+/* The string stored under prop in dataset object obj (ENOENT: none). */
+static int
+dsl_prop_user_local(dsl_pool_t *dp, uint64_t obj, const char *prop, char *str, size_t len)
+{
+	int isz;
+	uint64_t n;
+	int e = zap_length(dp->dp_mos, obj, prop, &isz, &n);
+	if (e == 0 && (isz != 1 || n == 0 || n > len))
+		e = SET_ERROR(EIO);
+	if (e == 0)
+		e = zap_lookup(dp->dp_mos, obj, prop, 1, n, str);
+	if (e == 0)
+		str[n - 1] = '\0';
+	return (e);
+}
+
+int
+dsl_prop_user_get(dsl_pool_t *dp, const char *name, const char *prop, dsl_prop_val_t *val,
+    char *err, size_t errlen)
+{
+	memset(val, 0, sizeof (*val));
+	int e = dsl_prop_user_check(prop, NULL, err, errlen);
+	if (e != 0)
+		return (e);
+	pthread_mutex_lock(&dp->dp_lock);
+	char *cur = tarn_strdup(name);
+	val->dpv_source = DSL_SRC_NONE;
+	(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
+	for (bool first = true; ; first = false) {
+		uint64_t obj;
+		e = dsl_lookup(dp, cur, &obj, first ? err : NULL, first ? errlen : 0);
+		if (e != 0)
+			break;
+		e = dsl_prop_user_local(dp, obj, prop, val->dpv_str, DSL_USERPROP_MAX);
+		if (e == 0) {
+			val->dpv_source = first ? DSL_SRC_LOCAL : DSL_SRC_INHERITED;
+			(void) snprintf(val->dpv_setpoint, sizeof (val->dpv_setpoint), "%s", cur);
+			break;
+		}
+		char *slash = strrchr(cur, '/');
+		if (e != ENOENT || slash == NULL)
+			break;
+		*slash = '\0';
+	}
+	if (e == ENOENT) {
+		e = 0;
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
+	}
+	tarn_free(cur);
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
+static int
+dsl_str_cmp(const void *a, const void *b)
+{
+	return (strcmp(*(char *const *)a, *(char *const *)b));
+}
+
+int
+dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void *arg)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	pthread_mutex_lock(&dp->dp_lock);
+	char *cur = tarn_strdup(name);
+	int e;
+	for (;;) {
+		uint64_t obj;
+		if ((e = dsl_lookup(dp, cur, &obj, NULL, 0)) != 0)
+			break;
+		zap_cursor_t zc;
+		zap_attribute_t za;
+		zap_cursor_init(&zc, dp->dp_mos, obj, 0);
+		while ((e = zap_cursor_retrieve(&zc, &za)) == 0) {
+			if (dsl_prop_user_name(za.za_name)) {
+				if (n == cap) {
+					cap = MAX(16, cap * 2);
+					names = tarn_realloc(names, cap * sizeof (char *));
+				}
+				names[n++] = tarn_strdup(za.za_name);
+			}
+			zap_cursor_advance(&zc);
+		}
+		zap_cursor_fini(&zc);
+		char *slash = strrchr(cur, '/');
+		if (e != ENOENT || slash == NULL)
+			break;
+		*slash = '\0';
+	}
+	tarn_free(cur);
+	pthread_mutex_unlock(&dp->dp_lock);
+	if (e == ENOENT)
+		e = 0;
+	if (n > 0)
+		qsort(names, n, sizeof (char *), dsl_str_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (e == 0 && (i == 0 || strcmp(names[i], names[i - 1]) != 0))
+			fn(arg, names[i]);
+		tarn_free(names[i]);
+	}
+	tarn_free(names);
+	return (e);
+}
+
+int
+dsl_prop_user_store(dsl_pool_t *dp, uint64_t obj, const char *prop, const char *value,
+    dmu_tx_t *tx)
+{
+	return (zap_update(dp->dp_mos, obj, prop, 1, strlen(value) + 1, value, tx));
+}
+
+static int
+dsl_prop_user_set(dsl_pool_t *dp, const char *name, const char *prop, const char *value,
+    char *err, size_t errlen)
+{
+	int e = dsl_prop_user_check(prop, value, err, errlen);
+	if (e != 0)
+		return (e);
+	pthread_mutex_lock(&dp->dp_lock);
+	uint64_t obj;
+	e = dsl_lookup(dp, name, &obj, err, errlen);
+	if (e == 0)
+		e = dsl_writable(dp, err, errlen);
+	dmu_tx_t *tx;
+	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
+		e = dsl_prop_user_store(dp, obj, prop, value, tx);
+		int e2 = dsl_tx_end(dp, tx);
+		e = e ? e : e2;
+	}
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
 /* ---- set and inherit ---- */
 
 /* Quota and reservation checks against the dataset's space (lock held). */
@@ -554,6 +719,8 @@ dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char 
 {
 	err[0] = '\0';
 	int prop = dsl_prop_lookup(propname);
+	if (prop < 0 && dsl_prop_user_name(propname))
+		return (dsl_prop_user_set(dp, name, propname, value, err, errlen));
 	if (prop < 0) {
 		(void) snprintf(err, errlen, "invalid property '%s'", propname);
 		return (SET_ERROR(EINVAL));
@@ -586,15 +753,17 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 {
 	err[0] = '\0';
 	int prop = dsl_prop_lookup(propname);
-	if (prop < 0) {
+	bool user = prop < 0 && dsl_prop_user_name(propname);
+	if (prop < 0 && !user) {
 		(void) snprintf(err, errlen, "invalid property '%s'", propname);
 		return (SET_ERROR(EINVAL));
 	}
-	if (dsl_prop_readonly(prop)) {
+	if (!user && dsl_prop_readonly(prop)) {
 		(void) snprintf(err, errlen, "'%s' property is read-only", dsl_prop_name(prop));
 		return (SET_ERROR(EINVAL));
 	}
-	if (prop == DSL_PROP_QUOTA || prop == DSL_PROP_RESERVATION || prop == DSL_PROP_REFQUOTA) {
+	if (!user && (prop == DSL_PROP_QUOTA || prop == DSL_PROP_RESERVATION ||
+	    prop == DSL_PROP_REFQUOTA)) {
 		(void) snprintf(err, errlen, "'%s' property cannot be inherited; "
 		    "use 'zfs set %s=none' to clear", dsl_prop_name(prop), dsl_prop_name(prop));
 		return (SET_ERROR(EINVAL));
@@ -606,7 +775,7 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 		e = dsl_writable(dp, err, errlen);
 	dmu_tx_t *tx;
 	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
-		e = zap_remove(dp->dp_mos, obj, dsl_prop_name(prop), tx);
+		e = zap_remove(dp->dp_mos, obj, user ? propname : dsl_prop_name(prop), tx);
 		if (e == ENOENT)
 			e = 0;
 		int e2 = dsl_tx_end(dp, tx);

@@ -101,6 +101,35 @@ out_is "/srv/data/ann/src"
 tarn_err 1 "^cannot rename to 'tank/data': dataset already exists$" fs rename tank/home tank/data
 tarn_err 1 "^cannot rename to 'tank/x/y': parent does not exist$" fs rename tank/home tank/x/y
 
+# user properties (module:name): set, inherited, get all, list -o / -s,
+# create -o, inherit removes them, bad names and values
+tarn_ok fs set com.example:backup=weekly tank/data
+tarn_ok fs create -o com.example:owner=ann tank/data/ann/docs
+tarn_ok fs get -H -o name,property,value,source com.example:backup,com.example:owner tank/data/ann/docs
+out_is "$(printf 'tank/data/ann/docs\tcom.example:backup\tweekly\tinherited from tank/data\ntank/data/ann/docs\tcom.example:owner\tann\tlocal')"
+tarn_ok fs get -H -o value,source com.example:none tank/data
+out_is "$(printf -- '-\t-')"
+tarn_ok fs get -H -o property,value all tank/data/ann/docs
+tail -n 2 "$OUT" | diff - <(printf 'com.example:backup\tweekly\ncom.example:owner\tann\n') >/dev/null &&
+	pass || { fail "get all: user properties last"; show_output; }
+tarn_ok fs get -H -o property all tank/home
+grep -q : "$OUT" && { fail "get all: a user property where none is set"; show_output; } || pass
+tarn_ok fs list -o name,com.example:owner -s com.example:owner -r tank/data/ann
+out_is "$(printf 'NAME                COM.EXAMPLE:OWNER\ntank/data/ann       -\ntank/data/ann/src   -\ntank/data/ann/docs  ann')"
+tarn_ok fs set com.example:backup=daily tank/data/ann
+tarn_ok fs get -H -o value com.example:backup tank/data/ann/docs
+out_is "daily"
+tarn_ok fs inherit com.example:backup tank/data/ann
+tarn_ok fs get -H -o value,source com.example:backup tank/data/ann/docs
+out_is "$(printf 'weekly\tinherited from tank/data')"
+tarn_ok fs inherit -r com.example:backup tank/data
+tarn_ok fs get -H -o value com.example:backup tank/data/ann/docs
+out_is "-"
+tarn_err 1 "^cannot set property for 'tank/data': invalid property 'Com.Example:x'$" fs set Com.Example:x=1 tank/data
+tarn_err 1 "is too long" fs set "com.example:big=$(printf 'v%.0s' {1..8200})" tank/data
+tarn_err 2 "invalid property 'bad:Name'" fs list -o name,bad:Name
+tarn_ok fs destroy tank/data/ann/docs
+
 # through the zfs symlink
 ok "$ZFS" create tank/viazfs
 ok "$ZFS" list -H -o name tank/viazfs
@@ -144,6 +173,11 @@ tarn_ok fs list -H -o name
 out_is "$(printf 'tank\ntank/data\ntank/data/ann\ntank/data/ann/src\ntank/home')"
 tarn_ok fs get -H -o value,source compression,quota tank/data
 out_is "$(printf 'lz4\tlocal\n1G\tlocal')"
+tarn_ok fs set com.example:kept=yes tank/data
+tarn_ok pool export tank
+tarn_ok pool import -d "$DEVDIR" tank
+tarn_ok fs get -H -o value com.example:kept tank/data/ann
+out_is "yes"
 
 # destroy -r removes the subtree
 tarn_ok fs destroy -r tank/data

@@ -797,12 +797,89 @@ cleanup(void)
 	tt_tmpdir_cleanup();
 }
 
+static void
+collect_user(void *arg, const char *prop)
+{
+	char *out = arg;
+	strcat(out, prop);
+	strcat(out, ";");
+}
+
+/* User properties: set, inherited, listed, removed; bad names and values. */
+static void
+test_props_user(void)
+{
+	spa_t *spa = make_pool(256 * MiB);
+	dsl_pool_t *dp;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	create_ok(dp, "tank/a");
+	create_ok(dp, "tank/a/b");
+	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
+	TT_OK(dsl_prop_user_get(dp, "tank/a/b", "org.x:note", v, err, sizeof (err)));
+	TT_CHECK(strcmp(v->dpv_str, "-") == 0 && v->dpv_source == DSL_SRC_NONE);
+	TT_OK(dsl_prop_set(dp, "tank/a", "org.x:note", "hello world", err, sizeof (err)));
+	TT_OK(dsl_prop_set(dp, "tank/a/b", "org.x:b-only", "", err, sizeof (err)));
+	TT_OK(dsl_prop_set(dp, "tank", "a:z", "top", err, sizeof (err)));
+	TT_OK(dsl_prop_user_get(dp, "tank/a/b", "org.x:note", v, err, sizeof (err)));
+	TT_CHECK(strcmp(v->dpv_str, "hello world") == 0 && v->dpv_source == DSL_SRC_INHERITED &&
+	    strcmp(v->dpv_setpoint, "tank/a") == 0);
+	TT_OK(dsl_prop_user_get(dp, "tank/a/b", "org.x:b-only", v, err, sizeof (err)));
+	TT_CHECK(strcmp(v->dpv_str, "") == 0 && v->dpv_source == DSL_SRC_LOCAL);
+	char names[256] = "";
+	TT_OK(dsl_prop_user_iter(dp, "tank/a/b", collect_user, names));
+	TT_CHECK(strcmp(names, "a:z;org.x:b-only;org.x:note;") == 0);
+	names[0] = '\0';
+	TT_OK(dsl_prop_user_iter(dp, "tank/a", collect_user, names));
+	TT_CHECK(strcmp(names, "a:z;org.x:note;") == 0);
+	/* a value of the largest size, and one byte more */
+	char *big = tarn_alloc(DSL_USERPROP_MAX + 1);
+	memset(big, 'v', DSL_USERPROP_MAX - 1);
+	TT_OK(dsl_prop_set(dp, "tank/a", "org.x:big", big, err, sizeof (err)));
+	TT_OK(dsl_prop_user_get(dp, "tank/a/b", "org.x:big", v, err, sizeof (err)));
+	TT_CHECK(strcmp(v->dpv_str, big) == 0);
+	big[DSL_USERPROP_MAX - 1] = 'v';
+	TT_CHECK(dsl_prop_set(dp, "tank/a", "org.x:big", big, err, sizeof (err)) == EINVAL);
+	tarn_free(big);
+	/* inherit removes the local value; the next one up shows */
+	TT_OK(dsl_prop_set(dp, "tank/a/b", "a:z", "low", err, sizeof (err)));
+	TT_OK(dsl_prop_inherit(dp, "tank/a/b", "a:z", err, sizeof (err)));
+	TT_OK(dsl_prop_user_get(dp, "tank/a/b", "a:z", v, err, sizeof (err)));
+	TT_CHECK(strcmp(v->dpv_str, "top") == 0 && v->dpv_source == DSL_SRC_INHERITED);
+	TT_OK(dsl_prop_inherit(dp, "tank/a/b", "a:never-set", err, sizeof (err)));
+	/* bad names: no colon, capitals, a leading '-', other characters */
+	TT_ERRMSG(dsl_prop_set(dp, "tank/a", "nocolon", "1", err, sizeof (err)),
+	    "invalid property 'nocolon'");
+	TT_ERRMSG(dsl_prop_set(dp, "tank/a", "Org:x", "1", err, sizeof (err)),
+	    "invalid property 'Org:x'");
+	TT_ERRMSG(dsl_prop_set(dp, "tank/a", "-a:x", "1", err, sizeof (err)),
+	    "invalid property '-a:x'");
+	TT_ERRMSG(dsl_prop_set(dp, "tank/a", "a:x y", "1", err, sizeof (err)),
+	    "invalid property 'a:x y'");
+	TT_CHECK(dsl_prop_user_get(dp, "tank/a", "a b:c", v, err, sizeof (err)) == EINVAL);
+	/* create -o; kept across a close and open */
+	dsl_prop_setting_t o[2] = { { "atime", "off" }, { "org.x:made", "at create" } };
+	TT_OK(dsl_dataset_create(dp, "tank/c", false, o, 2, err, sizeof (err)));
+	dsl_prop_setting_t bad[1] = { { "org.X:made", "1" } };
+	TT_CHECK(dsl_dataset_create(dp, "tank/d", false, bad, 1, err, sizeof (err)) == EINVAL);
+	TT_CHECK(!dsl_dataset_exists(dp, "tank/d"));
+	dsl_pool_close(dp);
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	TT_OK(dsl_prop_user_get(dp, "tank/c", "org.x:made", v, err, sizeof (err)));
+	TT_CHECK(strcmp(v->dpv_str, "at create") == 0 && v->dpv_source == DSL_SRC_LOCAL);
+	TT_OK(dsl_prop_user_get(dp, "tank/a/b", "org.x:note", v, err, sizeof (err)));
+	TT_CHECK(strcmp(v->dpv_str, "hello world") == 0);
+	tarn_free(v);
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
 TT_MAIN(
 	{ "names", test_names },
 	{ "sizes", test_sizes },
 	{ "tree", test_tree },
 	{ "props_inherit", test_props_inherit },
 	{ "props_invalid", test_props_invalid },
+	{ "props_user", test_props_user },
 	{ "space", test_space },
 	{ "quota", test_quota },
 	{ "space_raidz", test_space_raidz },
