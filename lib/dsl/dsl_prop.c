@@ -654,28 +654,6 @@ dsl_prop_user_store(dsl_pool_t *dp, uint64_t obj, const char *prop, const char *
 	return (zap_update(dp->dp_mos, obj, prop, 1, strlen(value) + 1, value, tx));
 }
 
-static int
-dsl_prop_user_set(dsl_pool_t *dp, const char *name, const char *prop, const char *value,
-    char *err, size_t errlen)
-{
-	int e = dsl_prop_user_check(prop, value, err, errlen);
-	if (e != 0)
-		return (e);
-	pthread_mutex_lock(&dp->dp_lock);
-	uint64_t obj;
-	e = dsl_lookup(dp, name, &obj, err, errlen);
-	if (e == 0)
-		e = dsl_writable(dp, err, errlen);
-	dmu_tx_t *tx;
-	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
-		e = dsl_prop_user_store(dp, obj, prop, value, tx);
-		int e2 = dsl_tx_end(dp, tx);
-		e = e ? e : e2;
-	}
-	pthread_mutex_unlock(&dp->dp_lock);
-	return (e);
-}
-
 /* ---- set and inherit ---- */
 
 /* Quota and reservation checks against the dataset's space (lock held). */
@@ -719,15 +697,15 @@ dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char 
 {
 	err[0] = '\0';
 	int prop = dsl_prop_lookup(propname);
-	if (prop < 0 && dsl_prop_user_name(propname))
-		return (dsl_prop_user_set(dp, name, propname, value, err, errlen));
-	if (prop < 0) {
+	bool user = prop < 0 && dsl_prop_user_name(propname);
+	if (prop < 0 && !user) {
 		(void) snprintf(err, errlen, "invalid property '%s'", propname);
 		return (SET_ERROR(EINVAL));
 	}
-	uint64_t num;
+	uint64_t num = 0;
 	char str[DSL_MOUNTPOINT_MAX];
-	int e = dsl_prop_parse(prop, value, &num, str, sizeof (str), err, errlen);
+	int e = user ? dsl_prop_user_check(propname, value, err, errlen) :
+	    dsl_prop_parse(prop, value, &num, str, sizeof (str), err, errlen);
 	if (e != 0)
 		return (e);
 	pthread_mutex_lock(&dp->dp_lock);
@@ -735,11 +713,12 @@ dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char 
 	e = dsl_lookup(dp, name, &obj, err, errlen);
 	if (e == 0)
 		e = dsl_writable(dp, err, errlen);
-	if (e == 0)
+	if (e == 0 && !user)
 		e = dsl_prop_space_check(dp, name, prop, num, err, errlen);
 	dmu_tx_t *tx;
 	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
-		e = dsl_prop_store(dp, obj, prop, num, str, tx);
+		e = user ? dsl_prop_user_store(dp, obj, propname, value, tx) :
+		    dsl_prop_store(dp, obj, prop, num, str, tx);
 		int e2 = dsl_tx_end(dp, tx);
 		e = e ? e : e2;
 	}
