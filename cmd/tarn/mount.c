@@ -407,8 +407,10 @@ mnt_unmount_matching(bool (*match)(const mnt_t *, const void *), const void *key
 		int e = mnt_unmount_one(v[i], force);
 		if (e != 0) {
 			char msg[DSL_MOUNTPOINT_MAX + 64];
+			/* set and inherit have no -f: there the change is refused */
 			(void) snprintf(msg, sizeof (msg), "'%s' is busy (files are open "
-			    "there); use -f", v[i]->m_mountpoint);
+			    "there)%s", v[i]->m_mountpoint,
+			    strcmp(verb, "remount") == 0 ? "" : "; use -f");
 			r = cli_cannot(verb, name, e, msg);
 		}
 	}
@@ -485,27 +487,57 @@ cli_mount_pool(const char *pool)
 	cli_pool_close(spa);
 }
 
-/*
- * A property of name changed (set or inherit): mounts at and below it
- * follow.  Mount options and the mountpoint need a remount (the subtree
- * goes down and up again); the others are applied in place.
- */
-void
-cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop)
+/* Does a change of prop take a remount (the subtree down and up again)? */
+static bool
+mnt_prop_remounts(const char *prop)
 {
 	int p = dsl_prop_lookup(prop);
-	if (!cli_in_daemon() || !cli_mount_any(name))
-		return;
-	if (p == DSL_PROP_MOUNTPOINT || p == DSL_PROP_READONLY || p == DSL_PROP_EXEC ||
+	return (p == DSL_PROP_MOUNTPOINT || p == DSL_PROP_READONLY || p == DSL_PROP_EXEC ||
 	    p == DSL_PROP_SETUID || p == DSL_PROP_DEVICES || p == DSL_PROP_CANMOUNT ||
-	    p == DSL_PROP_SYNC) {
-		pthread_mutex_lock(&mnt_op_lock);
-		(void) mnt_unmount_matching(match_tree, name, false, "remount", name);
-		pthread_mutex_unlock(&mnt_op_lock);
-		/* also when a busy one stopped it: children already down come back */
+	    p == DSL_PROP_SYNC);
+}
+
+/*
+ * Before prop of name changes: as zfs does, what a remount would take down
+ * goes down first, so that a busy mount fails the change ("cannot remount
+ * ...: busy", exit 1) and leaves the property as it was, instead of a
+ * property that no longer matches the mount.  What went down before a
+ * busy one stopped it comes back up.
+ */
+int
+cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop, bool *remount)
+{
+	*remount = false;
+	if (!cli_in_daemon() || !mnt_prop_remounts(prop) || !cli_mount_any(name))
+		return (0);
+	*remount = true;
+	pthread_mutex_lock(&mnt_op_lock);
+	int r = mnt_unmount_matching(match_tree, name, false, "remount", name);
+	pthread_mutex_unlock(&mnt_op_lock);
+	if (r != 0)
 		(void) cli_mount_tree(dp, name, true);
+	return (r);
+}
+
+/*
+ * A property of name changed (set or inherit), or its change failed: mounts
+ * at and below it follow.  Mount options and the mountpoint need a remount:
+ * what cli_mount_prop_before took down (remount) comes up again; the
+ * others are applied in place.
+ */
+void
+cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop, bool went_down)
+{
+	int p = dsl_prop_lookup(prop);
+	if (!cli_in_daemon())
+		return;
+	if (mnt_prop_remounts(prop)) {
+		if (went_down)
+			(void) cli_mount_tree(dp, name, true);
 		return;
 	}
+	if (!cli_mount_any(name))
+		return;
 	if (p != DSL_PROP_ATIME && p != DSL_PROP_RELATIME && p != DSL_PROP_RECORDSIZE &&
 	    p != DSL_PROP_XATTR && p != DSL_PROP_QUOTA && p != DSL_PROP_REFQUOTA)
 		return;
@@ -699,7 +731,12 @@ int cli_mount_tree(struct dsl_pool *dp, const char *name, bool a) { return (0); 
 int cli_unmount_tree(const char *name, bool force, const char *verb) { return (0); }
 bool cli_mount_any(const char *name) { return (false); }
 void cli_mount_pool(const char *pool) { }
-void cli_mount_prop_changed(struct dsl_pool *dp, const char *n, const char *p) { }
+void cli_mount_prop_changed(struct dsl_pool *dp, const char *n, const char *p, bool r) { }
+int cli_mount_prop_before(struct dsl_pool *dp, const char *n, const char *p, bool *r)
+{
+	*r = false;
+	return (0);
+}
 void cli_mount_start(void) { }
 void cli_mount_stop(void) { }
 

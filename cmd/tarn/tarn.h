@@ -247,7 +247,10 @@ int cli_fs_init(void *arg, objset_t *os);
  *    children first; "cannot VERB 'name': ..." on EBUSY; 0 or 1;
  *  - cli_mount_any(name): something at or below name is mounted;
  *  - cli_mount_pool(pool): automatic mount of a pool's datasets;
- *  - cli_mount_prop_changed(dp, name, prop): remount or re-apply options;
+ *  - cli_mount_prop_before(dp, name, prop, &remount): before a change that
+ *    takes a remount, unmount what it would (busy: error, change nothing);
+ *  - cli_mount_prop_changed(dp, name, prop, remount): after the change (or
+ *    its failure), mount again or re-apply options;
  *  - cli_mount_start/stop: the daemon's start (after the registry opened
  *    its pools) and stop (unmount everything, forced).
  */
@@ -257,7 +260,10 @@ int cli_mount_tree(struct dsl_pool *dp, const char *name, bool automatic);
 int cli_unmount_tree(const char *name, bool force, const char *verb);
 bool cli_mount_any(const char *name);
 void cli_mount_pool(const char *pool);
-void cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop);
+int cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
+    bool *remount);
+void cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
+    bool remount);
 void cli_mount_start(void);
 void cli_mount_stop(void);
 int cli_fs_mount(int argc, char **argv);

@@ -124,8 +124,25 @@ out_is "2M"
 # mounted again, so the error comes at fsync)
 run dd if=/dev/urandom of="$MNT/r/c/over" bs=256K count=16 conv=fsync
 [ "$RC" -ne 0 ] && pass || fail "4 MiB went into a busy dataset given a 2M quota"
+# a change that takes a remount is refused while busy (as zfs refuses it):
+# exit 1, the property as it was, the mounts as they were
+tarn_err 1 "^cannot remount 'tank/r': '$MNT/r/c' is busy \(files are open there\)$" \
+	fs set mountpoint=/nowhere tank/r
+tarn_ok fs get -H -o value,source mountpoint tank/r/c
+out_is "$(printf '%s\tinherited from tank' "$MNT/r/c")"
+mounted "$MNT/r" && mounted "$MNT/r/c" && pass || fail "a refused mountpoint change lost a mount"
+tarn_err 1 "^cannot remount 'tank/r/c'" fs set exec=off tank/r/c
+tarn_ok fs get -H -o value exec tank/r/c
+out_is "on"
 kill "$busy" 2>/dev/null
 wait "$busy" 2>/dev/null
+# not busy: the change is made and the subtree mounts at the new place;
+# an unmounted dataset stays unmounted
+tarn_ok fs set mountpoint="$MNT/r2" tank/r
+mounted "$MNT/r2/c" && pass || fail "tank/r/c not mounted at its new mountpoint"
+tarn_ok fs unmount tank/r/c
+tarn_ok fs set exec=off tank/r/c
+mounted "$MNT/r2/c" && fail "set exec=off mounted an unmounted dataset" || pass
 tarn_ok fs destroy -r -f tank/r
 
 # --- mountpoint: moved by set, must be empty, none unmounts; atime in place
