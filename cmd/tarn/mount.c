@@ -459,6 +459,27 @@ cli_unmount_tree(const char *name, bool force, const char *verb)
 }
 
 bool
+cli_mount_obj_path(spa_t *spa, const char *oskey, uint64_t obj, char *out, size_t len)
+{
+	bool found = false;
+	char key[64], *rel = tarn_alloc(PATH_MAX);
+	pthread_mutex_lock(&mnt_tbl_lock);
+	for (mnt_t *m = mnt_list; m != NULL && !found; m = m->m_next) {
+		if (strcmp(spa_name(m->m_spa), spa_name(spa)) != 0 ||
+		    dsl_dataset_oskey(m->m_dp, m->m_name, key, sizeof (key)) != 0 ||
+		    strcmp(key, oskey) != 0 || posix_ino_path(m->m_fs, obj, rel, PATH_MAX) != 0)
+			continue;
+		bool top = strcmp(m->m_mountpoint, "/") == 0;
+		(void) snprintf(out, len, "%s%s", top ? "" : m->m_mountpoint,
+		    strcmp(rel, "/") == 0 && !top ? "" : rel);
+		found = true;
+	}
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	tarn_free(rel);
+	return (found);
+}
+
+bool
 cli_mount_any(const char *name)
 {
 	bool r = false;
@@ -732,6 +753,10 @@ int cli_unmount_tree(const char *name, bool force, const char *verb) { return (0
 bool cli_mount_any(const char *name) { return (false); }
 void cli_mount_pool(const char *pool) { }
 void cli_mount_prop_changed(struct dsl_pool *dp, const char *n, const char *p, bool r) { }
+bool cli_mount_obj_path(spa_t *s, const char *k, uint64_t o, char *out, size_t l)
+{
+	return (false);
+}
 int cli_mount_prop_before(struct dsl_pool *dp, const char *n, const char *p, bool *r)
 {
 	*r = false;

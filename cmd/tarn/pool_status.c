@@ -14,7 +14,9 @@
  *		    /tmp/a  ONLINE       0     0     0
  *
  *	errors: No known data errors   (or "N data errors, use '-v' for a list";
- *	                                -v lists the blocks of the error log)
+ *	                                -v lists the damaged files by path where
+ *	                                their dataset is mounted, as zpool does,
+ *	                                else each block as DATASET:<0xOBJ> ...)
  *
  * -x shows only pools that are not healthy ("all pools are healthy" when
  * none): a pool is healthy when nothing is missing, offline or faulted, no
@@ -23,8 +25,12 @@
  * exact error counts, -j prints JSON.
  */
 #include "tarn.h"
+#ifdef TARN_HAVE_FS
+#include "dsl.h"
+#endif
 
 #include <getopt.h>
+#include <limits.h>
 
 typedef struct status_opts {
 	bool so_explain;   /* -x */
@@ -278,7 +284,9 @@ status_explain(spa_t *spa)
 	}
 }
 
-/* errors: paragraph; -v lists the blocks of the persistent error log. */
+#define DSL_NAME_MAX_CLI 256      /* a dataset's full name, NUL included */
+
+/* errors: paragraph; -v lists the damaged files of the persistent error log. */
 static void
 status_errors(spa_t *spa, bool verbose)
 {
@@ -297,16 +305,43 @@ status_errors(spa_t *spa, bool verbose)
 	}
 	fprintf(cli_out, "\nerrors: Permanent errors have been detected in the "
 	    "following files:\n\n");
+#ifdef TARN_HAVE_FS
+	dsl_pool_t *dp = NULL;
+	if (dsl_pool_open(spa, cli_fs_init, NULL, &dp) != 0)
+		dp = NULL;
+#endif
+	char *where = tarn_alloc(PATH_MAX), *ds = tarn_alloc(DSL_NAME_MAX_CLI);
 	for (int i = 0; i < n; i++) {
 		const spa_errlog_ent_t *e = &ents[i];
+		/* a file of a mounted dataset: its path, once (as zpool prints it) */
+		if (cli_mount_obj_path(spa, e->see_objset, e->see_object, where, PATH_MAX)) {
+			bool seen = false;
+			for (int j = 0; j < i && !seen; j++)
+				seen = ents[j].see_object == e->see_object &&
+				    strcmp(ents[j].see_objset, e->see_objset) == 0;
+			if (!seen)
+				fprintf(cli_out, "%7s %s\n", "", where);
+			continue;
+		}
+		/* else each block, the object set by its dataset's name where it has one */
+		(void) snprintf(ds, DSL_NAME_MAX_CLI, "%s", e->see_objset);
+#ifdef TARN_HAVE_FS
+		if (dp != NULL)
+			(void) dsl_dataset_key_name(dp, e->see_objset, ds, DSL_NAME_MAX_CLI);
+#endif
 		if (e->see_level == 0)
 			fprintf(cli_out, "%7s %s:<0x%" PRIx64 "> offset 0x%" PRIx64 "\n", "",
-			    e->see_objset, e->see_object, e->see_offset);
+			    ds, e->see_object, e->see_offset);
 		else
 			fprintf(cli_out, "%7s %s:<0x%" PRIx64 "> level %" PRIu64 " block %"
-			    PRIu64 "\n", "", e->see_objset, e->see_object, e->see_level,
-			    e->see_blkid);
+			    PRIu64 "\n", "", ds, e->see_object, e->see_level, e->see_blkid);
 	}
+#ifdef TARN_HAVE_FS
+	if (dp != NULL)
+		dsl_pool_close(dp);
+#endif
+	tarn_free(where);
+	tarn_free(ds);
 	tarn_free(ents);
 }
 

@@ -259,6 +259,12 @@ bool cli_mount_auto(void);
 int cli_mount_tree(struct dsl_pool *dp, const char *name, bool automatic);
 int cli_unmount_tree(const char *name, bool force, const char *verb);
 bool cli_mount_any(const char *name);
+/*
+ * Where object obj of the object set registered as oskey is, through its
+ * mount ("/mnt/dir/file"), for status -v; false when that dataset is not
+ * mounted or the object has no path.
+ */
+bool cli_mount_obj_path(spa_t *spa, const char *oskey, uint64_t obj, char *out, size_t len);
 void cli_mount_pool(const char *pool);
 int cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
     bool *remount);

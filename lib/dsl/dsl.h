@@ -64,6 +64,10 @@ spa_t *dsl_pool_spa(dsl_pool_t *dp);
  * too long", "snapshot delimiter '@' is not expected here").
  */
 int dsl_name_validate(const char *name, char *err, size_t errlen);
+/* The key its object set is registered under in the pool ("ds<obj>"). */
+int dsl_dataset_oskey(dsl_pool_t *dp, const char *name, char *key, size_t len);
+/* The dataset whose object set key is key (ENOENT: none, e.g. "<MOS>"). */
+int dsl_dataset_key_name(dsl_pool_t *dp, const char *key, char *name, size_t len);
 
 /* ---- properties ---- */
 

@@ -270,6 +270,78 @@ dsl_dataset_exists(dsl_pool_t *dp, const char *name)
 	return (ok);
 }
 
+int
+dsl_dataset_oskey(dsl_pool_t *dp, const char *name, char *key, size_t len)
+{
+	uint64_t obj;
+	pthread_mutex_lock(&dp->dp_lock);
+	int e = dsl_lookup(dp, name, &obj, NULL, 0);
+	pthread_mutex_unlock(&dp->dp_lock);
+	if (e == 0)
+		dsl_os_key(obj, key, len);
+	return (e);
+}
+
+/* The component name parent's child table gives obj (lock held). */
+static int
+dsl_child_name(dsl_pool_t *dp, uint64_t parent, uint64_t obj, char *out, size_t len)
+{
+	dsl_dataset_phys_t phys;
+	int e = dsl_phys_read(dp, parent, &phys);
+	if (e != 0)
+		return (e);
+	zap_cursor_t zc;
+	zap_attribute_t za;
+	zap_cursor_init(&zc, dp->dp_mos, phys.dd_child_zap, 0);
+	while ((e = zap_cursor_retrieve(&zc, &za)) == 0) {
+		if (za.za_first_integer == obj) {
+			(void) snprintf(out, len, "%s", za.za_name);
+			break;
+		}
+		zap_cursor_advance(&zc);
+	}
+	zap_cursor_fini(&zc);
+	return (e);
+}
+
+int
+dsl_dataset_key_name(dsl_pool_t *dp, const char *key, char *name, size_t len)
+{
+	size_t pl = strlen(DSL_OS_PREFIX);
+	char *end;
+	if (strncmp(key, DSL_OS_PREFIX, pl) != 0 || key[pl] < '0' || key[pl] > '9')
+		return (SET_ERROR(ENOENT));
+	uint64_t obj = strtoull(key + pl, &end, 10);
+	if (*end != '\0')
+		return (SET_ERROR(ENOENT));
+	char *tail = tarn_alloc(len), *comp = tarn_alloc(ZAP_MAXNAMELEN);
+	int e = 0;
+	tail[0] = '\0';
+	pthread_mutex_lock(&dp->dp_lock);
+	for (int depth = 0; ; depth++) {
+		dsl_dataset_phys_t phys;
+		if (depth > DSL_NAME_MAX || (e = dsl_phys_read(dp, obj, &phys)) != 0)
+			break;
+		if (phys.dd_parent_obj == 0) {          /* the root: the pool's name */
+			(void) snprintf(name, len, "%s%s", spa_name(dp->dp_spa), tail);
+			break;
+		}
+		if ((e = dsl_child_name(dp, phys.dd_parent_obj, obj, comp, ZAP_MAXNAMELEN)) != 0)
+			break;
+		if (strlen(comp) + 1 + strlen(tail) >= len) {
+			e = SET_ERROR(ENAMETOOLONG);
+			break;
+		}
+		(void) snprintf(name, len, "/%s%s", comp, tail);
+		(void) snprintf(tail, len, "%s", name);
+		obj = phys.dd_parent_obj;
+	}
+	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_free(tail);
+	tarn_free(comp);
+	return (e == 0 ? 0 : SET_ERROR(ENOENT));
+}
+
 /* Split "a/b/c" into parent "a/b" and the last component "c". */
 static void
 dsl_split(const char *name, char *parent, size_t plen, const char **last)

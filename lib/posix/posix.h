@@ -153,6 +153,15 @@ int posix_fs_open(objset_t *os, const posix_fs_opts_t *opts, posix_fs_t **fsp);
 void posix_fs_close(posix_fs_t *fs);
 void posix_fs_set_opts(posix_fs_t *fs, const posix_fs_opts_t *opts);
 posix_ino_t posix_fs_root(const posix_fs_t *fs);
+/*
+ * The path of ino from the file system's root ("/dir/file"; "/" for the
+ * root), for reports such as zpool status -v: up the parent links, each
+ * name found by a scan of the parent directory.  ENOENT when ino is not a
+ * linked file or directory (unlinked, or another kind of object); a
+ * hard-linked file gets the name in the directory it was created in while
+ * that link lasts.  ENAMETOOLONG when len is too short.
+ */
+int posix_ino_path(posix_fs_t *fs, posix_ino_t ino, char *path, size_t len);
 /* Intent-log records replayed when this file system was opened. */
 uint64_t posix_fs_replayed(const posix_fs_t *fs);
 /*

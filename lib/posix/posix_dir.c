@@ -663,6 +663,61 @@ posix_rmdir(posix_fs_t *fs, posix_ino_t dir, const char *name)
 	return (err != 0 ? err : dir_remove(fs, dir, name, true));
 }
 
+/* ---- paths for reports ---- */
+
+/* The name under which dir lists ino (ENOENT: none). */
+static int
+dir_name_of(posix_fs_t *fs, posix_ino_t dir, posix_ino_t ino, char *name, size_t len)
+{
+	zap_cursor_t zc;
+	zap_attribute_t za;
+	int err;
+	zap_cursor_init(&zc, fs->fs_os, dir, 0);
+	while ((err = zap_cursor_retrieve(&zc, &za)) == 0) {
+		if (za.za_intsize == 8 && POSIX_DE_INO(za.za_first_integer) == ino) {
+			(void) snprintf(name, len, "%s", za.za_name);
+			break;
+		}
+		zap_cursor_advance(&zc);
+	}
+	zap_cursor_fini(&zc);
+	return (err);
+}
+
+int
+posix_ino_path(posix_fs_t *fs, posix_ino_t ino, char *path, size_t len)
+{
+	if (len < 2)
+		return (SET_ERROR(ENAMETOOLONG));
+	znode_phys_t zp;
+	int err = zn_read(fs, ino, &zp);
+	if (err == 0 && (lookup_self_check(fs, ino, &zp) != 0 || zp.zp_nlink == 0))
+		err = SET_ERROR(ENOENT);
+	char *tail = tarn_alloc(len), *name = tarn_alloc(ZAP_MAXNAMELEN);
+	tail[0] = '\0';
+	/* from ino up to the root, each step putting "/name" in front */
+	for (int depth = 0; err == 0 && ino != fs->fs_root; depth++) {
+		posix_ino_t parent = zp.zp_parent;
+		if (depth > 4096 || (err = zn_read(fs, parent, &zp)) != 0 ||
+		    (err = dir_name_of(fs, parent, ino, name, ZAP_MAXNAMELEN)) != 0) {
+			err = err == ENAMETOOLONG ? err : SET_ERROR(ENOENT);
+			break;
+		}
+		if (strlen(name) + 1 + strlen(tail) >= len) {
+			err = SET_ERROR(ENAMETOOLONG);
+			break;
+		}
+		(void) snprintf(path, len, "/%s%s", name, tail);
+		(void) snprintf(tail, len, "%s", path);
+		ino = parent;
+	}
+	if (err == 0)
+		(void) snprintf(path, len, "%s", tail[0] != '\0' ? tail : "/");
+	tarn_free(tail);
+	tarn_free(name);
+	return (err);
+}
+
 /* ---- readdir ---- */
 
 int

@@ -193,6 +193,19 @@ test_tree(void)
 	    "no such pool 'other'");
 	TT_ERRMSG(dsl_dataset_create(dp, "tank/a/", false, NULL, 0, err, sizeof (err)),
 	    "trailing slash in name");
+	/* object set keys and back (zpool status -v names damaged objects so) */
+	char key[64], nm[DSL_NAME_MAX];
+	TT_OK(dsl_dataset_oskey(dp, "tank/a/b", key, sizeof (key)));
+	TT_OK(dsl_dataset_key_name(dp, key, nm, sizeof (nm)));
+	TT_CHECK(strcmp(nm, "tank/a/b") == 0);
+	TT_OK(dsl_dataset_oskey(dp, "tank", key, sizeof (key)));
+	TT_OK(dsl_dataset_key_name(dp, key, nm, sizeof (nm)));
+	TT_CHECK(strcmp(nm, "tank") == 0);
+	TT_EQ(dsl_dataset_oskey(dp, "tank/nope", key, sizeof (key)), ENOENT);
+	TT_EQ(dsl_dataset_key_name(dp, "<MOS>", nm, sizeof (nm)), ENOENT);
+	TT_EQ(dsl_dataset_key_name(dp, "ds", nm, sizeof (nm)), ENOENT);
+	TT_EQ(dsl_dataset_key_name(dp, "ds12x", nm, sizeof (nm)), ENOENT);
+	TT_EQ(dsl_dataset_key_name(dp, "ds999999", nm, sizeof (nm)), ENOENT);
 	TT_OK(dsl_dataset_create(dp, "tank/x/y/z", true, NULL, 0, err, sizeof (err)));
 	TT_CHECK(dsl_dataset_exists(dp, "tank/x"));
 	TT_CHECK(dsl_dataset_exists(dp, "tank/x/y"));

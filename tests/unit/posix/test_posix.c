@@ -440,6 +440,22 @@ test_links(void)
 	TT_EQ(posix_link(t.fs, f, t.root, "b", &a), EEXIST);
 	TT_EQ(posix_link(t.fs, d.pa_ino, t.root, "dl", &a), EPERM);
 	TT_EQ(posix_link(t.fs, f, f, "x", &a), ENOTDIR);
+	/* paths for reports: the name in the directory it was made in */
+	char path[64];
+	TT_OK(posix_ino_path(t.fs, f, path, sizeof (path)));
+	TT_CHECK(strcmp(path, "/a") == 0);
+	TT_OK(posix_ino_path(t.fs, t.root, path, sizeof (path)));
+	TT_CHECK(strcmp(path, "/") == 0);
+	posix_attr_t dd;
+	TT_OK(posix_mkdir(t.fs, d.pa_ino, "deeper", 0755, NULL, &dd));
+	posix_ino_t g = tp_file(&t, dd.pa_ino, "g", 10, 1);
+	TT_OK(posix_ino_path(t.fs, g, path, sizeof (path)));
+	TT_CHECK(strcmp(path, "/d/deeper/g") == 0);
+	TT_EQ(posix_ino_path(t.fs, g, path, 8), ENAMETOOLONG);
+	TT_EQ(posix_ino_path(t.fs, 999999, path, sizeof (path)), ENOENT);
+	TT_OK(posix_unlink(t.fs, dd.pa_ino, "g"));
+	TT_EQ(posix_ino_path(t.fs, g, path, sizeof (path)), ENOENT);     /* unlinked */
+	TT_OK(posix_rmdir(t.fs, d.pa_ino, "deeper"));
 	TT_OK(posix_unlink(t.fs, t.root, "a"));
 	TT_OK(posix_lookup(t.fs, d.pa_ino, "c", &b));
 	TT_EQ(b.pa_ino, f);
