@@ -134,6 +134,7 @@ test_taskq_runs_all(void)
 	taskq_destroy(tq);
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
 /* Resident bytes of this process (/proc/self/statm). */
 static uint64_t
 rss_bytes(void)
@@ -145,6 +146,7 @@ rss_bytes(void)
 	fclose(f);
 	return ((uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE));
 }
+#endif
 
 /*
  * Freed heap memory below a block still in use stays resident until
