@@ -638,11 +638,11 @@ dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void
 		e = 0;
 	if (n > 0)
 		qsort(names, n, sizeof (char *), dsl_str_cmp);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		if (e == 0 && (i == 0 || strcmp(names[i], names[i - 1]) != 0))
 			fn(arg, names[i]);
+	for (size_t i = 0; i < n; i++)
 		tarn_free(names[i]);
-	}
 	tarn_free(names);
 	return (e);
 }
