@@ -290,18 +290,7 @@ dsl_child_name(dsl_pool_t *dp, uint64_t parent, uint64_t obj, char *out, size_t 
 	int e = dsl_phys_read(dp, parent, &phys);
 	if (e != 0)
 		return (e);
-	zap_cursor_t zc;
-	zap_attribute_t za;
-	zap_cursor_init(&zc, dp->dp_mos, phys.dd_child_zap, 0);
-	while ((e = zap_cursor_retrieve(&zc, &za)) == 0) {
-		if (za.za_first_integer == obj) {
-			(void) snprintf(out, len, "%s", za.za_name);
-			break;
-		}
-		zap_cursor_advance(&zc);
-	}
-	zap_cursor_fini(&zc);
-	return (e);
+	return (zap_value_search(dp->dp_mos, phys.dd_child_zap, obj, 0, out, len));
 }
 
 int

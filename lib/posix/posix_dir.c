@@ -665,25 +665,6 @@ posix_rmdir(posix_fs_t *fs, posix_ino_t dir, const char *name)
 
 /* ---- paths for reports ---- */
 
-/* The name under which dir lists ino (ENOENT: none). */
-static int
-dir_name_of(posix_fs_t *fs, posix_ino_t dir, posix_ino_t ino, char *name, size_t len)
-{
-	zap_cursor_t zc;
-	zap_attribute_t za;
-	int err;
-	zap_cursor_init(&zc, fs->fs_os, dir, 0);
-	while ((err = zap_cursor_retrieve(&zc, &za)) == 0) {
-		if (za.za_intsize == 8 && POSIX_DE_INO(za.za_first_integer) == ino) {
-			(void) snprintf(name, len, "%s", za.za_name);
-			break;
-		}
-		zap_cursor_advance(&zc);
-	}
-	zap_cursor_fini(&zc);
-	return (err);
-}
-
 int
 posix_ino_path(posix_fs_t *fs, posix_ino_t ino, char *path, size_t len)
 {
@@ -699,7 +680,8 @@ posix_ino_path(posix_fs_t *fs, posix_ino_t ino, char *path, size_t len)
 	for (int depth = 0; err == 0 && ino != fs->fs_root; depth++) {
 		posix_ino_t parent = zp.zp_parent;
 		if (depth > 4096 || (err = zn_read(fs, parent, &zp)) != 0 ||
-		    (err = dir_name_of(fs, parent, ino, name, ZAP_MAXNAMELEN)) != 0) {
+		    (err = zap_value_search(fs->fs_os, parent, ino, POSIX_DE_INO(~0ULL), name,
+		    ZAP_MAXNAMELEN)) != 0) {
 			err = err == ENAMETOOLONG ? err : SET_ERROR(ENOENT);
 			break;
 		}

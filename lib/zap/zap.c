@@ -373,6 +373,27 @@ zap_count(objset_t *os, uint64_t zapobj, uint64_t *count)
 }
 
 int
+zap_value_search(objset_t *os, uint64_t zapobj, uint64_t value, uint64_t mask, char *name,
+    size_t len)
+{
+	zap_cursor_t zc;
+	zap_attribute_t za;
+	int err;
+	if (mask == 0)
+		mask = ~0ULL;
+	zap_cursor_init(&zc, os, zapobj, 0);
+	while ((err = zap_cursor_retrieve(&zc, &za)) == 0) {
+		if (za.za_intsize == 8 && za.za_num > 0 && (za.za_first_integer & mask) == value) {
+			(void) snprintf(name, len, "%s", za.za_name);
+			break;
+		}
+		zap_cursor_advance(&zc);
+	}
+	zap_cursor_fini(&zc);
+	return (err);
+}
+
+int
 zap_add_int(objset_t *os, uint64_t zapobj, const char *name, uint64_t value, dmu_tx_t *tx)
 {
 	return (zap_add(os, zapobj, name, 8, 1, &value, tx));

@@ -65,6 +65,14 @@ int zap_count(objset_t *os, uint64_t zapobj, uint64_t *count);
 int zap_add_int(objset_t *os, uint64_t zapobj, const char *name, uint64_t value, dmu_tx_t *tx);
 int zap_update_int(objset_t *os, uint64_t zapobj, const char *name, uint64_t value, dmu_tx_t *tx);
 int zap_lookup_int(objset_t *os, uint64_t zapobj, const char *name, uint64_t *value);
+/*
+ * The name of an entry whose first 8-byte value v has (v & mask) == value
+ * (mask 0: all bits), found by a walk of every entry; ENOENT when none.
+ * For reverse lookups that are rare (a path or a dataset name for a
+ * report).
+ */
+int zap_value_search(objset_t *os, uint64_t zapobj, uint64_t value, uint64_t mask,
+    char *name, size_t len);
 
 /*
  * Cursors walk entries in hash order.  A cursor's position is a 64-bit

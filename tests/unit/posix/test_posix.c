@@ -440,10 +440,10 @@ test_links(void)
 	TT_EQ(posix_link(t.fs, f, t.root, "b", &a), EEXIST);
 	TT_EQ(posix_link(t.fs, d.pa_ino, t.root, "dl", &a), EPERM);
 	TT_EQ(posix_link(t.fs, f, f, "x", &a), ENOTDIR);
-	/* paths for reports: the name in the directory it was made in */
+	/* paths for reports: a name in the directory it was made in ("a" or its link "b") */
 	char path[64];
 	TT_OK(posix_ino_path(t.fs, f, path, sizeof (path)));
-	TT_CHECK(strcmp(path, "/a") == 0);
+	TT_CHECK(strcmp(path, "/a") == 0 || strcmp(path, "/b") == 0);
 	TT_OK(posix_ino_path(t.fs, t.root, path, sizeof (path)));
 	TT_CHECK(strcmp(path, "/") == 0);
 	posix_attr_t dd;

@@ -145,6 +145,21 @@ test_micro_basic(void)
 	TT_EQ(two[1], 7);
 	TT_EQ(zap_lookup_int(g_os, obj, "", &v), EINVAL);
 	TT_EQ(zap_count(g_os, 999999, &cnt), ENOENT);
+	/* reverse lookups: by the whole value, by masked bits, none */
+	char name[ZAP_MAXNAMELEN];
+	TT_OK(zap_value_search(g_os, obj, 22, 0, name, sizeof (name)));
+	TT_CHECK(strcmp(name, "beta") == 0);
+	TT_OK(zap_value_search(g_os, obj, 4, 0xff, name, sizeof (name)));
+	TT_CHECK(strcmp(name, "delta") == 0);
+	TT_EQ(zap_value_search(g_os, obj, 3, 0, name, sizeof (name)), ENOENT);  /* removed */
+	tx = tx_begin(obj, 1);
+	TT_OK(zap_update_int(g_os, obj, "tagged", (5ULL << 56) | 77, tx));
+	uint8_t bytes[3] = { 77, 0, 0 };
+	TT_OK(zap_update(g_os, obj, "bytes", 1, 3, bytes, tx));
+	dmu_tx_commit(tx);
+	TT_OK(zap_value_search(g_os, obj, 77, (1ULL << 48) - 1, name, sizeof (name)));
+	TT_CHECK(strcmp(name, "tagged") == 0);      /* not the byte array */
+	TT_EQ(zap_value_search(g_os, obj, 77, 0, name, sizeof (name)), ENOENT);
 	pool_destroy();
 }
 
