@@ -315,14 +315,9 @@ dsl_dataset_key_name(dsl_pool_t *dp, const char *key, char *name, size_t len)
 			(void) snprintf(name, len, "%s%s", spa_name(dp->dp_spa), tail);
 			break;
 		}
-		if ((e = dsl_child_name(dp, phys.dd_parent_obj, obj, comp, ZAP_MAXNAMELEN)) != 0)
+		if ((e = dsl_child_name(dp, phys.dd_parent_obj, obj, comp, ZAP_MAXNAMELEN)) != 0 ||
+		    (e = tarn_path_prepend(tail, len, comp, name)) != 0)
 			break;
-		if (strlen(comp) + 1 + strlen(tail) >= len) {
-			e = SET_ERROR(ENAMETOOLONG);
-			break;
-		}
-		(void) snprintf(name, len, "/%s%s", comp, tail);
-		(void) snprintf(tail, len, "%s", name);
 		obj = phys.dd_parent_obj;
 	}
 	pthread_mutex_unlock(&dp->dp_lock);

@@ -685,12 +685,8 @@ posix_ino_path(posix_fs_t *fs, posix_ino_t ino, char *path, size_t len)
 			err = err == ENAMETOOLONG ? err : SET_ERROR(ENOENT);
 			break;
 		}
-		if (strlen(name) + 1 + strlen(tail) >= len) {
-			err = SET_ERROR(ENAMETOOLONG);
+		if ((err = tarn_path_prepend(tail, len, name, path)) != 0)
 			break;
-		}
-		(void) snprintf(path, len, "/%s%s", name, tail);
-		(void) snprintf(tail, len, "%s", path);
 		ino = parent;
 	}
 	if (err == 0)

@@ -106,6 +106,12 @@ void tarn_free(void *p);
 
 /* Time. */
 uint64_t tarn_now_ns(void);   /* monotonic */
+/*
+ * Put "/comp" in front of the path in buf (len bytes; tmp: scratch of len
+ * bytes), for paths built from the leaf up.  ENAMETOOLONG when it would
+ * not fit (buf unchanged).
+ */
+int tarn_path_prepend(char *buf, size_t len, const char *comp, char *tmp);
 /* Give the heap's free pages back to the kernel (rate-limited; may take ms). */
 void tarn_mem_trim(void);
 uint64_t tarn_wall_sec(void); /* seconds since the epoch */

@@ -140,6 +140,16 @@ tarn_mem_trim(void)
 	}
 }
 
+int
+tarn_path_prepend(char *buf, size_t len, const char *comp, char *tmp)
+{
+	if (strlen(comp) + 1 + strlen(buf) >= len)
+		return (SET_ERROR(ENAMETOOLONG));
+	(void) snprintf(tmp, len, "/%s%s", comp, buf);
+	memcpy(buf, tmp, strlen(tmp) + 1);
+	return (0);
+}
+
 void *
 tarn_alloc(size_t size)
 {

@@ -20,12 +20,7 @@
 # lazily unmounted.
 . "$(dirname "$0")/lib.sh"
 describe "corrupt devices under a mounted raidz pool: reads heal, scrub repairs"
-require_engine
-[ -n "${TARN_NO_DAEMON:-}" ] && skip "mounting needs the daemon"
-[ -e /dev/fuse ] || skip "no /dev/fuse"
-command -v python3 >/dev/null || skip "no python3"
-export TARN_AUTOMOUNT=1
-MNT="$E2E_TMP/mnt"
+require_daemon_mounts
 SEED=${TARN_SEED:-$(( (RANDOM << 15 | RANDOM) + 1 ))}
 echo "# seed $SEED (replay with TARN_SEED=$SEED)"
 

@@ -14,12 +14,7 @@
 # daemon stopped by its PID, FUSE mounts under the test's temp dir undone.
 . "$(dirname "$0")/lib.sh"
 describe "status -v names damaged files by path"
-require_engine
-[ -n "${TARN_NO_DAEMON:-}" ] && skip "mounting needs the daemon"
-[ -e /dev/fuse ] || skip "no /dev/fuse"
-command -v python3 >/dev/null || skip "no python3"
-export TARN_AUTOMOUNT=1
-MNT="$E2E_TMP/mnt"
+require_daemon_mounts
 
 # marked FILE TAG: 1 MiB, each 4 KiB block starting with "TARNDAMAGE-TAG-"
 marked() {

@@ -14,13 +14,8 @@
 # dir lazily unmounted.
 . "$(dirname "$0")/lib.sh"
 describe "random operations through the mount against a model"
-require_engine
-[ -n "${TARN_NO_DAEMON:-}" ] && skip "mounting needs the daemon"
-[ -e /dev/fuse ] || skip "no /dev/fuse"
-command -v python3 >/dev/null || skip "no python3"
-export TARN_AUTOMOUNT=1
+require_daemon_mounts
 export PYTHONDONTWRITEBYTECODE=1
-MNT="$E2E_TMP/mnt"
 EXPID=""
 EX="$E2E_SRC/tests/e2e/fs_exerciser.py"
 SEED=${TARN_SEED:-$(( (RANDOM << 15 | RANDOM) + 1 ))}

@@ -12,12 +12,7 @@
 # this test's temp dir is lazily unmounted (fusermount3 -uz).
 . "$(dirname "$0")/lib.sh"
 describe "datasets mounted by tarnd: mount, quota, readonly, busy, export, restart, crash"
-require_engine
-[ -n "${TARN_NO_DAEMON:-}" ] && skip "mounting needs the daemon"
-[ -e /dev/fuse ] || skip "no /dev/fuse"
-command -v python3 >/dev/null || skip "no python3"
-export TARN_AUTOMOUNT=1
-MNT="$E2E_TMP/mnt"
+require_daemon_mounts
 
 # e2e_cleanup destroys the pool, stops the daemon, unmounts what is left
 

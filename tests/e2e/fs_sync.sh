@@ -7,11 +7,7 @@
 # pool scrubs clean afterwards.
 . "$(dirname "$0")/lib.sh"
 describe "the sync property: standard, always, disabled"
-require_engine
-[ -n "${TARN_NO_DAEMON:-}" ] && skip "mounting needs the daemon"
-[ -e /dev/fuse ] || skip "no /dev/fuse"
-export TARN_AUTOMOUNT=1
-MNT="$E2E_TMP/mnt"
+require_daemon_mounts
 
 # e2e_cleanup destroys the pool, stops the daemon, unmounts what is left
 

@@ -147,6 +147,18 @@ require_engine() {
 	[ -x "$TARN" ] || skip "no tarn binary at $TARN (build first)"
 }
 
+# require_daemon_mounts: the test mounts datasets through tarnd; skip
+# without a tarn binary, the daemon, /dev/fuse or python3.  Turns the
+# daemon's automatic mounts on and sets MNT (a directory to mount at).
+require_daemon_mounts() {
+	require_engine
+	[ -n "${TARN_NO_DAEMON:-}" ] && skip "mounting needs the daemon"
+	[ -e /dev/fuse ] || skip "no /dev/fuse"
+	command -v python3 >/dev/null || skip "no python3"
+	export TARN_AUTOMOUNT=1
+	MNT="$E2E_TMP/mnt"
+}
+
 # mkdevs N [SIZE] [PREFIX]: sparse files $DEVDIR/PREFIX0..N-1 -> ${DEV[@]}
 DEVDIR="$E2E_TMP/dev"
 mkdir -p "$DEVDIR"

@@ -183,7 +183,22 @@ test_mem_trim(void)
 #endif
 }
 
+/* Paths built from the leaf up; what does not fit leaves the path as it was. */
+static void
+test_path_prepend(void)
+{
+	char buf[12] = "", tmp[12];
+	TT_OK(tarn_path_prepend(buf, sizeof (buf), "c", tmp));
+	TT_OK(tarn_path_prepend(buf, sizeof (buf), "bb", tmp));
+	TT_CHECK(strcmp(buf, "/bb/c") == 0);
+	TT_OK(tarn_path_prepend(buf, sizeof (buf), "aaaaa", tmp));      /* 11 bytes: fits */
+	TT_CHECK(strcmp(buf, "/aaaaa/bb/c") == 0);
+	TT_EQ(tarn_path_prepend(buf, sizeof (buf), "", tmp), ENAMETOOLONG);
+	TT_CHECK(strcmp(buf, "/aaaaa/bb/c") == 0);
+}
+
 TT_MAIN(
+	{ "path_prepend", test_path_prepend },
 	{ "mem_trim", test_mem_trim },
 	{ "fletcher4_known", test_fletcher4_known },
 	{ "sha256_known", test_sha256_known },
