@@ -307,20 +307,25 @@ status_errors(spa_t *spa, bool verbose)
 	    "following files:\n\n");
 #ifdef TARN_HAVE_FS
 	dsl_pool_t *dp = NULL;
-	if (dsl_pool_open(spa, cli_fs_init, NULL, &dp) != 0)
+	if (dsl_pool_open_reader(spa, &dp) != 0)      /* status only reads */
 		dp = NULL;
 #endif
 	char *where = tarn_alloc(PATH_MAX), *ds = tarn_alloc(DSL_NAME_MAX_CLI);
+	bool by_path = false;           /* the previous entry was listed by its path */
 	for (int i = 0; i < n; i++) {
 		const spa_errlog_ent_t *e = &ents[i];
-		/* a file of a mounted dataset: its path, once (as zpool prints it) */
-		if (cli_mount_obj_path(spa, e->see_objset, e->see_object, where, PATH_MAX)) {
-			bool seen = false;
-			for (int j = 0; j < i && !seen; j++)
-				seen = ents[j].see_object == e->see_object &&
-				    strcmp(ents[j].see_objset, e->see_objset) == 0;
-			if (!seen)
-				fprintf(cli_out, "%7s %s\n", "", where);
+		/*
+		 * A file of a mounted dataset: its path, once (as zpool prints
+		 * it); the log is sorted by object set and object, so an
+		 * object's blocks follow one another.
+		 */
+		bool again = i > 0 && ents[i - 1].see_object == e->see_object &&
+		    strcmp(ents[i - 1].see_objset, e->see_objset) == 0;
+		if (again && by_path)
+			continue;
+		by_path = cli_mount_obj_path(spa, e->see_objset, e->see_object, where, PATH_MAX);
+		if (by_path) {
+			fprintf(cli_out, "%7s %s\n", "", where);
 			continue;
 		}
 		/* else each block, the object set by its dataset's name where it has one */
