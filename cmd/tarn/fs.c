@@ -421,15 +421,18 @@ cli_fs_set(int argc, char **argv)
 		int rr = cli_fs_open_existing(argv[d], false, &fs);
 		for (int i = 0; i < nset && rr == 0; i++) {
 			char err[512];
-			bool remount;
-			rr = cli_mount_prop_before(fs.cf_dp, argv[d], s[i].dps_name, &remount);
+			cli_prop_change_t pc;
+			rr = cli_mount_prop_before(fs.cf_dp, argv[d], s[i].dps_name, &pc);
 			if (rr != 0)
 				break;
 			int e = dsl_prop_set(fs.cf_dp, argv[d], s[i].dps_name, s[i].dps_value,
 			    err, sizeof (err));
 			if (e != 0)
 				rr = cli_cannot("set property for", argv[d], e, err);
-			cli_mount_prop_changed(fs.cf_dp, argv[d], s[i].dps_name, remount);
+			int mr = cli_mount_prop_changed(fs.cf_dp, argv[d], s[i].dps_name, &pc,
+			    "set property for");
+			if (rr == 0)
+				rr = mr;
 		}
 		if (fs.cf_dp != NULL)
 			cli_fs_close(&fs);
@@ -452,14 +455,18 @@ fs_inherit_one(void *arg, const char *name, int depth)
 {
 	fs_inherit_arg_t *ia = arg;
 	char err[512];
-	bool remount;
+	cli_prop_change_t pc;
 	if ((ia->ia_ret = cli_mount_prop_before(ia->ia_fs->cf_dp, name, ia->ia_prop,
-	    &remount)) != 0)
+	    &pc)) != 0)
 		return (EBUSY);
 	int e = dsl_prop_inherit(ia->ia_fs->cf_dp, name, ia->ia_prop, err, sizeof (err));
 	if (e != 0)
 		ia->ia_ret = cli_cannot("inherit", name, e, err);
-	cli_mount_prop_changed(ia->ia_fs->cf_dp, name, ia->ia_prop, remount);
+	int mr = cli_mount_prop_changed(ia->ia_fs->cf_dp, name, ia->ia_prop, &pc, "inherit");
+	if (e == 0 && mr != 0) {
+		ia->ia_ret = mr;
+		e = EBUSY;
+	}
 	return (e);
 }
 

@@ -47,7 +47,8 @@ typedef struct mnt {
 	dsl_pool_t *m_dp;          /* own handle: the space hook */
 	posix_fs_t *m_fs;
 	tarn_fuse_t *m_fuse;
-	tarn_fuse_opts_t m_fopts;  /* what it was mounted with */
+	tarn_fuse_opts_t m_fopts;  /* mounted with; flags as changed in place */
+	bool        m_opened_ro;   /* the file system was opened read-only */
 } mnt_t;
 
 static pthread_mutex_t mnt_op_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -306,6 +307,7 @@ mnt_one(dsl_pool_t *dp, const char *name, bool automatic)
 	posix_fs_opts_t po;
 	objset_t *os;
 	mnt_opts(dp, name, &po, &m->m_fopts);
+	m->m_opened_ro = po.pfo_readonly;
 	po.pfo_avail = mnt_avail;
 	po.pfo_avail_arg = m;
 	m->m_fopts.tfo_fsname = m->m_name;
@@ -348,7 +350,7 @@ mnt_unmount_one(mnt_t *m, bool force)
 		}
 	}
 	pthread_mutex_unlock(&mnt_tbl_lock);
-	if (!m->m_fopts.tfo_readonly)
+	if (!m->m_opened_ro)
 		(void) posix_fs_sync(m->m_fs);
 	posix_fs_close(m->m_fs);
 	dsl_pool_close(m->m_dp);
@@ -396,16 +398,37 @@ match_all(const mnt_t *m, const void *key)
 	return (true);
 }
 
-/* Unmount what match selects; errors printed as "cannot VERB 'NAME': ...". */
+/* Names of datasets taken down for a while, children first. */
+struct mnt_names {
+	char (*mn_v)[DSL_NAME_MAX];
+	int   mn_n;
+};
+
+/*
+ * Unmount what match selects, children first, up to the first busy one;
+ * errors printed as "cannot VERB 'NAME': ..." (verb NULL: quietly).
+ * down (may be NULL): gets the names of those that went down.
+ */
 static int
 mnt_unmount_matching(bool (*match)(const mnt_t *, const void *), const void *key,
-    bool force, const char *verb, const char *name)
+    bool force, const char *verb, const char *name, struct mnt_names **down)
 {
 	mnt_t **v;
 	int n = mnt_collect(match, key, &v), r = 0;
+	if (down != NULL) {
+		*down = tarn_alloc(sizeof (**down));
+		(*down)->mn_v = tarn_alloc(sizeof (*(*down)->mn_v) * (size_t)MAX(n, 1));
+	}
 	for (int i = 0; i < n && r == 0; i++) {
+		if (down != NULL)
+			(void) snprintf((*down)->mn_v[(*down)->mn_n], DSL_NAME_MAX, "%s",
+			    v[i]->m_name);
 		int e = mnt_unmount_one(v[i], force);
-		if (e != 0) {
+		if (e == 0 && down != NULL)
+			(*down)->mn_n++;
+		if (e != 0 && verb == NULL) {
+			r = e;
+		} else if (e != 0) {
 			char msg[DSL_MOUNTPOINT_MAX + 64];
 			/* set and inherit have no -f: there the change is refused */
 			(void) snprintf(msg, sizeof (msg), "'%s' is busy (files are open "
@@ -416,6 +439,18 @@ mnt_unmount_matching(bool (*match)(const mnt_t *, const void *), const void *key
 	}
 	tarn_free(v);
 	return (r);
+}
+
+/* Mount again what went down (parents first), quietly; frees down. */
+static void
+mnt_up(dsl_pool_t *dp, struct mnt_names *down)
+{
+	if (down == NULL)
+		return;
+	for (int i = down->mn_n - 1; i >= 0; i--)
+		(void) mnt_one(dp, down->mn_v[i], true);
+	tarn_free(down->mn_v);
+	tarn_free(down);
 }
 
 /* ---- what other verbs call ---- */
@@ -453,7 +488,7 @@ cli_unmount_tree(const char *name, bool force, const char *verb)
 	if (!cli_in_daemon())
 		return (0);
 	pthread_mutex_lock(&mnt_op_lock);
-	int r = mnt_unmount_matching(match_tree, name, force, verb, name);
+	int r = mnt_unmount_matching(match_tree, name, force, verb, name, NULL);
 	pthread_mutex_unlock(&mnt_op_lock);
 	return (r);
 }
@@ -508,87 +543,187 @@ cli_mount_pool(const char *pool)
 	cli_pool_close(spa);
 }
 
-/* Does a change of prop take a remount (the subtree down and up again)? */
+/*
+ * How a property reaches the live mounts.  Mountpoint and canmount move
+ * or drop a mount: the subtree goes down before the change and comes up
+ * after it, and a busy mount refuses the change (as zfs refuses it).
+ * The rest apply in place, as zfs on Linux applies them with a remount
+ * in place: the POSIX layer takes its new options, and the kernel's
+ * per-mount flags (ro, nosuid, nodev, noexec) change with mount_setattr.
+ * The writeback cache, though, is fixed when the kernel and the daemon
+ * meet (FUSE INIT): a change that wants it on or off (readonly, sync,
+ * quota; see mnt_opts) mounts the subtree again when nothing is open
+ * there, and otherwise keeps it until the next mount, which is harmless
+ * except for sync=always: write(2) would return before the data reaches
+ * us.  That, and read-only while files are open for writing there (the
+ * kernel refuses it), refuse the change: the property is put back.
+ */
 static bool
-mnt_prop_remounts(const char *prop)
+mnt_prop_remounts(int p)
 {
-	int p = dsl_prop_lookup(prop);
-	return (p == DSL_PROP_MOUNTPOINT || p == DSL_PROP_READONLY || p == DSL_PROP_EXEC ||
-	    p == DSL_PROP_SETUID || p == DSL_PROP_DEVICES || p == DSL_PROP_CANMOUNT ||
-	    p == DSL_PROP_SYNC);
+	return (p == DSL_PROP_MOUNTPOINT || p == DSL_PROP_CANMOUNT);
 }
 
-/*
- * Before prop of name changes: as zfs does, what a remount would take down
- * goes down first, so that a busy mount fails the change ("cannot remount
- * ...: busy", exit 1) and leaves the property as it was, instead of a
- * property that no longer matches the mount.  What went down before a
- * busy one stopped it comes back up.
- */
-int
-cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop, bool *remount)
+static bool
+mnt_prop_live(int p)
 {
-	*remount = false;
-	if (!cli_in_daemon() || !mnt_prop_remounts(prop) || !cli_mount_any(name))
+	return (p == DSL_PROP_READONLY || p == DSL_PROP_SYNC || p == DSL_PROP_EXEC ||
+	    p == DSL_PROP_SETUID || p == DSL_PROP_DEVICES || p == DSL_PROP_ATIME ||
+	    p == DSL_PROP_RELATIME || p == DSL_PROP_RECORDSIZE || p == DSL_PROP_XATTR ||
+	    p == DSL_PROP_QUOTA || p == DSL_PROP_REFQUOTA);
+}
+
+int
+cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
+    cli_prop_change_t *pc)
+{
+	int p = dsl_prop_lookup(prop);
+	memset(pc, 0, sizeof (*pc));
+	if (!cli_in_daemon() || !cli_mount_any(name))
 		return (0);
-	*remount = true;
+	if (mnt_prop_live(p)) {
+		/* what to put back if the mounts refuse the change */
+		dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
+		(void) mnt_prop(dp, name, p, v);
+		if (v->dpv_str[0] != '\0') {
+			pc->pc_saved = true;
+			pc->pc_was_local = v->dpv_source == DSL_SRC_LOCAL;
+			(void) snprintf(pc->pc_old, sizeof (pc->pc_old), "%.*s",
+			    (int)sizeof (pc->pc_old) - 1, v->dpv_str);
+		}
+		tarn_free(v);
+		return (0);
+	}
+	if (!mnt_prop_remounts(p))
+		return (0);
 	pthread_mutex_lock(&mnt_op_lock);
-	int r = mnt_unmount_matching(match_tree, name, false, "remount", name);
+	int r = mnt_unmount_matching(match_tree, name, false, "remount", name, &pc->pc_down);
+	if (r != 0) {
+		mnt_up(dp, pc->pc_down);
+		pc->pc_down = NULL;
+	}
 	pthread_mutex_unlock(&mnt_op_lock);
-	if (r != 0)
-		(void) cli_mount_tree(dp, name, true);
 	return (r);
 }
 
-/*
- * A property of name changed (set or inherit), or its change failed: mounts
- * at and below it follow.  Mount options and the mountpoint need a remount:
- * what cli_mount_prop_before took down (remount) comes up again; the
- * others are applied in place.
- */
-void
-cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop, bool went_down)
+/* The kernel's per-mount flags of m as fo has them; 0 or an errno. */
+static int
+mnt_set_flags(mnt_t *m, const tarn_fuse_opts_t *fo)
 {
-	int p = dsl_prop_lookup(prop);
-	if (!cli_in_daemon())
-		return;
-	if (mnt_prop_remounts(prop)) {
-		if (went_down)
-			(void) cli_mount_tree(dp, name, true);
-		return;
-	}
-	if (!cli_mount_any(name))
-		return;
-	if (p != DSL_PROP_ATIME && p != DSL_PROP_RELATIME && p != DSL_PROP_RECORDSIZE &&
-	    p != DSL_PROP_XATTR && p != DSL_PROP_QUOTA && p != DSL_PROP_REFQUOTA)
-		return;
-	pthread_mutex_lock(&mnt_op_lock);
+	tarn_fuse_opts_t *cur = &m->m_fopts;
+	if (fo->tfo_readonly == cur->tfo_readonly && fo->tfo_nosuid == cur->tfo_nosuid &&
+	    fo->tfo_nodev == cur->tfo_nodev && fo->tfo_noexec == cur->tfo_noexec)
+		return (0);
+	struct mount_attr a = { 0 };
+	a.attr_set = (fo->tfo_readonly ? MOUNT_ATTR_RDONLY : 0) |
+	    (fo->tfo_nosuid ? MOUNT_ATTR_NOSUID : 0) | (fo->tfo_nodev ? MOUNT_ATTR_NODEV : 0) |
+	    (fo->tfo_noexec ? MOUNT_ATTR_NOEXEC : 0);
+	a.attr_clr = (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	    MOUNT_ATTR_NOEXEC) & ~a.attr_set;
+	if (mount_setattr(AT_FDCWD, m->m_mountpoint, 0, &a, sizeof (a)) != 0)
+		return (errno);
+	cur->tfo_readonly = fo->tfo_readonly;
+	cur->tfo_nosuid = fo->tfo_nosuid;
+	cur->tfo_nodev = fo->tfo_nodev;
+	cur->tfo_noexec = fo->tfo_noexec;
+	return (0);
+}
+
+/*
+ * Give the mounts at and below name their options as the properties now
+ * say.  A mount whose writeback cache should change goes down and up
+ * again when none of the subtree is busy (children first; what went down
+ * before a busy one comes up again).  The rest take the options in place:
+ * read-only comes to the kernel before the daemon refuses writes, and
+ * leaves the daemon after the kernel allows them.  Returns 0, or an errno
+ * with *busy the mount that cannot follow: EBUSY for read-only while files
+ * are open for writing (the kernel refuses it), sync=always with the
+ * writeback cache on, read-write on a file system opened read-only (*why
+ * says which of the last two).
+ */
+static int
+mnt_apply_tree(dsl_pool_t *dp, const char *name, mnt_t **busy, const char **why)
+{
 	mnt_t **v;
-	int n = mnt_collect(match_tree, name, &v);
+	int n = mnt_collect(match_tree, name, &v), r = 0;
 	bool remount = false;
 	for (int i = 0; i < n; i++) {
 		posix_fs_opts_t po;
 		tarn_fuse_opts_t fo;
 		mnt_opts(dp, v[i]->m_name, &po, &fo);
-		po.pfo_avail = mnt_avail;
-		po.pfo_avail_arg = v[i];
-		posix_fs_set_opts(v[i]->m_fs, &po);
-		remount |= fo.tfo_writeback != v[i]->m_fopts.tfo_writeback;
+		remount |= fo.tfo_writeback != v[i]->m_fopts.tfo_writeback ||
+		    (v[i]->m_opened_ro && !fo.tfo_readonly);
 	}
-	/*
-	 * A quota set or removed turns the writeback cache off or on (see
-	 * mnt_opts), which takes a remount: done when nothing is open there,
-	 * children first, quietly; a busy mount keeps its cache until its
-	 * next mount (the quota itself holds at once, reported at fsync).
-	 */
-	for (int i = 0; remount && i < n; i++) {
-		if (mnt_unmount_one(v[i], false) != 0)
-			break;
+	if (remount) {
+		struct mnt_names *down;
+		tarn_free(v);
+		(void) mnt_unmount_matching(match_tree, name, false, NULL, name, &down);
+		mnt_up(dp, down);
+		n = mnt_collect(match_tree, name, &v);
+	}
+	for (int i = 0; i < n && r == 0; i++) {
+		mnt_t *m = v[i];
+		posix_fs_opts_t po;
+		tarn_fuse_opts_t fo;
+		mnt_opts(dp, m->m_name, &po, &fo);
+		po.pfo_avail = mnt_avail;
+		po.pfo_avail_arg = m;
+		if (po.pfo_sync == POSIX_SYNC_ALWAYS && m->m_fopts.tfo_writeback) {
+			r = SET_ERROR(EBUSY);
+			*why = "sync=always takes a remount, and files are open there";
+		} else if (m->m_opened_ro && !fo.tfo_readonly) {
+			/* the open of a read-write mount replays the intent log */
+			r = SET_ERROR(EBUSY);
+			*why = "read-write takes a remount, and files are open there";
+		} else if (fo.tfo_readonly) {
+			if ((r = mnt_set_flags(m, &fo)) == 0)
+				posix_fs_set_opts(m->m_fs, &po);
+		} else {
+			posix_fs_set_opts(m->m_fs, &po);
+			r = mnt_set_flags(m, &fo);
+		}
+		if (r != 0)
+			*busy = m;
 	}
 	tarn_free(v);
+	return (r);
+}
+
+int
+cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
+    const cli_prop_change_t *pc, const char *verb)
+{
+	int p = dsl_prop_lookup(prop), r = 0;
+	if (!cli_in_daemon())
+		return (0);
+	if (pc->pc_down != NULL) {
+		pthread_mutex_lock(&mnt_op_lock);
+		mnt_up(dp, pc->pc_down);
+		pthread_mutex_unlock(&mnt_op_lock);
+		return (0);
+	}
+	if (!mnt_prop_live(p) || !cli_mount_any(name))
+		return (0);
+	pthread_mutex_lock(&mnt_op_lock);
+	mnt_t *busy = NULL;
+	const char *why = NULL;
+	int e = mnt_apply_tree(dp, name, &busy, &why);
+	if (e != 0) {
+		char msg[DSL_MOUNTPOINT_MAX + 96];
+		(void) snprintf(msg, sizeof (msg), "'%s' is busy (%s)", busy->m_mountpoint,
+		    why != NULL ? why : e == EBUSY ? "files are open for writing there" :
+		    strerror(e));
+		r = cli_cannot(verb, name, e, msg);
+		if (pc->pc_saved) {
+			char err[512];
+			(void) (pc->pc_was_local ?
+			    dsl_prop_set(dp, name, prop, pc->pc_old, err, sizeof (err)) :
+			    dsl_prop_inherit(dp, name, prop, err, sizeof (err)));
+			(void) mnt_apply_tree(dp, name, &busy, &why);
+		}
+	}
 	pthread_mutex_unlock(&mnt_op_lock);
-	if (remount)
-		(void) cli_mount_tree(dp, name, true);      /* what went down */
+	return (r);
 }
 
 void
@@ -608,7 +743,7 @@ void
 cli_mount_stop(void)
 {
 	pthread_mutex_lock(&mnt_op_lock);
-	(void) mnt_unmount_matching(match_all, NULL, true, "unmount", "everything");
+	(void) mnt_unmount_matching(match_all, NULL, true, "unmount", "everything", NULL);
 	pthread_mutex_unlock(&mnt_op_lock);
 }
 
@@ -721,7 +856,7 @@ cli_fs_unmount(int argc, char **argv)
 	int r;
 	pthread_mutex_lock(&mnt_op_lock);
 	if (all) {
-		r = mnt_unmount_matching(match_all, NULL, force, "unmount", "-a");
+		r = mnt_unmount_matching(match_all, NULL, force, "unmount", "-a", NULL);
 	} else if (argv[0][0] == '/') {
 		char *real = realpath(argv[0], NULL);
 		const char *mp = real != NULL ? real : argv[0];
@@ -732,13 +867,13 @@ cli_fs_unmount(int argc, char **argv)
 			    "filesystem");
 		else
 			r = mnt_unmount_matching(match_tree, v[0]->m_name, force, "unmount",
-			    argv[0]);
+			    argv[0], NULL);
 		tarn_free(v);
 		free(real);
 	} else if (!cli_mount_any(argv[0])) {
 		r = cli_cannot("unmount", argv[0], EINVAL, "not currently mounted");
 	} else {
-		r = mnt_unmount_matching(match_tree, argv[0], force, "unmount", argv[0]);
+		r = mnt_unmount_matching(match_tree, argv[0], force, "unmount", argv[0], NULL);
 	}
 	pthread_mutex_unlock(&mnt_op_lock);
 	return (r);
@@ -752,14 +887,20 @@ int cli_mount_tree(struct dsl_pool *dp, const char *name, bool a) { return (0); 
 int cli_unmount_tree(const char *name, bool force, const char *verb) { return (0); }
 bool cli_mount_any(const char *name) { return (false); }
 void cli_mount_pool(const char *pool) { }
-void cli_mount_prop_changed(struct dsl_pool *dp, const char *n, const char *p, bool r) { }
+int
+cli_mount_prop_changed(struct dsl_pool *dp, const char *n, const char *p,
+    const cli_prop_change_t *pc, const char *verb)
+{
+	return (0);
+}
 bool cli_mount_obj_path(spa_t *s, const char *k, uint64_t o, char *out, size_t l)
 {
 	return (false);
 }
-int cli_mount_prop_before(struct dsl_pool *dp, const char *n, const char *p, bool *r)
+int
+cli_mount_prop_before(struct dsl_pool *dp, const char *n, const char *p, cli_prop_change_t *pc)
 {
-	*r = false;
+	memset(pc, 0, sizeof (*pc));
 	return (0);
 }
 void cli_mount_start(void) { }

@@ -247,10 +247,14 @@ int cli_fs_init(void *arg, objset_t *os);
  *    children first; "cannot VERB 'name': ..." on EBUSY; 0 or 1;
  *  - cli_mount_any(name): something at or below name is mounted;
  *  - cli_mount_pool(pool): automatic mount of a pool's datasets;
- *  - cli_mount_prop_before(dp, name, prop, &remount): before a change that
- *    takes a remount, unmount what it would (busy: error, change nothing);
- *  - cli_mount_prop_changed(dp, name, prop, remount): after the change (or
- *    its failure), mount again or re-apply options;
+ *  - cli_mount_prop_before(dp, name, prop, &pc): before a property
+ *    changes: unmount what a mountpoint or canmount change moves (busy:
+ *    error, change nothing), note the old value of the others;
+ *  - cli_mount_prop_changed(dp, name, prop, &pc, verb): after the change
+ *    (or its failure): mount again, or give the live mounts their new
+ *    options (in place, or mounted again when nothing is open there);
+ *    when a busy mount cannot follow, "cannot VERB 'name': ...", the old
+ *    value is put back and 1 returned;
  *  - cli_mount_start/stop: the daemon's start (after the registry opened
  *    its pools) and stop (unmount everything, forced).
  */
@@ -266,10 +270,16 @@ bool cli_mount_any(const char *name);
  */
 bool cli_mount_obj_path(spa_t *spa, const char *oskey, uint64_t obj, char *out, size_t len);
 void cli_mount_pool(const char *pool);
+typedef struct cli_prop_change {
+	struct mnt_names *pc_down;  /* what went down, to mount again */
+	bool pc_saved;          /* pc_old / pc_was_local hold the old setting */
+	bool pc_was_local;      /* set on the dataset (else inherited) */
+	char pc_old[64];        /* its value then (parsable) */
+} cli_prop_change_t;
 int cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
-    bool *remount);
-void cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
-    bool remount);
+    cli_prop_change_t *pc);
+int cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
+    const cli_prop_change_t *pc, const char *verb);
 void cli_mount_start(void);
 void cli_mount_stop(void);
 int cli_fs_mount(int argc, char **argv);

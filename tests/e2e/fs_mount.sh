@@ -126,18 +126,85 @@ tarn_err 1 "^cannot remount 'tank/r': '$MNT/r/c' is busy \(files are open there\
 tarn_ok fs get -H -o value,source mountpoint tank/r/c
 out_is "$(printf '%s\tinherited from tank' "$MNT/r/c")"
 mounted "$MNT/r" && mounted "$MNT/r/c" && pass || fail "a refused mountpoint change lost a mount"
-tarn_err 1 "^cannot remount 'tank/r/c'" fs set exec=off tank/r/c
-tarn_ok fs get -H -o value exec tank/r/c
-out_is "on"
+rm -f "$MNT/r/c/over"
+tarn_ok fs set quota=none tank/r
+# mount options change in place, busy or not (as zfs remounts in place):
+# the kernel's flags with mount_setattr, the daemon's with its options
+mntopts() {
+	findmnt -n -o OPTIONS --mountpoint "$1"
+}
+printf '#!/bin/sh\necho ran\n' >"$MNT/r/c/prog" && chmod +x "$MNT/r/c/prog"
+tarn_ok fs set exec=off tank/r
+mntopts "$MNT/r/c" | grep -q noexec && pass || fail "exec=off: no noexec on the busy child"
+run "$MNT/r/c/prog"
+[ "$RC" -ne 0 ] && grep -q "Permission denied" "$ERR" && pass ||
+	fail "a program ran on an exec=off dataset"
+tarn_ok fs inherit exec tank/r
+ok "$MNT/r/c/prog"
+mntopts "$MNT/r/c" | grep -q noexec && fail "inherit exec left noexec" || pass
+tarn_ok fs set setuid=off devices=off tank/r/c
+mntopts "$MNT/r/c" | grep -q "nosuid.*nodev" && pass || fail "setuid/devices=off not in place"
+# read-only with only a cwd there: in place, EROFS at once, and back
+tarn_ok fs set readonly=on tank/r
+mntopts "$MNT/r/c" | grep -q "^ro" && pass || fail "readonly=on: busy child not read-only"
+run sh -c "echo x >'$MNT/r/c/ro'"
+grep -q "Read-only file system" "$ERR" && pass || fail "no EROFS after readonly=on in place"
+tarn_ok fs set readonly=off tank/r
+ok sh -c "echo x >'$MNT/r/c/rw'"
+# a file open for writing: the kernel refuses read-only, so does set, and
+# the property stays as it was
+bash -c 'exec 3>>"$1" && exec sleep 30' writer "$MNT/r/c/rw" &
+writer=$!
+sleep 0.5
+tarn_err 1 "^cannot set property for 'tank/r': '$MNT/r/c' is busy \(files are open for writing there\)$" \
+	fs set readonly=on tank/r
+tarn_ok fs get -H -o value,source readonly tank/r/c
+out_is "$(printf 'off\tinherited from tank/r')"
+ok sh -c "echo y >>'$MNT/r/c/rw'"
+mntopts "$MNT/r" | grep -q "^rw" && pass || fail "a refused readonly=on left tank/r read-only"
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+# sync: disabled and standard in place; always needs the mount without
+# the writeback cache, so a busy one refuses it
+tarn_ok fs set sync=disabled tank/r
+tarn_ok fs get -H -o value,source sync tank/r/c
+out_is "$(printf 'disabled\tinherited from tank/r')"
+tarn_err 1 "^cannot set property for 'tank/r': '$MNT/r/c' is busy \(sync=always takes a remount" \
+	fs set sync=always tank/r
+tarn_ok fs get -H -o value,source sync tank/r
+out_is "$(printf 'disabled\tlocal')"
+tarn_ok fs inherit sync tank/r
+mounted "$MNT/r" && mounted "$MNT/r/c" && pass || fail "in-place changes lost a mount"
 kill "$busy" 2>/dev/null
 wait "$busy" 2>/dev/null
+# idle: sync=always takes the remount
+tarn_ok fs set sync=always tank/r
+tarn_ok fs get -H -o value sync tank/r/c
+out_is "always"
+mounted "$MNT/r/c" && pass || fail "tank/r/c not mounted again after sync=always"
+tarn_ok fs inherit sync tank/r
+# mounted read-only (idle, so mounted again), then busy: read-write takes
+# a mount that replays the intent log, so it waits until nothing is open
+tarn_ok fs set readonly=on tank/r
+bash -c 'cd "$1" && exec sleep 30' busy "$MNT/r/c" &
+busy=$!
+sleep 0.5
+tarn_err 1 "^cannot inherit 'tank/r': '$MNT/r/c' is busy \(read-write takes a remount" \
+	fs inherit readonly tank/r
+tarn_ok fs get -H -o value,source readonly tank/r/c
+out_is "$(printf 'on\tinherited from tank/r')"
+kill "$busy" 2>/dev/null
+wait "$busy" 2>/dev/null
+tarn_ok fs inherit readonly tank/r
+ok sh -c "echo z >'$MNT/r/c/rw'"
 # not busy: the change is made and the subtree mounts at the new place;
 # an unmounted dataset stays unmounted
 tarn_ok fs set mountpoint="$MNT/r2" tank/r
 mounted "$MNT/r2/c" && pass || fail "tank/r/c not mounted at its new mountpoint"
 tarn_ok fs unmount tank/r/c
 tarn_ok fs set exec=off tank/r/c
-mounted "$MNT/r2/c" && fail "set exec=off mounted an unmounted dataset" || pass
+tarn_ok fs set readonly=on tank/r
+mounted "$MNT/r2/c" && fail "set exec=off or readonly=on mounted an unmounted dataset" || pass
 tarn_ok fs destroy -r -f tank/r
 
 # --- mountpoint: moved by set, must be empty, none unmounts; atime in place
