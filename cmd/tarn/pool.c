@@ -233,3 +233,53 @@ cli_vdev_healthy(const vdev_t *vd)
 			return (false);
 	return (true);
 }
+
+bool
+cli_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc)
+{
+	if (vd->vdev_type == VDEV_TYPE_ROOT) {
+		spa_space_t ss;
+		spa_get_space(spa, &ss);
+		*size = ss.ss_size;
+		*alloc = ss.ss_alloc;
+		return (true);
+	}
+	if (vd->vdev_top != vd || vd->vdev_ms_group == NULL)
+		return (false);
+	metaslab_space_t ms;
+	metaslab_group_space((metaslab_group_t *)vd->vdev_ms_group, &ms);
+	*size = ms.ms_total;
+	*alloc = ms.ms_alloc + ms.ms_deferred;  /* as the pool's (spa_get_space) */
+	return (true);
+}
+
+bool
+cli_spare_inuse(const vdev_t *vd, const vdev_t *spare)
+{
+	if (vd->vdev_type == VDEV_TYPE_SPARE) {
+		for (int i = 0; i < vd->vdev_children; i++)
+			if (vd->vdev_child[i]->vdev_guid == spare->vdev_guid ||
+			    (spare->vdev_path != NULL && vd->vdev_child[i]->vdev_path != NULL &&
+			    strcmp(vd->vdev_child[i]->vdev_path, spare->vdev_path) == 0))
+				return (true);
+	}
+	for (int i = 0; i < vd->vdev_children; i++)
+		if (cli_spare_inuse(vd->vdev_child[i], spare))
+			return (true);
+	return (false);
+}
+
+const char *
+cli_vdev_type_json(const vdev_t *vd)
+{
+	switch (vd->vdev_type) {
+	case VDEV_TYPE_ROOT: return ("root");
+	case VDEV_TYPE_MIRROR: return ("mirror");
+	case VDEV_TYPE_RAIDZ: return ("raidz");
+	case VDEV_TYPE_REPLACING: return ("replacing");
+	case VDEV_TYPE_SPARE: return ("spare");
+	case VDEV_TYPE_DISK: return ("disk");
+	case VDEV_TYPE_MISSING: return ("missing");
+	default: return ("file");
+	}
+}

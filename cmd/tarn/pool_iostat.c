@@ -151,26 +151,6 @@ iostat_cell(const iostat_opts_t *io, uint64_t v, bool na)
 		fprintf(cli_out, "  %*s", io->io_colwidth, buf);
 }
 
-/* Capacity of a vdev: the pool's, a top-level vdev's, or none (false). */
-static bool
-iostat_capacity(spa_t *spa, const vdev_t *vd, uint64_t *alloc, uint64_t *free)
-{
-	if (vd->vdev_type == VDEV_TYPE_ROOT) {
-		spa_space_t ss;
-		spa_get_space(spa, &ss);
-		*alloc = ss.ss_alloc;
-		*free = ss.ss_size - MIN(ss.ss_alloc, ss.ss_size);
-		return (true);
-	}
-	if (vd->vdev_top != vd || vd->vdev_ms_group == NULL)
-		return (false);
-	metaslab_space_t ms;
-	metaslab_group_space((metaslab_group_t *)vd->vdev_ms_group, &ms);
-	*alloc = ms.ms_alloc + ms.ms_deferred;  /* as the pool's row (spa_get_space) */
-	*free = ms.ms_total - MIN(*alloc, ms.ms_total);
-	return (true);
-}
-
 static void
 iostat_row(const iostat_opts_t *io, const iostat_pool_t *ip, const vdev_t *vd,
     int depth, double scale)
@@ -187,7 +167,9 @@ iostat_row(const iostat_opts_t *io, const iostat_pool_t *ip, const vdev_t *vd,
 		fprintf(cli_out, "%s", name);
 	else
 		fprintf(cli_out, "%*s%-*s", depth, "", MAX(io->io_namewidth - depth, 0), name);
-	bool cap = iostat_capacity(ip->ip_spa, vd, &alloc, &free);
+	uint64_t size = 0;
+	bool cap = cli_vdev_space(ip->ip_spa, vd, &size, &alloc);
+	free = size - MIN(alloc, size);
 	iostat_cell(io, alloc, !cap);
 	iostat_cell(io, free, !cap);
 	iostat_vs(vd, &vs);

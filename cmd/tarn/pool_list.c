@@ -1,8 +1,11 @@
 /*
- * pool_list.c — `tarn pool list [-Hpj] [-o props] [pool...]`: one row per
+ * pool_list.c — `tarn pool list [-Hpjv] [-o props] [pool...]`: one row per
  * pool with zpool's columns NAME SIZE ALLOC FREE CKPOINT EXPANDSZ FRAG CAP
  * DEDUP HEALTH ALTROOT; -H scripted (tabs, no header), -p exact numbers,
- * -j JSON in the shape of OpenZFS's `zpool list -j`.
+ * -j JSON in the shape of OpenZFS's `zpool list -j`; -v a row for every
+ * vdev below its pool, as zpool prints them: names indented by depth
+ * (with -H after a tab), capacity only on top-level vdevs, a leaf's size
+ * is its device's, then the spares under a "spare" row.
  */
 #include "tarn.h"
 
@@ -40,6 +43,7 @@ static const struct {
 
 typedef struct list_opts {
 	bool        lo_scripted;
+	bool        lo_verbose;
 	bool        lo_exact;
 	bool        lo_json;
 	list_prop_t lo_props[LP_NPROPS * 4];
@@ -125,6 +129,150 @@ list_value(spa_t *spa, const char *name, list_prop_t p, bool exact, char *buf, s
 	}
 }
 
+/*
+ * One value of a vdev's row (list -v).  zpool gives capacity figures to
+ * top-level vdevs only, a size to every vdev (a leaf's is its device's),
+ * a capacity in hundredths of a percent ("0.42%", "12.5%"), no dedup
+ * ratio; a spare is AVAIL or INUSE.  Checkpoint, expansion and
+ * fragmentation are not tracked ("-", as in the pool's row).
+ */
+static void
+list_vdev_value(spa_t *spa, const vdev_t *vd, bool spare, list_prop_t p, bool exact,
+    char *buf, size_t len)
+{
+	uint64_t size = 0, alloc = 0;
+	bool top = cli_vdev_space(spa, vd, &size, &alloc);
+	(void) snprintf(buf, len, "-");
+	switch (p) {
+	case LP_SIZE:
+		if (top || vd->vdev_children == 0)
+			cli_nicenum(top ? size : vd->vdev_psize, exact, buf, len);
+		break;
+	case LP_ALLOC:
+		if (top)
+			cli_nicenum(alloc, exact, buf, len);
+		break;
+	case LP_FREE:
+		if (top)
+			cli_nicenum(size - MIN(alloc, size), exact, buf, len);
+		break;
+	case LP_CAP:
+		if (top) {
+			uint64_t pm = size != 0 ? alloc * 10000 / size : 0;
+			double pct = (double)pm / 100.0;
+			if (exact)
+				(void) snprintf(buf, len, "%" PRIu64, pm / 100);
+			else
+				(void) snprintf(buf, len, pm < 1000 ? "%.2f%%" : pm < 10000 ?
+				    "%.1f%%" : "%.0f%%", pct);
+		}
+		break;
+	case LP_HEALTH:
+		(void) snprintf(buf, len, "%s", !spare ? vdev_state_name(vd->vdev_state) :
+		    cli_spare_inuse(spa_root_vdev(spa), vd) ? "INUSE" :
+		    vd->vdev_state == VDEV_STATE_HEALTHY ? "AVAIL" :
+		    vdev_state_name(vd->vdev_state));
+		break;
+	case LP_GUID:
+		(void) snprintf(buf, len, "%" PRIu64, vd->vdev_guid);
+		break;
+	case LP_ALTROOT:
+		buf[0] = '\0';
+		break;
+	default:
+		break;
+	}
+}
+
+/* A row of list -v: name (indented by depth, or after a tab with -H), values. */
+static void
+list_vdev_row(cli_table_t *t, const list_opts_t *lo, spa_t *spa, const vdev_t *vd,
+    const char *label, int depth, bool spare)
+{
+	char vals[LP_NPROPS * 4][64], name[VDEV_PATH_MAX + 32], cell0[VDEV_PATH_MAX + 64];
+	const char *cells[LP_NPROPS * 4] = { NULL };
+	if (vd != NULL)
+		cli_vdev_name(vd, true, name, sizeof (name));
+	for (int j = 0; j < lo->lo_nprops; j++) {
+		list_prop_t p = lo->lo_props[j];
+		cells[j] = vals[j];
+		if (p == LP_NAME) {
+			(void) snprintf(cell0, sizeof (cell0), "%*s%s",
+			    lo->lo_scripted ? 0 : depth, lo->lo_scripted ? "\t" : "",
+			    vd != NULL ? name : label);
+			cells[j] = cell0;
+		} else if (vd != NULL)
+			list_vdev_value(spa, vd, spare, p, lo->lo_exact, vals[j], sizeof (vals[j]));
+		else
+			(void) snprintf(vals[j], sizeof (vals[j]), "%s",
+			    p == LP_ALTROOT ? "" : "-");
+	}
+	int n = lo->lo_nprops;
+	while (n > 1 && lo->lo_props[n - 1] == LP_ALTROOT)
+		n--;            /* the row ends at HEALTH, as zpool's */
+	cli_table_row_short(t, cells, n);
+	for (int c = 0; vd != NULL && c < vd->vdev_children; c++)
+		list_vdev_row(t, lo, spa, vd->vdev_child[c], NULL, depth + 2, spare);
+}
+
+/* The rows of list -v below a pool's: its vdev tree, then its spares. */
+static void
+list_vdev_rows(cli_table_t *t, const list_opts_t *lo, spa_t *spa)
+{
+	const vdev_t *root = spa_root_vdev(spa), *sp = root->vdev_spares;
+	for (int c = 0; c < root->vdev_children; c++)
+		list_vdev_row(t, lo, spa, root->vdev_child[c], NULL, 2, false);
+	if (sp == NULL || sp->vdev_children == 0)
+		return;
+	list_vdev_row(t, lo, spa, NULL, "spare", 0, false);
+	for (int c = 0; c < sp->vdev_children; c++)
+		list_vdev_row(t, lo, spa, sp->vdev_child[c], NULL, 2, true);
+}
+
+/*
+ * list -jv: a vdev as a JSON member named as in the table (the root by
+ * the pool's name, as status -j has it), its children inside.
+ */
+static void
+list_json_vdev(FILE *f, spa_t *spa, const char *pool, const vdev_t *vd,
+    const list_opts_t *lo, bool spare, int indent, bool first)
+{
+	char name[VDEV_PATH_MAX + 32], val[64];
+	if (vd->vdev_type == VDEV_TYPE_ROOT)
+		(void) snprintf(name, sizeof (name), "%s", pool);
+	else
+		cli_vdev_name(vd, true, name, sizeof (name));
+	fprintf(f, "%s\n%*s", first ? "" : ",", indent, "");
+	cli_json_str(f, name);
+	fprintf(f, ": {\"name\": ");
+	cli_json_str(f, name);
+	fprintf(f, ", \"vdev_type\": \"%s\", \"guid\": \"%" PRIu64 "\", \"class\": \"%s\", "
+	    "\"state\": \"%s\", \"properties\": {", cli_vdev_type_json(vd), vd->vdev_guid,
+	    spare ? "spare" : "normal", vdev_state_name(vd->vdev_state));
+	int shown = 0;
+	for (int i = 0; i < lo->lo_nprops; i++) {
+		list_prop_t p = lo->lo_props[i];
+		if (p == LP_NAME || p == LP_ALTROOT)
+			continue;
+		if (vd->vdev_type == VDEV_TYPE_ROOT)
+			list_value(spa, pool, p, lo->lo_exact, val, sizeof (val));
+		else
+			list_vdev_value(spa, vd, spare, p, lo->lo_exact, val, sizeof (val));
+		fprintf(f, "%s\"%s\": {\"value\": ", shown++ ? ", " : "", list_props[p].lp_name);
+		cli_json_str(f, val);
+		fputc('}', f);
+	}
+	fputc('}', f);
+	if (vd->vdev_children > 0) {
+		fprintf(f, ", \"vdevs\": {");
+		for (int c = 0; c < vd->vdev_children; c++)
+			list_json_vdev(f, spa, pool, vd->vdev_child[c], lo, spare, indent + 2,
+			    c == 0);
+		fprintf(f, "\n%*s}", indent, "");
+	}
+	fputc('}', f);
+}
+
 static void
 list_json_pool(FILE *f, spa_t *spa, const char *name, const list_opts_t *lo, bool first)
 {
@@ -149,7 +297,20 @@ list_json_pool(FILE *f, spa_t *spa, const char *name, const list_opts_t *lo, boo
 		cli_json_str(f, val);
 		fprintf(f, ", \"source\": {\"type\": \"NONE\", \"data\": \"-\"}}");
 	}
-	fprintf(f, "\n    }}");
+	fprintf(f, "\n    }");
+	if (lo->lo_verbose && spa != NULL) {
+		const vdev_t *root = spa_root_vdev(spa), *sp = root->vdev_spares;
+		fprintf(f, ", \"vdevs\": {");
+		list_json_vdev(f, spa, name, root, lo, false, 6, true);
+		fprintf(f, "\n    }");
+		if (sp != NULL && sp->vdev_children > 0) {
+			fprintf(f, ", \"spares\": {");
+			for (int c = 0; c < sp->vdev_children; c++)
+				list_json_vdev(f, spa, name, sp->vdev_child[c], lo, true, 6, c == 0);
+			fprintf(f, "\n    }");
+		}
+	}
+	fputc('}', f);
 }
 
 static int
@@ -157,8 +318,9 @@ list_parse_args(int argc, char **argv, list_opts_t *lo)
 {
 	int c, error = 0;
 
-	while ((c = getopt(argc, argv, ":Hpjo:")) != -1) {
+	while ((c = getopt(argc, argv, ":Hpjvo:")) != -1) {
 		switch (c) {
+		case 'v': lo->lo_verbose = true; break;
 		case 'H': lo->lo_scripted = true; break;
 		case 'p': lo->lo_exact = true; break;
 		case 'j': lo->lo_json = true; break;
@@ -216,6 +378,8 @@ cli_pool_list(int argc, char **argv)
 				cells[j] = vals[j];
 			}
 			cli_table_row(t, cells);
+			if (lo.lo_verbose && spa != NULL)
+				list_vdev_rows(t, &lo, spa);
 		}
 		shown++;
 		if (spa != NULL)

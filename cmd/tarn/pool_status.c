@@ -71,23 +71,6 @@ status_vdev(const vdev_t *vd, const char *poolname, int depth, int width, bool e
 		status_vdev(vd->vdev_child[i], poolname, depth + 2, width, exact, resilvering);
 }
 
-/* Is the spare leaf standing in for a device (in a spare group of the tree)? */
-static bool
-status_spare_inuse(const vdev_t *vd, const vdev_t *spare)
-{
-	if (vd->vdev_type == VDEV_TYPE_SPARE) {
-		for (int i = 0; i < vd->vdev_children; i++)
-			if (vd->vdev_child[i]->vdev_guid == spare->vdev_guid ||
-			    (spare->vdev_path != NULL && vd->vdev_child[i]->vdev_path != NULL &&
-			    strcmp(vd->vdev_child[i]->vdev_path, spare->vdev_path) == 0))
-				return (true);
-	}
-	for (int i = 0; i < vd->vdev_children; i++)
-		if (status_spare_inuse(vd->vdev_child[i], spare))
-			return (true);
-	return (false);
-}
-
 /* The "spares" section: AVAIL, or INUSE while standing in for a device. */
 static void
 status_spares(const vdev_t *root, int width)
@@ -100,7 +83,7 @@ status_spares(const vdev_t *root, int width)
 	for (int i = 0; i < sp->vdev_children; i++) {
 		const vdev_t *vd = sp->vdev_child[i];
 		char name[VDEV_PATH_MAX + 32];
-		bool inuse = status_spare_inuse(root, vd);
+		bool inuse = cli_spare_inuse(root, vd);
 		cli_vdev_name(vd, true, name, sizeof (name));
 		fprintf(cli_out, "\t  %-*s  %-8s", width - 2, name, inuse ? "INUSE" :
 		    vd->vdev_state == VDEV_STATE_HEALTHY ? "AVAIL" :
@@ -393,13 +376,7 @@ status_json_vdev(const vdev_t *vd, const char *poolname, int indent)
 	fprintf(cli_out, ": {\"name\": ");
 	cli_json_str(cli_out, name);
 	fprintf(cli_out, ", \"vdev_type\": \"%s\", \"guid\": \"%" PRIu64 "\"",
-	    vd->vdev_type == VDEV_TYPE_ROOT ? "root" :
-	    vd->vdev_type == VDEV_TYPE_MIRROR ? "mirror" :
-	    vd->vdev_type == VDEV_TYPE_RAIDZ ? "raidz" :
-	    vd->vdev_type == VDEV_TYPE_REPLACING ? "replacing" :
-	    vd->vdev_type == VDEV_TYPE_SPARE ? "spare" :
-	    vd->vdev_type == VDEV_TYPE_DISK ? "disk" :
-	    vd->vdev_type == VDEV_TYPE_MISSING ? "missing" : "file", vd->vdev_guid);
+	    cli_vdev_type_json(vd), vd->vdev_guid);
 	if (vd->vdev_path != NULL) {
 		fprintf(cli_out, ", \"path\": ");
 		cli_json_str(cli_out, vd->vdev_path);

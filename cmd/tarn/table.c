@@ -41,9 +41,15 @@ cli_table_column(cli_table_t *t, const char *header, cli_align_t align, int minw
 void
 cli_table_row(cli_table_t *t, const char *const *cells)
 {
+	cli_table_row_short(t, cells, t->t_ncols);
+}
+
+void
+cli_table_row_short(cli_table_t *t, const char *const *cells, int n)
+{
 	char **row = tarn_alloc((size_t)t->t_ncols * sizeof (char *));
 
-	for (int i = 0; i < t->t_ncols; i++) {
+	for (int i = 0; i < MIN(n, t->t_ncols); i++) {
 		row[i] = tarn_strdup(cells[i] != NULL ? cells[i] : "-");
 		t->t_cols[i].cc_width = MAX(t->t_cols[i].cc_width, (int)strlen(row[i]));
 	}
@@ -51,12 +57,16 @@ cli_table_row(cli_table_t *t, const char *const *cells)
 	t->t_rows[t->t_nrows++] = row;
 }
 
+/* A line: the row's cells, up to the first absent one (NULL). */
 static void
 table_print_line(const cli_table_t *t, FILE *f, char *const *cells, bool scripted)
 {
-	for (int i = 0; i < t->t_ncols; i++) {
+	int n = 0;
+	while (n < t->t_ncols && cells[n] != NULL)
+		n++;
+	for (int i = 0; i < n; i++) {
 		const cli_col_t *c = &t->t_cols[i];
-		bool last = i == t->t_ncols - 1;
+		bool last = i == n - 1;
 
 		if (scripted) {
 			fprintf(f, "%s%s", cells[i], last ? "" : "\t");

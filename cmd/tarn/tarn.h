@@ -140,6 +140,16 @@ void cli_vdev_name(const vdev_t *vd, bool with_id, char *buf, size_t len);
 int cli_tree_namewidth(const vdev_t *vd, const char *rootname, int depth, int width);
 /* Healthy: ONLINE and no error counts anywhere below vd. */
 bool cli_vdev_healthy(const vdev_t *vd);
+/*
+ * Space of the pool (vd the root) or of a top-level vdev: size and what
+ * is allocated (deferred frees counted, as the pool's row counts them);
+ * false for any other vdev (zpool shows capacity only for those two).
+ */
+bool cli_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc);
+/* A vdev's "vdev_type" in JSON (status -j, list -jv): "raidz", "file", ... */
+const char *cli_vdev_type_json(const vdev_t *vd);
+/* Is the spare leaf standing in for a device (in a spare group below vd)? */
+bool cli_spare_inuse(const vdev_t *vd, const vdev_t *spare);
 
 /* table.c */
 typedef struct cli_table cli_table_t;
@@ -150,6 +160,8 @@ cli_table_t *cli_table_new(void);
 void cli_table_column(cli_table_t *t, const char *header, cli_align_t align, int minwidth);
 /* Add a row: exactly one cell per column (copied). */
 void cli_table_row(cli_table_t *t, const char *const *cells);
+/* A row of only its first n cells (the line ends there). */
+void cli_table_row_short(cli_table_t *t, const char *const *cells, int n);
 /* Print: header unless scripted; scripted rows are tab-separated. */
 void cli_table_print(const cli_table_t *t, FILE *f, bool scripted);
 void cli_table_free(cli_table_t *t);

@@ -1,6 +1,7 @@
 #!/bin/bash
 # `list` and `status` print zpool's formats: the list header, -H (tabs, no
-# header), -p (exact bytes), -o (columns), -j (JSON that parses).
+# header), -p (exact bytes), -o (columns), -j (JSON that parses), -v (a
+# row per vdev, and the spares).
 . "$(dirname "$0")/lib.sh"
 describe "list and status output formats (-H, -p, -o, -j)"
 require_engine
@@ -38,7 +39,28 @@ out_has "^fmt +ONLINE +[0-9]+%$"
 tarn_ok pool list -H -o NAME,Health
 out_is "fmt	ONLINE"
 
+# -v: a row per vdev, indented by depth; capacity on the top-level vdev
+# only, a leaf's own size; -H puts a tab before a vdev's name
+tarn_ok pool list -v
+out_has "^fmt  "
+out_has "^  raidz1-0 +[0-9.]+M +[0-9.]+[KM] +[0-9.]+M +- +- +- +[0-9.]+% +- +ONLINE$"
+[ "$(grep -cE "^    $DEVDIR/d[0-9] +256M +- +- +- +- +- +- +- +ONLINE$" "$OUT")" = 4 ] &&
+	pass || { fail "list -v: not 4 leaf rows of 256M"; show_output; }
+tarn_ok pool list -vHp
+[ "$(grep -c "^	" "$OUT")" = 5 ] && pass || fail "list -vH: vdev rows do not start with a tab"
+# a tab, the name, SIZE..HEALTH (no ALTROOT): 11 fields as the pool's row
+[ "$(awk -F'\t' '{ print NF }' "$OUT" | sort -u)" = 11 ] && pass ||
+	fail "list -vH: rows of $(awk -F'\t' '{ print NF }' "$OUT" | sort -u | tr '\n' ' ')fields"
+vsize=$(awk -F'\t' '$2 == "raidz1-0" { print $3 }' "$OUT")
+psize=$(awk -F'\t' '$1 == "fmt" { print $2 }' "$OUT")
+[ -n "$vsize" ] && [ "$vsize" = "$psize" ] && pass ||
+	fail "list -vHp: raidz1-0 size '$vsize', pool size '$psize'"
+tarn_ok pool list -v -o name,health
+out_has "^  raidz1-0 +ONLINE$"
 if command -v python3 >/dev/null; then
+	tarn_ok pool list -jv
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["pools"]["fmt"]; r=p["vdevs"]["fmt"]["vdevs"]["raidz1-0"]; assert r["vdev_type"] == "raidz"; assert len(r["vdevs"]) == 4' "$OUT" &&
+		pass || fail "list -jv is not the expected JSON"
 	tarn_ok pool list -j
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["pools"]["fmt"]["properties"]["health"]["value"] == "ONLINE"' "$OUT" &&
 		pass || fail "list -j is not the expected JSON"
@@ -56,5 +78,16 @@ bad=$(awk -F'\t' -v w="$W" 'started && NF > 1 && $2 != "" && index($2, "ONLINE")
 [ -z "$bad" ] && pass || fail "STATE column not aligned: $bad"
 tarn_ok pool status -p fmt
 out_has "^	fmt +ONLINE +0 +0 +0$"
+truncate -s 256M "$DEVDIR/spare0"
+tarn_ok pool add fmt spare "$DEVDIR/spare0"
+tarn_ok pool list -v
+out_has "^spare +- +- +- +- +- +- +- +- +-$"
+out_has "^  $DEVDIR/spare0 +[0-9.]+M( +-){7} +AVAIL$"
+
+if command -v python3 >/dev/null; then
+	tarn_ok pool list -jv
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["pools"]["fmt"]["spares"]; assert list(s.values())[0]["properties"]["health"]["value"] == "AVAIL"' "$OUT" &&
+		pass || fail "list -jv: no AVAIL spare"
+fi
 tarn_ok pool destroy fmt
 e2e_done
