@@ -193,13 +193,14 @@ list_vdev_row(cli_table_t *t, const list_opts_t *lo, spa_t *spa, const vdev_t *v
 	const char *cells[LP_NPROPS * 4] = { NULL };
 	if (vd != NULL)
 		cli_vdev_name(vd, true, name, sizeof (name));
+	else
+		(void) snprintf(name, sizeof (name), "%s", label);
 	for (int j = 0; j < lo->lo_nprops; j++) {
 		list_prop_t p = lo->lo_props[j];
 		cells[j] = vals[j];
 		if (p == LP_NAME) {
 			(void) snprintf(cell0, sizeof (cell0), "%*s%s",
-			    lo->lo_scripted ? 0 : depth, lo->lo_scripted ? "\t" : "",
-			    vd != NULL ? name : label);
+			    lo->lo_scripted ? 0 : depth, lo->lo_scripted ? "\t" : "", name);
 			cells[j] = cell0;
 		} else if (vd != NULL)
 			list_vdev_value(spa, vd, spare, p, lo->lo_exact, vals[j], sizeof (vals[j]));
@@ -212,7 +213,7 @@ list_vdev_row(cli_table_t *t, const list_opts_t *lo, spa_t *spa, const vdev_t *v
 		n--;            /* the row ends at HEALTH, as zpool's */
 	cli_table_row_short(t, cells, n);
 	for (int c = 0; vd != NULL && c < vd->vdev_children; c++)
-		list_vdev_row(t, lo, spa, vd->vdev_child[c], NULL, depth + 2, spare);
+		list_vdev_row(t, lo, spa, vd->vdev_child[c], "", depth + 2, spare);
 }
 
 /* The rows of list -v below a pool's: its vdev tree, then its spares. */
@@ -221,12 +222,12 @@ list_vdev_rows(cli_table_t *t, const list_opts_t *lo, spa_t *spa)
 {
 	const vdev_t *root = spa_root_vdev(spa), *sp = root->vdev_spares;
 	for (int c = 0; c < root->vdev_children; c++)
-		list_vdev_row(t, lo, spa, root->vdev_child[c], NULL, 2, false);
+		list_vdev_row(t, lo, spa, root->vdev_child[c], "", 2, false);
 	if (sp == NULL || sp->vdev_children == 0)
 		return;
 	list_vdev_row(t, lo, spa, NULL, "spare", 0, false);
 	for (int c = 0; c < sp->vdev_children; c++)
-		list_vdev_row(t, lo, spa, sp->vdev_child[c], NULL, 2, true);
+		list_vdev_row(t, lo, spa, sp->vdev_child[c], "", 2, true);
 }
 
 /*
