@@ -177,6 +177,8 @@ bool tarn_fuse_req_kills_suidgid(void);
  * know the extended SETXATTR; our hooks take its flags out of the request.
  */
 bool tarn_fuse_req_acl_kills_sgid(void);
+/* The CREATE being served is an O_TMPFILE (FUSE_TMPFILE): make it without a name. */
+bool tarn_fuse_req_tmpfile(void);
 
 /* ---- the handler tables' parts ---- */
 

@@ -56,9 +56,11 @@ tf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	posix_cred_t cred;
 	posix_attr_t pa;
 	tarn_fuse_cred(req, &cred);
-	int e = posix_create(t->tf_fs, TF_PINO(t, parent), name, mode, 0, &cred,
+	bool tmp = tarn_fuse_req_tmpfile();
+	int e = tmp ? posix_tmpfile(t->tf_fs, TF_PINO(t, parent), mode, &cred, &pa) :
+	    posix_create(t->tf_fs, TF_PINO(t, parent), name, mode, 0, &cred,
 	    (fi->flags & O_EXCL) != 0, &pa);
-	if (e == 0 && (fi->flags & O_TRUNC) && pa.pa_size != 0) {
+	if (e == 0 && !tmp && (fi->flags & O_TRUNC) && pa.pa_size != 0) {
 		/* it existed after all (created since the kernel's lookup) */
 		posix_ino_t ino = pa.pa_ino;
 		e = tf_truncate(t, req, ino, false);

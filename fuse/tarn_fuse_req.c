@@ -7,7 +7,9 @@
  * I/O hooks (tarn_fuse_uring.c, on every mount) give each request to
  * tf_req_begin before libfuse parses it on the same thread, and the INIT
  * reply to tf_req_init_flags, so the handlers can ask
- * tarn_fuse_req_kills_suidgid and tarn_fuse_req_acl_kills_sgid.
+ * tarn_fuse_req_kills_suidgid and tarn_fuse_req_acl_kills_sgid.  An
+ * operation libfuse lacks, TMPFILE, is handed to it as the CREATE it
+ * resembles (tarn_fuse_req_tmpfile).
  *
  * Not when requests are spliced: libfuse then reads them itself and the
  * flags would be invisible, so they are not negotiated.
@@ -23,6 +25,8 @@
 static __thread const char *tf_cur_req;
 /* The setxattr_flags of the SETXATTR this thread serves. */
 static __thread uint32_t tf_cur_setxattr_flags;
+/* The CREATE this thread serves came as a TMPFILE. */
+static __thread bool tf_cur_tmpfile;
 
 void
 tf_req_init_flags(tarn_fuse_t *t, struct fuse_init_out *io)
@@ -51,6 +55,17 @@ tf_req_begin(tarn_fuse_t *t, char *req, size_t len)
 	}
 	tf_cur_req = req;
 	memcpy(&in, req, sizeof (in));
+	/*
+	 * O_TMPFILE (FUSE_TMPFILE, which libfuse 3.14 does not know) has a
+	 * CREATE's arguments and reply: it goes to tf_create as one, which
+	 * asks tarn_fuse_req_tmpfile.
+	 */
+	tf_cur_tmpfile = in.opcode == FUSE_TMPFILE;
+	if (tf_cur_tmpfile) {
+		in.opcode = FUSE_CREATE;
+		memcpy(req, &in, sizeof (in));
+		return (len);
+	}
 	if (in.opcode != FUSE_SETXATTR || !t->tf_setxattr_ext ||
 	    len < hl + sizeof (struct fuse_setxattr_in) || in.len != len)
 		return (len);
@@ -68,6 +83,13 @@ tf_req_end(void)
 {
 	tf_cur_req = NULL;
 	tf_cur_setxattr_flags = 0;
+	tf_cur_tmpfile = false;
+}
+
+bool
+tarn_fuse_req_tmpfile(void)
+{
+	return (tf_cur_tmpfile);
 }
 
 bool

@@ -199,6 +199,13 @@ void posix_forget(posix_fs_t *fs, posix_ino_t ino, uint64_t n);
  */
 int posix_create(posix_fs_t *fs, posix_ino_t dir, const char *name, uint32_t mode,
     uint64_t rdev, const posix_cred_t *cred, bool excl, posix_attr_t *attr);
+/*
+ * O_TMPFILE: a regular file made as in dir but with no name (no links, in
+ * the unlinked set: freed at its last forget, or at the next mount after
+ * a crash), returned with one reference.  posix_link may name it once.
+ */
+int posix_tmpfile(posix_fs_t *fs, posix_ino_t dir, uint32_t mode, const posix_cred_t *cred,
+    posix_attr_t *attr);
 int posix_mkdir(posix_fs_t *fs, posix_ino_t dir, const char *name, uint32_t mode,
     const posix_cred_t *cred, posix_attr_t *attr);
 int posix_symlink(posix_fs_t *fs, posix_ino_t dir, const char *name, const char *target,

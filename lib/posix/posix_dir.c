@@ -222,6 +222,7 @@ typedef struct mknode_args {
 	bool excl;
 	bool open_existing;     /* create without O_EXCL: return an existing file */
 	uint64_t want_obj;      /* intent-log replay: this object number (else 0) */
+	bool tmpfile;           /* O_TMPFILE: no name, in the unlinked set */
 } mknode_args_t;
 
 /*
@@ -292,7 +293,7 @@ mknode_locked(posix_fs_t *fs, posix_ino_t dir, znode_phys_t *dzp, const char *na
 	size_t dlen = 0;
 	void *dacl = S_ISLNK(a->mode) ? NULL : posix_acl_default_get(fs, dzp, &dlen);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
-	zap_tx_hold(tx, fs->fs_os, dir, 1);
+	zap_tx_hold(tx, fs->fs_os, a->tmpfile ? fs->fs_unlinked : dir, 1);
 	dmu_tx_hold_bonus(tx, dir);
 	dmu_tx_hold_space(tx, DNODE_BLOCK_SIZE + tlen);
 	if (S_ISDIR(a->mode))
@@ -316,15 +317,24 @@ mknode_locked(posix_fs_t *fs, posix_ino_t dir, znode_phys_t *dzp, const char *na
 	if (err == 0) {
 		if (dacl != NULL)
 			err = posix_acl_inherit_tx(fs, &zp, dacl, dlen, tx);
-		if (err == 0)
+		if (err == 0 && a->tmpfile) {
+			char key[24];
+			(void) snprintf(key, sizeof (key), "%" PRIx64, obj);
+			zp.zp_nlink = 0;
+			zp.zp_flags |= POSIX_ZF_UNLINKED;
+			err = zap_update_int(fs->fs_os, fs->fs_unlinked, key, obj, tx);
+		} else if (err == 0) {
 			err = zap_add_int(fs->fs_os, dir, name, POSIX_DE_MAKE(obj, zp.zp_mode), tx);
+		}
 		if (err != 0 && zp.zp_xattr != 0)
 			(void) posix_xattr_destroy(fs, zp.zp_xattr, tx);
 		if (err != 0)
 			(void) dmu_object_free(fs->fs_os, obj, tx);
 	}
 	tarn_free(dacl);
-	if (err == 0) {
+	if (err == 0 && a->tmpfile) {
+		err = zn_write(fs, obj, NULL, &zp, tx);
+	} else if (err == 0) {
 		if (S_ISDIR(zp.zp_mode)) {
 			zp.zp_nlink = 2;
 			zp.zp_size = 2;
@@ -337,7 +347,8 @@ mknode_locked(posix_fs_t *fs, posix_ino_t dir, znode_phys_t *dzp, const char *na
 		if (err == 0)
 			err = zn_write(fs, dir, &dold, dzp, tx);
 	}
-	if (err == 0)
+	/* a file without a name is gone after a crash: nothing to log */
+	if (err == 0 && !a->tmpfile)
 		posix_zil_create(fs, tx, dir, dzp, name, obj, &zp, a->target);
 	posix_zil_end(fs, tx, err);
 	dmu_tx_commit(tx);
@@ -353,6 +364,14 @@ mknode_locked(posix_fs_t *fs, posix_ino_t dir, znode_phys_t *dzp, const char *na
 	}
 	if (err == 0 && attr != NULL)
 		err = posix_ref_attr(fs, obj, &zp, attr);
+	if (err == 0 && a->tmpfile) {
+		/* the reference just taken keeps the pinode, and with it the mark */
+		pinode_t *pi = pinode_get(fs, obj);
+		pthread_rwlock_wrlock(&pi->pi_lock);
+		pi->pi_tmpfile = true;
+		pthread_rwlock_unlock(&pi->pi_lock);
+		pinode_rele(fs, pi);
+	}
 	return (err);
 }
 
@@ -408,6 +427,39 @@ posix_create(posix_fs_t *fs, posix_ino_t dir, const char *name, uint32_t mode, u
 	mknode_args_t a = { .mode = mode, .rdev = rdev, .cred = cred, .excl = excl,
 		.open_existing = S_ISREG(mode) };
 	return (mknode(fs, dir, name, &a, attr));
+}
+
+/*
+ * O_TMPFILE: a regular file as a create in dir would make it (owner,
+ * group, mode, default ACL), but without a name: no links, listed in the
+ * unlinked set from the start, so that its last close frees it, and after
+ * a crash the next mount.  posix_link may give it a name (linkat).
+ */
+int
+posix_tmpfile(posix_fs_t *fs, posix_ino_t dir, uint32_t mode, const posix_cred_t *cred,
+    posix_attr_t *attr)
+{
+	int err = posix_writable(fs);
+	if (err != 0)
+		return (err);
+	mknode_args_t a = { .mode = S_IFREG | (mode & 07777), .cred = cred, .excl = true,
+		.tmpfile = true };
+	pinode_t *pi = pinode_get(fs, dir);
+	pthread_rwlock_wrlock(&pi->pi_lock);
+	znode_phys_t dzp;
+	err = zn_read(fs, dir, &dzp);
+	if (err == 0 && !S_ISDIR(dzp.zp_mode))
+		err = SET_ERROR(ENOTDIR);
+	if (err == 0 && dzp.zp_nlink == 0)
+		err = SET_ERROR(ENOENT);
+	if (err == 0) {
+		pthread_mutex_lock(&fs->fs_unlinked_lock);
+		err = mknode_locked(fs, dir, &dzp, NULL, &a, attr);
+		pthread_mutex_unlock(&fs->fs_unlinked_lock);
+	}
+	pthread_rwlock_unlock(&pi->pi_lock);
+	pinode_rele(fs, pi);
+	return (err);
 }
 
 /* Replay of a logged create: the same node under the same object number. */
@@ -475,7 +527,7 @@ link_check(posix_fs_t *fs, posix_lockset_t *ls, posix_ino_t ino, posix_ino_t new
 	uint64_t v;
 	if (!S_ISDIR(dzp->zp_mode))
 		return (SET_ERROR(ENOTDIR));
-	if (dzp->zp_nlink == 0 || zp->zp_nlink == 0)
+	if (dzp->zp_nlink == 0 || (zp->zp_nlink == 0 && !lockset_pi(ls, ino)->pi_tmpfile))
 		return (SET_ERROR(ENOENT));
 	if (S_ISDIR(zp->zp_mode))
 		return (SET_ERROR(EPERM));
@@ -506,12 +558,18 @@ posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newn
 	err = lockset_lock(fs, &ls);
 	if (err == 0)
 		err = link_check(fs, &ls, ino, newdir, newname);
+	/* an O_TMPFILE's first name takes it out of the unlinked set */
+	bool named = err == 0 && lockset_zp(&ls, ino)->zp_nlink == 0;
+	if (named)
+		pthread_mutex_lock(&fs->fs_unlinked_lock);
 	dmu_tx_t *tx = NULL;
 	if (err == 0) {
 		tx = dmu_tx_create(fs->fs_os);
 		zap_tx_hold(tx, fs->fs_os, newdir, 1);
 		dmu_tx_hold_bonus(tx, newdir);
 		dmu_tx_hold_bonus(tx, ino);
+		if (named)
+			zap_tx_hold(tx, fs->fs_os, fs->fs_unlinked, 1);
 		err = posix_tx_assign(tx);
 	}
 	if (err == 0) {
@@ -520,6 +578,12 @@ posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newn
 		posix_now(now);
 		posix_zil_begin();
 		err = zap_add_int(fs->fs_os, newdir, newname, POSIX_DE_MAKE(ino, zp->zp_mode), tx);
+		if (err == 0 && named) {
+			char key[24];
+			(void) snprintf(key, sizeof (key), "%" PRIx64, ino);
+			err = zap_remove(fs->fs_os, fs->fs_unlinked, key, tx);
+			zp->zp_flags &= ~(uint64_t)POSIX_ZF_UNLINKED;
+		}
 		if (err == 0) {
 			zp->zp_nlink++;
 			memcpy(zp->zp_ctime, now, 16);
@@ -528,15 +592,26 @@ posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newn
 			memcpy(dzp->zp_ctime, now, 16);
 			err = lockset_write(fs, &ls, tx);
 		}
-		if (err == 0) {
+		if (err == 0 && named) {
+			lockset_pi(&ls, ino)->pi_tmpfile = false;
+		} else if (err == 0) {
 			posix_zil_link(fs, tx, ino, newdir, dzp, newname);
 			posix_zil_times(fs, tx, ino, zp);
 		}
 		posix_zil_end(fs, tx, err);
+		/*
+		 * The log never saw the O_TMPFILE made (nor its writes): its
+		 * first name is not logged either, so that an fsync syncs the
+		 * txg, which has them all.
+		 */
+		if (err == 0 && named)
+			posix_zil_unlogged(fs, tx);
 		dmu_tx_commit(tx);
 		if (err == 0 && attr != NULL)
 			err = posix_ref_attr(fs, ino, zp, attr);
 	}
+	if (named)
+		pthread_mutex_unlock(&fs->fs_unlinked_lock);
 	lockset_unlock(fs, &ls);
 	return (err);
 }

@@ -81,6 +81,7 @@ typedef struct pinode {
 	uint64_t pi_refs;           /* stripe lock */
 	uint32_t pi_active;         /* stripe lock */
 	bool     pi_destroyed;      /* pi_lock (W): the object is freed */
+	bool     pi_tmpfile;        /* pi_lock (W): an O_TMPFILE never named, may be linked */
 	pthread_rwlock_t pi_lock;
 	struct pinode *pi_next;     /* stripe bucket chain */
 } pinode_t;

@@ -4,7 +4,8 @@
 # acknowledged step outside the mount; tarn-mount is killed with SIGKILL
 # in the middle, three times; after each remount every logged file must
 # be there, byte-exact, under its last name.  A file unlinked while open
-# at the crash is reclaimed at the next mount (its space comes back).
+# at the crash is reclaimed at the next mount (its space comes back), and
+# so is an O_TMPFILE never named, while one named and fsync'd is there.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fs_lib.bash"
 
@@ -48,18 +49,28 @@ nudge
 with=$(df -B1 --output=used "$MNT" | tail -1)
 check "it is counted as used ($before before, $with with it)" \
 	test $((with - before)) -gt $((48 << 20))
+iused=$(df --output=iused "$MNT" | tail -1)
 $PY "$FS_OPS" hold "$MNT/victim" 300 >"$E2E_TMP/hold.out" 2>&1 &
 BG+=($!)
+# and two O_TMPFILEs: one named by linkat, then fsync'd; one never named
+$PY "$FS_OPS" tmpfile-hold "$MNT" 300 >"$E2E_TMP/tmpfile.out" 2>&1 &
+BG+=($!)
 for ((i = 0; i < 100; i++)); do
-	grep -q held "$E2E_TMP/hold.out" && break
+	grep -q held "$E2E_TMP/hold.out" && grep -q held "$E2E_TMP/tmpfile.out" && break
 	sleep 0.1
 done
 check "held open after unlink" grep -q held "$E2E_TMP/hold.out"
+check "O_TMPFILEs made, one named" grep -q held "$E2E_TMP/tmpfile.out"
 check "gone from the directory" test ! -e "$MNT/victim"
 fs_crash
 fs_stop_bg
 fs_start -- "${DEV[@]}" || e2e_done
 check "still gone after the crash" test ! -e "$MNT/victim"
+check "the named O_TMPFILE has what was fsync'd" $PY "$FS_OPS" tmpfile-check "$MNT"
+# the victim and the unnamed O_TMPFILE reclaimed, the named one counted
+iused2=$(df --output=iused "$MNT" | tail -1)
+check "inodes in use: $iused before, $iused2 after (victim out, tmpfile in)" \
+	test "$iused2" -eq "$iused"
 after=$with
 for ((i = 0; i < 30; i++)); do
 	nudge

@@ -23,6 +23,10 @@ Other commands exit 0 when their checks pass, and print what failed:
   verify ROOT NW      check what the NW workers left (names, contents)
   hold PATH SECS      open PATH, unlink it (fsyncing the directory), keep
                       it open SECS seconds
+  tmpfile-hold ROOT SECS
+                      two O_TMPFILEs written and fsync'd, one named
+                      (tmpfile-kept) by linkat first; held SECS seconds
+  tmpfile-check ROOT  tmpfile-kept has all that was written to it
   fsync-writer ROOT LOG PREFIX
                       write and fsync files (and rename them, fsyncing the
                       directory) until killed; after each fsync returns,
@@ -50,6 +54,7 @@ import time
 
 libc = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD = -100
+AT_SYMLINK_FOLLOW = 0x400
 RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT = 1, 2, 4
 FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE = 1, 2
 
@@ -232,6 +237,9 @@ def errno_suite(root):
     st("statvfs-namemax", lambda: os.statvfs(root).f_namemax)
     # open files
     st("unlink-open", lambda: _unlink_open(p("uo")))
+    st("tmpfile", lambda: _tmpfile(root, p("tmpnamed"), False))
+    st("tmpfile-excl-link", lambda: _tmpfile(root, p("tmpexcl"), True))
+    st("tmpfile-in-file", lambda: os.open(p("f"), os.O_TMPFILE | os.O_RDWR, 0o600))
     st("fallocate", lambda: _falloc(p("fa")))
     st("punch-hole", lambda: _punch(p("fa")))
 
@@ -274,6 +282,23 @@ def _unlink_open(path):
         n = os.fstat(fd).st_nlink
         os.pwrite(fd, b"more", 4000)
         return (n, os.pread(fd, 8, 3996), os.path.exists(path))
+    finally:
+        os.close(fd)
+
+
+def _tmpfile(root, name, excl):
+    """O_TMPFILE: no name until linkat names it (never, with O_EXCL)."""
+    before = sorted(os.listdir(root))
+    fd = os.open(root, os.O_TMPFILE | os.O_RDWR | (os.O_EXCL if excl else 0), 0o640)
+    try:
+        os.write(fd, b"tmp" * 1000)
+        st0 = os.fstat(fd)
+        unnamed = (st0.st_nlink, oct(st0.st_mode), sorted(os.listdir(root)) == before)
+        src = ("/proc/self/fd/%d" % fd).encode()
+        if libc.linkat(AT_FDCWD, src, AT_FDCWD, name.encode(), AT_SYMLINK_FOLLOW) != 0:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+        return (unnamed, os.fstat(fd).st_nlink, read(name) == b"tmp" * 1000)
     finally:
         os.close(fd)
 
@@ -805,6 +830,28 @@ def hold(path, secs):
     os.close(fd)
 
 
+def tmpfile_hold(root, secs):
+    """Two O_TMPFILEs: one named by linkat and fsync'd (after another write),
+    one written and fsync'd but never named; then held open SECS seconds."""
+    kept = os.open(root, os.O_TMPFILE | os.O_RDWR, 0o644)
+    lost = os.open(root, os.O_TMPFILE | os.O_RDWR, 0o644)
+    for fd in (kept, lost):
+        os.write(fd, TMP_DATA)
+    os.fsync(lost)
+    src = ("/proc/self/fd/%d" % kept).encode()
+    dst = os.path.join(root, "tmpfile-kept").encode()
+    if libc.linkat(AT_FDCWD, src, AT_FDCWD, dst, AT_SYMLINK_FOLLOW) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    os.write(kept, b"tail")
+    os.fsync(kept)
+    print("held", flush=True)
+    time.sleep(float(secs))
+
+
+TMP_DATA = bytes(range(256)) * 4096
+
+
 def fsync_writer(root, log, prefix):
     rnd = random.Random(prefix)
     lf = open(log, "a")
@@ -997,6 +1044,13 @@ def main():
         verify(root, int(sys.argv[3]))
     elif cmd == "hold":
         hold(root, sys.argv[3])
+    elif cmd == "tmpfile-hold":
+        tmpfile_hold(root, sys.argv[3])
+    elif cmd == "tmpfile-check":
+        got = read(os.path.join(root, "tmpfile-kept"))
+        if got != TMP_DATA + b"tail":
+            print("tmpfile-kept: %d bytes, not the %d written" % (len(got), len(TMP_DATA) + 4))
+            sys.exit(1)
     elif cmd == "fsync-writer":
         fsync_writer(root, sys.argv[3], sys.argv[4])
     elif cmd == "region-writer":

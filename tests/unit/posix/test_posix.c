@@ -2,7 +2,8 @@
  * Unit tests of the POSIX layer on a real pool of sparse files: names,
  * attributes, file data (block growth, sparse files, truncate, punch,
  * SEEK_DATA/HOLE), hard links, symlinks, the rename matrix, xattrs, the
- * unlinked set (also after a simulated crash), persistence, quota, atime.
+ * unlinked set (also after a simulated crash), O_TMPFILE, persistence,
+ * quota, atime.
  * Large directories, the random-operation model, ENOSPC and threads are in
  * test_posix_stress.c.
  */
@@ -918,6 +919,72 @@ test_unlinked(void)
 	tp_done(&t);
 }
 
+/* ---- O_TMPFILE ---- */
+
+static void
+test_tmpfile(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	posix_attr_t a, b, c, d, root0, root1;
+	uint64_t n;
+	uint8_t buf[4096], back[4096];
+	memset(buf, 0x5a, sizeof (buf));
+	TT_OK(posix_getattr(t.fs, t.root, &root0));
+	/* made as a create would make it, but with no name */
+	TT_OK(posix_tmpfile(t.fs, t.root, 0666, &tp_user_cred, &a));
+	TT_EQ(a.pa_nlink, 0);
+	TT_EQ(a.pa_mode, S_IFREG | 0644);
+	TT_EQ(a.pa_uid, 1000);
+	TT_EQ(unlinked_count(), 1);
+	TT_OK(posix_getattr(t.fs, t.root, &root1));
+	TT_EQ(root1.pa_size, root0.pa_size);
+	TT_OK(posix_write(t.fs, a.pa_ino, 0, sizeof (buf), buf, NULL, &n));
+	/* linkat gives it a name: out of the unlinked set, then an ordinary file */
+	TT_OK(posix_link(t.fs, a.pa_ino, t.root, "named", &b));
+	TT_EQ(b.pa_nlink, 1);
+	TT_EQ(unlinked_count(), 0);
+	TT_OK(posix_link(t.fs, a.pa_ino, t.root, "named2", &b));
+	TT_EQ(b.pa_nlink, 2);
+	posix_forget(t.fs, a.pa_ino, 3);
+	tp_reopen(&t);
+	TT_OK(posix_lookup(t.fs, t.root, "named", &b));
+	TT_EQ(b.pa_nlink, 2);
+	TT_OK(posix_read(t.fs, b.pa_ino, 0, sizeof (back), back, &n));
+	TT_EQ(n, sizeof (back));
+	TT_CHECK(memcmp(buf, back, sizeof (buf)) == 0);
+	posix_forget(t.fs, b.pa_ino, 1);
+
+	/* never named: freed at its last forget */
+	dmu_object_info_t doi;
+	TT_OK(posix_tmpfile(t.fs, t.root, 0600, &tp_root_cred, &c));
+	TT_OK(posix_write(t.fs, c.pa_ino, 0, sizeof (buf), buf, NULL, &n));
+	TT_EQ(unlinked_count(), 1);
+	posix_forget(t.fs, c.pa_ino, 1);
+	TT_EQ(unlinked_count(), 0);
+	TT_EQ(posix_getattr(t.fs, c.pa_ino, &d), ENOENT);
+	/* ... or at the next open when still referenced at the close */
+	TT_OK(posix_tmpfile(t.fs, t.root, 0600, &tp_root_cred, &c));
+	tp_reopen(&t);
+	TT_EQ(unlinked_count(), 0);
+	TT_EQ(dmu_object_info(t.os, c.pa_ino, &doi), ENOENT);
+
+	/* a file unlinked while open is not linkable, unlike an O_TMPFILE */
+	TT_OK(posix_create(t.fs, t.root, "u", S_IFREG | 0644, 0, &tp_root_cred, true, &d));
+	TT_OK(posix_unlink(t.fs, t.root, "u"));
+	TT_EQ(posix_link(t.fs, d.pa_ino, t.root, "again", &b), ENOENT);
+	posix_forget(t.fs, d.pa_ino, 1);
+	TT_OK(posix_lookup(t.fs, t.root, "named", &b));
+	TT_EQ(posix_tmpfile(t.fs, b.pa_ino, 0600, &tp_root_cred, &c), ENOTDIR);
+	posix_forget(t.fs, b.pa_ino, 1);
+	posix_fs_opts_t o = t.opts;
+	o.pfo_readonly = true;
+	posix_fs_set_opts(t.fs, &o);
+	TT_EQ(posix_tmpfile(t.fs, t.root, 0600, &tp_root_cred, &c), EROFS);
+	o.pfo_readonly = false;
+	posix_fs_set_opts(t.fs, &o);
+	tp_done(&t);
+}
+
 /* ---- persistence of everything ---- */
 
 static void
@@ -1274,6 +1341,7 @@ TT_MAIN(
 	{ "xattrs", test_xattrs },
 	{ "acls", test_acls },
 	{ "unlinked", test_unlinked },
+	{ "tmpfile", test_tmpfile },
 	{ "persist", test_persist },
 	{ "quota", test_quota },
 	{ "atime", test_atime },
