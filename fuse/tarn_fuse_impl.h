@@ -179,6 +179,10 @@ bool tarn_fuse_req_kills_suidgid(void);
 bool tarn_fuse_req_acl_kills_sgid(void);
 /* The CREATE being served is an O_TMPFILE (FUSE_TMPFILE): make it without a name. */
 bool tarn_fuse_req_tmpfile(void);
+/* The GETATTR being served is a STATX: answer with tarn_fuse_reply_statx. */
+bool tarn_fuse_req_statx(void);
+/* The reply to a STATX: pa's attributes and birth time, valid for timeout seconds. */
+int tarn_fuse_reply_statx(fuse_req_t req, const posix_attr_t *pa, double timeout);
 
 /* ---- the handler tables' parts ---- */
 

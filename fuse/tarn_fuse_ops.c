@@ -242,6 +242,10 @@ tf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		tarn_fuse_reply_err(req, e);
 		return;
 	}
+	if (tarn_fuse_req_statx()) {
+		(void) tarn_fuse_reply_statx(req, &pa, t->tf_attr_tmo);
+		return;
+	}
 	struct stat st;
 	tarn_fuse_attr_to_stat(&pa, &st);
 	(void) fuse_reply_attr(req, &st, t->tf_attr_tmo);

@@ -49,6 +49,7 @@ import os
 import random
 import stat
 import struct
+import subprocess
 import sys
 import time
 
@@ -237,6 +238,7 @@ def errno_suite(root):
     st("statvfs-namemax", lambda: os.statvfs(root).f_namemax)
     # open files
     st("unlink-open", lambda: _unlink_open(p("uo")))
+    st("birth-time", lambda: _birth(p("born")))
     st("tmpfile", lambda: _tmpfile(root, p("tmpnamed"), False))
     st("tmpfile-excl-link", lambda: _tmpfile(root, p("tmpexcl"), True))
     st("tmpfile-in-file", lambda: os.open(p("f"), os.O_TMPFILE | os.O_RDWR, 0o600))
@@ -284,6 +286,21 @@ def _unlink_open(path):
         return (n, os.pread(fd, 8, 3996), os.path.exists(path))
     finally:
         os.close(fd)
+
+
+def _birth(path):
+    """statx's birth time (stat %W): the create's, kept by writes and chmod."""
+    def born():
+        out = subprocess.run(["stat", "-c", "%W", path], capture_output=True, text=True,
+                             check=True).stdout.strip()
+        return int(out) if out.isdigit() else None
+    t0 = time.time()
+    write(path, b"new")
+    b0 = born()
+    time.sleep(1.1)
+    write(path, b"more", os.O_WRONLY | os.O_APPEND)
+    os.chmod(path, 0o600)
+    return (b0 is not None and int(t0) <= b0 <= time.time(), born() == b0)
 
 
 def _tmpfile(root, name, excl):
