@@ -63,12 +63,23 @@ mnt_in_tree(const char *name, const char *top)
 	return (strncmp(name, top, n) == 0 && (name[n] == '\0' || name[n] == '/'));
 }
 
-/* The mount of dataset name; mnt_tbl_lock held. */
+/*
+ * Is m's mount still there?  A mount taken away without us (umount(8),
+ * fusermount3 -u) ends its session; the table keeps it until mnt_op_enter
+ * reaps it, and meanwhile it counts as not mounted.
+ */
+static bool
+mnt_live(const mnt_t *m)
+{
+	return (!tarn_fuse_exited(m->m_fuse));
+}
+
+/* The live mount of dataset name; mnt_tbl_lock held. */
 static mnt_t *
 mnt_find(const char *name)
 {
 	for (mnt_t *m = mnt_list; m != NULL; m = m->m_next)
-		if (strcmp(m->m_name, name) == 0)
+		if (strcmp(m->m_name, name) == 0 && mnt_live(m))
 			return (m);
 	return (NULL);
 }
@@ -398,6 +409,12 @@ match_all(const mnt_t *m, const void *key)
 	return (true);
 }
 
+static bool
+match_gone(const mnt_t *m, const void *key)
+{
+	return (!mnt_live(m));
+}
+
 /* Names of datasets taken down for a while, children first. */
 struct mnt_names {
 	char (*mn_v)[DSL_NAME_MAX];
@@ -453,6 +470,18 @@ mnt_up(dsl_pool_t *dp, struct mnt_names *down)
 	tarn_free(down);
 }
 
+/*
+ * Take mnt_op_lock, and first tidy away the mounts unmounted without us:
+ * their sessions ended, so mnt_unmount_one only ends the threads, syncs
+ * and closes, and the dataset can be mounted again.
+ */
+static void
+mnt_op_enter(void)
+{
+	pthread_mutex_lock(&mnt_op_lock);
+	(void) mnt_unmount_matching(match_gone, NULL, false, NULL, NULL, NULL);
+}
+
 /* ---- what other verbs call ---- */
 
 typedef struct mnt_iter {
@@ -476,7 +505,7 @@ cli_mount_tree(struct dsl_pool *dp, const char *name, bool automatic)
 	if (!cli_in_daemon())
 		return (0);
 	mnt_iter_t mi = { dp, automatic, 0 };
-	pthread_mutex_lock(&mnt_op_lock);
+	mnt_op_enter();
 	(void) dsl_dataset_iter(dp, name, -1, mnt_iter_one, &mi);
 	pthread_mutex_unlock(&mnt_op_lock);
 	return (mi.mi_ret);
@@ -487,7 +516,7 @@ cli_unmount_tree(const char *name, bool force, const char *verb)
 {
 	if (!cli_in_daemon())
 		return (0);
-	pthread_mutex_lock(&mnt_op_lock);
+	mnt_op_enter();
 	int r = mnt_unmount_matching(match_tree, name, force, verb, name, NULL);
 	pthread_mutex_unlock(&mnt_op_lock);
 	return (r);
@@ -520,7 +549,7 @@ cli_mount_any(const char *name)
 	bool r = false;
 	pthread_mutex_lock(&mnt_tbl_lock);
 	for (mnt_t *m = mnt_list; m != NULL && !r; m = m->m_next)
-		r = mnt_in_tree(m->m_name, name);
+		r = mnt_in_tree(m->m_name, name) && mnt_live(m);
 	pthread_mutex_unlock(&mnt_tbl_lock);
 	return (r);
 }
@@ -596,7 +625,7 @@ cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
 	}
 	if (!mnt_prop_remounts(p))
 		return (0);
-	pthread_mutex_lock(&mnt_op_lock);
+	mnt_op_enter();
 	int r = mnt_unmount_matching(match_tree, name, false, "remount", name, &pc->pc_down);
 	if (r != 0) {
 		mnt_up(dp, pc->pc_down);
@@ -697,14 +726,14 @@ cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
 	if (!cli_in_daemon())
 		return (0);
 	if (pc->pc_down != NULL) {
-		pthread_mutex_lock(&mnt_op_lock);
+		mnt_op_enter();
 		mnt_up(dp, pc->pc_down);
 		pthread_mutex_unlock(&mnt_op_lock);
 		return (0);
 	}
 	if (!mnt_prop_live(p) || !cli_mount_any(name))
 		return (0);
-	pthread_mutex_lock(&mnt_op_lock);
+	mnt_op_enter();
 	mnt_t *busy = NULL;
 	const char *why = NULL;
 	int e = mnt_apply_tree(dp, name, &busy, &why);
@@ -742,7 +771,7 @@ cli_mount_start(void)
 void
 cli_mount_stop(void)
 {
-	pthread_mutex_lock(&mnt_op_lock);
+	mnt_op_enter();
 	(void) mnt_unmount_matching(match_all, NULL, true, "unmount", "everything", NULL);
 	pthread_mutex_unlock(&mnt_op_lock);
 }
@@ -760,6 +789,7 @@ static int
 mnt_list_mounts(void)
 {
 	mnt_t **v;
+	mnt_op_enter();         /* no unmount frees an entry while we print it */
 	int n = mnt_collect(match_all, NULL, &v), w = 0;
 	qsort(v, (size_t)n, sizeof (*v), mnt_cmp_name);
 	for (int i = 0; i < n; i++)
@@ -768,6 +798,7 @@ mnt_list_mounts(void)
 	for (int i = 0; i < n; i++)
 		fprintf(cli_out, "%-*s  %s\n", w, v[i]->m_name, v[i]->m_mountpoint);
 	tarn_free(v);
+	pthread_mutex_unlock(&mnt_op_lock);
 	return (CLI_EXIT_OK);
 }
 
@@ -818,7 +849,7 @@ cli_fs_mount(int argc, char **argv)
 	int r = cli_fs_open_existing(argv[0], false, &fs);
 	if (r != 0)
 		return (r);
-	pthread_mutex_lock(&mnt_op_lock);
+	mnt_op_enter();
 	r = mnt_one(fs.cf_dp, argv[0], false) != 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 	pthread_mutex_unlock(&mnt_op_lock);
 	cli_fs_close(&fs);
@@ -854,7 +885,7 @@ cli_fs_unmount(int argc, char **argv)
 		return (cli_cannot("unmount", all ? "-a" : argv[0], ENOTSUP,
 		    "mounting needs the daemon (tarnd)"));
 	int r;
-	pthread_mutex_lock(&mnt_op_lock);
+	mnt_op_enter();
 	if (all) {
 		r = mnt_unmount_matching(match_all, NULL, force, "unmount", "-a", NULL);
 	} else if (argv[0][0] == '/') {

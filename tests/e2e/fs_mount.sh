@@ -229,6 +229,16 @@ tarn_ok fs get -H -o value mounted tank/q
 out_is "no"
 tarn_ok fs mount tank/q
 mounted "$MNT/q" && pass || fail "tank/q not mounted again"
+# unmounted behind the daemon's back (umount(8)): no longer mounted for
+# zfs either, and it mounts again with its files
+ok umount "$MNT/q"
+tarn_ok fs get -H -o value mounted tank/q
+out_is "no"
+tarn_ok fs mount
+out_lacks "^tank/q "
+tarn_ok fs mount tank/q
+mounted "$MNT/q" && [ -e "$MNT/q/sparse" ] && pass ||
+	fail "tank/q not mounted again with its files after umount(8)"
 tarn_err 1 "^cannot destroy 'tank/q': filesystem is busy" fs destroy tank/q
 # exec: the PID we kill is the sleep itself (a subshell's orphaned sleep
 # would keep the lazily detached mount busy for its whole 30 s)
