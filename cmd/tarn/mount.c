@@ -39,6 +39,22 @@
 #include <sys/vfs.h>
 #include <sys/wait.h>
 
+/*
+ * Mount options given for one mount (zfs mount -o, mount(8) -o): while it
+ * lasts they stand above the properties (zfs's "temporary" values).
+ */
+#define MNT_T_RO       0x01
+#define MNT_T_NOEXEC   0x02
+#define MNT_T_NOSUID   0x04
+#define MNT_T_NODEV    0x08
+#define MNT_T_NOATIME  0x10
+#define MNT_T_RELATIME 0x20
+#define MNT_T_NOXATTR  0x40
+typedef struct mnt_tmp {
+	uint8_t mt_set;            /* MNT_T_* forced on */
+	uint8_t mt_clr;            /* MNT_T_* forced off */
+} mnt_tmp_t;
+
 typedef struct mnt {
 	struct mnt *m_next;
 	char        m_name[DSL_NAME_MAX];
@@ -49,6 +65,8 @@ typedef struct mnt {
 	tarn_fuse_t *m_fuse;
 	tarn_fuse_opts_t m_fopts;  /* mounted with; flags as changed in place */
 	bool        m_opened_ro;   /* the file system was opened read-only */
+	bool        m_legacy;      /* mounted by mount(8) at a directory of its choosing */
+	mnt_tmp_t   m_tmp;         /* options given for this mount */
 } mnt_t;
 
 static pthread_mutex_t mnt_op_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -170,11 +188,23 @@ mnt_clear_stale(const char *mp)
 		(void) waitpid(pid, NULL, 0);
 }
 
-/* Make mp ready to mount on: a stale mount cleared, created, empty. */
+/*
+ * Make mp ready to mount on: a stale mount cleared, created, empty.  A
+ * legacy mount's directory is mount(8)'s: it must exist, and may have
+ * files (they are hidden while mounted, as mount(8) hides them).
+ */
 static int
-mnt_prepare_dir(const char *mp, char *err, size_t errlen)
+mnt_prepare_dir(const char *mp, bool legacy, char *err, size_t errlen)
 {
 	mnt_clear_stale(mp);
+	struct stat st;
+	if (legacy && (stat(mp, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		int e = errno != 0 && stat(mp, &st) != 0 ? errno : ENOTDIR;
+		(void) snprintf(err, errlen, "mount point '%s': %s", mp, tarn_strerror(e));
+		return (e);
+	}
+	if (legacy)
+		return (0);
 	int e = mnt_mkdir_p(mp);
 	if (e != 0) {
 		(void) snprintf(err, errlen, "cannot create mountpoint '%s': %s", mp,
@@ -229,25 +259,41 @@ mnt_quota_capped(dsl_pool_t *dp, const char *name, dsl_prop_val_t *v)
 	}
 }
 
+/* An on/off property as tmp leaves it: bit forced on (true) or off, else the property. */
+static bool
+mnt_tmp_bit(const mnt_tmp_t *tmp, uint8_t bit, bool prop)
+{
+	if (tmp != NULL && (tmp->mt_set & bit))
+		return (true);
+	if (tmp != NULL && (tmp->mt_clr & bit))
+		return (false);
+	return (prop);
+}
+
+/* The options of a mount of name: its properties, under tmp (may be NULL). */
 static void
-mnt_opts(dsl_pool_t *dp, const char *name, posix_fs_opts_t *po, tarn_fuse_opts_t *fo)
+mnt_opts(dsl_pool_t *dp, const char *name, const mnt_tmp_t *tmp, posix_fs_opts_t *po,
+    tarn_fuse_opts_t *fo)
 {
 	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
 
 	posix_fs_opts_default(po);
 	tarn_fuse_opts_init(fo);
-	po->pfo_readonly = mnt_prop(dp, name, DSL_PROP_READONLY, v) == DSL_ON ||
+	po->pfo_readonly = mnt_tmp_bit(tmp, MNT_T_RO,
+	    mnt_prop(dp, name, DSL_PROP_READONLY, v) == DSL_ON) ||
 	    spa_readonly(dsl_pool_spa(dp));
-	if (mnt_prop(dp, name, DSL_PROP_ATIME, v) == DSL_OFF)
+	if (mnt_tmp_bit(tmp, MNT_T_NOATIME, mnt_prop(dp, name, DSL_PROP_ATIME, v) == DSL_OFF))
 		po->pfo_atime = POSIX_ATIME_OFF;
-	else if (mnt_prop(dp, name, DSL_PROP_RELATIME, v) == DSL_ON)
+	else if (mnt_tmp_bit(tmp, MNT_T_RELATIME,
+	    mnt_prop(dp, name, DSL_PROP_RELATIME, v) == DSL_ON))
 		po->pfo_atime = POSIX_ATIME_RELATIME;
 	else
 		po->pfo_atime = POSIX_ATIME_ON;
 	uint64_t rs = mnt_prop(dp, name, DSL_PROP_RECORDSIZE, v);
 	if (rs != 0)
 		po->pfo_recordsize = (uint32_t)rs;
-	po->pfo_xattr = mnt_prop(dp, name, DSL_PROP_XATTR, v) != DSL_OFF;
+	po->pfo_xattr = !mnt_tmp_bit(tmp, MNT_T_NOXATTR,
+	    mnt_prop(dp, name, DSL_PROP_XATTR, v) == DSL_OFF);
 	uint64_t sync = mnt_prop(dp, name, DSL_PROP_SYNC, v);
 	po->pfo_sync = sync == DSL_SYNC_ALWAYS ? POSIX_SYNC_ALWAYS :
 	    sync == DSL_SYNC_DISABLED ? POSIX_SYNC_DISABLED : POSIX_SYNC_STANDARD;
@@ -271,58 +317,80 @@ mnt_opts(dsl_pool_t *dp, const char *name, posix_fs_opts_t *po, tarn_fuse_opts_t
 	    mnt_quota_capped(dp, name, v))
 		fo->tfo_writeback = false;
 	fo->tfo_allow_other = true;
-	fo->tfo_nosuid = mnt_prop(dp, name, DSL_PROP_SETUID, v) == DSL_OFF;
-	fo->tfo_nodev = mnt_prop(dp, name, DSL_PROP_DEVICES, v) == DSL_OFF;
-	fo->tfo_noexec = mnt_prop(dp, name, DSL_PROP_EXEC, v) == DSL_OFF;
+	fo->tfo_nosuid = mnt_tmp_bit(tmp, MNT_T_NOSUID,
+	    mnt_prop(dp, name, DSL_PROP_SETUID, v) == DSL_OFF);
+	fo->tfo_nodev = mnt_tmp_bit(tmp, MNT_T_NODEV,
+	    mnt_prop(dp, name, DSL_PROP_DEVICES, v) == DSL_OFF);
+	fo->tfo_noexec = mnt_tmp_bit(tmp, MNT_T_NOEXEC,
+	    mnt_prop(dp, name, DSL_PROP_EXEC, v) == DSL_OFF);
 	tarn_free(v);
 }
 
 /* ---- mounting and unmounting one dataset (mnt_op_lock held) ---- */
 
 /*
- * Mount name.  automatic: quietly skip what zfs mount -a skips
- * (mounted, canmount off/noauto, mountpoint none/legacy).  Errors are
- * printed as "cannot mount 'name': ..." and returned.
+ * Mount name at its mountpoint, or (dir not NULL) at dir for mount(8),
+ * which its mountpoint must leave to it (legacy); tmp (may be NULL): the
+ * options given for this mount.  automatic: quietly skip what zfs mount
+ * -a skips (mounted, canmount off/noauto, mountpoint none/legacy).
+ * Errors are printed as "cannot mount 'name': ..." and returned.
  */
 static int
-mnt_one(dsl_pool_t *dp, const char *name, bool automatic)
+mnt_one(dsl_pool_t *dp, const char *name, const char *dir, const mnt_tmp_t *tmp,
+    bool automatic)
 {
 	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
 	char err[DSL_MOUNTPOINT_MAX + 128] = "";
 	int e = 0;
 
+	(void) mnt_prop(dp, name, DSL_PROP_MOUNTPOINT, v);
+	bool legacy = strcmp(v->dpv_str, "legacy") == 0;
+	if (dir != NULL && !legacy) {
+		if (!automatic)
+			e = cli_cannot("mount", name, EINVAL, "not a legacy mountpoint: use "
+			    "'zfs mount', or 'zfs set mountpoint=legacy' first");
+		goto out;
+	}
 	if (mnt_mounted_cb(NULL, name)) {
 		if (!automatic)
 			e = cli_cannot("mount", name, EBUSY, "filesystem already mounted");
 		goto out;
 	}
 	uint64_t cm = mnt_prop(dp, name, DSL_PROP_CANMOUNT, v);
-	if (cm == DSL_CANMOUNT_OFF || (automatic && cm == DSL_CANMOUNT_NOAUTO)) {
+	if (cm == DSL_CANMOUNT_OFF || (automatic && dir == NULL && cm == DSL_CANMOUNT_NOAUTO)) {
 		if (!automatic)
 			e = cli_cannot("mount", name, EINVAL,
 			    "'canmount' property is set to 'off'");
 		goto out;
 	}
 	(void) mnt_prop(dp, name, DSL_PROP_MOUNTPOINT, v);
-	if (v->dpv_str[0] != '/') {
+	if (dir == NULL && v->dpv_str[0] != '/') {
 		if (!automatic)
-			e = cli_cannot("mount", name, EINVAL, strcmp(v->dpv_str, "legacy") == 0 ?
-			    "legacy mountpoint; use mount(8)" : "no mountpoint set");
+			e = cli_cannot("mount", name, EINVAL, legacy ?
+			    "legacy mountpoint; use mount(8): mount -t tarn DATASET DIR" :
+			    "no mountpoint set");
+		goto out;
+	}
+	if (dir != NULL && dir[0] != '/') {
+		e = cli_cannot("mount", name, EINVAL, "the directory must be an absolute path");
 		goto out;
 	}
 	mnt_t *m = tarn_alloc(sizeof (*m));
 	(void) snprintf(m->m_name, sizeof (m->m_name), "%s", name);
 	(void) snprintf(m->m_mountpoint, sizeof (m->m_mountpoint), "%.*s",
-	    (int)sizeof (m->m_mountpoint) - 1, v->dpv_str);
+	    (int)sizeof (m->m_mountpoint) - 1, dir != NULL ? dir : v->dpv_str);
+	m->m_legacy = dir != NULL;
+	if (tmp != NULL)
+		m->m_tmp = *tmp;
 	m->m_spa = dsl_pool_spa(dp);
 	posix_fs_opts_t po;
 	objset_t *os;
-	mnt_opts(dp, name, &po, &m->m_fopts);
+	mnt_opts(dp, name, &m->m_tmp, &po, &m->m_fopts);
 	m->m_opened_ro = po.pfo_readonly;
 	po.pfo_avail = mnt_avail;
 	po.pfo_avail_arg = m;
 	m->m_fopts.tfo_fsname = m->m_name;
-	if ((e = mnt_prepare_dir(m->m_mountpoint, err, sizeof (err))) != 0 ||
+	if ((e = mnt_prepare_dir(m->m_mountpoint, m->m_legacy, err, sizeof (err))) != 0 ||
 	    (e = dsl_dataset_objset(dp, name, &os)) != 0 ||
 	    (e = dsl_pool_open_reader(m->m_spa, &m->m_dp)) != 0 ||
 	    (po.pfo_zil = spa_objset_zil(m->m_spa, os), false) ||
@@ -415,10 +483,16 @@ match_gone(const mnt_t *m, const void *key)
 	return (!mnt_live(m));
 }
 
-/* Names of datasets taken down for a while, children first. */
+/* Mounts taken down for a while, children first: enough to mount them again. */
+typedef struct mnt_gone {
+	char      mg_name[DSL_NAME_MAX];
+	char      mg_dir[DSL_MOUNTPOINT_MAX];   /* a legacy mount's directory, else "" */
+	mnt_tmp_t mg_tmp;
+} mnt_gone_t;
+
 struct mnt_names {
-	char (*mn_v)[DSL_NAME_MAX];
-	int   mn_n;
+	mnt_gone_t *mn_v;
+	int         mn_n;
 };
 
 /*
@@ -437,9 +511,13 @@ mnt_unmount_matching(bool (*match)(const mnt_t *, const void *), const void *key
 		(*down)->mn_v = tarn_alloc(sizeof (*(*down)->mn_v) * (size_t)MAX(n, 1));
 	}
 	for (int i = 0; i < n && r == 0; i++) {
-		if (down != NULL)
-			(void) snprintf((*down)->mn_v[(*down)->mn_n], DSL_NAME_MAX, "%s",
-			    v[i]->m_name);
+		if (down != NULL) {
+			mnt_gone_t *g = &(*down)->mn_v[(*down)->mn_n];
+			(void) snprintf(g->mg_name, sizeof (g->mg_name), "%s", v[i]->m_name);
+			(void) snprintf(g->mg_dir, sizeof (g->mg_dir), "%s",
+			    v[i]->m_legacy ? v[i]->m_mountpoint : "");
+			g->mg_tmp = v[i]->m_tmp;
+		}
 		int e = mnt_unmount_one(v[i], force);
 		if (e == 0 && down != NULL)
 			(*down)->mn_n++;
@@ -458,14 +536,22 @@ mnt_unmount_matching(bool (*match)(const mnt_t *, const void *), const void *key
 	return (r);
 }
 
-/* Mount again what went down (parents first), quietly; frees down. */
+/*
+ * Mount again what went down (parents first), quietly, with the options it
+ * was given; a legacy mount at its directory while its mountpoint stays
+ * legacy.  Frees down.
+ */
 static void
 mnt_up(dsl_pool_t *dp, struct mnt_names *down)
 {
 	if (down == NULL)
 		return;
-	for (int i = down->mn_n - 1; i >= 0; i--)
-		(void) mnt_one(dp, down->mn_v[i], true);
+	for (int i = down->mn_n - 1; i >= 0; i--) {
+		const mnt_gone_t *g = &down->mn_v[i];
+		if (g->mg_dir[0] == '\0' || mnt_one(dp, g->mg_name, g->mg_dir, &g->mg_tmp, true) != 0 ||
+		    !mnt_mounted_cb(NULL, g->mg_name))
+			(void) mnt_one(dp, g->mg_name, NULL, &g->mg_tmp, true);
+	}
 	tarn_free(down->mn_v);
 	tarn_free(down);
 }
@@ -494,7 +580,7 @@ static int
 mnt_iter_one(void *arg, const char *name, int depth)
 {
 	mnt_iter_t *mi = arg;
-	if (mnt_one(mi->mi_dp, name, mi->mi_auto) != 0)
+	if (mnt_one(mi->mi_dp, name, NULL, NULL, mi->mi_auto) != 0)
 		mi->mi_ret = CLI_EXIT_ERROR;
 	return (0);
 }
@@ -679,7 +765,7 @@ mnt_apply_tree(dsl_pool_t *dp, const char *name, mnt_t **busy, const char **why)
 	for (int i = 0; i < n; i++) {
 		posix_fs_opts_t po;
 		tarn_fuse_opts_t fo;
-		mnt_opts(dp, v[i]->m_name, &po, &fo);
+		mnt_opts(dp, v[i]->m_name, &v[i]->m_tmp, &po, &fo);
 		remount |= fo.tfo_writeback != v[i]->m_fopts.tfo_writeback ||
 		    (v[i]->m_opened_ro && !fo.tfo_readonly);
 	}
@@ -694,7 +780,7 @@ mnt_apply_tree(dsl_pool_t *dp, const char *name, mnt_t **busy, const char **why)
 		mnt_t *m = v[i];
 		posix_fs_opts_t po;
 		tarn_fuse_opts_t fo;
-		mnt_opts(dp, m->m_name, &po, &fo);
+		mnt_opts(dp, m->m_name, &m->m_tmp, &po, &fo);
 		po.pfo_avail = mnt_avail;
 		po.pfo_avail_arg = m;
 		if (po.pfo_sync == POSIX_SYNC_ALWAYS && m->m_fopts.tfo_writeback) {
@@ -823,21 +909,80 @@ mnt_all_pools(void)
 	return (r);
 }
 
+/*
+ * Mount options (zfs mount -o, mount(8) -o) into tmp.  What only mount(8)
+ * and fstab mean (defaults, auto, nofail, _netdev, x-..., ...) is passed
+ * over; anything else unknown is an error, as are options that take a
+ * value.
+ */
+static int
+mnt_parse_tmp(const char *opts, mnt_tmp_t *tmp)
+{
+	static const struct { const char *o; uint8_t bit; bool on; } known[] = {
+		{ "ro", MNT_T_RO, true }, { "rw", MNT_T_RO, false },
+		{ "noexec", MNT_T_NOEXEC, true }, { "exec", MNT_T_NOEXEC, false },
+		{ "nosuid", MNT_T_NOSUID, true }, { "suid", MNT_T_NOSUID, false },
+		{ "nodev", MNT_T_NODEV, true }, { "dev", MNT_T_NODEV, false },
+		{ "noatime", MNT_T_NOATIME, true }, { "atime", MNT_T_NOATIME, false },
+		{ "relatime", MNT_T_RELATIME, true }, { "norelatime", MNT_T_RELATIME, false },
+		{ "noxattr", MNT_T_NOXATTR, true }, { "xattr", MNT_T_NOXATTR, false },
+	};
+	static const char *const passed[] = { "defaults", "auto", "noauto", "nofail",
+		"_netdev", "user", "nouser", "users", "owner", "group", "async", "zfsutil",
+		"loud", "silent" };
+	char *copy = tarn_strdup(opts), *save = NULL;
+	int r = 0;
+	for (char *o = strtok_r(copy, ",", &save); o != NULL && r == 0;
+	    o = strtok_r(NULL, ",", &save)) {
+		bool done = strncmp(o, "x-", 2) == 0 || strncmp(o, "comment=", 8) == 0;
+		for (size_t i = 0; !done && i < ARRAY_SIZE(passed); i++)
+			done = strcmp(o, passed[i]) == 0;
+		for (size_t i = 0; !done && i < ARRAY_SIZE(known); i++) {
+			if (strcmp(o, known[i].o) != 0)
+				continue;
+			tmp->mt_set = (uint8_t)(known[i].on ? tmp->mt_set | known[i].bit :
+			    tmp->mt_set & ~known[i].bit);
+			tmp->mt_clr = (uint8_t)(known[i].on ? tmp->mt_clr & ~known[i].bit :
+			    tmp->mt_clr | known[i].bit);
+			done = true;
+		}
+		if (strcmp(o, "strictatime") == 0) {
+			tmp->mt_set &= (uint8_t)~(MNT_T_NOATIME | MNT_T_RELATIME);
+			tmp->mt_clr |= MNT_T_NOATIME | MNT_T_RELATIME;
+			done = true;
+		}
+		if (!done)
+			r = cli_fs_usage_error("mount", "invalid mount option '%s'", o);
+	}
+	tarn_free(copy);
+	return (r);
+}
+
+/*
+ * zfs mount [-O] [-o opts] [-a | dataset]; and, for mount(8)'s helper
+ * (mount.tarn), a dataset whose mountpoint is legacy with the directory:
+ * zfs mount [-o opts] dataset dir.
+ */
 int
 cli_fs_mount(int argc, char **argv)
 {
 	bool all = false;
-	int c;
-	while ((c = getopt(argc, argv, ":aO")) != -1) {
+	mnt_tmp_t tmp = { 0 };
+	int c, r;
+	while ((c = getopt(argc, argv, ":aOo:")) != -1) {
 		if (c == 'a')
 			all = true;
-		else if (c != 'O')
+		else if (c == 'o' && (r = mnt_parse_tmp(optarg, &tmp)) != 0)
+			return (r);
+		else if (c != 'O' && c != 'o')
 			return (cli_fs_bad_option("mount", c, optopt));
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc > 1 || (all && argc > 0))
+	if (argc > 2 || (all && argc > 0))
 		return (cli_fs_usage_error("mount", "too many arguments"));
+	if (all && (tmp.mt_set | tmp.mt_clr) != 0)
+		return (cli_fs_usage_error("mount", "-o applies to one dataset, not to -a"));
 	if (!cli_in_daemon())
 		return (cli_cannot("mount", argc > 0 ? argv[0] : "-a", ENOTSUP,
 		    "mounting needs the daemon (tarnd)"));
@@ -846,11 +991,21 @@ cli_fs_mount(int argc, char **argv)
 	if (all)
 		return (mnt_all_pools());
 	cli_fs_t fs;
-	int r = cli_fs_open_existing(argv[0], false, &fs);
+	r = cli_fs_open_existing(argv[0], false, &fs);
 	if (r != 0)
 		return (r);
+	char *dir = argc > 1 ? realpath(argv[1], NULL) : NULL;
+	int de = errno;
 	mnt_op_enter();
-	r = mnt_one(fs.cf_dp, argv[0], false) != 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+	if (argc > 1 && dir == NULL) {
+		char msg[DSL_MOUNTPOINT_MAX + 64];
+		(void) snprintf(msg, sizeof (msg), "mount point '%.*s': %s", DSL_MOUNTPOINT_MAX,
+		    argv[1], tarn_strerror(de));
+		r = cli_cannot("mount", argv[0], de, msg);
+	} else
+		r = mnt_one(fs.cf_dp, argv[0], argc > 1 ? dir : NULL, &tmp, false) != 0 ?
+		    CLI_EXIT_ERROR : CLI_EXIT_OK;
+	free(dir);
 	pthread_mutex_unlock(&mnt_op_lock);
 	cli_fs_close(&fs);
 	return (r);

@@ -253,6 +253,64 @@ wait "$busy" 2>/dev/null
 tarn_ok fs umount "$MNT/q"
 tarn_ok fs destroy tank/q
 
+# --- options for one mount (zfs mount -o): above the properties while it lasts
+tarn_ok fs create tank/t
+tarn_ok fs unmount tank/t
+tarn_ok fs mount -o ro,noexec tank/t
+run sh -c "echo x >'$MNT/t/f'"
+grep -q "Read-only file system" "$ERR" && pass || fail "zfs mount -o ro: no EROFS"
+findmnt -n -o OPTIONS --mountpoint "$MNT/t" | grep -q "^ro,.*noexec" && pass ||
+	fail "zfs mount -o ro,noexec: not in the kernel's flags"
+tarn_ok fs get -H -o value readonly tank/t
+out_is "off"
+tarn_ok fs unmount tank/t
+tarn_ok fs mount tank/t
+ok sh -c "echo x >'$MNT/t/f'"
+tarn_err 2 "invalid mount option 'bogus'" fs mount -o bogus tank/t
+
+# --- legacy mountpoints: mount(8) mounts them through mount.tarn (here a
+# link of our own to the binary, called as mount(8) calls a helper)
+ln -s "$TARN" "$E2E_TMP/mount.tarn"
+HELPER="$E2E_TMP/mount.tarn"
+tarn_ok fs create -o mountpoint=legacy tank/leg
+tarn_ok fs get -H -o value mounted tank/leg
+out_is "no"
+tarn_err 1 "^cannot mount 'tank/leg': legacy mountpoint; use mount\(8\)" fs mount tank/leg
+mkdir -p "$E2E_TMP/leg"
+run "$HELPER" tank/leg "$E2E_TMP/leg" -o rw,noexec,defaults,_netdev
+[ "$RC" -eq 0 ] && mounted "$E2E_TMP/leg" && pass ||
+	{ fail "mount.tarn did not mount tank/leg (exit $RC)"; show_output; }
+findmnt -n -o OPTIONS --mountpoint "$E2E_TMP/leg" | grep -q noexec && pass ||
+	fail "mount.tarn -o noexec: not in the kernel's flags"
+tarn_ok fs get -H -o value mounted tank/leg
+out_is "yes"
+ok sh -c "echo legacy >'$E2E_TMP/leg/f'"
+# a dataset with a mountpoint of its own is zfs mount's, not mount(8)'s
+mkdir -p "$E2E_TMP/other"
+run "$HELPER" tank/t "$E2E_TMP/other"
+[ "$RC" -eq 32 ] && grep -q "not a legacy mountpoint" "$ERR" && pass ||
+	{ fail "mount.tarn of a non-legacy dataset: exit $RC"; show_output; }
+run "$HELPER" tank/leg
+[ "$RC" -eq 1 ] && grep -q "^usage: mount.tarn" "$ERR" && pass ||
+	fail "mount.tarn without a directory: exit $RC"
+# umount(8) unmounts it; mounted again read-only, the file is there
+ok umount "$E2E_TMP/leg"
+tarn_ok fs get -H -o value mounted tank/leg
+out_is "no"
+run "$HELPER" tank/leg "$E2E_TMP/leg" -o ro
+[ "$RC" -eq 0 ] && [ "$(cat "$E2E_TMP/leg/f")" = legacy ] && pass ||
+	fail "tank/leg mounted again read-only without its file (exit $RC)"
+run sh -c "echo x >'$E2E_TMP/leg/g'"
+grep -q "Read-only file system" "$ERR" && pass || fail "mount.tarn -o ro: no EROFS"
+# a property change that takes a remount keeps it at its directory, with its options
+tarn_ok fs set quota=1G tank/leg
+mounted "$E2E_TMP/leg" && findmnt -n -o OPTIONS --mountpoint "$E2E_TMP/leg" | grep -q "^ro" &&
+	pass || fail "tank/leg not back at its directory, read-only, after set quota"
+tarn_ok fs unmount tank/leg
+mounted "$E2E_TMP/leg" && fail "zfs unmount left the legacy mount" || pass
+tarn_ok fs destroy tank/leg
+tarn_ok fs destroy -f tank/t
+
 # --- export unmounts, import mounts again with the data
 tarn_ok pool export tank
 mounted "$MNT" && fail "still mounted after export" || pass
