@@ -328,17 +328,25 @@ mnt_opts(dsl_pool_t *dp, const char *name, const mnt_tmp_t *tmp, posix_fs_opts_t
 
 /* ---- mounting and unmounting one dataset (mnt_op_lock held) ---- */
 
+/* How mnt_one mounts. */
+typedef enum mnt_how {
+	MNT_ASKED,      /* zfs mount NAME: errors printed */
+	MNT_AUTO,       /* zfs mount -a: skip what it skips, quietly */
+	MNT_AGAIN,      /* after a remount's unmount: as MNT_AUTO, but canmount=noauto too */
+} mnt_how_t;
+
 /*
  * Mount name at its mountpoint, or (dir not NULL) at dir for mount(8),
  * which its mountpoint must leave to it (legacy); tmp (may be NULL): the
- * options given for this mount.  automatic: quietly skip what zfs mount
+ * options given for this mount.  MNT_AUTO quietly skips what zfs mount
  * -a skips (mounted, canmount off/noauto, mountpoint none/legacy).
  * Errors are printed as "cannot mount 'name': ..." and returned.
  */
 static int
 mnt_one(dsl_pool_t *dp, const char *name, const char *dir, const mnt_tmp_t *tmp,
-    bool automatic)
+    mnt_how_t how)
 {
+	bool automatic = how != MNT_ASKED;
 	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
 	char err[DSL_MOUNTPOINT_MAX + 128] = "";
 	int e = 0;
@@ -357,7 +365,8 @@ mnt_one(dsl_pool_t *dp, const char *name, const char *dir, const mnt_tmp_t *tmp,
 		goto out;
 	}
 	uint64_t cm = mnt_prop(dp, name, DSL_PROP_CANMOUNT, v);
-	if (cm == DSL_CANMOUNT_OFF || (automatic && dir == NULL && cm == DSL_CANMOUNT_NOAUTO)) {
+	if (cm == DSL_CANMOUNT_OFF || (how == MNT_AUTO && dir == NULL &&
+	    cm == DSL_CANMOUNT_NOAUTO)) {
 		if (!automatic)
 			e = cli_cannot("mount", name, EINVAL,
 			    "'canmount' property is set to 'off'");
@@ -548,9 +557,10 @@ mnt_up(dsl_pool_t *dp, struct mnt_names *down)
 		return;
 	for (int i = down->mn_n - 1; i >= 0; i--) {
 		const mnt_gone_t *g = &down->mn_v[i];
-		if (g->mg_dir[0] == '\0' || mnt_one(dp, g->mg_name, g->mg_dir, &g->mg_tmp, true) != 0 ||
+		if (g->mg_dir[0] == '\0' ||
+		    mnt_one(dp, g->mg_name, g->mg_dir, &g->mg_tmp, MNT_AGAIN) != 0 ||
 		    !mnt_mounted_cb(NULL, g->mg_name))
-			(void) mnt_one(dp, g->mg_name, NULL, &g->mg_tmp, true);
+			(void) mnt_one(dp, g->mg_name, NULL, &g->mg_tmp, MNT_AGAIN);
 	}
 	tarn_free(down->mn_v);
 	tarn_free(down);
@@ -580,7 +590,7 @@ static int
 mnt_iter_one(void *arg, const char *name, int depth)
 {
 	mnt_iter_t *mi = arg;
-	if (mnt_one(mi->mi_dp, name, NULL, NULL, mi->mi_auto) != 0)
+	if (mnt_one(mi->mi_dp, name, NULL, NULL, mi->mi_auto ? MNT_AUTO : MNT_ASKED) != 0)
 		mi->mi_ret = CLI_EXIT_ERROR;
 	return (0);
 }
@@ -1003,7 +1013,7 @@ cli_fs_mount(int argc, char **argv)
 		    argv[1], tarn_strerror(de));
 		r = cli_cannot("mount", argv[0], de, msg);
 	} else
-		r = mnt_one(fs.cf_dp, argv[0], argc > 1 ? dir : NULL, &tmp, false) != 0 ?
+		r = mnt_one(fs.cf_dp, argv[0], argc > 1 ? dir : NULL, &tmp, MNT_ASKED) != 0 ?
 		    CLI_EXIT_ERROR : CLI_EXIT_OK;
 	free(dir);
 	pthread_mutex_unlock(&mnt_op_lock);

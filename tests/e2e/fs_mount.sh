@@ -253,6 +253,16 @@ wait "$busy" 2>/dev/null
 tarn_ok fs umount "$MNT/q"
 tarn_ok fs destroy tank/q
 
+# --- canmount: noauto leaves a mounted dataset mounted (mount -a skips
+# it), off unmounts it and refuses zfs mount
+tarn_ok fs create tank/cm
+tarn_ok fs set canmount=noauto tank/cm
+mounted "$MNT/cm" && pass || fail "canmount=noauto unmounted tank/cm"
+tarn_ok fs set canmount=off tank/cm
+mounted "$MNT/cm" && fail "canmount=off left tank/cm mounted" || pass
+tarn_err 1 "^cannot mount 'tank/cm': 'canmount' property is set to 'off'" fs mount tank/cm
+tarn_ok fs destroy tank/cm
+
 # --- options for one mount (zfs mount -o): above the properties while it lasts
 tarn_ok fs create tank/t
 tarn_ok fs unmount tank/t
