@@ -92,7 +92,10 @@ fs_prop_get(fs_walk_t *w, const char *name, int p, bool exact, dsl_prop_val_t *v
 	if (p >= FS_USER)
 		return (dsl_prop_user_get(w->fw_fs->cf_dp, name, w->fw_user[p - FS_USER], v,
 		    NULL, 0));
-	return (dsl_prop_get(w->fw_fs->cf_dp, name, p, exact, v, NULL, 0));
+	int e = dsl_prop_get(w->fw_fs->cf_dp, name, p, exact, v, NULL, 0);
+	if (e == 0)
+		(void) cli_mount_temp(name, p, v);
+	return (e);
 }
 
 static int
@@ -285,6 +288,7 @@ fs_source_str(const dsl_prop_val_t *v, char *buf, size_t len)
 	case DSL_SRC_INHERITED:
 		(void) snprintf(buf, len, "inherited from %s", v->dpv_setpoint);
 		break;
+	case DSL_SRC_TEMPORARY: (void) snprintf(buf, len, "temporary"); break;
 	}
 }
 
@@ -497,7 +501,9 @@ fs_parse_sources(fs_walk_t *w, const char *arg)
 			w->fw_sources |= 1 << DSL_SRC_INHERITED;
 		else if (strcmp(t, "none") == 0)
 			w->fw_sources |= 1 << DSL_SRC_NONE;
-		else if (strcmp(t, "temporary") != 0 && strcmp(t, "received") != 0)
+		else if (strcmp(t, "temporary") == 0)
+			w->fw_sources |= 1 << DSL_SRC_TEMPORARY;
+		else if (strcmp(t, "received") != 0)
 			r = cli_fs_usage_error("get", "invalid source '%s'", t);
 	}
 	tarn_free(copy);

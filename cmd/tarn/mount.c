@@ -640,6 +640,32 @@ cli_mount_obj_path(spa_t *spa, const char *oskey, uint64_t obj, char *out, size_
 }
 
 bool
+cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v)
+{
+	static const struct { int prop; uint8_t bit; bool on_when_set; } map[] = {
+		{ DSL_PROP_READONLY, MNT_T_RO, true }, { DSL_PROP_EXEC, MNT_T_NOEXEC, false },
+		{ DSL_PROP_SETUID, MNT_T_NOSUID, false }, { DSL_PROP_DEVICES, MNT_T_NODEV, false },
+		{ DSL_PROP_ATIME, MNT_T_NOATIME, false }, { DSL_PROP_RELATIME, MNT_T_RELATIME, true },
+		{ DSL_PROP_XATTR, MNT_T_NOXATTR, false },
+	};
+	bool r = false;
+	pthread_mutex_lock(&mnt_tbl_lock);
+	const mnt_t *m = mnt_find(name);
+	for (size_t i = 0; m != NULL && i < ARRAY_SIZE(map); i++) {
+		uint8_t bit = map[i].bit;
+		if (map[i].prop != prop || !((m->m_tmp.mt_set | m->m_tmp.mt_clr) & bit))
+			continue;
+		bool on = (m->m_tmp.mt_set & bit) ? map[i].on_when_set : !map[i].on_when_set;
+		v->dpv_num = on ? DSL_ON : DSL_OFF;
+		(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "%s", on ? "on" : "off");
+		v->dpv_source = DSL_SRC_TEMPORARY;
+		r = true;
+	}
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	return (r);
+}
+
+bool
 cli_mount_any(const char *name)
 {
 	bool r = false;
@@ -1082,6 +1108,7 @@ bool cli_mount_auto(void) { return (false); }
 int cli_mount_tree(struct dsl_pool *dp, const char *name, bool a) { return (0); }
 int cli_unmount_tree(const char *name, bool force, const char *verb) { return (0); }
 bool cli_mount_any(const char *name) { return (false); }
+bool cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v) { return (false); }
 void cli_mount_pool(const char *pool) { }
 int
 cli_mount_prop_changed(struct dsl_pool *dp, const char *n, const char *p,

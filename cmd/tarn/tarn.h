@@ -281,6 +281,12 @@ bool cli_mount_any(const char *name);
  * mounted or the object has no path.
  */
 bool cli_mount_obj_path(spa_t *spa, const char *oskey, uint64_t obj, char *out, size_t len);
+/*
+ * When name is mounted with an option of its own for prop (zfs mount -o
+ * ro), put that value into *v, source DSL_SRC_TEMPORARY, and say so.
+ */
+struct dsl_prop_val;
+bool cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v);
 void cli_mount_pool(const char *pool);
 typedef struct cli_prop_change {
 	struct mnt_names *pc_down;  /* what went down, to mount again */

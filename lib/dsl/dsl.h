@@ -115,6 +115,7 @@ typedef enum dsl_source {
 	DSL_SRC_DEFAULT,
 	DSL_SRC_LOCAL,
 	DSL_SRC_INHERITED,         /* from dpv_setpoint */
+	DSL_SRC_TEMPORARY,         /* a mount's own option (zfs mount -o): the CLI's, never the dsl's */
 } dsl_source_t;
 
 /* A property's effective value on a dataset. */

@@ -271,9 +271,14 @@ run sh -c "echo x >'$MNT/t/f'"
 grep -q "Read-only file system" "$ERR" && pass || fail "zfs mount -o ro: no EROFS"
 findmnt -n -o OPTIONS --mountpoint "$MNT/t" | grep -q "^ro,.*noexec" && pass ||
 	fail "zfs mount -o ro,noexec: not in the kernel's flags"
-tarn_ok fs get -H -o value readonly tank/t
-out_is "off"
+# zfs get shows the mount's own values as temporary, the rest as before
+tarn_ok fs get -H -o property,value,source readonly,exec,setuid tank/t
+out_is "$(printf 'readonly\ton\ttemporary\nexec\toff\ttemporary\nsetuid\ton\tdefault')"
+tarn_ok fs get -H -s temporary -o property all tank/t
+out_is "$(printf 'exec\nreadonly')"
 tarn_ok fs unmount tank/t
+tarn_ok fs get -H -o value,source readonly tank/t
+out_is "$(printf 'off\tdefault')"
 tarn_ok fs mount tank/t
 ok sh -c "echo x >'$MNT/t/f'"
 tarn_err 2 "invalid mount option 'bogus'" fs mount -o bogus tank/t
