@@ -326,6 +326,7 @@ main(int argc, char **argv)
 	c.tc_popts.pfo_avail = tm_avail;
 	c.tc_popts.pfo_avail_arg = spa;
 	c.tc_popts.pfo_zil = spa_objset_zil(spa, os);
+	c.tc_popts.pfo_xattr_inline = (spa_features(spa) & SPA_FEATURE_XATTR_INLINE) != 0;
 	posix_fs_t *fs = NULL;
 	e = posix_fs_open(os, &c.tc_popts, &fs);
 	if (e != 0) {

@@ -403,6 +403,8 @@ mnt_one(dsl_pool_t *dp, const char *name, const char *dir, const mnt_tmp_t *tmp,
 	    (e = dsl_dataset_objset(dp, name, &os)) != 0 ||
 	    (e = dsl_pool_open_reader(m->m_spa, &m->m_dp)) != 0 ||
 	    (po.pfo_zil = spa_objset_zil(m->m_spa, os), false) ||
+	    (po.pfo_xattr_inline = (spa_features(m->m_spa) & SPA_FEATURE_XATTR_INLINE) != 0,
+	    false) ||
 	    (e = posix_fs_open(os, &po, &m->m_fs)) != 0 ||
 	    (e = tarn_fuse_mount(m->m_fs, m->m_mountpoint, &m->m_fopts, &m->m_fuse)) != 0) {
 		if (m->m_fs != NULL)

@@ -29,6 +29,8 @@ static const struct {
 	    "Xattr changes (ACLs too) and hole punches in the intent log." },
 	{ SPA_FEATURE_SPACE_DEFLATE, "space_deflate",
 	    "Space in data bytes (RAID-Z parity not counted); new pools only." },
+	{ SPA_FEATURE_XATTR_INLINE, "xattr_inline",
+	    "Small extended attributes kept in the inode (Samba's DOSATTRIB)." },
 };
 
 static const struct {

@@ -135,6 +135,11 @@ typedef struct posix_fs_opts {
 	 * posix_fs_set_opts does not change it.
 	 */
 	zil_t   *pfo_zil;
+	/*
+	 * Small xattrs may be kept in the inode (the pool's feature
+	 * xattr_inline).  Taken at open; posix_fs_set_opts does not change it.
+	 */
+	bool     pfo_xattr_inline;
 } posix_fs_opts_t;
 
 /* ---- file systems ---- */

@@ -571,6 +571,7 @@ posix_fs_open(objset_t *os, const posix_fs_opts_t *opts, posix_fs_t **fsp)
 		}
 	}
 	fs->fs_zil = fs->fs_opts.pfo_readonly ? NULL : fs->fs_opts.pfo_zil;
+	fs->fs_xinline = fs->fs_opts.pfo_xattr_inline;
 	if (err == 0 && fs->fs_zil != NULL)
 		err = posix_zil_replay(fs);
 	if (err == 0 && !fs->fs_opts.pfo_readonly)

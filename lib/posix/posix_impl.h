@@ -36,6 +36,7 @@
 /* zp_flags */
 #define POSIX_ZF_UNLINKED    0x1        /* listed in the unlinked set */
 #define POSIX_ZF_MULTIBLOCK  0x2        /* has had more than one block: block size fixed */
+#define POSIX_ZF_XINLINE     0x4        /* zp_inline holds xattrs (never on a symlink) */
 
 /* Master node names. */
 #define POSIX_M_VERSION      "VERSION"
@@ -64,7 +65,7 @@ typedef struct znode_phys {
 	uint64_t zp_ctime[2];
 	uint64_t zp_crtime[2];
 	uint64_t zp_pad[4];
-	uint8_t  zp_inline[POSIX_INLINE_MAX]; /* symlink target when it fits */
+	uint8_t  zp_inline[POSIX_INLINE_MAX]; /* symlink target when it fits; else small xattrs */
 } znode_phys_t;
 _Static_assert(sizeof (znode_phys_t) == POSIX_ZNODE_SIZE, "znode_phys_t is the bonus size");
 
@@ -113,6 +114,7 @@ struct posix_fs {
 	uint64_t fs_pend_bytes[POSIX_PEND_SLOTS];
 	pinode_stripe_t fs_tab[POSIX_TAB_STRIPES];
 	zil_t *fs_zil;                    /* intent log, or NULL (posix_zil.c) */
+	bool fs_xinline;                  /* small xattrs may go in the inode (pfo_xattr_inline) */
 	uint64_t fs_replayed;             /* records replayed at open */
 };
 
@@ -219,6 +221,21 @@ int posix_truncate_locked(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uin
 
 /* ---- posix_xattr.c ---- */
 int posix_xattr_destroy(posix_fs_t *fs, uint64_t xobj, dmu_tx_t *tx);
+
+/*
+ * ---- posix_xinline.c: the xattrs kept in zp_inline (an area of
+ * POSIX_INLINE_MAX bytes).  EIO for a damaged area; set leaves the area
+ * as it was when the attribute does not fit (ENOSPC). ----
+ */
+int posix_xinline_check(const uint8_t *area);
+int posix_xinline_get(const uint8_t *area, const char *name, const uint8_t **value,
+    size_t *len);
+bool posix_xinline_fits(const char *name, size_t len);
+int posix_xinline_set(uint8_t *area, const char *name, const void *value, size_t len);
+int posix_xinline_remove(uint8_t *area, const char *name);
+/* Append the names ("a\0b\0") to list at *total (size 0: only count); ERANGE. */
+int posix_xinline_list(const uint8_t *area, char *list, size_t size, size_t *total);
+bool posix_xinline_empty(const uint8_t *area);
 
 /*
  * POSIX ACLs (posix_acl.c: the values; posix_xattr.c: where they are

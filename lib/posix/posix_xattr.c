@@ -9,6 +9,12 @@
  * enforces ACLs; the file system checks their values, keeps the mode in
  * step with the access ACL (setfacl changes the mode, chmod the ACL) and
  * gives new inodes their directory's default ACL (posix_acl.c).
+ *
+ * On pools with the feature xattr_inline, a small attribute is kept in
+ * the inode instead (posix_xinline.c), as long as the inode's area has
+ * room: a name lives in one place only, and a set that no longer fits
+ * there moves it to the ZAP.  ACLs always go to the ZAP (posix_acl.c
+ * reads them there), and symlinks keep their target in that area.
  */
 #include "posix_impl.h"
 
@@ -80,6 +86,33 @@ xattr_exit(posix_fs_t *fs, pinode_t *pi)
 	pinode_rele(fs, pi);
 }
 
+/* May name be kept in the inode? */
+static bool
+xattr_inline_ok(posix_fs_t *fs, const znode_phys_t *zp, const char *name)
+{
+	return (fs->fs_xinline && !S_ISLNK(zp->zp_mode) && strncmp(name, "system.", 7) != 0);
+}
+
+/* name's value when the inode holds it: 0, ENODATA (not there) or EIO. */
+static int
+xattr_inline_get(const znode_phys_t *zp, const char *name, const uint8_t **value,
+    size_t *len)
+{
+	if (!(zp->zp_flags & POSIX_ZF_XINLINE) || S_ISLNK(zp->zp_mode))
+		return (SET_ERROR(ENODATA));
+	return (posix_xinline_get(zp->zp_inline, name, value, len));
+}
+
+/* After a change of zp's area: the flag says whether it holds anything. */
+static void
+xattr_inline_mark(znode_phys_t *zp)
+{
+	if (posix_xinline_empty(zp->zp_inline))
+		zp->zp_flags &= ~(uint64_t)POSIX_ZF_XINLINE;
+	else
+		zp->zp_flags |= POSIX_ZF_XINLINE;
+}
+
 /* Find name: its length and, for a stored-apart value, its descriptor. */
 static int
 xattr_find(posix_fs_t *fs, uint64_t xobj, const char *name, uint64_t *len, xattr_ref_t *ref)
@@ -130,13 +163,19 @@ posix_getxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, void *value, s
 	pinode_t *pi = xattr_enter(fs, ino, false, &zp, &err);
 	uint64_t len = 0;
 	xattr_ref_t ref;
+	const uint8_t *iv = NULL;
+	size_t ilen = 0;
 	if (err == 0)
 		err = xattr_type_check(&zp, name, false);
-	if (err == 0)
+	if (err == 0 && (err = xattr_inline_get(&zp, name, &iv, &ilen)) == 0)
+		len = ilen;
+	else if (err == ENODATA)
 		err = xattr_find(fs, zp.zp_xattr, name, &len, &ref);
 	if (err == 0 && size != 0 && size < len)
 		err = SET_ERROR(ERANGE);
-	if (err == 0 && size != 0 && len > 0)
+	if (err == 0 && size != 0 && len > 0 && iv != NULL)
+		memcpy(value, iv, len);
+	else if (err == 0 && size != 0 && len > 0)
 		err = xattr_read(fs, zp.zp_xattr, name, &ref, len, value);
 	if (err == 0)
 		*outlen = len;
@@ -169,16 +208,25 @@ xattr_store(posix_fs_t *fs, uint64_t xobj, const char *name, const void *value, 
 	return (err);
 }
 
-/* The checks of setxattr with the inode locked: whether name exists. */
+/*
+ * The checks of setxattr with the inode locked: whether name exists, in
+ * the inode (*inl) or in the ZAP (then old is its descriptor).
+ */
 static int
 xattr_set_check(posix_fs_t *fs, const znode_phys_t *zp, const char *name, int flags,
-    xattr_ref_t *old, bool *exists)
+    xattr_ref_t *old, bool *exists, bool *inl)
 {
 	int err = xattr_type_check(zp, name, true);
 	if (err != 0)
 		return (err);
 	uint64_t len;
-	err = xattr_find(fs, zp->zp_xattr, name, &len, old);
+	const uint8_t *iv;
+	size_t ilen;
+	memset(old, 0, sizeof (*old));
+	err = xattr_inline_get(zp, name, &iv, &ilen);
+	*inl = err == 0;
+	if (err == ENODATA)
+		err = xattr_find(fs, zp->zp_xattr, name, &len, old);
 	*exists = err == 0;
 	if (err == 0 && (flags & POSIX_XATTR_CREATE))
 		return (SET_ERROR(EEXIST));
@@ -237,11 +285,11 @@ posix_setxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, const void *va
 		return (err);
 	znode_phys_t old, zp;
 	xattr_ref_t oref;
-	bool exists = false, access = false, drop = false;
+	bool exists = false, inl = false, access = false, drop = false;
 	uint32_t amode = 0;
 	pinode_t *pi = xattr_enter(fs, ino, true, &old, &err);
 	if (err == 0)
-		err = xattr_set_check(fs, &old, name, flags, &oref, &exists);
+		err = xattr_set_check(fs, &old, name, flags, &oref, &exists, &inl);
 	if (err == 0)
 		err = xattr_acl_check(&old, name, value, size, &access, &amode, &drop);
 	dmu_tx_t *tx = NULL;
@@ -257,12 +305,24 @@ posix_setxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, const void *va
 		if (logged)
 			posix_zil_begin();
 		zp = old;
-		if (drop && exists)
+		if (!(zp.zp_flags & POSIX_ZF_XINLINE) && !S_ISLNK(zp.zp_mode))
+			memset(zp.zp_inline, 0, sizeof (zp.zp_inline));
+		/* in the inode when it fits there (then out of the ZAP) ... */
+		bool here = !drop && xattr_inline_ok(fs, &zp, name) &&
+		    posix_xinline_set(zp.zp_inline, name, value, size) == 0;
+		if (here && exists && !inl)
 			err = xattr_drop(fs, zp.zp_xattr, name, &oref, tx);
-		else if (!drop && zp.zp_xattr == 0)
+		/* ... else in the ZAP (then out of the inode) */
+		if (!here && inl)
+			err = posix_xinline_remove(zp.zp_inline, name);
+		if (!here && err == 0 && drop && exists && !inl)
+			err = xattr_drop(fs, zp.zp_xattr, name, &oref, tx);
+		else if (!here && err == 0 && !drop && zp.zp_xattr == 0)
 			err = zap_create(fs->fs_os, DMU_OT_ZAP, tx, &zp.zp_xattr);
-		if (err == 0 && !drop)
+		if (!here && err == 0 && !drop)
 			err = xattr_store(fs, zp.zp_xattr, name, value, size, &oref, tx);
+		if (!S_ISLNK(zp.zp_mode))
+			xattr_inline_mark(&zp);
 		if (err == 0) {
 			if (access)
 				zp.zp_mode = (zp.zp_mode & ~0777ULL) | amode;
@@ -295,10 +355,17 @@ posix_removexattr(posix_fs_t *fs, posix_ino_t ino, const char *name)
 	znode_phys_t old, zp;
 	xattr_ref_t ref;
 	uint64_t len;
+	const uint8_t *iv;
+	size_t ilen;
+	bool inl = false;
 	pinode_t *pi = xattr_enter(fs, ino, true, &old, &err);
 	if (err == 0)
 		err = xattr_type_check(&old, name, true);
-	if (err == 0)
+	if (err == 0) {
+		err = xattr_inline_get(&old, name, &iv, &ilen);
+		inl = err == 0;
+	}
+	if (err == ENODATA)
 		err = xattr_find(fs, old.zp_xattr, name, &len, &ref);
 	dmu_tx_t *tx = NULL;
 	if (err == 0) {
@@ -313,7 +380,12 @@ posix_removexattr(posix_fs_t *fs, posix_ino_t ino, const char *name)
 		if (logged)
 			posix_zil_begin();
 		zp = old;
-		err = xattr_drop(fs, zp.zp_xattr, name, &ref, tx);
+		if (inl) {
+			err = posix_xinline_remove(zp.zp_inline, name);
+			xattr_inline_mark(&zp);
+		} else {
+			err = xattr_drop(fs, zp.zp_xattr, name, &ref, tx);
+		}
 		if (err == 0) {
 			posix_now(zp.zp_ctime);
 			err = zn_write(fs, ino, &old, &zp, tx);
@@ -340,6 +412,8 @@ posix_listxattr(posix_fs_t *fs, posix_ino_t ino, char *list, size_t size, size_t
 	int err;
 	pinode_t *pi = xattr_enter(fs, ino, false, &zp, &err);
 	size_t total = 0;
+	if (err == 0 && (zp.zp_flags & POSIX_ZF_XINLINE) && !S_ISLNK(zp.zp_mode))
+		err = posix_xinline_list(zp.zp_inline, list, size, &total);
 	if (err == 0 && zp.zp_xattr != 0) {
 		zap_cursor_t zc;
 		zap_attribute_t *za = tarn_alloc(sizeof (*za));

@@ -29,9 +29,11 @@
  * in the unit they were written in, so an upgrade never turns it on.
  */
 #define SPA_FEATURE_SPACE_DEFLATE (1ULL << 3)
+/* Small xattrs kept in the inode (docs/FORMAT.md "Extended attributes"). */
+#define SPA_FEATURE_XATTR_INLINE (1ULL << 4)
 /* What an upgrade enables. */
 #define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY | SPA_FEATURE_INTENT_LOG | \
-                              SPA_FEATURE_LOG_XATTR_PUNCH)
+                              SPA_FEATURE_LOG_XATTR_PUNCH | SPA_FEATURE_XATTR_INLINE)
 /* Every bit this build understands (import refuses others). */
 #define SPA_FEATURES_KNOWN   (SPA_FEATURES_ALL | SPA_FEATURE_SPACE_DEFLATE)
 

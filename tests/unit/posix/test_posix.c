@@ -835,6 +835,121 @@ xattr_reopen(posix_ino_t f, uint64_t objs0)
 	TT_EQ(count_objects(), objs0 + 1);          /* the root's xattr object stays */
 }
 
+/* ---- small xattrs in the inode (feature xattr_inline) ---- */
+
+static void
+xinline_has(posix_ino_t f, const char *name, const void *want, size_t wantlen)
+{
+	char buf[512];
+	size_t n;
+	TT_OK(posix_getxattr(t.fs, f, name, buf, sizeof (buf), &n));
+	TT_EQ(n, wantlen);
+	TT_CHECK(memcmp(buf, want, wantlen) == 0);
+}
+
+/* How many times each name is listed ("a\0b\0"), for names[0..n). */
+static void
+xinline_listed_once(posix_ino_t f, const char *const *names, int n)
+{
+	char list[1024];
+	size_t len;
+	TT_OK(posix_listxattr(t.fs, f, list, sizeof (list), &len));
+	int total = 0;
+	for (size_t off = 0; off < len; off += strlen(list + off) + 1)
+		total++;
+	TT_EQ(total, n);
+	for (int i = 0; i < n; i++) {
+		int seen = 0;
+		for (size_t off = 0; off < len; off += strlen(list + off) + 1)
+			seen += strcmp(list + off, names[i]) == 0;
+		TT_EQ(seen, 1);
+	}
+}
+
+static void
+test_xattr_inline(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	t.opts.pfo_xattr_inline = true;
+	tp_reopen(&t);
+	posix_fs_t *fs = t.fs;
+	posix_ino_t f = tp_file(&t, t.root, "f", 10, 1);
+	uint64_t objs0 = count_objects();
+	uint8_t dos[60], big[200], mid[100];
+	memset(dos, 0x11, sizeof (dos));
+	memset(big, 0x22, sizeof (big));
+	memset(mid, 0x33, sizeof (mid));
+	/* a Samba-sized attribute: in the inode, no object made */
+	TT_OK(posix_setxattr(fs, f, "user.DOSATTRIB", dos, sizeof (dos), POSIX_XATTR_CREATE));
+	TT_EQ(count_objects(), objs0);
+	xinline_has(f, "user.DOSATTRIB", dos, sizeof (dos));
+	TT_EQ(posix_setxattr(fs, f, "user.DOSATTRIB", dos, 1, POSIX_XATTR_CREATE), EEXIST);
+	TT_EQ(posix_setxattr(fs, f, "user.none", dos, 1, POSIX_XATTR_REPLACE), ENODATA);
+	size_t n;
+	TT_EQ(posix_getxattr(fs, f, "user.DOSATTRIB", dos, 10, &n), ERANGE);
+	TT_OK(posix_getxattr(fs, f, "user.DOSATTRIB", NULL, 0, &n));
+	TT_EQ(n, sizeof (dos));
+	/* one too big for the area goes to the ZAP; both are listed once */
+	TT_OK(posix_setxattr(fs, f, "user.big", big, sizeof (big), 0));
+	TT_EQ(count_objects(), objs0 + 1);
+	TT_OK(posix_setxattr(fs, f, "trusted.t", "1", 1, 0));
+	TT_OK(posix_setxattr(fs, f, "user.empty", "", 0, 0));
+	const char *names4[] = { "user.DOSATTRIB", "user.big", "trusted.t", "user.empty" };
+	xinline_listed_once(f, names4, 4);
+	/* a value that outgrows the room left moves to the ZAP, and back */
+	TT_OK(posix_setxattr(fs, f, "user.DOSATTRIB", mid, sizeof (mid), POSIX_XATTR_REPLACE));
+	xinline_has(f, "user.DOSATTRIB", mid, sizeof (mid));
+	xinline_listed_once(f, names4, 4);
+	TT_OK(posix_setxattr(fs, f, "user.DOSATTRIB", dos, 8, POSIX_XATTR_REPLACE));
+	xinline_has(f, "user.DOSATTRIB", dos, 8);
+	xinline_listed_once(f, names4, 4);
+	/* ACLs stay in the ZAP, symlinks keep their target */
+	TT_OK(posix_setxattr(fs, f, "system.posix_acl_access", acl_named, sizeof (acl_named), 0));
+	posix_attr_t sl;
+	TT_OK(posix_symlink(fs, t.root, "sl", "target-of-the-link", &tp_root_cred, &sl));
+	uint64_t objs1 = count_objects();
+	TT_OK(posix_setxattr(fs, sl.pa_ino, "trusted.s", "v", 1, 0));
+	TT_EQ(count_objects(), objs1 + 1);
+	char target[64];
+	TT_OK(posix_readlink(fs, sl.pa_ino, target, sizeof (target)));
+	TT_CHECK(strcmp(target, "target-of-the-link") == 0);
+	posix_forget(fs, sl.pa_ino, 1);
+	/* all of it after a remount */
+	tp_reopen(&t);
+	fs = t.fs;
+	xinline_has(f, "user.DOSATTRIB", dos, 8);
+	xinline_has(f, "user.big", big, sizeof (big));
+	xinline_has(f, "trusted.t", "1", 1);
+	xinline_has(f, "user.empty", "", 0);
+	TT_OK(posix_readlink(fs, sl.pa_ino, target, sizeof (target)));
+	TT_CHECK(strcmp(target, "target-of-the-link") == 0);
+	/* removed from where they are */
+	TT_OK(posix_removexattr(fs, f, "user.DOSATTRIB"));
+	TT_OK(posix_removexattr(fs, f, "user.big"));
+	TT_EQ(posix_removexattr(fs, f, "user.DOSATTRIB"), ENODATA);
+	TT_EQ(posix_getxattr(fs, f, "user.DOSATTRIB", NULL, 0, &n), ENODATA);
+	const char *names2[] = { "trusted.t", "user.empty", "system.posix_acl_access" };
+	xinline_listed_once(f, names2, 3);
+	/* many small ones: what fits stays in the inode, the rest spills */
+	posix_ino_t g = tp_file(&t, t.root, "g", 10, 2);
+	for (int i = 0; i < 20; i++) {
+		char nm[32];
+		snprintf(nm, sizeof (nm), "user.k%02d", i);
+		TT_OK(posix_setxattr(fs, g, nm, nm, strlen(nm), 0));
+	}
+	for (int i = 0; i < 20; i++) {
+		char nm[32];
+		snprintf(nm, sizeof (nm), "user.k%02d", i);
+		xinline_has(g, nm, nm, strlen(nm));
+	}
+	uint64_t objs2 = count_objects();
+	TT_OK(posix_unlink(fs, t.root, "g"));
+	posix_forget(fs, g, 1);                     /* its xattr object goes with it */
+	TT_OK(posix_fs_sync(fs));
+	TT_EQ(count_objects(), objs2 - 2);
+	tp_done(&t);
+}
+
 /* ---- the unlinked set ---- */
 
 static uint64_t
@@ -1339,6 +1454,7 @@ TT_MAIN(
 	{ "symlinks", test_symlinks },
 	{ "rename", test_rename },
 	{ "xattrs", test_xattrs },
+	{ "xattr_inline", test_xattr_inline },
 	{ "acls", test_acls },
 	{ "unlinked", test_unlinked },
 	{ "tmpfile", test_tmpfile },
