@@ -197,14 +197,13 @@ static int
 mnt_prepare_dir(const char *mp, bool legacy, char *err, size_t errlen)
 {
 	mnt_clear_stale(mp);
-	struct stat st;
-	if (legacy && (stat(mp, &st) != 0 || !S_ISDIR(st.st_mode))) {
-		int e = errno != 0 && stat(mp, &st) != 0 ? errno : ENOTDIR;
-		(void) snprintf(err, errlen, "mount point '%s': %s", mp, tarn_strerror(e));
+	if (legacy) {
+		struct stat st;
+		int e = stat(mp, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? SET_ERROR(ENOTDIR) : 0;
+		if (e != 0)
+			(void) snprintf(err, errlen, "mount point '%s': %s", mp, tarn_strerror(e));
 		return (e);
 	}
-	if (legacy)
-		return (0);
 	int e = mnt_mkdir_p(mp);
 	if (e != 0) {
 		(void) snprintf(err, errlen, "cannot create mountpoint '%s': %s", mp,
