@@ -305,6 +305,9 @@ mkdir -p "$E2E_TMP/other"
 run "$HELPER" tank/t "$E2E_TMP/other"
 [ "$RC" -eq 32 ] && grep -q "not a legacy mountpoint" "$ERR" && pass ||
 	{ fail "mount.tarn of a non-legacy dataset: exit $RC"; show_output; }
+run "$HELPER" tank/t "$E2E_TMP/nodir"
+[ "$RC" -eq 32 ] && grep -qi "mount point '$E2E_TMP/nodir': no such file or directory" "$ERR" &&
+	pass || { fail "mount.tarn at a missing directory: exit $RC"; show_output; }
 run "$HELPER" tank/leg
 [ "$RC" -eq 1 ] && grep -q "^usage: mount.tarn" "$ERR" && pass ||
 	fail "mount.tarn without a directory: exit $RC"
