@@ -338,7 +338,7 @@ cli_fs_destroy(int argc, char **argv)
 int
 cli_fs_rename(int argc, char **argv)
 {
-	bool parents = false;
+	bool parents = false, force = false;
 	int c;
 	while ((c = getopt(argc, argv, ":fpu")) != -1) {
 		switch (c) {
@@ -346,6 +346,8 @@ cli_fs_rename(int argc, char **argv)
 			parents = true;
 			break;
 		case 'f':
+			force = true;
+			break;
 		case 'u':
 			break;
 		default:
@@ -367,16 +369,15 @@ cli_fs_rename(int argc, char **argv)
 	int r = cli_fs_open_existing(argv[0], false, &fs);
 	if (r != 0)
 		return (r);
-	bool mounted = cli_mount_any(argv[0]);
-	if (mounted && (r = cli_unmount_tree(argv[0], false, "rename")) != 0) {
+	struct mnt_names *down;
+	if ((r = cli_mount_rename_before(fs.cf_dp, argv[0], force, &down)) != 0) {
 		cli_fs_close(&fs);
 		return (r);
 	}
 	char top[DSL_NAME_MAX];
 	fs_mount_top(fs.cf_dp, argv[1], parents, top);
 	int e = dsl_dataset_rename(fs.cf_dp, argv[0], argv[1], parents, err, sizeof (err));
-	if (mounted)
-		(void) cli_mount_tree(fs.cf_dp, e == 0 ? top : argv[0], true);
+	cli_mount_rename_after(fs.cf_dp, argv[0], e == 0 ? argv[1] : NULL, top, down);
 	if (e == 0)
 		r = CLI_EXIT_OK;
 	else if (e == EEXIST || e == EXDEV || (e == ENOENT && strstr(err, "parent")))

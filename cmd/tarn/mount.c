@@ -695,6 +695,54 @@ cli_mount_pool(const char *pool)
 	cli_pool_close(spa);
 }
 
+int
+cli_mount_rename_before(struct dsl_pool *dp, const char *name, bool force,
+    struct mnt_names **down)
+{
+	*down = NULL;
+	if (!cli_in_daemon() || !cli_mount_any(name))
+		return (0);
+	mnt_op_enter();
+	int r = mnt_unmount_matching(match_tree, name, force, "rename", name, down);
+	if (r != 0) {
+		mnt_up(dp, *down);              /* a busy one stopped it: back as it was */
+		*down = NULL;
+	}
+	pthread_mutex_unlock(&mnt_op_lock);
+	return (r);
+}
+
+void
+cli_mount_rename_after(struct dsl_pool *dp, const char *from, const char *to,
+    const char *top, struct mnt_names *down)
+{
+	if (!cli_in_daemon())
+		return;
+	mnt_op_enter();
+	size_t fl = strlen(from);
+	for (int i = 0; to != NULL && down != NULL && i < down->mn_n; i++) {
+		mnt_gone_t *g = &down->mn_v[i];
+		char renamed[DSL_NAME_MAX];
+		(void) snprintf(renamed, sizeof (renamed), "%s%s", to, g->mg_name + fl);
+		(void) snprintf(g->mg_name, sizeof (g->mg_name), "%s", renamed);
+	}
+	/* the parents rename -p made (top and below it, above `to`), as create -p */
+	if (to != NULL && cli_mount_auto()) {
+		char p[DSL_NAME_MAX];
+		(void) snprintf(p, sizeof (p), "%s", to);
+		char *slash = p + strlen(top);
+		while (*slash == '/') {
+			*slash = '\0';
+			(void) mnt_one(dp, p, NULL, NULL, MNT_AUTO);
+			*slash = '/';
+			if ((slash = strchr(slash + 1, '/')) == NULL)
+				break;
+		}
+	}
+	mnt_up(dp, down);
+	pthread_mutex_unlock(&mnt_op_lock);
+}
+
 /*
  * How a property reaches the live mounts.  Mountpoint and canmount move
  * or drop a mount: the subtree goes down before the change and comes up
@@ -1109,6 +1157,15 @@ bool cli_mount_auto(void) { return (false); }
 int cli_mount_tree(struct dsl_pool *dp, const char *name, bool a) { return (0); }
 int cli_unmount_tree(const char *name, bool force, const char *verb) { return (0); }
 bool cli_mount_any(const char *name) { return (false); }
+int
+cli_mount_rename_before(struct dsl_pool *dp, const char *name, bool force,
+    struct mnt_names **down)
+{
+	*down = NULL;
+	return (0);
+}
+void cli_mount_rename_after(struct dsl_pool *dp, const char *from, const char *to,
+    const char *top, struct mnt_names *down) { }
 bool cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v) { return (false); }
 void cli_mount_pool(const char *pool) { }
 int

@@ -296,6 +296,16 @@ typedef struct cli_prop_change {
 } cli_prop_change_t;
 int cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
     cli_prop_change_t *pc);
+/*
+ * zfs rename: before, take name's subtree down (force: even when files
+ * are open there; busy: "cannot rename", everything as it was, 1); after (to NULL: the rename failed), mount
+ * again what went down, under the new names, with its directories and
+ * options (legacy mounts too), and the parents rename -p made from top.
+ */
+int cli_mount_rename_before(struct dsl_pool *dp, const char *name, bool force,
+    struct mnt_names **down);
+void cli_mount_rename_after(struct dsl_pool *dp, const char *from, const char *to,
+    const char *top, struct mnt_names *down);
 int cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
     const cli_prop_change_t *pc, const char *verb);
 void cli_mount_start(void);

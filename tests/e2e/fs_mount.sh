@@ -324,9 +324,23 @@ grep -q "Read-only file system" "$ERR" && pass || fail "mount.tarn -o ro: no ERO
 tarn_ok fs set quota=1G tank/leg
 mounted "$E2E_TMP/leg" && findmnt -n -o OPTIONS --mountpoint "$E2E_TMP/leg" | grep -q "^ro" &&
 	pass || fail "tank/leg not back at its directory, read-only, after set quota"
-tarn_ok fs unmount tank/leg
+# rename brings back what it took down: the legacy mount at its directory
+tarn_ok fs rename tank/leg tank/leg2
+mounted "$E2E_TMP/leg" && [ "$(cat "$E2E_TMP/leg/f")" = legacy ] && pass ||
+	fail "tank/leg2 not mounted again at its directory after the rename"
+tarn_ok fs get -H -o value mounted tank/leg2
+out_is "yes"
+tarn_ok fs unmount tank/leg2
 mounted "$E2E_TMP/leg" && fail "zfs unmount left the legacy mount" || pass
-tarn_ok fs destroy tank/leg
+tarn_ok fs destroy tank/leg2
+# ... and a child unmounted before the rename stays unmounted
+tarn_ok fs create tank/rn
+tarn_ok fs create tank/rn/c
+tarn_ok fs unmount tank/rn/c
+tarn_ok fs rename tank/rn tank/rn2
+mounted "$MNT/rn2" && pass || fail "tank/rn2 not mounted after the rename"
+mounted "$MNT/rn2/c" && fail "the rename mounted tank/rn2/c, unmounted before" || pass
+tarn_ok fs destroy -r -f tank/rn2
 tarn_ok fs destroy -f tank/t
 
 # --- export unmounts, import mounts again with the data
