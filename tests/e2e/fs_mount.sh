@@ -340,7 +340,17 @@ tarn_ok fs unmount tank/rn/c
 tarn_ok fs rename tank/rn tank/rn2
 mounted "$MNT/rn2" && pass || fail "tank/rn2 not mounted after the rename"
 mounted "$MNT/rn2/c" && fail "the rename mounted tank/rn2/c, unmounted before" || pass
-tarn_ok fs destroy -r -f tank/rn2
+# busy: refused, or with -f the mount is forced off and comes back renamed
+bash -c 'cd "$1" && exec sleep 30' busy "$MNT/rn2" &
+busy=$!
+sleep 0.5
+tarn_err 1 "^cannot rename 'tank/rn2': '$MNT/rn2' is busy" fs rename tank/rn2 tank/rn3
+mounted "$MNT/rn2" && pass || fail "a refused rename lost the mount"
+tarn_ok fs rename -f tank/rn2 tank/rn3
+mounted "$MNT/rn3" && pass || fail "rename -f: tank/rn3 not mounted"
+kill "$busy" 2>/dev/null
+wait "$busy" 2>/dev/null
+tarn_ok fs destroy -r -f tank/rn3
 tarn_ok fs destroy -f tank/t
 
 # --- export unmounts, import mounts again with the data
