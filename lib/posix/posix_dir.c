@@ -318,8 +318,8 @@ mknode_locked(posix_fs_t *fs, posix_ino_t dir, znode_phys_t *dzp, const char *na
 		if (dacl != NULL)
 			err = posix_acl_inherit_tx(fs, &zp, dacl, dlen, tx);
 		if (err == 0 && a->tmpfile) {
-			char key[24];
-			(void) snprintf(key, sizeof (key), "%" PRIx64, obj);
+			char key[POSIX_UNLINKED_KEYLEN];
+			posix_unlinked_key(obj, key);
 			zp.zp_nlink = 0;
 			zp.zp_flags |= POSIX_ZF_UNLINKED;
 			err = zap_update_int(fs->fs_os, fs->fs_unlinked, key, obj, tx);
@@ -579,8 +579,8 @@ posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newn
 		posix_zil_begin();
 		err = zap_add_int(fs->fs_os, newdir, newname, POSIX_DE_MAKE(ino, zp->zp_mode), tx);
 		if (err == 0 && named) {
-			char key[24];
-			(void) snprintf(key, sizeof (key), "%" PRIx64, ino);
+			char key[POSIX_UNLINKED_KEYLEN];
+			posix_unlinked_key(ino, key);
 			err = zap_remove(fs->fs_os, fs->fs_unlinked, key, tx);
 			zp->zp_flags &= ~(uint64_t)POSIX_ZF_UNLINKED;
 		}

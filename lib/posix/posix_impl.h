@@ -219,6 +219,14 @@ int lockset_write(posix_fs_t *fs, posix_lockset_t *ls, dmu_tx_t *tx);
 int posix_truncate_locked(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t size,
     dmu_tx_t *tx);
 
+/* The unlinked set's name of inode ino (FORMAT.md: lower-case hexadecimal). */
+#define POSIX_UNLINKED_KEYLEN 24
+static inline void
+posix_unlinked_key(posix_ino_t ino, char key[POSIX_UNLINKED_KEYLEN])
+{
+	(void) snprintf(key, POSIX_UNLINKED_KEYLEN, "%" PRIx64, ino);
+}
+
 /* ---- posix_xattr.c ---- */
 int posix_xattr_destroy(posix_fs_t *fs, uint64_t xobj, dmu_tx_t *tx);
 

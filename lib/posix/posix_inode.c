@@ -163,8 +163,8 @@ posix_destroy(posix_fs_t *fs, posix_ino_t ino, const znode_phys_t *zp, dmu_tx_t 
 	if (zp->zp_xattr != 0)
 		err = posix_xattr_destroy(fs, zp->zp_xattr, tx);
 	if (err == 0 && (zp->zp_flags & POSIX_ZF_UNLINKED)) {
-		char name[24];
-		snprintf(name, sizeof (name), "%" PRIx64, ino);
+		char name[POSIX_UNLINKED_KEYLEN];
+		posix_unlinked_key(ino, name);
 		err = zap_remove(fs->fs_os, fs->fs_unlinked, name, tx);
 		if (err == ENOENT)
 			err = 0;
@@ -197,8 +197,8 @@ posix_drop_link(posix_fs_t *fs, pinode_t *pi, const znode_phys_t *old, znode_phy
 			pi->pi_destroyed = true;
 		return (err);
 	}
-	char name[24];
-	snprintf(name, sizeof (name), "%" PRIx64, pi->pi_ino);
+	char name[POSIX_UNLINKED_KEYLEN];
+	posix_unlinked_key(pi->pi_ino, name);
 	zp->zp_flags |= POSIX_ZF_UNLINKED;
 	int err = zap_update_int(fs->fs_os, fs->fs_unlinked, name, pi->pi_ino, tx);
 	if (err == 0)
