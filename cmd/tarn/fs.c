@@ -319,16 +319,24 @@ cli_fs_destroy(int argc, char **argv)
 	int r = cli_fs_open_existing(name, false, &fs);
 	if (r != 0)
 		return (r);
-	bool pool = strchr(name, '/') == NULL, was_mounted = cli_mount_any(name);
-	if (force && was_mounted && (r = cli_unmount_tree(name, true, "destroy")) != 0) {
-		cli_fs_close(&fs);
-		return (r);
-	}
+	/*
+	 * As zfs does: mounted datasets are unmounted first (-f: even when
+	 * busy), but only once the destroy fails for nothing else (children
+	 * without -r, say, leave the mounts alone).  What went down and is
+	 * still there afterwards (destroy -r POOL keeps the root dataset; a
+	 * failed destroy everything) is mounted again.
+	 */
 	int e = dsl_dataset_destroy(fs.cf_dp, name, recursive, err, sizeof (err));
+	if (e == EBUSY && cli_mount_any(name)) {
+		struct mnt_names *down;
+		if ((r = cli_mount_down(fs.cf_dp, name, force, "destroy", &down)) != 0) {
+			cli_fs_close(&fs);
+			return (r);
+		}
+		e = dsl_dataset_destroy(fs.cf_dp, name, recursive, err, sizeof (err));
+		cli_mount_up(fs.cf_dp, name, NULL, NULL, down);
+	}
 	r = e ? cli_cannot("destroy", name, e, err) : CLI_EXIT_OK;
-	/* destroy -r POOL keeps the pool's root dataset: mount it again */
-	if (force && was_mounted && (pool || e != 0))
-		(void) cli_mount_tree(fs.cf_dp, name, true);
 	cli_fs_close(&fs);
 	return (r);
 }
@@ -370,14 +378,14 @@ cli_fs_rename(int argc, char **argv)
 	if (r != 0)
 		return (r);
 	struct mnt_names *down;
-	if ((r = cli_mount_rename_before(fs.cf_dp, argv[0], force, &down)) != 0) {
+	if ((r = cli_mount_down(fs.cf_dp, argv[0], force, "rename", &down)) != 0) {
 		cli_fs_close(&fs);
 		return (r);
 	}
 	char top[DSL_NAME_MAX];
 	fs_mount_top(fs.cf_dp, argv[1], parents, top);
 	int e = dsl_dataset_rename(fs.cf_dp, argv[0], argv[1], parents, err, sizeof (err));
-	cli_mount_rename_after(fs.cf_dp, argv[0], e == 0 ? argv[1] : NULL, top, down);
+	cli_mount_up(fs.cf_dp, argv[0], e == 0 ? argv[1] : NULL, top, down);
 	if (e == 0)
 		r = CLI_EXIT_OK;
 	else if (e == EEXIST || e == EXDEV || (e == ENOENT && strstr(err, "parent")))

@@ -696,14 +696,14 @@ cli_mount_pool(const char *pool)
 }
 
 int
-cli_mount_rename_before(struct dsl_pool *dp, const char *name, bool force,
+cli_mount_down(struct dsl_pool *dp, const char *name, bool force, const char *verb,
     struct mnt_names **down)
 {
 	*down = NULL;
 	if (!cli_in_daemon() || !cli_mount_any(name))
 		return (0);
 	mnt_op_enter();
-	int r = mnt_unmount_matching(match_tree, name, force, "rename", name, down);
+	int r = mnt_unmount_matching(match_tree, name, force, verb, name, down);
 	if (r != 0) {
 		mnt_up(dp, *down);              /* a busy one stopped it: back as it was */
 		*down = NULL;
@@ -713,8 +713,8 @@ cli_mount_rename_before(struct dsl_pool *dp, const char *name, bool force,
 }
 
 void
-cli_mount_rename_after(struct dsl_pool *dp, const char *from, const char *to,
-    const char *top, struct mnt_names *down)
+cli_mount_up(struct dsl_pool *dp, const char *from, const char *to, const char *top,
+    struct mnt_names *down)
 {
 	if (!cli_in_daemon())
 		return;
@@ -727,7 +727,7 @@ cli_mount_rename_after(struct dsl_pool *dp, const char *from, const char *to,
 		(void) snprintf(g->mg_name, sizeof (g->mg_name), "%s", renamed);
 	}
 	/* the parents rename -p made (top and below it, above `to`), as create -p */
-	if (to != NULL && cli_mount_auto()) {
+	if (to != NULL && top != NULL && cli_mount_auto()) {
 		char p[DSL_NAME_MAX];
 		(void) snprintf(p, sizeof (p), "%s", to);
 		char *slash = p + strlen(top);
@@ -1158,14 +1158,14 @@ int cli_mount_tree(struct dsl_pool *dp, const char *name, bool a) { return (0); 
 int cli_unmount_tree(const char *name, bool force, const char *verb) { return (0); }
 bool cli_mount_any(const char *name) { return (false); }
 int
-cli_mount_rename_before(struct dsl_pool *dp, const char *name, bool force,
+cli_mount_down(struct dsl_pool *dp, const char *name, bool force, const char *verb,
     struct mnt_names **down)
 {
 	*down = NULL;
 	return (0);
 }
-void cli_mount_rename_after(struct dsl_pool *dp, const char *from, const char *to,
-    const char *top, struct mnt_names *down) { }
+void cli_mount_up(struct dsl_pool *dp, const char *from, const char *to, const char *top,
+    struct mnt_names *down) { }
 bool cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v) { return (false); }
 void cli_mount_pool(const char *pool) { }
 int

@@ -297,15 +297,18 @@ typedef struct cli_prop_change {
 int cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
     cli_prop_change_t *pc);
 /*
- * zfs rename: before, take name's subtree down (force: even when files
- * are open there; busy: "cannot rename", everything as it was, 1); after (to NULL: the rename failed), mount
- * again what went down, under the new names, with its directories and
- * options (legacy mounts too), and the parents rename -p made from top.
+ * Around a rename or destroy: cli_mount_down takes name's subtree down
+ * (force: even when files are open there; busy: "cannot VERB 'name'",
+ * everything as it was, 1); cli_mount_up mounts again what went down,
+ * with its directories and options (legacy mounts too): under the new
+ * names when `to` is given (a rename, which may also have made parents
+ * from top: mounted as create -p mounts them), else under the old ones
+ * (what no longer exists is skipped).
  */
-int cli_mount_rename_before(struct dsl_pool *dp, const char *name, bool force,
+int cli_mount_down(struct dsl_pool *dp, const char *name, bool force, const char *verb,
     struct mnt_names **down);
-void cli_mount_rename_after(struct dsl_pool *dp, const char *from, const char *to,
-    const char *top, struct mnt_names *down);
+void cli_mount_up(struct dsl_pool *dp, const char *from, const char *to, const char *top,
+    struct mnt_names *down);
 int cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
     const cli_prop_change_t *pc, const char *verb);
 void cli_mount_start(void);

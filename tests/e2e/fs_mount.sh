@@ -2,10 +2,10 @@
 # Datasets mounted by the daemon: a raidz1 pool created with -m is mounted
 # there; files written through the mount show in `zfs list`; datasets
 # mount inside their parents; readonly gives EROFS, quota EDQUOT; destroy
-# of a mounted dataset needs -f; export unmounts, import mounts again;
-# the daemon remounts after SIGTERM, and after SIGKILL in the middle of
-# writes (the dead FUSE mount is cleared) every fsync'd file is there and
-# a scrub is clean.
+# of a mounted dataset unmounts it (a busy one needs -f); export unmounts,
+# import mounts again; the daemon remounts after SIGTERM, and after
+# SIGKILL in the middle of writes (the dead FUSE mount is cleared) every
+# fsync'd file is there and a scrub is clean.
 #
 # Cleanup even on failure: pools destroyed with -f (unmounts), the daemon
 # stopped by its PID (SIGTERM unmounts), then any FUSE mount left under
@@ -239,19 +239,27 @@ out_lacks "^tank/q "
 tarn_ok fs mount tank/q
 mounted "$MNT/q" && [ -e "$MNT/q/sparse" ] && pass ||
 	fail "tank/q not mounted again with its files after umount(8)"
-tarn_err 1 "^cannot destroy 'tank/q': filesystem is busy" fs destroy tank/q
-# exec: the PID we kill is the sleep itself (a subshell's orphaned sleep
+# destroy, as zfs: a mounted dataset is unmounted first; a busy one needs
+# -f; children without -r are refused before anything is unmounted
+# (exec: the PID we kill is the sleep itself; a subshell's orphaned sleep
 # would keep the lazily detached mount busy for its whole 30 s)
 bash -c 'cd "$1" && exec sleep 30' busy "$MNT/a/b" &
 busy=$!
 sleep 0.5
 tarn_err 1 "^cannot unmount 'tank/a'" fs unmount tank/a
+tarn_err 1 "^cannot destroy 'tank/a': filesystem has children; use -r$" fs destroy tank/a
+mounted "$MNT/a" && mounted "$MNT/a/b" && pass || fail "a refused destroy lost a mount"
+tarn_err 1 "^cannot destroy 'tank/a': '$MNT/a/b' is busy \(files are open there\); use -f$" \
+	fs destroy -r tank/a
+mounted "$MNT/a" && mounted "$MNT/a/b" && pass || fail "a busy destroy -r lost a mount"
+tarn_ok fs list -H -o name tank/a/b
 tarn_ok fs destroy -f -r tank/a
 mounted "$MNT/a/b" && fail "tank/a/b still mounted after destroy -f" || pass
 kill "$busy" 2>/dev/null
 wait "$busy" 2>/dev/null
-tarn_ok fs umount "$MNT/q"
 tarn_ok fs destroy tank/q
+mounted "$MNT/q" && fail "tank/q still mounted after its destroy" || pass
+tarn_err 1 "^cannot open 'tank/q': dataset does not exist" fs list tank/q
 
 # --- canmount: noauto leaves a mounted dataset mounted (mount -a skips
 # it), off unmounts it and refuses zfs mount
