@@ -129,6 +129,19 @@ list_value(spa_t *spa, const char *name, list_prop_t p, bool exact, char *buf, s
 	}
 }
 
+/* A vdev's space, read once per row: the pool's or a top-level vdev's (lv_top). */
+typedef struct list_vspace {
+	bool     lv_top;
+	uint64_t lv_size, lv_alloc;
+} list_vspace_t;
+
+static void
+list_vspace(spa_t *spa, const vdev_t *vd, list_vspace_t *vs)
+{
+	vs->lv_size = vs->lv_alloc = 0;
+	vs->lv_top = cli_vdev_space(spa, vd, &vs->lv_size, &vs->lv_alloc);
+}
+
 /*
  * One value of a vdev's row (list -v).  zpool gives capacity figures to
  * top-level vdevs only, a size to every vdev (a leaf's is its device's),
@@ -137,11 +150,11 @@ list_value(spa_t *spa, const char *name, list_prop_t p, bool exact, char *buf, s
  * fragmentation are not tracked ("-", as in the pool's row).
  */
 static void
-list_vdev_value(spa_t *spa, const vdev_t *vd, bool spare, list_prop_t p, bool exact,
-    char *buf, size_t len)
+list_vdev_value(spa_t *spa, const vdev_t *vd, const list_vspace_t *vs, bool spare,
+    list_prop_t p, bool exact, char *buf, size_t len)
 {
-	uint64_t size = 0, alloc = 0;
-	bool top = cli_vdev_space(spa, vd, &size, &alloc);
+	bool top = vs->lv_top;
+	uint64_t size = vs->lv_size, alloc = vs->lv_alloc;
 	(void) snprintf(buf, len, "-");
 	switch (p) {
 	case LP_SIZE:
@@ -191,10 +204,13 @@ list_vdev_row(cli_table_t *t, const list_opts_t *lo, spa_t *spa, const vdev_t *v
 {
 	char vals[LP_NPROPS * 4][64], name[VDEV_PATH_MAX + 32], cell0[VDEV_PATH_MAX + 64];
 	const char *cells[LP_NPROPS * 4] = { NULL };
-	if (vd != NULL)
+	list_vspace_t vs = { 0 };
+	if (vd != NULL) {
 		cli_vdev_name(vd, true, name, sizeof (name));
-	else
+		list_vspace(spa, vd, &vs);
+	} else {
 		(void) snprintf(name, sizeof (name), "%s", label);
+	}
 	for (int j = 0; j < lo->lo_nprops; j++) {
 		list_prop_t p = lo->lo_props[j];
 		cells[j] = vals[j];
@@ -203,7 +219,8 @@ list_vdev_row(cli_table_t *t, const list_opts_t *lo, spa_t *spa, const vdev_t *v
 			    lo->lo_scripted ? 0 : depth, lo->lo_scripted ? "\t" : "", name);
 			cells[j] = cell0;
 		} else if (vd != NULL)
-			list_vdev_value(spa, vd, spare, p, lo->lo_exact, vals[j], sizeof (vals[j]));
+			list_vdev_value(spa, vd, &vs, spare, p, lo->lo_exact, vals[j],
+			    sizeof (vals[j]));
 		else
 			(void) snprintf(vals[j], sizeof (vals[j]), "%s",
 			    p == LP_ALTROOT ? "" : "-");
@@ -251,6 +268,8 @@ list_json_vdev(FILE *f, spa_t *spa, const char *pool, const vdev_t *vd,
 	    "\"state\": \"%s\", \"properties\": {", cli_vdev_type_json(vd), vd->vdev_guid,
 	    spare ? "spare" : "normal", vdev_state_name(vd->vdev_state));
 	int shown = 0;
+	list_vspace_t vs;
+	list_vspace(spa, vd, &vs);
 	for (int i = 0; i < lo->lo_nprops; i++) {
 		list_prop_t p = lo->lo_props[i];
 		if (p == LP_NAME || p == LP_ALTROOT)
@@ -258,7 +277,7 @@ list_json_vdev(FILE *f, spa_t *spa, const char *pool, const vdev_t *vd,
 		if (vd->vdev_type == VDEV_TYPE_ROOT)
 			list_value(spa, pool, p, lo->lo_exact, val, sizeof (val));
 		else
-			list_vdev_value(spa, vd, spare, p, lo->lo_exact, val, sizeof (val));
+			list_vdev_value(spa, vd, &vs, spare, p, lo->lo_exact, val, sizeof (val));
 		fprintf(f, "%s\"%s\": {\"value\": ", shown++ ? ", " : "", list_props[p].lp_name);
 		cli_json_str(f, val);
 		fputc('}', f);
