@@ -112,6 +112,7 @@ tarn_fuse_opts_init(tarn_fuse_opts_t *o)
 	memset(o, 0, sizeof (*o));
 	o->tfo_allow_other = true;
 	o->tfo_writeback = true;
+	o->tfo_acl = true;
 	o->tfo_uring = true;
 	o->tfo_poll_us = 100;
 	o->tfo_entry_timeout = 60.0;
@@ -158,8 +159,12 @@ tf_init(void *userdata, struct fuse_conn_info *conn)
 	tf_want(conn, FUSE_CAP_ASYNC_DIO, true);
 	tf_want(conn, FUSE_CAP_READDIRPLUS, true);
 	tf_want(conn, FUSE_CAP_READDIRPLUS_AUTO, true);
-	/* the kernel enforces ACLs; new inodes get their umask or default ACL here */
-	tf_want(conn, FUSE_CAP_POSIX_ACL, true);
+	/*
+	 * The kernel enforces ACLs; new inodes get their umask or default ACL
+	 * here.  Without (acltype=off) the kernel would pass the ACL names
+	 * through as plain attributes: posix refuses them.
+	 */
+	tf_want(conn, FUSE_CAP_POSIX_ACL, o->tfo_acl);
 	tf_want(conn, FUSE_CAP_DONT_MASK, true);
 	/* file handles (NFS export): LOOKUP of "." by node id, ".." for parents */
 	tf_want(conn, FUSE_CAP_EXPORT_SUPPORT, true);

@@ -19,6 +19,7 @@ typedef struct tarn_fuse_opts {
 	bool     tfo_nodev;             /* devices=off */
 	bool     tfo_noexec;            /* exec=off */
 	bool     tfo_writeback;         /* kernel writeback cache (default on; never when ro) */
+	bool     tfo_acl;               /* POSIX ACLs enforced by the kernel (default on) */
 	bool     tfo_splice;            /* splice read/write/move (default off: see DESIGN) */
 	bool     tfo_uring;             /* FUSE over io_uring when the kernel allows it
 	                                 * (default on; see tarn_fuse_uring.c) */

@@ -50,6 +50,7 @@
 #define MNT_T_NOATIME  0x10
 #define MNT_T_RELATIME 0x20
 #define MNT_T_NOXATTR  0x40
+#define MNT_T_NOACL    0x80
 typedef struct mnt_tmp {
 	uint8_t mt_set;            /* MNT_T_* forced on */
 	uint8_t mt_clr;            /* MNT_T_* forced off */
@@ -291,8 +292,12 @@ mnt_opts(dsl_pool_t *dp, const char *name, const mnt_tmp_t *tmp, posix_fs_opts_t
 	uint64_t rs = mnt_prop(dp, name, DSL_PROP_RECORDSIZE, v);
 	if (rs != 0)
 		po->pfo_recordsize = (uint32_t)rs;
-	po->pfo_xattr = !mnt_tmp_bit(tmp, MNT_T_NOXATTR,
-	    mnt_prop(dp, name, DSL_PROP_XATTR, v) == DSL_OFF);
+	uint64_t xa = mnt_prop(dp, name, DSL_PROP_XATTR, v);
+	po->pfo_xattr = !mnt_tmp_bit(tmp, MNT_T_NOXATTR, xa == DSL_OFF);
+	po->pfo_xattr_dir = xa == DSL_XATTR_DIR;
+	po->pfo_acl = !mnt_tmp_bit(tmp, MNT_T_NOACL,
+	    mnt_prop(dp, name, DSL_PROP_ACLTYPE, v) == DSL_ACLTYPE_OFF);
+	fo->tfo_acl = po->pfo_acl;
 	uint64_t sync = mnt_prop(dp, name, DSL_PROP_SYNC, v);
 	po->pfo_sync = sync == DSL_SYNC_ALWAYS ? POSIX_SYNC_ALWAYS :
 	    sync == DSL_SYNC_DISABLED ? POSIX_SYNC_DISABLED : POSIX_SYNC_STANDARD;
@@ -647,7 +652,7 @@ cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v)
 		{ DSL_PROP_READONLY, MNT_T_RO, true }, { DSL_PROP_EXEC, MNT_T_NOEXEC, false },
 		{ DSL_PROP_SETUID, MNT_T_NOSUID, false }, { DSL_PROP_DEVICES, MNT_T_NODEV, false },
 		{ DSL_PROP_ATIME, MNT_T_NOATIME, false }, { DSL_PROP_RELATIME, MNT_T_RELATIME, true },
-		{ DSL_PROP_XATTR, MNT_T_NOXATTR, false },
+		{ DSL_PROP_XATTR, MNT_T_NOXATTR, false }, { DSL_PROP_ACLTYPE, MNT_T_NOACL, false },
 	};
 	bool r = false;
 	pthread_mutex_lock(&mnt_tbl_lock);
@@ -657,8 +662,10 @@ cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v)
 		if (map[i].prop != prop || !((m->m_tmp.mt_set | m->m_tmp.mt_clr) & bit))
 			continue;
 		bool on = (m->m_tmp.mt_set & bit) ? map[i].on_when_set : !map[i].on_when_set;
-		v->dpv_num = on ? DSL_ON : DSL_OFF;
-		(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "%s", on ? "on" : "off");
+		bool acl = prop == DSL_PROP_ACLTYPE;
+		v->dpv_num = acl ? (on ? DSL_ACLTYPE_POSIX : DSL_ACLTYPE_OFF) : on ? DSL_ON : DSL_OFF;
+		(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "%s",
+		    !on ? "off" : acl ? "posix" : "on");
 		v->dpv_source = DSL_SRC_TEMPORARY;
 		r = true;
 	}
@@ -750,13 +757,15 @@ cli_mount_up(struct dsl_pool *dp, const char *from, const char *to, const char *
  * The rest apply in place, as zfs on Linux applies them with a remount
  * in place: the POSIX layer takes its new options, and the kernel's
  * per-mount flags (ro, nosuid, nodev, noexec) change with mount_setattr.
- * The writeback cache, though, is fixed when the kernel and the daemon
- * meet (FUSE INIT): a change that wants it on or off (readonly, sync,
- * quota; see mnt_opts) mounts the subtree again when nothing is open
- * there, and otherwise keeps it until the next mount, which is harmless
- * except for sync=always: write(2) would return before the data reaches
- * us.  That, and read-only while files are open for writing there (the
- * kernel refuses it), refuse the change: the property is put back.
+ * The writeback cache and the kernel's ACL checks, though, are fixed when
+ * the kernel and the daemon meet (FUSE INIT): a change that wants either
+ * on or off (readonly, sync, quota, acltype; see mnt_opts) mounts the
+ * subtree again when nothing is open there.  Otherwise a busy mount keeps
+ * its writeback cache until its next mount, which is harmless except for
+ * sync=always: write(2) would return before the data reaches us.  That,
+ * acltype (the kernel would enforce ACLs the daemon refuses, or the other
+ * way round) and read-only while files are open for writing there (the
+ * kernel refuses it) refuse the change: the property is put back.
  */
 static bool
 mnt_prop_remounts(int p)
@@ -770,7 +779,7 @@ mnt_prop_live(int p)
 	return (p == DSL_PROP_READONLY || p == DSL_PROP_SYNC || p == DSL_PROP_EXEC ||
 	    p == DSL_PROP_SETUID || p == DSL_PROP_DEVICES || p == DSL_PROP_ATIME ||
 	    p == DSL_PROP_RELATIME || p == DSL_PROP_RECORDSIZE || p == DSL_PROP_XATTR ||
-	    p == DSL_PROP_QUOTA || p == DSL_PROP_REFQUOTA);
+	    p == DSL_PROP_QUOTA || p == DSL_PROP_REFQUOTA || p == DSL_PROP_ACLTYPE);
 }
 
 int
@@ -852,6 +861,7 @@ mnt_apply_tree(dsl_pool_t *dp, const char *name, mnt_t **busy, const char **why)
 		tarn_fuse_opts_t fo;
 		mnt_opts(dp, v[i]->m_name, &v[i]->m_tmp, &po, &fo);
 		remount |= fo.tfo_writeback != v[i]->m_fopts.tfo_writeback ||
+		    fo.tfo_acl != v[i]->m_fopts.tfo_acl ||
 		    (v[i]->m_opened_ro && !fo.tfo_readonly);
 	}
 	if (remount) {
@@ -871,6 +881,10 @@ mnt_apply_tree(dsl_pool_t *dp, const char *name, mnt_t **busy, const char **why)
 		if (po.pfo_sync == POSIX_SYNC_ALWAYS && m->m_fopts.tfo_writeback) {
 			r = SET_ERROR(EBUSY);
 			*why = "sync=always takes a remount, and files are open there";
+		} else if (fo.tfo_acl != m->m_fopts.tfo_acl) {
+			/* the kernel would enforce ACLs the daemon refuses, or not enforce them */
+			r = SET_ERROR(EBUSY);
+			*why = "acltype takes a remount, and files are open there";
 		} else if (m->m_opened_ro && !fo.tfo_readonly) {
 			/* the open of a read-write mount replays the intent log */
 			r = SET_ERROR(EBUSY);
@@ -1011,6 +1025,8 @@ mnt_parse_tmp(const char *opts, mnt_tmp_t *tmp)
 		{ "noatime", MNT_T_NOATIME, true }, { "atime", MNT_T_NOATIME, false },
 		{ "relatime", MNT_T_RELATIME, true }, { "norelatime", MNT_T_RELATIME, false },
 		{ "noxattr", MNT_T_NOXATTR, true }, { "xattr", MNT_T_NOXATTR, false },
+		{ "noacl", MNT_T_NOACL, true }, { "acl", MNT_T_NOACL, false },
+		{ "posixacl", MNT_T_NOACL, false },
 	};
 	static const char *const passed[] = { "defaults", "auto", "noauto", "nofail",
 		"_netdev", "user", "nouser", "users", "owner", "group", "async", "zfsutil",

@@ -99,6 +99,7 @@ typedef enum dsl_prop {
 	DSL_PROP_USEDREFRESERV,     /* by a refreservation */
 	DSL_PROP_RELATIME,
 	DSL_PROP_SYNC,              /* standard / always / disabled (DSL_SYNC_*) */
+	DSL_PROP_ACLTYPE,           /* off / posix (DSL_ACLTYPE_*) */
 	DSL_NUM_PROPS
 } dsl_prop_t;
 
@@ -106,6 +107,10 @@ typedef enum dsl_prop {
 enum { DSL_OFF = 0, DSL_ON = 1 };
 enum { DSL_SYNC_STANDARD = 0, DSL_SYNC_ALWAYS = 1, DSL_SYNC_DISABLED = 2 };
 enum { DSL_CANMOUNT_OFF = 0, DSL_CANMOUNT_ON = 1, DSL_CANMOUNT_NOAUTO = 2 };
+/* xattr: off and on, and zfs's sa (as on: small ones in the inode) and dir (never there) */
+enum { DSL_XATTR_SA = 2, DSL_XATTR_DIR = 3 };
+/* acltype: zfs's numbers (1, nfsv4, is not taken: Linux has no NFSv4 ACLs) */
+enum { DSL_ACLTYPE_OFF = 0, DSL_ACLTYPE_POSIX = 2 };
 /* checksum: DSL values are the cksum.h enum (ON, OFF, FLETCHER4, SHA256, XXH3_128). */
 /* compression: ZIO_COMPRESS_* below 16; gzip-N is DSL_COMPRESS_GZIP_N(N). */
 #define DSL_COMPRESS_GZIP_N(n)  (16 + (n))

@@ -40,6 +40,12 @@ static const dsl_index_t idx_compress[] = {
 	{ "gzip-9", DSL_COMPRESS_GZIP_N(9) }, { NULL, 0 } };
 static const dsl_index_t idx_sync[] = { { "standard", DSL_SYNC_STANDARD },
 	{ "always", DSL_SYNC_ALWAYS }, { "disabled", DSL_SYNC_DISABLED }, { NULL, 0 } };
+/* zfs's aliases after the names shown */
+static const dsl_index_t idx_xattr[] = { { "off", DSL_OFF }, { "on", DSL_ON },
+	{ "sa", DSL_XATTR_SA }, { "dir", DSL_XATTR_DIR }, { NULL, 0 } };
+static const dsl_index_t idx_acltype[] = { { "off", DSL_ACLTYPE_OFF },
+	{ "posix", DSL_ACLTYPE_POSIX }, { "noacl", DSL_ACLTYPE_OFF },
+	{ "disabled", DSL_ACLTYPE_OFF }, { "posixacl", DSL_ACLTYPE_POSIX }, { NULL, 0 } };
 static const dsl_index_t idx_copies[] = { { "1", 1 }, { "2", 2 }, { "3", 3 }, { NULL, 0 } };
 
 typedef struct dsl_prop_desc {
@@ -73,7 +79,7 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	[DSL_PROP_SETUID] = { "setuid", "SETUID", DPT_INDEX, true, 1, idx_onoff },
 	[DSL_PROP_READONLY] = { "readonly", "RDONLY", DPT_INDEX, true, 0, idx_onoff },
 	[DSL_PROP_CANMOUNT] = { "canmount", "CANMOUNT", DPT_INDEX, false, 1, idx_canmount },
-	[DSL_PROP_XATTR] = { "xattr", "XATTR", DPT_INDEX, true, 1, idx_onoff },
+	[DSL_PROP_XATTR] = { "xattr", "XATTR", DPT_INDEX, true, DSL_ON, idx_xattr },
 	[DSL_PROP_COPIES] = { "copies", "COPIES", DPT_INDEX, true, 1, idx_copies },
 	[DSL_PROP_REFQUOTA] = { "refquota", "REFQUOTA", DPT_SIZE, false, 0, NULL },
 	[DSL_PROP_USEDSNAP] = { "usedbysnapshots", "USEDSNAP", DPT_STAT, false, 0, NULL },
@@ -83,6 +89,9 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 		0, NULL },
 	[DSL_PROP_RELATIME] = { "relatime", "RELATIME", DPT_INDEX, true, 0, idx_onoff },
 	[DSL_PROP_SYNC] = { "sync", "SYNC", DPT_INDEX, true, DSL_SYNC_STANDARD, idx_sync },
+	/* posix by default, unlike zfs on Linux: ACLs work as on ext4 (Samba needs them) */
+	[DSL_PROP_ACLTYPE] = { "acltype", "ACLTYPE", DPT_INDEX, true, DSL_ACLTYPE_POSIX,
+		idx_acltype },
 };
 
 int

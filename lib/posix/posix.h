@@ -118,6 +118,8 @@ typedef struct posix_fs_opts {
 	posix_atime_mode_t pfo_atime;
 	uint32_t pfo_recordsize;        /* default 128 KiB */
 	bool     pfo_xattr;             /* xattrs allowed (default true) */
+	bool     pfo_xattr_dir;         /* xattr=dir: new ones never go in the inode */
+	bool     pfo_acl;               /* POSIX ACLs (default true; acltype=off: false) */
 	posix_sync_mode_t pfo_sync;     /* default standard */
 	uint64_t pfo_quota;             /* bytes, 0 = none (refquota) */
 	/*
@@ -144,7 +146,7 @@ typedef struct posix_fs_opts {
 
 /* ---- file systems ---- */
 
-/* Defaults: read-write, relatime, 128 KiB records, xattrs on, no quota, no hook. */
+/* Defaults: read-write, relatime, 128 KiB records, xattrs and ACLs on, no quota, no hook. */
 void posix_fs_opts_default(posix_fs_opts_t *opts);
 
 /* Lay out an empty file system in an empty object set (root dir owned by uid/gid, mode 0755). */

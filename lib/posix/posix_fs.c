@@ -96,6 +96,7 @@ posix_fs_opts_default(posix_fs_opts_t *o)
 	o->pfo_atime = POSIX_ATIME_RELATIME;
 	o->pfo_recordsize = POSIX_DEFAULT_RECORDSIZE;
 	o->pfo_xattr = true;
+	o->pfo_acl = true;
 }
 
 static void

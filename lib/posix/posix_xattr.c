@@ -15,6 +15,13 @@
  * room: a name lives in one place only, and a set that no longer fits
  * there moves it to the ZAP.  ACLs always go to the ZAP (posix_acl.c
  * reads them there), and symlinks keep their target in that area.
+ * xattr=dir (pfo_xattr_dir) puts new attributes in the ZAP only; those
+ * already in the inode stay readable and removable there.
+ *
+ * acltype=off (pfo_acl false): the ACL names are refused as on a file
+ * system without ACLs (EOPNOTSUPP), left out of listings, not inherited
+ * and not kept in step with chmod; ACLs stored before stay on disk,
+ * unused, until acltype=posix brings them back (as on zfs).
  */
 #include "posix_impl.h"
 
@@ -35,6 +42,12 @@ xattr_prefixed(const char *name, const char *prefix, int *err)
 	return (true);
 }
 
+static bool
+xattr_is_acl(const char *name)
+{
+	return (strcmp(name, POSIX_ACL_ACCESS) == 0 || strcmp(name, POSIX_ACL_DEFAULT) == 0);
+}
+
 /* Checks of a name and of its namespace against the inode's type. */
 static int
 xattr_name_check(posix_fs_t *fs, const char *name)
@@ -52,9 +65,8 @@ xattr_name_check(posix_fs_t *fs, const char *name)
 	if (xattr_prefixed(name, "user.", &err) || xattr_prefixed(name, "trusted.", &err) ||
 	    xattr_prefixed(name, "security.", &err))
 		return (err);
-	if (strcmp(name, "system.posix_acl_access") == 0 ||
-	    strcmp(name, "system.posix_acl_default") == 0)
-		return (0);
+	if (xattr_is_acl(name))         /* acltype=off: as on a file system without ACLs */
+		return (o.pfo_acl ? 0 : SET_ERROR(EOPNOTSUPP));
 	return (SET_ERROR(EOPNOTSUPP));
 }
 
@@ -86,11 +98,15 @@ xattr_exit(posix_fs_t *fs, pinode_t *pi)
 	pinode_rele(fs, pi);
 }
 
-/* May name be kept in the inode? */
+/* May name be kept in the inode?  (Not with xattr=dir.) */
 static bool
 xattr_inline_ok(posix_fs_t *fs, const znode_phys_t *zp, const char *name)
 {
-	return (fs->fs_xinline && !S_ISLNK(zp->zp_mode) && strncmp(name, "system.", 7) != 0);
+	if (!fs->fs_xinline || S_ISLNK(zp->zp_mode) || strncmp(name, "system.", 7) == 0)
+		return (false);
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	return (!o.pfo_xattr_dir);
 }
 
 /* name's value when the inode holds it: 0, ENODATA (not there) or EIO. */
@@ -111,6 +127,14 @@ xattr_inline_mark(znode_phys_t *zp)
 		zp->zp_flags &= ~(uint64_t)POSIX_ZF_XINLINE;
 	else
 		zp->zp_flags |= POSIX_ZF_XINLINE;
+}
+
+static bool
+xattr_acl_on(posix_fs_t *fs)
+{
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	return (o.pfo_acl);
 }
 
 /* Find name: its length and, for a stored-apart value, its descriptor. */
@@ -153,9 +177,12 @@ posix_getxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, void *value, s
     size_t *outlen)
 {
 	int err = xattr_name_check(fs, name);
-	/* xattr=off: no ACLs (the kernel asks for them on permission checks) */
-	if (err == EOPNOTSUPP && name != NULL && (strcmp(name, POSIX_ACL_ACCESS) == 0 ||
-	    strcmp(name, POSIX_ACL_DEFAULT) == 0))
+	/*
+	 * xattr=off with ACLs on: none (the kernel asks for them on permission
+	 * checks).  With acltype=off the mount does not ask the kernel to
+	 * enforce ACLs, and getfacl is told there are none (EOPNOTSUPP).
+	 */
+	if (err == EOPNOTSUPP && name != NULL && xattr_is_acl(name) && xattr_acl_on(fs))
 		return (SET_ERROR(ENODATA));
 	if (err != 0)
 		return (err);
@@ -420,6 +447,10 @@ posix_listxattr(posix_fs_t *fs, posix_ino_t ino, char *list, size_t size, size_t
 		zap_cursor_init(&zc, fs->fs_os, zp.zp_xattr, 0);
 		while ((err = zap_cursor_retrieve(&zc, za)) == 0) {
 			size_t n = strlen(za->za_name) + 1;
+			if (!o.pfo_acl && xattr_is_acl(za->za_name)) {
+				zap_cursor_advance(&zc);
+				continue;
+			}
 			if (size != 0 && total + n > size) {
 				err = SET_ERROR(ERANGE);
 				break;
@@ -489,7 +520,7 @@ posix_acl_default_get(posix_fs_t *fs, const znode_phys_t *dzp, size_t *lenp)
 {
 	posix_fs_opts_t o;
 	posix_opts(fs, &o);
-	if (!o.pfo_xattr || dzp->zp_xattr == 0)
+	if (!o.pfo_xattr || !o.pfo_acl || dzp->zp_xattr == 0)
 		return (NULL);
 	xattr_ref_t ref;
 	void *v = xattr_get_alloc(fs, dzp->zp_xattr, POSIX_ACL_DEFAULT, lenp, &ref);
@@ -510,7 +541,7 @@ posix_acl_tx_hold(posix_fs_t *fs, const znode_phys_t *zp, size_t len, dmu_tx_t *
 int
 posix_acl_chmod_tx(posix_fs_t *fs, const znode_phys_t *zp, uint32_t mode, dmu_tx_t *tx)
 {
-	if (zp->zp_xattr == 0)
+	if (zp->zp_xattr == 0 || !xattr_acl_on(fs))
 		return (0);
 	size_t len;
 	xattr_ref_t old;

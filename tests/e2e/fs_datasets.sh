@@ -80,7 +80,7 @@ out_is "16384"
 tarn_ok fs get -H -o property all tank/home
 for p in type creation used available referenced mounted quota reservation recordsize \
     mountpoint checksum compression atime devices exec setuid readonly canmount xattr \
-    copies refquota relatime; do
+    copies refquota relatime sync acltype; do
 	grep -qx "$p" "$OUT" && pass || fail "get all lacks $p"
 done
 tarn_ok fs get -H -o value type,mounted tank/home

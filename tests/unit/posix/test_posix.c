@@ -950,6 +950,47 @@ test_xattr_inline(void)
 	tp_done(&t);
 }
 
+/*
+ * xattr=dir: new attributes go to the ZAP; one already in the inode stays
+ * readable there and moves out when set; back to sa, small ones go to the
+ * inode again.
+ */
+static void
+test_xattr_dir(void)
+{
+	tp_pool(&t, 1, 256 * MiB);
+	t.opts.pfo_xattr_inline = true;
+	tp_reopen(&t);
+	posix_fs_t *fs = t.fs;
+	posix_ino_t f = tp_file(&t, t.root, "f", 10, 1);
+	uint64_t objs0 = count_objects();
+	TT_OK(posix_setxattr(fs, f, "user.a", "in", 2, 0));
+	TT_EQ(count_objects(), objs0);                  /* in the inode */
+	posix_fs_opts_t o = t.opts;
+	o.pfo_xattr_dir = true;
+	posix_fs_set_opts(fs, &o);
+	TT_OK(posix_setxattr(fs, f, "user.b", "zap", 3, 0));
+	TT_EQ(count_objects(), objs0 + 1);              /* the ZAP, made for it */
+	xinline_has(f, "user.a", "in", 2);
+	TT_OK(posix_setxattr(fs, f, "user.a", "moved", 5, 0));
+	const char *names[] = { "user.a", "user.b" };
+	xinline_listed_once(f, names, 2);
+	xinline_has(f, "user.a", "moved", 5);
+	TT_OK(posix_removexattr(fs, f, "user.a"));
+	size_t n;
+	TT_EQ(posix_getxattr(fs, f, "user.a", NULL, 0, &n), ENODATA);   /* no copy left */
+	/* back to sa */
+	posix_fs_set_opts(fs, &t.opts);
+	posix_ino_t g = tp_file(&t, t.root, "g", 10, 2);
+	uint64_t objs1 = count_objects();
+	TT_OK(posix_setxattr(fs, g, "user.c", "x", 1, 0));
+	TT_EQ(count_objects(), objs1);
+	tp_reopen(&t);
+	xinline_has(f, "user.b", "zap", 3);
+	xinline_has(g, "user.c", "x", 1);
+	tp_done(&t);
+}
+
 /* ---- the unlinked set ---- */
 
 static uint64_t
@@ -1355,6 +1396,8 @@ mode_of(posix_ino_t f)
  * new inodes inherit a directory's default ACL (the umask does not
  * apply then), all of it persisted.
  */
+static void acls_off(posix_ino_t g, posix_ino_t d);
+
 static void
 test_acls(void)
 {
@@ -1436,7 +1479,46 @@ test_acls(void)
 	size_t n;
 	TT_EQ(posix_getxattr(t.fs, g, A, buf, sizeof (buf), &n), ENODATA);
 	TT_EQ(posix_setxattr(t.fs, g, A, acl_named, sizeof (acl_named), 0), EOPNOTSUPP);
+	acls_off(g, sub);
 	tp_done(&t);
+}
+
+/*
+ * acltype=off: the ACL names are refused and not listed, a default ACL is
+ * not inherited (the umask applies), chmod leaves the stored ACL alone;
+ * acltype=posix brings the stored ACLs back.  g has acl_named as its
+ * access ACL, directory d that as its default ACL.
+ */
+static void
+acls_off(posix_ino_t g, posix_ino_t d)
+{
+	const char *A = "system.posix_acl_access", *D = "system.posix_acl_default";
+	posix_fs_t *fs = t.fs;
+	posix_fs_opts_t o = t.opts;
+	o.pfo_acl = false;
+	posix_fs_set_opts(fs, &o);
+	uint8_t buf[64];
+	size_t n;
+	TT_EQ(posix_getxattr(fs, g, A, buf, sizeof (buf), &n), EOPNOTSUPP);
+	TT_EQ(posix_getxattr(fs, d, D, buf, sizeof (buf), &n), EOPNOTSUPP);
+	TT_EQ(posix_setxattr(fs, g, A, acl_base, sizeof (acl_base), 0), EOPNOTSUPP);
+	TT_EQ(posix_removexattr(fs, g, A), EOPNOTSUPP);
+	TT_OK(posix_setxattr(fs, g, "user.u", "1", 1, 0));
+	char list[256];
+	TT_OK(posix_listxattr(fs, g, list, sizeof (list), &n));
+	TT_CHECK(n == sizeof ("user.u") && strcmp(list, "user.u") == 0);
+	posix_attr_t a;
+	TT_OK(posix_create(fs, d, "off", S_IFREG | 0666, 0, &tp_root_cred, true, &a));
+	TT_EQ(a.pa_mode & 07777, 0644);             /* the umask, not the default ACL */
+	posix_ino_t off = a.pa_ino;
+	posix_attr_t in = { .pa_mode = 0600 }, out;
+	TT_OK(posix_setattr(fs, g, &in, POSIX_SET_MODE, &tp_root_cred, &out));
+	/* on again: what was stored is back, untouched by the chmod */
+	posix_fs_set_opts(fs, &t.opts);
+	acl_is(g, A, acl_named, sizeof (acl_named));
+	acl_is(d, D, acl_named, sizeof (acl_named));
+	acl_is(off, A, NULL, 0);
+	TT_EQ(mode_of(g), 0600);
 }
 
 static void
@@ -1455,6 +1537,7 @@ TT_MAIN(
 	{ "rename", test_rename },
 	{ "xattrs", test_xattrs },
 	{ "xattr_inline", test_xattr_inline },
+	{ "xattr_dir", test_xattr_dir },
 	{ "acls", test_acls },
 	{ "unlinked", test_unlinked },
 	{ "tmpfile", test_tmpfile },
