@@ -93,13 +93,14 @@ typedef enum dsl_prop {
 	DSL_PROP_XATTR,
 	DSL_PROP_COPIES,
 	DSL_PROP_REFQUOTA,
+	DSL_PROP_REFRESERVATION,    /* space kept for the dataset's own data */
 	DSL_PROP_USEDSNAP,          /* used, split as zfs splits it: by snapshots, */
 	DSL_PROP_USEDDS,            /* by the dataset itself (referenced), */
 	DSL_PROP_USEDCHILD,         /* by its children (their used or reservation), */
 	DSL_PROP_USEDREFRESERV,     /* by a refreservation */
-	DSL_PROP_RELATIME,
 	DSL_PROP_SYNC,              /* standard / always / disabled (DSL_SYNC_*) */
 	DSL_PROP_ACLTYPE,           /* off / posix (DSL_ACLTYPE_*) */
+	DSL_PROP_RELATIME,
 	DSL_NUM_PROPS
 } dsl_prop_t;
 
@@ -231,6 +232,7 @@ int dsl_dataset_objset(dsl_pool_t *dp, const char *name, objset_t **osp);
 typedef struct dsl_space {
 	uint64_t ds_used;          /* referenced + children (at least their reservation) */
 	uint64_t ds_referenced;    /* this dataset's own object set */
+	uint64_t ds_refreserved;   /* refreservation not yet referenced (usedbyrefreservation) */
 	uint64_t ds_available;     /* what it may still write */
 	bool     ds_quota_bound;   /* a quota or refquota limits ds_available,
 	                              not the pool's space */

@@ -30,7 +30,8 @@ typedef struct dsl_space_node {
 	uint64_t dsn_obj;
 	uint64_t dsn_parent;         /* 0 for the root */
 	uint64_t dsn_refer;          /* its object set's bytes */
-	uint64_t dsn_used;           /* refer + each child's max(used, reservation) */
+	uint64_t dsn_used;           /* refer + refres + each child's max(used, reservation) */
+	uint64_t dsn_refres;         /* refreservation beyond refer (usedbyrefreservation) */
 	uint64_t dsn_res, dsn_quota, dsn_refquota;   /* local values, 0: none */
 } dsl_space_node_t;
 

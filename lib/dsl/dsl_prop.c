@@ -82,6 +82,7 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	[DSL_PROP_XATTR] = { "xattr", "XATTR", DPT_INDEX, true, DSL_ON, idx_xattr },
 	[DSL_PROP_COPIES] = { "copies", "COPIES", DPT_INDEX, true, 1, idx_copies },
 	[DSL_PROP_REFQUOTA] = { "refquota", "REFQUOTA", DPT_SIZE, false, 0, NULL },
+	[DSL_PROP_REFRESERVATION] = { "refreservation", "REFRESERV", DPT_SIZE, false, 0, NULL },
 	[DSL_PROP_USEDSNAP] = { "usedbysnapshots", "USEDSNAP", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_USEDDS] = { "usedbydataset", "USEDDS", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_USEDCHILD] = { "usedbychildren", "USEDCHILD", DPT_STAT, false, 0, NULL },
@@ -104,6 +105,7 @@ dsl_prop_lookup(const char *name)
 	static const struct { const char *a; int p; } alias[] = {
 		{ "avail", DSL_PROP_AVAILABLE }, { "refer", DSL_PROP_REFERENCED },
 		{ "reserv", DSL_PROP_RESERVATION }, { "recsize", DSL_PROP_RECORDSIZE },
+		{ "refreserv", DSL_PROP_REFRESERVATION },
 		{ "compress", DSL_PROP_COMPRESSION }, { "rdonly", DSL_PROP_READONLY },
 		{ "usedsnap", DSL_PROP_USEDSNAP }, { "usedds", DSL_PROP_USEDDS },
 		{ "usedchild", DSL_PROP_USEDCHILD }, { "usedrefreserv", DSL_PROP_USEDREFRESERV },
@@ -425,14 +427,14 @@ dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_pro
 	switch (prop) {
 	case DSL_PROP_USED: val->dpv_num = s.ds_used; break;
 	case DSL_PROP_AVAILABLE: val->dpv_num = s.ds_available; break;
-	/* used = usedbydataset + usedbychildren (+ snapshots, refreservation) */
+	/* used = usedbydataset + usedbyrefreservation + usedbychildren (+ snapshots) */
 	case DSL_PROP_USEDDS: val->dpv_num = s.ds_referenced; break;
+	case DSL_PROP_USEDREFRESERV: val->dpv_num = s.ds_refreserved; break;
 	case DSL_PROP_USEDCHILD:
-		val->dpv_num = s.ds_used > s.ds_referenced ? s.ds_used - s.ds_referenced : 0;
+		val->dpv_num = s.ds_used - s.ds_referenced - s.ds_refreserved;
 		break;
-	/* Tarn has neither snapshots nor refreservation yet: nothing is theirs */
-	case DSL_PROP_USEDSNAP:
-	case DSL_PROP_USEDREFRESERV: val->dpv_num = 0; break;
+	/* Tarn has no snapshots yet: nothing is theirs */
+	case DSL_PROP_USEDSNAP: val->dpv_num = 0; break;
 	default: val->dpv_num = s.ds_referenced; break;
 	}
 	return (0);
@@ -684,15 +686,23 @@ dsl_prop_space_check(dsl_pool_t *dp, const char *name, int prop, uint64_t num, c
 		(void) snprintf(err, errlen, "size is less than current used or reserved space");
 		return (SET_ERROR(EINVAL));
 	}
-	if (prop == DSL_PROP_RESERVATION) {
+	if (prop == DSL_PROP_RESERVATION || prop == DSL_PROP_REFRESERVATION) {
 		uint64_t quota = 0;
 		(void) dsl_prop_local(dp, obj, DSL_PROP_QUOTA, &quota, NULL, 0);
-		uint64_t have = MAX(res, s.ds_used);
+		/*
+		 * What the dataset holds now; of its available space, what it
+		 * holds unused already (its own reservation's or
+		 * refreservation's room) cannot pay for more.
+		 */
+		bool r = prop == DSL_PROP_RESERVATION;
+		uint64_t have = r ? MAX(res, s.ds_used) : s.ds_referenced + s.ds_refreserved;
+		uint64_t own = r ? have - s.ds_used : s.ds_refreserved;
+		uint64_t avail = s.ds_available > own ? s.ds_available - own : 0;
 		if (quota != 0 && num > quota) {
 			(void) snprintf(err, errlen, "size is greater than the quota");
 			return (SET_ERROR(EINVAL));
 		}
-		if (num > have && num - have > s.ds_available) {
+		if (num > have && num - have > avail) {
 			(void) snprintf(err, errlen, "size is greater than available space");
 			return (SET_ERROR(ENOSPC));
 		}
@@ -751,7 +761,7 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 		return (SET_ERROR(EINVAL));
 	}
 	if (!user && (prop == DSL_PROP_QUOTA || prop == DSL_PROP_RESERVATION ||
-	    prop == DSL_PROP_REFQUOTA)) {
+	    prop == DSL_PROP_REFQUOTA || prop == DSL_PROP_REFRESERVATION)) {
 		(void) snprintf(err, errlen, "'%s' property cannot be inherited; "
 		    "use 'zfs set %s=none' to clear", dsl_prop_name(prop), dsl_prop_name(prop));
 		return (SET_ERROR(EINVAL));

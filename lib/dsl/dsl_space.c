@@ -2,11 +2,14 @@
  * dsl_space.c — used, referenced and available of every dataset.
  *
  * Theory.  referenced is the dataset's object set's bytes on disk
- * (dmu_objset_space, data bytes); used adds each child's used, or its
- * reservation when larger; available is the pool's free space
- * (spa_get_avail) less every dataset's unused reservation (except those
- * the dataset itself would draw on: its own and its ancestors'), limited
- * by its refquota and by the quota of it and each ancestor.
+ * (dmu_objset_space, data bytes); used adds the part of its
+ * refreservation that referenced does not fill yet (usedbyrefreservation)
+ * and each child's used, or its reservation when larger; available is
+ * the pool's free space (spa_get_avail) less every dataset's unused
+ * reservation and refreservation (except those the dataset itself would
+ * draw on: its own and its ancestors' reservations, its own
+ * refreservation), limited by its refquota and by the quota of it and
+ * each ancestor.
  *
  * Every figure but the pool's free space depends on the whole tree, and
  * all of them change only when a txg syncs: object sets' bytes are
@@ -50,7 +53,11 @@ space_walk(dsl_pool_t *dp, space_walk_t *w, uint64_t obj, uint64_t parent, int *
 	(void) dsl_prop_local(dp, obj, DSL_PROP_RESERVATION, &node.dsn_res, NULL, 0);
 	(void) dsl_prop_local(dp, obj, DSL_PROP_QUOTA, &node.dsn_quota, NULL, 0);
 	(void) dsl_prop_local(dp, obj, DSL_PROP_REFQUOTA, &node.dsn_refquota, NULL, 0);
-	node.dsn_used = node.dsn_refer;
+	uint64_t refres = 0;
+	(void) dsl_prop_local(dp, obj, DSL_PROP_REFRESERVATION, &refres, NULL, 0);
+	node.dsn_refres = refres > node.dsn_refer ? refres - node.dsn_refer : 0;
+	w->sw_unres += node.dsn_refres;
+	node.dsn_used = node.dsn_refer + node.dsn_refres;
 	dsl_child_t *kids;
 	int n;
 	if ((e = dsl_children(dp, obj, &kids, &n)) != 0)
@@ -127,11 +134,12 @@ dsl_space_locked(dsl_pool_t *dp, const char *name, dsl_space_t *out)
 	}
 	out->ds_used = n->dsn_used;
 	out->ds_referenced = n->dsn_refer;
+	out->ds_refreserved = n->dsn_refres;
 	uint64_t pool = spa_get_avail(dp->dp_spa);
 	uint64_t unres = dp->dp_space_unres;
 	uint64_t avail = pool > unres ? pool - unres : 0;
 	/* Walk up: own and ancestors' reservations are ours to use; quotas limit. */
-	uint64_t limit = UINT64_MAX, extra = 0;
+	uint64_t limit = UINT64_MAX, extra = n->dsn_refres;
 	if (n->dsn_refquota > 0)
 		limit = n->dsn_refquota > n->dsn_refer ? n->dsn_refquota - n->dsn_refer : 0;
 	for (const dsl_space_node_t *a = n; a != NULL;

@@ -55,7 +55,7 @@ out_is "$(printf 'tank/home/ann/src\ntank/home/ann\ntank/home')"
 tarn_ok fs set quota=none tank/home/ann
 tarn_err 2 "invalid property 'nope'" fs list -s nope
 # -o space: used split into the dataset's own bytes and its children's
-# (a child's reservation counts in full); no snapshots or refreservation
+# (a child's reservation counts in full); no snapshots
 tarn_ok fs list -o space tank
 head -n 1 "$OUT" | grep -Eq '^NAME +AVAIL +USED +USEDSNAP +USEDDS +USEDREFRESERV +USEDCHILD$' &&
 	pass || { fail "list -o space header"; show_output; }
@@ -66,6 +66,29 @@ read -r u ds ch ref snap rr < "$OUT"
 	[ "$ch" -ge 41943040 ] && pass ||
 	{ fail "usedby*: used $u usedds $ds usedchild $ch refer $ref"; show_output; }
 tarn_ok fs set reservation=none tank/home/ann/src
+# refreservation: the room the dataset's own data does not fill yet is in
+# its used (usedbyrefreservation), and taken from the other datasets
+tarn_ok fs list -H -p -o avail tank/data
+read -r avail0 < "$OUT"
+tarn_ok fs set refreserv=30M tank/home
+tarn_ok fs get -H -o value,source refreservation tank/home
+out_is "$(printf '30M\tlocal')"
+tarn_ok fs list -H -p -o used,usedds,usedrefreserv,usedchild,avail tank/home
+read -r u ds rr ch av < "$OUT"
+[ "$((ds + rr))" = 31457280 ] && [ "$((ds + rr + ch))" = "$u" ] && pass ||
+	{ fail "refreservation: used $u usedds $ds usedrefreserv $rr usedchild $ch"; show_output; }
+tarn_ok fs list -H -p -o avail tank/data
+read -r avail1 < "$OUT"
+[ "$((avail0 - avail1))" -gt 30000000 ] && [ "$((avail0 - avail1))" -lt 33000000 ] && pass ||
+	fail "refreservation=30M took $((avail0 - avail1)) bytes from tank/data"
+[ "$av" -gt "$((avail1 + 29000000))" ] && pass ||
+	fail "tank/home cannot write into its own refreservation: avail $av, others $avail1"
+tarn_err 1 "^cannot set property for 'tank/home': size is greater than available space$" \
+	fs set refreservation=100T tank/home
+tarn_err 1 "property cannot be inherited" fs inherit refreservation tank/home
+tarn_ok fs set refreservation=none tank/home
+tarn_ok fs list -H -p -o usedrefreserv tank/home
+out_is "0"
 
 # zfs get: table, sources, -H -p -o
 tarn_ok fs get compression tank/data
@@ -80,7 +103,7 @@ out_is "16384"
 tarn_ok fs get -H -o property all tank/home
 for p in type creation used available referenced mounted quota reservation recordsize \
     mountpoint checksum compression atime devices exec setuid readonly canmount xattr \
-    copies refquota relatime sync acltype; do
+    copies refquota refreservation relatime sync acltype; do
 	grep -qx "$p" "$OUT" && pass || fail "get all lacks $p"
 done
 tarn_ok fs get -H -o value type,mounted tank/home

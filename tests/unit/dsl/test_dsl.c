@@ -803,6 +803,80 @@ test_space_raidz(void)
 	tt_pool_files_remove(&d);
 }
 
+/*
+ * refreservation: the part the dataset's own data does not fill yet is in
+ * its used (usedbyrefreservation) and its parent's, is taken from every
+ * other dataset's available space, its children's too, and is the
+ * dataset's own to write into; writing fills it rather than growing used.
+ * Too big for the pool or above the quota is refused, inheriting too.
+ */
+static void
+test_refreservation(void)
+{
+	spa_t *spa = make_pool(256 * MiB);
+	dsl_pool_t *dp;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	create_ok(dp, "tank/rr");
+	create_ok(dp, "tank/rr/c");
+	create_ok(dp, "tank/other");
+	uint64_t before = steady_avail(dp, "tank/other");
+	TT_OK(dsl_prop_set(dp, "tank/rr", "refreservation", "40M", err, sizeof (err)));
+	dsl_space_t rr, c, o, root;
+	/* (several reads of the same pool state: retry if a sync came between) */
+	for (int i = 0; i < 20; i++) {
+		TT_OK(dsl_dataset_space(dp, "tank/rr", &rr));
+		TT_OK(dsl_dataset_space(dp, "tank/rr/c", &c));
+		TT_OK(dsl_dataset_space(dp, "tank/other", &o));
+		if (rr.ds_available == o.ds_available + rr.ds_refreserved &&
+		    c.ds_available == o.ds_available)
+			break;
+	}
+	TT_EQ(rr.ds_refreserved, 40 * MiB - rr.ds_referenced);
+	TT_EQ(rr.ds_used, rr.ds_referenced + rr.ds_refreserved + c.ds_used);
+	TT_EQ(rr.ds_available, o.ds_available + rr.ds_refreserved);
+	TT_EQ(c.ds_available, o.ds_available);      /* not the child's to use */
+	TT_CHECK(o.ds_available + 38 * MiB < before && o.ds_available + 42 * MiB > before);
+	dsl_prop_val_t v;
+	TT_OK(dsl_prop_get(dp, "tank/rr", DSL_PROP_USEDREFRESERV, true, &v, err,
+	    sizeof (err)));
+	TT_EQ(v.dpv_num, rr.ds_refreserved);
+	TT_OK(dsl_prop_get(dp, "tank/rr", DSL_PROP_USEDCHILD, true, &v, err, sizeof (err)));
+	TT_EQ(v.dpv_num, c.ds_used);
+	TT_OK(dsl_dataset_space(dp, "tank", &root));
+	TT_CHECK(root.ds_used >= 40 * MiB);
+	/* written data fills the refreservation: used stays, the room shrinks */
+	uint64_t used0 = rr.ds_used;
+	write_data(dp, "tank/rr", 8 * MiB);
+	TT_OK(dsl_dataset_space(dp, "tank/rr", &rr));
+	TT_CHECK(rr.ds_referenced >= 8 * MiB);
+	TT_EQ(rr.ds_refreserved, 40 * MiB - rr.ds_referenced);
+	TT_EQ(rr.ds_used, used0 + (rr.ds_referenced + rr.ds_refreserved) -
+	    40 * MiB);
+	/* refused: beyond the pool, above the quota, inherited */
+	TT_ERRMSG(dsl_prop_set(dp, "tank/other", "refreservation", "1T", err, sizeof (err)),
+	    "size is greater than available space");
+	TT_OK(dsl_prop_set(dp, "tank/other", "quota", "10M", err, sizeof (err)));
+	TT_ERRMSG(dsl_prop_set(dp, "tank/other", "refreservation", "11M", err, sizeof (err)),
+	    "size is greater than the quota");
+	TT_ERRMSG(dsl_prop_inherit(dp, "tank/rr", "refreservation", err, sizeof (err)),
+	    "'refreservation' property cannot be inherited; use 'zfs set "
+	    "refreservation=none' to clear");
+	/* a refreservation cannot pay for its own growth */
+	uint64_t room = steady_avail(dp, "tank/rr/c");
+	char big[32];
+	snprintf(big, sizeof (big), "%" PRIu64, rr.ds_referenced + rr.ds_refreserved + room +
+	    rr.ds_refreserved / 2);
+	TT_ERRMSG(dsl_prop_set(dp, "tank/rr", "refreservation", big, err, sizeof (err)),
+	    "size is greater than available space");
+	/* none: back to the data alone, everyone's space back */
+	TT_OK(dsl_prop_set(dp, "tank/rr", "refreservation", "none", err, sizeof (err)));
+	TT_OK(dsl_dataset_space(dp, "tank/rr", &rr));
+	TT_EQ(rr.ds_refreserved, 0);
+	TT_EQ(rr.ds_used, rr.ds_referenced + c.ds_used);
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
 static void
 cleanup(void)
 {
@@ -897,5 +971,6 @@ TT_MAIN(
 	{ "quota", test_quota },
 	{ "space_raidz", test_space_raidz },
 	{ "space_many", test_space_many },
+	{ "refreservation", test_refreservation },
 	{ "cleanup", cleanup },
 )
