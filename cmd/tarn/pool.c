@@ -50,6 +50,8 @@ static const cli_verb_t cli_verbs[] = {
 	    "\tadd [-f] <pool> spare <device> ...\n" },
 	{ "history", cli_pool_history,
 	    "\thistory [pool] ...\n" },
+	{ "sync", cli_pool_sync,
+	    "\tsync [pool] ...\n" },
 	{ "upgrade", cli_pool_upgrade,
 	    "\tupgrade\n"
 	    "\tupgrade -v\n"

@@ -129,6 +129,13 @@ void dmu_objset_sync_done(objset_t *os, uint64_t txg);
  * pass that ran.  Persisted in objset_phys (os_used).  For lib/dsl.
  */
 void dmu_objset_space(objset_t *os, uint64_t *usedp);
+/*
+ * Logical (uncompressed) and stored (compressed) bytes of every block
+ * below the objset_phys, each block once: zfs's logicalreferenced, and
+ * lsize / psize is its refcompressratio.  Exact on pools created with
+ * the feature logical_space.
+ */
+void dmu_objset_logical(objset_t *os, uint64_t *lsizep, uint64_t *psizep);
 
 /* Block pointer of the objset as last synced (hole if never). */
 const blkptr_t *dmu_objset_rootbp(objset_t *os);

@@ -60,7 +60,15 @@ typedef struct objset_phys {
 	 */
 	uint64_t os_used;
 	zil_header_t os_zil_header; /* intent log of a file system (lib/zil) */
-	uint64_t os_pad[41];
+	/*
+	 * The same blocks' logical (bp_lsize) and stored (bp_psize) bytes,
+	 * each block once whatever its copies: zfs's logicalreferenced and
+	 * the ratio refcompressratio.  Kept on every pool, meaningful on pools
+	 * created with the feature logical_space (counted from the first block).
+	 */
+	uint64_t os_lsize;
+	uint64_t os_psize;
+	uint64_t os_pad[39];
 } objset_phys_t;
 _Static_assert(sizeof (objset_phys_t) == OBJSET_PHYS_SIZE, "objset_phys_t is 1 KiB");
 
@@ -198,6 +206,7 @@ struct objset {
 	uint64_t  os_obj_next;              /* allocation hint (os_lock) */
 	uint64_t *os_free_objs;             /* freed and synced numbers to reuse */
 	uint64_t  os_used;                  /* sum of dn_used (atomic; changed in syncing context) */
+	uint64_t  os_lsize, os_psize;       /* logical and stored bytes (atomic; as os_used) */
 	int       os_nfree_objs, os_cfree_objs;
 	objset_t *os_next;                  /* dp_objsets */
 	zil_header_t os_zil_header;         /* os_dirty_lock; written with the phys */
@@ -266,6 +275,8 @@ void dmu_readahead_drain(objset_t *os);
 void dmu_loan_wait_locked(dnode_t *dn);
 /* dmu_objset.c: apply a change of some dnode's dn_used to os_used. */
 void dmu_objset_used_delta(objset_t *os, int64_t delta);
+/* bp was born into (sign 1) or left (sign -1) os: its logical and stored bytes */
+void dmu_objset_bp_delta(objset_t *os, const blkptr_t *bp, int sign);
 
 /* dbuf.c */
 dbuf_t *dbuf_hold(dnode_t *dn, uint8_t level, uint64_t blkid, bool create);

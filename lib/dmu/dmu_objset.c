@@ -117,6 +117,8 @@ dmu_objset_open(dmu_pool_t *dp, const blkptr_t *bp, const dmu_objset_props_t *pr
 	os->os_rootbp = *bp;
 	os->os_obj_next = (m->dn_maxblkid + 1) * DN_DNODES_PER_BLOCK;
 	os->os_used = osp_buf->os_used;
+	os->os_lsize = osp_buf->os_lsize;
+	os->os_psize = osp_buf->os_psize;
 	os->os_zil_header = osp_buf->os_zil_header;
 	tarn_free(osp_buf);
 	dmu_objset_register(os);
@@ -303,6 +305,8 @@ dmu_objset_sync(objset_t *os, uint64_t txg, int pass, blkptr_t *bp)
 	pthread_mutex_unlock(&os->os_meta_dnode->dn_mtx);
 	phys->os_type = os->os_type;
 	phys->os_used = __atomic_load_n(&os->os_used, __ATOMIC_RELAXED);
+	phys->os_lsize = __atomic_load_n(&os->os_lsize, __ATOMIC_RELAXED);
+	phys->os_psize = __atomic_load_n(&os->os_psize, __ATOMIC_RELAXED);
 	phys->os_zil_header = zh;
 	zio_prop_t zp = dmu_objset_block_prop(os, NULL, 0, DMU_OT_OBJSET);
 	zp.zp_compress = ZIO_COMPRESS_OFF;
@@ -341,6 +345,21 @@ dmu_objset_rootbp(objset_t *os)
 	return (&os->os_rootbp);
 }
 
+/* Add sign * v to *ctr, not below 0 (counts from before a feature may lack blocks). */
+static void
+objset_ctr_add(uint64_t *ctr, uint64_t v, int sign)
+{
+	if (sign > 0) {
+		__atomic_add_fetch(ctr, v, __ATOMIC_RELAXED);
+		return;
+	}
+	uint64_t cur = __atomic_load_n(ctr, __ATOMIC_RELAXED), nv;
+	do {
+		nv = cur > v ? cur - v : 0;
+	} while (!__atomic_compare_exchange_n(ctr, &cur, nv, false, __ATOMIC_RELAXED,
+	    __ATOMIC_RELAXED));
+}
+
 /*
  * Space accounting for datasets (added for lib/dsl): every change of a
  * dnode's dn_used in syncing context is applied to os_used too, so the
@@ -349,21 +368,30 @@ dmu_objset_rootbp(objset_t *os)
 void
 dmu_objset_used_delta(objset_t *os, int64_t delta)
 {
-	if (delta >= 0) {
-		__atomic_add_fetch(&os->os_used, (uint64_t)delta, __ATOMIC_RELAXED);
+	objset_ctr_add(&os->os_used, delta >= 0 ? (uint64_t)delta : -(uint64_t)delta,
+	    delta >= 0 ? 1 : -1);
+}
+
+void
+dmu_objset_bp_delta(objset_t *os, const blkptr_t *bp, int sign)
+{
+	if (BP_IS_HOLE(bp))
 		return;
-	}
-	uint64_t cur = __atomic_load_n(&os->os_used, __ATOMIC_RELAXED), nv;
-	do {
-		nv = cur > (uint64_t)-delta ? cur + (uint64_t)delta : 0;
-	} while (!__atomic_compare_exchange_n(&os->os_used, &cur, nv, false,
-	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	objset_ctr_add(&os->os_lsize, bp->bp_lsize, sign);
+	objset_ctr_add(&os->os_psize, bp->bp_psize, sign);
 }
 
 void
 dmu_objset_space(objset_t *os, uint64_t *usedp)
 {
 	*usedp = __atomic_load_n(&os->os_used, __ATOMIC_RELAXED);
+}
+
+void
+dmu_objset_logical(objset_t *os, uint64_t *lsizep, uint64_t *psizep)
+{
+	*lsizep = __atomic_load_n(&os->os_lsize, __ATOMIC_RELAXED);
+	*psizep = __atomic_load_n(&os->os_psize, __ATOMIC_RELAXED);
 }
 
 /*

@@ -108,6 +108,7 @@ dnode_free_bp(dnode_t *dn, uint64_t txg, blkptr_t *bp)
 	uint64_t d = MIN(dn->dn_phys.dn_used, bp_dsize(dn, bp));
 	dn->dn_phys.dn_used -= d;
 	dmu_objset_used_delta(dn->dn_os, -(int64_t)d);
+	dmu_objset_bp_delta(dn->dn_os, bp, -1);
 	zio_free(dn->dn_os->os_dp->dp_zio, bp, txg);
 	BP_ZERO(bp);
 }
@@ -314,6 +315,7 @@ dnode_install(dnode_t *dn, uint64_t txg, blkptr_t *slot, const blkptr_t *old,
 		uint64_t d = MIN(dn->dn_phys.dn_used, bp_dsize(dn, old));
 		dn->dn_phys.dn_used -= d;
 		dmu_objset_used_delta(dn->dn_os, -(int64_t)d);
+		dmu_objset_bp_delta(dn->dn_os, old, -1);
 		/* A block born in txg that zio did not reuse was freed by zio. */
 		if (BP_IS_HOLE(newbp) || old->bp_phys_birth < txg)
 			zio_free(dn->dn_os->os_dp->dp_zio, old, txg);
@@ -321,6 +323,7 @@ dnode_install(dnode_t *dn, uint64_t txg, blkptr_t *slot, const blkptr_t *old,
 	uint64_t add = bp_dsize(dn, newbp);
 	dn->dn_phys.dn_used += add;
 	dmu_objset_used_delta(dn->dn_os, (int64_t)add);
+	dmu_objset_bp_delta(dn->dn_os, newbp, 1);
 	*slot = *newbp;
 }
 

@@ -77,6 +77,7 @@ typedef enum dsl_prop {
 	DSL_PROP_USED,
 	DSL_PROP_AVAILABLE,
 	DSL_PROP_REFERENCED,
+	DSL_PROP_COMPRESSRATIO,     /* logicalused / stored bytes (pool feature logical_space) */
 	DSL_PROP_MOUNTED,
 	DSL_PROP_QUOTA,
 	DSL_PROP_RESERVATION,
@@ -99,6 +100,9 @@ typedef enum dsl_prop {
 	DSL_PROP_USEDCHILD,         /* by its children (their used or reservation), */
 	DSL_PROP_USEDREFRESERV,     /* by a refreservation */
 	DSL_PROP_SYNC,              /* standard / always / disabled (DSL_SYNC_*) */
+	DSL_PROP_REFCOMPRESSRATIO,  /* the same for the dataset's own data */
+	DSL_PROP_LOGICALUSED,
+	DSL_PROP_LOGICALREFERENCED,
 	DSL_PROP_ACLTYPE,           /* off / posix (DSL_ACLTYPE_*) */
 	DSL_PROP_RELATIME,
 	DSL_NUM_PROPS
@@ -233,6 +237,8 @@ typedef struct dsl_space {
 	uint64_t ds_used;          /* referenced + children (at least their reservation) */
 	uint64_t ds_referenced;    /* this dataset's own object set */
 	uint64_t ds_refreserved;   /* refreservation not yet referenced (usedbyrefreservation) */
+	/* logical (uncompressed) and stored bytes: own, and with the descendants' */
+	uint64_t ds_lreferenced, ds_preferenced, ds_lused, ds_pused;
 	uint64_t ds_available;     /* what it may still write */
 	bool     ds_quota_bound;   /* a quota or refquota limits ds_available,
 	                              not the pool's space */

@@ -32,6 +32,8 @@ typedef struct dsl_space_node {
 	uint64_t dsn_refer;          /* its object set's bytes */
 	uint64_t dsn_used;           /* refer + refres + each child's max(used, reservation) */
 	uint64_t dsn_refres;         /* refreservation beyond refer (usedbyrefreservation) */
+	uint64_t dsn_lsize, dsn_psize;  /* its object set's logical and stored bytes */
+	uint64_t dsn_lused, dsn_pused;  /* the same over its subtree */
 	uint64_t dsn_res, dsn_quota, dsn_refquota;   /* local values, 0: none */
 } dsl_space_node_t;
 

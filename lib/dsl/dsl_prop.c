@@ -64,6 +64,7 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	[DSL_PROP_USED] = { "used", "USED", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_AVAILABLE] = { "available", "AVAIL", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_REFERENCED] = { "referenced", "REFER", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_COMPRESSRATIO] = { "compressratio", "RATIO", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_MOUNTED] = { "mounted", "MOUNTED", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_QUOTA] = { "quota", "QUOTA", DPT_SIZE, false, 0, NULL },
 	[DSL_PROP_RESERVATION] = { "reservation", "RESERV", DPT_SIZE, false, 0, NULL },
@@ -90,6 +91,11 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 		0, NULL },
 	[DSL_PROP_RELATIME] = { "relatime", "RELATIME", DPT_INDEX, true, 0, idx_onoff },
 	[DSL_PROP_SYNC] = { "sync", "SYNC", DPT_INDEX, true, DSL_SYNC_STANDARD, idx_sync },
+	[DSL_PROP_REFCOMPRESSRATIO] = { "refcompressratio", "REFRATIO", DPT_STAT, false, 0,
+		NULL },
+	[DSL_PROP_LOGICALUSED] = { "logicalused", "LUSED", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_LOGICALREFERENCED] = { "logicalreferenced", "LREFER", DPT_STAT, false, 0,
+		NULL },
 	/* posix by default, unlike zfs on Linux: ACLs work as on ext4 (Samba needs them) */
 	[DSL_PROP_ACLTYPE] = { "acltype", "ACLTYPE", DPT_INDEX, true, DSL_ACLTYPE_POSIX,
 		idx_acltype },
@@ -105,7 +111,9 @@ dsl_prop_lookup(const char *name)
 	static const struct { const char *a; int p; } alias[] = {
 		{ "avail", DSL_PROP_AVAILABLE }, { "refer", DSL_PROP_REFERENCED },
 		{ "reserv", DSL_PROP_RESERVATION }, { "recsize", DSL_PROP_RECORDSIZE },
-		{ "refreserv", DSL_PROP_REFRESERVATION },
+		{ "refreserv", DSL_PROP_REFRESERVATION }, { "lused", DSL_PROP_LOGICALUSED },
+		{ "lrefer", DSL_PROP_LOGICALREFERENCED }, { "refratio", DSL_PROP_REFCOMPRESSRATIO },
+		{ "ratio", DSL_PROP_COMPRESSRATIO },
 		{ "compress", DSL_PROP_COMPRESSION }, { "rdonly", DSL_PROP_READONLY },
 		{ "usedsnap", DSL_PROP_USEDSNAP }, { "usedds", DSL_PROP_USEDDS },
 		{ "usedchild", DSL_PROP_USEDCHILD }, { "usedrefreserv", DSL_PROP_USEDREFRESERV },
@@ -146,7 +154,9 @@ dsl_prop_is_numeric(int prop)
 	return (dsl_props[prop].dpd_type == DPT_SIZE || prop == DSL_PROP_USED ||
 	    prop == DSL_PROP_AVAILABLE || prop == DSL_PROP_REFERENCED ||
 	    prop == DSL_PROP_USEDSNAP || prop == DSL_PROP_USEDDS ||
-	    prop == DSL_PROP_USEDCHILD || prop == DSL_PROP_USEDREFRESERV);
+	    prop == DSL_PROP_USEDCHILD || prop == DSL_PROP_USEDREFRESERV ||
+	    prop == DSL_PROP_LOGICALUSED || prop == DSL_PROP_LOGICALREFERENCED ||
+	    prop == DSL_PROP_COMPRESSRATIO || prop == DSL_PROP_REFCOMPRESSRATIO);
 }
 
 /* ---- sizes ---- */
@@ -387,6 +397,34 @@ dsl_mountpoint(const char *name, const dsl_prop_val_t *val, const char *raw, cha
 	(void) snprintf(out, len, "%s/%s", strcmp(raw, "/") == 0 ? "" : raw, rest);
 }
 
+/*
+ * compressratio and the logical sizes, which only pools created with the
+ * feature logical_space count ("-" elsewhere).  A ratio is kept as
+ * hundredths (for sorting) and printed as zfs prints it: "1.85x", or
+ * "1.85" parsable.  Sizes are left to the caller's formatting.
+ */
+static void
+dsl_prop_logical(dsl_pool_t *dp, int prop, bool parsable, const dsl_space_t *s,
+    dsl_prop_val_t *val)
+{
+	if (!(spa_features(dp->dp_spa) & SPA_FEATURE_LOGICAL_SPACE)) {
+		val->dpv_num = 0;
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
+		return;
+	}
+	bool ref = prop == DSL_PROP_REFCOMPRESSRATIO || prop == DSL_PROP_LOGICALREFERENCED;
+	uint64_t l = ref ? s->ds_lreferenced : s->ds_lused;
+	uint64_t p = ref ? s->ds_preferenced : s->ds_pused;
+	if (prop == DSL_PROP_LOGICALUSED || prop == DSL_PROP_LOGICALREFERENCED) {
+		val->dpv_num = l;
+		return;
+	}
+	/* 100 * l / p without overflow, rounded down as zfs does; 1.00x when empty */
+	val->dpv_num = p == 0 ? 100 : (uint64_t)((unsigned __int128)l * 100 / p);
+	(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64 ".%02" PRIu64 "%s",
+	    val->dpv_num / 100, val->dpv_num % 100, parsable ? "" : "x");
+}
+
 static int
 dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_prop_val_t *val)
 {
@@ -435,6 +473,12 @@ dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_pro
 		break;
 	/* Tarn has no snapshots yet: nothing is theirs */
 	case DSL_PROP_USEDSNAP: val->dpv_num = 0; break;
+	case DSL_PROP_COMPRESSRATIO:
+	case DSL_PROP_REFCOMPRESSRATIO:
+	case DSL_PROP_LOGICALUSED:
+	case DSL_PROP_LOGICALREFERENCED:
+		dsl_prop_logical(dp, prop, parsable, &s, val);
+		break;
 	default: val->dpv_num = s.ds_referenced; break;
 	}
 	return (0);
@@ -467,7 +511,9 @@ dsl_prop_get_locked(dsl_pool_t *dp, const char *name, int prop, bool parsable,
 		break;
 	case DPT_SIZE:
 	case DPT_STAT:
-		if (d->dpd_type == DPT_STAT && !dsl_prop_is_numeric(prop))
+		/* statistics that print themselves (creation, ratios, "-") */
+		if (d->dpd_type == DPT_STAT && (!dsl_prop_is_numeric(prop) ||
+		    val->dpv_str[0] != '\0'))
 			break;
 		if (parsable)
 			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64,

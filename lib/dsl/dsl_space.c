@@ -46,9 +46,10 @@ space_walk(dsl_pool_t *dp, space_walk_t *w, uint64_t obj, uint64_t parent, int *
 	node.dsn_parent = parent;
 	objset_t *os;
 	int e = dsl_os_get(dp, obj, &os);
-	if (e == 0)
+	if (e == 0) {
 		dmu_objset_space(os, &node.dsn_refer);
-	else if (e != ENOENT)           /* a reader's dataset without an object set */
+		dmu_objset_logical(os, &node.dsn_lsize, &node.dsn_psize);
+	} else if (e != ENOENT)           /* a reader's dataset without an object set */
 		return (e);
 	(void) dsl_prop_local(dp, obj, DSL_PROP_RESERVATION, &node.dsn_res, NULL, 0);
 	(void) dsl_prop_local(dp, obj, DSL_PROP_QUOTA, &node.dsn_quota, NULL, 0);
@@ -58,14 +59,20 @@ space_walk(dsl_pool_t *dp, space_walk_t *w, uint64_t obj, uint64_t parent, int *
 	node.dsn_refres = refres > node.dsn_refer ? refres - node.dsn_refer : 0;
 	w->sw_unres += node.dsn_refres;
 	node.dsn_used = node.dsn_refer + node.dsn_refres;
+	node.dsn_lused = node.dsn_lsize;
+	node.dsn_pused = node.dsn_psize;
 	dsl_child_t *kids;
 	int n;
 	if ((e = dsl_children(dp, obj, &kids, &n)) != 0)
 		return (e);
 	for (int i = 0; i < n && e == 0; i++) {
 		int ci;
-		if ((e = space_walk(dp, w, kids[i].dc_obj, obj, &ci)) == 0)
-			node.dsn_used += MAX(w->sw_nodes[ci].dsn_used, w->sw_nodes[ci].dsn_res);
+		if ((e = space_walk(dp, w, kids[i].dc_obj, obj, &ci)) != 0)
+			break;
+		const dsl_space_node_t *k = &w->sw_nodes[ci];
+		node.dsn_used += MAX(k->dsn_used, k->dsn_res);
+		node.dsn_lused += k->dsn_lused;
+		node.dsn_pused += k->dsn_pused;
 	}
 	tarn_free(kids);
 	if (node.dsn_res > node.dsn_used)
@@ -135,6 +142,10 @@ dsl_space_locked(dsl_pool_t *dp, const char *name, dsl_space_t *out)
 	out->ds_used = n->dsn_used;
 	out->ds_referenced = n->dsn_refer;
 	out->ds_refreserved = n->dsn_refres;
+	out->ds_lreferenced = n->dsn_lsize;
+	out->ds_preferenced = n->dsn_psize;
+	out->ds_lused = n->dsn_lused;
+	out->ds_pused = n->dsn_pused;
 	uint64_t pool = spa_get_avail(dp->dp_spa);
 	uint64_t unres = dp->dp_space_unres;
 	uint64_t avail = pool > unres ? pool - unres : 0;

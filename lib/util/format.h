@@ -31,11 +31,18 @@
 #define SPA_FEATURE_SPACE_DEFLATE (1ULL << 3)
 /* Small xattrs kept in the inode (docs/FORMAT.md "Extended attributes"). */
 #define SPA_FEATURE_XATTR_INLINE (1ULL << 4)
+/*
+ * Each object set counts its blocks' logical and stored bytes (os_lsize,
+ * os_psize: compressratio, logicalused).  Set only when a pool is created:
+ * counts must start with the first block, so an upgrade never turns it on.
+ */
+#define SPA_FEATURE_LOGICAL_SPACE (1ULL << 5)
 /* What an upgrade enables. */
 #define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY | SPA_FEATURE_INTENT_LOG | \
                               SPA_FEATURE_LOG_XATTR_PUNCH | SPA_FEATURE_XATTR_INLINE)
 /* Every bit this build understands (import refuses others). */
-#define SPA_FEATURES_KNOWN   (SPA_FEATURES_ALL | SPA_FEATURE_SPACE_DEFLATE)
+#define SPA_FEATURES_KNOWN   (SPA_FEATURES_ALL | SPA_FEATURE_SPACE_DEFLATE | \
+                              SPA_FEATURE_LOGICAL_SPACE)
 
 #define SPA_MINBLOCKSHIFT    9
 #define SPA_MINBLOCKSIZE     (1ULL << SPA_MINBLOCKSHIFT)

@@ -41,6 +41,31 @@ used1=$(cat "$OUT")
 [ "$used1" -lt "$((used0 + 8912896))" ] && pass ||
 	fail "USED counts parity: $used0 -> $used1 for 8 MiB and 33 KiB of files"
 
+# --- compressratio and the logical sizes, as zfs counts them: source text
+# under lz4 compresses at least 2x, the same bytes uncompressed do not
+tarn_ok fs create -o compression=lz4 tank/lz
+tarn_ok fs create -o compression=off tank/raw
+ok sh -c "cat '$E2E_SRC'/lib/*/*.c '$E2E_SRC'/lib/*/*.c > '$MNT/lz/text' &&
+	cp '$MNT/lz/text' '$MNT/raw/text' && sync"
+tarn_ok pool sync tank          # sync(1) sent the data to the pool; this writes it
+tarn_err 1 "^cannot sync 'nope': no such pool$" pool sync tank nope
+tsize=$(stat -c %s "$MNT/lz/text")
+tarn_ok fs get -H -p -o value refcompressratio,logicalreferenced,referenced tank/lz
+{ read -r ratio; read -r lref; read -r ref; } < "$OUT"
+[ "${ratio%%.*}" -ge 2 ] && [ "$lref" -ge "$tsize" ] && [ "$ref" -lt "$((tsize / 2))" ] &&
+	pass || { fail "lz4: ratio $ratio logicalreferenced $lref referenced $ref for $tsize bytes"; show_output; }
+tarn_ok fs get -H -o value compressratio tank/lz
+grep -Eq '^[0-9]+\.[0-9]{2}x$' "$OUT" && pass || { fail "compressratio not as zfs prints it"; show_output; }
+tarn_ok fs get -H -p -o value refcompressratio,logicalreferenced tank/raw
+{ read -r ratio; read -r lref; } < "$OUT"
+[ "${ratio%%.*}" = 1 ] && [ "$lref" -ge "$tsize" ] && pass ||
+	{ fail "compression=off: ratio $ratio logicalreferenced $lref"; show_output; }
+# the root's logicalused holds its children's
+tarn_ok fs get -H -p -o value logicalused tank
+[ "$(cat "$OUT")" -ge "$((2 * tsize))" ] && pass || { fail "logicalused of tank"; show_output; }
+tarn_ok fs destroy tank/lz
+tarn_ok fs destroy tank/raw
+
 # --- datasets mount inside their parents; zfs mount lists them
 tarn_ok fs create tank/a
 mounted "$MNT/a" && pass || fail "tank/a not mounted at $MNT/a"

@@ -45,12 +45,20 @@ out_has "^history"
 out_has "^The following legacy versions are also supported:$"
 out_has "^ 1   "
 
+# compressratio and the logical sizes are counted on pools created with
+# logical_space only: "-" on the old pool, before and after the upgrade
+tarn_ok fs get -H -o value compressratio,logicalused old
+out_is "$(printf -- '-\n-')"
+tarn_ok fs get -H -o value compressratio new
+out_has '^[0-9]+\.[0-9]{2}x$'
 tarn_ok pool upgrade old
 out_has "^Successfully upgraded 'old' from version 1 to feature flags\.$"
 out_has "^Enabled the following features on 'old':$"
 out_has "^  history$"
 tarn_ok pool list -H -o name,version old
 out_is "old	2"
+tarn_ok fs get -H -o value logicalreferenced old
+out_is "-"
 tarn_ok pool upgrade old
 out_has "^Pool 'old' already has all supported and requested features enabled\.$"
 tarn_ok pool upgrade

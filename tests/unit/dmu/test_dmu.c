@@ -458,6 +458,94 @@ test_sequential_read(void)
 	tarn_free(rb);
 }
 
+/* dmu_traverse callback: the logical and stored bytes of every block below the root. */
+typedef struct bp_sum {
+	uint64_t bs_lsize, bs_psize;
+} bp_sum_t;
+
+static int
+bp_sum_cb(void *arg, objset_t *os, uint64_t obj, const blkptr_t *bp, uint64_t blkid)
+{
+	bp_sum_t *s = arg;
+	if (obj == 0 && bp->bp_level == 0 && bp->bp_type == DMU_OT_OBJSET)
+		return (0);                     /* the objset_phys itself */
+	s->bs_lsize += bp->bp_lsize;
+	s->bs_psize += bp->bp_psize;
+	return (0);
+}
+
+/* The objset's counts equal a walk of its blocks; returns the walk. */
+static bp_sum_t
+logical_matches_walk(objset_t *os)
+{
+	bp_sum_t sum = { 0, 0 };
+	uint64_t errors, l, p;
+	TT_OK(dmu_traverse(os, TRAVERSE_DATA, 0, 0, bp_sum_cb, &sum, &errors));
+	TT_EQ(errors, 0);
+	dmu_objset_logical(os, &l, &p);
+	TT_EQ(l, sum.bs_lsize);
+	TT_EQ(p, sum.bs_psize);
+	return (sum);
+}
+
+/*
+ * Logical and stored bytes (zfs's logicalreferenced, compressratio): after
+ * compressible and incompressible writes, overwrites, frees and an object
+ * freed, over syncs and a reopen, the objset's counts equal a walk of its
+ * blocks; compressible data shows a ratio, random data none.
+ */
+static void
+test_logical_space(void)
+{
+	spa_t *spa = make_pool(2, "mirror", 128 * MiB);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	dmu_objset_props_t props = { .osp_checksum = ZIO_CHECKSUM_DEFAULT,
+		.osp_compress = ZIO_COMPRESS_LZ4, .osp_copies = 2 };
+	dmu_objset_set_props(os, &props);
+	size_t len = 4 * MiB;
+	uint8_t *text = tarn_alloc(len), *rnd = tarn_alloc(len);
+	for (size_t i = 0; i < len; i++)
+		text[i] = "compressible text, the same line again\n"[i % 40];
+	fill(rnd, len, 9);
+	uint64_t ot, orn;
+	dmu_tx_t *tx = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, 128 * KiB, DMU_OT_NONE, 0, tx, &ot));
+	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, 128 * KiB, DMU_OT_NONE, 0, tx, &orn));
+	TT_OK(dmu_write(os, ot, 0, len, text, tx));
+	TT_OK(dmu_write(os, orn, 0, len, rnd, tx));
+	dmu_tx_commit(tx);
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	bp_sum_t s = logical_matches_walk(os);
+	TT_CHECK(s.bs_lsize >= 2 * len);
+	/* the text compresses (random data does not): stored well under logical */
+	TT_CHECK(s.bs_psize < s.bs_lsize * 6 / 10);
+	TT_CHECK(s.bs_psize > len);
+	/* overwrite part, free a range, then a whole object */
+	tx = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_write(os, ot, 100 * KiB, MiB, rnd, tx));
+	TT_OK(dmu_free_range(os, orn, 300 * KiB, MiB, tx));
+	dmu_tx_commit(tx);
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	(void) logical_matches_walk(os);
+	spa_close(spa);
+	spa = reopen(2);
+	TT_OK(spa_objset_open(spa, "t", &os));
+	(void) logical_matches_walk(os);
+	tx = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_object_free(os, orn, tx));
+	dmu_tx_commit(tx);
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	s = logical_matches_walk(os);
+	TT_CHECK(s.bs_lsize < 2 * len);
+	spa_close(spa);
+	tarn_free(text);
+	tarn_free(rnd);
+}
+
 static void
 cleanup(void)
 {
@@ -466,6 +554,7 @@ cleanup(void)
 
 TT_MAIN(
 	{ "write_read_reopen", test_write_read_reopen },
+	{ "logical_space", test_logical_space },
 	{ "many_objects", test_many_objects },
 	{ "sparse_deep", test_sparse_deep },
 	{ "concurrent_throttled", test_concurrent_throttled },
