@@ -38,9 +38,12 @@ dmu_objset_block_prop(objset_t *os, const dnode_phys_t *dnp, uint8_t level,
 	zp.zp_copies = copies;
 	if (meta)
 		zp.zp_compress = ZIO_COMPRESS_LZ4;
-	else
-		zp.zp_compress = (dnp && dnp->dn_compress) ? dnp->dn_compress :
-		    (p->osp_compress ? p->osp_compress : ZIO_COMPRESS_OFF);
+	else if (dnp && dnp->dn_compress)
+		zp.zp_compress = dnp->dn_compress;
+	else {
+		zp.zp_compress = p->osp_compress ? p->osp_compress : ZIO_COMPRESS_OFF;
+		zp.zp_level = p->osp_level;
+	}
 	zp.zp_type = (uint8_t)type;
 	zp.zp_blevel = level;
 	return (zp);

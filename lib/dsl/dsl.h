@@ -117,8 +117,9 @@ enum { DSL_XATTR_SA = 2, DSL_XATTR_DIR = 3 };
 /* acltype: zfs's numbers (1, nfsv4, is not taken: Linux has no NFSv4 ACLs) */
 enum { DSL_ACLTYPE_OFF = 0, DSL_ACLTYPE_POSIX = 2 };
 /* checksum: DSL values are the cksum.h enum (ON, OFF, FLETCHER4, SHA256, XXH3_128). */
-/* compression: ZIO_COMPRESS_* below 16; gzip-N is DSL_COMPRESS_GZIP_N(N). */
-#define DSL_COMPRESS_GZIP_N(n)  (16 + (n))
+/* compression: ZIO_COMPRESS_* below 16; gzip-N and zstd-N carry their level. */
+#define DSL_COMPRESS_GZIP_N(n)  (16 + (n))      /* 1..9 */
+#define DSL_COMPRESS_ZSTD_N(n)  (32 + (n))      /* 1..19 */
 
 typedef enum dsl_source {
 	DSL_SRC_NONE = 0,          /* read-only statistic: "-" */

@@ -37,7 +37,17 @@ static const dsl_index_t idx_compress[] = {
 	{ "gzip-3", DSL_COMPRESS_GZIP_N(3) }, { "gzip-4", DSL_COMPRESS_GZIP_N(4) },
 	{ "gzip-5", DSL_COMPRESS_GZIP_N(5) }, { "gzip-6", DSL_COMPRESS_GZIP_N(6) },
 	{ "gzip-7", DSL_COMPRESS_GZIP_N(7) }, { "gzip-8", DSL_COMPRESS_GZIP_N(8) },
-	{ "gzip-9", DSL_COMPRESS_GZIP_N(9) }, { NULL, 0 } };
+	{ "gzip-9", DSL_COMPRESS_GZIP_N(9) },
+	{ "zstd-1", DSL_COMPRESS_ZSTD_N(1) }, { "zstd-2", DSL_COMPRESS_ZSTD_N(2) },
+	{ "zstd-3", DSL_COMPRESS_ZSTD_N(3) }, { "zstd-4", DSL_COMPRESS_ZSTD_N(4) },
+	{ "zstd-5", DSL_COMPRESS_ZSTD_N(5) }, { "zstd-6", DSL_COMPRESS_ZSTD_N(6) },
+	{ "zstd-7", DSL_COMPRESS_ZSTD_N(7) }, { "zstd-8", DSL_COMPRESS_ZSTD_N(8) },
+	{ "zstd-9", DSL_COMPRESS_ZSTD_N(9) }, { "zstd-10", DSL_COMPRESS_ZSTD_N(10) },
+	{ "zstd-11", DSL_COMPRESS_ZSTD_N(11) }, { "zstd-12", DSL_COMPRESS_ZSTD_N(12) },
+	{ "zstd-13", DSL_COMPRESS_ZSTD_N(13) }, { "zstd-14", DSL_COMPRESS_ZSTD_N(14) },
+	{ "zstd-15", DSL_COMPRESS_ZSTD_N(15) }, { "zstd-16", DSL_COMPRESS_ZSTD_N(16) },
+	{ "zstd-17", DSL_COMPRESS_ZSTD_N(17) }, { "zstd-18", DSL_COMPRESS_ZSTD_N(18) },
+	{ "zstd-19", DSL_COMPRESS_ZSTD_N(19) }, { NULL, 0 } };
 static const dsl_index_t idx_sync[] = { { "standard", DSL_SYNC_STANDARD },
 	{ "always", DSL_SYNC_ALWAYS }, { "disabled", DSL_SYNC_DISABLED }, { NULL, 0 } };
 /* zfs's aliases after the names shown */
@@ -237,9 +247,12 @@ dsl_index_parse(int prop, const char *value, uint64_t *num, char *err, size_t er
 	}
 	char list[256] = "";
 	for (int i = 0; ix[i].di_name != NULL; i++) {
-		if (prop == DSL_PROP_COMPRESSION && strncmp(ix[i].di_name, "gzip-", 5) == 0) {
+		if (prop == DSL_PROP_COMPRESSION && (strncmp(ix[i].di_name, "gzip-", 5) == 0 ||
+		    strncmp(ix[i].di_name, "zstd-", 5) == 0)) {
 			if (strcmp(ix[i].di_name, "gzip-1") == 0)
 				strcat(list, " | gzip-[1-9]");
+			if (strcmp(ix[i].di_name, "zstd-1") == 0)
+				strcat(list, " | zstd-[1-19]");
 			continue;
 		}
 		if (i > 0)
@@ -557,11 +570,15 @@ dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os)
 	uint64_t ck = dsl_prop_num(dp, name, DSL_PROP_CHECKSUM);
 	uint64_t cp = dsl_prop_num(dp, name, DSL_PROP_COMPRESSION);
 	p.osp_checksum = (ck == ZIO_CHECKSUM_ON || ck == 0) ? ZIO_CHECKSUM_DEFAULT : (uint8_t)ck;
-	if (cp == ZIO_COMPRESS_ON)
+	if (cp == ZIO_COMPRESS_ON) {
 		p.osp_compress = ZIO_COMPRESS_LZ4;
-	else if (cp >= DSL_COMPRESS_GZIP_N(1))
+	} else if (cp >= DSL_COMPRESS_ZSTD_N(1)) {
+		p.osp_compress = ZIO_COMPRESS_ZSTD;
+		p.osp_level = (uint8_t)(cp - DSL_COMPRESS_ZSTD_N(0));
+	} else if (cp >= DSL_COMPRESS_GZIP_N(1)) {
 		p.osp_compress = ZIO_COMPRESS_GZIP;
-	else
+		p.osp_level = (uint8_t)(cp - DSL_COMPRESS_GZIP_N(0));
+	} else
 		p.osp_compress = cp ? (uint8_t)cp : ZIO_COMPRESS_OFF;
 	uint64_t copies = dsl_prop_num(dp, name, DSL_PROP_COPIES);
 	p.osp_copies = (uint8_t)(copies >= 1 && copies <= 3 ? copies : 1);

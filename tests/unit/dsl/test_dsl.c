@@ -391,7 +391,11 @@ test_props_invalid(void)
 	SETERR("checksum", "md5",
 	    "'checksum' must be one of 'on | off | fletcher4 | sha256 | xxh3'");
 	SETERR("compression", "gzip-10",
-	    "'compression' must be one of 'on | off | lz4 | zstd | gzip | gzip-[1-9]'");
+	    "'compression' must be one of 'on | off | lz4 | zstd | gzip | gzip-[1-9] | "
+	    "zstd-[1-19]'");
+	SETERR("compression", "zstd-20",
+	    "'compression' must be one of 'on | off | lz4 | zstd | gzip | gzip-[1-9] | "
+	    "zstd-[1-19]'");
 	SETERR("mountpoint", "rel/path",
 	    "'mountpoint' must be an absolute path, 'none', or 'legacy'");
 	SETERR("quota", "lots", "bad numeric value 'lots'");
@@ -877,6 +881,72 @@ test_refreservation(void)
 	spa_close(spa);
 }
 
+/* Write len bytes of word salad (compressible, better at higher levels) to a new object. */
+static void
+write_text(dsl_pool_t *dp, const char *name, uint64_t len)
+{
+	static const char *const words[] = { "pool", "vdev", "raidz", "mirror", "scrub",
+		"resilver", "dataset", "snapshot", "txg", "dnode", "checksum", "block",
+		"metaslab", "spacemap", "uberblock", "label", "intent", "log" };
+	objset_t *os;
+	TT_OK(dsl_dataset_objset(dp, name, &os));
+	char *buf = tarn_alloc(len);
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 42);
+	for (uint64_t i = 0; i < len; ) {
+		const char *w = words[tarn_rand_u64(&r) % ARRAY_SIZE(words)];
+		for (size_t k = 0; w[k] != '\0' && i < len; k++)
+			buf[i++] = w[k];
+		if (i < len)
+			buf[i++] = tarn_rand_u64(&r) % 7 == 0 ? '\n' : ' ';
+	}
+	uint64_t obj;
+	dmu_tx_t *tx = dmu_tx_create(os);
+	dmu_tx_hold_write(tx, 0, 0, len);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_object_alloc(os, DMU_OT_PLAIN_FILE, 128 * KiB, DMU_OT_NONE, 0, tx, &obj));
+	TT_OK(dmu_write(os, obj, 0, len, buf, tx));
+	dmu_tx_commit(tx);
+	tarn_free(buf);
+}
+
+/*
+ * compression=gzip-N and zstd-N write at their level: the same text takes
+ * less room at gzip-9 than at gzip-1, at zstd-19 than at zstd-1 (the
+ * stored bytes that refcompressratio divides by).
+ */
+static void
+test_compress_levels(void)
+{
+	spa_t *spa = make_pool(256 * MiB);
+	dsl_pool_t *dp;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	const char *lv[] = { "gzip-1", "gzip-9", "zstd-1", "zstd-19" };
+	uint64_t stored[4];
+	for (int i = 0; i < 4; i++) {
+		char name[32];
+		snprintf(name, sizeof (name), "tank/%s", lv[i]);
+		create_ok(dp, name);
+		TT_OK(dsl_prop_set(dp, name, "compression", lv[i], err, sizeof (err)));
+		write_text(dp, name, 4 * MiB);
+	}
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	for (int i = 0; i < 4; i++) {
+		char name[32];
+		snprintf(name, sizeof (name), "tank/%s", lv[i]);
+		dsl_space_t s;
+		TT_OK(dsl_dataset_space(dp, name, &s));
+		TT_CHECK(s.ds_lreferenced >= 4 * MiB);
+		stored[i] = s.ds_preferenced;
+		fprintf(stderr, "  %s: %" PRIu64 " bytes stored for %" PRIu64 "\n", lv[i],
+		    stored[i], s.ds_lreferenced);
+	}
+	TT_CHECK(stored[1] < stored[0] * 95 / 100);
+	TT_CHECK(stored[3] < stored[2] * 95 / 100);
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
 static void
 cleanup(void)
 {
@@ -972,5 +1042,6 @@ TT_MAIN(
 	{ "space_raidz", test_space_raidz },
 	{ "space_many", test_space_many },
 	{ "refreservation", test_refreservation },
+	{ "compress_levels", test_compress_levels },
 	{ "cleanup", cleanup },
 )
