@@ -589,6 +589,7 @@ mnt_op_enter(void)
 typedef struct mnt_iter {
 	dsl_pool_t *mi_dp;
 	bool        mi_auto;
+	const mnt_tmp_t *mi_tmp;        /* zfs mount -o OPTS -a: for every mount; or NULL */
 	int         mi_ret;
 } mnt_iter_t;
 
@@ -596,21 +597,28 @@ static int
 mnt_iter_one(void *arg, const char *name, int depth)
 {
 	mnt_iter_t *mi = arg;
-	if (mnt_one(mi->mi_dp, name, NULL, NULL, mi->mi_auto ? MNT_AUTO : MNT_ASKED) != 0)
+	if (mnt_one(mi->mi_dp, name, NULL, mi->mi_tmp,
+	    mi->mi_auto ? MNT_AUTO : MNT_ASKED) != 0)
 		mi->mi_ret = CLI_EXIT_ERROR;
 	return (0);
+}
+
+static int
+mnt_tree(dsl_pool_t *dp, const char *name, bool automatic, const mnt_tmp_t *tmp)
+{
+	if (!cli_in_daemon())
+		return (0);
+	mnt_iter_t mi = { dp, automatic, tmp, 0 };
+	mnt_op_enter();
+	(void) dsl_dataset_iter(dp, name, -1, mnt_iter_one, &mi);
+	pthread_mutex_unlock(&mnt_op_lock);
+	return (mi.mi_ret);
 }
 
 int
 cli_mount_tree(struct dsl_pool *dp, const char *name, bool automatic)
 {
-	if (!cli_in_daemon())
-		return (0);
-	mnt_iter_t mi = { dp, automatic, 0 };
-	mnt_op_enter();
-	(void) dsl_dataset_iter(dp, name, -1, mnt_iter_one, &mi);
-	pthread_mutex_unlock(&mnt_op_lock);
-	return (mi.mi_ret);
+	return (mnt_tree(dp, name, automatic, NULL));
 }
 
 int
@@ -987,8 +995,9 @@ mnt_list_mounts(void)
 	return (CLI_EXIT_OK);
 }
 
+/* zfs mount -a, with tmp (may be NULL) the options given for every mount */
 static int
-mnt_all_pools(void)
+mnt_all_pools(const mnt_tmp_t *tmp)
 {
 	char **names;
 	int n, r = 0;
@@ -1000,7 +1009,7 @@ mnt_all_pools(void)
 			r = CLI_EXIT_ERROR;
 			continue;
 		}
-		if (cli_mount_tree(fs.cf_dp, names[i], true) != 0)
+		if (mnt_tree(fs.cf_dp, names[i], true, tmp) != 0)
 			r = CLI_EXIT_ERROR;
 		cli_fs_close(&fs);
 	}
@@ -1082,15 +1091,13 @@ cli_fs_mount(int argc, char **argv)
 	argv += optind;
 	if (argc > 2 || (all && argc > 0))
 		return (cli_fs_usage_error("mount", "too many arguments"));
-	if (all && (tmp.mt_set | tmp.mt_clr) != 0)
-		return (cli_fs_usage_error("mount", "-o applies to one dataset, not to -a"));
 	if (!cli_in_daemon())
 		return (cli_cannot("mount", argc > 0 ? argv[0] : "-a", ENOTSUP,
 		    "mounting needs the daemon (tarnd)"));
 	if (!all && argc == 0)
 		return (mnt_list_mounts());
 	if (all)
-		return (mnt_all_pools());
+		return (mnt_all_pools(&tmp));
 	cli_fs_t fs;
 	r = cli_fs_open_existing(argv[0], false, &fs);
 	if (r != 0)

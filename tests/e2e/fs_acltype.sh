@@ -11,7 +11,7 @@
 # Cleanup even on failure: e2e_cleanup destroys the pool (unmounting),
 # stops the daemon by its PID and unmounts what is left.
 . "$(dirname "$0")/lib.sh"
-describe "acltype and xattr=sa|dir through the mount"
+describe "acltype, xattr=sa|dir and mount -o -a through the mount"
 require_daemon_mounts
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3     # nobody cannot use root's pyenv
@@ -120,6 +120,19 @@ out_is "$(printf 'off\ttemporary')"
 [ "$(as_nobody_reads "$F")" = no ] && pass || fail "mount -o noacl: the ACL still let nobody in"
 tarn_ok fs unmount tank/a
 tarn_ok fs mount tank/a
+tarn_ok fs get -H -o value,source acltype tank/a
+out_is "$(printf 'posix\tlocal')"
+
+# --- zfs mount -o OPTS -a: the options for every mount it makes
+tarn_ok fs unmount -a
+tarn_ok fs mount -o noacl,noexec -a
+for m in "$MNT" "$MNT/a"; do
+	grep -q " $m fuse.tarn [^ ]*noexec" /proc/mounts && pass || fail "mount -o noexec -a: $m"
+done
+tarn_ok fs get -H -o name,value,source acltype -r tank
+out_is "$(printf 'tank\toff\ttemporary\ntank/a\toff\ttemporary')"
+tarn_ok fs unmount -a
+tarn_ok fs mount -a
 tarn_ok fs get -H -o value,source acltype tank/a
 out_is "$(printf 'posix\tlocal')"
 
