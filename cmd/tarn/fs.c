@@ -32,11 +32,13 @@ static const cli_verb_t cli_fs_verbs[] = {
 	{ "inherit", cli_fs_inherit,
 	    "\tinherit [-r] <property> <filesystem> ...\n" },
 	{ "mount", cli_fs_mount,
-	    "\tmount\n\tmount [-a | <filesystem>]\n" },
+	    "\tmount\n\tmount [-o opts] [-a | <filesystem>]\n" },
 	{ "unmount", cli_fs_unmount,
 	    "\tunmount [-f] <-a | filesystem|mountpoint>\n" },
 	{ "umount", cli_fs_unmount,
 	    "\tumount [-f] <-a | filesystem|mountpoint>\n" },
+	{ "upgrade", cli_fs_upgrade,
+	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n" },
 };
 
 static const cli_verb_t *

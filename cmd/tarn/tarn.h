@@ -316,5 +316,6 @@ void cli_mount_start(void);
 void cli_mount_stop(void);
 int cli_fs_mount(int argc, char **argv);
 int cli_fs_unmount(int argc, char **argv);
+int cli_fs_upgrade(int argc, char **argv);
 
 #endif /* TARN_CLI_H */

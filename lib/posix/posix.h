@@ -156,6 +156,13 @@ int posix_fs_create(objset_t *os, uint32_t uid, uint32_t gid);
  * unlinked set (files unlinked while open before a crash).
  */
 int posix_fs_open(objset_t *os, const posix_fs_opts_t *opts, posix_fs_t **fsp);
+/* The file system format this build writes (and the newest it reads). */
+#define POSIX_VERSION        1
+/*
+ * The file system format version of os (its master node's VERSION),
+ * without opening it: EINVAL when os holds no file system.
+ */
+int posix_fs_version(objset_t *os, uint64_t *version);
 /* Close: waits for nothing; the caller has synced if it wants to. */
 void posix_fs_close(posix_fs_t *fs);
 void posix_fs_set_opts(posix_fs_t *fs, const posix_fs_opts_t *opts);

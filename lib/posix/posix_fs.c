@@ -502,14 +502,21 @@ posix_reclaim(posix_fs_t *fs)
 	}
 }
 
+int
+posix_fs_version(objset_t *os, uint64_t *version)
+{
+	int err = zap_lookup_int(os, POSIX_MASTER_OBJ, POSIX_M_VERSION, version);
+	if (err == ENOENT || err == EINVAL)
+		return (SET_ERROR(EINVAL));     /* not a file system */
+	return (err);
+}
+
 /* Read the master node into fs. */
 static int
 posix_fs_load(posix_fs_t *fs)
 {
 	uint64_t version;
-	int err = zap_lookup_int(fs->fs_os, POSIX_MASTER_OBJ, POSIX_M_VERSION, &version);
-	if (err == ENOENT || err == EINVAL)
-		return (SET_ERROR(EINVAL));     /* not a file system */
+	int err = posix_fs_version(fs->fs_os, &version);
 	if (err != 0)
 		return (err);
 	if (version > POSIX_VERSION)

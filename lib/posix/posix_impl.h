@@ -12,7 +12,6 @@
 #include <pthread.h>
 #include "posix.h"
 
-#define POSIX_VERSION        1          /* "VERSION" in the master node */
 #define POSIX_MASTER_OBJ     1          /* object 1 of the object set */
 #define POSIX_BONUS_TYPE     DMU_OT_PLAIN_FILE  /* bonus type of every inode */
 #define POSIX_ZNODE_SIZE     DN_MAX_BONUSLEN    /* 320 bytes */

@@ -65,6 +65,15 @@ tarn_ok pool upgrade
 out_has "^All pools are formatted using feature flags\.$"
 tarn_ok pool upgrade -a
 out_has "^All pools are already formatted using feature flags\.$"
+# zfs upgrade: file system versions (one so far: every dataset is current)
+tarn_ok fs upgrade
+out_is "$(printf 'This system is currently running ZFS filesystem version 1.\n\nAll filesystems are formatted with the current version.')"
+tarn_ok fs upgrade -v
+out_has "^ 1   Initial Tarn file system format$"
+tarn_ok fs upgrade -a
+out_is "$(printf '0 filesystems upgraded\n2 filesystems already at this version')"
+tarn_err 1 "^cannot open 'old/none': dataset does not exist$" fs upgrade old/none
+tarn_err 2 "^-a takes no dataset names$" fs upgrade -a old
 tarn_ok pool status old
 out_lacks "^status:"
 tarn_err 2 "^invalid version '9'" pool upgrade -V 9 old
