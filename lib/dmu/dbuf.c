@@ -826,9 +826,10 @@ dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need)
 static dirty_record_t *dbuf_dirty_impl(dbuf_t *db, uint64_t txg, bool keep);
 
 /*
- * Mark db (level 0, cached, held) dirty in txg and return the record for
- * txg; the caller changes dr_data (and, for an older txg racing a newer
- * one, the newer records too).  dn_mtx held.
+ * Mark db (level 0, cached, held) dirty in txg and return the record the
+ * caller changes (dr_data): txg's, or, when a newer txg has dirtied db
+ * already (a tx of the quiescing txg that reached the block after one of
+ * the open txg), the newest, which holds what readers see.  dn_mtx held.
  */
 dirty_record_t *
 dbuf_dirty(dbuf_t *db, uint64_t txg)
@@ -853,6 +854,16 @@ dbuf_dirty_impl(dbuf_t *db, uint64_t txg, bool keep)
 	dirty_record_t *newest = db->db_dirty, *dr;
 	while (newest != NULL && newest->dr_next_txg != NULL)
 		newest = newest->dr_next_txg;
+	/*
+	 * An older txg after a newer one: the change goes where the newer
+	 * change is, the buffer readers see; made in txg's own record it
+	 * would be missing from the newest, and lost from the cache and from
+	 * the next txg on disk.  (Syncing context, which alone dirties the
+	 * syncing txg, changes that txg's record: it is what is being written.)
+	 */
+	if (newest != NULL && newest->dr_txg > txg &&
+	    txg != __atomic_load_n(&dn->dn_os->os_dp->dp_syncing_txg, __ATOMIC_ACQUIRE))
+		return (newest);
 	for (dr = db->db_dirty; dr != NULL; dr = dr->dr_next_txg) {
 		if (dr->dr_txg == txg) {
 			if (dr->dr_written) {

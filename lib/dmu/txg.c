@@ -243,7 +243,7 @@ txg_sync_thread(void *arg)
 		dp->dp_kick = false;
 		while (dp->dp_holds[TXG_IDX(txg)] > 0)
 			pthread_cond_wait(&dp->dp_quiesce_cv, &dp->dp_lock);
-		dp->dp_syncing_txg = txg;
+		__atomic_store_n(&dp->dp_syncing_txg, txg, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&dp->dp_lock);
 
 		uint64_t t0 = tarn_now_ns();
@@ -252,7 +252,7 @@ txg_sync_thread(void *arg)
 		    txg, dp->dp_dirty[TXG_IDX(txg)], (tarn_now_ns() - t0) / 1000000);
 
 		pthread_mutex_lock(&dp->dp_lock);
-		dp->dp_syncing_txg = 0;
+		__atomic_store_n(&dp->dp_syncing_txg, 0, __ATOMIC_RELEASE);
 		if (err != 0) {
 			tarn_dprintf("txg %" PRIu64 " sync failed: %d; pool suspended\n",
 			    txg, err);

@@ -546,6 +546,72 @@ test_logical_space(void)
 	tarn_free(rnd);
 }
 
+static void *
+wait_synced_main(void *arg)
+{
+	(void) txg_wait_synced(arg, 0);
+	return (NULL);
+}
+
+/*
+ * A tx of the quiescing txg that writes a block again after a tx of the
+ * open txg wrote it: every change are in what readers see and on disk after the
+ * syncs (the older txg's write used to land in its own record only,
+ * missing from the cache and from the newer txg written after it).
+ */
+static void
+test_older_txg_after_newer(void)
+{
+	spa_t *spa = make_pool(1, NULL, 128 * MiB);
+	dmu_pool_t *dp = spa_dmu_pool(spa);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	uint64_t obj;
+	uint8_t blk[4096], rb[4096];
+	memset(blk, '.', sizeof (blk));
+	dmu_tx_t *tx = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, 4096, DMU_OT_NONE, 0, tx, &obj));
+	TT_OK(dmu_write(os, obj, 0, sizeof (blk), blk, tx));
+	dmu_tx_commit(tx);
+	TT_OK(txg_wait_synced(dp, 0));
+	/* a: in txg n, writes the block, then txg n closes (a waiter kicks it) */
+	dmu_tx_t *a = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(a, TXG_WAIT));
+	uint64_t n = dmu_tx_get_txg(a);
+	TT_OK(dmu_write(os, obj, 0, 4, "aaaa", a));
+	pthread_t waiter;
+	TT_OK(pthread_create(&waiter, NULL, wait_synced_main, dp));
+	/* b: in txg n + 1, writes the block first */
+	dmu_tx_t *b;
+	for (;;) {
+		b = dmu_tx_create(os);
+		TT_OK(dmu_tx_assign(b, TXG_WAIT));
+		if (dmu_tx_get_txg(b) > n)
+			break;
+		dmu_tx_commit(b);
+		usleep(1000);
+	}
+	TT_OK(dmu_write(os, obj, 100, 4, "BBBB", b));
+	dmu_tx_commit(b);
+	/* then a, the older txg, writes the same block */
+	TT_OK(dmu_write(os, obj, 200, 4, "AAAA", a));
+	dmu_tx_commit(a);
+	memcpy(blk, "aaaa", 4);
+	memcpy(blk + 100, "BBBB", 4);
+	memcpy(blk + 200, "AAAA", 4);
+	TT_OK(dmu_read(os, obj, 0, sizeof (rb), rb));
+	TT_CHECK(memcmp(rb, blk, sizeof (blk)) == 0);
+	pthread_join(waiter, NULL);
+	TT_OK(txg_wait_synced(dp, 0));
+	spa_close(spa);
+	spa = reopen(1);
+	TT_OK(spa_objset_open(spa, "t", &os));
+	TT_OK(dmu_read(os, obj, 0, sizeof (rb), rb));
+	TT_CHECK(memcmp(rb, blk, sizeof (blk)) == 0);
+	spa_close(spa);
+}
+
 static void
 cleanup(void)
 {
@@ -555,6 +621,7 @@ cleanup(void)
 TT_MAIN(
 	{ "write_read_reopen", test_write_read_reopen },
 	{ "logical_space", test_logical_space },
+	{ "older_txg_after_newer", test_older_txg_after_newer },
 	{ "many_objects", test_many_objects },
 	{ "sparse_deep", test_sparse_deep },
 	{ "concurrent_throttled", test_concurrent_throttled },
