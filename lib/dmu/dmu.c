@@ -657,6 +657,7 @@ dmu_write(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, const void *bu
 			break;
 		}
 		err = dmu_write_block(dn, blkid, boff, n, in, n == blksz, tx->tx_txg);
+		dmu_pool_written_add(os->os_dp, tx->tx_txg, n);
 		in += n;
 		off += n;
 		len -= n;

@@ -247,7 +247,8 @@ struct dmu_pool {
 	uint64_t  dp_synced_txg;
 	uint64_t  dp_wait_txg;               /* someone waits for this txg */
 	uint64_t  dp_holds[TXG_SIZE];
-	uint64_t  dp_dirty[TXG_SIZE];        /* dirty bytes per txg */
+	uint64_t  dp_dirty[TXG_SIZE];        /* dirty bytes per txg (whole records) */
+	uint64_t  dp_written[TXG_SIZE];      /* bytes dmu_write was given per txg (atomic) */
 	uint64_t  dp_space_pending[TXG_SIZE];/* estimated bytes per txg */
 	uint64_t  dp_dirty_total;
 	bool      dp_kick;
@@ -269,6 +270,7 @@ struct dmu_pool {
 
 /* txg.c */
 void dmu_pool_dirty_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes);
+void dmu_pool_written_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes);
 /* dmu.c: wait until no read-ahead of os is in flight (before close). */
 void dmu_readahead_drain(objset_t *os);
 /* dmu.c: wait until no buffer of dn is lent to a reader (dn_mtx held). */

@@ -33,7 +33,8 @@
 
 #include <time.h>
 
-#define TXG_DIRTY_SYNC_DIV   16      /* sync when open txg has max/16 dirty */
+#define TXG_DIRTY_SYNC_DIV   16      /* sync when max/16 was written in the open txg */
+#define TXG_DIRTY_RECORD_DIV 2       /* or when its dirty records take max/2 */
 #define TXG_DELAY_MIN_PCT    60
 #define TXG_DELAY_BASE_NS    50000ULL
 #define TXG_DELAY_MAX_NS     100000000ULL
@@ -183,9 +184,24 @@ dmu_pool_dirty_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes)
 	dp->dp_dirty[TXG_IDX(txg)] += bytes;
 	dp->dp_dirty_total += bytes;
 	if (txg == dp->dp_open_txg &&
-	    dp->dp_dirty[TXG_IDX(txg)] >= dp->dp_opts.dpo_dirty_max / TXG_DIRTY_SYNC_DIV)
+	    dp->dp_dirty[TXG_IDX(txg)] >= dp->dp_opts.dpo_dirty_max / TXG_DIRTY_RECORD_DIV)
 		pthread_cond_signal(&dp->dp_sync_cv);
 	pthread_mutex_unlock(&dp->dp_lock);
+}
+
+/* Account bytes written into txg (dmu_write's length: what the writers sent). */
+void
+dmu_pool_written_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes)
+{
+	uint64_t trigger = dp->dp_opts.dpo_dirty_max / TXG_DIRTY_SYNC_DIV;
+	uint64_t now = __atomic_add_fetch(&dp->dp_written[TXG_IDX(txg)], bytes,
+	    __ATOMIC_RELAXED);
+	if (now >= trigger && now - bytes < trigger) {
+		pthread_mutex_lock(&dp->dp_lock);
+		if (txg == dp->dp_open_txg)
+			pthread_cond_signal(&dp->dp_sync_cv);
+		pthread_mutex_unlock(&dp->dp_lock);
+	}
 }
 
 static bool
@@ -193,9 +209,11 @@ txg_should_sync(dmu_pool_t *dp, uint64_t now)
 {
 	uint64_t open = dp->dp_open_txg;
 	uint64_t dirty = dp->dp_dirty[TXG_IDX(open)];
+	uint64_t written = __atomic_load_n(&dp->dp_written[TXG_IDX(open)], __ATOMIC_RELAXED);
 	if (dp->dp_kick || dp->dp_wait_txg >= open)
 		return (true);
-	if (dirty >= dp->dp_opts.dpo_dirty_max / TXG_DIRTY_SYNC_DIV)
+	if (written >= dp->dp_opts.dpo_dirty_max / TXG_DIRTY_SYNC_DIV ||
+	    dirty >= dp->dp_opts.dpo_dirty_max / TXG_DIRTY_RECORD_DIV)
 		return (true);
 	if (dirty > 0 && now - dp->dp_open_time >=
 	    dp->dp_opts.dpo_txg_timeout_ms * 1000000ULL)
@@ -265,6 +283,7 @@ txg_sync_thread(void *arg)
 		dp->dp_synced_txg = txg;
 		dp->dp_dirty_total -= dp->dp_dirty[TXG_IDX(txg)];
 		dp->dp_dirty[TXG_IDX(txg)] = 0;
+		__atomic_store_n(&dp->dp_written[TXG_IDX(txg)], 0, __ATOMIC_RELAXED);
 		dp->dp_space_pending[TXG_IDX(txg)] = 0;
 		dp->dp_stats.dps_txgs_synced++;
 		pthread_cond_broadcast(&dp->dp_synced_cv);
