@@ -439,19 +439,12 @@ test_props_invalid(void)
 	spa_close(spa);
 }
 
-/* Write `len` bytes into a new object of the dataset's object set and sync. */
+/* Write buf[0..len) into a new object of the dataset's object set (not synced). */
 static uint64_t
-write_data(dsl_pool_t *dp, const char *name, uint64_t len)
+write_object(dsl_pool_t *dp, const char *name, const void *buf, uint64_t len)
 {
 	objset_t *os;
 	TT_OK(dsl_dataset_objset(dp, name, &os));
-	uint8_t *buf = tarn_alloc(len);
-	tarn_rand_t r;
-	tarn_rand_seed(&r, len);
-	for (uint64_t i = 0; i + 8 <= len; i += 8) {
-		uint64_t v = tarn_rand_u64(&r);
-		memcpy(buf + i, &v, 8);
-	}
 	uint64_t obj;
 	dmu_tx_t *tx = dmu_tx_create(os);
 	dmu_tx_hold_write(tx, 0, 0, len);
@@ -459,6 +452,21 @@ write_data(dsl_pool_t *dp, const char *name, uint64_t len)
 	TT_OK(dmu_object_alloc(os, DMU_OT_PLAIN_FILE, 128 * KiB, DMU_OT_NONE, 0, tx, &obj));
 	TT_OK(dmu_write(os, obj, 0, len, buf, tx));
 	dmu_tx_commit(tx);
+	return (obj);
+}
+
+/* Write `len` random bytes into a new object of the dataset's object set and sync. */
+static uint64_t
+write_data(dsl_pool_t *dp, const char *name, uint64_t len)
+{
+	uint8_t *buf = tarn_alloc(len);
+	tarn_rand_t r;
+	tarn_rand_seed(&r, len);
+	for (uint64_t i = 0; i + 8 <= len; i += 8) {
+		uint64_t v = tarn_rand_u64(&r);
+		memcpy(buf + i, &v, 8);
+	}
+	uint64_t obj = write_object(dp, name, buf, len);
 	tarn_free(buf);
 	TT_OK(txg_wait_synced(spa_dmu_pool(dsl_pool_spa(dp)), 0));
 	return (obj);
@@ -888,8 +896,6 @@ write_text(dsl_pool_t *dp, const char *name, uint64_t len)
 	static const char *const words[] = { "pool", "vdev", "raidz", "mirror", "scrub",
 		"resilver", "dataset", "snapshot", "txg", "dnode", "checksum", "block",
 		"metaslab", "spacemap", "uberblock", "label", "intent", "log" };
-	objset_t *os;
-	TT_OK(dsl_dataset_objset(dp, name, &os));
 	char *buf = tarn_alloc(len);
 	tarn_rand_t r;
 	tarn_rand_seed(&r, 42);
@@ -900,13 +906,7 @@ write_text(dsl_pool_t *dp, const char *name, uint64_t len)
 		if (i < len)
 			buf[i++] = tarn_rand_u64(&r) % 7 == 0 ? '\n' : ' ';
 	}
-	uint64_t obj;
-	dmu_tx_t *tx = dmu_tx_create(os);
-	dmu_tx_hold_write(tx, 0, 0, len);
-	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
-	TT_OK(dmu_object_alloc(os, DMU_OT_PLAIN_FILE, 128 * KiB, DMU_OT_NONE, 0, tx, &obj));
-	TT_OK(dmu_write(os, obj, 0, len, buf, tx));
-	dmu_tx_commit(tx);
+	(void) write_object(dp, name, buf, len);
 	tarn_free(buf);
 }
 

@@ -866,14 +866,21 @@ xinline_listed_once(posix_ino_t f, const char *const *names, int n)
 	}
 }
 
-static void
-test_xattr_inline(void)
+/* A pool whose file system keeps small xattrs in the inode; returns file "f". */
+static posix_ino_t
+xinline_setup(void)
 {
 	tp_pool(&t, 1, 256 * MiB);
 	t.opts.pfo_xattr_inline = true;
 	tp_reopen(&t);
+	return (tp_file(&t, t.root, "f", 10, 1));
+}
+
+static void
+test_xattr_inline(void)
+{
+	posix_ino_t f = xinline_setup();
 	posix_fs_t *fs = t.fs;
-	posix_ino_t f = tp_file(&t, t.root, "f", 10, 1);
 	uint64_t objs0 = count_objects();
 	uint8_t dos[60], big[200], mid[100];
 	memset(dos, 0x11, sizeof (dos));
@@ -958,11 +965,8 @@ test_xattr_inline(void)
 static void
 test_xattr_dir(void)
 {
-	tp_pool(&t, 1, 256 * MiB);
-	t.opts.pfo_xattr_inline = true;
-	tp_reopen(&t);
+	posix_ino_t f = xinline_setup();
 	posix_fs_t *fs = t.fs;
-	posix_ino_t f = tp_file(&t, t.root, "f", 10, 1);
 	uint64_t objs0 = count_objects();
 	TT_OK(posix_setxattr(fs, f, "user.a", "in", 2, 0));
 	TT_EQ(count_objects(), objs0);                  /* in the inode */
