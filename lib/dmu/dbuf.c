@@ -854,29 +854,27 @@ dbuf_dirty_impl(dbuf_t *db, uint64_t txg, bool keep)
 	dirty_record_t *newest = db->db_dirty, *dr;
 	while (newest != NULL && newest->dr_next_txg != NULL)
 		newest = newest->dr_next_txg;
+	dirty_record_t *mine = db->db_dirty;
+	while (mine != NULL && mine->dr_txg != txg)
+		mine = mine->dr_next_txg;
 	/*
 	 * An older txg after a newer one: the change goes where the newer
 	 * change is, the buffer readers see; made in txg's own record it
 	 * would be missing from the newest, and lost from the cache and from
 	 * the next txg on disk.  (Syncing context, which alone dirties the
-	 * syncing txg, changes that txg's record: it is what is being written.)
+	 * syncing txg, changes that txg's record when it has one: it is what
+	 * is being written.)
 	 */
-	if (newest != NULL && newest->dr_txg > txg &&
-	    txg != __atomic_load_n(&dn->dn_os->os_dp->dp_syncing_txg, __ATOMIC_ACQUIRE))
+	if (newest != NULL && newest->dr_txg > txg && (mine == NULL ||
+	    txg != __atomic_load_n(&dn->dn_os->os_dp->dp_syncing_txg, __ATOMIC_ACQUIRE)))
 		return (newest);
-	for (dr = db->db_dirty; dr != NULL; dr = dr->dr_next_txg) {
-		if (dr->dr_txg == txg) {
-			if (dr->dr_written) {
-				/* syncing context changed it again: write it once more */
-				dr->dr_written = false;
-				dnode_setdirty(dn, txg);
-			}
-			return (dr);
+	if (mine != NULL) {
+		if (mine->dr_written) {
+			/* syncing context changed it again: write it once more */
+			mine->dr_written = false;
+			dnode_setdirty(dn, txg);
 		}
-	}
-	if (newest != NULL && newest->dr_txg > txg) {
-		/* An older txg after a newer one (callers did not serialize). */
-		return (newest);
+		return (mine);
 	}
 	if (newest != NULL && newest->dr_data == db->db_data) {
 		/* The older txg keeps its buffer; we change a copy. */
