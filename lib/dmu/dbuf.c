@@ -828,8 +828,10 @@ static dirty_record_t *dbuf_dirty_impl(dbuf_t *db, uint64_t txg, bool keep);
 /*
  * Mark db (level 0, cached, held) dirty in txg and return the record the
  * caller changes (dr_data): txg's, or, when a newer txg has dirtied db
- * already (a tx of the quiescing txg that reached the block after one of
- * the open txg), the newest, which holds what readers see.  dn_mtx held.
+ * already, the newest, which holds what readers see.  In open context txg
+ * is always the newest (no tx joins the next txg while one of the closing
+ * txg runs: txg.c); syncing context, changing the syncing txg, may find a
+ * record of the open txg.  dn_mtx held.
  */
 dirty_record_t *
 dbuf_dirty(dbuf_t *db, uint64_t txg)
@@ -858,12 +860,11 @@ dbuf_dirty_impl(dbuf_t *db, uint64_t txg, bool keep)
 	while (mine != NULL && mine->dr_txg != txg)
 		mine = mine->dr_next_txg;
 	/*
-	 * An older txg after a newer one: the change goes where the newer
-	 * change is, the buffer readers see; made in txg's own record it
-	 * would be missing from the newest, and lost from the cache and from
-	 * the next txg on disk.  (Syncing context, which alone dirties the
-	 * syncing txg, changes that txg's record when it has one: it is what
-	 * is being written.)
+	 * An older txg after a newer one (syncing context only): the change
+	 * goes where the newer change is, the buffer readers see; made in
+	 * txg's own record it would be missing from the newest, and lost from
+	 * the cache and from the next txg on disk.  When the syncing txg has
+	 * a record of its own, that is what is being written: it changes that.
 	 */
 	if (newest != NULL && newest->dr_txg > txg && (mine == NULL ||
 	    txg != __atomic_load_n(&dn->dn_os->os_dp->dp_syncing_txg, __ATOMIC_ACQUIRE)))

@@ -78,6 +78,7 @@ typedef struct dmu_pool_stats {
 	uint64_t dps_dirty_max;
 	uint64_t dps_delays;         /* writers delayed by the throttle */
 	uint64_t dps_waits;          /* writers that waited for the limit */
+	uint64_t dps_quiesce_waits;  /* txs that waited for a closing txg */
 	uint64_t dps_cache_bytes;
 	uint64_t dps_txgs_synced;
 } dmu_pool_stats_t;

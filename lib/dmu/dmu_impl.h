@@ -224,6 +224,7 @@ struct dmu_tx {
 	bool      tx_netfree;
 	bool      tx_syncing;               /* created by dmu_tx_create_syncing */
 	bool      tx_assigned;
+	struct dmu_tx_mine *tx_mine;        /* the assigning thread's holds */
 };
 
 struct dmu_pool {
@@ -242,7 +243,9 @@ struct dmu_pool {
 	pthread_cond_t  dp_synced_cv;        /* a txg synced */
 	pthread_cond_t  dp_quiesce_cv;       /* holds dropped */
 	pthread_cond_t  dp_dirty_cv;         /* dirty data went down */
+	pthread_cond_t  dp_open_cv;          /* the quiescing txg's holds are gone */
 	uint64_t  dp_open_txg;
+	uint64_t  dp_quiescing_txg;          /* 0 unless one waits for its holds */
 	uint64_t  dp_syncing_txg;            /* 0 when idle */
 	uint64_t  dp_synced_txg;
 	uint64_t  dp_wait_txg;               /* someone waits for this txg */

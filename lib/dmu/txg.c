@@ -5,12 +5,23 @@
  * Theory.  Every change belongs to a transaction group (txg).  At any
  * moment one txg is OPEN: dmu_tx_assign() joins it and takes a hold,
  * dmu_tx_commit() drops the hold.  The sync thread closes the open txg
- * (QUIESCING: a new txg opens at once, and the thread waits until the
- * closed one has no holds left), then SYNCS it by calling the pool
- * layer's sync function, which writes every block dirtied in that txg
- * and finally the uberblock.  Writers keep filling the next txg while one
- * syncs, so at most two txgs have unsynced changes at a time: the one
- * syncing (or quiescing) and the open one.  A txg is synced when its
+ * (QUIESCING: it waits until the closed one has no holds left), then
+ * SYNCS it by calling the pool layer's sync function, which writes every
+ * block dirtied in that txg and finally the uberblock.  Writers keep
+ * filling the next txg while one syncs, so at most two txgs have unsynced
+ * changes at a time: the one syncing and the open one.
+ *
+ * While a txg quiesces, new transactions wait for it (the next txg is
+ * numbered but nobody joins it yet).  So no tx of txg N+1 changes a block
+ * before a tx of N that is still running: if one could, and the older tx
+ * then changed that block too, its change would have to go to the newer
+ * txg's copy (the one readers see) and txg N on disk would hold the rest
+ * of its transaction without it — half a transaction after a crash, a
+ * directory entry without its inode.  Quiescing lasts as long as the
+ * longest running tx (one file operation), so the wait is short.  A
+ * thread that already holds a tx of the quiescing txg and assigns another
+ * joins that txg instead of waiting for itself; it is not throttled
+ * either (each thread's holds are counted, dmu_tx_mine).  A txg is synced when its
  * dirty data passes a sixteenth of the limit (32 MiB by default), when it
  * has been open for the timeout, or when somebody waits for it
  * (txg_wait_synced).  The trigger is low so that a stream keeps the sync
@@ -63,6 +74,7 @@ dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg, const dmu_pool_opts_t *
 	pthread_cond_init(&dp->dp_synced_cv, NULL);
 	pthread_cond_init(&dp->dp_quiesce_cv, NULL);
 	pthread_cond_init(&dp->dp_dirty_cv, NULL);
+	pthread_cond_init(&dp->dp_open_cv, NULL);
 	pthread_mutex_init(&dp->dp_cache_lock, NULL);
 	dp->dp_synced_txg = last_synced_txg;
 	dp->dp_open_txg = last_synced_txg + 1;
@@ -102,6 +114,7 @@ dmu_pool_stop(dmu_pool_t *dp, bool sync)
 	dp->dp_suspended = dp->dp_suspended || sync == false;
 	pthread_cond_broadcast(&dp->dp_synced_cv);
 	pthread_cond_broadcast(&dp->dp_dirty_cv);
+	pthread_cond_broadcast(&dp->dp_open_cv);
 	pthread_mutex_unlock(&dp->dp_lock);
 }
 
@@ -115,6 +128,7 @@ dmu_pool_destroy(dmu_pool_t *dp, bool sync)
 	pthread_cond_destroy(&dp->dp_synced_cv);
 	pthread_cond_destroy(&dp->dp_quiesce_cv);
 	pthread_cond_destroy(&dp->dp_dirty_cv);
+	pthread_cond_destroy(&dp->dp_open_cv);
 	pthread_mutex_destroy(&dp->dp_cache_lock);
 	tarn_free(dp);
 }
@@ -257,10 +271,13 @@ txg_sync_thread(void *arg)
 		/* Quiesce: close the open txg and wait for its holds. */
 		uint64_t txg = dp->dp_open_txg;
 		dp->dp_open_txg = txg + 1;
-		dp->dp_open_time = tarn_now_ns();
 		dp->dp_kick = false;
+		dp->dp_quiescing_txg = txg;
 		while (dp->dp_holds[TXG_IDX(txg)] > 0)
 			pthread_cond_wait(&dp->dp_quiesce_cv, &dp->dp_lock);
+		dp->dp_quiescing_txg = 0;
+		dp->dp_open_time = tarn_now_ns();
+		pthread_cond_broadcast(&dp->dp_open_cv);
 		__atomic_store_n(&dp->dp_syncing_txg, txg, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&dp->dp_lock);
 
@@ -278,6 +295,7 @@ txg_sync_thread(void *arg)
 			dp->dp_sync_error = err;
 			pthread_cond_broadcast(&dp->dp_synced_cv);
 			pthread_cond_broadcast(&dp->dp_dirty_cv);
+			pthread_cond_broadcast(&dp->dp_open_cv);
 			break;
 		}
 		dp->dp_synced_txg = txg;
@@ -432,6 +450,31 @@ dmu_tx_delay(uint64_t dirty, uint64_t max)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * The txs a thread holds (of one pool at a time: a thread holding txs of
+ * two pools counts only the first's), so that a second assign while the
+ * first's txg quiesces joins that txg instead of waiting for itself.
+ */
+struct dmu_tx_mine {
+	dmu_pool_t *tm_dp;
+	uint64_t    tm_txg;
+	uint32_t    tm_n;
+};
+static __thread struct dmu_tx_mine dmu_tx_mine;
+
+/* The txg this thread already holds in dp (dp_lock held), else 0. */
+static uint64_t
+dmu_tx_mine_txg(dmu_pool_t *dp)
+{
+	struct dmu_tx_mine *m = &dmu_tx_mine;
+	if (m->tm_n == 0 || m->tm_dp != dp)
+		return (0);
+	/* a hold of this thread keeps its txg open or quiescing */
+	VERIFY(m->tm_txg == dp->dp_open_txg || m->tm_txg == dp->dp_quiescing_txg);
+	VERIFY3U(dp->dp_holds[TXG_IDX(m->tm_txg)], >, 0);
+	return (m->tm_txg);
+}
+
 int
 dmu_tx_assign(dmu_tx_t *tx, int how)
 {
@@ -442,6 +485,9 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 		pthread_mutex_unlock(&dp->dp_lock);
 		return (SET_ERROR(EROFS));
 	}
+	uint64_t mine = dmu_tx_mine_txg(dp);
+	if (mine != 0)
+		how = TXG_NOTHROTTLE;   /* waiting would wait for ourselves */
 	/* The limit: wait (or give up) until a sync brings dirty data down. */
 	while (dp->dp_dirty_total >= dp->dp_opts.dpo_dirty_max && !dp->dp_suspended &&
 	    how != TXG_NOTHROTTLE) {
@@ -487,7 +533,8 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 		 */
 		for (int tries = 0; tx->tx_space + pending > avail; tries++) {
 			pthread_mutex_unlock(&dp->dp_lock);
-			if (pending == 0 || tries == 8 || (tries > 0 && tx->tx_space > avail))
+			if (pending == 0 || tries == 8 || (tries > 0 && tx->tx_space > avail) ||
+			    mine != 0)
 				return (SET_ERROR(ENOSPC));
 			(void) txg_wait_synced(dp, 0);
 			pthread_mutex_lock(&dp->dp_lock);
@@ -497,10 +544,27 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 				pending += dp->dp_space_pending[i];
 		}
 	}
-	tx->tx_txg = dp->dp_open_txg;
+	/* A closing txg: wait until its holds are gone (theory above). */
+	if (mine == 0 && dp->dp_quiescing_txg != 0 && !dp->dp_suspended) {
+		dp->dp_stats.dps_quiesce_waits++;
+		while (dp->dp_quiescing_txg != 0 && !dp->dp_suspended)
+			pthread_cond_wait(&dp->dp_open_cv, &dp->dp_lock);
+	}
+	if (dp->dp_suspended) {
+		pthread_mutex_unlock(&dp->dp_lock);
+		return (SET_ERROR(EIO));
+	}
+	tx->tx_txg = mine != 0 ? mine : dp->dp_open_txg;
 	dp->dp_holds[TXG_IDX(tx->tx_txg)]++;
 	dp->dp_space_pending[TXG_IDX(tx->tx_txg)] += tx->tx_space;
 	tx->tx_assigned = true;
+	struct dmu_tx_mine *m = &dmu_tx_mine;
+	if (m->tm_n == 0 || m->tm_dp == dp) {
+		m->tm_dp = dp;
+		m->tm_txg = tx->tx_txg;
+		m->tm_n++;
+		tx->tx_mine = m;
+	}
 	pthread_mutex_unlock(&dp->dp_lock);
 	return (0);
 }
@@ -512,6 +576,11 @@ dmu_tx_commit(dmu_tx_t *tx)
 	if (tx->tx_assigned && !tx->tx_syncing) {
 		pthread_mutex_lock(&dp->dp_lock);
 		VERIFY3U(dp->dp_holds[TXG_IDX(tx->tx_txg)], >, 0);
+		if (tx->tx_mine != NULL) {
+			/* committed by the thread that assigned it, or another */
+			VERIFY3U(tx->tx_mine->tm_n, >, 0);
+			tx->tx_mine->tm_n--;
+		}
 		if (--dp->dp_holds[TXG_IDX(tx->tx_txg)] == 0)
 			pthread_cond_broadcast(&dp->dp_quiesce_cv);
 		pthread_mutex_unlock(&dp->dp_lock);

@@ -553,14 +553,37 @@ wait_synced_main(void *arg)
 	return (NULL);
 }
 
+typedef struct {
+	objset_t *os;
+	uint64_t  obj;
+	uint64_t  txg;
+	int       assigned;           /* atomic */
+} late_tx_t;
+
+/* A second writer: assigns a tx, writes "BBBB" at 100 and commits. */
+static void *
+late_tx_main(void *arg)
+{
+	late_tx_t *l = arg;
+	dmu_tx_t *b = dmu_tx_create(l->os);
+	TT_OK(dmu_tx_assign(b, TXG_WAIT));
+	l->txg = dmu_tx_get_txg(b);
+	__atomic_store_n(&l->assigned, 1, __ATOMIC_RELEASE);
+	TT_OK(dmu_write(l->os, l->obj, 100, 4, "BBBB", b));
+	dmu_tx_commit(b);
+	return (NULL);
+}
+
 /*
- * A tx of the quiescing txg that writes a block again after a tx of the
- * open txg wrote it: every change are in what readers see and on disk after the
- * syncs (the older txg's write used to land in its own record only,
- * missing from the cache and from the newer txg written after it).
+ * While a txg quiesces nobody joins the next one: a tx assigned then
+ * waits until the closing txg's last tx commits, so no tx of the newer txg
+ * changes a block before an older tx that still runs (else the older
+ * tx's change would land in the newer txg and the older txg on disk would
+ * hold half of its transaction).  A thread that holds a tx of the closing
+ * txg and assigns another joins that txg instead of waiting for itself.
  */
 static void
-test_older_txg_after_newer(void)
+test_quiesce_waits(void)
 {
 	spa_t *spa = make_pool(1, NULL, 128 * MiB);
 	dmu_pool_t *dp = spa_dmu_pool(spa);
@@ -575,34 +598,42 @@ test_older_txg_after_newer(void)
 	TT_OK(dmu_write(os, obj, 0, sizeof (blk), blk, tx));
 	dmu_tx_commit(tx);
 	TT_OK(txg_wait_synced(dp, 0));
+	dmu_pool_stats_t st0, st1;
+	dmu_pool_stats(dp, &st0);
 	/* a: in txg n, writes the block, then txg n closes (a waiter kicks it) */
 	dmu_tx_t *a = dmu_tx_create(os);
 	TT_OK(dmu_tx_assign(a, TXG_WAIT));
 	uint64_t n = dmu_tx_get_txg(a);
 	TT_OK(dmu_write(os, obj, 0, 4, "aaaa", a));
-	pthread_t waiter;
+	pthread_t waiter, late;
 	TT_OK(pthread_create(&waiter, NULL, wait_synced_main, dp));
-	/* b: in txg n + 1, writes the block first */
-	dmu_tx_t *b;
-	for (;;) {
-		b = dmu_tx_create(os);
-		TT_OK(dmu_tx_assign(b, TXG_WAIT));
-		if (dmu_tx_get_txg(b) > n)
-			break;
-		dmu_tx_commit(b);
+	while (txg_open_txg(dp) == n)
 		usleep(1000);
-	}
-	TT_OK(dmu_write(os, obj, 100, 4, "BBBB", b));
-	dmu_tx_commit(b);
-	/* then a, the older txg, writes the same block */
+	/* a's thread assigns again: it joins n */
+	dmu_tx_t *c = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(c, TXG_WAIT));
+	TT_CHECK(dmu_tx_get_txg(c) == n);
+	TT_OK(dmu_write(os, obj, 300, 4, "cccc", c));
+	dmu_tx_commit(c);
+	/* another thread's tx waits while a runs */
+	late_tx_t l = { .os = os, .obj = obj };
+	TT_OK(pthread_create(&late, NULL, late_tx_main, &l));
+	usleep(100 * 1000);
+	TT_CHECK(__atomic_load_n(&l.assigned, __ATOMIC_ACQUIRE) == 0);
 	TT_OK(dmu_write(os, obj, 200, 4, "AAAA", a));
 	dmu_tx_commit(a);
+	pthread_join(late, NULL);
+	TT_CHECK(l.txg > n);
+	pthread_join(waiter, NULL);
+	TT_CHECK(txg_last_synced(dp) >= n);
+	dmu_pool_stats(dp, &st1);
+	TT_CHECK(st1.dps_quiesce_waits > st0.dps_quiesce_waits);
 	memcpy(blk, "aaaa", 4);
 	memcpy(blk + 100, "BBBB", 4);
 	memcpy(blk + 200, "AAAA", 4);
+	memcpy(blk + 300, "cccc", 4);
 	TT_OK(dmu_read(os, obj, 0, sizeof (rb), rb));
 	TT_CHECK(memcmp(rb, blk, sizeof (blk)) == 0);
-	pthread_join(waiter, NULL);
 	TT_OK(txg_wait_synced(dp, 0));
 	spa_close(spa);
 	spa = reopen(1);
@@ -621,7 +652,7 @@ cleanup(void)
 TT_MAIN(
 	{ "write_read_reopen", test_write_read_reopen },
 	{ "logical_space", test_logical_space },
-	{ "older_txg_after_newer", test_older_txg_after_newer },
+	{ "quiesce_waits", test_quiesce_waits },
 	{ "many_objects", test_many_objects },
 	{ "sparse_deep", test_sparse_deep },
 	{ "concurrent_throttled", test_concurrent_throttled },
