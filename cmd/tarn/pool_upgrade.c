@@ -31,6 +31,8 @@ static const struct {
 	    "Space in data bytes (RAID-Z parity not counted); new pools only." },
 	{ SPA_FEATURE_XATTR_INLINE, "xattr_inline",
 	    "Small extended attributes kept in the inode (Samba's DOSATTRIB)." },
+	{ SPA_FEATURE_LOGICAL_SPACE_V0, "logical_space_v0",
+	    "Retired: logical bytes that counted metadata uncompressed (not shown)." },
 	{ SPA_FEATURE_LOGICAL_SPACE, "logical_space",
 	    "Logical and compressed bytes per dataset (compressratio); new pools only." },
 };

@@ -380,7 +380,9 @@ dmu_objset_bp_delta(objset_t *os, const blkptr_t *bp, int sign)
 {
 	if (BP_IS_HOLE(bp))
 		return;
-	objset_ctr_add(&os->os_lsize, bp->bp_lsize, sign);
+	/* metadata counts what it takes, as zfs counts it (BP_GET_UCSIZE) */
+	bool meta = bp->bp_level > 0 || dmu_ot_is_metadata(bp->bp_type);
+	objset_ctr_add(&os->os_lsize, meta ? bp->bp_psize : bp->bp_lsize, sign);
 	objset_ctr_add(&os->os_psize, bp->bp_psize, sign);
 }
 

@@ -348,7 +348,7 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 	spa_t *spa = spa_alloc(name);
 	spa->spa_guid = tarn_guid();
 	spa->spa_version = opts->sco_version ? opts->sco_version : SPA_VERSION;
-	spa->spa_features = spa->spa_version >= SPA_VERSION_2 ? SPA_FEATURES_KNOWN : 0;
+	spa->spa_features = spa->spa_version >= SPA_VERSION_2 ? SPA_FEATURES_NEW : 0;
 	spa->spa_create_time = tarn_wall_sec();
 	spa->spa_config_txg = 1;
 	spa->spa_no_cache = opts->sco_no_cache;

@@ -33,16 +33,25 @@
 #define SPA_FEATURE_XATTR_INLINE (1ULL << 4)
 /*
  * Each object set counts its blocks' logical and stored bytes (os_lsize,
- * os_psize: compressratio, logicalused).  Set only when a pool is created:
- * counts must start with the first block, so an upgrade never turns it on.
+ * os_psize: compressratio, logicalused), metadata at its stored size as
+ * zfs counts it.  Set only when a pool is created: counts must start with
+ * the first block, so an upgrade never turns it on.
  */
-#define SPA_FEATURE_LOGICAL_SPACE (1ULL << 5)
+#define SPA_FEATURE_LOGICAL_SPACE (1ULL << 6)
+/*
+ * Retired: the first logical_space (pools made 2026-11-30 .. 12-02)
+ * counted metadata at its logical size, so an empty file system showed a
+ * compressratio of 40x.  Such pools import; their counts are not shown.
+ */
+#define SPA_FEATURE_LOGICAL_SPACE_V0 (1ULL << 5)
 /* What an upgrade enables. */
 #define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY | SPA_FEATURE_INTENT_LOG | \
                               SPA_FEATURE_LOG_XATTR_PUNCH | SPA_FEATURE_XATTR_INLINE)
-/* Every bit this build understands (import refuses others). */
-#define SPA_FEATURES_KNOWN   (SPA_FEATURES_ALL | SPA_FEATURE_SPACE_DEFLATE | \
+/* What a new pool gets. */
+#define SPA_FEATURES_NEW     (SPA_FEATURES_ALL | SPA_FEATURE_SPACE_DEFLATE | \
                               SPA_FEATURE_LOGICAL_SPACE)
+/* Every bit this build understands (import refuses others). */
+#define SPA_FEATURES_KNOWN   (SPA_FEATURES_NEW | SPA_FEATURE_LOGICAL_SPACE_V0)
 
 #define SPA_MINBLOCKSHIFT    9
 #define SPA_MINBLOCKSIZE     (1ULL << SPA_MINBLOCKSHIFT)

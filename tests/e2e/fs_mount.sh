@@ -45,6 +45,11 @@ used1=$(cat "$OUT")
 # under lz4 compresses at least 2x, the same bytes uncompressed do not
 tarn_ok fs create -o compression=lz4 tank/lz
 tarn_ok fs create -o compression=off tank/raw
+# an empty file system: its metadata counts what it takes (zfs: 1.00x)
+tarn_ok pool sync tank
+tarn_ok fs get -H -o value compressratio,refcompressratio tank/raw
+[ "$(tr '\n' ' ' < "$OUT")" = "1.00x 1.00x " ] && pass ||
+	{ fail "compressratio of an empty dataset"; show_output; }
 ok sh -c "cat '$E2E_SRC'/lib/*/*.c '$E2E_SRC'/lib/*/*.c > '$MNT/lz/text' &&
 	cp '$MNT/lz/text' '$MNT/raw/text' && sync"
 tarn_ok pool sync tank          # sync(1) sent the data to the pool; this writes it

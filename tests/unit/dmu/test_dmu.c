@@ -469,7 +469,9 @@ bp_sum_cb(void *arg, objset_t *os, uint64_t obj, const blkptr_t *bp, uint64_t bl
 	bp_sum_t *s = arg;
 	if (obj == 0 && bp->bp_level == 0 && bp->bp_type == DMU_OT_OBJSET)
 		return (0);                     /* the objset_phys itself */
-	s->bs_lsize += bp->bp_lsize;
+	bool meta = bp->bp_level > 0 || (bp->bp_type != DMU_OT_TEST &&
+	    bp->bp_type != DMU_OT_PLAIN_FILE && bp->bp_type != DMU_OT_UINT8);
+	s->bs_lsize += meta ? bp->bp_psize : bp->bp_lsize;
 	s->bs_psize += bp->bp_psize;
 	return (0);
 }
