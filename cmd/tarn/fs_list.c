@@ -153,8 +153,8 @@ fs_parse_props(const char *verb, fs_walk_t *w, const char *arg, bool allow_name)
 			w->fw_all = true;
 			continue;
 		}
-		if (allow_name && strcasecmp(t, "name") == 0)
-			p = -1;
+		if (strcasecmp(t, "name") == 0)
+			p = -1;         /* list's NAME column, get's name row */
 		else if (dsl_prop_lookup(t) < 0 && dsl_prop_user_name(t)) {
 			if ((p = fs_user_prop(verb, w, t)) < 0) {
 				r = CLI_EXIT_USAGE;
@@ -336,6 +336,12 @@ fs_row(void *arg, const char *name, int depth)
 	int ncell = 0;
 	for (int i = 0; i < w->fw_nprops; i++) {
 		int p = w->fw_props[i];
+		if (p < 0 && w->fw_get) {
+			(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "%s", name);
+			v->dpv_source = DSL_SRC_NONE;
+			fs_get_row(w, name, "name", v);
+			continue;
+		}
 		if (p < 0) {
 			cells[ncell++] = name;
 			continue;

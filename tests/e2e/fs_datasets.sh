@@ -108,6 +108,8 @@ for p in type creation used available referenced mounted quota reservation recor
 done
 tarn_ok fs get -H -o value type,mounted tank/home
 out_is "$(printf 'filesystem\nno')"
+tarn_ok fs get -H name,type tank/home
+out_is "$(printf 'tank/home\tname\ttank/home\t-\ntank/home\ttype\tfilesystem\t-')"
 tarn_ok fs get -r -s local -H -o name,property atime tank
 out_is "$(printf 'tank/home\tatime')"
 tarn_ok fs inherit atime tank/home
