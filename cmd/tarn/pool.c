@@ -56,6 +56,11 @@ static const cli_verb_t cli_verbs[] = {
 	    "\tupgrade\n"
 	    "\tupgrade -v\n"
 	    "\tupgrade [-V version] <-a | pool ...>\n" },
+	{ "get", cli_pool_get,
+	    "\tget [-Hp] [-o \"all\" | field[,...]] <\"all\" | property[,...]>\n"
+	    "\t    [pool] ...\n" },
+	{ "set", cli_pool_set,
+	    "\tset <property=value> <pool>\n" },
 };
 
 static const cli_verb_t *

@@ -5,7 +5,9 @@
  * -j JSON in the shape of OpenZFS's `zpool list -j`; -v a row for every
  * vdev below its pool, as zpool prints them: names indented by depth
  * (with -H after a tab), capacity only on top-level vdevs, a leaf's size
- * is its device's, then the spares under a "spare" row.
+ * is its device's, then the spares under a "spare" row.  The pool's
+ * values come from list_value(), which `pool get` shares
+ * (cli_pool_prop_value).
  */
 #include "tarn.h"
 
@@ -50,6 +52,19 @@ typedef struct list_opts {
 	int         lo_nprops;
 } list_opts_t;
 
+/* A property by its name or its column header, any case; LP_NPROPS if none. */
+static list_prop_t
+list_prop_lookup(const char *name)
+{
+	int p;
+
+	for (p = 0; p < LP_NPROPS; p++)
+		if (strcasecmp(name, list_props[p].lp_name) == 0 ||
+		    strcasecmp(name, list_props[p].lp_col) == 0)
+			break;
+	return ((list_prop_t)p);
+}
+
 static int
 list_parse_props(list_opts_t *lo, const char *arg)
 {
@@ -59,11 +74,7 @@ list_parse_props(list_opts_t *lo, const char *arg)
 	lo->lo_nprops = 0;
 	for (char *tok = strtok_r(copy, ",", &save); tok != NULL && error == 0;
 	    tok = strtok_r(NULL, ",", &save)) {
-		int p;
-		for (p = 0; p < LP_NPROPS; p++)
-			if (strcasecmp(tok, list_props[p].lp_name) == 0 ||
-			    strcasecmp(tok, list_props[p].lp_col) == 0)
-				break;
+		list_prop_t p = list_prop_lookup(tok);
 		if (p == LP_NPROPS)
 			error = cli_usage_error("list", "bad property list: invalid "
 			    "property '%s'", tok);
@@ -71,7 +82,7 @@ list_parse_props(list_opts_t *lo, const char *arg)
 			error = cli_usage_error("list", "bad property list: too "
 			    "many properties");
 		else
-			lo->lo_props[lo->lo_nprops++] = (list_prop_t)p;
+			lo->lo_props[lo->lo_nprops++] = p;
 	}
 	if (error == 0 && lo->lo_nprops == 0)
 		error = cli_usage_error("list", "bad property list: empty");
@@ -127,6 +138,26 @@ list_value(spa_t *spa, const char *name, list_prop_t p, bool exact, char *buf, s
 		(void) snprintf(buf, len, "-");
 		break;
 	}
+}
+
+const char *
+cli_pool_prop_name(const char *prop)
+{
+	list_prop_t p = list_prop_lookup(prop);
+
+	return (p == LP_NPROPS ? NULL : list_props[p].lp_name);
+}
+
+int
+cli_pool_prop_value(spa_t *spa, const char *name, const char *prop, bool exact,
+    char *buf, size_t len)
+{
+	list_prop_t p = list_prop_lookup(prop);
+
+	if (p == LP_NPROPS)
+		return (SET_ERROR(ENOENT));
+	list_value(spa, name, p, exact, buf, len);
+	return (0);
 }
 
 /* A vdev's space, read once per row: the pool's or a top-level vdev's (lv_top). */

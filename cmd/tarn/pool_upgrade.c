@@ -16,11 +16,8 @@
 
 #include <getopt.h>
 
-static const struct {
-	uint64_t    uf_flag;
-	const char *uf_name;
-	const char *uf_desc;
-} upgrade_features[] = {
+/* Also what `pool get` shows as feature@NAME (tarn.h). */
+const cli_feature_t cli_features[] = {
 	{ SPA_FEATURE_HISTORY, "history",
 	    "Pool command history, shown by 'zpool history'." },
 	{ SPA_FEATURE_INTENT_LOG, "intent_log",
@@ -36,6 +33,7 @@ static const struct {
 	{ SPA_FEATURE_LOGICAL_SPACE, "logical_space",
 	    "Logical and compressed bytes per dataset (compressratio); new pools only." },
 };
+const size_t cli_nfeatures = ARRAY_SIZE(cli_features);
 
 static const struct {
 	uint64_t    uv_version;
@@ -58,9 +56,9 @@ upgrade_missing(spa_t *spa)
 static void
 upgrade_print_features(uint64_t flags, const char *indent)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(upgrade_features); i++)
-		if (flags & upgrade_features[i].uf_flag)
-			fprintf(cli_out, "%s%s\n", indent, upgrade_features[i].uf_name);
+	for (size_t i = 0; i < ARRAY_SIZE(cli_features); i++)
+		if (flags & cli_features[i].cf_flag)
+			fprintf(cli_out, "%s%s\n", indent, cli_features[i].cf_name);
 }
 
 static int
@@ -70,9 +68,9 @@ upgrade_list_versions(void)
 	fprintf(cli_out, "The following features are supported:\n\n");
 	fprintf(cli_out, "FEAT DESCRIPTION\n");
 	fprintf(cli_out, "-------------------------------------------------------------\n");
-	for (size_t i = 0; i < ARRAY_SIZE(upgrade_features); i++)
-		fprintf(cli_out, "%-37s\n     %s\n", upgrade_features[i].uf_name,
-		    upgrade_features[i].uf_desc);
+	for (size_t i = 0; i < ARRAY_SIZE(cli_features); i++)
+		fprintf(cli_out, "%-37s\n     %s\n", cli_features[i].cf_name,
+		    cli_features[i].cf_desc);
 	fprintf(cli_out, "\nThe following legacy versions are also supported:\n\n");
 	fprintf(cli_out, "VER  DESCRIPTION\n");
 	fprintf(cli_out, "---  --------------------------------------------------------\n");

@@ -310,6 +310,21 @@ cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errle
 	return (0);
 }
 
+/*
+ * Is spa a pool the daemon holds (imported, and opened for this command
+ * through the registry) rather than this command's own look at it?
+ * *uncached: held, and imported without a cache file entry.
+ */
+bool
+cli_pool_held(const spa_t *spa, bool *uncached)
+{
+	const reg_hold_t *h = hold_find(spa);
+	bool held = h != NULL && h->rh_pool != NULL;
+	if (uncached != NULL)
+		*uncached = held && h->rh_pool->rp_uncached;
+	return (held);
+}
+
 /* Give up the thread's hold h entirely (lock and reference). */
 static void
 hold_drop(reg_hold_t *h)

@@ -108,7 +108,11 @@ int cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t e
  *    the daemon; same results as spa_export()/spa_destroy().
  *  - cli_in_daemon(): true when the command runs inside tarnd (a scrub
  *    started there keeps running after the command returns).
+ *  - cli_pool_held(spa, &uncached): spa is a pool the daemon holds (so
+ *    spa_readonly() tells how it was imported), not this command's own
+ *    look at it; uncached: imported without a cache file entry.
  */
+bool cli_pool_held(const spa_t *spa, bool *uncached);
 void cli_pool_close(spa_t *spa);
 void cli_pool_unlock(spa_t *spa);
 void cli_pool_adopt(spa_t *spa);
@@ -195,6 +199,28 @@ int cli_pool_add(int argc, char **argv);
 int cli_pool_iostat(int argc, char **argv);     /* pool_iostat.c */
 int cli_pool_history(int argc, char **argv);    /* pool_history.c */
 int cli_pool_upgrade(int argc, char **argv);    /* pool_upgrade.c */
+int cli_pool_get(int argc, char **argv);        /* pool_get.c */
+int cli_pool_set(int argc, char **argv);
+
+/*
+ * pool_list.c: the pool's values as `list` shows them, which `get`
+ * shows too.  cli_pool_prop_name: the property's name for a name or a
+ * column header in any case ("ALLOC", "cap"), NULL when list has no such
+ * property.  cli_pool_prop_value: its value for the pool `name` (spa
+ * NULL: it could not be opened); 0, or ENOENT for no such property.
+ */
+const char *cli_pool_prop_name(const char *prop);
+int cli_pool_prop_value(spa_t *spa, const char *name, const char *prop, bool exact,
+    char *buf, size_t len);
+
+/* pool_upgrade.c: the feature flags this build knows, in `upgrade -v` order */
+typedef struct cli_feature {
+	uint64_t    cf_flag;     /* SPA_FEATURE_* */
+	const char *cf_name;     /* "history": feature@history */
+	const char *cf_desc;
+} cli_feature_t;
+extern const cli_feature_t cli_features[];
+extern const size_t cli_nfeatures;
 
 /* pool_history.c: the pool history of the command being run */
 /* Keep "zpool VERB ARGS..." (argv[0] is the verb); call before getopt. */

@@ -1,0 +1,480 @@
+/*
+ * pool_get.c — `tarn pool get` and `tarn pool set`, in zpool's syntax.
+ *
+ *	get [-Hp] [-o field[,...]] <"all" | property[,...]> [pool] ...
+ *	set <property=value> <pool>
+ *
+ * get prints a row per pool and property, NAME PROPERTY VALUE SOURCE
+ * (-o picks and orders the fields, -H scripted, -p exact numbers); no
+ * pool named means every pool, as list.  The values list shows come from
+ * list's own code (cli_pool_prop_value); get adds ashift, readonly,
+ * cachefile and feature@NAME for every feature this build knows
+ * (cli_features).  SOURCE is "-" for what the pool reports about itself,
+ * "local" for what was chosen for it, "default" otherwise, and "-" again
+ * when that cannot be told.
+ *
+ * Tarn has no pool property that can change once a pool is created or
+ * imported, so set never changes anything: it says, in zpool's words, why
+ * the property cannot be set (read-only, creation or import time only,
+ * `upgrade` for features and versions, not in Tarn) and exits with 1.
+ */
+#include "tarn.h"
+
+#include <getopt.h>
+#include <strings.h>
+
+/* How get finds a value and its source, and why set refuses it. */
+typedef enum get_kind {
+	GK_STAT,        /* list's value; what the pool reports: readonly, source "-" */
+	GK_ALTROOT,     /* list's value ("-"): Tarn has no altroot */
+	GK_VERSION,     /* list's value; create -o version=N */
+	GK_CACHEFILE,
+	GK_READONLY,
+	GK_ASHIFT,
+} get_kind_t;
+
+static const struct {
+	const char *gp_name;
+	get_kind_t  gp_kind;
+	bool        gp_all;      /* one of "all" (name is not, as in zpool) */
+} get_props[] = {
+	{ "size", GK_STAT, true },
+	{ "capacity", GK_STAT, true },
+	{ "altroot", GK_ALTROOT, true },
+	{ "health", GK_STAT, true },
+	{ "guid", GK_STAT, true },
+	{ "version", GK_VERSION, true },
+	{ "cachefile", GK_CACHEFILE, true },
+	{ "dedupratio", GK_STAT, true },
+	{ "free", GK_STAT, true },
+	{ "allocated", GK_STAT, true },
+	{ "readonly", GK_READONLY, true },
+	{ "ashift", GK_ASHIFT, true },
+	{ "expandsize", GK_STAT, true },
+	{ "checkpoint", GK_STAT, true },
+	{ "fragmentation", GK_STAT, true },
+	{ "name", GK_STAT, false },
+};
+#define GET_NPROPS ((int)ARRAY_SIZE(get_props))
+
+/* zpool properties Tarn does not have (get and set say so). */
+static const char *const get_unsupported[] = {
+	"autoexpand", "autoreplace", "autotrim", "bootfs", "comment", "delegation",
+	"failmode", "listsnapshots", "multihost", "compatibility",
+};
+
+#define FEATURE_PREFIX "feature@"
+
+/*
+ * A property by name: an index into get_props, or GET_NPROPS + i for
+ * feature i of cli_features; -1 for none, -2 for one of zpool's that
+ * Tarn does not have.  Names are list's (names or column headers, any
+ * case: "alloc", "CAP"), features exactly as `upgrade -v` names them.
+ */
+static int
+get_lookup(const char *name)
+{
+	const char *canon = cli_pool_prop_name(name);
+
+	for (int p = 0; p < GET_NPROPS; p++)
+		if (strcasecmp(name, get_props[p].gp_name) == 0 ||
+		    (canon != NULL && strcmp(canon, get_props[p].gp_name) == 0))
+			return (p);
+	if (strncmp(name, FEATURE_PREFIX, strlen(FEATURE_PREFIX)) == 0) {
+		for (size_t f = 0; f < cli_nfeatures; f++)
+			if (strcmp(name + strlen(FEATURE_PREFIX), cli_features[f].cf_name) == 0)
+				return (GET_NPROPS + (int)f);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(get_unsupported); i++)
+		if (strcmp(name, get_unsupported[i]) == 0)
+			return (-2);
+	return (-1);
+}
+
+typedef enum get_field { GF_NAME, GF_PROPERTY, GF_VALUE, GF_SOURCE, GF_NFIELDS } get_field_t;
+static const char *const get_field_names[GF_NFIELDS] = { "name", "property", "value", "source" };
+static const char *const get_field_heads[GF_NFIELDS] = { "NAME", "PROPERTY", "VALUE", "SOURCE" };
+
+typedef struct get_opts {
+	bool        go_scripted;
+	bool        go_exact;
+	get_field_t go_fields[GF_NFIELDS];
+	int         go_nfields;
+	int        *go_props;    /* get_lookup() results */
+	int         go_nprops;
+} get_opts_t;
+
+static int
+get_parse_fields(get_opts_t *go, const char *arg)
+{
+	char *copy = tarn_strdup(arg), *save = NULL;
+	int r = 0;
+
+	go->go_nfields = 0;
+	for (char *t = strtok_r(copy, ",", &save); t != NULL && r == 0;
+	    t = strtok_r(NULL, ",", &save)) {
+		int f;
+		if (strcmp(t, "all") == 0) {
+			for (f = 0; f < GF_NFIELDS; f++)
+				go->go_fields[f] = (get_field_t)f;
+			go->go_nfields = GF_NFIELDS;
+			continue;
+		}
+		for (f = 0; f < GF_NFIELDS && strcmp(t, get_field_names[f]) != 0; f++)
+			;
+		if (f == GF_NFIELDS)
+			r = cli_usage_error("get", "invalid field '%s': fields are name, "
+			    "property, value, source or all", t);
+		else if (go->go_nfields >= GF_NFIELDS)
+			r = cli_usage_error("get", "bad field list: too many fields");
+		else
+			go->go_fields[go->go_nfields++] = (get_field_t)f;
+	}
+	if (r == 0 && go->go_nfields == 0)
+		r = cli_usage_error("get", "bad field list: empty");
+	tarn_free(copy);
+	return (r);
+}
+
+static void
+get_add_prop(get_opts_t *go, int p)
+{
+	go->go_props = tarn_realloc(go->go_props, (size_t)(go->go_nprops + 1) * sizeof (int));
+	go->go_props[go->go_nprops++] = p;
+}
+
+/* "all", or a list of properties ("all" in it stands for them all). */
+static int
+get_parse_props(get_opts_t *go, const char *arg)
+{
+	char *copy = tarn_strdup(arg), *save = NULL;
+	int r = 0;
+
+	for (char *t = strtok_r(copy, ",", &save); t != NULL && r == 0;
+	    t = strtok_r(NULL, ",", &save)) {
+		if (strcmp(t, "all") == 0) {
+			for (int p = 0; p < GET_NPROPS; p++)
+				if (get_props[p].gp_all)
+					get_add_prop(go, p);
+			for (size_t f = 0; f < cli_nfeatures; f++)
+				get_add_prop(go, GET_NPROPS + (int)f);
+			continue;
+		}
+		int p = get_lookup(t);
+		if (p == -2)
+			r = cli_usage_error("get", "bad property list: property '%s' is "
+			    "not supported by Tarn", t);
+		else if (p < 0)
+			r = cli_usage_error("get", "bad property list: invalid "
+			    "property '%s'", t);
+		else
+			get_add_prop(go, p);
+	}
+	if (r == 0 && go->go_nprops == 0)
+		r = cli_usage_error("get", "bad property list: empty");
+	tarn_free(copy);
+	return (r);
+}
+
+/*
+ * Was the pool given its ashift at creation (create -o ashift=N)?  The
+ * labels keep only the ashift in use, so the answer comes from the pool's
+ * history, whose first record is the create command line as typed: 1
+ * given, 0 not, -1 cannot tell (no history: a version-1 pool, or one
+ * upgraded since; the create record gone from the ring or cut short).
+ */
+static int
+get_ashift_given(spa_t *spa)
+{
+	spa_history_ent_t *ents;
+	int n, given = -1;
+
+	if (spa_history_get(spa, &ents, &n) != 0)
+		return (-1);
+	if (n > 0 && strncmp(ents[0].she_cmd, "zpool create ", 13) == 0) {
+		char *save = NULL, *copy = tarn_strdup(ents[0].she_cmd + 13);
+		given = 0;
+		/* create's options are -f -n -o ARG -O ARG -m ARG, anywhere */
+		for (char *t = strtok_r(copy, " ", &save); t != NULL && given == 0;
+		    t = strtok_r(NULL, " ", &save)) {
+			if (t[0] != '-' || strcmp(t, "--") == 0)
+				continue;
+			for (const char *c = t + 1; *c != '\0'; c++) {
+				if (strchr("oOm", *c) == NULL)
+					continue;
+				const char *arg = c[1] != '\0' ? c + 1 : strtok_r(NULL, " ", &save);
+				if (*c == 'o' && arg != NULL && strncmp(arg, "ashift=", 7) == 0)
+					given = 1;
+				break;
+			}
+		}
+		if (given == 0 && strlen(ents[0].she_cmd) + 1 >= sizeof (ents[0].she_cmd))
+			given = -1;     /* the record may have lost the option */
+		tarn_free(copy);
+	}
+	tarn_free(ents);
+	return (given);
+}
+
+/* The ashift the pool's top-level vdevs use (the first one's; 0: none). */
+static uint64_t
+get_ashift(spa_t *spa)
+{
+	uint64_t ashift = 0;
+
+	spa_vdev_hold(spa);
+	const vdev_t *root = spa_root_vdev(spa);
+	if (root != NULL && root->vdev_children > 0)
+		ashift = root->vdev_child[0]->vdev_ashift;
+	spa_vdev_rele(spa);
+	return (ashift);
+}
+
+/*
+ * Value and source of property p of the pool `pool` (spa NULL: it could
+ * not be opened; every value is then list's or "-").  readonly and
+ * cachefile describe the import: a pool the daemon holds says how it was
+ * imported (cli_pool_held); in-process, or a pool the daemon could not
+ * open, this command looked at it read-only itself, and the pool is one
+ * of the cache file's, which are imported read-write.
+ */
+static void
+get_value(const get_opts_t *go, spa_t *spa, const char *pool, int p, char *val, size_t vlen,
+    const char **src)
+{
+	*src = "-";
+	if (p >= GET_NPROPS) {
+		const cli_feature_t *f = &cli_features[p - GET_NPROPS];
+		bool active = spa != NULL && (spa_features(spa) & f->cf_flag) != 0;
+		(void) snprintf(val, vlen, "%s", spa == NULL ? "-" : active ? "active" :
+		    "disabled");
+		if (spa != NULL)
+			*src = active ? "local" : "default";
+		return;
+	}
+	get_kind_t kind = get_props[p].gp_kind;
+	if (kind == GK_STAT || kind == GK_ALTROOT || kind == GK_VERSION) {
+		VERIFY0(cli_pool_prop_value(spa, pool, get_props[p].gp_name, go->go_exact,
+		    val, vlen));
+		if (kind == GK_ALTROOT)
+			*src = "default";
+		else if (kind == GK_VERSION && spa != NULL)
+			*src = spa_version(spa) == SPA_VERSION ? "default" : "local";
+		return;
+	}
+	(void) snprintf(val, vlen, "-");
+	if (spa == NULL)
+		return;
+	bool uncached, held = cli_pool_held(spa, &uncached);
+	switch (kind) {
+	case GK_CACHEFILE:
+		(void) snprintf(val, vlen, "%s", uncached ? "none" : "-");
+		*src = uncached ? "local" : "default";
+		break;
+	case GK_READONLY:
+		(void) snprintf(val, vlen, "%s", held && spa_readonly(spa) ? "on" : "off");
+		break;
+	case GK_ASHIFT: {
+		int given = get_ashift_given(spa);
+		(void) snprintf(val, vlen, "%" PRIu64, get_ashift(spa));
+		*src = given > 0 ? "local" : given == 0 ? "default" : "-";
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* The rows of one pool. */
+static void
+get_pool_rows(const get_opts_t *go, cli_table_t *t, spa_t *spa, const char *pool)
+{
+	for (int i = 0; i < go->go_nprops; i++) {
+		int p = go->go_props[i];
+		char val[512], prop[128];
+		const char *src, *cells[GF_NFIELDS];
+
+		if (p >= GET_NPROPS)
+			(void) snprintf(prop, sizeof (prop), FEATURE_PREFIX "%s",
+			    cli_features[p - GET_NPROPS].cf_name);
+		else
+			(void) snprintf(prop, sizeof (prop), "%s", get_props[p].gp_name);
+		get_value(go, spa, pool, p, val, sizeof (val), &src);
+		for (int f = 0; f < go->go_nfields; f++) {
+			switch (go->go_fields[f]) {
+			case GF_NAME: cells[f] = pool; break;
+			case GF_PROPERTY: cells[f] = prop; break;
+			case GF_VALUE: cells[f] = val; break;
+			default: cells[f] = src; break;
+			}
+		}
+		cli_table_row(t, cells);
+	}
+}
+
+static int
+get_parse_args(int argc, char **argv, get_opts_t *go)
+{
+	int c, r;
+
+	VERIFY0(get_parse_fields(go, "all"));
+	while ((c = getopt(argc, argv, ":Hpo:")) != -1) {
+		switch (c) {
+		case 'H': go->go_scripted = true; break;
+		case 'p': go->go_exact = true; break;
+		case 'o':
+			if ((r = get_parse_fields(go, optarg)) != 0)
+				return (r);
+			break;
+		default:
+			return (cli_bad_option("get", c, optopt));
+		}
+	}
+	if (optind >= argc)
+		return (cli_usage_error("get", "missing property argument"));
+	return (get_parse_props(go, argv[optind]));
+}
+
+int
+cli_pool_get(int argc, char **argv)
+{
+	get_opts_t go = { 0 };
+	char **names = NULL, err[1024];
+	int n = 0, ret = CLI_EXIT_OK, error;
+
+	if ((ret = get_parse_args(argc, argv, &go)) != 0) {
+		tarn_free(go.go_props);
+		return (ret);
+	}
+	argc -= optind + 1;
+	argv += optind + 1;
+	if (argc == 0 && (error = cli_pool_names(&names, &n)) != 0) {
+		tarn_free(go.go_props);
+		return (cli_cannot("get", spa_cachefile_path(), error, NULL));
+	}
+	cli_table_t *t = cli_table_new();
+	for (int f = 0; f < go.go_nfields; f++)
+		cli_table_column(t, get_field_heads[go.go_fields[f]], CLI_LEFT, 0);
+	int shown = 0;
+	for (int i = 0; i < (argc > 0 ? argc : n); i++) {
+		const char *name = argc > 0 ? argv[i] : names[i];
+		spa_t *spa;
+
+		error = cli_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
+		    &spa, err, sizeof (err));
+		if (error == CLI_ENOPOOL) {
+			ret = cli_cannot("open", name, error, err);
+			continue;
+		}
+		get_pool_rows(&go, t, spa, name);
+		shown++;
+		if (spa != NULL)
+			cli_pool_close(spa);
+	}
+	if (shown > 0)
+		cli_table_print(t, cli_out, go.go_scripted);
+	cli_table_free(t);
+	tarn_free(go.go_props);
+	cli_names_free(names, n);
+	return (ret);
+}
+
+/* ---- set ---- */
+
+/*
+ * Why property p (get_lookup) of the open pool cannot be set to value, in
+ * msg; false when there is nothing to do (a feature already active).
+ */
+static bool
+set_refusal(spa_t *spa, const char *prop, int p, const char *value, char *msg, size_t len)
+{
+	if (p == -2) {
+		(void) snprintf(msg, len, "property '%s' is not supported by Tarn", prop);
+		return (true);
+	}
+	if (p < 0) {
+		(void) snprintf(msg, len, "invalid property '%s'", prop);
+		return (true);
+	}
+	if (p >= GET_NPROPS) {
+		const cli_feature_t *f = &cli_features[p - GET_NPROPS];
+		if (strcmp(value, "enabled") != 0)
+			(void) snprintf(msg, len, "property '%s' can only be set to "
+			    "'enabled' (features cannot be disabled)", prop);
+		else if (spa_features(spa) & f->cf_flag)
+			return (false);
+		else if (f->cf_flag & SPA_FEATURES_ALL)
+			(void) snprintf(msg, len, "features are enabled by '%s upgrade "
+			    "%s', which enables every feature this build supports",
+			    cli_pool_prog, spa_name(spa));
+		else if (f->cf_flag & SPA_FEATURES_NEW)
+			(void) snprintf(msg, len, "feature '%s' can only be enabled when "
+			    "a pool is created", f->cf_name);
+		else
+			(void) snprintf(msg, len, "feature '%s' is retired", f->cf_name);
+		return (true);
+	}
+	const char *name = get_props[p].gp_name;
+	switch (get_props[p].gp_kind) {
+	case GK_ASHIFT:
+		(void) snprintf(msg, len, "property 'ashift' can only be set at "
+		    "creation time (%s create -o ashift=N)", cli_pool_prog);
+		break;
+	case GK_ALTROOT:
+		(void) snprintf(msg, len, "property 'altroot' can only be set at "
+		    "creation or import time, and Tarn has no altroot yet");
+		break;
+	case GK_READONLY:
+		(void) snprintf(msg, len, "property 'readonly' can only be set at "
+		    "import time (%s import -o readonly=on)", cli_pool_prog);
+		break;
+	case GK_CACHEFILE:
+		(void) snprintf(msg, len, "property 'cachefile' can only be set at "
+		    "creation or import time (-o cachefile=none)");
+		break;
+	case GK_VERSION:
+		(void) snprintf(msg, len, "property 'version' can only be set at "
+		    "creation time; use '%s upgrade' to move a pool to a newer "
+		    "version", cli_pool_prog);
+		break;
+	default:
+		(void) snprintf(msg, len, "'%s' is readonly", name);
+		break;
+	}
+	return (true);
+}
+
+int
+cli_pool_set(int argc, char **argv)
+{
+	char err[1024], msg[512], prop[128];
+	spa_t *spa;
+	int c, error;
+
+	if ((c = getopt(argc, argv, ":")) != -1)
+		return (cli_bad_option("set", c, optopt));
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_usage_error("set", "missing property=value argument"));
+	if (argc < 2)
+		return (cli_usage_error("set", "missing pool name"));
+	if (argc > 2)
+		return (cli_usage_error("set", "too many pool names"));
+	const char *eq = strchr(argv[0], '=');
+	if (eq == NULL)
+		return (cli_usage_error("set", "missing value in property=value argument"));
+	if (eq == argv[0])
+		return (cli_usage_error("set", "missing property in property=value argument"));
+	(void) snprintf(prop, sizeof (prop), "%.*s", (int)MIN(eq - argv[0], 127), argv[0]);
+
+	error = cli_pool_open(argv[1], SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
+	    err, sizeof (err));
+	if (error != 0)
+		return (cli_cannot("open", argv[1], error, err));
+	bool refused = set_refusal(spa, prop, get_lookup(prop), eq + 1, msg, sizeof (msg));
+	cli_pool_close(spa);
+	if (refused)
+		return (cli_cannot("set property for", argv[1], EINVAL, msg));
+	return (CLI_EXIT_OK);
+}
