@@ -48,6 +48,8 @@ static const cli_verb_t cli_verbs[] = {
 	    "\tclear <pool> [device]\n" },
 	{ "add", cli_pool_add,
 	    "\tadd [-f] <pool> spare <device> ...\n" },
+	{ "labelclear", cli_pool_labelclear,
+	    "\tlabelclear [-f] <vdev>\n" },
 	{ "history", cli_pool_history,
 	    "\thistory [pool] ...\n" },
 	{ "sync", cli_pool_sync,

@@ -194,6 +194,7 @@ int cli_pool_replace(int argc, char **argv);
 int cli_pool_online(int argc, char **argv);
 int cli_pool_offline(int argc, char **argv);
 int cli_pool_clear(int argc, char **argv);
+int cli_pool_labelclear(int argc, char **argv);
 int cli_pool_sync(int argc, char **argv);
 int cli_pool_add(int argc, char **argv);
 int cli_pool_iostat(int argc, char **argv);     /* pool_iostat.c */
