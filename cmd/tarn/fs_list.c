@@ -33,7 +33,7 @@ typedef struct fs_walk {
 	int   fw_nuser;
 	bool  fw_all;                 /* get all: also the user properties */
 	/* get only */
-	int   fw_fields[5];           /* 0 name, 1 property, 2 value, 3 source */
+	int   fw_fields[CLI_GET_NFIELDS]; /* CLI_GET_NAME ... */
 	int   fw_nfields;
 	int   fw_sources;             /* bit per dsl_source_t; 0 = all */
 	cli_table_t *fw_table;
@@ -463,35 +463,6 @@ cli_fs_list(int argc, char **argv)
 }
 
 static int
-fs_parse_fields(fs_walk_t *w, const char *arg)
-{
-	static const char *names[4] = { "name", "property", "value", "source" };
-	char *copy = tarn_strdup(arg), *save = NULL;
-	int r = 0;
-	w->fw_nfields = 0;
-	for (char *t = strtok_r(copy, ",", &save); t != NULL && r == 0;
-	    t = strtok_r(NULL, ",", &save)) {
-		int f;
-		if (strcmp(t, "all") == 0) {
-			for (f = 0; f < 4; f++)
-				w->fw_fields[f] = f;
-			w->fw_nfields = 4;
-			continue;
-		}
-		for (f = 0; f < 4 && strcmp(t, names[f]) != 0; f++)
-			;
-		if (f == 4 || w->fw_nfields >= 4)
-			r = cli_fs_usage_error("get", "invalid field '%s'", t);
-		else
-			w->fw_fields[w->fw_nfields++] = f;
-	}
-	if (r == 0 && w->fw_nfields == 0)
-		r = cli_fs_usage_error("get", "bad field list: empty");
-	tarn_free(copy);
-	return (r);
-}
-
-static int
 fs_parse_sources(fs_walk_t *w, const char *arg)
 {
 	char *copy = tarn_strdup(arg), *save = NULL;
@@ -525,14 +496,15 @@ cli_fs_get(int argc, char **argv)
 	memset(&w, 0, sizeof (w));
 	w.fw_types_fs = true;
 	w.fw_get = true;
-	int c, r = fs_parse_fields(&w, "name,property,value,source");
+	int c, r = cli_get_fields("all", w.fw_fields, &w.fw_nfields, cli_fs_usage_error);
 	while (r == 0 && (c = getopt(argc, argv, ":rHpd:o:s:t:")) != -1) {
 		switch (c) {
 		case 'r': w.fw_depth = -1; break;
 		case 'H': w.fw_scripted = true; break;
 		case 'p': w.fw_exact = true; break;
 		case 'd': r = fs_parse_depth("get", &w, optarg); break;
-		case 'o': r = fs_parse_fields(&w, optarg); break;
+		case 'o': r = cli_get_fields(optarg, w.fw_fields, &w.fw_nfields,
+		    cli_fs_usage_error); break;
 		case 's': r = fs_parse_sources(&w, optarg); break;
 		case 't': r = fs_parse_types("get", &w, optarg); break;
 		default: return (cli_fs_bad_option("get", c, optopt));

@@ -91,50 +91,17 @@ get_lookup(const char *name)
 	return (-1);
 }
 
-typedef enum get_field { GF_NAME, GF_PROPERTY, GF_VALUE, GF_SOURCE, GF_NFIELDS } get_field_t;
-static const char *const get_field_names[GF_NFIELDS] = { "name", "property", "value", "source" };
-static const char *const get_field_heads[GF_NFIELDS] = { "NAME", "PROPERTY", "VALUE", "SOURCE" };
+static const char *const get_field_heads[CLI_GET_NFIELDS] = { "NAME", "PROPERTY", "VALUE",
+	"SOURCE" };
 
 typedef struct get_opts {
 	bool        go_scripted;
 	bool        go_exact;
-	get_field_t go_fields[GF_NFIELDS];
+	int         go_fields[CLI_GET_NFIELDS];
 	int         go_nfields;
 	int        *go_props;    /* get_lookup() results */
 	int         go_nprops;
 } get_opts_t;
-
-static int
-get_parse_fields(get_opts_t *go, const char *arg)
-{
-	char *copy = tarn_strdup(arg), *save = NULL;
-	int r = 0;
-
-	go->go_nfields = 0;
-	for (char *t = strtok_r(copy, ",", &save); t != NULL && r == 0;
-	    t = strtok_r(NULL, ",", &save)) {
-		int f;
-		if (strcmp(t, "all") == 0) {
-			for (f = 0; f < GF_NFIELDS; f++)
-				go->go_fields[f] = (get_field_t)f;
-			go->go_nfields = GF_NFIELDS;
-			continue;
-		}
-		for (f = 0; f < GF_NFIELDS && strcmp(t, get_field_names[f]) != 0; f++)
-			;
-		if (f == GF_NFIELDS)
-			r = cli_usage_error("get", "invalid field '%s': fields are name, "
-			    "property, value, source or all", t);
-		else if (go->go_nfields >= GF_NFIELDS)
-			r = cli_usage_error("get", "bad field list: too many fields");
-		else
-			go->go_fields[go->go_nfields++] = (get_field_t)f;
-	}
-	if (r == 0 && go->go_nfields == 0)
-		r = cli_usage_error("get", "bad field list: empty");
-	tarn_free(copy);
-	return (r);
-}
 
 static void
 get_add_prop(get_opts_t *go, int p)
@@ -292,7 +259,7 @@ get_pool_rows(const get_opts_t *go, cli_table_t *t, spa_t *spa, const char *pool
 	for (int i = 0; i < go->go_nprops; i++) {
 		int p = go->go_props[i];
 		char val[512], prop[128];
-		const char *src, *cells[GF_NFIELDS];
+		const char *src, *cells[CLI_GET_NFIELDS];
 
 		if (p >= GET_NPROPS)
 			(void) snprintf(prop, sizeof (prop), FEATURE_PREFIX "%s",
@@ -302,9 +269,9 @@ get_pool_rows(const get_opts_t *go, cli_table_t *t, spa_t *spa, const char *pool
 		get_value(go, spa, pool, p, val, sizeof (val), &src);
 		for (int f = 0; f < go->go_nfields; f++) {
 			switch (go->go_fields[f]) {
-			case GF_NAME: cells[f] = pool; break;
-			case GF_PROPERTY: cells[f] = prop; break;
-			case GF_VALUE: cells[f] = val; break;
+			case CLI_GET_NAME: cells[f] = pool; break;
+			case CLI_GET_PROPERTY: cells[f] = prop; break;
+			case CLI_GET_VALUE: cells[f] = val; break;
 			default: cells[f] = src; break;
 			}
 		}
@@ -317,13 +284,14 @@ get_parse_args(int argc, char **argv, get_opts_t *go)
 {
 	int c, r;
 
-	VERIFY0(get_parse_fields(go, "all"));
+	VERIFY0(cli_get_fields("all", go->go_fields, &go->go_nfields, cli_usage_error));
 	while ((c = getopt(argc, argv, ":Hpo:")) != -1) {
 		switch (c) {
 		case 'H': go->go_scripted = true; break;
 		case 'p': go->go_exact = true; break;
 		case 'o':
-			if ((r = get_parse_fields(go, optarg)) != 0)
+			if ((r = cli_get_fields(optarg, go->go_fields, &go->go_nfields,
+			    cli_usage_error)) != 0)
 				return (r);
 			break;
 		default:

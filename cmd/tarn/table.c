@@ -162,3 +162,44 @@ cli_json_str(FILE *f, const char *s)
 	}
 	fputc('"', f);
 }
+
+/*
+ * -o of zfs get and zpool get: the fields to print, in order, from name,
+ * property, value, source (CLI_GET_*; "all" is the four).  0, or
+ * CLI_EXIT_USAGE after a usage error (through usage, e.g. cli_usage_error
+ * or cli_fs_usage_error) for an unknown, repeated-past-four or empty list.
+ */
+int
+cli_get_fields(const char *arg, int fields[CLI_GET_NFIELDS], int *nfields,
+    int (*usage)(const char *, const char *, ...))
+{
+	static const char *const names[CLI_GET_NFIELDS] = { "name", "property", "value",
+		"source" };
+	char *copy = tarn_strdup(arg), *save = NULL;
+	int r = 0;
+
+	*nfields = 0;
+	for (char *t = strtok_r(copy, ",", &save); t != NULL && r == 0;
+	    t = strtok_r(NULL, ",", &save)) {
+		int f;
+		if (strcmp(t, "all") == 0) {
+			for (f = 0; f < CLI_GET_NFIELDS; f++)
+				fields[f] = f;
+			*nfields = CLI_GET_NFIELDS;
+			continue;
+		}
+		for (f = 0; f < CLI_GET_NFIELDS && strcmp(t, names[f]) != 0; f++)
+			;
+		if (f == CLI_GET_NFIELDS)
+			r = usage("get", "invalid field '%s': fields are name, property, "
+			    "value, source or all", t);
+		else if (*nfields >= CLI_GET_NFIELDS)
+			r = usage("get", "bad field list: too many fields");
+		else
+			fields[(*nfields)++] = f;
+	}
+	if (r == 0 && *nfields == 0)
+		r = usage("get", "bad field list: empty");
+	tarn_free(copy);
+	return (r);
+}

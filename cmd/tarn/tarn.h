@@ -169,6 +169,10 @@ void cli_table_row_short(cli_table_t *t, const char *const *cells, int n);
 /* Print: header unless scripted; scripted rows are tab-separated. */
 void cli_table_print(const cli_table_t *t, FILE *f, bool scripted);
 void cli_table_free(cli_table_t *t);
+/* get's -o fields (zfs get, zpool get): table.c cli_get_fields. */
+enum { CLI_GET_NAME, CLI_GET_PROPERTY, CLI_GET_VALUE, CLI_GET_SOURCE, CLI_GET_NFIELDS };
+int cli_get_fields(const char *arg, int fields[CLI_GET_NFIELDS], int *nfields,
+    int (*usage)(const char *, const char *, ...));
 
 /*
  * Human-readable size as zpool prints it: 1024-based, at most 5 characters
