@@ -8,7 +8,8 @@
  *	online POOL DEVICE...
  *	offline [-t] POOL DEVICE...       -t: until the next import only
  *	clear POOL [DEVICE]               reset error counts
- *	add [-f] POOL spare DEVICE...     hot spares (other vdevs: not yet)
+ *	add [-f] POOL VDEV...             top-level vdevs: mirror, raidz, devices
+ *	add [-f] POOL spare DEVICE...     hot spares
  *
  * DEVICE names a leaf by path, by GUID or by the last part of its path;
  * NEW is a path (a word without '/' names /dev/WORD).  attach, replace
@@ -286,6 +287,36 @@ cli_pool_clear(int argc, char **argv)
 	    cli_cannot("clear errors for", argv[argc - 1], error, err));
 }
 
+/* add POOL VDEV...: new top-level vdevs (mirror, raidz, single devices). */
+static int
+add_tops(const char *pool, int nwords, char **words, bool force)
+{
+	spa_vdev_spec_t *spec;
+	char err[1024];
+	spa_t *spa;
+	int error;
+
+	for (int i = 0; i < nwords; i++)
+		if (strcmp(words[i], "spare") == 0)
+			return (cli_cannot("add to", pool, ENOTSUP, "add hot spares by "
+			    "themselves ('add POOL spare DEVICE...')"));
+	if ((error = spa_vdev_spec_parse(nwords, words, &spec, err, sizeof (err))) != 0)
+		return (cli_cannot("add to", pool, error, err));
+	if ((error = cli_pool_open(pool, 0, &spa, err, sizeof (err))) != 0) {
+		spa_vdev_spec_free(spec);
+		return (cli_cannot("add to", pool, error, err));
+	}
+	err[0] = '\0';
+	error = spa_vdev_add(spa, spec, force, err, sizeof (err));
+	if (error == 0) {
+		cli_history_log(spa);
+		vdev_cache_refresh(spa);
+	}
+	cli_pool_close(spa);
+	spa_vdev_spec_free(spec);
+	return (error == 0 ? CLI_EXIT_OK : cli_cannot("add to", pool, error, err));
+}
+
 int
 cli_pool_add(int argc, char **argv)
 {
@@ -309,9 +340,7 @@ cli_pool_add(int argc, char **argv)
 	if (argc < 2)
 		return (cli_usage_error("add", "missing vdev specification"));
 	if (strcmp(argv[1], "spare") != 0)
-		return (cli_cannot("add to", argv[0], ENOTSUP, "adding top-level vdevs "
-		    "is not supported yet; only hot spares can be added ('add POOL "
-		    "spare DEVICE...')"));
+		return (add_tops(argv[0], argc - 1, argv + 1, force));
 	if (argc < 3)
 		return (cli_usage_error("add", "missing device after 'spare'"));
 	paths = tarn_alloc(sizeof (char *) * (size_t)argc);

@@ -119,25 +119,48 @@ spa_slop(uint64_t total)
 
 /* ---- labels ---- */
 
+static void
+spa_label_config(spa_t *spa, pool_state_t state, vdev_label_config_t *cfg)
+{
+	memset(cfg, 0, sizeof (*cfg));
+	snprintf(cfg->vlc_name, sizeof (cfg->vlc_name), "%s", spa->spa_name);
+	cfg->vlc_pool_guid = spa->spa_guid;
+	cfg->vlc_version = spa->spa_version;
+	cfg->vlc_features = spa->spa_features;
+	cfg->vlc_txg = spa->spa_config_txg;
+	cfg->vlc_state = state;
+	cfg->vlc_hostid = (uint64_t)gethostid();
+	cfg->vlc_create_time = spa->spa_create_time;
+}
+
 int
 spa_write_labels(spa_t *spa, pool_state_t state, bool wipe_rings)
 {
 	vdev_label_config_t cfg;
-	memset(&cfg, 0, sizeof (cfg));
-	snprintf(cfg.vlc_name, sizeof (cfg.vlc_name), "%s", spa->spa_name);
-	cfg.vlc_pool_guid = spa->spa_guid;
-	cfg.vlc_version = spa->spa_version;
-	cfg.vlc_features = spa->spa_features;
-	cfg.vlc_txg = spa->spa_config_txg;
-	cfg.vlc_state = state;
-	cfg.vlc_hostid = (uint64_t)gethostid();
-	cfg.vlc_create_time = spa->spa_create_time;
+	spa_label_config(spa, state, &cfg);
 	return (vdev_label_write_all(spa->spa_root, &cfg, wipe_rings));
+}
+
+/* The config (ACTIVE) into the labels of the leaves under vd only, flushed. */
+int
+spa_write_labels_under(spa_t *spa, vdev_t *vd)
+{
+	if (vd->vdev_children == 0) {
+		vdev_label_config_t cfg;
+		spa_label_config(spa, POOL_STATE_ACTIVE, &cfg);
+		return (vdev_label_write_leaf(vd, spa->spa_root, &cfg));
+	}
+	for (int c = 0; c < vd->vdev_children; c++) {
+		int e = spa_write_labels_under(spa, vd->vdev_child[c]);
+		if (e != 0)
+			return (e);
+	}
+	return (0);
 }
 
 /* ---- building a tree from a spec ---- */
 
-static vdev_t *
+vdev_t *
 spa_tree_from_spec(const spa_vdev_spec_t *spec, uint64_t ashift)
 {
 	vdev_t *vd = vdev_alloc(spec->type, tarn_guid());
@@ -259,7 +282,7 @@ spa_cache_name_in_use(const char *name, uint64_t guid)
 }
 
 /* Check the whole spec; sizes within each group must match unless force. */
-static int
+int
 spa_check_spec(const spa_vdev_spec_t *root, bool force, char *err, size_t errlen)
 {
 	spa_leaf_check_t seen[1024];

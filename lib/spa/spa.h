@@ -294,6 +294,14 @@ int spa_vdev_online(spa_t *spa, const char *path, char *err, size_t errlen);
 int spa_vdev_offline(spa_t *spa, const char *path, bool temporary, char *err, size_t errlen);
 /* zpool clear: reset error counters (of one device, or all when path is NULL). */
 int spa_vdev_clear(spa_t *spa, const char *path, char *err, size_t errlen);
+/*
+ * zpool add NAME VDEV...: new top-level vdevs (spec: a ROOT spec, as
+ * create takes it).  Unless force, each must have the layout of the
+ * pool's first top-level vdev (type, parity, width).  The new devices
+ * join with nothing written on them; allocations use them at once.
+ */
+int spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
+    size_t errlen);
 /* zpool add NAME spare DEV...: hot spares. */
 int spa_vdev_add_spares(spa_t *spa, int n, char *const paths[], bool force,
     char *err, size_t errlen);

@@ -78,6 +78,10 @@ struct spa {
 	struct spa_vdev_async *spa_vdev_async;  /* spa_vdev.c: its thread and state */
 };
 
+/* spa.c: a vdev tree from a spec (leaves not opened); a spec's checks */
+vdev_t *spa_tree_from_spec(const spa_vdev_spec_t *spec, uint64_t ashift);
+int spa_check_spec(const spa_vdev_spec_t *root, bool force, char *err, size_t errlen);
+
 /* spa_sync.c */
 int spa_sync(void *arg, uint64_t txg);
 uint64_t spa_space_avail(void *arg, bool netfree);
@@ -137,6 +141,7 @@ bool spa_cache_name_in_use(const char *name, uint64_t guid);
 spa_t *spa_alloc(const char *name);
 void spa_free(spa_t *spa);
 int spa_write_labels(spa_t *spa, pool_state_t state, bool wipe_rings);
+int spa_write_labels_under(spa_t *spa, vdev_t *vd);
 int spa_load(spa_t *spa, const vdev_label_config_t *cfg, const spa_import_opts_t *opts,
     char *err, size_t errlen);
 void spa_unload(spa_t *spa, bool sync);

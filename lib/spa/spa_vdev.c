@@ -1272,6 +1272,167 @@ spa_vdev_clear(spa_t *spa, const char *path, char *err, size_t errlen)
 	return (spa_vdev_exit(spa, e, changed, err, errlen));
 }
 
+/* A top-level vdev's layout in words: "2-way mirror", "4-wide raidz1", "disk". */
+static void
+spa_vdev_layout(vdev_type_t type, int nparity, int width, char *buf, size_t len)
+{
+	if (type == VDEV_TYPE_MIRROR)
+		(void) snprintf(buf, len, "%d-way mirror", width);
+	else if (type == VDEV_TYPE_RAIDZ)
+		(void) snprintf(buf, len, "%d-wide raidz%d", width, nparity);
+	else
+		(void) snprintf(buf, len, "disk");
+}
+
+/*
+ * zpool add: new top-level vdevs.  The order keeps every txg on disk
+ * consistent with the labels that an import reads: (1) the new devices
+ * are checked, opened and their labels zeroed; (2) each gets its
+ * metaslab array object in a tx and joins the tree, without metaslabs,
+ * so nothing is allocated on it yet; (3) a txg sync puts the arrays on
+ * disk and the uberblock in the new devices' rings; (4) the labels name
+ * the new tree, the new devices' first (an import takes the newest
+ * config found on any device, and must find every device it names);
+ * (5) the metaslab groups are created and loaded empty, and allocations
+ * start using them.  A crash before (4) leaves the old config (the new
+ * devices, unnamed, are ignored; at most an empty MOS object leaks);
+ * after its first write, the new tree with empty metaslabs and rings
+ * already written.
+ */
+int
+spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
+    size_t errlen)
+{
+	int e = spa_check_spec(spec, force, err, errlen);
+	if (e != 0)
+		return (e);
+	if ((e = spa_vdev_enter(spa, err, errlen)) != 0)
+		return (e);
+	vdev_t *root = spa->spa_root;
+	int n = spec->nchildren;
+	if (root->vdev_children + n > VDEV_MAX_CHILDREN) {
+		e = spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "a pool has at most %d "
+		    "top-level vdevs", VDEV_MAX_CHILDREN);
+		return (spa_vdev_exit(spa, e, false, err, errlen));
+	}
+	const vdev_t *first = root->vdev_children > 0 ? root->vdev_child[0] : NULL;
+	for (int t = 0; t < n && first != NULL && !force; t++) {
+		const spa_vdev_spec_t *ts = spec->children[t];
+		int width = ts->nchildren > 0 ? ts->nchildren : 1;
+		int fwidth = first->vdev_children > 0 ? first->vdev_children : 1;
+		vdev_type_t ftype = first->vdev_children > 0 ? first->vdev_type : VDEV_TYPE_FILE;
+		vdev_type_t ttype = ts->nchildren > 0 ? ts->type : VDEV_TYPE_FILE;
+		if (ftype != ttype || width != fwidth ||
+		    (ttype == VDEV_TYPE_RAIDZ && ts->nparity != (int)first->vdev_nparity)) {
+			char have[64], want[64];
+			spa_vdev_layout(ftype, (int)first->vdev_nparity, fwidth, have, sizeof (have));
+			spa_vdev_layout(ttype, ts->nparity, width, want, sizeof (want));
+			e = spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "mismatched "
+			    "replication level: pool uses %s and new vdev is %s; use -f "
+			    "to override", have, want);
+			return (spa_vdev_exit(spa, e, false, err, errlen));
+		}
+	}
+	/* (1) open and label, at the pool's ashift or the devices' sectors if larger */
+	uint64_t ashift = first != NULL ? first->vdev_ashift : 0;
+	for (int t = 0; t < n; t++) {
+		const spa_vdev_spec_t *ts = spec->children[t];
+		for (int l = 0; l < MAX(ts->nchildren, 1); l++) {
+			const spa_vdev_spec_t *leaf = ts->nchildren > 0 ? ts->children[l] : ts;
+			uint64_t size = 0, sector = 0;
+			bool is_disk = false;
+			if (vdev_leaf_probe(leaf->path, &size, &sector, &is_disk) == 0 && sector > 0)
+				ashift = MAX(ashift, (uint64_t)highbit64(sector) - 1);
+		}
+	}
+	vdev_t **tops = tarn_alloc(sizeof (vdev_t *) * (size_t)MAX(n, 1));
+	int opened = 0;
+	for (int t = 0; t < n && e == 0; t++) {
+		vdev_t *top = spa_tree_from_spec(spec->children[t], ashift);
+		tops[opened++] = top;
+		if ((e = vdev_open(top, false)) != 0) {
+			e = spa_vdev_fail(e, err, errlen, "cannot open the new devices: %s",
+			    tarn_strerror(e));
+			break;
+		}
+		leaf_list_t ll = { 0 };
+		spa_vdev_collect(top, &ll, false);
+		for (int l = 0; l < ll.ll_n && e == 0; l++)
+			if ((e = vdev_label_init(ll.ll_v[l])) != 0)
+				e = spa_vdev_fail(e, err, errlen, "cannot write to '%s': %s",
+				    ll.ll_v[l]->vdev_path, tarn_strerror(e));
+		leaf_list_free(&ll);
+		if (e == 0 && top->vdev_asize < SPA_MINDEVSIZE / 2)
+			e = spa_vdev_fail(SET_ERROR(EOVERFLOW), err, errlen, "the new vdev "
+			    "offers too little space");
+		if (e == 0) {
+			top->vdev_ms_shift = metaslab_pick_shift(top->vdev_asize);
+			top->vdev_ms_count = DIV_ROUND_UP(top->vdev_asize,
+			    1ULL << top->vdev_ms_shift);
+		}
+	}
+	/* (2) metaslab arrays, then the tree */
+	if (e == 0) {
+		dmu_tx_t *tx = dmu_tx_create(spa->spa_mos);
+		dmu_tx_hold_space(tx, (uint64_t)n * 64 * KiB);
+		if ((e = dmu_tx_assign(tx, TXG_WAIT)) == 0) {
+			for (int t = 0; t < n && e == 0; t++)
+				e = dmu_object_alloc(spa->spa_mos, DMU_OT_OBJECT_ARRAY,
+				    SPA_MS_ARRAY_BLKSZ, DMU_OT_NONE, 0, tx, &tops[t]->vdev_ms_array);
+		}
+		dmu_tx_commit(tx);
+		if (e != 0)
+			e = spa_vdev_fail(e, err, errlen, "cannot record the new vdevs: %s",
+			    tarn_strerror(e));
+	}
+	if (e != 0) {
+		for (int t = 0; t < opened; t++)
+			vdev_free(tops[t]);
+		tarn_free(tops);
+		return (spa_vdev_exit(spa, e, false, err, errlen));
+	}
+	vdev_tree_enter_write(root);
+	for (int t = 0; t < n; t++)
+		vdev_add_child(root, tops[t]);
+	vdev_propagate_state(root);
+	vdev_tree_exit(root);
+	/* (3) on disk, rings of the new devices written */
+	e = txg_wait_synced(spa->spa_dp, 0);
+	/*
+	 * (4) labels: the new devices' first, so that an import after a
+	 * crash while the others are written, which takes the newest config
+	 * it finds, finds the devices that config names
+	 */
+	int le = 0;
+	if (e == 0) {
+		spa->spa_config_txg = MAX(spa->spa_config_txg + 1, spa_last_synced_txg(spa) + 1);
+		for (int t = 0; t < n && le == 0; t++)
+			le = spa_write_labels_under(spa, tops[t]);
+		if (le == 0)
+			le = spa_vdev_write_config(spa);
+	}
+	if (e != 0 || le != 0) {
+		/* in the tree without metaslabs: nothing goes there; say so */
+		e = spa_vdev_fail(e != 0 ? e : le, err, errlen, "the new vdevs could not "
+		    "be recorded (%s); they stay unused until the pool is imported "
+		    "again", tarn_strerror(e != 0 ? e : le));
+		tarn_free(tops);
+		return (spa_vdev_exit(spa, e, false, err, errlen));
+	}
+	/* (5) their space */
+	uint64_t synced = spa_last_synced_txg(spa);
+	for (int t = 0; t < n; t++) {
+		metaslab_group_t *mg = metaslab_group_create(spa->spa_mc, tops[t]);
+		for (uint64_t m = 0; m < tops[t]->vdev_ms_count; m++)
+			VERIFY0(metaslab_load(metaslab_group_get(mg, m), NULL, 0, synced));
+	}
+	tarn_free(tops);
+	spa->spa_vdev_async->sva_want = true;
+	spa_vdev_tick(spa);
+	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	return (0);
+}
+
 int
 spa_vdev_add_spares(spa_t *spa, int n, char *const paths[], bool force,
     char *err, size_t errlen)

@@ -85,7 +85,7 @@ tarn_err 2 "^missing device name" pool online io
 tarn_err 2 "^missing device name" pool offline io
 tarn_err 2 "^invalid option 'x'" pool offline -x io "${DEV[0]}"
 tarn_err 2 "too many arguments" pool clear io a b
-tarn_err 1 "not supported yet" pool add io "$DEVDIR/x"
+tarn_err 1 "^cannot add to 'io': cannot open '$DEVDIR/x'" pool add io "$DEVDIR/x"
 tarn_err 1 "^cannot online" pool online io "$DEVDIR/not-in-pool"
 tarn_err 1 "^cannot attach 'nosuch': " pool attach nosuch a "$DEVDIR/new"
 tarn_ok pool help attach

@@ -83,7 +83,7 @@ check_data rz
 # --- hot spares: one stands in when a device goes missing
 SPARE="$DEVDIR/rz/spare0"
 truncate -s 64M "$SPARE"
-tarn_err 1 "not supported yet" pool add rz mirror "$DEVDIR/rz/x" "$DEVDIR/rz/y"
+tarn_err 1 "^cannot add to 'rz': cannot open '$DEVDIR/rz/x'" pool add rz mirror "$DEVDIR/rz/x" "$DEVDIR/rz/y"
 tarn_ok pool add rz spare "$SPARE"
 tarn_ok pool status rz
 out_has "^	spares$"

@@ -542,6 +542,75 @@ test_changes_under_load(void)
 }
 
 /*
+ * zpool add: a second mirror joins while a writer runs; new blocks go to
+ * it too; everything reads back, scrubs clean and imports with both; the
+ * pool does not import without the new mirror (its blocks are there).  Mismatched layouts need
+ * force.
+ */
+static void
+test_add_top(void)
+{
+	data_t d = { .n = 0 };
+	spa_t *spa = pool_create("mirror", 0, 2);
+	for (int i = 2; i < 5; i++)
+		dev_create(i, DEVSIZE);
+	data_add(spa, &d, 4, 1 * MiB, 2);
+	spa_vdev_spec_t *spec;
+	char *one[] = { paths[4] };
+	TT_OK(spa_vdev_spec_parse(1, one, &spec, errbuf, sizeof (errbuf)));
+	TT_EQ(spa_vdev_add(spa, spec, false, errbuf, sizeof (errbuf)), EINVAL);
+	TT_CHECK(strstr(errbuf, "mismatched replication level") != NULL);
+	spa_vdev_spec_free(spec);
+	TT_EQ(spa_root_vdev(spa)->vdev_children, 1);
+
+	load_arg_t la = { .la_spa = spa, .la_d = &d };
+	pthread_t th;
+	TT_OK(pthread_create(&th, NULL, load_writer, &la));
+	usleep(20 * 1000);
+	char *two[] = { "mirror", paths[2], paths[3] };
+	TT_OK(spa_vdev_spec_parse(3, two, &spec, errbuf, sizeof (errbuf)));
+	int e = spa_vdev_add(spa, spec, false, errbuf, sizeof (errbuf));
+	if (e != 0)
+		fprintf(stderr, "  add: %s\n", errbuf);
+	TT_OK(e);
+	spa_vdev_spec_free(spec);
+	usleep(50 * 1000);
+	__atomic_store_n(&la.la_stop, true, __ATOMIC_RELEASE);
+	TT_OK(pthread_join(th, NULL));
+	TT_OK(la.la_err);
+	vdev_t *root = spa_root_vdev(spa);
+	TT_EQ(root->vdev_children, 2);
+	TT_EQ(root->vdev_child[1]->vdev_type, VDEV_TYPE_MIRROR);
+	TT_EQ(root->vdev_child[1]->vdev_id, 1);
+	uint64_t before = leaf_written(spa, 2);
+	data_add(spa, &d, 8, 1 * MiB, 2);
+	TT_CHECK(leaf_written(spa, 2) > before + 2 * MiB);   /* new blocks land there */
+	TT_CHECK(leaf_written(spa, 3) > before + 2 * MiB);
+	expect_healthy(spa);
+	scrub_clean(spa);
+	data_verify(spa, &d);
+	spa_close(spa);
+	spa = pool_open((const int[]){ 0, 1, 2, 3, -1 });
+	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
+	TT_EQ(spa_root_vdev(spa)->vdev_children, 2);
+	data_verify(spa, &d);
+	scrub_clean(spa);
+	spa_close(spa);
+	/* without the new mirror the pool's blocks are not all there */
+	spa_import_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sio_no_cache = true;
+	const char *pv[] = { paths[0], paths[1] };
+	spa_t *bad = NULL;
+	e = spa_open_paths(pv, 2, &o, &bad, errbuf, sizeof (errbuf));
+	TT_CHECK(e != 0);
+	TT_CHECK(strstr(errbuf, "missing") != NULL);
+	if (bad != NULL)
+		spa_close(bad);
+	dev_remove_all();
+}
+
+/*
  * A device comes back with old contents and nothing recorded about it
  * (a stale copy, or a DTL lost in a crash): its uberblock ring says
  * which txgs it lacks, and a resilver brings it up to date.
@@ -744,6 +813,7 @@ TT_MAIN(
 	{ "replace_same", test_replace_same },
 	{ "replace_healthy", test_replace_healthy },
 	{ "changes_under_load", test_changes_under_load },
+	{ "add_top", test_add_top },
 	{ "offline_online", test_offline_online },
 	{ "offline_persist", test_offline_persist },
 	{ "missing_at_import", test_missing_at_import },
