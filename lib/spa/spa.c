@@ -141,17 +141,17 @@ spa_write_labels(spa_t *spa, pool_state_t state, bool wipe_rings)
 	return (vdev_label_write_all(spa->spa_root, &cfg, wipe_rings));
 }
 
-/* The config (ACTIVE) into the labels of the leaves under vd only, flushed. */
+/* The config, in state, into the labels of the leaves under vd only, flushed. */
 int
-spa_write_labels_under(spa_t *spa, vdev_t *vd)
+spa_write_labels_under(spa_t *spa, vdev_t *vd, pool_state_t state)
 {
 	if (vd->vdev_children == 0) {
 		vdev_label_config_t cfg;
-		spa_label_config(spa, POOL_STATE_ACTIVE, &cfg);
+		spa_label_config(spa, state, &cfg);
 		return (vdev_label_write_leaf(vd, spa->spa_root, &cfg));
 	}
 	for (int c = 0; c < vd->vdev_children; c++) {
-		int e = spa_write_labels_under(spa, vd->vdev_child[c]);
+		int e = spa_write_labels_under(spa, vd->vdev_child[c], state);
 		if (e != 0)
 			return (e);
 	}

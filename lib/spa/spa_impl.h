@@ -141,7 +141,7 @@ bool spa_cache_name_in_use(const char *name, uint64_t guid);
 spa_t *spa_alloc(const char *name);
 void spa_free(spa_t *spa);
 int spa_write_labels(spa_t *spa, pool_state_t state, bool wipe_rings);
-int spa_write_labels_under(spa_t *spa, vdev_t *vd);
+int spa_write_labels_under(spa_t *spa, vdev_t *vd, pool_state_t state);
 int spa_load(spa_t *spa, const vdev_label_config_t *cfg, const spa_import_opts_t *opts,
     char *err, size_t errlen);
 void spa_unload(spa_t *spa, bool sync);

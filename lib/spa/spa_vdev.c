@@ -1291,13 +1291,13 @@ spa_vdev_layout(vdev_type_t type, int nparity, int width, char *buf, size_t len)
  * metaslab array object in a tx and joins the tree, without metaslabs,
  * so nothing is allocated on it yet; (3) a txg sync puts the arrays on
  * disk and the uberblock in the new devices' rings; (4) the labels name
- * the new tree, the new devices' first (an import takes the newest
- * config found on any device, and must find every device it names);
+ * the new tree: the new devices' first, in a form an import uses to find
+ * them but never as the pool's config, then every device's;
  * (5) the metaslab groups are created and loaded empty, and allocations
- * start using them.  A crash before (4) leaves the old config (the new
- * devices, unnamed, are ignored; at most an empty MOS object leaks);
- * after its first write, the new tree with empty metaslabs and rings
- * already written.
+ * start using them.  A crash before the second half of (4) leaves the
+ * old tree (the new devices are ignored; at most an empty MOS object
+ * leaks); after it began, the new tree, every device of it labeled, its
+ * metaslabs empty and its rings written.
  */
 int
 spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
@@ -1399,15 +1399,18 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 	/* (3) on disk, rings of the new devices written */
 	e = txg_wait_synced(spa->spa_dp, 0);
 	/*
-	 * (4) labels: the new devices' first, so that an import after a
-	 * crash while the others are written, which takes the newest config
-	 * it finds, finds the devices that config names
+	 * (4) labels.  First the new devices get the new config in state
+	 * SPARE, as hot spares have: an import finds a device by any label
+	 * of its pool, but takes the config only from ACTIVE ones, so these
+	 * make the new devices findable without offering their tree.  Then
+	 * every device gets it, ACTIVE: after a crash among those writes the
+	 * newest config names the new tree and every device of it is found;
+	 * after a crash among the first, the old tree is the newest.
 	 */
 	int le = 0;
 	if (e == 0) {
-		spa->spa_config_txg = MAX(spa->spa_config_txg + 1, spa_last_synced_txg(spa) + 1);
 		for (int t = 0; t < n && le == 0; t++)
-			le = spa_write_labels_under(spa, tops[t]);
+			le = spa_write_labels_under(spa, tops[t], POOL_STATE_SPARE);
 		if (le == 0)
 			le = spa_vdev_write_config(spa);
 	}

@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #define NDEV     6
@@ -610,6 +611,159 @@ test_add_top(void)
 	dev_remove_all();
 }
 
+/* Power cuts around zpool add: every device behind a fault injector. */
+typedef struct add_cut {
+	vdev_fault_t *ac_vf[4];
+	tarn_rand_t   ac_rand;
+	pthread_mutex_t ac_lock;
+	bool          ac_armed;       /* cut at the next synced txg */
+	bool          ac_synced;      /* a txg synced since the add began */
+	bool          ac_cut;
+	uint64_t      ac_delay_us;    /* the cutter thread's wait */
+	int           ac_watch;       /* -1, or cut at this device's first held write */
+} add_cut_t;
+
+static void
+add_cut_now(add_cut_t *ac)
+{
+	pthread_mutex_lock(&ac->ac_lock);
+	if (!ac->ac_cut) {
+		for (int i = 0; i < 4; i++)
+			vdev_fault_set_dead(ac->ac_vf[i], true);
+		for (int i = 0; i < 4; i++)
+			vdev_fault_powercut(ac->ac_vf[i], &ac->ac_rand);
+		ac->ac_cut = true;
+	}
+	pthread_mutex_unlock(&ac->ac_lock);
+}
+
+static void
+add_cut_synced(void *arg, uint64_t txg)
+{
+	add_cut_t *ac = arg;
+	__atomic_store_n(&ac->ac_synced, true, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&ac->ac_armed, __ATOMIC_ACQUIRE))
+		add_cut_now(ac);
+}
+
+/*
+ * After a delay; or, watching a device, once the add's sync is done and
+ * that device holds an unflushed write (a label being written).
+ */
+static void *
+add_cutter(void *arg)
+{
+	add_cut_t *ac = arg;
+	if (ac->ac_watch < 0) {
+		usleep((useconds_t)ac->ac_delay_us);
+	} else {
+		uint64_t t0 = tarn_now_ns();
+		while (!(__atomic_load_n(&ac->ac_synced, __ATOMIC_ACQUIRE) &&
+		    vdev_fault_held_writes(ac->ac_vf[ac->ac_watch]) > 0) &&
+		    tarn_now_ns() - t0 < 2000000000ULL)
+			sched_yield();
+	}
+	add_cut_now(ac);
+	return (NULL);
+}
+
+/*
+ * The power fails while a mirror is added: cut from another thread at a
+ * random moment of the add, from the txg-synced callback of the add's
+ * own sync (its vdev is then in the tree and its metaslab arrays on
+ * disk, the labels not yet written), after the add returned, or at the
+ * first unflushed write of a random device after that sync (among the
+ * label writes, which is where the order of those writes matters).  Held
+ * (unflushed) writes are dropped, applied or torn at random.  The pool
+ * must import from the four files every time, with the data written
+ * before, in the old tree (one mirror) or the new one (two; always after
+ * a cut once the add returned); either way it scrubs clean and takes
+ * writes.  (The synced-callback cut races with the add's label writes,
+ * which go on once the sync is seen: it lands before them or among them.)
+ */
+static void
+test_add_powercut(void)
+{
+	int trees[4][3] = { { 0 } };
+	for (int k = 0; k < 32; k++) {
+		int mode = k % 4;
+		add_cut_t ac;
+		memset(&ac, 0, sizeof (ac));
+		ac.ac_watch = -1;
+		pthread_mutex_init(&ac.ac_lock, NULL);
+		tarn_rand_seed(&ac.ac_rand, 77 + (uint64_t)k);
+		for (int i = 0; i < 4; i++) {
+			dev_create(i, DEVSIZE);
+			vdev_fault_cfg_t cfg;
+			memset(&cfg, 0, sizeof (cfg));
+			cfg.vfc_hold_unflushed = true;
+			cfg.vfc_seed = 1000 + (uint64_t)(k * 4 + i);
+			ac.ac_vf[i] = vdev_fault_attach(paths[i], &cfg);
+		}
+		data_t d = { .n = 0 };
+		spa_t *spa = pool_create("mirror", 0, 2);
+		data_add(spa, &d, 3, 256 * KiB, 1);
+		dmu_pool_set_synced_cb(spa_dmu_pool(spa), add_cut_synced, &ac);
+		pthread_t th;
+		if (mode == 0 || mode == 3) {
+			ac.ac_delay_us = tarn_rand_range(&ac.ac_rand, 8000);
+			if (mode == 3)
+				ac.ac_watch = (int)tarn_rand_range(&ac.ac_rand, 4);
+			__atomic_store_n(&ac.ac_synced, false, __ATOMIC_RELEASE);
+			TT_OK(pthread_create(&th, NULL, add_cutter, &ac));
+		} else if (mode == 1) {
+			__atomic_store_n(&ac.ac_armed, true, __ATOMIC_RELEASE);
+		}
+		char *two[] = { "mirror", paths[2], paths[3] };
+		spa_vdev_spec_t *spec;
+		TT_OK(spa_vdev_spec_parse(3, two, &spec, errbuf, sizeof (errbuf)));
+		int e = spa_vdev_add(spa, spec, false, errbuf, sizeof (errbuf));
+		spa_vdev_spec_free(spec);
+		if (mode == 0 || mode == 3)
+			TT_OK(pthread_join(th, NULL));
+		if (mode == 2) {
+			TT_OK(e);
+			add_cut_now(&ac);
+		}
+		TT_CHECK(txg_wait_synced(spa_dmu_pool(spa), 0) != 0);
+		spa_abandon(spa);
+		for (int i = 0; i < 4; i++)
+			vdev_fault_detach(ac.ac_vf[i]);
+		pthread_mutex_destroy(&ac.ac_lock);
+
+		spa = pool_open((const int[]){ 0, 1, 2, 3, -1 });
+		int tops = spa_root_vdev(spa)->vdev_children;
+		TT_ASSERT(tops == 1 || tops == 2);
+		trees[mode][tops]++;
+		if (mode == 2)
+			TT_EQ(tops, 2);
+		data_verify(spa, &d);
+		TT_OK(spa_vdev_wait(spa));
+		if (spa_state(spa) != VDEV_STATE_HEALTHY) {
+			fprintf(stderr, "  case %d (mode %d, add %s, %d tops): %s\n", k, mode,
+			    tarn_strerror(e), tops, vdev_state_name(spa_state(spa)));
+			for (int i = 0; i < 4; i++) {
+				vdev_t *lf = spa_lookup_leaf(spa, paths[i]);
+				if (lf != NULL)
+					fprintf(stderr, "    d%d %s dtl %s\n", i,
+					    vdev_state_name(lf->vdev_state),
+					    vdev_dtl_empty(lf) ? "empty" : "set");
+			}
+		}
+		expect_healthy(spa);
+		scrub_clean(spa);
+		data_add(spa, &d, 2, 256 * KiB, 1);
+		data_verify(spa, &d);
+		spa_close(spa);
+		(void) e;
+	}
+	fprintf(stderr, "  old/new tree after the cut: from a thread %d/%d, at the add's "
+	    "sync %d/%d, after the add %d/%d, among the label writes %d/%d\n", trees[0][1],
+	    trees[0][2], trees[1][1], trees[1][2], trees[2][1], trees[2][2], trees[3][1],
+	    trees[3][2]);
+	dev_remove_all();
+}
+
 /*
  * A device comes back with old contents and nothing recorded about it
  * (a stale copy, or a DTL lost in a crash): its uberblock ring says
@@ -814,6 +968,7 @@ TT_MAIN(
 	{ "replace_healthy", test_replace_healthy },
 	{ "changes_under_load", test_changes_under_load },
 	{ "add_top", test_add_top },
+	{ "add_powercut", test_add_powercut },
 	{ "offline_online", test_offline_online },
 	{ "offline_persist", test_offline_persist },
 	{ "missing_at_import", test_missing_at_import },
