@@ -244,13 +244,11 @@ tf_start_loop(tarn_fuse_t *t)
 static void
 tf_set_readahead(tarn_fuse_t *t)
 {
-	struct stat st;
-	if (t->tf_opts.tfo_read_ahead_kb == 0 || geteuid() != 0 ||
-	    stat(t->tf_mountpoint, &st) != 0)
+	if (t->tf_opts.tfo_read_ahead_kb == 0 || geteuid() != 0 || !t->tf_have_dev)
 		return;
 	char path[128];
 	snprintf(path, sizeof (path), "/sys/class/bdi/%u:%u/read_ahead_kb",
-	    major(st.st_dev), minor(st.st_dev));
+	    major(t->tf_dev), minor(t->tf_dev));
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -440,6 +438,12 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 	}
 	if (t->tf_opts.tfo_uring && tf_wait_init(t))
 		(void) tarn_fuse_uring_start(t);
+	/* the mount's device number (the stat waits for INIT) */
+	struct stat st;
+	if (stat(t->tf_mountpoint, &st) == 0) {
+		t->tf_dev = st.st_dev;
+		t->tf_have_dev = true;
+	}
 	tf_set_readahead(t);
 	*out = t;
 	return (0);
@@ -571,6 +575,29 @@ tarn_fuse_exited(tarn_fuse_t *t)
 	bool ex = t->tf_exited;
 	pthread_mutex_unlock(&t->tf_lock);
 	return (ex);
+}
+
+/*
+ * Is the mount still in this process's mount table?  umount(8) takes it
+ * out before the session notices that its connection ended.
+ */
+bool
+tarn_fuse_mounted(tarn_fuse_t *t)
+{
+	if (tarn_fuse_exited(t))
+		return (false);
+	if (!t->tf_have_dev)
+		return (true);
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (f == NULL)
+		return (true);
+	char want[32], line[4096];
+	snprintf(want, sizeof (want), " %u:%u ", major(t->tf_dev), minor(t->tf_dev));
+	bool found = false;
+	while (!found && fgets(line, sizeof (line), f) != NULL)
+		found = strstr(line, want) != NULL;
+	fclose(f);
+	return (found);
 }
 
 bool

@@ -63,6 +63,8 @@ int tarn_fuse_unmount(tarn_fuse_t *t, bool force);
 
 /* True once the session has ended (unmounted from outside, or aborted). */
 bool tarn_fuse_exited(tarn_fuse_t *t);
+/* Not exited, and (when its device is known) still in the mount table. */
+bool tarn_fuse_mounted(tarn_fuse_t *t);
 /* Wait up to timeout_ms (-1: forever) for the session to end; true if it did. */
 bool tarn_fuse_wait(tarn_fuse_t *t, int timeout_ms);
 const char *tarn_fuse_mountpoint(const tarn_fuse_t *t);

@@ -70,6 +70,8 @@ struct tarn_fuse {
 	pthread_t            tf_loop_thread;
 	int                  tf_loop_rc;     /* tf_lock; fuse_session_loop_mt's result */
 	bool                 tf_exited;      /* tf_lock */
+	dev_t                tf_dev;         /* the mount's st_dev (tf_have_dev) */
+	bool                 tf_have_dev;
 	bool                 tf_joined;      /* only the unmounting thread */
 	pthread_mutex_t      tf_lock;
 	pthread_cond_t       tf_cv;

@@ -112,6 +112,21 @@ mnt_mounted_cb(void *arg, const char *name)
 	return (r);
 }
 
+/*
+ * zfs's `mounted` property: also no right after umount(8), which takes
+ * the mount out of the table before its session notices (the session's
+ * end is what frees the slot for a new mount: mnt_mounted_cb).
+ */
+static bool
+mnt_prop_mounted_cb(void *arg, const char *name)
+{
+	pthread_mutex_lock(&mnt_tbl_lock);
+	mnt_t *m = mnt_find(name);
+	bool r = m != NULL && tarn_fuse_mounted(m->m_fuse);
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	return (r);
+}
+
 static int
 mnt_busy_cb(void *arg, const char *name, char *err, size_t errlen)
 {
@@ -128,7 +143,7 @@ cli_mount_attach(struct dsl_pool *dp)
 	if (!cli_in_daemon() || dp == NULL)
 		return;
 	dsl_pool_set_busy_fn(dp, mnt_busy_cb, NULL);
-	dsl_pool_set_mounted_fn(dp, mnt_mounted_cb, NULL);
+	dsl_pool_set_mounted_fn(dp, mnt_prop_mounted_cb, NULL);
 }
 
 bool
@@ -581,6 +596,24 @@ static void
 mnt_op_enter(void)
 {
 	pthread_mutex_lock(&mnt_op_lock);
+	/*
+	 * A mount umount(8) just took out of the mount table: its session
+	 * ends as soon as its threads see the connection gone; wait for that
+	 * (bounded), so that it is reaped now, not seen as still mounted.
+	 */
+	pthread_mutex_lock(&mnt_tbl_lock);
+	int n = 0;
+	for (mnt_t *m = mnt_list; m != NULL; m = m->m_next)
+		n++;
+	tarn_fuse_t **ending = tarn_alloc(sizeof (tarn_fuse_t *) * (size_t)MAX(n, 1));
+	int k = 0;
+	for (mnt_t *m = mnt_list; m != NULL; m = m->m_next)
+		if (mnt_live(m) && !tarn_fuse_mounted(m->m_fuse))
+			ending[k++] = m->m_fuse;
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	for (int i = 0; i < k; i++)     /* entries stay: only op-lock holders free them */
+		(void) tarn_fuse_wait(ending[i], 5000);
+	tarn_free(ending);
 	(void) mnt_unmount_matching(match_gone, NULL, false, NULL, NULL, NULL);
 }
 
