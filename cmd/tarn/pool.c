@@ -75,6 +75,36 @@ verb_lookup(const char *name)
 	return (NULL);
 }
 
+/*
+ * The reading verbs' loop (list, get, status): each pool named, or each
+ * of `names` when none is, opened read-only for a look and given to fn
+ * (spa NULL when it would not open, err then says why); a pool that is
+ * not imported here gets "cannot open 'X': no such pool" and the others
+ * are still shown.  CLI_EXIT_OK, or CLI_EXIT_ERROR after such a message.
+ */
+int
+cli_pool_look_each(int argc, char **argv, char **names, int n, cli_pool_look_fn_t fn,
+    void *arg)
+{
+	char err[1024];
+	int ret = CLI_EXIT_OK;
+
+	for (int i = 0; i < (argc > 0 ? argc : n); i++) {
+		const char *name = argc > 0 ? argv[i] : names[i];
+		spa_t *spa;
+		int error = cli_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
+		    &spa, err, sizeof (err));
+		if (error == CLI_ENOPOOL) {
+			ret = cli_cannot("open", name, error, err);
+			continue;
+		}
+		fn(arg, spa, name, err);
+		if (spa != NULL)
+			cli_pool_close(spa);
+	}
+	return (ret);
+}
+
 void
 cli_pool_usage(FILE *f)
 {

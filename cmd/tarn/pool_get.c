@@ -303,11 +303,25 @@ get_parse_args(int argc, char **argv, get_opts_t *go)
 	return (get_parse_props(go, argv[optind]));
 }
 
+typedef struct get_look {
+	const get_opts_t *gl_opts;
+	cli_table_t *gl_table;
+	int          gl_shown;
+} get_look_t;
+
+static void
+get_look_one(void *arg, spa_t *spa, const char *name, const char *err)
+{
+	get_look_t *gl = arg;
+	get_pool_rows(gl->gl_opts, gl->gl_table, spa, name);
+	gl->gl_shown++;
+}
+
 int
 cli_pool_get(int argc, char **argv)
 {
 	get_opts_t go = { 0 };
-	char **names = NULL, err[1024];
+	char **names = NULL;
 	int n = 0, ret = CLI_EXIT_OK, error;
 
 	if ((ret = get_parse_args(argc, argv, &go)) != 0) {
@@ -320,28 +334,13 @@ cli_pool_get(int argc, char **argv)
 		tarn_free(go.go_props);
 		return (cli_cannot("get", spa_cachefile_path(), error, NULL));
 	}
-	cli_table_t *t = cli_table_new();
+	get_look_t gl = { &go, cli_table_new(), 0 };
 	for (int f = 0; f < go.go_nfields; f++)
-		cli_table_column(t, get_field_heads[go.go_fields[f]], CLI_LEFT, 0);
-	int shown = 0;
-	for (int i = 0; i < (argc > 0 ? argc : n); i++) {
-		const char *name = argc > 0 ? argv[i] : names[i];
-		spa_t *spa;
-
-		error = cli_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
-		    &spa, err, sizeof (err));
-		if (error == CLI_ENOPOOL) {
-			ret = cli_cannot("open", name, error, err);
-			continue;
-		}
-		get_pool_rows(&go, t, spa, name);
-		shown++;
-		if (spa != NULL)
-			cli_pool_close(spa);
-	}
-	if (shown > 0)
-		cli_table_print(t, cli_out, go.go_scripted);
-	cli_table_free(t);
+		cli_table_column(gl.gl_table, get_field_heads[go.go_fields[f]], CLI_LEFT, 0);
+	ret = cli_pool_look_each(argc, argv, names, n, get_look_one, &gl);
+	if (gl.gl_shown > 0)
+		cli_table_print(gl.gl_table, cli_out, go.go_scripted);
+	cli_table_free(gl.gl_table);
 	tarn_free(go.go_props);
 	cli_names_free(names, n);
 	return (ret);

@@ -386,13 +386,41 @@ list_parse_args(int argc, char **argv, list_opts_t *lo)
 	return (0);
 }
 
+typedef struct list_look {
+	const list_opts_t *ll_opts;
+	cli_table_t *ll_table;
+	int          ll_shown;
+} list_look_t;
+
+/* One pool's row (and its vdevs' with -v), or its JSON object. */
+static void
+list_look_one(void *arg, spa_t *spa, const char *name, const char *err)
+{
+	list_look_t *ll = arg;
+	const list_opts_t *lo = ll->ll_opts;
+	if (lo->lo_json) {
+		list_json_pool(cli_out, spa, name, lo, ll->ll_shown == 0);
+	} else {
+		char vals[LP_NPROPS * 4][512];
+		const char *cells[LP_NPROPS * 4];
+		for (int j = 0; j < lo->lo_nprops; j++) {
+			list_value(spa, name, lo->lo_props[j], lo->lo_exact, vals[j],
+			    sizeof (vals[j]));
+			cells[j] = vals[j];
+		}
+		cli_table_row(ll->ll_table, cells);
+		if (lo->lo_verbose && spa != NULL)
+			list_vdev_rows(ll->ll_table, lo, spa);
+	}
+	ll->ll_shown++;
+}
+
 int
 cli_pool_list(int argc, char **argv)
 {
 	list_opts_t lo = { 0 };
-	char **names = NULL, err[1024];
-	const char *cells[LP_NPROPS * 4];
-	int n = 0, ret = CLI_EXIT_OK, error, shown = 0;
+	char **names = NULL;
+	int n = 0, ret = CLI_EXIT_OK, error;
 
 	VERIFY0(list_parse_props(&lo, LIST_DEFAULT));
 	if ((error = list_parse_args(argc, argv, &lo)) != 0)
@@ -409,36 +437,11 @@ cli_pool_list(int argc, char **argv)
 	if (lo.lo_json)
 		fprintf(cli_out, "{\"output_version\": {\"command\": \"zpool list\", "
 		    "\"vers_major\": 0, \"vers_minor\": 1},\n  \"pools\": {");
-	for (int i = 0; i < (argc > 0 ? argc : n); i++) {
-		const char *name = argc > 0 ? argv[i] : names[i];
-		spa_t *spa;
-
-		error = cli_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
-		    &spa, err, sizeof (err));
-		if (error == CLI_ENOPOOL) {
-			ret = cli_cannot("open", name, error, err);
-			continue;
-		}
-		if (lo.lo_json) {
-			list_json_pool(cli_out, spa, name, &lo, shown == 0);
-		} else {
-			char vals[LP_NPROPS * 4][512];
-			for (int j = 0; j < lo.lo_nprops; j++) {
-				list_value(spa, name, lo.lo_props[j], lo.lo_exact,
-				    vals[j], sizeof (vals[j]));
-				cells[j] = vals[j];
-			}
-			cli_table_row(t, cells);
-			if (lo.lo_verbose && spa != NULL)
-				list_vdev_rows(t, &lo, spa);
-		}
-		shown++;
-		if (spa != NULL)
-			cli_pool_close(spa);
-	}
+	list_look_t ll = { &lo, t, 0 };
+	ret = cli_pool_look_each(argc, argv, names, n, list_look_one, &ll);
 	if (lo.lo_json)
 		fprintf(cli_out, "\n  }\n}\n");
-	else if (shown > 0)
+	else if (ll.ll_shown > 0)
 		cli_table_print(t, cli_out, lo.lo_scripted);
 	else if (argc == 0 && !lo.lo_scripted)
 		fprintf(cli_out, "no pools available\n");

@@ -463,12 +463,41 @@ status_parse_args(int argc, char **argv, status_opts_t *so)
 	return (0);
 }
 
+typedef struct status_look {
+	const status_opts_t *sl_opts;
+	bool sl_named;          /* pools were named on the command line */
+	int  sl_shown, sl_seen;
+} status_look_t;
+
+static void
+status_look_one(void *arg, spa_t *spa, const char *name, const char *err)
+{
+	status_look_t *sl = arg;
+	const status_opts_t *so = sl->sl_opts;
+	sl->sl_seen++;
+	bool healthy = spa != NULL && status_healthy(spa);
+	if (so->so_explain && healthy) {
+		if (sl->sl_named && !so->so_json)
+			fprintf(cli_out, "pool '%s' is healthy\n", name);
+	} else if (so->so_json) {
+		status_json_pool(spa, name, err, sl->sl_shown == 0);
+		sl->sl_shown++;
+	} else {
+		if (sl->sl_shown++ > 0)
+			cli_putc('\n');
+		if (spa != NULL)
+			status_pool(spa, name, so);
+		else
+			status_unopenable(name, err);
+	}
+}
+
 int
 cli_pool_status(int argc, char **argv)
 {
 	status_opts_t so = { 0 };
-	char **names = NULL, err[1024];
-	int n = 0, ret = CLI_EXIT_OK, error, shown = 0, seen = 0;
+	char **names = NULL;
+	int n = 0, ret = CLI_EXIT_OK, error;
 
 	if ((error = status_parse_args(argc, argv, &so)) != 0)
 		return (error);
@@ -479,41 +508,13 @@ cli_pool_status(int argc, char **argv)
 	if (so.so_json)
 		fprintf(cli_out, "{\"output_version\": {\"command\": \"zpool status\", "
 		    "\"vers_major\": 0, \"vers_minor\": 1},\n  \"pools\": {");
-	for (int i = 0; i < (argc > 0 ? argc : n); i++) {
-		const char *name = argc > 0 ? argv[i] : names[i];
-		spa_t *spa;
-		bool healthy;
-
-		error = cli_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
-		    &spa, err, sizeof (err));
-		if (error == CLI_ENOPOOL) {
-			ret = cli_cannot("open", name, error, err);
-			continue;
-		}
-		seen++;
-		healthy = spa != NULL && status_healthy(spa);
-		if (so.so_explain && healthy) {
-			if (argc > 0 && !so.so_json)
-				fprintf(cli_out, "pool '%s' is healthy\n", name);
-		} else if (so.so_json) {
-			status_json_pool(spa, name, err, shown == 0);
-			shown++;
-		} else {
-			if (shown++ > 0)
-				cli_putc('\n');
-			if (spa != NULL)
-				status_pool(spa, name, &so);
-			else
-				status_unopenable(name, err);
-		}
-		if (spa != NULL)
-			cli_pool_close(spa);
-	}
+	status_look_t sl = { &so, argc > 0, 0, 0 };
+	ret = cli_pool_look_each(argc, argv, names, n, status_look_one, &sl);
 	if (so.so_json)
 		fprintf(cli_out, "\n  }\n}\n");
-	else if (argc == 0 && seen == 0)
+	else if (argc == 0 && sl.sl_seen == 0)
 		fprintf(cli_out, "no pools available\n");
-	else if (so.so_explain && shown == 0 && argc == 0)
+	else if (so.so_explain && sl.sl_shown == 0 && argc == 0)
 		fprintf(cli_out, "all pools are healthy\n");
 	cli_names_free(names, n);
 	return (ret);

@@ -81,6 +81,10 @@ int cli_bad_option(const char *verb, int opt, int optopt);
 
 /* The pools this host has imported, by name, sorted (from the cache file). */
 int cli_pool_names(char ***namesp, int *np);
+/* pool.c: each pool named (or each of names) for a look; see there. */
+typedef void (*cli_pool_look_fn_t)(void *arg, spa_t *spa, const char *name, const char *err);
+int cli_pool_look_each(int argc, char **argv, char **names, int n, cli_pool_look_fn_t fn,
+    void *arg);
 void cli_names_free(char **names, int n);
 /*
  * Open an imported pool.  On failure *spap is NULL and err holds the
