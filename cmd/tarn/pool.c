@@ -47,7 +47,7 @@ static const cli_verb_t cli_verbs[] = {
 	{ "clear", cli_pool_clear,
 	    "\tclear <pool> [device]\n" },
 	{ "add", cli_pool_add,
-	    "\tadd [-f] <pool> <vdev> ...\n"
+	    "\tadd [-fn] <pool> <vdev> ...\n"
 	    "\tadd [-f] <pool> spare <device> ...\n" },
 	{ "labelclear", cli_pool_labelclear,
 	    "\tlabelclear [-f] <vdev>\n" },

@@ -136,8 +136,9 @@ create_parse_args(int argc, char **argv, create_opts_t *co)
 	return (0);
 }
 
-static void
-create_print_spec(const spa_vdev_spec_t *s, const char *name, int depth)
+/* A spec as create -n and add -n print it: one line per vdev, indented. */
+void
+cli_print_spec(const spa_vdev_spec_t *s, const char *name, int depth)
 {
 	if (s->type == VDEV_TYPE_ROOT)
 		fprintf(cli_out, "\t%s\n", name);
@@ -148,7 +149,7 @@ create_print_spec(const spa_vdev_spec_t *s, const char *name, int depth)
 	else
 		fprintf(cli_out, "\t%*s%s\n", depth, "", s->path);
 	for (int c = 0; c < s->nchildren; c++)
-		create_print_spec(s->children[c], name, depth + 2);
+		cli_print_spec(s->children[c], name, depth + 2);
 }
 
 /* -n: the checks that need no writing, then the layout. */
@@ -237,7 +238,7 @@ create_dryrun(const char *name, const spa_vdev_spec_t *s, const spa_vdev_spec_t 
 	}
 	if (s == root) {
 		fprintf(cli_out, "would create '%s' with the following layout:\n\n", name);
-		create_print_spec(root, name, 0);
+		cli_print_spec(root, name, 0);
 	}
 	return (0);
 }

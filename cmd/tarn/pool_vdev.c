@@ -8,7 +8,7 @@
  *	online POOL DEVICE...
  *	offline [-t] POOL DEVICE...       -t: until the next import only
  *	clear POOL [DEVICE]               reset error counts
- *	add [-f] POOL VDEV...             top-level vdevs: mirror, raidz, devices
+ *	add [-fn] POOL VDEV...            top-level vdevs (-n: show the result)
  *	add [-f] POOL spare DEVICE...     hot spares
  *
  * DEVICE names a leaf by path, by GUID or by the last part of its path;
@@ -287,9 +287,32 @@ cli_pool_clear(int argc, char **argv)
 	    cli_cannot("clear errors for", argv[argc - 1], error, err));
 }
 
-/* add POOL VDEV...: new top-level vdevs (mirror, raidz, single devices). */
+/* add -n: the pool's tree as it would be, new vdevs last (without numbers). */
+static void
+add_print(spa_t *spa, const char *pool, const spa_vdev_spec_t *spec)
+{
+	char name[VDEV_PATH_MAX + 32];
+	fprintf(cli_out, "would update '%s' to the following configuration:\n\n\t%s\n",
+	    pool, pool);
+	spa_vdev_hold(spa);
+	const vdev_t *root = spa_root_vdev(spa);
+	for (int t = 0; t < root->vdev_children; t++) {
+		const vdev_t *top = root->vdev_child[t];
+		cli_vdev_name(top, true, name, sizeof (name));
+		fprintf(cli_out, "\t  %s\n", name);
+		for (int c = 0; c < top->vdev_children; c++) {
+			cli_vdev_name(top->vdev_child[c], true, name, sizeof (name));
+			fprintf(cli_out, "\t    %s\n", name);
+		}
+	}
+	spa_vdev_rele(spa);
+	for (int t = 0; t < spec->nchildren; t++)
+		cli_print_spec(spec->children[t], pool, 2);
+}
+
+/* add [-n] POOL VDEV...: new top-level vdevs (mirror, raidz, single devices). */
 static int
-add_tops(const char *pool, int nwords, char **words, bool force)
+add_tops(const char *pool, int nwords, char **words, bool force, bool dryrun)
 {
 	spa_vdev_spec_t *spec;
 	char err[1024];
@@ -302,11 +325,20 @@ add_tops(const char *pool, int nwords, char **words, bool force)
 			    "themselves ('add POOL spare DEVICE...')"));
 	if ((error = spa_vdev_spec_parse(nwords, words, &spec, err, sizeof (err))) != 0)
 		return (cli_cannot("add to", pool, error, err));
-	if ((error = cli_pool_open(pool, 0, &spa, err, sizeof (err))) != 0) {
+	if ((error = cli_pool_open(pool, dryrun ? SPA_OPEN_READONLY : 0, &spa, err,
+	    sizeof (err))) != 0) {
 		spa_vdev_spec_free(spec);
 		return (cli_cannot("add to", pool, error, err));
 	}
 	err[0] = '\0';
+	if (dryrun) {
+		error = spa_vdev_add_check(spa, spec, force, err, sizeof (err));
+		if (error == 0)
+			add_print(spa, pool, spec);
+		cli_pool_close(spa);
+		spa_vdev_spec_free(spec);
+		return (error == 0 ? CLI_EXIT_OK : cli_cannot("add to", pool, error, err));
+	}
 	error = spa_vdev_add(spa, spec, force, err, sizeof (err));
 	if (error == 0) {
 		cli_history_log(spa);
@@ -320,16 +352,18 @@ add_tops(const char *pool, int nwords, char **words, bool force)
 int
 cli_pool_add(int argc, char **argv)
 {
-	bool force = false;
+	bool force = false, dryrun = false;
 	char err[1024];
 	char **paths;
 	spa_t *spa;
 	int c, error, ret;
 
 	cli_history_begin(argc, argv);
-	while ((c = getopt(argc, argv, ":f")) != -1) {
+	while ((c = getopt(argc, argv, ":fn")) != -1) {
 		if (c == 'f')
 			force = true;
+		else if (c == 'n')
+			dryrun = true;
 		else
 			return (cli_bad_option("add", c, optopt));
 	}
@@ -340,7 +374,9 @@ cli_pool_add(int argc, char **argv)
 	if (argc < 2)
 		return (cli_usage_error("add", "missing vdev specification"));
 	if (strcmp(argv[1], "spare") != 0)
-		return (add_tops(argv[0], argc - 1, argv + 1, force));
+		return (add_tops(argv[0], argc - 1, argv + 1, force, dryrun));
+	if (dryrun)
+		return (cli_usage_error("add", "-n is for top-level vdevs, not spares"));
 	if (argc < 3)
 		return (cli_usage_error("add", "missing device after 'spare'"));
 	paths = tarn_alloc(sizeof (char *) * (size_t)argc);

@@ -203,6 +203,8 @@ int cli_pool_online(int argc, char **argv);
 int cli_pool_offline(int argc, char **argv);
 int cli_pool_clear(int argc, char **argv);
 int cli_pool_labelclear(int argc, char **argv);
+/* pool_create.c: a vdev spec as create -n / add -n print it (depth: indent). */
+void cli_print_spec(const spa_vdev_spec_t *s, const char *name, int depth);
 int cli_pool_sync(int argc, char **argv);
 int cli_pool_add(int argc, char **argv);
 int cli_pool_iostat(int argc, char **argv);     /* pool_iostat.c */

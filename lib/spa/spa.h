@@ -302,6 +302,9 @@ int spa_vdev_clear(spa_t *spa, const char *path, char *err, size_t errlen);
  */
 int spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
     size_t errlen);
+/* zpool add -n: the checks of spa_vdev_add that need no writing. */
+int spa_vdev_add_check(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
+    size_t errlen);
 /* zpool add NAME spare DEV...: hot spares. */
 int spa_vdev_add_spares(spa_t *spa, int n, char *const paths[], bool force,
     char *err, size_t errlen);

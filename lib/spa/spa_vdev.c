@@ -1299,22 +1299,16 @@ spa_vdev_layout(vdev_type_t type, int nparity, int width, char *buf, size_t len)
  * leaks); after it began, the new tree, every device of it labeled, its
  * metaslabs empty and its rings written.
  */
-int
-spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
+/* Can spec's vdevs join the tree (count, and unless force, layout)?  spa_vdev_lock held. */
+static int
+spa_vdev_add_fits(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
     size_t errlen)
 {
-	int e = spa_check_spec(spec, force, err, errlen);
-	if (e != 0)
-		return (e);
-	if ((e = spa_vdev_enter(spa, err, errlen)) != 0)
-		return (e);
-	vdev_t *root = spa->spa_root;
+	const vdev_t *root = spa->spa_root;
 	int n = spec->nchildren;
-	if (root->vdev_children + n > VDEV_MAX_CHILDREN) {
-		e = spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "a pool has at most %d "
-		    "top-level vdevs", VDEV_MAX_CHILDREN);
-		return (spa_vdev_exit(spa, e, false, err, errlen));
-	}
+	if (root->vdev_children + n > VDEV_MAX_CHILDREN)
+		return (spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "a pool has at most "
+		    "%d top-level vdevs", VDEV_MAX_CHILDREN));
 	const vdev_t *first = root->vdev_children > 0 ? root->vdev_child[0] : NULL;
 	for (int t = 0; t < n && first != NULL && !force; t++) {
 		const spa_vdev_spec_t *ts = spec->children[t];
@@ -1327,12 +1321,41 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 			char have[64], want[64];
 			spa_vdev_layout(ftype, (int)first->vdev_nparity, fwidth, have, sizeof (have));
 			spa_vdev_layout(ttype, ts->nparity, width, want, sizeof (want));
-			e = spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "mismatched "
+			return (spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "mismatched "
 			    "replication level: pool uses %s and new vdev is %s; use -f "
-			    "to override", have, want);
-			return (spa_vdev_exit(spa, e, false, err, errlen));
+			    "to override", have, want));
 		}
 	}
+	return (0);
+}
+
+int
+spa_vdev_add_check(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
+    size_t errlen)
+{
+	int e = spa_check_spec(spec, force, err, errlen);
+	if (e != 0)
+		return (e);
+	spa_vdev_hold(spa);
+	e = spa_vdev_add_fits(spa, spec, force, err, errlen);
+	spa_vdev_rele(spa);
+	return (e);
+}
+
+int
+spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
+    size_t errlen)
+{
+	int e = spa_check_spec(spec, force, err, errlen);
+	if (e != 0)
+		return (e);
+	if ((e = spa_vdev_enter(spa, err, errlen)) != 0)
+		return (e);
+	if ((e = spa_vdev_add_fits(spa, spec, force, err, errlen)) != 0)
+		return (spa_vdev_exit(spa, e, false, err, errlen));
+	vdev_t *root = spa->spa_root;
+	int n = spec->nchildren;
+	const vdev_t *first = root->vdev_children > 0 ? root->vdev_child[0] : NULL;
 	/* (1) open and label, at the pool's ashift or the devices' sectors if larger */
 	uint64_t ashift = first != NULL ? first->vdev_ashift : 0;
 	for (int t = 0; t < n; t++) {

@@ -1,5 +1,6 @@
 #!/bin/bash
-# zpool add: a mirror pool grows by a second mirror; files larger than
+# zpool add: a mirror pool grows by a second mirror (add -n shows the
+# result first and changes nothing); files larger than
 # the first mirror could hold are written through the mount and read back
 # byte-exact after export and import and after the daemon is killed right
 # after an add; a scrub is clean.  Mismatched layouts need -f; a device of
@@ -41,6 +42,16 @@ tarn_err 1 "^cannot add to 'tank': add hot spares by themselves" \
 tarn_err 1 "^cannot add to 'nope': no such pool$" pool add nope mirror "${DEV[2]}" "${DEV[3]}"
 tarn_err 2 "^missing vdev specification$" pool add tank
 [ "$(tops)" = "mirror-0 " ] && pass || fail "refused adds changed the pool: $(tops)"
+
+# -n: the tree as it would be, nothing changed; its checks are add's
+tarn_ok pool add -n tank mirror "${DEV[2]}" "${DEV[3]}"
+out_is "$(printf "would update 'tank' to the following configuration:\n\n\ttank\n\t  mirror-0\n\t    %s\n\t    %s\n\t  mirror\n\t    %s\n\t    %s" \
+	"${DEV[0]}" "${DEV[1]}" "${DEV[2]}" "${DEV[3]}")"
+tarn_err 1 "^cannot add to 'tank': mismatched replication level" pool add -n tank "${DEV[2]}"
+tarn_err 2 "^-n is for top-level vdevs, not spares$" pool add -n tank spare "${DEV[4]}"
+[ "$(tops)" = "mirror-0 " ] && pass || fail "add -n changed the pool: $(tops)"
+tarn_ok pool history tank
+out_lacks "zpool add"
 
 # a file of 120 MiB: most of what the first mirror holds
 ok dd if=/dev/urandom of="$MNT/f1" bs=1M count=120 conv=fsync status=none
