@@ -63,11 +63,8 @@ cli_pool_labelclear(int argc, char **argv)
 		return (cli_usage_error("labelclear", "missing vdev name"));
 	if (argc > 1)
 		return (cli_usage_error("labelclear", "too many arguments"));
-	/* a word without '/' names /dev/WORD, as everywhere */
-	if (strchr(argv[0], '/') == NULL)
-		(void) snprintf(path, sizeof (path), "/dev/%s", argv[0]);
-	else
-		(void) snprintf(path, sizeof (path), "%s", argv[0]);
+	if (cli_vdev_newpath("clear label for", argv[0], argv[0], path, sizeof (path)) != 0)
+		return (CLI_EXIT_ERROR);
 
 	e = vdev_label_read_path(path, &cfg);
 	if (e == ENOENT && access(path, F_OK) == 0)

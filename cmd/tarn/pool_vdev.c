@@ -25,8 +25,8 @@
  * Absolute path of a new device, as create would take it.  Returns 0, or
  * prints the error (cannot VERB 'POOL': ...) and returns 1.
  */
-static int
-vdev_newpath(const char *verb, const char *pool, const char *word, char *buf, size_t len)
+int
+cli_vdev_newpath(const char *verb, const char *pool, const char *word, char *buf, size_t len)
 {
 	spa_vdev_spec_t *spec;
 	char err[1024];
@@ -122,7 +122,7 @@ vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 	if (argc > 3)
 		return (cli_usage_error(cmd, "too many arguments"));
 	bool hasnew = argc == 3;
-	if (hasnew && vdev_newpath(cmd, argv[0], argv[2], newpath, sizeof (newpath)) != 0)
+	if (hasnew && cli_vdev_newpath(cmd, argv[0], argv[2], newpath, sizeof (newpath)) != 0)
 		return (CLI_EXIT_ERROR);
 	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
 		return (cli_cannot(cmd, argv[0], error, err));
@@ -389,7 +389,7 @@ cli_pool_add(int argc, char **argv)
 			ret = cli_cannot("add to", argv[0], ENOTSUP, "only devices may "
 			    "follow 'spare'; other vdev groups cannot be added yet");
 		else
-			ret = vdev_newpath("add to", argv[0], argv[i], paths[i - 2],
+			ret = cli_vdev_newpath("add to", argv[0], argv[i], paths[i - 2],
 			    VDEV_PATH_MAX + 1);
 	}
 	if (ret == CLI_EXIT_OK) {

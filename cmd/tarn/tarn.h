@@ -203,6 +203,13 @@ int cli_pool_online(int argc, char **argv);
 int cli_pool_offline(int argc, char **argv);
 int cli_pool_clear(int argc, char **argv);
 int cli_pool_labelclear(int argc, char **argv);
+/*
+ * pool_vdev.c: the absolute path of a device word, as create takes it (a
+ * word without '/' names /dev/WORD); 0, or prints "cannot VERB 'WHAT'" and
+ * returns 1.
+ */
+int cli_vdev_newpath(const char *verb, const char *what, const char *word, char *buf,
+    size_t len);
 /* pool_create.c: a vdev spec as create -n / add -n print it (depth: indent). */
 void cli_print_spec(const spa_vdev_spec_t *s, const char *name, int depth);
 int cli_pool_sync(int argc, char **argv);
