@@ -199,7 +199,15 @@ dmu_hold_read(dnode_t *dn, uint64_t blkid, dbuf_t **dbp)
  * far (doubling up to DMU_READAHEAD_MAX), topped up when fewer than half
  * of them are left.  The streams are a small table matched by dnode
  * address (a guess that may miss, never a correctness matter), the
- * least recently used replaced.
+ * least recently used replaced.  The kernel's read-ahead for a file read
+ * through the mount is many 1 MiB requests at once, which the FUSE
+ * threads take in no fixed order: requests came up to 14 MiB behind or
+ * ahead of the stream's end, each such one restarted the stream, and
+ * the blocks it read were kept as if a random reader wanted them (a
+ * 1 GiB cold read left 300 MiB cached, every buffer of it fresh memory).
+ * So a read of more than one block continues a stream anywhere within
+ * DMU_STREAM_SLACK blocks of its end (16 MiB at 128 KiB); a one-block
+ * read (a random reader's) keeps the narrow window.
  *
  * Read-ahead is asynchronous: a task on a small process-wide taskq
  * holds the dnode and reads the blocks into the cache, while the read
@@ -221,6 +229,7 @@ dmu_hold_read(dnode_t *dn, uint64_t blkid, dbuf_t **dbp)
 #define DMU_STREAMS        16
 #define DMU_READAHEAD_MAX  32       /* blocks (4 MiB at 128 KiB) */
 #define DMU_RA_THREADS     2
+#define DMU_STREAM_SLACK   128      /* blocks; see above */
 
 typedef struct dmu_stream {
 	const dnode_t *ds_dn;
@@ -258,6 +267,8 @@ dmu_readahead(const dnode_t *dn, uint64_t first, uint64_t last, uint64_t maxblki
 			old = &dmu_streams[i];
 	}
 	uint64_t win = MAX(n, ds != NULL ? ds->ds_ahead : 0) + 1;
+	if (n > 1)
+		win = MAX(win, DMU_STREAM_SLACK);
 	if (ds != NULL && first + win >= ds->ds_next && first <= ds->ds_next + win) {
 		*stream = ds->ds_ahead > 0;     /* read ahead for already */
 		ds->ds_ahead = MIN(MAX(ds->ds_ahead * 2, n), DMU_READAHEAD_MAX);

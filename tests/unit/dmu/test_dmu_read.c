@@ -549,6 +549,48 @@ test_stream_scan_resistant(void)
 	tt_pool_files_remove(&devs);
 }
 
+/*
+ * The kernel's read-ahead through the mount: 1 MiB requests taken by
+ * several threads in no fixed order.  Reads up to 15 MiB out of order
+ * are still one stream: the cache keeps only the stream's share of it.
+ */
+static void
+test_stream_out_of_order(void)
+{
+	const uint64_t cache = 64 * MiB, len = 96 * MiB, group = 16;
+	dmu_pool_opts_t o = { .dpo_cache_max = cache };
+	tt_pool_files(&devs, 1, 256 * MiB);
+	spa_t *spa = tt_pool_create(&devs, "ootest", NULL, &o);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	uint8_t *big;
+	uint64_t bobj = make_object(spa, os, len / BS, 5, &big);
+	spa_close(spa);
+
+	spa = tt_pool_reopen(&devs, 0, &o);
+	TT_OK(spa_objset_open(spa, "t", &os));
+	uint8_t *rb = tarn_alloc(MiB);
+	/* each 16 MiB group in the order 0, 15, 14, 13, ... 1: jumps of 15 MiB */
+	for (uint64_t g = 0; g < len / MiB; g += group) {
+		for (uint64_t i = 0; i < group; i++) {
+			uint64_t off = (g + (group - i) % group) * MiB;
+			TT_OK(dmu_read(os, bobj, off, MiB, rb));
+			TT_CHECK(memcmp(rb, big + off, MiB) == 0);
+		}
+	}
+	dmu_objset_readahead_wait(os);
+	dmu_pool_stats_t st;
+	dmu_pool_stats(spa_dmu_pool(spa), &st);
+	printf("  cache after a %" PRIu64 " MiB stream out of order: %" PRIu64 " KiB\n",
+	    (uint64_t)(len / MiB), (uint64_t)(st.dps_cache_bytes / KiB));
+	/* the stream's share, its first reads, its read-ahead, metadata */
+	TT_CHECK(st.dps_cache_bytes <= cache / 16 + 2 * MiB + 4 * MiB + 4 * MiB);
+	spa_close(spa);
+	tarn_free(rb);
+	tarn_free(big);
+	tt_pool_files_remove(&devs);
+}
+
 static void
 cleanup(void)
 {
@@ -563,5 +605,6 @@ TT_MAIN(
 	{ "loans", test_loans },
 	{ "views", test_views },
 	{ "stream_scan_resistant", test_stream_scan_resistant },
+	{ "stream_out_of_order", test_stream_out_of_order },
 	{ "cleanup", cleanup },
 )
