@@ -71,10 +71,10 @@ dbuf_hash(uint8_t level, uint64_t blkid, uint32_t buckets)
  * (only address space stays).
  * The regions chunks are cut from ask for transparent huge pages
  * (MADV_HUGEPAGE; Debian's default THP mode is "madvise"): on a
- * paravirtualized guest (the Linux 6.18 benchmark machine) every first
- * touch of a 4 KiB page costs the hypervisor a shadow-page fault even
- * after MADV_POPULATE_WRITE (fresh memory filled at ~250 MB/s, warm at
- * 15 GB/s), while a 2 MiB page costs one.  Streaming writes into a newly
+ * paravirtualized guest (the Linux 6.18 benchmark machine) the first
+ * touch of each 4 KiB page is slow even after MADV_POPULATE_WRITE, a
+ * fault the hypervisor serves by all appearances (fresh memory filled at
+ * ~250 MB/s, warm at 15 GB/s), while a 2 MiB page costs one such fault.  Streaming writes into a newly
  * started daemon went from 270-460 to 830-1090 MiB/s and cold reads
  * from 590-900 to 1360-1490 MiB/s (alternating builds, two runs each).
  * A cold buffer's MADV_DONTNEED splits its huge page; khugepaged may in
