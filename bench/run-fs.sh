@@ -55,7 +55,10 @@
 #              fresh memory in again (measured: tarn-single's seq_write
 #              570-610 MiB/s as the first target of each of three
 #              rounds; in one run with it three times, 700 first, 930
-#              third and 1300 fifth)
+#              third and 1300 fifth).  Rotating did not lift that figure
+#              (median 664 MiB/s in the next 3-round run), so position
+#              is not all of it; the rotation still spreads the cost of
+#              coming first over the targets, where the median drops it
 # Needs root (tmpfs, loop devices, drop_caches).  Installs fio, zfs-fuse,
 # fuse-overlayfs, btrfs-progs and e2fsprogs with apt-get when missing.
 # Cleanup on exit and on Ctrl-C: pools exported/destroyed, daemons stopped
