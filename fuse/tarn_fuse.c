@@ -445,6 +445,7 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 		t->tf_have_dev = true;
 	}
 	tf_set_readahead(t);
+	tf_space_start(t);
 	*out = t;
 	return (0);
 }
@@ -558,6 +559,7 @@ tarn_fuse_unmount(tarn_fuse_t *t, bool force)
 		}
 	}
 	pthread_join(t->tf_loop_thread, NULL);
+	tf_space_stop(t);
 	tarn_fuse_uring_stop(t);
 	fuse_session_unmount(t->tf_se);
 	fuse_session_destroy(t->tf_se);

@@ -20,6 +20,7 @@ typedef struct tarn_fuse_node {
 	posix_ino_t              tn_ino;
 	uint64_t                 tn_nlookup;  /* kernel lookup count (>= 1 while here) */
 	int                      tn_wb_err;   /* a write-back write failed: for fsync/close */
+	uint32_t                 tn_writers;  /* opens that may write (tarn_fuse_space.c) */
 	struct tarn_fuse_node   *tn_next;     /* hash chain */
 } tarn_fuse_node_t;
 
@@ -55,6 +56,11 @@ void tarn_fuse_nodes_count(tarn_fuse_nodes_t *n, uint64_t *nodes, uint64_t *look
 void tarn_fuse_nodes_set_error(tarn_fuse_nodes_t *n, posix_ino_t ino, int err);
 /* The remembered error of ino, cleared (0 if none). */
 int tarn_fuse_nodes_take_error(tarn_fuse_nodes_t *n, posix_ino_t ino);
+/* One more (delta 1) or one less (-1) open of ino that may write. */
+void tarn_fuse_nodes_writers(tarn_fuse_nodes_t *n, posix_ino_t ino, int delta);
+/* Call fn(arg, ino) for every inode open for writing (no lock held during fn). */
+void tarn_fuse_nodes_each_writer(tarn_fuse_nodes_t *n, void (*fn)(void *, posix_ino_t),
+    void *arg);
 
 /* ---- the server ---- */
 
@@ -93,6 +99,7 @@ struct tarn_fuse {
 	pthread_mutex_t      tf_rd_lock;      /* one reader of /dev/fuse at a time... */
 	uint64_t             tf_rd_last;      /* ...(tf_rd_lock) and when it last read */
 	atomic_uint_fast64_t tf_gen_epoch;   /* bumped by invalidate_all */
+	struct tf_space     *tf_space;        /* the full-pool gate (tarn_fuse_space.c) */
 	atomic_uint_fast64_t tf_requests;
 	atomic_uint_fast64_t tf_errors;
 	atomic_uint_fast64_t tf_forgets;      /* inodes forgotten by the kernel */
@@ -153,6 +160,22 @@ int tarn_fuse_hook_io(tarn_fuse_t *t);
 int tarn_fuse_uring_start(tarn_fuse_t *t);
 /* After the connection ended: join the workers, free their rings. */
 void tarn_fuse_uring_stop(tarn_fuse_t *t);
+
+/* ---- a full pool through the writeback cache (tarn_fuse_space.c) ---- */
+
+/* After the mount: the kernel's dirty-page bound, the reserve, the notifier. */
+void tf_space_start(tarn_fuse_t *t);
+/* Before the session is destroyed: stop the notifier. */
+void tf_space_stop(tarn_fuse_t *t);
+/* An open or create is answered: fi->fh says whether it may write. */
+void tf_space_open(tarn_fuse_t *t, posix_ino_t ino, struct fuse_file_info *fi);
+void tf_space_release(tarn_fuse_t *t, posix_ino_t ino, struct fuse_file_info *fi);
+/* A GETATTR of ino through fi (NULL: none): ENOSPC/EDQUOT to refuse a write(2). */
+int tf_space_gate(tarn_fuse_t *t, posix_ino_t ino, struct fuse_file_info *fi);
+/* How long the kernel may trust attributes (0 while the pool is full). */
+double tf_space_attr_tmo(tarn_fuse_t *t);
+/* A write-back write of [off, off + len) to ino was answered with err. */
+void tf_space_written(tarn_fuse_t *t, posix_ino_t ino, uint64_t off, uint64_t len, int err);
 
 /* ---- the request flags libfuse drops (tarn_fuse_req.c) ---- */
 

@@ -38,11 +38,14 @@ tf_kill_suidgid(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino)
 	return (posix_setattr(t->tf_fs, ino, &in, POSIX_SET_KILL_SUIDGID, &cred, NULL));
 }
 
-/* What the kernel may do with an open file: keep its cached pages. */
+/*
+ * What the kernel may do with an open file: keep its cached pages.  The
+ * handle says whether the open may write (tf_space_open).
+ */
 static void
-tf_open_flags(tarn_fuse_t *t, struct fuse_file_info *fi)
+tf_open_flags(tarn_fuse_t *t, posix_ino_t ino, struct fuse_file_info *fi)
 {
-	fi->fh = 0;
+	tf_space_open(t, ino, fi);
 	fi->keep_cache = 1;
 	fi->noflush = 1;        /* ignored with the writeback cache; why no FLUSH comes: tf_release */
 	fi->direct_io = 0;
@@ -75,8 +78,8 @@ tf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	}
 	struct fuse_entry_param ep;
 	tarn_fuse_entry_fill(t, &pa, &ep);
-	tf_open_flags(t, fi);
 	tarn_fuse_entry_ref(t, &pa);
+	tf_open_flags(t, pa.pa_ino, fi);
 	if (fuse_reply_create(req, &ep, fi) == -ENOENT)
 		tarn_fuse_entry_unref(t, &pa);
 }
@@ -92,7 +95,7 @@ tf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		tarn_fuse_reply_err(req, e);
 		return;
 	}
-	tf_open_flags(t, fi);
+	tf_open_flags(t, TF_PINO(t, ino), fi);
 	(void) fuse_reply_open(req, fi);
 }
 
@@ -184,9 +187,13 @@ tf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 	/* cleared before the data changes: a crash between leaves the bits off */
 	if (e == 0 && tarn_fuse_req_kills_suidgid())
 		e = tf_kill_suidgid(t, req, TF_PINO(t, ino));
-	if (e == 0)
+	bool cached = fi != NULL && fi->writepage;
+	if (e == 0 && cached)   /* accepted by write(2) long ago: may use the reserve */
+		e = posix_write_cached(t->tf_fs, TF_PINO(t, ino), (uint64_t)off, size, data,
+		    &cred, &n);
+	else if (e == 0)
 		e = posix_write(t->tf_fs, TF_PINO(t, ino), (uint64_t)off, size, data, &cred, &n);
-	if (fi != NULL && fi->writepage && (e != 0 || n < size)) {
+	if (cached && (e != 0 || n < size)) {
 		/*
 		 * The kernel's page cache wrote this: fsync and close must say
 		 * so.  The kernel ignores the count of a short write-back, so
@@ -196,12 +203,21 @@ tf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 			e = SET_ERROR(EIO);
 		n = 0;
 		tarn_fuse_nodes_set_error(&t->tf_nodes, TF_PINO(t, ino), e);
+		/*
+		 * The kernel keeps the size it grew with the write: the size
+		 * on disk follows (the failed part a hole), before the reply
+		 * lets a truncate in (theory: tarn_fuse_space.c).
+		 */
+		if (off >= 0)
+			(void) posix_extend(t->tf_fs, TF_PINO(t, ino), (uint64_t)off + size);
 	}
 	if (e != 0 && n == 0) {
 		tarn_fuse_reply_err(req, e);
-		return;
+	} else {
+		(void) fuse_reply_write(req, n);
 	}
-	(void) fuse_reply_write(req, n);
+	if (cached && off >= 0)
+		tf_space_written(t, TF_PINO(t, ino), (uint64_t)off, size, e);
 }
 
 /*
@@ -221,6 +237,7 @@ static void
 tf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	tarn_fuse_t *t = tf_enter(req);
+	tf_space_release(t, TF_PINO(t, ino), fi);
 	if (fi != NULL && (fi->flags & O_ACCMODE) != O_RDONLY)
 		(void) tarn_fuse_nodes_take_error(&t->tf_nodes, TF_PINO(t, ino));
 	tarn_fuse_reply_err(req, 0);

@@ -201,3 +201,44 @@ tarn_fuse_nodes_take_error(tarn_fuse_nodes_t *n, posix_ino_t ino)
 	pthread_mutex_unlock(&s->ts_lock);
 	return (err);
 }
+
+void
+tarn_fuse_nodes_writers(tarn_fuse_nodes_t *n, posix_ino_t ino, int delta)
+{
+	tarn_fuse_shard_t *s = node_shard(n, ino);
+	pthread_mutex_lock(&s->ts_lock);
+	tarn_fuse_node_t *tn = *node_slot(s, ino);
+	if (tn != NULL) {
+		if (delta > 0)
+			tn->tn_writers++;
+		else if (tn->tn_writers > 0)
+			tn->tn_writers--;
+	}
+	pthread_mutex_unlock(&s->ts_lock);
+}
+
+void
+tarn_fuse_nodes_each_writer(tarn_fuse_nodes_t *n, void (*fn)(void *, posix_ino_t), void *arg)
+{
+	for (int i = 0; i < TF_NODE_SHARDS; i++) {
+		tarn_fuse_shard_t *s = &n->tns_shard[i];
+		posix_ino_t found[64];
+		uint64_t b = 0;
+		/* a shard at a time, in pieces of 64, so fn runs unlocked */
+		for (;;) {
+			int cnt = 0;
+			pthread_mutex_lock(&s->ts_lock);
+			for (; b < s->ts_nbuckets && cnt < 64 - 8; b++)
+				for (tarn_fuse_node_t *tn = s->ts_buckets[b]; tn != NULL &&
+				    cnt < 64; tn = tn->tn_next)
+					if (tn->tn_writers > 0)
+						found[cnt++] = tn->tn_ino;
+			bool more = b < s->ts_nbuckets;
+			pthread_mutex_unlock(&s->ts_lock);
+			for (int k = 0; k < cnt; k++)
+				fn(arg, found[k]);
+			if (!more)
+				break;
+		}
+	}
+}

@@ -237,18 +237,22 @@ tf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	tarn_fuse_t *t = tf_enter(req);
 	posix_attr_t pa;
-	int e = posix_getattr(t->tf_fs, TF_PINO(t, ino), &pa);
+	/* a cached write(2) asks first: refused when the pool is full */
+	int e = tf_space_gate(t, TF_PINO(t, ino), fi);
+	if (e == 0)
+		e = posix_getattr(t->tf_fs, TF_PINO(t, ino), &pa);
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
 		return;
 	}
+	double tmo = tf_space_attr_tmo(t);
 	if (tarn_fuse_req_statx()) {
-		(void) tarn_fuse_reply_statx(req, &pa, t->tf_attr_tmo);
+		(void) tarn_fuse_reply_statx(req, &pa, tmo);
 		return;
 	}
 	struct stat st;
 	tarn_fuse_attr_to_stat(&pa, &st);
-	(void) fuse_reply_attr(req, &st, t->tf_attr_tmo);
+	(void) fuse_reply_attr(req, &st, tmo);
 }
 
 /* FUSE_SET_ATTR_* -> POSIX_SET_*, with the values in pa. */
@@ -310,7 +314,7 @@ tf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	}
 	struct stat st;
 	tarn_fuse_attr_to_stat(&out, &st);
-	(void) fuse_reply_attr(req, &st, t->tf_attr_tmo);
+	(void) fuse_reply_attr(req, &st, tf_space_attr_tmo(t));
 }
 
 static void

@@ -64,10 +64,26 @@ zio_ctx_t *dmu_pool_zio(dmu_pool_t *dp);
 
 /* Wait until txg (0: the currently open one) is on disk.  EIO if suspended. */
 int txg_wait_synced(dmu_pool_t *dp, uint64_t txg);
+/*
+ * From the pool's sync: after txg, deferred frees are (true) or are not
+ * maturing.  Frees become allocatable only some txgs after their own, so
+ * the sync thread then syncs a few txgs even without dirty data, at a
+ * short interval, and space freed on an idle pool comes back within a
+ * second instead of at the next write.
+ */
+void txg_frees_maturing(dmu_pool_t *dp, bool maturing);
 /* Ask for the open txg to be synced soon, without waiting. */
 void txg_kick(dmu_pool_t *dp);
 uint64_t txg_last_synced(dmu_pool_t *dp);
 uint64_t txg_open_txg(dmu_pool_t *dp);
+/*
+ * Would a tx needing `space` bytes fit now, leaving `keep` free?  Waits
+ * for up to a few txg syncs as dmu_tx_assign does (their frees and
+ * worst-case estimates); 0, ENOSPC, or EIO when the pool is suspended.
+ */
+int dmu_pool_space_wait(dmu_pool_t *dp, uint64_t space, uint64_t keep);
+/* The worst-case space estimates of the txgs not yet synced. */
+uint64_t dmu_pool_space_pending(dmu_pool_t *dp);
 /* True (and writes fail with EIO) after a sync failed. */
 bool dmu_pool_suspended(dmu_pool_t *dp);
 /* Testing hook: called after each txg is on disk (txg, arg). */
@@ -265,6 +281,17 @@ void dmu_tx_hold_write(dmu_tx_t *tx, uint64_t obj, uint64_t off, uint64_t len);
 void dmu_tx_hold_free(dmu_tx_t *tx, uint64_t obj, uint64_t off, uint64_t len);
 void dmu_tx_hold_bonus(dmu_tx_t *tx, uint64_t obj);
 void dmu_tx_hold_space(dmu_tx_t *tx, uint64_t bytes);
+/*
+ * The tx must leave `bytes` of the pool's space free beside its own (room
+ * promised to writes that will come later: the kernel's cached pages).
+ */
+void dmu_tx_keep_free(dmu_tx_t *tx, uint64_t bytes);
+/*
+ * While on, every tx of os may use the pool's reserve as a netfree tx
+ * does: an intent-log replay re-does changes that were admitted (and
+ * acknowledged) before a crash, and must work on a full pool.
+ */
+void dmu_objset_replaying(objset_t *os, bool on);
 /* The tx frees more than it writes: it may use the pool's reserve. */
 void dmu_tx_mark_netfree(dmu_tx_t *tx);
 /*

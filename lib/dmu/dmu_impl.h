@@ -183,6 +183,7 @@ struct dnode {
 
 struct objset {
 	dmu_pool_t *os_dp;
+	bool      os_replaying;             /* atomic: txs may use the reserve (dmu_objset_replaying) */
 	dmu_objset_type_t os_type;
 	dmu_objset_props_t os_props;
 	pthread_mutex_t os_lock;
@@ -221,6 +222,7 @@ struct dmu_tx {
 	objset_t *tx_os;
 	uint64_t  tx_txg;
 	uint64_t  tx_space;                 /* estimated bytes */
+	uint64_t  tx_keep;                  /* bytes it must leave free (dmu_tx_keep_free) */
 	bool      tx_netfree;
 	bool      tx_syncing;               /* created by dmu_tx_create_syncing */
 	bool      tx_assigned;
@@ -234,6 +236,8 @@ struct dmu_pool {
 	dmu_pool_space_fn_t dp_space_fn;
 	void      *dp_arg;
 	void     (*dp_synced_cb)(void *, uint64_t);
+	int        dp_defer_syncs;  /* dp_lock; empty txgs still to sync for maturing frees */
+	uint64_t   dp_frees_txg;    /* dp_lock; the last txg a netfree tx committed to */
 	dmu_error_fn_t dp_error_cb;
 	void      *dp_error_arg;
 	void      *dp_synced_arg;

@@ -49,6 +49,8 @@
 #define TXG_DELAY_MIN_PCT    60
 #define TXG_DELAY_BASE_NS    50000ULL
 #define TXG_DELAY_MAX_NS     100000000ULL
+#define TXG_DEFER_SYNC_NS    150000000ULL    /* an empty txg for maturing frees */
+#define TXG_DEFER_SYNCS      4               /* at most this many in a row */
 
 static void *txg_sync_thread(void *arg);
 
@@ -190,6 +192,25 @@ dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out)
 	pthread_mutex_unlock(&dp->dp_cache_lock);
 }
 
+void
+txg_frees_maturing(dmu_pool_t *dp, bool maturing)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	uint64_t txg = __atomic_load_n(&dp->dp_syncing_txg, __ATOMIC_ACQUIRE);
+	bool empty = txg != 0 && dp->dp_dirty[TXG_IDX(txg)] == 0;
+	/*
+	 * A txg with changes re-arms the count; an empty one only uses it up,
+	 * so that its own metadata frees cannot keep empty txgs going forever.
+	 */
+	if (!maturing)
+		dp->dp_defer_syncs = 0;
+	else if (!empty)
+		dp->dp_defer_syncs = TXG_DEFER_SYNCS;
+	else if (dp->dp_defer_syncs > 0)
+		dp->dp_defer_syncs--;
+	pthread_mutex_unlock(&dp->dp_lock);
+}
+
 /* Account dirty bytes to txg (called when a dirty record is created). */
 void
 dmu_pool_dirty_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes)
@@ -231,6 +252,17 @@ txg_should_sync(dmu_pool_t *dp, uint64_t now)
 		return (true);
 	if (dirty > 0 && now - dp->dp_open_time >=
 	    dp->dp_opts.dpo_txg_timeout_ms * 1000000ULL)
+		return (true);
+	/*
+	 * Frees on a pool short of space: sync them soon, so that a delete
+	 * on a full pool makes room in a second, not at the timeout.
+	 */
+	if (dp->dp_frees_txg == open && dirty > 0 && now - dp->dp_open_time >= TXG_DEFER_SYNC_NS &&
+	    dp->dp_space_fn != NULL &&
+	    dp->dp_space_fn(dp->dp_arg, false) < 4 * dp->dp_opts.dpo_dirty_max)
+		return (true);
+	/* Frees of an idle pool mature only as txgs go by. */
+	if (dp->dp_defer_syncs > 0 && now - dp->dp_open_time >= TXG_DEFER_SYNC_NS)
 		return (true);
 	/* Writers blocked on the limit need a sync even for little data. */
 	if (dirty > 0 && dp->dp_dirty_total >= dp->dp_opts.dpo_dirty_max)
@@ -423,6 +455,18 @@ dmu_tx_hold_space(dmu_tx_t *tx, uint64_t bytes)
 }
 
 void
+dmu_objset_replaying(objset_t *os, bool on)
+{
+	__atomic_store_n(&os->os_replaying, on, __ATOMIC_RELAXED);
+}
+
+void
+dmu_tx_keep_free(dmu_tx_t *tx, uint64_t bytes)
+{
+	tx->tx_keep = bytes;
+}
+
+void
 dmu_tx_mark_netfree(dmu_tx_t *tx)
 {
 	tx->tx_netfree = true;
@@ -475,6 +519,65 @@ dmu_tx_mine_txg(dmu_pool_t *dp)
 	return (m->tm_txg);
 }
 
+/* Space estimates of the txgs not yet synced (dp_lock held). */
+static uint64_t
+dmu_space_pending_locked(dmu_pool_t *dp)
+{
+	uint64_t pending = 0;
+	for (int i = 0; i < TXG_SIZE; i++)
+		pending += dp->dp_space_pending[i];
+	return (pending);
+}
+
+/*
+ * Would `space` more bytes fit, leaving `keep` free, beside what unsynced
+ * txgs may still take?  Called with dp_lock held, which it may drop and
+ * retake.  A tx that frees may dip into half of the reserve (so a full
+ * pool can delete), never into all of it (the pool layer's space_fn).
+ * Frees pending in syncing txgs may make room, and the estimates of
+ * unsynced txs are worst cases (many small ops from several threads can
+ * reserve more than a small pool holds): let those txgs land, a few times
+ * while the space would fit once nothing else is pending, before ENOSPC.
+ * A thread holding a tx (mine) cannot wait for a sync.
+ */
+static int
+dmu_space_wait_locked(dmu_pool_t *dp, uint64_t space, uint64_t keep, bool netfree, bool mine)
+{
+	if (dp->dp_space_fn == NULL)
+		return (0);
+	uint64_t pending = dmu_space_pending_locked(dp);
+	uint64_t avail = dp->dp_space_fn(dp->dp_arg, netfree);
+	for (int tries = 0; space + keep + pending > avail; tries++) {
+		if (pending == 0 || tries == 8 || (tries > 0 && space + keep > avail) || mine)
+			return (SET_ERROR(ENOSPC));
+		pthread_mutex_unlock(&dp->dp_lock);
+		(void) txg_wait_synced(dp, 0);
+		pthread_mutex_lock(&dp->dp_lock);
+		avail = dp->dp_space_fn(dp->dp_arg, netfree);
+		pending = dmu_space_pending_locked(dp);
+	}
+	return (0);
+}
+
+int
+dmu_pool_space_wait(dmu_pool_t *dp, uint64_t space, uint64_t keep)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	int err = dp->dp_suspended ? SET_ERROR(EIO) :
+	    dmu_space_wait_locked(dp, space, keep, false, dmu_tx_mine_txg(dp) != 0);
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (err);
+}
+
+uint64_t
+dmu_pool_space_pending(dmu_pool_t *dp)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	uint64_t pending = dmu_space_pending_locked(dp);
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (pending);
+}
+
 int
 dmu_tx_assign(dmu_tx_t *tx, int how)
 {
@@ -515,34 +618,12 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 		}
 	}
 	/* Space: what is free, less what unsynced txgs may still take. */
-	if (tx->tx_space > 0 && dp->dp_space_fn != NULL) {
-		uint64_t pending = 0;
-		for (int i = 0; i < TXG_SIZE; i++)
-			pending += dp->dp_space_pending[i];
-		uint64_t avail = dp->dp_space_fn(dp->dp_arg, tx->tx_netfree);
-		/*
-		 * A tx that frees may dip into half of the reserve (so a full
-		 * pool can delete), never into all of it.
-		 */
-		/*
-		 * Frees pending in syncing txgs may make room, and the
-		 * estimates of unsynced txs are worst cases (many small ops
-		 * from several threads can reserve more than a small pool
-		 * holds): let those txgs land, a few times while the tx
-		 * would fit once nothing else is pending, before ENOSPC.
-		 */
-		for (int tries = 0; tx->tx_space + pending > avail; tries++) {
-			pthread_mutex_unlock(&dp->dp_lock);
-			if (pending == 0 || tries == 8 || (tries > 0 && tx->tx_space > avail) ||
-			    mine != 0)
-				return (SET_ERROR(ENOSPC));
-			(void) txg_wait_synced(dp, 0);
-			pthread_mutex_lock(&dp->dp_lock);
-			avail = dp->dp_space_fn(dp->dp_arg, tx->tx_netfree);
-			pending = 0;
-			for (int i = 0; i < TXG_SIZE; i++)
-				pending += dp->dp_space_pending[i];
-		}
+	bool netfree = tx->tx_netfree ||
+	    __atomic_load_n(&tx->tx_os->os_replaying, __ATOMIC_RELAXED);
+	if (tx->tx_space > 0 &&
+	    dmu_space_wait_locked(dp, tx->tx_space, tx->tx_keep, netfree, mine != 0) != 0) {
+		pthread_mutex_unlock(&dp->dp_lock);
+		return (SET_ERROR(ENOSPC));
 	}
 	/* A closing txg: wait until its holds are gone (theory above). */
 	if (mine == 0 && dp->dp_quiescing_txg != 0 && !dp->dp_suspended) {
@@ -576,6 +657,8 @@ dmu_tx_commit(dmu_tx_t *tx)
 	if (tx->tx_assigned && !tx->tx_syncing) {
 		pthread_mutex_lock(&dp->dp_lock);
 		VERIFY3U(dp->dp_holds[TXG_IDX(tx->tx_txg)], >, 0);
+		if (tx->tx_netfree)
+			dp->dp_frees_txg = tx->tx_txg;
 		if (tx->tx_mine != NULL) {
 			/* committed by the thread that assigned it, or another */
 			VERIFY3U(tx->tx_mine->tm_n, >, 0);

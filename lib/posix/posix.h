@@ -186,6 +186,20 @@ uint64_t posix_fs_replayed(const posix_fs_t *fs);
 void posix_zil_set_replay_limit(uint64_t n);
 objset_t *posix_fs_objset(posix_fs_t *fs);
 int posix_statfs(posix_fs_t *fs, struct statvfs *st);
+/*
+ * Space kept free for writes the kernel has already accepted into its
+ * page cache (the FUSE writeback cache) and will send later: changes
+ * through posix_write and the other calls leave `bytes` of the pool's
+ * space free, posix_write_cached may use it.  0 (the default): none.
+ */
+void posix_fs_set_reserve(posix_fs_t *fs, uint64_t bytes);
+/*
+ * Would a new write through the kernel's cache be refused now (ENOSPC,
+ * EDQUOT), i.e. has the pool's space less the reserve run out?  With
+ * wait, unsynced txgs are let land first (their frees and worst-case
+ * estimates), as a write would; without, an estimate that never waits.
+ */
+int posix_space_gate(posix_fs_t *fs, bool wait);
 /* Wait until everything done so far is on stable storage. */
 int posix_fs_sync(posix_fs_t *fs);
 
@@ -253,6 +267,19 @@ int posix_read(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, void
 /* Writes extend the file; O_APPEND is the caller's (it passes off = size). */
 int posix_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, const void *buf,
     const posix_cred_t *cred, uint64_t *nwritten);
+/*
+ * posix_write of data the kernel's page cache accepted earlier (a FUSE
+ * write-back): it may use the reserve of posix_fs_set_reserve.
+ */
+int posix_write_cached(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len,
+    const void *buf, const posix_cred_t *cred, uint64_t *nwritten);
+/*
+ * Make ino at least `size` bytes long (the new part a hole), as a
+ * change that needs no new space: after a cached write that failed, so
+ * that the size the kernel shows (it grew with the write) is the size
+ * on disk.
+ */
+int posix_extend(posix_fs_t *fs, posix_ino_t ino, uint64_t size);
 /* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE */
 int posix_falloc(posix_fs_t *fs, posix_ino_t ino, int mode, uint64_t off, uint64_t len);
 /* SEEK_DATA / SEEK_HOLE */

@@ -106,10 +106,10 @@ data_kill_suid(znode_phys_t *zp, const posix_cred_t *cred)
 /* One transaction of a write: [off, off + n) of buf. */
 static int
 data_write_chunk(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t off,
-    uint64_t n, const void *buf, const posix_cred_t *cred)
+    uint64_t n, const void *buf, const posix_cred_t *cred, bool cached)
 {
 	uint64_t end = off + n;
-	int err = posix_space_check(fs, n);
+	int err = cached ? posix_space_check_cached(fs, n) : posix_space_check(fs, n);
 	if (err != 0)
 		return (err);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
@@ -145,9 +145,9 @@ data_write_chunk(posix_fs_t *fs, posix_ino_t ino, znode_phys_t *zp, uint64_t off
 	return (err);
 }
 
-int
-posix_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, const void *buf,
-    const posix_cred_t *cred, uint64_t *nwritten)
+static int
+data_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, const void *buf,
+    const posix_cred_t *cred, bool cached, uint64_t *nwritten)
 {
 	*nwritten = 0;
 	int err = posix_writable(fs);
@@ -163,7 +163,7 @@ posix_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, const v
 	while (done < len) {
 		uint64_t n = MIN(len - done, POSIX_WRITE_CHUNK);
 		err = data_write_chunk(fs, ino, &zp, off + done, n, (const uint8_t *)buf + done,
-		    cred);
+		    cred, cached);
 		if (err != 0)
 			break;
 		done += n;
@@ -176,6 +176,47 @@ posix_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, const v
 			return (e);
 	}
 	return (done > 0 ? 0 : err);
+}
+
+int
+posix_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, const void *buf,
+    const posix_cred_t *cred, uint64_t *nwritten)
+{
+	return (data_write(fs, ino, off, len, buf, cred, false, nwritten));
+}
+
+int
+posix_write_cached(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len,
+    const void *buf, const posix_cred_t *cred, uint64_t *nwritten)
+{
+	return (data_write(fs, ino, off, len, buf, cred, true, nwritten));
+}
+
+int
+posix_extend(posix_fs_t *fs, posix_ino_t ino, uint64_t size)
+{
+	int err = posix_writable(fs);
+	if (err != 0)
+		return (err);
+	pinode_t *pi;
+	znode_phys_t zp;
+	if ((err = data_enter(fs, ino, true, &pi, &zp)) != 0)
+		return (err);
+	if (size > zp.zp_size) {
+		dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
+		dmu_tx_hold_bonus(tx, ino);
+		dmu_tx_mark_netfree(tx);        /* a size only: it must work on a full pool */
+		if ((err = posix_tx_assign(tx)) == 0) {
+			znode_phys_t old = zp;
+			zp.zp_size = size;
+			err = zn_write(fs, ino, &old, &zp, tx);
+			if (err != 0)
+				zp = old;
+			dmu_tx_commit(tx);
+		}
+	}
+	data_exit(fs, pi);
+	return (err);
 }
 
 /*

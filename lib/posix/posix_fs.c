@@ -201,26 +201,20 @@ posix_room(posix_fs_t *fs, const posix_fs_opts_t *o, bool *quota)
 }
 
 /*
- * Before a change that needs `bytes` of new space (theory: the top of
- * this file).  Under a quota: EDQUOT when the last sync left no room;
+ * Admit `bytes` under a quota: EDQUOT when the last sync left no room;
  * when what was admitted since fills the room, wait for the sync that
  * shows what it really took (overwrites and zeros may take nothing) and
  * look again; else admit (a change may pass the quota by its own size,
- * as on zfs).  Otherwise ENOSPC when the pool's synced free space (less
- * other datasets' reservations) cannot take these bytes.
+ * as on zfs).
  */
-int
-posix_space_check(posix_fs_t *fs, uint64_t bytes)
+static int
+posix_space_quota(posix_fs_t *fs, const posix_fs_opts_t *o, uint64_t bytes)
 {
-	if (bytes == 0)
-		return (0);
-	posix_fs_opts_t o;
-	posix_opts(fs, &o);
 	dmu_pool_t *dp = dmu_objset_pool(fs->fs_os);
 	for (;;) {
 		bool quota = false;
-		uint64_t room = posix_room(fs, &o, &quota);
-		if (!quota)             /* dirty data in flight is the dmu's business */
+		uint64_t room = posix_room(fs, o, &quota);
+		if (!quota)
 			return (bytes > room ? SET_ERROR(ENOSPC) : 0);
 		if (room == 0)
 			return (SET_ERROR(EDQUOT));
@@ -246,6 +240,82 @@ posix_space_check(posix_fs_t *fs, uint64_t bytes)
 		if (err != 0)
 			return (err);
 	}
+}
+
+/*
+ * Room for `bytes` of new pool space (no quota bounds it), leaving
+ * `keep` bytes of it free: against the synced free space first, then
+ * against what unsynced txgs may still take (dmu_pool_space_wait, which
+ * waits for their frees to land).
+ */
+static int
+posix_space_pool(posix_fs_t *fs, uint64_t room, uint64_t bytes, uint64_t keep)
+{
+	if (bytes + keep > room)
+		return (SET_ERROR(ENOSPC));
+	if (keep == 0)          /* dirty data in flight is the dmu's business */
+		return (0);
+	return (dmu_pool_space_wait(dmu_objset_pool(fs->fs_os), bytes, keep));
+}
+
+/*
+ * Before a change that needs `bytes` of new space (theory: the top of
+ * this file).  Under a quota, see posix_space_quota.  Otherwise ENOSPC
+ * when the pool's free space (less other datasets' reservations) cannot
+ * take these bytes and still keep the reserve for the kernel's cached
+ * writes (posix_fs_set_reserve).
+ */
+int
+posix_space_check(posix_fs_t *fs, uint64_t bytes)
+{
+	if (bytes == 0 || fs->fs_replaying)     /* admitted before the crash */
+		return (0);
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	bool quota = false;
+	uint64_t room = posix_room(fs, &o, &quota);
+	if (quota)
+		return (posix_space_quota(fs, &o, bytes));
+	return (posix_space_pool(fs, room, bytes,
+	    __atomic_load_n(&fs->fs_reserve, __ATOMIC_RELAXED)));
+}
+
+int
+posix_space_check_cached(posix_fs_t *fs, uint64_t bytes)
+{
+	if (bytes == 0 || fs->fs_replaying)
+		return (0);
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	bool quota = false;
+	uint64_t room = posix_room(fs, &o, &quota);
+	if (quota)
+		return (posix_space_quota(fs, &o, bytes));
+	return (posix_space_pool(fs, room, bytes, 0));
+}
+
+void
+posix_fs_set_reserve(posix_fs_t *fs, uint64_t bytes)
+{
+	__atomic_store_n(&fs->fs_reserve, bytes, __ATOMIC_RELAXED);
+}
+
+int
+posix_space_gate(posix_fs_t *fs, bool wait)
+{
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	bool quota = false;
+	uint64_t room = posix_room(fs, &o, &quota);
+	if (quota)
+		return (room == 0 ? SET_ERROR(EDQUOT) : 0);
+	uint64_t keep = __atomic_load_n(&fs->fs_reserve, __ATOMIC_RELAXED);
+	if (keep >= room)
+		return (SET_ERROR(ENOSPC));
+	if (wait)
+		return (posix_space_pool(fs, room, SPA_MINBLOCKSIZE, keep));
+	uint64_t pending = dmu_pool_space_pending(dmu_objset_pool(fs->fs_os));
+	return (pending + keep + SPA_MINBLOCKSIZE > room ? SET_ERROR(ENOSPC) : 0);
 }
 
 /* Recount the inodes by reading every object (after an unclean close). */

@@ -111,10 +111,12 @@ struct posix_fs {
 	pthread_mutex_t fs_space_lock;
 	uint64_t fs_pend_txg[POSIX_PEND_SLOTS];
 	uint64_t fs_pend_bytes[POSIX_PEND_SLOTS];
+	uint64_t fs_reserve;              /* atomic: room kept for the kernel's cached writes */
 	pinode_stripe_t fs_tab[POSIX_TAB_STRIPES];
 	zil_t *fs_zil;                    /* intent log, or NULL (posix_zil.c) */
 	bool fs_xinline;                  /* small xattrs may go in the inode (pfo_xattr_inline) */
 	uint64_t fs_replayed;             /* records replayed at open */
+	bool fs_replaying;                /* during open's replay: space checks pass */
 };
 
 /* Up to four distinct inodes locked together (rename, link, unlink). */
@@ -135,6 +137,8 @@ uint64_t pinode_refs(posix_fs_t *fs, pinode_t *pi);
 int posix_tx_assign(dmu_tx_t *tx);
 void posix_inodes_add(posix_fs_t *fs, int64_t n);
 int posix_space_check(posix_fs_t *fs, uint64_t bytes);
+/* The same for bytes the kernel's page cache already took (may use fs_reserve). */
+int posix_space_check_cached(posix_fs_t *fs, uint64_t bytes);
 
 /* ---- posix_inode.c: znodes ---- */
 void posix_now(uint64_t t[2]);

@@ -486,7 +486,13 @@ posix_zil_replay(posix_fs_t *fs)
 	if (!zil_replay_needed(fs->fs_zil))
 		return (0);
 	fs->fs_replayed = 0;
-	return (zil_replay(fs->fs_zil, posix_zil_replay_limited, fs, NULL));
+	/* what the log holds was admitted before the crash: it must fit again */
+	fs->fs_replaying = true;
+	dmu_objset_replaying(fs->fs_os, true);
+	int err = zil_replay(fs->fs_zil, posix_zil_replay_limited, fs, NULL);
+	dmu_objset_replaying(fs->fs_os, false);
+	fs->fs_replaying = false;
+	return (err);
 }
 
 uint64_t

@@ -259,9 +259,26 @@ spa_sync_impl(spa_t *spa, uint64_t txg)
 			dmu_objset_sync_done(spa->spa_os[i].so_os, txg);
 	pthread_mutex_unlock(&spa->spa_lock);
 	dmu_objset_sync_done(spa->spa_mos, txg);
-	metaslab_class_sync_done(spa->spa_mc, txg);
+	/* frees of an idle pool mature by a few empty txgs (txg_frees_maturing) */
+	txg_frees_maturing(spa->spa_dp, metaslab_class_sync_done(spa->spa_mc, txg));
 	spa_vdev_sync_done(spa, txg);   /* missed txgs to the labels; wake spa_vdev.c */
 	return (0);
+}
+
+/*
+ * Free space less the reserve, and no more than what full-size blocks
+ * can still be placed in (ms_usable: free segments in whole units of a
+ * 128 KiB block's size, less half the reserve).  Without gang blocks a
+ * block needs one contiguous piece: a pool whose free space is all in
+ * holes a little smaller than a block (freed blocks that compressed a
+ * little) would admit data its sync cannot place, and suspend.
+ */
+static uint64_t
+spa_space_fit(uint64_t free, uint64_t usable, uint64_t reserve)
+{
+	uint64_t a = free > reserve ? free - reserve : 0;
+	uint64_t b = usable > reserve / 2 ? usable - reserve / 2 : 0;
+	return (MIN(a, b));
 }
 
 /*
@@ -278,16 +295,16 @@ spa_space_avail(void *arg, bool netfree)
 		metaslab_space_t ms;
 		metaslab_class_dspace(spa->spa_mc, &ms);
 		uint64_t slop = spa_slop(ms.ms_total);
-		uint64_t reserve = netfree ? slop / 2 : slop;
-		return (ms.ms_free > reserve ? ms.ms_free - reserve : 0);
+		return (spa_space_fit(ms.ms_free, ms.ms_usable, netfree ? slop / 2 : slop));
 	}
 	spa_space_t ss;
 	spa_get_space(spa, &ss);
-	uint64_t reserve = netfree ? ss.ss_slop / 2 : ss.ss_slop;
-	uint64_t freeb = ss.ss_free;
-	if (freeb <= reserve)
+	metaslab_space_t raw;
+	metaslab_class_space(spa->spa_mc, &raw);
+	uint64_t avail = spa_space_fit(ss.ss_free, raw.ms_usable,
+	    netfree ? ss.ss_slop / 2 : ss.ss_slop);
+	if (avail == 0)
 		return (0);
-	uint64_t avail = freeb - reserve;
 	/* RAID-Z stores parity too: scale by the worst data fraction. */
 	uint64_t num = 1, den = 1;
 	for (int t = 0; t < spa->spa_root->vdev_children; t++) {

@@ -93,6 +93,7 @@ metaslab_create(metaslab_group_t *mg, uint64_t id, uint64_t start, uint64_t size
 	ms->ms_size = size;
 	ms->ms_cursor = start;
 	ms->ms_allocatable = range_tree_create();
+	range_tree_set_unit(ms->ms_allocatable, mg->mg_unit);
 	for (int t = 0; t < TXG_SIZE; t++) {
 		ms->ms_allocating[t] = range_tree_create();
 		ms->ms_freenow[t] = range_tree_create();
@@ -144,6 +145,10 @@ metaslab_update_stats(metaslab_t *ms)
 	uint64_t nfree = range_tree_space(ms->ms_allocatable);
 	uint64_t ndef = ms_deferred_space(ms);
 	uint64_t ofree = ms->ms_stat_free, odef = ms->ms_stat_deferred;
+	uint64_t nuse = range_tree_unit_space(ms->ms_allocatable), ouse = ms->ms_stat_usable;
+	__atomic_store_n(&ms->ms_stat_usable, nuse, __ATOMIC_RELAXED);
+	if (nuse != ouse)
+		__atomic_add_fetch(&mg->mg_usable, nuse - ouse, __ATOMIC_RELAXED);
 	__atomic_store_n(&ms->ms_stat_free, nfree, __ATOMIC_RELAXED);
 	__atomic_store_n(&ms->ms_stat_deferred, ndef, __ATOMIC_RELAXED);
 	__atomic_store_n(&ms->ms_stat_max_seg, range_tree_max_seg(ms->ms_allocatable),
@@ -288,6 +293,7 @@ metaslab_load(metaslab_t *ms, const void *sm, size_t smlen, uint64_t synced_txg)
 	}
 	range_tree_destroy(ms->ms_allocatable);
 	ms->ms_allocatable = mr.mr_free;
+	range_tree_set_unit(ms->ms_allocatable, ms->ms_group->mg_unit);
 	for (int t = 0; t < TXG_DEFER_SIZE; t++) {
 		range_tree_destroy(ms->ms_defer[t]);
 		ms->ms_defer[t] = mr.mr_defer[t];
@@ -383,14 +389,15 @@ metaslab_sync(metaslab_t *ms, uint64_t txg, void **buf, size_t *len)
  * txg is on disk: deferred frees of txg - TXG_DEFER_SIZE (or older)
  * become allocatable, txg's own frees start their deferral.
  */
-static void
+static bool
 ms_sync_done(metaslab_t *ms, uint64_t txg)
 {
 	int t = (int)(txg & TXG_MASK), d = (int)(txg % TXG_DEFER_SIZE);
+	bool maturing = false;
 	pthread_mutex_lock(&ms->ms_lock);
 	if (!ms->ms_loaded) {
 		pthread_mutex_unlock(&ms->ms_lock);
-		return;
+		return (false);
 	}
 	VERIFY(!ms_dirty(ms, txg));     /* every change of txg was synced */
 	for (int s = 0; s < TXG_DEFER_SIZE; s++) {
@@ -403,20 +410,25 @@ ms_sync_done(metaslab_t *ms, uint64_t txg)
 		range_tree_vacate(ms->ms_freed[t], ms_add_cb, ms->ms_defer[d]);
 		ms->ms_defer_txg[d] = txg;
 	}
+	for (int s = 0; s < TXG_DEFER_SIZE; s++)
+		maturing |= range_tree_numsegs(ms->ms_defer[s]) != 0;
 	metaslab_update_stats(ms);
 	pthread_mutex_unlock(&ms->ms_lock);
+	return (maturing);
 }
 
-void
+bool
 metaslab_class_sync_done(metaslab_class_t *mc, uint64_t txg)
 {
+	bool maturing = false;
 	pthread_rwlock_rdlock(&mc->mc_groups_lock);
 	for (int g = 0; g < mc->mc_ngroups; g++) {
 		metaslab_group_t *mg = mc->mc_groups[g];
 		for (uint64_t i = 0; i < mg->mg_count; i++)
-			ms_sync_done(mg->mg_ms[i], txg);
+			maturing |= ms_sync_done(mg->mg_ms[i], txg);
 	}
 	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	return (maturing);
 }
 
 metaslab_t *
@@ -623,6 +635,7 @@ metaslab_group_create(metaslab_class_t *mc, vdev_t *top)
 	VERIFY0(pthread_mutex_init(&mg->mg_lock, NULL));
 	mg->mg_class = mc;
 	mg->mg_vd = top;
+	mg->mg_unit = metaslab_group_asize(mg, SPA_OLD_MAXBLOCKSIZE);
 	mg->mg_count = top->vdev_ms_count;
 	mg->mg_ms = tarn_alloc(mg->mg_count * sizeof (metaslab_t *));
 	for (uint64_t i = 0; i < mg->mg_count; i++) {
@@ -768,6 +781,7 @@ mg_space_add(metaslab_group_t *mg, metaslab_space_t *out)
 	uint64_t def = __atomic_load_n(&mg->mg_deferred, __ATOMIC_RELAXED);
 	out->ms_total += total;
 	out->ms_free += free;
+	out->ms_usable += __atomic_load_n(&mg->mg_usable, __ATOMIC_RELAXED);
 	out->ms_deferred += def;
 	out->ms_alloc += total - free - def;
 	for (uint64_t i = 0; i < mg->mg_count; i++) {
@@ -799,6 +813,7 @@ metaslab_class_dspace(metaslab_class_t *mc, metaslab_space_t *out)
 		out->ms_alloc += MS_DEFLATE(one.ms_alloc);
 		out->ms_deferred += MS_DEFLATE(one.ms_deferred);
 		out->ms_free += MS_DEFLATE(one.ms_free);
+		out->ms_usable += MS_DEFLATE(one.ms_usable);
 #undef	MS_DEFLATE
 		out->ms_max_seg = MAX(out->ms_max_seg, one.ms_max_seg);
 	}

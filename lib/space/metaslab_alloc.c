@@ -224,8 +224,8 @@ mc_rotor_charge(metaslab_class_t *mc, int gi, uint64_t asize)
 	pthread_mutex_unlock(&mc->mc_rotor_lock);
 }
 
-static uint64_t
-mg_asize(const metaslab_group_t *mg, uint64_t psize)
+uint64_t
+metaslab_group_asize(const metaslab_group_t *mg, uint64_t psize)
 {
 	vdev_t *vd = mg->mg_vd;
 	uint64_t asize = vdev_psize_to_asize(vd, psize);
@@ -260,7 +260,7 @@ mc_alloc_copy(metaslab_class_t *mc, int gi0, uint64_t psize, uint64_t txg,
 			metaslab_group_t *mg = mc->mc_groups[gi];
 			if (dvas_use_group(dvas, d, mg) != (pass == 1))
 				continue;
-			uint64_t asize = mg_asize(mg, psize), off;
+			uint64_t asize = metaslab_group_asize(mg, psize), off;
 			if (mg_free_space(mg) < asize)
 				continue;
 			uint64_t avoid[SPA_DVAS_PER_BP];
@@ -330,6 +330,13 @@ metaslab_alloc(metaslab_class_t *mc, uint64_t psize, int ndvas,
 		mc_rotor_charge(mc, gi_first, DVA_ASIZE(&dvas[0]));
 	}
 	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	if (err != 0) {
+		metaslab_space_t sp;
+		metaslab_class_space(mc, &sp);
+		tarn_dprintf("metaslab_alloc: no room for %d x %" PRIu64 " bytes in txg %" PRIu64
+		    " (free %" PRIu64 ", deferred %" PRIu64 ", largest %" PRIu64 ")\n", ndvas,
+		    psize, txg, sp.ms_free, sp.ms_deferred, sp.ms_max_seg);
+	}
 	return (err);
 }
 

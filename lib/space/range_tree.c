@@ -57,7 +57,16 @@ struct range_tree {
 	int        rt_height;   /* 1: the root is a leaf */
 	uint64_t   rt_space;
 	uint64_t   rt_numsegs;
+	uint64_t   rt_unit;        /* 0, or the unit of rt_units (range_tree_set_unit) */
+	uint64_t   rt_units;       /* sum over segments of size rounded down to rt_unit */
 };
+
+/* A segment's whole units, in bytes. */
+static inline uint64_t
+rt_units(const range_tree_t *rt, uint64_t start, uint64_t end)
+{
+	return (rt->rt_unit == 0 ? 0 : (end - start) / rt->rt_unit * rt->rt_unit);
+}
 
 /* A root-to-leaf path: rp_node[0] is the root, rp_node[depth-1] the leaf. */
 typedef struct rt_path {
@@ -462,6 +471,7 @@ range_tree_add(range_tree_t *rt, uint64_t start, uint64_t size)
 	if (rt->rt_root == NULL) {
 		rt_insert_first(rt, start, end);
 		rt->rt_numsegs++;
+		rt->rt_units += rt_units(rt, start, end);
 		return;
 	}
 	rt_path_t pred, succ;
@@ -485,15 +495,20 @@ range_tree_add(range_tree_t *rt, uint64_t start, uint64_t size)
 	bool ms = has_succ && ss.rs_start == end;
 
 	if (mp && ms) {
+		rt->rt_units += rt_units(rt, ps.rs_start, ss.rs_end) -
+		    rt_units(rt, ps.rs_start, ps.rs_end) - rt_units(rt, ss.rs_start, ss.rs_end);
 		rt_update_at(&pred, ps.rs_start, ss.rs_end);
 		rt_lookup(rt, ss.rs_start, &succ);    /* finds succ itself */
 		rt_delete_at(rt, &succ);
 		rt->rt_numsegs--;
 	} else if (mp) {
+		rt->rt_units += rt_units(rt, ps.rs_start, end) - rt_units(rt, ps.rs_start, ps.rs_end);
 		rt_update_at(&pred, ps.rs_start, end);
 	} else if (ms) {
+		rt->rt_units += rt_units(rt, start, ss.rs_end) - rt_units(rt, ss.rs_start, ss.rs_end);
 		rt_update_at(&succ, start, ss.rs_end);
 	} else {
+		rt->rt_units += rt_units(rt, start, end);
 		int d = pred.rp_depth - 1;
 		rt_insert_level(rt, &pred, d, (uint32_t)(pred.rp_idx[d] + 1),
 		    &(rt_seg_t){ start, end });
@@ -517,6 +532,11 @@ range_tree_remove(range_tree_t *rt, uint64_t start, uint64_t size)
 	rt->rt_space -= size;
 
 	bool left = s.rs_start == start, right = s.rs_end == end;
+	rt->rt_units -= rt_units(rt, s.rs_start, s.rs_end);
+	if (!left)
+		rt->rt_units += rt_units(rt, s.rs_start, start);
+	if (!right)
+		rt->rt_units += rt_units(rt, end, s.rs_end);
 	if (left && right) {
 		rt_delete_at(rt, &p);
 		rt->rt_numsegs--;
@@ -594,6 +614,28 @@ range_tree_walk(const range_tree_t *rt, range_tree_fn_t fn, void *arg)
 		rt_walk_node(rt->rt_root, fn, arg);
 }
 
+static void
+rt_units_cb(void *arg, uint64_t start, uint64_t size)
+{
+	range_tree_t *rt = arg;
+	rt->rt_units += rt_units(rt, start, start + size);
+}
+
+void
+range_tree_set_unit(range_tree_t *rt, uint64_t unit)
+{
+	rt->rt_unit = unit;
+	rt->rt_units = 0;
+	if (unit != 0)
+		range_tree_walk(rt, rt_units_cb, rt);
+}
+
+uint64_t
+range_tree_unit_space(const range_tree_t *rt)
+{
+	return (rt->rt_units);
+}
+
 void
 range_tree_vacate(range_tree_t *rt, range_tree_fn_t fn, void *arg)
 {
@@ -604,6 +646,7 @@ range_tree_vacate(range_tree_t *rt, range_tree_fn_t fn, void *arg)
 	rt->rt_height = 0;
 	rt->rt_space = 0;
 	rt->rt_numsegs = 0;
+	rt->rt_units = 0;
 	if (fn != NULL)
 		rt_walk_node(root, fn, arg);
 	rt_free_node(root);

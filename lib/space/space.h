@@ -42,6 +42,13 @@ void range_tree_vacate(range_tree_t *rt, range_tree_fn_t fn, void *arg);
  */
 int range_tree_find(const range_tree_t *rt, uint64_t size, uint64_t align,
     uint64_t *cursor, uint64_t *start);
+/*
+ * Count, beside the space, the space in whole units of `unit` bytes (each
+ * segment rounded down): how much of it blocks of that size can use.
+ * 0 turns it off.  Walks the tree once.
+ */
+void range_tree_set_unit(range_tree_t *rt, uint64_t unit);
+uint64_t range_tree_unit_space(const range_tree_t *rt);
 /* Largest segment size (for fragmentation and "max alloc" stats). */
 uint64_t range_tree_max_seg(const range_tree_t *rt);
 
@@ -164,9 +171,10 @@ int metaslab_sync(metaslab_t *ms, uint64_t txg, void **buf, size_t *len);
 metaslab_t *metaslab_class_next_dirty(metaslab_class_t *mc, uint64_t txg, metaslab_t *prev);
 /*
  * After txg is on disk: frees of txg start their deferral, frees of
- * txg - TXG_DEFER_SIZE become allocatable.
+ * txg - TXG_DEFER_SIZE become allocatable.  True while deferred frees
+ * are still maturing (more txgs must sync before they are usable).
  */
-void metaslab_class_sync_done(metaslab_class_t *mc, uint64_t txg);
+bool metaslab_class_sync_done(metaslab_class_t *mc, uint64_t txg);
 
 /*
  * Holding frees (for scrub and resilver).  A scan walks a committed tree
@@ -220,6 +228,8 @@ typedef struct metaslab_space {
 	uint64_t ms_deferred;   /* freed, not yet allocatable (held frees included) */
 	uint64_t ms_free;       /* allocatable now */
 	uint64_t ms_max_seg;    /* largest free segment */
+	uint64_t ms_usable;     /* of ms_free, what full-size blocks can use (its
+	                         * segments in whole units of a 128 KiB block's asize) */
 } metaslab_space_t;
 void metaslab_class_space(metaslab_class_t *mc, metaslab_space_t *out);
 void metaslab_group_space(metaslab_group_t *mg, metaslab_space_t *out);

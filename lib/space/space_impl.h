@@ -54,6 +54,7 @@ struct metaslab {
 	/* Statistics: written under ms_lock, read with atomics. */
 	uint64_t          ms_stat_free;             /* space of ms_allocatable */
 	uint64_t          ms_stat_max_seg;          /* largest allocatable segment */
+	uint64_t          ms_stat_usable;           /* allocatable, in whole block units */
 	uint64_t          ms_stat_deferred;         /* freeing + freed + defer + held */
 };
 
@@ -72,7 +73,12 @@ struct metaslab_group {
 	uint64_t          mg_total;
 	uint64_t          mg_free;
 	uint64_t          mg_deferred;
+	uint64_t          mg_usable;        /* free space in whole units of mg_unit */
+	uint64_t          mg_unit;          /* the asize of a 128 KiB block here */
 };
+
+/* The bytes a block of psize takes in mg's vdev (parity, padding, sectors). */
+uint64_t metaslab_group_asize(const metaslab_group_t *mg, uint64_t psize);
 
 struct metaslab_class {
 	pthread_rwlock_t   mc_groups_lock;  /* guards the arrays below */
