@@ -40,6 +40,7 @@ typedef struct fs_walk {
 	cli_fs_t *fw_fs;
 	int   fw_rows;
 	bool  fw_get;
+	int   fw_read_err;            /* some dataset's metadata could not be read */
 	/* list -s / -S: sort keys, and the rows held until all are in */
 	int   fw_sort[FS_MAXCOLS];    /* property, -1: name, FS_USER + k */
 	bool  fw_sort_desc[FS_MAXCOLS];
@@ -323,6 +324,25 @@ fs_user_all_one(void *arg, const char *prop)
 		fs_get_row(ua->ua_w, ua->ua_name, prop, ua->ua_v);
 }
 
+/*
+ * A property of name could not be read (EIO, ECKSUM: damaged metadata,
+ * now in the pool's error log): say so, once per dataset; the command
+ * exits 1, as zfs does, instead of showing '-' as if it did not apply.
+ */
+static bool
+fs_read_failed(fs_walk_t *w, const char *name, int e)
+{
+	if (e != EIO && e != ECKSUM)
+		return (false);
+	char msg[DSL_NAME_MAX + 128];
+	(void) snprintf(msg, sizeof (msg), "%s (damaged metadata: see '%s status -v %.*s')",
+	    tarn_strerror(e), strcmp(cli_fs_prog, "zfs") == 0 ? "zpool" : "tarn pool",
+	    (int)strcspn(name, "/@"), name);
+	(void) cli_cannot("read", name, e, msg);
+	w->fw_read_err = e;
+	return (true);
+}
+
 /* One dataset: a row of list, or rows of get. */
 static int
 fs_row(void *arg, const char *name, int depth)
@@ -334,6 +354,7 @@ fs_row(void *arg, const char *name, int depth)
 	const char *cells[FS_MAXCOLS];
 	char *bufs[FS_MAXCOLS];
 	int ncell = 0;
+	bool unreadable = false;
 	for (int i = 0; i < w->fw_nprops; i++) {
 		int p = w->fw_props[i];
 		if (p < 0 && w->fw_get) {
@@ -347,6 +368,8 @@ fs_row(void *arg, const char *name, int depth)
 			continue;
 		}
 		int e = fs_prop_get(w, name, p, w->fw_exact, v);
+		if (e != 0 && !unreadable)
+			unreadable = fs_read_failed(w, name, e);
 		if (e != 0) {
 			(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "-");
 			v->dpv_source = DSL_SRC_NONE;
@@ -363,12 +386,15 @@ fs_row(void *arg, const char *name, int depth)
 		fs_user_all_t ua = { w, name, v };
 		(void) dsl_prop_user_iter(w->fw_fs->cf_dp, name, fs_user_all_one, &ua);
 	}
-	if (!w->fw_get) {
+	/* list: no row of '-' that would read as "does not apply" */
+	if (!w->fw_get && !unreadable) {
 		if (w->fw_nsort > 0)
 			fs_hold_row(w, name, cells, ncell, v);
 		else
 			cli_table_row(w->fw_table, cells);
 		w->fw_rows++;
+	}
+	if (!w->fw_get) {
 		for (int i = 0; i < ncell; i++)
 			if (w->fw_props[i] >= 0)
 				tarn_free(bufs[i]);
@@ -410,9 +436,9 @@ fs_walk(fs_walk_t *w, int argc, char **argv)
 		fs_flush_held(w);
 	if (w->fw_rows > 0 || w->fw_get)        /* zfs list: no header for no rows */
 		cli_table_print(w->fw_table, cli_out, w->fw_scripted);
-	if (all && w->fw_rows == 0 && r == 0 && !w->fw_get)
+	if (all && w->fw_rows == 0 && r == 0 && !w->fw_get && w->fw_read_err == 0)
 		fprintf(cli_err, "no datasets available\n");
-	return (r);
+	return (r != 0 ? r : w->fw_read_err != 0 ? CLI_EXIT_ERROR : 0);
 }
 
 int

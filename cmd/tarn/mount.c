@@ -726,21 +726,31 @@ cli_mount_any(const char *name)
 }
 
 /* Mount the datasets of a pool just created or imported (automatic). */
-void
+int
 cli_mount_pool(const char *pool)
 {
 	spa_t *spa;
 	dsl_pool_t *dp;
 	char err[512];
+	int r = CLI_EXIT_OK, e;
 
 	if (!cli_mount_auto() || cli_pool_open(pool, 0, &spa, err, sizeof (err)) != 0)
-		return;
-	if (!spa_readonly(spa) && dsl_pool_open(spa, cli_fs_init, NULL, &dp) == 0) {
+		return (CLI_EXIT_OK);
+	if (spa_readonly(spa)) {
+		cli_pool_close(spa);
+		return (CLI_EXIT_OK);
+	}
+	if ((e = dsl_pool_open(spa, cli_fs_init, NULL, &dp)) == 0) {
 		cli_mount_attach(dp);
-		(void) cli_mount_tree(dp, pool, true);
+		r = cli_mount_tree(dp, pool, true);
 		dsl_pool_close(dp);
+	} else if (cli_in_daemon()) {
+		(void) snprintf(err, sizeof (err), "cannot read its datasets: %s",
+		    tarn_strerror(e));
+		r = cli_cannot("mount", pool, e, err);
 	}
 	cli_pool_close(spa);
+	return (r);
 }
 
 int

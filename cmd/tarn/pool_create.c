@@ -319,7 +319,7 @@ cli_pool_create(int argc, char **argv)
 	ret = create_root_dataset(spa, co.co_mountpoint, &co);
 	cli_pool_adopt(spa);
 	if (ret == 0)
-		cli_mount_pool(name);
+		ret = cli_mount_pool(name);
 	return (ret);
 #else
 	cli_pool_adopt(spa);

@@ -450,8 +450,9 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 	(void) snprintf(pname, sizeof (pname), "%s", spa_name(spa));
 	cli_pool_adopt(spa);
 #ifdef TARN_HAVE_FS
+	/* as zpool: imported, but a dataset that did not mount is an error */
 	if (!io->io_nomount)
-		cli_mount_pool(pname);
+		return (cli_mount_pool(pname));
 #endif
 	return (CLI_EXIT_OK);
 }

@@ -189,8 +189,13 @@ list_vdev_value(spa_t *spa, const vdev_t *vd, const list_vspace_t *vs, bool spar
 	(void) snprintf(buf, len, "-");
 	switch (p) {
 	case LP_SIZE:
-		if (top || vd->vdev_children == 0)
-			cli_nicenum(top ? size : vd->vdev_psize, exact, buf, len);
+		if (top || vd->vdev_children == 0) {
+			/* a spare in use: its entry is closed, the tree's copy is open */
+			const vdev_t *in = spare ? vdev_lookup_guid(spa_root_vdev(spa),
+			    vd->vdev_guid) : NULL;
+			cli_nicenum(top ? size : (in != NULL ? in : vd)->vdev_psize, exact,
+			    buf, len);
+		}
 		break;
 	case LP_ALLOC:
 		if (top)

@@ -215,10 +215,11 @@ status_explain(spa_t *spa)
 		    "\t'%s online'.\n", p);
 		break;
 	case SR_CORRUPT_DATA:
-		fprintf(cli_out, "status: Some data could not be repaired: blocks were damaged\n"
-		    "\tbeyond what the pool's redundancy can rebuild.\n"
-		    "action: Restore the affected files (see 'errors:' with -v) from a\n"
-		    "\tbackup, or the whole pool if metadata is listed.\n");
+		/* zpool's words: scripts and admins look for them */
+		fprintf(cli_out, "status: One or more devices has experienced an error "
+		    "resulting in data\n\tcorruption.  Applications may be affected.\n"
+		    "action: Restore the file in question if possible.  Otherwise restore the\n"
+		    "\tentire pool from backup.\n");
 		break;
 	case SR_FAULTED_DEV_R:
 		fprintf(cli_out, "status: Devices were faulted after repeated errors; the pool\n"

@@ -12,7 +12,8 @@
  *	add [-f] POOL spare DEVICE...     hot spares
  *
  * DEVICE names a leaf by path, by GUID or by the last part of its path;
- * NEW is a path (a word without '/' names /dev/WORD).  attach, replace
+ * NEW is a path (a word without '/' names /dev/WORD); for replace it may be a
+ * hot spare of the pool (it stays in as spare-N until a detach).  attach, replace
  * and online start a resilver, which inside tarnd goes on after the
  * command returns; -w waits for it (attach, replace).  In-process
  * (without tarnd) they always wait: nobody would carry it on.

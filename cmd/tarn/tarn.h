@@ -303,7 +303,9 @@ int cli_fs_init(void *arg, objset_t *os);
  *  - cli_unmount_tree(name, force, verb): unmount name and descendants,
  *    children first; "cannot VERB 'name': ..." on EBUSY; 0 or 1;
  *  - cli_mount_any(name): something at or below name is mounted;
- *  - cli_mount_pool(pool): automatic mount of a pool's datasets;
+ *  - cli_mount_pool(pool): automatic mount of a pool's datasets; errors
+ *    printed ("cannot mount 'name': ..."); 0 or 1 (zpool import and
+ *    create exit 1 when a mount failed, the pool staying imported);
  *  - cli_mount_prop_before(dp, name, prop, &pc): before a property
  *    changes: unmount what a mountpoint or canmount change moves (busy:
  *    error, change nothing), note the old value of the others;
@@ -332,7 +334,7 @@ bool cli_mount_obj_path(spa_t *spa, const char *oskey, uint64_t obj, char *out, 
  */
 struct dsl_prop_val;
 bool cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v);
-void cli_mount_pool(const char *pool);
+int cli_mount_pool(const char *pool);
 typedef struct cli_prop_change {
 	struct mnt_names *pc_down;  /* what went down, to mount again */
 	bool pc_saved;          /* pc_old / pc_was_local hold the old setting */

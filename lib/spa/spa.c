@@ -513,6 +513,7 @@ spa_try_uberblock(spa_t *spa, const uberblock_t *ub, uint64_t newest_txg,
 	 * After a rewind, new txgs are numbered past the newest uberblock
 	 * found, so the damaged newer ones can never win a later import.
 	 */
+	spa_errlog_reset(spa);      /* what an earlier try reported is not this tree's */
 	spa_register_dp(spa, MAX(ub->ub_txg, newest_txg), &opts->sio_dmu);
 	dmu_objset_props_t mp = { .osp_checksum = ZIO_CHECKSUM_DEFAULT,
 		.osp_compress = ZIO_COMPRESS_OFF, .osp_copies = 3, .osp_is_mos = true };

@@ -4,10 +4,14 @@
  * sorted set without duplicates and in the MOS object "errlog", listed by
  * `status -v` until a full scrub finds the block good or gone.
  *
- * Where entries come from.  The dmu calls spa_errlog_report for every
- * block of an object that failed to read (user reads, traversals, the
- * scan).  The report may come from deep inside the dmu or the sync thread
- * with locks held, so it only takes el_lock: object sets it cannot name
+ * Where entries come from.  Every read that could not be repaired is
+ * logged when it fails, metadata included, not only when a scrub finds
+ * it: the dmu calls spa_errlog_report for every block of an object that
+ * failed to read (user reads, traversals, the scan, the space maps and
+ * other MOS objects read at import), and an object set whose root block
+ * cannot be read is logged as its object 0 (spa_objset_open, the scan).
+ * The report may come from deep inside the dmu or the sync thread with
+ * locks held, so it only takes el_lock: object sets it cannot name
  * without spa_lock (spa_objset_name) wait in a small pending list and are
  * named later, at the next sync or listing.  The scan walks private
  * object set instances and names them here (spa_errlog_alias).
@@ -103,11 +107,12 @@ el_cmp(const spa_errlog_rec_t *a, const spa_errlog_rec_t *b)
 	return (0);
 }
 
-/* Insert unless present; false when the set is full. */
+/* Insert unless present; false when the set is full.  *added: it was new. */
 static bool
-el_insert(el_set_t *es, const spa_errlog_rec_t *r)
+el_insert_new(el_set_t *es, const spa_errlog_rec_t *r, bool *added)
 {
 	size_t lo = 0, hi = es->es_n;
+	*added = false;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		int c = el_cmp(&es->es_v[mid], r);
@@ -127,7 +132,15 @@ el_insert(el_set_t *es, const spa_errlog_rec_t *r)
 	memmove(&es->es_v[lo + 1], &es->es_v[lo], (es->es_n - lo) * sizeof (*r));
 	es->es_v[lo] = *r;
 	es->es_n++;
+	*added = true;
 	return (true);
+}
+
+static bool
+el_insert(el_set_t *es, const spa_errlog_rec_t *r)
+{
+	bool added;
+	return (el_insert_new(es, r, &added));
 }
 
 static void
@@ -150,15 +163,23 @@ el_rec_make(spa_errlog_rec_t *r, const char *name, uint64_t obj, uint64_t level,
 	r->ser_time = time;
 }
 
-/* Add a named entry to the log (and the walk's set). Caller holds el_lock. */
+/*
+ * Add a named entry to the log (and the walk's set). Caller holds
+ * el_lock.  Only a new entry makes the log dirty: a block read again and
+ * again must not rewrite the log in every txg.
+ */
 static void
 el_add_locked(spa_errlog_t *el, const spa_errlog_rec_t *r, bool scrub)
 {
-	if (!el_insert(&el->el_log, r))
+	bool added = false;
+	if (!el_insert_new(&el->el_log, r, &added)) {
 		el->el_dropped++;
+		added = true;
+	}
 	if (scrub && el->el_collecting)
 		(void) el_insert(&el->el_scrub, r);
-	el->el_dirty = true;
+	if (added)
+		el->el_dirty = true;
 }
 
 /* Name the pending entries (takes spa_lock: never call with locks held). */
@@ -320,6 +341,18 @@ spa_errlog_scrub_end(spa_t *spa, bool finished)
 
 /* ---- persistence ---- */
 
+void
+spa_errlog_reset(spa_t *spa)
+{
+	spa_errlog_t *el = spa->spa_errlog;
+	pthread_mutex_lock(&el->el_lock);
+	el_set_clear(&el->el_log);
+	el->el_npend = 0;
+	el->el_dropped = 0;
+	el->el_dirty = false;
+	pthread_mutex_unlock(&el->el_lock);
+}
+
 int
 spa_errlog_load(spa_t *spa)
 {
@@ -340,13 +373,15 @@ spa_errlog_load(spa_t *spa)
 	}
 	if (e != 0 && e != ENOENT)
 		tarn_dprintf("error log unreadable (%d); starting empty\n", e);
+	/*
+	 * Blocks that failed while this uberblock loaded (the MOS, space
+	 * maps) are already in the log: keep them, add the persisted ones,
+	 * and write the log at the next sync when there were any.
+	 */
 	pthread_mutex_lock(&el->el_lock);
-	el_set_clear(&el->el_log);
-	el->el_npend = 0;
-	el->el_dropped = 0;
 	el->el_obj = obj;
 	el->el_synced_n = e == 0 ? phys.sep_count : 0;
-	el->el_dirty = false;
+	el->el_dirty = el->el_log.es_n > 0 || el->el_npend > 0 || el->el_dropped > 0;
 	for (uint64_t i = 0; e == 0 && i < phys.sep_count; i++) {
 		recs[i].ser_objset[sizeof (recs[i].ser_objset) - 1] = '\0';
 		(void) el_insert(&el->el_log, &recs[i]);

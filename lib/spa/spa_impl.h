@@ -103,7 +103,13 @@ void spa_scan_start_pool(spa_t *spa);
 int spa_scan_sync(spa_t *spa, uint64_t txg);
 void spa_scan_fini(spa_t *spa);
 void spa_errlog_init(spa_t *spa);
+/* Forget what was reported (an import tries another uberblock). */
+void spa_errlog_reset(spa_t *spa);
+/* Merge the persisted log into what was reported while loading. */
 int spa_errlog_load(spa_t *spa);
+/* Record a block by object set name (e.g. an object set that did not open). */
+void spa_errlog_add(spa_t *spa, const char *osname, uint64_t obj, uint8_t level,
+    uint64_t blkid);
 int spa_errlog_sync(spa_t *spa, uint64_t txg);
 void spa_errlog_fini(spa_t *spa);
 void spa_errlog_report(void *spa, objset_t *os, uint64_t obj, uint8_t level,

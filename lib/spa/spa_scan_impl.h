@@ -14,9 +14,6 @@
  */
 void spa_errlog_alias(spa_t *spa, objset_t *os, const char *name);
 void spa_errlog_unalias(spa_t *spa, objset_t *os);
-/* Record a block by object set name (e.g. an object set that did not open). */
-void spa_errlog_add(spa_t *spa, const char *osname, uint64_t obj, uint8_t level,
-    uint64_t blkid);
 /*
  * A full walk (every block, min_txg 0) begins: from now on every reported
  * block also goes into the walk's own set.  When the walk ends with

@@ -475,6 +475,8 @@ spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
 		.osp_compress = ZIO_COMPRESS_OFF, .osp_copies = 1 };
 	objset_t *os;
 	e = dmu_objset_open(spa->spa_dp, &bp, &p, &os);
+	if (e == EIO || e == ECKSUM)    /* its root block: object 0, as the scan logs it */
+		spa_errlog_add(spa, name, 0, 0, 0);
 	if (e != 0)
 		return (e);
 	/* Another thread may have opened it meanwhile: keep the first. */

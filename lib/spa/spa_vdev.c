@@ -27,9 +27,11 @@
  * into the leaves that miss it.  When that resilver finishes without
  * errors, each range it covered (first >= its start txg, last <= the
  * txg synced when it began) is cleared; then replacing groups whose new
- * device is complete lose their old device, spare groups whose original
- * device is complete again give their spare back, and the pool returns
- * to ONLINE.
+ * device is complete lose their old device, spare groups that the pool
+ * made by itself (for a failed leaf) give their spare back once the
+ * original device is complete again, and the pool returns to ONLINE.
+ * A spare put in by `replace DEVICE SPARE` stays until a detach, as
+ * zpool's does.
  *
  * A thread per pool (the "async" thread) does what no command asks for:
  * faults leaves whose I/O keeps failing (vdev_fault_req), activates hot
@@ -197,6 +199,17 @@ spa_vdev_is_spare_entry(spa_t *spa, const vdev_t *vd)
 {
 	return (spa->spa_root->vdev_spares != NULL &&
 	    vd->vdev_parent == spa->spa_root->vdev_spares);
+}
+
+/* The hot spare (spare list entry) on the device at path, or NULL. */
+static vdev_t *
+spa_vdev_spare_named(spa_t *spa, const char *path)
+{
+	vdev_t *sp = spa->spa_root->vdev_spares;
+	for (int c = 0; sp != NULL && c < sp->vdev_children; c++)
+		if (spa_vdev_same_file(sp->vdev_child[c]->vdev_path, path))
+			return (sp->vdev_child[c]);
+	return (NULL);
 }
 
 static vdev_t *
@@ -539,11 +552,13 @@ spa_vdev_faults(spa_t *spa)
 /*
  * Put hot spare `entry` beside leaf (a spare group in its place); the
  * spare resilvers from everything.  The spare list keeps the entry
- * (closed while the tree's copy of it is in use).
+ * (closed while the tree's copy of it is in use).  `automatic`: the pool
+ * put it in for a failed leaf, and takes it out again once that leaf is
+ * whole (spa_vdev_settle_groups); else (replace) it stays until detach.
  */
 static int
-spa_vdev_spare_activate(spa_t *spa, vdev_t *leaf, vdev_t *entry, char *err,
-    size_t errlen)
+spa_vdev_spare_activate(spa_t *spa, vdev_t *leaf, vdev_t *entry, bool automatic,
+    char *err, size_t errlen)
 {
 	uint64_t need = vdev_slot_asize(leaf);
 	if (entry->vdev_asize < need)
@@ -565,6 +580,7 @@ spa_vdev_spare_activate(spa_t *spa, vdev_t *leaf, vdev_t *entry, char *err,
 	vdev_tree_enter_write(spa->spa_root);
 	spa_vdev_dtl_all(spa, nv);     /* now: no txg is being written meanwhile */
 	vdev_t *g = vdev_group_insert(&leaf, VDEV_TYPE_SPARE);
+	g->vdev_spare_auto = automatic;
 	vdev_add_child(g, nv);
 	vdev_propagate_state(g);
 	vdev_tree_exit(spa->spa_root);
@@ -606,7 +622,7 @@ spa_vdev_spares_auto(spa_t *spa)
 			continue;
 		vdev_t *entry = spa_vdev_spare_pick(spa, leaf);
 		if (entry != NULL)
-			(void) spa_vdev_spare_activate(spa, leaf, entry, NULL, 0);
+			(void) spa_vdev_spare_activate(spa, leaf, entry, true, NULL, 0);
 	}
 	leaf_list_free(&ll);
 }
@@ -722,7 +738,10 @@ spa_vdev_after_leave(spa_t *spa, leaf_list_t *spares, leaf_list_t *gone)
 
 /*
  * Replacing groups whose new device is complete lose the others; spare
- * groups whose original device is complete give the spare back.
+ * groups that the pool put in by itself give the spare back once their
+ * original device is complete.  A spare put in by replace stays until
+ * detach (of the original: the spare stays for good; of the spare: it
+ * goes back to the list), as zpool's do.
  */
 static void
 spa_vdev_settle_groups(spa_t *spa)
@@ -736,8 +755,8 @@ spa_vdev_settle_groups(spa_t *spa)
 		if (g->vdev_type == VDEV_TYPE_REPLACING &&
 		    vdev_complete(g->vdev_child[g->vdev_children - 1], NULL))
 			keep = g->vdev_children - 1;
-		else if (g->vdev_type == VDEV_TYPE_SPARE && g->vdev_children > 1 &&
-		    vdev_complete(g->vdev_child[0], NULL))
+		else if (g->vdev_type == VDEV_TYPE_SPARE && g->vdev_spare_auto &&
+		    g->vdev_children > 1 && vdev_complete(g->vdev_child[0], NULL))
 			keep = 0;
 		else
 			continue;
@@ -1071,14 +1090,18 @@ spa_vdev_replace_new(spa_t *spa, vdev_t *leaf, const char *path, bool force,
 		return (spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen, "'%s' is a hot spare "
 		    "in use; detach it or replace the device it stands in for", leaf->vdev_path));
 	/* A hot spare of this pool named as the new device: activate it. */
-	vdev_t *entry = spa_vdev_lookup(spa, path);
-	if (entry != NULL && spa_vdev_is_spare_entry(spa, entry) &&
-	    spa_vdev_same_file(entry->vdev_path, path) && p->vdev_type != VDEV_TYPE_SPARE &&
-	    p->vdev_type != VDEV_TYPE_ROOT) {
+	vdev_t *entry = spa_vdev_spare_named(spa, path);
+	if (entry != NULL) {
 		if (spa_spare_in_use(spa, entry))
 			return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen,
 			    "hot spare '%s' is already in use", path));
-		return (spa_vdev_spare_activate(spa, leaf, entry, err, errlen));
+		if (p->vdev_type == VDEV_TYPE_SPARE)
+			return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "'%s' already "
+			    "has a hot spare; detach it first", leaf->vdev_path));
+		if (!vdev_leaf_ready(entry))
+			return (spa_vdev_fail(SET_ERROR(ENXIO), err, errlen, "hot spare '%s' "
+			    "cannot be opened (%s)", path, vdev_state_name(entry->vdev_state)));
+		return (spa_vdev_spare_activate(spa, leaf, entry, false, err, errlen));
 	}
 	int e = spa_vdev_check_new(spa, path, vdev_slot_asize(leaf), leaf->vdev_ashift,
 	    force, err, errlen);

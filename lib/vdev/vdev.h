@@ -154,6 +154,10 @@ struct vdev {
 	pthread_rwlock_t *vdev_tree_lock; /* root: the tree lock (vdev_tree.c) */
 	vdev_t       *vdev_spares;      /* root: hot spares (a ROOT node whose
 	                                   children are the spare leaves), or NULL */
+	bool          vdev_spare_auto;  /* spare group put in by the pool for a
+	                                   failed leaf (not by replace): the spare
+	                                   goes back by itself once that leaf is
+	                                   whole again */
 };
 
 /* ---- building and opening trees ---- */

@@ -29,7 +29,8 @@
 #define VCFG_NO_PARENT    0xffffffffU
 #define VCFG_F_OFFLINE    0x1U
 #define VCFG_F_SPARE      0x2U   /* a hot spare (root's child, after the top-levels) */
-#define VCFG_F_ALL        (VCFG_F_OFFLINE | VCFG_F_SPARE)
+#define VCFG_F_SPARE_AUTO 0x4U   /* spare group: the spare returns by itself */
+#define VCFG_F_ALL        (VCFG_F_OFFLINE | VCFG_F_SPARE | VCFG_F_SPARE_AUTO)
 
 /* Pool header offsets (within the payload). */
 enum {
@@ -157,6 +158,8 @@ vcfg_put_rec(vcfg_enc_t *e, const vdev_t *vd, uint32_t parent, uint64_t id,
 	put32(r + VR_NCHILD, (uint32_t)(vd->vdev_children + vcfg_nspares(vd)));
 	if (vd->vdev_offline && !vd->vdev_offline_temp)
 		flags |= VCFG_F_OFFLINE;
+	if (vd->vdev_type == VDEV_TYPE_SPARE && vd->vdev_spare_auto)
+		flags |= VCFG_F_SPARE_AUTO;
 	put32(r + VR_FLAGS, flags);
 	vcfg_put_dtl(r, vd);
 	if (vd->vdev_ops->vop_leaf && vd->vdev_path != NULL) {
@@ -330,7 +333,8 @@ vcfg_check_rec(const uint8_t *rp, uint32_t i, vcfg_rec_t *recs,
 
 	if (r->vr_type >= VDEV_TYPE_NTYPES || get64(rp + VR_GUID) == 0 ||
 	    (flags & ~VCFG_F_ALL) != 0 || get64(rp + VR_MS_SHIFT) > 63 ||
-	    !vcfg_dtl_ok(rp, leaf))
+	    !vcfg_dtl_ok(rp, leaf) ||
+	    ((flags & VCFG_F_SPARE_AUTO) != 0 && r->vr_type != VDEV_TYPE_SPARE))
 		return (false);
 	if (r->vr_ashift != 0 && (r->vr_ashift < SPA_MINBLOCKSHIFT || r->vr_ashift > 16))
 		return (false);
@@ -430,6 +434,7 @@ vcfg_build(const uint8_t *recp, const vcfg_rec_t *recs, uint32_t n)
 		vd->vdev_nparity = (int)recs[i].vr_nparity;
 		vd->vdev_ashift = recs[i].vr_ashift;
 		vd->vdev_offline = (get32(rp + VR_FLAGS) & VCFG_F_OFFLINE) != 0;
+		vd->vdev_spare_auto = (get32(rp + VR_FLAGS) & VCFG_F_SPARE_AUTO) != 0;
 		vd->vdev_dtl_txg = vd->vdev_dtl_saved[0] = get64(rp + VR_DTL_FIRST);
 		vd->vdev_dtl_last = vd->vdev_dtl_saved[1] = get64(rp + VR_DTL_LAST);
 		if (recs[i].vr_path != NULL)

@@ -61,6 +61,7 @@ vdev_leaf_fields_move(vdev_t *dst, vdev_t *src)
 	dst->vdev_fault_state = src->vdev_fault_state;
 	dst->vdev_err_run = src->vdev_err_run;
 	dst->vdev_fault_req = src->vdev_fault_req;
+	dst->vdev_spare_auto = false;     /* a group's, never a leaf's */
 	/* src keeps nothing it could free or close */
 	src->vdev_path = NULL;
 	src->vdev_tsd = NULL;
@@ -86,6 +87,7 @@ vdev_group_fields_init(vdev_t *vd, vdev_type_t type)
 	vd->vdev_fault_state = 0;
 	vd->vdev_err_run = 0;
 	vd->vdev_fault_req = false;
+	vd->vdev_spare_auto = false;
 	vd->vdev_tsd = tarn_alloc(sizeof (uint64_t));   /* read rotor */
 	/* last: allocation may read the ops of a top-level concurrently */
 	__atomic_store_n(&vd->vdev_ops, vdev_ops_for(type), __ATOMIC_RELEASE);
@@ -179,6 +181,8 @@ vdev_group_set_type(vdev_t *g, vdev_type_t type)
 	VERIFY(g->vdev_type == VDEV_TYPE_REPLACING || g->vdev_type == VDEV_TYPE_SPARE);
 	VERIFY(type == VDEV_TYPE_REPLACING || type == VDEV_TYPE_SPARE);
 	g->vdev_type = type;
+	if (type != VDEV_TYPE_SPARE)
+		g->vdev_spare_auto = false;
 	__atomic_store_n(&g->vdev_ops, vdev_ops_for(type), __ATOMIC_RELEASE);
 }
 

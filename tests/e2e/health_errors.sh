@@ -29,7 +29,7 @@ run "$TARN" pool scrub -w bad
 tarn_ok pool status bad
 out_has "^  scan: scrub repaired [0-9.]+[BKMGT] in [0-9:]+ with [1-9][0-9]* errors on "
 out_has "^errors: [1-9][0-9]* data errors, use '-v' for a list$"
-out_has "^status: Some data could not be repaired: blocks were damaged$"
+out_has "^status: One or more devices has experienced an error resulting in data$"
 tarn_ok pool status -v bad
 out_has "^errors: Permanent errors have been detected in the following files:$"
 out_has "^        [^ ]+:<0x[0-9a-f]+> "

@@ -2,7 +2,8 @@
  * Unit tests of scrub, resilver and the persistent error log, on real
  * pools of sparse files: damage within redundancy is read back intact and
  * repaired by a scrub (mirror 2/3-way, raidz1/2/3), damage beyond it is
- * EIO for those blocks only and listed in the error log, pause / resume /
+ * EIO for those blocks only and listed in the error log (damaged metadata
+ * as soon as it is read, without a scrub), pause / resume /
  * stop and the persisted result, a resilver that walks only newer blocks,
  * and a scrub racing a writer that frees and rewrites.  Seeded: TARN_SEED
  * reruns a failure.  TARN_TEST_TMP=/dev/shm makes it fast.
@@ -511,6 +512,60 @@ test_beyond_redundancy(void)
 	remove_files();
 }
 
+/*
+ * Damaged metadata is logged when it is read, not only by a scrub: an
+ * object set whose root block cannot be read (every copy damaged on both
+ * sides of the mirror) is in the error log as its object 0 as soon as the
+ * pool opens (the intent-log claim opens every object set), persisted,
+ * and a scrub keeps it.
+ */
+static void
+test_metadata_at_once(void)
+{
+	tarn_rand_t r;
+	seed_init(&r, 20);
+	spa_t *spa = make_pool("mirror", 2);
+	dataset_t ds;
+	write_dataset(spa, "t", &ds, 20, 3, 1);
+	blklist_t bl;
+	collect_blocks(spa, "t", &bl);
+	TT_ASSERT(bl.bl_n > 0);
+	blk_t root = bl.bl_v[0];        /* the traversal reports the root first */
+	free(bl.bl_v);
+	TT_EQ(root.b_obj, 0);
+	TT_EQ(root.b_bp.bp_type, DMU_OT_OBJSET);
+	geom_t g = pool_geom(spa);
+	spa_close(spa);
+	for (int d = 0; d < root.b_bp.bp_ndvas; d++)
+		for (int c = 0; c < 2; c++)
+			TT_ASSERT(damage_block(&g, &root.b_bp, d, c, &r));
+	spa = reopen(false);
+	TS_EQ(spa_errlog_count(spa), 1);        /* no scrub, no read of ours yet */
+	objset_t *os;
+	int e = spa_objset_open(spa, "t", &os);
+	TS_ASSERT(e == EIO || e == ECKSUM);
+	TS_EQ(spa_errlog_count(spa), 1);        /* the same entry, once */
+	spa_errlog_ent_t *ents;
+	int n;
+	TT_OK(spa_errlog_list(spa, &ents, &n));
+	TT_EQ(n, 1);
+	TT_CHECK(strcmp(ents[0].see_objset, "t") == 0);
+	TT_EQ(ents[0].see_object, 0);
+	tarn_free(ents);
+	spa_close(spa);
+	spa = reopen(true);                     /* read-only: what is on disk */
+	TS_EQ(spa_errlog_count(spa), 1);
+	spa_close(spa);
+	spa = reopen(false);
+	spa_scan_stat_t st;
+	scrub(spa, &st);
+	TS_ASSERT(st.sss_errors >= 1);
+	TS_EQ(spa_errlog_count(spa), 1);
+	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
+	spa_close(spa);
+	remove_files();
+}
+
 /* ---- pause, resume, stop, persistence ---- */
 
 /* Start a scrub and pause it before it ends; false if it was too quick. */
@@ -1010,6 +1065,7 @@ TT_MAIN(
 	{ "repair_raidz2", test_repair_raidz2 },
 	{ "repair_raidz3", test_repair_raidz3 },
 	{ "beyond_redundancy", test_beyond_redundancy },
+	{ "metadata_at_once", test_metadata_at_once },
 	{ "pause_resume_stop", test_pause_resume_stop },
 	{ "scan_persist", test_scan_persist },
 	{ "pause_valve", test_pause_valve },

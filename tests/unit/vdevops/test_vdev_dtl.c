@@ -281,6 +281,7 @@ lifecycle_tree(void)
 	vdev_add_child(m, d);
 	vdev_add_child(m, leafp("/e"));
 	vdev_t *sg = vdev_group_insert(&d, VDEV_TYPE_SPARE);
+	sg->vdev_spare_auto = true;     /* put in by the pool, not by replace */
 	root->vdev_spares = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	vdev_t *s0 = leafp("/s0");
 	vdev_add_child(root->vdev_spares, s0);
@@ -315,6 +316,8 @@ test_config_lifecycle(void)
 	TT_EQ(rp->vdev_child[1]->vdev_dtl_last, VDEV_DTL_OPEN);   /* closed: open end */
 	TT_CHECK(vdev_dtl_empty(rp->vdev_child[0]));
 	TT_EQ(t->vdev_child[1]->vdev_child[0]->vdev_type, VDEV_TYPE_SPARE);
+	TT_CHECK(t->vdev_child[1]->vdev_child[0]->vdev_spare_auto);
+	TT_CHECK(!rp->vdev_spare_auto);
 	TT_ASSERT(t->vdev_spares != NULL);
 	TT_EQ(t->vdev_spares->vdev_children, 2);
 	TT_EQ(t->vdev_spares->vdev_child[0]->vdev_guid,
@@ -344,6 +347,10 @@ test_config_lifecycle(void)
 		{ REC(4) + T, 4, VDEV_TYPE_SPARE },    /* a pair as a leaf */
 		{ REC(9) + PARENT, 4, 3 },             /* pair under a pair */
 		{ REC(13) + GUID, 8, 0 },
+		{ REC(3) + FLAGS, 4, 4 },              /* "returns by itself": a replacing */
+		{ REC(9) + FLAGS, 4, 4 },              /* ... a leaf */
+		{ REC(13) + FLAGS, 4, 6 },             /* ... a spare entry */
+		{ REC(8) + FLAGS, 4, 8 },              /* an unknown flag */
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		memcpy(b, good, VDEV_LABEL_CONFIG_SIZE);
@@ -366,6 +373,14 @@ test_config_lifecycle(void)
 	put32(b, REC(12) + FLAGS, 0);                   /* s0' is now a top-level */
 	vdev_config_seal(b, VDEV_LABEL_CONFIG_SIZE);
 	TT_EQ(vdev_config_decode(b, VDEV_LABEL_CONFIG_SIZE, &out), EINVAL);
+	/* a spare group put in by replace: no flag, it stays until detach */
+	memcpy(b, good, VDEV_LABEL_CONFIG_SIZE);
+	put32(b, REC(8) + FLAGS, 0);
+	vdev_config_seal(b, VDEV_LABEL_CONFIG_SIZE);
+	TT_OK(vdev_config_decode(b, VDEV_LABEL_CONFIG_SIZE, &out));
+	TT_EQ(out.vlc_tree->vdev_child[1]->vdev_child[0]->vdev_type, VDEV_TYPE_SPARE);
+	TT_CHECK(!out.vlc_tree->vdev_child[1]->vdev_child[0]->vdev_spare_auto);
+	vdev_config_free(&out);
 	tarn_free(good);
 	tarn_free(b);
 	vdev_free(root);

@@ -6,7 +6,8 @@
  * (another device, or the same one); an offline device catches up on
  * only what it missed, also across export/import and when it was
  * missing at import; offline is refused when it would lose data; hot
- * spares step in for a dead device; bad input gets one-line errors.
+ * spares step in for a dead device, or for any device by replace (and
+ * stay until detach); bad input gets one-line errors.
  * TARN_TEST_TMP=/dev/shm makes it fast.
  */
 #include "tt.h"
@@ -898,6 +899,67 @@ test_hot_spare(void)
 	dev_remove_all();
 }
 
+/*
+ * replace DEVICE SPARE: the spare goes in beside a healthy device and
+ * stays (resilvered, across a reopen) until a detach: of the spare (back
+ * to AVAIL), or of the device (the spare is a member for good).
+ */
+static void
+test_spare_replace(void)
+{
+	data_t d = { .n = 0 };
+	dev_create(2, DEVSIZE);
+	dev_create(3, DEVSIZE);
+	spa_t *spa = pool_create("mirror", 0, 2);
+	char *sp[] = { paths[2], paths[3] };
+	TT_OK(spa_vdev_add_spares(spa, 2, sp, false, errbuf, sizeof (errbuf)));
+	data_add(spa, &d, 8, 256 * KiB, 2);
+	TT_OK(spa_vdev_replace(spa, paths[1], paths[2], false, errbuf, sizeof (errbuf)));
+	expect_healthy(spa);
+	TT_CHECK(spare_in(spa));                     /* not given back at the end */
+	vdev_t *g = spa_root_vdev(spa)->vdev_child[0]->vdev_child[1];
+	TT_EQ(g->vdev_type, VDEV_TYPE_SPARE);
+	TT_CHECK(!g->vdev_spare_auto);
+	TT_CHECK(vdev_dtl_empty(g->vdev_child[1]));  /* resilvered */
+	TT_CHECK(spa_spare_in_use(spa, spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
+	/* in use: not again, and no second spare beside the same device */
+	TT_EQ(spa_vdev_replace(spa, paths[0], paths[2], false, errbuf, sizeof (errbuf)), EBUSY);
+	TT_EQ(spa_vdev_replace(spa, paths[1], paths[3], false, errbuf, sizeof (errbuf)), EBUSY);
+	scrub_clean(spa);
+	spa_close(spa);
+	spa = pool_open((const int[]){ 0, 1, 2, 3, -1 });
+	expect_healthy(spa);
+	TT_CHECK(spare_in(spa));
+	data_verify(spa, &d);
+	/* detach the spare: AVAIL again */
+	TT_OK(spa_vdev_detach(spa, paths[2], errbuf, sizeof (errbuf)));
+	TT_CHECK(!spare_in(spa));
+	TT_CHECK(!spa_spare_in_use(spa, spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
+	TT_CHECK(vdev_leaf_ready(spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
+	TT_EQ(spa_root_vdev(spa)->vdev_spares->vdev_children, 2);
+	/* again, then detach the device: the spare stays for good */
+	TT_OK(spa_vdev_replace(spa, paths[1], paths[3], false, errbuf, sizeof (errbuf)));
+	expect_healthy(spa);
+	TT_CHECK(spare_in(spa));
+	TT_OK(spa_vdev_detach(spa, paths[1], errbuf, sizeof (errbuf)));
+	TT_CHECK(!spare_in(spa));
+	vdev_t *m = spa_root_vdev(spa)->vdev_child[0];
+	TT_CHECK(strcmp(m->vdev_child[1]->vdev_path, paths[3]) == 0);
+	TT_EQ(spa_root_vdev(spa)->vdev_spares->vdev_children, 1);
+	TT_CHECK(strcmp(spa_root_vdev(spa)->vdev_spares->vdev_child[0]->vdev_path,
+	    paths[2]) == 0);
+	spa_close(spa);
+	spa = pool_open((const int[]){ 0, 2, 3, -1 });
+	expect_healthy(spa);
+	TT_CHECK(strcmp(spa_root_vdev(spa)->vdev_child[0]->vdev_child[1]->vdev_path,
+	    paths[3]) == 0);
+	TT_EQ(spa_root_vdev(spa)->vdev_spares->vdev_children, 1);
+	data_verify(spa, &d);
+	scrub_clean(spa);
+	spa_close(spa);
+	dev_remove_all();
+}
+
 /* Bad input: one-line errors, nothing changed. */
 static void
 test_bad_input(void)
@@ -975,6 +1037,7 @@ TT_MAIN(
 	{ "stale_copy", test_stale_copy },
 	{ "offline_refused", test_offline_refused },
 	{ "hot_spare", test_hot_spare },
+	{ "spare_replace", test_spare_replace },
 	{ "bad_input", test_bad_input },
 	{ "cleanup", test_cleanup },
 )
