@@ -307,10 +307,27 @@ static void
 tf_mount_opts(const tarn_fuse_t *t, char *buf, size_t len)
 {
 	const tarn_fuse_opts_t *o = &t->tf_opts;
-	snprintf(buf, len, "fsname=%s,subtype=tarn,default_permissions%s%s,%s,%s,%s",
+	snprintf(buf, len, "fsname=%s,subtype=tarn,default_permissions%s%s,%s,%s,%s%s",
 	    t->tf_fsname_buf, o->tfo_allow_other ? ",allow_other" : "",
 	    o->tfo_readonly ? ",ro" : ",rw", o->tfo_nosuid ? "nosuid" : "suid",
-	    o->tfo_nodev ? "nodev" : "dev", o->tfo_noexec ? "noexec" : "exec");
+	    o->tfo_nodev ? "nodev" : "dev", o->tfo_noexec ? "noexec" : "exec",
+	    o->tfo_atime == TARN_FUSE_NOATIME ? ",noatime" : "");
+}
+
+/*
+ * strictatime, which libfuse's options cannot say: set on the new mount
+ * (as root; otherwise it stays relatime, and only /proc/mounts differs:
+ * the kernel keeps no atime of a FUSE file either way).
+ */
+static void
+tf_set_atime(const tarn_fuse_t *t)
+{
+	if (t->tf_opts.tfo_atime != TARN_FUSE_STRICTATIME)
+		return;
+	struct mount_attr a = { 0 };
+	a.attr_set = MOUNT_ATTR_STRICTATIME;
+	a.attr_clr = MOUNT_ATTR__ATIME;
+	(void) mount_setattr(AT_FDCWD, t->tf_mountpoint, 0, &a, sizeof (a));
 }
 
 static void
@@ -425,6 +442,7 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 		tf_free(t);
 		return (SET_ERROR(geteuid() == 0 ? EIO : EPERM));
 	}
+	tf_set_atime(t);
 	if (t->tf_opts.tfo_uring && !tarn_fuse_uring_enabled())
 		t->tf_opts.tfo_uring = false;
 	if (tarn_fuse_hook_io(t) != 0)

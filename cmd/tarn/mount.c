@@ -304,6 +304,8 @@ mnt_opts(dsl_pool_t *dp, const char *name, const mnt_tmp_t *tmp, posix_fs_opts_t
 		po->pfo_atime = POSIX_ATIME_RELATIME;
 	else
 		po->pfo_atime = POSIX_ATIME_ON;
+	fo->tfo_atime = po->pfo_atime == POSIX_ATIME_OFF ? TARN_FUSE_NOATIME :
+	    po->pfo_atime == POSIX_ATIME_ON ? TARN_FUSE_STRICTATIME : TARN_FUSE_RELATIME;
 	uint64_t rs = mnt_prop(dp, name, DSL_PROP_RECORDSIZE, v);
 	if (rs != 0)
 		po->pfo_recordsize = (uint32_t)rs;
@@ -902,11 +904,30 @@ cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
 	return (r);
 }
 
+/*
+ * The kernel's atime flag of m as fo has it.  Failure (a daemon not root)
+ * is ignored: the flag only names the policy in /proc/mounts, the daemon
+ * applies it (see tarn_fuse_atime_t).
+ */
+static void
+mnt_set_atime(mnt_t *m, const tarn_fuse_opts_t *fo)
+{
+	if (fo->tfo_atime == m->m_fopts.tfo_atime)
+		return;
+	struct mount_attr a = { 0 };
+	a.attr_set = fo->tfo_atime == TARN_FUSE_NOATIME ? MOUNT_ATTR_NOATIME :
+	    fo->tfo_atime == TARN_FUSE_STRICTATIME ? MOUNT_ATTR_STRICTATIME : MOUNT_ATTR_RELATIME;
+	a.attr_clr = MOUNT_ATTR__ATIME;
+	if (mount_setattr(AT_FDCWD, m->m_mountpoint, 0, &a, sizeof (a)) == 0)
+		m->m_fopts.tfo_atime = fo->tfo_atime;
+}
+
 /* The kernel's per-mount flags of m as fo has them; 0 or an errno. */
 static int
 mnt_set_flags(mnt_t *m, const tarn_fuse_opts_t *fo)
 {
 	tarn_fuse_opts_t *cur = &m->m_fopts;
+	mnt_set_atime(m, fo);
 	if (fo->tfo_readonly == cur->tfo_readonly && fo->tfo_nosuid == cur->tfo_nosuid &&
 	    fo->tfo_nodev == cur->tfo_nodev && fo->tfo_noexec == cur->tfo_noexec)
 		return (0);
