@@ -737,7 +737,7 @@ cli_mount_pool(const char *pool)
 
 	if (!cli_mount_auto() || cli_pool_open(pool, 0, &spa, err, sizeof (err)) != 0)
 		return;
-	if (!spa_readonly(spa) && dsl_pool_open(spa, cli_fs_init, NULL, &dp) == 0) {
+	if (dsl_pool_open(spa, cli_fs_init, NULL, &dp) == 0) {
 		cli_mount_attach(dp);
 		(void) cli_mount_tree(dp, pool, true);
 		dsl_pool_close(dp);
