@@ -333,6 +333,8 @@ tf_set_atime(const tarn_fuse_t *t)
 static void
 tf_free(tarn_fuse_t *t)
 {
+	if (t->tf_have_dev)
+		tarn_fuse_guard_note(t->tf_dev, false);
 	if (t->tf_loop_cfg != NULL)
 		fuse_loop_cfg_destroy(t->tf_loop_cfg);
 	tarn_fuse_nodes_fini(&t->tf_nodes);
@@ -461,6 +463,7 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 	if (stat(t->tf_mountpoint, &st) == 0) {
 		t->tf_dev = st.st_dev;
 		t->tf_have_dev = true;
+		tarn_fuse_guard_note(t->tf_dev, true);
 	}
 	tf_set_readahead(t);
 	*out = t;

@@ -50,6 +50,17 @@ typedef struct tarn_fuse_opts {
 void tarn_fuse_opts_init(tarn_fuse_opts_t *o);
 
 /*
+ * Start a watcher process that aborts the connections this process still
+ * serves when it dies, however it dies (SIGKILL too): programs using the
+ * mounts then get ENOTCONN at once.  Call once, before any thread exists
+ * (it forks); 0 or an errno (mounts then work without it).
+ */
+int tarn_fuse_guard_start(void);
+/* The watcher runs the server's binary as TARN_FUSE_GUARD_NAME: main calls this. */
+#define TARN_FUSE_GUARD_NAME "tarn-fuse-guard"
+void tarn_fuse_guard_main(void) __attribute__((noreturn));
+
+/*
  * Mount fs on mountpoint (an existing directory) and start serving it in
  * background threads.  The fs stays the caller's: it must outlive the
  * mount (until tarn_fuse_unmount returns).  Errors: ENOENT/ENOTDIR for a
