@@ -1,20 +1,18 @@
 #!/bin/bash
 # setup.sh — one command from a fresh clone to a working Tarn: install the
-# Debian packages that are missing (apt-get, only those), build in build/,
+# Debian packages of scripts/packages.txt that are missing (apt-get, only
+# those: what the build and tests/run need), build in build/,
 # then run the demo (scripts/demo.sh).  Safe to run again.
 #   ./setup.sh             install + build + demo
 #   ./setup.sh --no-demo   install + build
 set -eu
 cd "$(dirname "$0")"
 
-PKGS=(meson ninja-build pkg-config gcc libc6-dev libfuse3-dev fuse3 liburing-dev liblz4-dev
-	libzstd-dev zlib1g-dev libxxhash-dev libssl-dev libisal-dev python3)
-
+# the one list of what the build and tests/run need: scripts/packages.txt
+. scripts/packages.sh
+packages_all >/dev/null    # an unreadable list stops here (set -e)
 missing=()
-for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-		missing+=("$p")
-done
+mapfile -t missing < <(packages_missing)
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "== installing missing packages: ${missing[*]}"
 	SUDO=

@@ -307,15 +307,34 @@ static void
 tf_mount_opts(const tarn_fuse_t *t, char *buf, size_t len)
 {
 	const tarn_fuse_opts_t *o = &t->tf_opts;
-	snprintf(buf, len, "fsname=%s,subtype=tarn,default_permissions%s%s,%s,%s,%s",
+	snprintf(buf, len, "fsname=%s,subtype=tarn,default_permissions%s%s,%s,%s,%s%s",
 	    t->tf_fsname_buf, o->tfo_allow_other ? ",allow_other" : "",
 	    o->tfo_readonly ? ",ro" : ",rw", o->tfo_nosuid ? "nosuid" : "suid",
-	    o->tfo_nodev ? "nodev" : "dev", o->tfo_noexec ? "noexec" : "exec");
+	    o->tfo_nodev ? "nodev" : "dev", o->tfo_noexec ? "noexec" : "exec",
+	    o->tfo_atime == TARN_FUSE_NOATIME ? ",noatime" : "");
+}
+
+/*
+ * strictatime, which libfuse's options cannot say: set on the new mount
+ * (as root; otherwise it stays relatime, and only /proc/mounts differs:
+ * the kernel keeps no atime of a FUSE file either way).
+ */
+static void
+tf_set_atime(const tarn_fuse_t *t)
+{
+	if (t->tf_opts.tfo_atime != TARN_FUSE_STRICTATIME)
+		return;
+	struct mount_attr a = { 0 };
+	a.attr_set = MOUNT_ATTR_STRICTATIME;
+	a.attr_clr = MOUNT_ATTR__ATIME;
+	(void) mount_setattr(AT_FDCWD, t->tf_mountpoint, 0, &a, sizeof (a));
 }
 
 static void
 tf_free(tarn_fuse_t *t)
 {
+	if (t->tf_have_dev)
+		tarn_fuse_guard_note(t->tf_dev, false);
 	if (t->tf_loop_cfg != NULL)
 		fuse_loop_cfg_destroy(t->tf_loop_cfg);
 	tarn_fuse_nodes_fini(&t->tf_nodes);
@@ -425,6 +444,7 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 		tf_free(t);
 		return (SET_ERROR(geteuid() == 0 ? EIO : EPERM));
 	}
+	tf_set_atime(t);
 	if (t->tf_opts.tfo_uring && !tarn_fuse_uring_enabled())
 		t->tf_opts.tfo_uring = false;
 	if (tarn_fuse_hook_io(t) != 0)
@@ -443,6 +463,7 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 	if (stat(t->tf_mountpoint, &st) == 0) {
 		t->tf_dev = st.st_dev;
 		t->tf_have_dev = true;
+		tarn_fuse_guard_note(t->tf_dev, true);
 	}
 	tf_set_readahead(t);
 	tf_space_start(t);

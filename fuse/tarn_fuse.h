@@ -12,12 +12,25 @@
 
 typedef struct tarn_fuse tarn_fuse_t;
 
+/*
+ * The kernel's atime flag of the mount, as /proc/mounts shows it.  It only
+ * names the policy: FUSE inodes are S_NOATIME, the kernel never updates
+ * atime itself; the daemon does, on the reads and readdirs that reach it
+ * (posix_touch_atime, under the POSIX layer's pfo_atime).
+ */
+typedef enum tarn_fuse_atime {
+	TARN_FUSE_RELATIME = 0,         /* atime=on, relatime=on (the kernel's default) */
+	TARN_FUSE_NOATIME,              /* atime=off */
+	TARN_FUSE_STRICTATIME,          /* atime=on, relatime=off */
+} tarn_fuse_atime_t;
+
 typedef struct tarn_fuse_opts {
 	bool     tfo_readonly;          /* mount read-only (the fs should be too) */
 	bool     tfo_allow_other;       /* other users may use the mount (default on) */
 	bool     tfo_nosuid;            /* setuid=off */
 	bool     tfo_nodev;             /* devices=off */
 	bool     tfo_noexec;            /* exec=off */
+	tarn_fuse_atime_t tfo_atime;    /* the mount's atime flag (default relatime) */
 	bool     tfo_writeback;         /* kernel writeback cache (default on; never when ro) */
 	bool     tfo_acl;               /* POSIX ACLs enforced by the kernel (default on) */
 	bool     tfo_splice;            /* splice read/write/move (default off: see DESIGN) */
@@ -35,6 +48,17 @@ typedef struct tarn_fuse_opts {
 
 /* Fill o with the defaults named above. */
 void tarn_fuse_opts_init(tarn_fuse_opts_t *o);
+
+/*
+ * Start a watcher process that aborts the connections this process still
+ * serves when it dies, however it dies (SIGKILL too): programs using the
+ * mounts then get ENOTCONN at once.  Call once, before any thread exists
+ * (it forks); 0 or an errno (mounts then work without it).
+ */
+int tarn_fuse_guard_start(void);
+/* The watcher runs the server's binary as TARN_FUSE_GUARD_NAME: main calls this. */
+#define TARN_FUSE_GUARD_NAME "tarn-fuse-guard"
+void tarn_fuse_guard_main(void) __attribute__((noreturn));
 
 /*
  * Mount fs on mountpoint (an existing directory) and start serving it in

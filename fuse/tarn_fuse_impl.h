@@ -157,6 +157,9 @@ int tarn_fuse_hook_io(tarn_fuse_t *t);
  * After INIT was answered with the io_uring flag: start the per-CPU
  * workers and register their entries.  An error leaves /dev/fuse serving.
  */
+/* Tell the watcher (tarn_fuse_guard.c) that connection dev is served, or not. */
+void tarn_fuse_guard_note(dev_t dev, bool up);
+
 int tarn_fuse_uring_start(tarn_fuse_t *t);
 /* After the connection ended: join the workers, free their rings. */
 void tarn_fuse_uring_stop(tarn_fuse_t *t);

@@ -341,6 +341,8 @@ main(int argc, char **argv)
 	char fsname[SPA_NAME_MAX + 8];
 	snprintf(fsname, sizeof (fsname), "%s/%s", spa_name(spa), TM_OS_NAME);
 	c.tc_fopts.tfo_fsname = fsname;
+	c.tc_fopts.tfo_atime = c.tc_popts.pfo_atime == POSIX_ATIME_OFF ? TARN_FUSE_NOATIME :
+	    c.tc_popts.pfo_atime == POSIX_ATIME_ON ? TARN_FUSE_STRICTATIME : TARN_FUSE_RELATIME;
 	tarn_fuse_t *t = NULL;
 	e = tarn_fuse_mount(fs, c.tc_mountpoint, &c.tc_fopts, &t);
 	if (e != 0) {

@@ -304,6 +304,8 @@ mnt_opts(dsl_pool_t *dp, const char *name, const mnt_tmp_t *tmp, posix_fs_opts_t
 		po->pfo_atime = POSIX_ATIME_RELATIME;
 	else
 		po->pfo_atime = POSIX_ATIME_ON;
+	fo->tfo_atime = po->pfo_atime == POSIX_ATIME_OFF ? TARN_FUSE_NOATIME :
+	    po->pfo_atime == POSIX_ATIME_ON ? TARN_FUSE_STRICTATIME : TARN_FUSE_RELATIME;
 	uint64_t rs = mnt_prop(dp, name, DSL_PROP_RECORDSIZE, v);
 	if (rs != 0)
 		po->pfo_recordsize = (uint32_t)rs;
@@ -736,10 +738,6 @@ cli_mount_pool(const char *pool)
 
 	if (!cli_mount_auto() || cli_pool_open(pool, 0, &spa, err, sizeof (err)) != 0)
 		return (CLI_EXIT_OK);
-	if (spa_readonly(spa)) {
-		cli_pool_close(spa);
-		return (CLI_EXIT_OK);
-	}
 	if ((e = dsl_pool_open(spa, cli_fs_init, NULL, &dp)) == 0) {
 		cli_mount_attach(dp);
 		r = cli_mount_tree(dp, pool, true);
@@ -833,12 +831,58 @@ mnt_prop_live(int p)
 	    p == DSL_PROP_QUOTA || p == DSL_PROP_REFQUOTA || p == DSL_PROP_ACLTYPE);
 }
 
+/* A sum of name's mountpoint and where it comes from (never 0). */
+static uint64_t
+mnt_mp_sum(dsl_pool_t *dp, const char *name)
+{
+	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
+	uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
+	(void) mnt_prop(dp, name, DSL_PROP_MOUNTPOINT, v);
+	for (const char *c = v->dpv_str; *c != '\0'; c++)
+		h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+	h = (h ^ (uint64_t)v->dpv_source) * 1099511628211ULL;
+	for (const char *c = v->dpv_setpoint; *c != '\0'; c++)
+		h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+	tarn_free(v);
+	return (h | 1);
+}
+
+typedef struct mnt_newmp {
+	dsl_pool_t *mn_dp;
+	const char *mn_top;     /* the dataset whose mountpoint changed */
+	int         mn_ret;     /* CLI_EXIT_ERROR when a mount failed (printed) */
+} mnt_newmp_t;
+
+/*
+ * After top's mountpoint changed: mount top and the descendants that take
+ * their mountpoint from it (default or inherited from top or above, no
+ * local setting in between) when canmount=on, as zfs does.  A mount that
+ * fails says why and makes the command fail; the property stays set.
+ */
+static int
+mnt_newmp_one(void *arg, const char *name, int depth)
+{
+	mnt_newmp_t *mn = arg;
+	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
+	(void) mnt_prop(mn->mn_dp, name, DSL_PROP_MOUNTPOINT, v);
+	bool follows = depth == 0 || v->dpv_source == DSL_SRC_DEFAULT ||
+	    (v->dpv_source == DSL_SRC_INHERITED &&
+	    (strcmp(v->dpv_setpoint, mn->mn_top) == 0 ||
+	    !mnt_in_tree(v->dpv_setpoint, mn->mn_top)));
+	tarn_free(v);
+	if (follows && mnt_one(mn->mn_dp, name, NULL, NULL, MNT_AUTO) != 0)
+		mn->mn_ret = CLI_EXIT_ERROR;
+	return (0);
+}
+
 int
 cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
     cli_prop_change_t *pc)
 {
 	int p = dsl_prop_lookup(prop);
 	memset(pc, 0, sizeof (*pc));
+	if (p == DSL_PROP_MOUNTPOINT && cli_mount_auto())
+		pc->pc_mp_sum = mnt_mp_sum(dp, name);
 	if (!cli_in_daemon() || !cli_mount_any(name))
 		return (0);
 	if (mnt_prop_live(p)) {
@@ -866,11 +910,30 @@ cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
 	return (r);
 }
 
+/*
+ * The kernel's atime flag of m as fo has it.  Failure (a daemon not root)
+ * is ignored: the flag only names the policy in /proc/mounts, the daemon
+ * applies it (see tarn_fuse_atime_t).
+ */
+static void
+mnt_set_atime(mnt_t *m, const tarn_fuse_opts_t *fo)
+{
+	if (fo->tfo_atime == m->m_fopts.tfo_atime)
+		return;
+	struct mount_attr a = { 0 };
+	a.attr_set = fo->tfo_atime == TARN_FUSE_NOATIME ? MOUNT_ATTR_NOATIME :
+	    fo->tfo_atime == TARN_FUSE_STRICTATIME ? MOUNT_ATTR_STRICTATIME : MOUNT_ATTR_RELATIME;
+	a.attr_clr = MOUNT_ATTR__ATIME;
+	if (mount_setattr(AT_FDCWD, m->m_mountpoint, 0, &a, sizeof (a)) == 0)
+		m->m_fopts.tfo_atime = fo->tfo_atime;
+}
+
 /* The kernel's per-mount flags of m as fo has them; 0 or an errno. */
 static int
 mnt_set_flags(mnt_t *m, const tarn_fuse_opts_t *fo)
 {
 	tarn_fuse_opts_t *cur = &m->m_fopts;
+	mnt_set_atime(m, fo);
 	if (fo->tfo_readonly == cur->tfo_readonly && fo->tfo_nosuid == cur->tfo_nosuid &&
 	    fo->tfo_nodev == cur->tfo_nodev && fo->tfo_noexec == cur->tfo_noexec)
 		return (0);
@@ -961,11 +1024,17 @@ cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
 	int p = dsl_prop_lookup(prop), r = 0;
 	if (!cli_in_daemon())
 		return (0);
-	if (pc->pc_down != NULL) {
+	if (pc->pc_down != NULL || pc->pc_mp_sum != 0) {
 		mnt_op_enter();
 		mnt_up(dp, pc->pc_down);
+		/* a new mountpoint mounts what was not mounted (canmount=on) */
+		if (pc->pc_mp_sum != 0 && mnt_mp_sum(dp, name) != pc->pc_mp_sum) {
+			mnt_newmp_t mn = { dp, name, 0 };
+			(void) dsl_dataset_iter(dp, name, -1, mnt_newmp_one, &mn);
+			r = mn.mn_ret;
+		}
 		pthread_mutex_unlock(&mnt_op_lock);
-		return (0);
+		return (r);
 	}
 	if (!mnt_prop_live(p) || !cli_mount_any(name))
 		return (0);

@@ -312,6 +312,8 @@ int cli_fs_init(void *arg, objset_t *os);
  *  - cli_mount_prop_changed(dp, name, prop, &pc, verb): after the change
  *    (or its failure): mount again, or give the live mounts their new
  *    options (in place, or mounted again when nothing is open there);
+ *    a changed mountpoint also mounts what takes it and was not mounted
+ *    (canmount=on; automatic mounting on), as zfs does;
  *    when a busy mount cannot follow, "cannot VERB 'name': ...", the old
  *    value is put back and 1 returned;
  *  - cli_mount_start/stop: the daemon's start (after the registry opened
@@ -340,6 +342,7 @@ typedef struct cli_prop_change {
 	bool pc_saved;          /* pc_old / pc_was_local hold the old setting */
 	bool pc_was_local;      /* set on the dataset (else inherited) */
 	char pc_old[64];        /* its value then (parsable) */
+	uint64_t pc_mp_sum;     /* mountpoint: a sum of its value and source then (0: none) */
 } cli_prop_change_t;
 int cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
     cli_prop_change_t *pc);

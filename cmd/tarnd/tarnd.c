@@ -24,6 +24,9 @@
  * that wrote them, or to the log for the daemon's own threads.
  */
 #include "tarnd.h"
+#ifdef TARN_HAVE_MOUNT
+#include "tarn_fuse.h"
+#endif
 
 #include <fcntl.h>
 #include <locale.h>
@@ -481,6 +484,10 @@ main(int argc, char **argv)
 	struct stat sockst;
 	int error;
 
+#ifdef TARN_HAVE_MOUNT
+	if (argc == 1 && strcmp(argv[0], TARN_FUSE_GUARD_NAME) == 0)
+		tarn_fuse_guard_main();         /* see tarn_fuse_guard_start */
+#endif
 	(void) setlocale(LC_ALL, "C");
 	parse_args(argc, argv, &foreground);
 	if (!foreground)
@@ -493,6 +500,10 @@ main(int argc, char **argv)
 		if (snprintf(tarnd_info.ti_logfile, sizeof (tarnd_info.ti_logfile),
 		    "%s/tarnd.log", tarnd_info.ti_rundir) >= (int)sizeof (tarnd_info.ti_logfile))
 			tarnd_fatal("path too long: %s", tarnd_info.ti_rundir);
+#ifdef TARN_HAVE_MOUNT
+	/* before any thread: mounts of a killed daemon are cut at once (ENOTCONN) */
+	(void) tarn_fuse_guard_start();
+#endif
 	int sfd = signals_setup();
 	if (pipe2(tarnd_stop_pipe, O_CLOEXEC) != 0)
 		tarnd_fatal("pipe: %s", strerror(errno));

@@ -10,7 +10,7 @@ describe "non-root users are refused with one clear line"
 require_engine
 unset TARN_NO_DAEMON
 [ "$(id -u)" -eq 0 ] || skip "must run as root"
-command -v setpriv >/dev/null || skip "no setpriv"
+require_cmd setpriv util-linux
 id nobody >/dev/null 2>&1 || skip "no user 'nobody'"
 NOBODY=(setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups)
 "${NOBODY[@]}" test -x "$TARN" || skip "user nobody cannot run $TARN"

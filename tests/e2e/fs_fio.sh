@@ -10,10 +10,7 @@
 
 describe "fio --verify on raidz2"
 require_fuse
-if ! command -v fio >/dev/null; then
-	echo "FAIL: fio is not installed (.ci/run installs it)" >&2
-	exit 1
-fi
+require_cmd fio fio
 
 mkdevs 6 256M
 # the transport options: a wrong value is refused before anything is touched

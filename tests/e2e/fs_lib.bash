@@ -35,7 +35,7 @@ require_fuse() {
 		echo "FAIL: no tarn-mount at $TARN_MOUNT (build first)" >&2
 		exit 1
 	fi
-	command -v python3 >/dev/null || { echo "FAIL: python3 is needed" >&2; exit 1; }
+	require_cmd python3 python3
 }
 
 fs_mounted() {

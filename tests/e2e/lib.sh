@@ -147,14 +147,25 @@ require_engine() {
 	[ -x "$TARN" ] || skip "no tarn binary at $TARN (build first)"
 }
 
+# require_cmd CMD PACKAGE: the test needs the command CMD, from the Debian
+# package PACKAGE; without it the test fails (not skips: ./setup.sh
+# installs every package of scripts/packages.txt, and e2e/deps_list checks
+# that each PACKAGE named this way is in that list).
+require_cmd() {
+	command -v "$1" >/dev/null && return 0
+	echo "FAIL: $1 is not installed (Debian package $2; ./setup.sh installs" \
+		"every package of scripts/packages.txt)" >&2
+	exit 1
+}
+
 # require_daemon_mounts: the test mounts datasets through tarnd; skip
-# without a tarn binary, the daemon, /dev/fuse or python3.  Turns the
+# without a tarn binary, the daemon or /dev/fuse (python3 must be there).  Turns the
 # daemon's automatic mounts on and sets MNT (a directory to mount at).
 require_daemon_mounts() {
 	require_engine
 	[ -n "${TARN_NO_DAEMON:-}" ] && skip "mounting needs the daemon"
 	[ -e /dev/fuse ] || skip "no /dev/fuse"
-	command -v python3 >/dev/null || skip "no python3"
+	require_cmd python3 python3
 	export TARN_AUTOMOUNT=1
 	MNT="$E2E_TMP/mnt"
 }
