@@ -115,6 +115,7 @@ status_namewidth(const vdev_t *root, const char *name)
 typedef enum status_reason {
 	SR_OK = 0,
 	SR_RESILVERING,
+	SR_SUSPENDED,         /* a txg sync failed: no more writes */
 	SR_MISSING_DEV_NR,    /* not enough devices to serve I/O */
 	SR_CORRUPT_DATA,      /* blocks in the error log */
 	SR_FAULTED_DEV_R,
@@ -161,6 +162,8 @@ status_reason(spa_t *spa)
 	vdev_t *root = spa_root_vdev(spa);
 	vdev_state_t st = spa_state(spa);
 
+	if (spa_suspended(spa) != 0)
+		return (SR_SUSPENDED);
 	if (cli_scan_active(spa, SPA_SCAN_RESILVER))
 		return (SR_RESILVERING);
 	if (st != VDEV_STATE_HEALTHY && st != VDEV_STATE_DEGRADED)
@@ -203,6 +206,14 @@ status_explain(spa_t *spa)
 	const char *p = cli_pool_prog;
 
 	switch (status_reason(spa)) {
+	case SR_SUSPENDED:
+		fprintf(cli_out, "status: The pool could not write a transaction group (%s)\n"
+		    "\tand is suspended: every change fails with an I/O error.  What is on\n"
+		    "\tthe devices is its last committed state.\n"
+		    "action: See the daemon's log for the cause; then '%s export' and\n"
+		    "\t'%s import' the pool (or restart the daemon) to go on from there.\n",
+		    tarn_strerror(spa_suspended(spa)), p, p);
+		break;
 	case SR_RESILVERING:
 		fprintf(cli_out, "status: A resilver is copying data onto one or more devices.\n"
 		    "\tThe pool stays usable meanwhile, with reduced redundancy.\n"
@@ -341,7 +352,8 @@ status_pool(spa_t *spa, const char *name, const status_opts_t *so)
 	int width = status_namewidth(root, name);
 
 	fprintf(cli_out, "  pool: %s\n", name);
-	fprintf(cli_out, " state: %s\n", vdev_state_name(spa_state(spa)));
+	fprintf(cli_out, " state: %s\n", spa_suspended(spa) != 0 ? "SUSPENDED" :
+	    vdev_state_name(spa_state(spa)));
 	status_explain(spa);
 	cli_status_scan(spa);
 	fprintf(cli_out, "config:\n\n");

@@ -86,6 +86,8 @@ int dmu_pool_space_wait(dmu_pool_t *dp, uint64_t space, uint64_t keep);
 uint64_t dmu_pool_space_pending(dmu_pool_t *dp);
 /* True (and writes fail with EIO) after a sync failed. */
 bool dmu_pool_suspended(dmu_pool_t *dp);
+/* The error of the sync that suspended the pool (0: not suspended). */
+int dmu_pool_sync_error(dmu_pool_t *dp);
 /* Testing hook: called after each txg is on disk (txg, arg). */
 void dmu_pool_set_synced_cb(dmu_pool_t *dp, void (*fn)(void *, uint64_t), void *arg);
 

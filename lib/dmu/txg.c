@@ -180,6 +180,15 @@ dmu_pool_suspended(dmu_pool_t *dp)
 	return (s);
 }
 
+int
+dmu_pool_sync_error(dmu_pool_t *dp)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	int e = dp->dp_suspended ? (dp->dp_sync_error != 0 ? dp->dp_sync_error : EIO) : 0;
+	pthread_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
 void
 dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out)
 {
@@ -321,8 +330,9 @@ txg_sync_thread(void *arg)
 		pthread_mutex_lock(&dp->dp_lock);
 		__atomic_store_n(&dp->dp_syncing_txg, 0, __ATOMIC_RELEASE);
 		if (err != 0) {
-			tarn_dprintf("txg %" PRIu64 " sync failed: %d; pool suspended\n",
-			    txg, err);
+			/* always said (the daemon's log): every write fails from here on */
+			fprintf(stderr, "txg %" PRIu64 " sync failed: %s; pool suspended\n",
+			    txg, tarn_strerror(err));
 			dp->dp_suspended = true;
 			dp->dp_sync_error = err;
 			pthread_cond_broadcast(&dp->dp_synced_cv);

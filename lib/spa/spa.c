@@ -92,6 +92,12 @@ spa_state(spa_t *spa)
 	return (spa->spa_root->vdev_state);
 }
 
+int
+spa_suspended(spa_t *spa)
+{
+	return (spa->spa_dp != NULL ? dmu_pool_sync_error(spa->spa_dp) : 0);
+}
+
 void
 spa_get_space(spa_t *spa, spa_space_t *out)
 {

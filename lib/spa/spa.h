@@ -155,6 +155,11 @@ uint64_t spa_open_time(const spa_t *spa);
 uint64_t spa_loaded_txg(const spa_t *spa);
 bool spa_readonly(const spa_t *spa);
 vdev_state_t spa_state(spa_t *spa);          /* root vdev state */
+/*
+ * 0, or the error of the txg sync that suspended the pool: nothing more
+ * is written until it is exported and imported again.
+ */
+int spa_suspended(spa_t *spa);
 uint64_t spa_create_time(const spa_t *spa);
 
 typedef struct spa_space {

@@ -75,7 +75,10 @@ cycle() {
 		tarn_ok pool list "$pool"
 		wait_mounted "$MNT" || fail "$layout: not mounted again after SIGKILL"
 		check_files "$layout after SIGKILL" crashed
-		ok touch "$MNT/after-kill"
+		# read-write: a delete works on the full pool
+		grep -q " $MNT fuse[^ ]* rw," /proc/mounts && pass ||
+			fail "$layout: not mounted read-write after SIGKILL"
+		ok rm "$MNT/write-000"
 		;;
 	esac
 	ok bash -c "rm -f '$MNT'/*"
