@@ -259,8 +259,17 @@ spa_sync_impl(spa_t *spa, uint64_t txg)
 			dmu_objset_sync_done(spa->spa_os[i].so_os, txg);
 	pthread_mutex_unlock(&spa->spa_lock);
 	dmu_objset_sync_done(spa->spa_mos, txg);
-	/* frees of an idle pool mature by a few empty txgs (txg_frees_maturing) */
-	txg_frees_maturing(spa->spa_dp, metaslab_class_sync_done(spa->spa_mc, txg));
+	/*
+	 * Frees of an idle pool mature by a few empty txgs (txg_frees_maturing)
+	 * when they matter: a sixteenth of the free space or more.
+	 */
+	bool maturing = metaslab_class_sync_done(spa->spa_mc, txg);
+	if (maturing) {
+		metaslab_space_t ms;
+		metaslab_class_space(spa->spa_mc, &ms);
+		maturing = ms.ms_deferred >= ms.ms_free / 16;
+	}
+	txg_frees_maturing(spa->spa_dp, maturing);
 	spa_vdev_sync_done(spa, txg);   /* missed txgs to the labels; wake spa_vdev.c */
 	return (0);
 }
