@@ -236,6 +236,7 @@ typedef struct cli_feature {
 	uint64_t    cf_flag;     /* SPA_FEATURE_* */
 	const char *cf_name;     /* "history": feature@history */
 	const char *cf_desc;
+	const char *cf_why;      /* why an upgrade cannot enable it; NULL: it can */
 } cli_feature_t;
 extern const cli_feature_t cli_features[];
 extern const size_t cli_nfeatures;
