@@ -314,6 +314,7 @@ cli_pool_create(int argc, char **argv)
 	spa_vdev_spec_free(spec);
 	if (error != 0)
 		return (cli_cannot("create", name, error, err));
+	cli_history_event(spa, "create");
 	cli_history_log(spa);
 #ifdef TARN_HAVE_FS
 	ret = create_root_dataset(spa, co.co_mountpoint, &co);

@@ -238,6 +238,14 @@ upgrade_one(const char *name, uint64_t version, bool *did, bool *never)
 		return (cli_cannot("upgrade", name, error, err));
 	}
 	*did = true;
+	uint64_t added = spa_features(spa) & ~(from < SPA_VERSION_2 ? 0 : before);
+	/* zpool history -i: what the upgrade changed, then the command */
+	if (from != target)
+		(void) spa_history_log_internal(spa, 0, "set version=%" PRIu64, target);
+	for (size_t i = 0; i < ARRAY_SIZE(cli_features); i++)
+		if (added & cli_features[i].cf_flag)
+			(void) spa_history_log_internal(spa, 0, "set feature@%s=enabled",
+			    cli_features[i].cf_name);
 	cli_history_log(spa);
 	if (from < SPA_VERSION_2 && target >= SPA_VERSION_2)
 		fprintf(cli_out, "Successfully upgraded '%s' from version %" PRIu64
@@ -245,7 +253,6 @@ upgrade_one(const char *name, uint64_t version, bool *did, bool *never)
 	else if (from != target)
 		fprintf(cli_out, "Successfully upgraded '%s' from version %" PRIu64
 		    " to version %" PRIu64 ".\n", name, from, target);
-	uint64_t added = spa_features(spa) & ~(from < SPA_VERSION_2 ? 0 : before);
 	if (added != 0) {
 		fprintf(cli_out, "Enabled the following features on '%s':\n", name);
 		upgrade_print_features(added, "  ");

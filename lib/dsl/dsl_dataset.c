@@ -21,6 +21,8 @@
  */
 #include "dsl_impl.h"
 
+#include <stdarg.h>
+
 /* ---- MOS helpers ---- */
 
 int
@@ -55,6 +57,22 @@ dsl_writable(const dsl_pool_t *dp, char *err, size_t errlen)
 	if (err != NULL)
 		(void) snprintf(err, errlen, "pool is read-only");
 	return (SET_ERROR(EROFS));
+}
+
+void
+dsl_history(dsl_pool_t *dp, uint64_t txg, const char *op, const char *name, uint64_t obj,
+    const char *fmt, ...)
+{
+	char extra[256] = "";
+	if (fmt != NULL) {
+		va_list ap;
+		va_start(ap, fmt);
+		(void) vsnprintf(extra, sizeof (extra), fmt, ap);
+		va_end(ap);
+	}
+	/* zpool history -i's words: "create tank/a (5) " */
+	(void) spa_history_log_internal(dp->dp_spa, txg, "%s %s (%" PRIu64 ") %s", op, name,
+	    obj, extra);
 }
 
 int
@@ -461,8 +479,11 @@ dsl_create_one(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props
 		if (e == 0)
 			e = dsl_prop_store(dp, obj, prop, num, str, tx);
 	}
+	uint64_t txg = dmu_tx_get_txg(tx);
 	int e2 = dsl_tx_end(dp, tx);
 	e = e ? e : e2;
+	if (e == 0)
+		dsl_history(dp, txg, "create", name, obj, NULL);
 	objset_t *os;
 	if (e == 0)
 		e = dsl_os_get(dp, obj, &os);
@@ -612,8 +633,12 @@ dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
 		e = zap_destroy(dp->dp_mos, phys.dd_child_zap, tx);
 	if (e == 0)
 		e = zap_destroy(dp->dp_mos, obj, tx);
+	uint64_t txg = dmu_tx_get_txg(tx);
 	int e2 = dsl_tx_end(dp, tx);
-	return (e ? e : e2);
+	e = e ? e : e2;
+	if (e == 0)
+		dsl_history(dp, txg, "destroy", name, obj, NULL);
+	return (e);
 }
 
 /*
@@ -758,8 +783,11 @@ dsl_dataset_rename(dsl_pool_t *dp, const char *oldname, const char *newname, boo
 		phys.dd_parent_obj = npobj;
 		if (e == 0)
 			e = dmu_bonus_write(dp->dp_mos, obj, &phys, sizeof (phys), tx);
+		uint64_t txg = dmu_tx_get_txg(tx);
 		int e2 = dsl_tx_end(dp, tx);
 		e = e ? e : e2;
+		if (e == 0)
+			dsl_history(dp, txg, "rename", oldname, obj, "-> %s", newname);
 	}
 	pthread_mutex_unlock(&dp->dp_lock);
 	return (e);

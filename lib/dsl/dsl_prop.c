@@ -801,8 +801,16 @@ dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char 
 	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
 		e = user ? dsl_prop_user_store(dp, obj, propname, value, tx) :
 		    dsl_prop_store(dp, obj, prop, num, str, tx);
+		uint64_t txg = dmu_tx_get_txg(tx);
 		int e2 = dsl_tx_end(dp, tx);
 		e = e ? e : e2;
+		/* as zfs logs it: numbers as stored, strings as given */
+		if (e == 0 && (user || dsl_props[prop].dpd_type == DPT_STRING))
+			dsl_history(dp, txg, "set", name, obj, "%s=%s", user ? propname :
+			    dsl_props[prop].dpd_name, user ? value : str);
+		else if (e == 0)
+			dsl_history(dp, txg, "set", name, obj, "%s=%" PRIu64,
+			    dsl_props[prop].dpd_name, num);
 	}
 	pthread_mutex_unlock(&dp->dp_lock);
 	return (e);
@@ -837,10 +845,15 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 	dmu_tx_t *tx;
 	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
 		e = zap_remove(dp->dp_mos, obj, user ? propname : dsl_prop_name(prop), tx);
+		bool had = e == 0;
 		if (e == ENOENT)
 			e = 0;
+		uint64_t txg = dmu_tx_get_txg(tx);
 		int e2 = dsl_tx_end(dp, tx);
 		e = e ? e : e2;
+		if (e == 0 && had)
+			dsl_history(dp, txg, "inherit", name, obj, "%s",
+			    user ? propname : dsl_prop_name(prop));
 	}
 	pthread_mutex_unlock(&dp->dp_lock);
 	return (e);
