@@ -32,6 +32,8 @@ const cli_feature_t cli_features[] = {
 	{ SPA_FEATURE_LOGICAL_SPACE_V0, "logical_space_v0",
 	    "Retired: logical bytes that counted metadata uncompressed (not shown).",
 	    NULL },
+	{ SPA_FEATURE_ZLE_COMPRESS, "zle_compress",
+	    "compression=zle: runs of zeros stored as one byte.", NULL },
 	{ SPA_FEATURE_LOGICAL_SPACE, "logical_space",
 	    "Logical and compressed bytes per dataset (compressratio); new pools only.",
 	    "the logical sizes of the data already written were never counted" },

@@ -120,6 +120,8 @@ enum { DSL_ACLTYPE_OFF = 0, DSL_ACLTYPE_POSIX = 2 };
 /* compression: ZIO_COMPRESS_* below 16; gzip-N and zstd-N carry their level. */
 #define DSL_COMPRESS_GZIP_N(n)  (16 + (n))      /* 1..9 */
 #define DSL_COMPRESS_ZSTD_N(n)  (32 + (n))      /* 1..19 */
+/* zstd-fast-N (zio_zstd_fast_valid(N)); N = 0: "zstd-fast", which is zstd-fast-1's level */
+#define DSL_COMPRESS_ZSTD_FAST_N(n) (1024 + (n))
 
 typedef enum dsl_source {
 	DSL_SRC_NONE = 0,          /* read-only statistic: "-" */

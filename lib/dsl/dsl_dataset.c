@@ -523,6 +523,8 @@ dsl_create_check(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *pro
 		uint64_t num;
 		char str[DSL_MOUNTPOINT_MAX];
 		e = dsl_prop_parse(prop, props[i].dps_value, &num, str, sizeof (str), err, errlen);
+		if (e == 0)
+			e = dsl_prop_pool_check(dp, prop, num, err, errlen);
 		if (e != 0)
 			return (e);
 	}

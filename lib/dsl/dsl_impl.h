@@ -64,6 +64,8 @@ struct dsl_pool {
 bool dsl_readonly(const dsl_pool_t *dp);
 int dsl_lookup(dsl_pool_t *dp, const char *name, uint64_t *objp, char *err, size_t errlen);
 int dsl_phys_read(dsl_pool_t *dp, uint64_t obj, dsl_dataset_phys_t *phys);
+/* ENOTSUP (err: "must be upgraded") when the pool lacks the feature a value needs. */
+int dsl_prop_pool_check(dsl_pool_t *dp, int prop, uint64_t num, char *err, size_t errlen);
 /* Record an internal event of dataset name (object obj) in txg: "set tank/a (5) x=1". */
 void dsl_history(dsl_pool_t *dp, uint64_t txg, const char *op, const char *name, uint64_t obj,
     const char *fmt, ...) __attribute__((format(printf, 6, 7)));

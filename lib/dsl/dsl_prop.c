@@ -47,7 +47,13 @@ static const dsl_index_t idx_compress[] = {
 	{ "zstd-13", DSL_COMPRESS_ZSTD_N(13) }, { "zstd-14", DSL_COMPRESS_ZSTD_N(14) },
 	{ "zstd-15", DSL_COMPRESS_ZSTD_N(15) }, { "zstd-16", DSL_COMPRESS_ZSTD_N(16) },
 	{ "zstd-17", DSL_COMPRESS_ZSTD_N(17) }, { "zstd-18", DSL_COMPRESS_ZSTD_N(18) },
-	{ "zstd-19", DSL_COMPRESS_ZSTD_N(19) }, { NULL, 0 } };
+	{ "zstd-19", DSL_COMPRESS_ZSTD_N(19) }, { "zle", ZIO_COMPRESS_ZLE },
+	{ "zstd-fast", DSL_COMPRESS_ZSTD_FAST_N(0) },
+#define F(n) { "zstd-fast-" #n, DSL_COMPRESS_ZSTD_FAST_N(n) }
+	F(1), F(2), F(3), F(4), F(5), F(6), F(7), F(8), F(9), F(10), F(20), F(30), F(40),
+	F(50), F(60), F(70), F(80), F(90), F(100), F(500), F(1000),
+#undef F
+	{ NULL, 0 } };
 static const dsl_index_t idx_sync[] = { { "standard", DSL_SYNC_STANDARD },
 	{ "always", DSL_SYNC_ALWAYS }, { "disabled", DSL_SYNC_DISABLED }, { NULL, 0 } };
 /* zfs's aliases after the names shown */
@@ -245,7 +251,12 @@ dsl_index_parse(int prop, const char *value, uint64_t *num, char *err, size_t er
 			return (0);
 		}
 	}
-	char list[256] = "";
+	if (prop == DSL_PROP_COMPRESSION && strcmp(value, "lzjb") == 0) {
+		(void) snprintf(err, errlen, "'compression' value 'lzjb' is not supported "
+		    "(a format kept for old pools); use lz4, which is faster and smaller");
+		return (SET_ERROR(EINVAL));
+	}
+	char list[512] = "";
 	for (int i = 0; ix[i].di_name != NULL; i++) {
 		if (prop == DSL_PROP_COMPRESSION && (strncmp(ix[i].di_name, "gzip-", 5) == 0 ||
 		    strncmp(ix[i].di_name, "zstd-", 5) == 0)) {
@@ -253,6 +264,9 @@ dsl_index_parse(int prop, const char *value, uint64_t *num, char *err, size_t er
 				strcat(list, " | gzip-[1-9]");
 			if (strcmp(ix[i].di_name, "zstd-1") == 0)
 				strcat(list, " | zstd-[1-19]");
+			if (strcmp(ix[i].di_name, "zstd-fast") == 0)
+				strcat(list, " | zstd-fast | zstd-fast-[1-10,20,30,40,50,60,70,"
+				    "80,90,100,500,1000]");
 			continue;
 		}
 		if (i > 0)
@@ -322,6 +336,20 @@ dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len
 		return (SET_ERROR(EINVAL));
 	}
 	return (e);
+}
+
+/* ---- what the pool's features allow ---- */
+
+int
+dsl_prop_pool_check(dsl_pool_t *dp, int prop, uint64_t num, char *err, size_t errlen)
+{
+	if (prop == DSL_PROP_COMPRESSION && num == ZIO_COMPRESS_ZLE &&
+	    !(spa_features(dp->dp_spa) & SPA_FEATURE_ZLE_COMPRESS)) {
+		(void) snprintf(err, errlen, "pool and or dataset must be upgraded to set "
+		    "this property or value (feature zle_compress: 'zpool upgrade')");
+		return (SET_ERROR(ENOTSUP));
+	}
+	return (0);
 }
 
 /* ---- stored values ---- */
@@ -572,12 +600,17 @@ dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os)
 	p.osp_checksum = (ck == ZIO_CHECKSUM_ON || ck == 0) ? ZIO_CHECKSUM_DEFAULT : (uint8_t)ck;
 	if (cp == ZIO_COMPRESS_ON) {
 		p.osp_compress = ZIO_COMPRESS_LZ4;
-	} else if (cp >= DSL_COMPRESS_ZSTD_N(1)) {
+	} else if (cp >= DSL_COMPRESS_ZSTD_FAST_N(0) && cp <= DSL_COMPRESS_ZSTD_FAST_N(1000)) {
 		p.osp_compress = ZIO_COMPRESS_ZSTD;
-		p.osp_level = (uint8_t)(cp - DSL_COMPRESS_ZSTD_N(0));
-	} else if (cp >= DSL_COMPRESS_GZIP_N(1)) {
+		p.osp_level = (int16_t)-MAX(1, (int)(cp - DSL_COMPRESS_ZSTD_FAST_N(0)));
+	} else if (cp >= DSL_COMPRESS_ZSTD_N(1) && cp <= DSL_COMPRESS_ZSTD_N(19)) {
+		p.osp_compress = ZIO_COMPRESS_ZSTD;
+		p.osp_level = (int16_t)(cp - DSL_COMPRESS_ZSTD_N(0));
+	} else if (cp >= DSL_COMPRESS_GZIP_N(1) && cp <= DSL_COMPRESS_GZIP_N(9)) {
 		p.osp_compress = ZIO_COMPRESS_GZIP;
-		p.osp_level = (uint8_t)(cp - DSL_COMPRESS_GZIP_N(0));
+		p.osp_level = (int16_t)(cp - DSL_COMPRESS_GZIP_N(0));
+	} else if (cp >= ZIO_COMPRESS_FUNCTIONS) {
+		p.osp_compress = ZIO_COMPRESS_OFF;      /* a value from newer software */
 	} else
 		p.osp_compress = cp ? (uint8_t)cp : ZIO_COMPRESS_OFF;
 	uint64_t copies = dsl_prop_num(dp, name, DSL_PROP_COPIES);
@@ -773,6 +806,34 @@ dsl_prop_space_check(dsl_pool_t *dp, const char *name, int prop, uint64_t num, c
 	return (0);
 }
 
+/* Write properties that take effect when the object set is opened again. */
+static bool
+dsl_prop_is_write(int prop)
+{
+	return (prop == DSL_PROP_COMPRESSION || prop == DSL_PROP_CHECKSUM ||
+	    prop == DSL_PROP_COPIES);
+}
+
+static int
+dsl_prop_reapply_one(void *arg, const char *name, int depth)
+{
+	objset_t *os;
+	(void) dsl_dataset_objset(arg, name, &os);     /* applies the properties */
+	return (0);
+}
+
+/*
+ * After a change of a write property on name: its object set and its
+ * descendants' (which may inherit it) write with the new value from now
+ * on, mounted or not, as on zfs.  Call without dp_lock.
+ */
+static void
+dsl_prop_reapply(dsl_pool_t *dp, const char *name, int prop)
+{
+	if (prop >= 0 && dsl_prop_is_write(prop) && !dsl_readonly(dp))
+		(void) dsl_dataset_iter(dp, name, -1, dsl_prop_reapply_one, dp);
+}
+
 int
 dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char *value,
     char *err, size_t errlen)
@@ -796,6 +857,8 @@ dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char 
 	if (e == 0)
 		e = dsl_writable(dp, err, errlen);
 	if (e == 0 && !user)
+		e = dsl_prop_pool_check(dp, prop, num, err, errlen);
+	if (e == 0 && !user)
 		e = dsl_prop_space_check(dp, name, prop, num, err, errlen);
 	dmu_tx_t *tx;
 	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
@@ -813,6 +876,8 @@ dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char 
 			    dsl_props[prop].dpd_name, num);
 	}
 	pthread_mutex_unlock(&dp->dp_lock);
+	if (e == 0 && !user)
+		dsl_prop_reapply(dp, name, prop);
 	return (e);
 }
 
@@ -856,5 +921,7 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 			    user ? propname : dsl_prop_name(prop));
 	}
 	pthread_mutex_unlock(&dp->dp_lock);
+	if (e == 0 && !user)
+		dsl_prop_reapply(dp, name, prop);
 	return (e);
 }
