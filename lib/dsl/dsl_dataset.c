@@ -106,6 +106,7 @@ dsl_obj_create(dsl_pool_t *dp, uint64_t parent, const char *component, dmu_tx_t 
 	phys.dd_creation = tarn_wall_sec();
 	phys.dd_type = DSL_TYPE_FILESYSTEM;
 	phys.dd_create_txg = dmu_tx_get_txg(tx);
+	phys.dd_guid = tarn_guid();
 	e = dmu_bonus_write(dp->dp_mos, obj, &phys, sizeof (phys), tx);
 	if (e == 0 && parent != 0) {
 		dsl_dataset_phys_t pp;
@@ -448,6 +449,30 @@ dsl_dataset_iter(dsl_pool_t *dp, const char *name, int maxdepth, dsl_iter_fn_t f
 
 /* ---- create ---- */
 
+/*
+ * The creation-time properties (utf8only, ...) that -o did not give: the
+ * parent's, kept on the new dataset, since they can never change there.
+ */
+static int
+dsl_create_once_props(dsl_pool_t *dp, const char *parent, uint64_t obj,
+    const dsl_prop_setting_t *props, int nprops, dmu_tx_t *tx)
+{
+	int e = 0;
+	for (int p = 0; p < DSL_NUM_PROPS && e == 0; p++) {
+		if (!dsl_prop_once(p))
+			continue;
+		bool given = false;
+		for (int i = 0; i < nprops; i++)
+			given |= dsl_prop_lookup(props[i].dps_name) == p;
+		uint64_t pobj, v;
+		if (given || dsl_lookup(dp, parent, &pobj, NULL, 0) != 0 ||
+		    dsl_prop_local(dp, pobj, p, &v, NULL, 0) != 0)
+			continue;
+		e = dsl_prop_store(dp, obj, p, v, NULL, tx);
+	}
+	return (e);
+}
+
 static int
 dsl_create_one(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props,
     int nprops, char *err, size_t errlen)
@@ -479,6 +504,8 @@ dsl_create_one(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props
 		if (e == 0)
 			e = dsl_prop_store(dp, obj, prop, num, str, tx);
 	}
+	if (e == 0)
+		e = dsl_create_once_props(dp, parent, obj, props, nprops, tx);
 	uint64_t txg = dmu_tx_get_txg(tx);
 	int e2 = dsl_tx_end(dp, tx);
 	e = e ? e : e2;

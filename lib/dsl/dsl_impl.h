@@ -21,7 +21,8 @@ typedef struct dsl_dataset_phys {
 	uint64_t dd_creation;        /* seconds since the epoch */
 	uint64_t dd_type;            /* DSL_TYPE_FILESYSTEM */
 	uint64_t dd_create_txg;
-	uint64_t dd_pad[11];
+	uint64_t dd_guid;            /* random at creation; 0 in older datasets */
+	uint64_t dd_pad[10];
 } dsl_dataset_phys_t;
 _Static_assert(sizeof (dsl_dataset_phys_t) == 128, "dsl_dataset_phys_t is 128 bytes");
 

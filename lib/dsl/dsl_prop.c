@@ -63,6 +63,17 @@ static const dsl_index_t idx_acltype[] = { { "off", DSL_ACLTYPE_OFF },
 	{ "posix", DSL_ACLTYPE_POSIX }, { "noacl", DSL_ACLTYPE_OFF },
 	{ "disabled", DSL_ACLTYPE_OFF }, { "posixacl", DSL_ACLTYPE_POSIX }, { NULL, 0 } };
 static const dsl_index_t idx_copies[] = { { "1", 1 }, { "2", 2 }, { "3", 3 }, { NULL, 0 } };
+static const dsl_index_t idx_norm[] = { { "none", DSL_NORM_NONE },
+	{ "formC", DSL_NORM_FORMC }, { "formD", DSL_NORM_FORMD }, { "formKC", DSL_NORM_FORMKC },
+	{ "formKD", DSL_NORM_FORMKD }, { NULL, 0 } };
+static const dsl_index_t idx_case[] = { { "sensitive", DSL_CASE_SENSITIVE },
+	{ "insensitive", DSL_CASE_INSENSITIVE }, { "mixed", DSL_CASE_MIXED }, { NULL, 0 } };
+static const dsl_index_t idx_dnodesize[] = { { "legacy", DSL_DNODESIZE_LEGACY },
+	{ "auto", DSL_DNODESIZE_AUTO }, { "1k", 1024 }, { "2k", 2048 }, { "4k", 4096 },
+	{ "8k", 8192 }, { "16k", 16384 }, { NULL, 0 } };
+static const dsl_index_t idx_redundant[] = { { "all", DSL_REDUNDANT_ALL },
+	{ "most", DSL_REDUNDANT_MOST }, { "some", DSL_REDUNDANT_SOME },
+	{ "none", DSL_REDUNDANT_NONE }, { NULL, 0 } };
 
 typedef struct dsl_prop_desc {
 	const char *dpd_name;
@@ -71,6 +82,7 @@ typedef struct dsl_prop_desc {
 	bool        dpd_inherit;
 	uint64_t    dpd_default;
 	const dsl_index_t *dpd_index;
+	bool        dpd_once;       /* set at creation only (-o), copied to children then */
 } dsl_prop_desc_t;
 
 /* In zfs get all's order. */
@@ -95,6 +107,19 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	[DSL_PROP_EXEC] = { "exec", "EXEC", DPT_INDEX, true, 1, idx_onoff },
 	[DSL_PROP_SETUID] = { "setuid", "SETUID", DPT_INDEX, true, 1, idx_onoff },
 	[DSL_PROP_READONLY] = { "readonly", "RDONLY", DPT_INDEX, true, 0, idx_onoff },
+	[DSL_PROP_CREATETXG] = { "createtxg", "CREATETXG", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_UTF8ONLY] = { "utf8only", "UTF8ONLY", DPT_INDEX, false, DSL_OFF, idx_onoff,
+		true },
+	[DSL_PROP_NORMALIZATION] = { "normalization", "NORMALIZATION", DPT_INDEX, false,
+		DSL_NORM_NONE, idx_norm, true },
+	[DSL_PROP_CASESENSITIVITY] = { "casesensitivity", "CASE", DPT_INDEX, false,
+		DSL_CASE_SENSITIVE, idx_case, true },
+	[DSL_PROP_GUID] = { "guid", "GUID", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_OBJSETID] = { "objsetid", "OBJSETID", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_DNODESIZE] = { "dnodesize", "DNSIZE", DPT_INDEX, true, DSL_DNODESIZE_LEGACY,
+		idx_dnodesize },
+	[DSL_PROP_REDUNDANT_METADATA] = { "redundant_metadata", "REDUND_MD", DPT_INDEX, true,
+		DSL_REDUNDANT_ALL, idx_redundant },
 	[DSL_PROP_CANMOUNT] = { "canmount", "CANMOUNT", DPT_INDEX, false, 1, idx_canmount },
 	[DSL_PROP_XATTR] = { "xattr", "XATTR", DPT_INDEX, true, DSL_ON, idx_xattr },
 	[DSL_PROP_COPIES] = { "copies", "COPIES", DPT_INDEX, true, 1, idx_copies },
@@ -150,6 +175,12 @@ bool
 dsl_prop_readonly(int prop)
 {
 	return (dsl_props[prop].dpd_type == DPT_STAT);
+}
+
+bool
+dsl_prop_once(int prop)
+{
+	return (dsl_props[prop].dpd_once);
 }
 
 bool
@@ -287,6 +318,25 @@ dsl_index_name(int prop, uint64_t v)
 	return ("-");
 }
 
+/*
+ * Values Tarn names but cannot honour yet are refused rather than taken
+ * and ignored: lookups are exact byte comparisons, so no normalization
+ * and no case folding.
+ */
+static int
+dsl_prop_mode_check(int prop, const char *value, uint64_t num, char *err, size_t errlen)
+{
+	if ((prop == DSL_PROP_NORMALIZATION && num != DSL_NORM_NONE) ||
+	    (prop == DSL_PROP_CASESENSITIVITY && num != DSL_CASE_SENSITIVE)) {
+		(void) snprintf(err, errlen, "'%s=%s' is not supported yet: names are compared "
+		    "byte for byte (use %s)", dsl_props[prop].dpd_name, value,
+		    prop == DSL_PROP_NORMALIZATION ? "normalization=none" :
+		    "casesensitivity=sensitive");
+		return (SET_ERROR(ENOTSUP));
+	}
+	return (0);
+}
+
 int
 dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len,
     char *err, size_t errlen)
@@ -304,7 +354,9 @@ dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len
 		(void) snprintf(err, errlen, "'%s' is readonly", d->dpd_name);
 		return (SET_ERROR(EINVAL));
 	case DPT_INDEX:
-		return (dsl_index_parse(prop, value, num, err, errlen));
+		if (dsl_index_parse(prop, value, num, err, errlen) != 0)
+			return (SET_ERROR(EINVAL));
+		return (dsl_prop_mode_check(prop, value, *num, err, errlen));
 	case DPT_STRING:
 		if (value[0] != '/' && strcmp(value, "none") != 0 && strcmp(value, "legacy") != 0) {
 			(void) snprintf(err, errlen,
@@ -466,6 +518,34 @@ dsl_prop_logical(dsl_pool_t *dp, int prop, bool parsable, const dsl_space_t *s,
 	    val->dpv_num / 100, val->dpv_num % 100, parsable ? "" : "x");
 }
 
+/*
+ * createtxg, guid and objsetid, printed as zfs prints them (decimal, -p
+ * or not).  A dataset made before guids were kept has dd_guid 0: its guid
+ * is derived from the pool's and its object number, the same every time.
+ */
+static int
+dsl_prop_ids(dsl_pool_t *dp, uint64_t obj, int prop, dsl_prop_val_t *val)
+{
+	dsl_dataset_phys_t phys;
+	int e = dsl_phys_read(dp, obj, &phys);
+	if (e != 0)
+		return (e);
+	if (prop == DSL_PROP_CREATETXG) {
+		val->dpv_num = phys.dd_create_txg;
+	} else if (prop == DSL_PROP_OBJSETID) {
+		val->dpv_num = obj;
+	} else if (phys.dd_guid != 0) {
+		val->dpv_num = phys.dd_guid;
+	} else {
+		uint64_t z = spa_guid(dp->dp_spa) + obj * 0x9e3779b97f4a7c15ULL;  /* splitmix64 */
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+		val->dpv_num = (z ^ (z >> 31)) | 1;
+	}
+	(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64, val->dpv_num);
+	return (0);
+}
+
 static int
 dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_prop_val_t *val)
 {
@@ -500,6 +580,8 @@ dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_pro
 			    localtime_r(&t, &tm));
 		return (0);
 	}
+	if (prop == DSL_PROP_CREATETXG || prop == DSL_PROP_GUID || prop == DSL_PROP_OBJSETID)
+		return (dsl_prop_ids(dp, obj, prop, val));
 	dsl_space_t s;
 	if ((e = dsl_space_locked(dp, name, &s)) != 0)
 		return (e);
@@ -542,6 +624,8 @@ dsl_prop_get_locked(dsl_pool_t *dp, const char *name, int prop, bool parsable,
 		e = dsl_prop_resolve(dp, name, prop, &val->dpv_num, raw, sizeof (raw), val);
 	if (e != 0)
 		return (e);
+	if (d->dpd_once)
+		val->dpv_source = DSL_SRC_NONE;         /* zfs: "-", fixed at creation */
 	switch (d->dpd_type) {
 	case DPT_INDEX:
 		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%s",
@@ -834,15 +918,37 @@ dsl_prop_reapply(dsl_pool_t *dp, const char *name, int prop)
 		(void) dsl_dataset_iter(dp, name, -1, dsl_prop_reapply_one, dp);
 }
 
+static int dsl_prop_set_impl(dsl_pool_t *dp, const char *name, const char *propname,
+    const char *value, bool creating, char *err, size_t errlen);
+
 int
 dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char *value,
     char *err, size_t errlen)
+{
+	return (dsl_prop_set_impl(dp, name, propname, value, false, err, errlen));
+}
+
+int
+dsl_prop_set_create(dsl_pool_t *dp, const char *name, const char *propname,
+    const char *value, char *err, size_t errlen)
+{
+	return (dsl_prop_set_impl(dp, name, propname, value, true, err, errlen));
+}
+
+static int
+dsl_prop_set_impl(dsl_pool_t *dp, const char *name, const char *propname, const char *value,
+    bool creating, char *err, size_t errlen)
 {
 	err[0] = '\0';
 	int prop = dsl_prop_lookup(propname);
 	bool user = prop < 0 && dsl_prop_user_name(propname);
 	if (prop < 0 && !user) {
 		(void) snprintf(err, errlen, "invalid property '%s'", propname);
+		return (SET_ERROR(EINVAL));
+	}
+	if (!user && dsl_props[prop].dpd_once && !creating) {
+		(void) snprintf(err, errlen, "'%s' is readonly (set it at creation: "
+		    "create -o %s=...)", dsl_props[prop].dpd_name, dsl_props[prop].dpd_name);
 		return (SET_ERROR(EINVAL));
 	}
 	uint64_t num = 0;
@@ -892,7 +998,7 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 		(void) snprintf(err, errlen, "invalid property '%s'", propname);
 		return (SET_ERROR(EINVAL));
 	}
-	if (!user && dsl_prop_readonly(prop)) {
+	if (!user && (dsl_prop_readonly(prop) || dsl_props[prop].dpd_once)) {
 		(void) snprintf(err, errlen, "'%s' property is read-only", dsl_prop_name(prop));
 		return (SET_ERROR(EINVAL));
 	}
