@@ -242,6 +242,7 @@ cli_fs_create(int argc, char **argv)
 	bool parents = false;
 	int c, n = 0, r;
 	dsl_prop_setting_t *props = tarn_alloc(sizeof (*props) * (size_t)(argc + 1));
+	cli_history_begin_zfs(argc, argv);
 	while ((c = getopt(argc, argv, ":po:")) != -1) {
 		switch (c) {
 		case 'p':
@@ -281,6 +282,8 @@ cli_fs_create(int argc, char **argv)
 	if (e == EEXIST && parents)
 		e = 0;          /* zfs create -p of an existing dataset succeeds */
 	r = e ? cli_cannot("create", name, e, err) : CLI_EXIT_OK;
+	if (r == CLI_EXIT_OK)
+		cli_history_log(fs.cf_spa);
 	if (r == CLI_EXIT_OK && cli_mount_auto())
 		r = cli_mount_tree(fs.cf_dp, top, true);
 	cli_fs_close(&fs);
@@ -296,6 +299,7 @@ cli_fs_destroy(int argc, char **argv)
 {
 	bool recursive = false, force = false;
 	int c;
+	cli_history_begin_zfs(argc, argv);
 	while ((c = getopt(argc, argv, ":frR")) != -1) {
 		switch (c) {
 		case 'f':
@@ -339,6 +343,8 @@ cli_fs_destroy(int argc, char **argv)
 		cli_mount_up(fs.cf_dp, name, NULL, NULL, down);
 	}
 	r = e ? cli_cannot("destroy", name, e, err) : CLI_EXIT_OK;
+	if (r == CLI_EXIT_OK)
+		cli_history_log(fs.cf_spa);
 	cli_fs_close(&fs);
 	return (r);
 }
@@ -350,6 +356,7 @@ cli_fs_rename(int argc, char **argv)
 {
 	bool parents = false, force = false;
 	int c;
+	cli_history_begin_zfs(argc, argv);
 	while ((c = getopt(argc, argv, ":fpu")) != -1) {
 		switch (c) {
 		case 'p':
@@ -388,9 +395,10 @@ cli_fs_rename(int argc, char **argv)
 	fs_mount_top(fs.cf_dp, argv[1], parents, top);
 	int e = dsl_dataset_rename(fs.cf_dp, argv[0], argv[1], parents, err, sizeof (err));
 	cli_mount_up(fs.cf_dp, argv[0], e == 0 ? argv[1] : NULL, top, down);
-	if (e == 0)
+	if (e == 0) {
 		r = CLI_EXIT_OK;
-	else if (e == EEXIST || e == EXDEV || (e == ENOENT && strstr(err, "parent")))
+		cli_history_log(fs.cf_spa);
+	} else if (e == EEXIST || e == EXDEV || (e == ENOENT && strstr(err, "parent")))
 		r = cli_cannot("rename to", argv[1], e, err);
 	else
 		r = cli_cannot("rename", argv[0], e, err);
@@ -403,6 +411,7 @@ cli_fs_rename(int argc, char **argv)
 int
 cli_fs_set(int argc, char **argv)
 {
+	cli_history_begin_zfs(argc, argv);
 	argc--;
 	argv++;
 	if (argc > 0 && argv[0][0] == '-' && argv[0][1] != '\0')
@@ -445,6 +454,8 @@ cli_fs_set(int argc, char **argv)
 			if (rr == 0)
 				rr = mr;
 		}
+		if (rr == 0)
+			cli_history_log(fs.cf_spa);
 		if (fs.cf_dp != NULL)
 			cli_fs_close(&fs);
 		if (rr != 0)
@@ -486,6 +497,7 @@ cli_fs_inherit(int argc, char **argv)
 {
 	bool recursive = false;
 	int c;
+	cli_history_begin_zfs(argc, argv);
 	while ((c = getopt(argc, argv, ":rS")) != -1) {
 		switch (c) {
 		case 'r':
@@ -517,6 +529,8 @@ cli_fs_inherit(int argc, char **argv)
 			(void) dsl_dataset_iter(fs.cf_dp, argv[d], recursive ? -1 : 0,
 			    fs_inherit_one, &ia);
 			rr = ia.ia_ret;
+			if (rr == 0)
+				cli_history_log(fs.cf_spa);
 			cli_fs_close(&fs);
 		}
 		if (rr != 0)

@@ -315,6 +315,7 @@ mnt_opts(dsl_pool_t *dp, const char *name, const mnt_tmp_t *tmp, posix_fs_opts_t
 	po->pfo_acl = !mnt_tmp_bit(tmp, MNT_T_NOACL,
 	    mnt_prop(dp, name, DSL_PROP_ACLTYPE, v) == DSL_ACLTYPE_OFF);
 	fo->tfo_acl = po->pfo_acl;
+	po->pfo_utf8only = mnt_prop(dp, name, DSL_PROP_UTF8ONLY, v) == DSL_ON;
 	uint64_t sync = mnt_prop(dp, name, DSL_PROP_SYNC, v);
 	po->pfo_sync = sync == DSL_SYNC_ALWAYS ? POSIX_SYNC_ALWAYS :
 	    sync == DSL_SYNC_DISABLED ? POSIX_SYNC_DISABLED : POSIX_SYNC_STANDARD;

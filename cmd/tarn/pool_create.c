@@ -268,7 +268,8 @@ create_root_dataset(spa_t *spa, const char *mountpoint, const create_opts_t *co)
 		const char *eq = strchr(co->co_fsprops[i], '=');
 		snprintf(prop, sizeof (prop), "%.*s", (int)(eq - co->co_fsprops[i]),
 		    co->co_fsprops[i]);
-		if ((e = dsl_prop_set(dp, spa_name(spa), prop, eq + 1, err, sizeof (err))) != 0)
+		if ((e = dsl_prop_set_create(dp, spa_name(spa), prop, eq + 1, err,
+		    sizeof (err))) != 0)
 			(void) cli_cannot("create", spa_name(spa), e, err);
 	}
 	dsl_pool_close(dp);
@@ -314,6 +315,7 @@ cli_pool_create(int argc, char **argv)
 	spa_vdev_spec_free(spec);
 	if (error != 0)
 		return (cli_cannot("create", name, error, err));
+	cli_history_event(spa, "create");
 	cli_history_log(spa);
 #ifdef TARN_HAVE_FS
 	ret = create_root_dataset(spa, co.co_mountpoint, &co);

@@ -158,8 +158,13 @@ get_ashift_given(spa_t *spa)
 
 	if (spa_history_get(spa, &ents, &n) != 0)
 		return (-1);
-	if (n > 0 && strncmp(ents[0].she_cmd, "zpool create ", 13) == 0) {
-		char *save = NULL, *copy = tarn_strdup(ents[0].she_cmd + 13);
+	/* the first command (internal events, as the pool's creation, come first) */
+	int first = 0;
+	while (first < n && ents[first].she_kind != SPA_HIST_CMD)
+		first++;
+	if (first < n && strncmp(ents[first].she_cmd, "zpool create ", 13) == 0) {
+		const spa_history_ent_t *e = &ents[first];
+		char *save = NULL, *copy = tarn_strdup(e->she_cmd + 13);
 		given = 0;
 		/* create's options are -f -n -o ARG -O ARG -m ARG, anywhere */
 		for (char *t = strtok_r(copy, " ", &save); t != NULL && given == 0;
@@ -175,8 +180,9 @@ get_ashift_given(spa_t *spa)
 				break;
 			}
 		}
-		if (given == 0 && strlen(ents[0].she_cmd) + 1 >= sizeof (ents[0].she_cmd))
-			given = -1;     /* the record may have lost the option */
+		/* the record may have lost the option (layouts keep 495 or 399 bytes) */
+		if (given == 0 && strlen(e->she_cmd) >= (e->she_long ? 399 : 495))
+			given = -1;
 		tarn_free(copy);
 	}
 	tarn_free(ents);

@@ -438,6 +438,7 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 			    "last transactions");
 		return (cli_cannot("import", which, error, err));
 	}
+	cli_history_event(spa, "import");
 	cli_history_log(spa);
 	/* in-process, a resilver the import started ends before we exit */
 	if (!cli_in_daemon() && cli_scan_active(spa, SPA_SCAN_RESILVER))

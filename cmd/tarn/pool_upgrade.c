@@ -19,19 +19,24 @@
 /* Also what `pool get` shows as feature@NAME (tarn.h). */
 const cli_feature_t cli_features[] = {
 	{ SPA_FEATURE_HISTORY, "history",
-	    "Pool command history, shown by 'zpool history'." },
+	    "Pool command history, shown by 'zpool history'.", NULL },
 	{ SPA_FEATURE_INTENT_LOG, "intent_log",
-	    "Per-dataset intent log: fsync without a whole txg sync." },
+	    "Per-dataset intent log: fsync without a whole txg sync.", NULL },
 	{ SPA_FEATURE_LOG_XATTR_PUNCH, "log_xattr_punch",
-	    "Xattr changes (ACLs too) and hole punches in the intent log." },
+	    "Xattr changes (ACLs too) and hole punches in the intent log.", NULL },
 	{ SPA_FEATURE_SPACE_DEFLATE, "space_deflate",
-	    "Space in data bytes (RAID-Z parity not counted); new pools only." },
+	    "Space in data bytes (RAID-Z parity not counted); new pools only.",
+	    "the space counts on disk are in allocated bytes" },
 	{ SPA_FEATURE_XATTR_INLINE, "xattr_inline",
-	    "Small extended attributes kept in the inode (Samba's DOSATTRIB)." },
+	    "Small extended attributes kept in the inode (Samba's DOSATTRIB).", NULL },
 	{ SPA_FEATURE_LOGICAL_SPACE_V0, "logical_space_v0",
-	    "Retired: logical bytes that counted metadata uncompressed (not shown)." },
+	    "Retired: logical bytes that counted metadata uncompressed (not shown).",
+	    NULL },
+	{ SPA_FEATURE_ZLE_COMPRESS, "zle_compress",
+	    "compression=zle: runs of zeros stored as one byte.", NULL },
 	{ SPA_FEATURE_LOGICAL_SPACE, "logical_space",
-	    "Logical and compressed bytes per dataset (compressratio); new pools only." },
+	    "Logical and compressed bytes per dataset (compressratio); new pools only.",
+	    "the logical sizes of the data already written were never counted" },
 };
 const size_t cli_nfeatures = ARRAY_SIZE(cli_features);
 
@@ -41,6 +46,39 @@ static const struct {
 } upgrade_legacy[] = {
 	{ SPA_VERSION_1, "Initial Tarn format, without feature flags" },
 };
+
+/*
+ * Features only `pool create` can enable: their counts cover every block
+ * from the first one, and an existing pool's blocks were counted in
+ * another unit (or not at all), so an upgrade leaves them disabled.
+ */
+static uint64_t
+upgrade_create_only(void)
+{
+	uint64_t f = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(cli_features); i++)
+		if (cli_features[i].cf_why != NULL)
+			f |= cli_features[i].cf_flag;
+	return (f);
+}
+
+/* Create-only features a pool lacks (which no upgrade will enable). */
+static uint64_t
+upgrade_never(spa_t *spa)
+{
+	return (upgrade_create_only() & ~(spa_version(spa) < SPA_VERSION_2 ? 0 :
+	    spa_features(spa)));
+}
+
+/* The create-only features of `flags`, one a line, each with its reason. */
+static void
+upgrade_print_never(uint64_t flags, const char *indent)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cli_features); i++)
+		if ((flags & cli_features[i].cf_flag) && cli_features[i].cf_why != NULL)
+			fprintf(cli_out, "%s%-16s (%s)\n", indent, cli_features[i].cf_name,
+			    cli_features[i].cf_why);
+}
 
 static const char upgrade_banner[] = "This system supports ZFS pool feature flags.\n\n";
 
@@ -77,9 +115,46 @@ upgrade_list_versions(void)
 	for (size_t i = 0; i < ARRAY_SIZE(upgrade_legacy); i++)
 		fprintf(cli_out, "%2" PRIu64 "   %s\n", upgrade_legacy[i].uv_version,
 		    upgrade_legacy[i].uv_desc);
+	fprintf(cli_out, "\nA pool with feature flags is at version %llu ('zpool get "
+	    "version' shows it);\n'zpool upgrade' moves a version 1 pool there.\n",
+	    (unsigned long long)SPA_VERSION_2);
 	fprintf(cli_out, "\nFor more information on a particular version, including "
 	    "supported releases,\nsee docs/FORMAT.md.\n");
 	return (CLI_EXIT_OK);
+}
+
+static const char upgrade_never_head[] = "The following features can only be "
+    "enabled when a pool is created;\nan upgrade leaves them disabled on these "
+    "pools:\n\nPOOL  FEATURE\n---------------\n";
+
+/* One pool of `upgrade`'s listing: pass 0 legacy, 1 missing features, 2 never. */
+static void
+upgrade_show_one(spa_t *spa, const char *name, int pass, int *count)
+{
+	uint64_t v = spa_version(spa), missing = upgrade_missing(spa);
+	if (pass == 0 && v < SPA_VERSION_2) {
+		if ((*count)++ == 0)
+			fprintf(cli_out, "The following pools are formatted with legacy "
+			    "version numbers and can\nbe upgraded to use feature flags.  "
+			    "After being upgraded, these pools\nwill no longer be "
+			    "accessible by software that does not support feature\n"
+			    "flags.\n\nVER  POOL\n---  ------------\n");
+		fprintf(cli_out, "%-4" PRIu64 " %s\n", v, name);
+	} else if (pass == 1 && v >= SPA_VERSION_2 && missing != 0) {
+		if ((*count)++ == 0)
+			fprintf(cli_out, "Some supported features are not enabled on the "
+			    "following pools. Once a\nfeature is enabled the pool may "
+			    "become incompatible with software\nthat does not support the "
+			    "feature. See 'zpool upgrade -v'.\n\nPOOL  FEATURE\n"
+			    "---------------\n");
+		fprintf(cli_out, "%s\n", name);
+		upgrade_print_features(missing, "      ");
+	} else if (pass == 2 && v >= SPA_VERSION_2 && upgrade_never(spa) != 0) {
+		if ((*count)++ == 0)
+			fputs(upgrade_never_head, cli_out);
+		fprintf(cli_out, "%s\n", name);
+		upgrade_print_never(upgrade_never(spa), "      ");
+	}
 }
 
 /* `upgrade` without arguments: which pools could be upgraded. */
@@ -87,67 +162,52 @@ static int
 upgrade_show(void)
 {
 	char **names;
-	int n, error, legacy = 0, partial = 0;
+	int n, error, count[3] = { 0, 0, 0 };
 	spa_t *spa;
 	char err[1024];
 
 	if ((error = cli_pool_names(&names, &n)) != 0)
 		return (cli_cannot("upgrade", spa_cachefile_path(), error, NULL));
 	fputs(upgrade_banner, cli_out);
-	/* first pass: pools without feature flags */
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 3; pass++) {
+		if (pass > 0 && count[pass - 1] > 0)
+			cli_putc('\n');
 		for (int i = 0; i < n; i++) {
 			if (cli_pool_open(names[i], SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
 			    &spa, err, sizeof (err)) != 0)
 				continue;
-			uint64_t v = spa_version(spa), missing = upgrade_missing(spa);
-			if (pass == 0 && v < SPA_VERSION_2) {
-				if (legacy++ == 0)
-					fprintf(cli_out, "The following pools are formatted "
-					    "with legacy version numbers and can\nbe upgraded "
-					    "to use feature flags.  After being upgraded, these "
-					    "pools\nwill no longer be accessible by software "
-					    "that does not support feature\nflags.\n\n"
-					    "VER  POOL\n---  ------------\n");
-				fprintf(cli_out, "%-4" PRIu64 " %s\n", v, names[i]);
-			} else if (pass == 1 && v >= SPA_VERSION_2 && missing != 0) {
-				if (partial++ == 0)
-					fprintf(cli_out, "%sSome supported features are not "
-					    "enabled on the following pools. Once a\nfeature is "
-					    "enabled the pool may become incompatible with "
-					    "software\nthat does not support the feature. See "
-					    "'zpool upgrade -v'.\n\nPOOL  FEATURE\n"
-					    "---------------\n", legacy ? "\n" : "");
-				fprintf(cli_out, "%s\n", names[i]);
-				upgrade_print_features(missing, "      ");
-			}
+			upgrade_show_one(spa, names[i], pass, &count[pass]);
 			cli_pool_close(spa);
 		}
-		if (pass == 0 && legacy > 0)
+		if (pass == 0 && count[0] > 0)
 			fprintf(cli_out, "\nUse 'zpool upgrade -v' for a list of available "
 			    "legacy versions.\n");
 		else if (pass == 0)
 			fprintf(cli_out, "All pools are formatted using feature flags.\n\n");
 	}
-	if (partial == 0)
+	if (count[1] == 0 && count[2] == 0)
 		fprintf(cli_out, "Every feature flags pool has all supported and "
 		    "requested features enabled.\n");
+	else if (count[1] == 0)
+		fprintf(cli_out, "\nEvery feature flags pool has all the features an "
+		    "upgrade can enable.\n");
 	cli_names_free(names, n);
 	return (CLI_EXIT_OK);
 }
 
 /*
  * Upgrade one pool to `version` (0: the newest).  *did says whether
- * anything changed.  Returns the exit status.
+ * anything changed, *never whether create-only features stay disabled.
+ * Returns the exit status.
  */
 static int
-upgrade_one(const char *name, uint64_t version, bool *did)
+upgrade_one(const char *name, uint64_t version, bool *did, bool *never)
 {
 	spa_t *spa;
 	char err[1024];
 	int error;
 
-	*did = false;
+	*did = *never = false;
 	if ((error = cli_pool_open(name, 0, &spa, err, sizeof (err))) != 0)
 		return (cli_cannot("upgrade", name, error, err));
 	uint64_t from = spa_version(spa), before = spa_features(spa);
@@ -159,7 +219,13 @@ upgrade_one(const char *name, uint64_t version, bool *did)
 		return (CLI_EXIT_OK);
 	}
 	if (from == target && (target < SPA_VERSION_2 || upgrade_missing(spa) == 0)) {
-		if (target >= SPA_VERSION_2)
+		*never = target >= SPA_VERSION_2 && upgrade_never(spa) != 0;
+		if (*never) {
+			fprintf(cli_out, "Pool '%s' already has all the features an upgrade "
+			    "can enable; these can\nonly be enabled when a pool is "
+			    "created:\n", name);
+			upgrade_print_never(upgrade_never(spa), "  ");
+		} else if (target >= SPA_VERSION_2)
 			fprintf(cli_out, "Pool '%s' already has all supported and "
 			    "requested features enabled.\n", name);
 		else
@@ -174,6 +240,14 @@ upgrade_one(const char *name, uint64_t version, bool *did)
 		return (cli_cannot("upgrade", name, error, err));
 	}
 	*did = true;
+	uint64_t added = spa_features(spa) & ~(from < SPA_VERSION_2 ? 0 : before);
+	/* zpool history -i: what the upgrade changed, then the command */
+	if (from != target)
+		(void) spa_history_log_internal(spa, 0, "set version=%" PRIu64, target);
+	for (size_t i = 0; i < ARRAY_SIZE(cli_features); i++)
+		if (added & cli_features[i].cf_flag)
+			(void) spa_history_log_internal(spa, 0, "set feature@%s=enabled",
+			    cli_features[i].cf_name);
 	cli_history_log(spa);
 	if (from < SPA_VERSION_2 && target >= SPA_VERSION_2)
 		fprintf(cli_out, "Successfully upgraded '%s' from version %" PRIu64
@@ -181,10 +255,15 @@ upgrade_one(const char *name, uint64_t version, bool *did)
 	else if (from != target)
 		fprintf(cli_out, "Successfully upgraded '%s' from version %" PRIu64
 		    " to version %" PRIu64 ".\n", name, from, target);
-	uint64_t added = spa_features(spa) & ~(from < SPA_VERSION_2 ? 0 : before);
 	if (added != 0) {
 		fprintf(cli_out, "Enabled the following features on '%s':\n", name);
 		upgrade_print_features(added, "  ");
+	}
+	*never = spa_version(spa) >= SPA_VERSION_2 && upgrade_never(spa) != 0;
+	if (*never) {
+		fprintf(cli_out, "These features can only be enabled when a pool is "
+		    "created and stay\ndisabled on '%s':\n", name);
+		upgrade_print_never(upgrade_never(spa), "  ");
 	}
 	cli_pool_close(spa);
 	return (CLI_EXIT_OK);
@@ -194,21 +273,27 @@ static int
 upgrade_all(uint64_t version)
 {
 	char **names;
-	int n, error, ret = CLI_EXIT_OK, done = 0;
+	int n, error, ret = CLI_EXIT_OK, done = 0, never = 0;
 
 	if ((error = cli_pool_names(&names, &n)) != 0)
 		return (cli_cannot("upgrade", spa_cachefile_path(), error, NULL));
 	fputs(upgrade_banner, cli_out);
 	for (int i = 0; i < n; i++) {
-		bool did;
-		if (upgrade_one(names[i], version, &did) != 0)
+		bool did, nev;
+		if (upgrade_one(names[i], version, &did, &nev) != 0)
 			ret = CLI_EXIT_ERROR;
 		done += did;
+		never += nev;
 	}
-	if (done == 0 && ret == CLI_EXIT_OK)
+	if (done == 0 && ret == CLI_EXIT_OK && never == 0)
 		fprintf(cli_out, "All pools are already formatted using feature flags.\n\n"
 		    "Every feature flags pool already has all supported and requested "
 		    "features enabled.\n");
+	else if (done == 0 && ret == CLI_EXIT_OK)
+		fprintf(cli_out, "All pools are already formatted using feature flags.\n\n"
+		    "Every feature flags pool already has all the features an upgrade can "
+		    "enable;\nthose listed above can only be enabled when a pool is "
+		    "created.\n");
 	cli_names_free(names, n);
 	return (ret);
 }
@@ -216,7 +301,7 @@ upgrade_all(uint64_t version)
 int
 cli_pool_upgrade(int argc, char **argv)
 {
-	bool all = false, show_versions = false, did;
+	bool all = false, show_versions = false, did, never;
 	uint64_t version = 0;
 	int c, ret = CLI_EXIT_OK;
 	char *end;
@@ -259,7 +344,7 @@ cli_pool_upgrade(int argc, char **argv)
 	}
 	fputs(upgrade_banner, cli_out);
 	for (int i = 0; i < argc; i++)
-		if (upgrade_one(argv[i], version, &did) != 0)
+		if (upgrade_one(argv[i], version, &did, &never) != 0)
 			ret = CLI_EXIT_ERROR;
 	return (ret);
 }

@@ -235,13 +235,28 @@ vdev_online_offline(const char *verb, bool online, bool temporary, int argc, cha
 int
 cli_pool_online(int argc, char **argv)
 {
+	bool expand = false;
 	int c;
 
 	cli_history_begin(argc, argv);
-	while ((c = getopt(argc, argv, ":e")) != -1)
-		if (c != 'e')   /* -e: expand; sizes never grow on their own yet */
+	while ((c = getopt(argc, argv, ":e")) != -1) {
+		if (c == 'e')
+			expand = true;
+		else
 			return (cli_bad_option("online", c, optopt));
-	return (vdev_online_offline("online", true, false, argc - optind, argv + optind));
+	}
+	argc -= optind;
+	argv += optind;
+	/*
+	 * -e: grow the devices to their new size.  A device's size is fixed
+	 * at create (labels, metaslab count), so refuse rather than say done.
+	 */
+	if (expand && argc >= 2) {
+		fprintf(cli_err, "cannot expand %s: device expansion is not supported "
+		    "yet; the device keeps the size it had when it was added\n", argv[1]);
+		return (CLI_EXIT_ERROR);
+	}
+	return (vdev_online_offline("online", true, false, argc, argv));
 }
 
 int

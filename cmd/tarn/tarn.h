@@ -123,6 +123,8 @@ void cli_pool_adopt(spa_t *spa);
 int cli_spa_export(spa_t *spa);
 int cli_spa_destroy(spa_t *spa);
 bool cli_in_daemon(void);
+/* The daemon's connection of this thread's command; -1 in-process. */
+extern __thread int cli_conn_fd_tls;
 /*
  * Should a long-running command stop?  True inside tarnd when the client
  * went away (Ctrl-C on `iostat 1`) or the daemon is stopping; always
@@ -236,6 +238,7 @@ typedef struct cli_feature {
 	uint64_t    cf_flag;     /* SPA_FEATURE_* */
 	const char *cf_name;     /* "history": feature@history */
 	const char *cf_desc;
+	const char *cf_why;      /* why an upgrade cannot enable it; NULL: it can */
 } cli_feature_t;
 extern const cli_feature_t cli_features[];
 extern const size_t cli_nfeatures;
@@ -243,6 +246,10 @@ extern const size_t cli_nfeatures;
 /* pool_history.c: the pool history of the command being run */
 /* Keep "zpool VERB ARGS..." (argv[0] is the verb); call before getopt. */
 void cli_history_begin(int argc, char **argv);
+/* The same for a zfs verb ("zfs VERB ARGS...", argv[0] is the verb). */
+void cli_history_begin_zfs(int argc, char **argv);
+/* Record the pool's own event (history -i): "create" or "import" pool, version, host. */
+void cli_history_event(spa_t *spa, const char *what);
 /* Record it in spa's history (after the change succeeded). */
 void cli_history_log(spa_t *spa);
 

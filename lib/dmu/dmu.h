@@ -115,7 +115,7 @@ typedef enum dmu_objset_type {
 typedef struct dmu_objset_props {
 	uint8_t osp_checksum;   /* concrete; default ZIO_CHECKSUM_DEFAULT */
 	uint8_t osp_compress;   /* concrete; default ZIO_COMPRESS_OFF */
-	uint8_t osp_level;      /* its level (gzip 1..9, zstd 1..19); 0 = the default */
+	int16_t osp_level;      /* level (gzip 1..9, zstd 1..19, zstd-fast-N: -N); 0 = default */
 	uint8_t osp_copies;     /* data copies 1..3; metadata gets +1 (max 3) */
 	bool    osp_is_mos;     /* pool metadata: every block 3 copies */
 } dmu_objset_props_t;

@@ -72,6 +72,7 @@ int dsl_dataset_key_name(dsl_pool_t *dp, const char *key, char *name, size_t len
 /* ---- properties ---- */
 
 typedef enum dsl_prop {
+	/* in zfs get all's order (the names zfs has and Tarn not yet left out) */
 	DSL_PROP_TYPE = 0,
 	DSL_PROP_CREATION,
 	DSL_PROP_USED,
@@ -90,21 +91,29 @@ typedef enum dsl_prop {
 	DSL_PROP_EXEC,
 	DSL_PROP_SETUID,
 	DSL_PROP_READONLY,
+	DSL_PROP_CREATETXG,         /* txg of the create */
 	DSL_PROP_CANMOUNT,
 	DSL_PROP_XATTR,
 	DSL_PROP_COPIES,
+	DSL_PROP_UTF8ONLY,          /* creation-time: names must be UTF-8 (EILSEQ) */
+	DSL_PROP_NORMALIZATION,     /* creation-time: none only (DSL_NORM_*) */
+	DSL_PROP_CASESENSITIVITY,   /* creation-time: sensitive only (DSL_CASE_*) */
 	DSL_PROP_REFQUOTA,
 	DSL_PROP_REFRESERVATION,    /* space kept for the dataset's own data */
+	DSL_PROP_GUID,              /* dd_guid (older datasets: derived, see dsl_prop.c) */
 	DSL_PROP_USEDSNAP,          /* used, split as zfs splits it: by snapshots, */
 	DSL_PROP_USEDDS,            /* by the dataset itself (referenced), */
 	DSL_PROP_USEDCHILD,         /* by its children (their used or reservation), */
 	DSL_PROP_USEDREFRESERV,     /* by a refreservation */
+	DSL_PROP_OBJSETID,          /* the dataset's MOS object number */
 	DSL_PROP_SYNC,              /* standard / always / disabled (DSL_SYNC_*) */
+	DSL_PROP_DNODESIZE,         /* accepted and shown (DSL_DNODESIZE_*) */
 	DSL_PROP_REFCOMPRESSRATIO,  /* the same for the dataset's own data */
 	DSL_PROP_LOGICALUSED,
 	DSL_PROP_LOGICALREFERENCED,
 	DSL_PROP_ACLTYPE,           /* off / posix (DSL_ACLTYPE_*) */
 	DSL_PROP_RELATIME,
+	DSL_PROP_REDUNDANT_METADATA, /* all / most / some / none (DSL_REDUNDANT_*) */
 	DSL_NUM_PROPS
 } dsl_prop_t;
 
@@ -116,10 +125,20 @@ enum { DSL_CANMOUNT_OFF = 0, DSL_CANMOUNT_ON = 1, DSL_CANMOUNT_NOAUTO = 2 };
 enum { DSL_XATTR_SA = 2, DSL_XATTR_DIR = 3 };
 /* acltype: zfs's numbers (1, nfsv4, is not taken: Linux has no NFSv4 ACLs) */
 enum { DSL_ACLTYPE_OFF = 0, DSL_ACLTYPE_POSIX = 2 };
+/* creation-time properties: zfs's numbers; Tarn takes only none and sensitive */
+enum { DSL_NORM_NONE = 0, DSL_NORM_FORMC = 1, DSL_NORM_FORMD = 2, DSL_NORM_FORMKC = 3,
+	DSL_NORM_FORMKD = 4 };
+enum { DSL_CASE_SENSITIVE = 0, DSL_CASE_INSENSITIVE = 1, DSL_CASE_MIXED = 2 };
+/* dnodesize: legacy, auto, or the size in bytes */
+enum { DSL_DNODESIZE_LEGACY = 0, DSL_DNODESIZE_AUTO = 1 };
+enum { DSL_REDUNDANT_ALL = 0, DSL_REDUNDANT_MOST = 1, DSL_REDUNDANT_SOME = 2,
+	DSL_REDUNDANT_NONE = 3 };
 /* checksum: DSL values are the cksum.h enum (ON, OFF, FLETCHER4, SHA256, XXH3_128). */
 /* compression: ZIO_COMPRESS_* below 16; gzip-N and zstd-N carry their level. */
 #define DSL_COMPRESS_GZIP_N(n)  (16 + (n))      /* 1..9 */
 #define DSL_COMPRESS_ZSTD_N(n)  (32 + (n))      /* 1..19 */
+/* zstd-fast-N (zio_zstd_fast_valid(N)); N = 0: "zstd-fast", which is zstd-fast-1's level */
+#define DSL_COMPRESS_ZSTD_FAST_N(n) (1024 + (n))
 
 typedef enum dsl_source {
 	DSL_SRC_NONE = 0,          /* read-only statistic: "-" */
@@ -142,6 +161,8 @@ int dsl_prop_lookup(const char *name);
 const char *dsl_prop_name(int prop);
 bool dsl_prop_readonly(int prop);
 bool dsl_prop_inheritable(int prop);
+/* Set at creation only (create -o; a child takes its parent's): utf8only, ... */
+bool dsl_prop_once(int prop);
 /* Column header of zfs list -o for the property ("USED", "MOUNTPOINT"). */
 const char *dsl_prop_column(int prop);
 /* Right-aligned in zfs list (numbers). */
@@ -165,6 +186,9 @@ int dsl_prop_get(dsl_pool_t *dp, const char *name, int prop, bool parsable,
 /* Set locally (validated: zfs's messages; quota below used, ...). */
 int dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char *value,
     char *err, size_t errlen);
+/* The same for a dataset being created (pool create -O): creation-time ones too. */
+int dsl_prop_set_create(dsl_pool_t *dp, const char *name, const char *propname,
+    const char *value, char *err, size_t errlen);
 /* Drop the local value (zfs inherit); EINVAL for non-inheritable ones. */
 /*
  * User properties, as on zfs: a name with a ':' in it ("com.example:backup",

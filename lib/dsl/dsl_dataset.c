@@ -21,6 +21,8 @@
  */
 #include "dsl_impl.h"
 
+#include <stdarg.h>
+
 /* ---- MOS helpers ---- */
 
 int
@@ -57,6 +59,22 @@ dsl_writable(const dsl_pool_t *dp, char *err, size_t errlen)
 	return (SET_ERROR(EROFS));
 }
 
+void
+dsl_history(dsl_pool_t *dp, uint64_t txg, const char *op, const char *name, uint64_t obj,
+    const char *fmt, ...)
+{
+	char extra[256] = "";
+	if (fmt != NULL) {
+		va_list ap;
+		va_start(ap, fmt);
+		(void) vsnprintf(extra, sizeof (extra), fmt, ap);
+		va_end(ap);
+	}
+	/* zpool history -i's words: "create tank/a (5) " */
+	(void) spa_history_log_internal(dp->dp_spa, txg, "%s %s (%" PRIu64 ") %s", op, name,
+	    obj, extra);
+}
+
 int
 dsl_phys_read(dsl_pool_t *dp, uint64_t obj, dsl_dataset_phys_t *phys)
 {
@@ -88,6 +106,7 @@ dsl_obj_create(dsl_pool_t *dp, uint64_t parent, const char *component, dmu_tx_t 
 	phys.dd_creation = tarn_wall_sec();
 	phys.dd_type = DSL_TYPE_FILESYSTEM;
 	phys.dd_create_txg = dmu_tx_get_txg(tx);
+	phys.dd_guid = tarn_guid();
 	e = dmu_bonus_write(dp->dp_mos, obj, &phys, sizeof (phys), tx);
 	if (e == 0 && parent != 0) {
 		dsl_dataset_phys_t pp;
@@ -430,6 +449,30 @@ dsl_dataset_iter(dsl_pool_t *dp, const char *name, int maxdepth, dsl_iter_fn_t f
 
 /* ---- create ---- */
 
+/*
+ * The creation-time properties (utf8only, ...) that -o did not give: the
+ * parent's, kept on the new dataset, since they can never change there.
+ */
+static int
+dsl_create_once_props(dsl_pool_t *dp, const char *parent, uint64_t obj,
+    const dsl_prop_setting_t *props, int nprops, dmu_tx_t *tx)
+{
+	int e = 0;
+	for (int p = 0; p < DSL_NUM_PROPS && e == 0; p++) {
+		if (!dsl_prop_once(p))
+			continue;
+		bool given = false;
+		for (int i = 0; i < nprops; i++)
+			given |= dsl_prop_lookup(props[i].dps_name) == p;
+		uint64_t pobj, v;
+		if (given || dsl_lookup(dp, parent, &pobj, NULL, 0) != 0 ||
+		    dsl_prop_local(dp, pobj, p, &v, NULL, 0) != 0)
+			continue;
+		e = dsl_prop_store(dp, obj, p, v, NULL, tx);
+	}
+	return (e);
+}
+
 static int
 dsl_create_one(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props,
     int nprops, char *err, size_t errlen)
@@ -461,8 +504,13 @@ dsl_create_one(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props
 		if (e == 0)
 			e = dsl_prop_store(dp, obj, prop, num, str, tx);
 	}
+	if (e == 0)
+		e = dsl_create_once_props(dp, parent, obj, props, nprops, tx);
+	uint64_t txg = dmu_tx_get_txg(tx);
 	int e2 = dsl_tx_end(dp, tx);
 	e = e ? e : e2;
+	if (e == 0)
+		dsl_history(dp, txg, "create", name, obj, NULL);
 	objset_t *os;
 	if (e == 0)
 		e = dsl_os_get(dp, obj, &os);
@@ -502,6 +550,8 @@ dsl_create_check(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *pro
 		uint64_t num;
 		char str[DSL_MOUNTPOINT_MAX];
 		e = dsl_prop_parse(prop, props[i].dps_value, &num, str, sizeof (str), err, errlen);
+		if (e == 0)
+			e = dsl_prop_pool_check(dp, prop, num, err, errlen);
 		if (e != 0)
 			return (e);
 	}
@@ -612,8 +662,12 @@ dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
 		e = zap_destroy(dp->dp_mos, phys.dd_child_zap, tx);
 	if (e == 0)
 		e = zap_destroy(dp->dp_mos, obj, tx);
+	uint64_t txg = dmu_tx_get_txg(tx);
 	int e2 = dsl_tx_end(dp, tx);
-	return (e ? e : e2);
+	e = e ? e : e2;
+	if (e == 0)
+		dsl_history(dp, txg, "destroy", name, obj, NULL);
+	return (e);
 }
 
 /*
@@ -758,8 +812,11 @@ dsl_dataset_rename(dsl_pool_t *dp, const char *oldname, const char *newname, boo
 		phys.dd_parent_obj = npobj;
 		if (e == 0)
 			e = dmu_bonus_write(dp->dp_mos, obj, &phys, sizeof (phys), tx);
+		uint64_t txg = dmu_tx_get_txg(tx);
 		int e2 = dsl_tx_end(dp, tx);
 		e = e ? e : e2;
+		if (e == 0)
+			dsl_history(dp, txg, "rename", oldname, obj, "-> %s", newname);
 	}
 	pthread_mutex_unlock(&dp->dp_lock);
 	return (e);

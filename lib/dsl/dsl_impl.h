@@ -21,7 +21,8 @@ typedef struct dsl_dataset_phys {
 	uint64_t dd_creation;        /* seconds since the epoch */
 	uint64_t dd_type;            /* DSL_TYPE_FILESYSTEM */
 	uint64_t dd_create_txg;
-	uint64_t dd_pad[11];
+	uint64_t dd_guid;            /* random at creation; 0 in older datasets */
+	uint64_t dd_pad[10];
 } dsl_dataset_phys_t;
 _Static_assert(sizeof (dsl_dataset_phys_t) == 128, "dsl_dataset_phys_t is 128 bytes");
 
@@ -64,6 +65,11 @@ struct dsl_pool {
 bool dsl_readonly(const dsl_pool_t *dp);
 int dsl_lookup(dsl_pool_t *dp, const char *name, uint64_t *objp, char *err, size_t errlen);
 int dsl_phys_read(dsl_pool_t *dp, uint64_t obj, dsl_dataset_phys_t *phys);
+/* ENOTSUP (err: "must be upgraded") when the pool lacks the feature a value needs. */
+int dsl_prop_pool_check(dsl_pool_t *dp, int prop, uint64_t num, char *err, size_t errlen);
+/* Record an internal event of dataset name (object obj) in txg: "set tank/a (5) x=1". */
+void dsl_history(dsl_pool_t *dp, uint64_t txg, const char *op, const char *name, uint64_t obj,
+    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* 0, or EROFS with "pool is read-only" in err when dsl_readonly(dp). */
 int dsl_writable(const dsl_pool_t *dp, char *err, size_t errlen);
 /* A MOS transaction holding 256 KiB (netfree: may run in the pool's reserve). */

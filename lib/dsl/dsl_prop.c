@@ -47,7 +47,13 @@ static const dsl_index_t idx_compress[] = {
 	{ "zstd-13", DSL_COMPRESS_ZSTD_N(13) }, { "zstd-14", DSL_COMPRESS_ZSTD_N(14) },
 	{ "zstd-15", DSL_COMPRESS_ZSTD_N(15) }, { "zstd-16", DSL_COMPRESS_ZSTD_N(16) },
 	{ "zstd-17", DSL_COMPRESS_ZSTD_N(17) }, { "zstd-18", DSL_COMPRESS_ZSTD_N(18) },
-	{ "zstd-19", DSL_COMPRESS_ZSTD_N(19) }, { NULL, 0 } };
+	{ "zstd-19", DSL_COMPRESS_ZSTD_N(19) }, { "zle", ZIO_COMPRESS_ZLE },
+	{ "zstd-fast", DSL_COMPRESS_ZSTD_FAST_N(0) },
+#define F(n) { "zstd-fast-" #n, DSL_COMPRESS_ZSTD_FAST_N(n) }
+	F(1), F(2), F(3), F(4), F(5), F(6), F(7), F(8), F(9), F(10), F(20), F(30), F(40),
+	F(50), F(60), F(70), F(80), F(90), F(100), F(500), F(1000),
+#undef F
+	{ NULL, 0 } };
 static const dsl_index_t idx_sync[] = { { "standard", DSL_SYNC_STANDARD },
 	{ "always", DSL_SYNC_ALWAYS }, { "disabled", DSL_SYNC_DISABLED }, { NULL, 0 } };
 /* zfs's aliases after the names shown */
@@ -57,6 +63,17 @@ static const dsl_index_t idx_acltype[] = { { "off", DSL_ACLTYPE_OFF },
 	{ "posix", DSL_ACLTYPE_POSIX }, { "noacl", DSL_ACLTYPE_OFF },
 	{ "disabled", DSL_ACLTYPE_OFF }, { "posixacl", DSL_ACLTYPE_POSIX }, { NULL, 0 } };
 static const dsl_index_t idx_copies[] = { { "1", 1 }, { "2", 2 }, { "3", 3 }, { NULL, 0 } };
+static const dsl_index_t idx_norm[] = { { "none", DSL_NORM_NONE },
+	{ "formC", DSL_NORM_FORMC }, { "formD", DSL_NORM_FORMD }, { "formKC", DSL_NORM_FORMKC },
+	{ "formKD", DSL_NORM_FORMKD }, { NULL, 0 } };
+static const dsl_index_t idx_case[] = { { "sensitive", DSL_CASE_SENSITIVE },
+	{ "insensitive", DSL_CASE_INSENSITIVE }, { "mixed", DSL_CASE_MIXED }, { NULL, 0 } };
+static const dsl_index_t idx_dnodesize[] = { { "legacy", DSL_DNODESIZE_LEGACY },
+	{ "auto", DSL_DNODESIZE_AUTO }, { "1k", 1024 }, { "2k", 2048 }, { "4k", 4096 },
+	{ "8k", 8192 }, { "16k", 16384 }, { NULL, 0 } };
+static const dsl_index_t idx_redundant[] = { { "all", DSL_REDUNDANT_ALL },
+	{ "most", DSL_REDUNDANT_MOST }, { "some", DSL_REDUNDANT_SOME },
+	{ "none", DSL_REDUNDANT_NONE }, { NULL, 0 } };
 
 typedef struct dsl_prop_desc {
 	const char *dpd_name;
@@ -65,6 +82,7 @@ typedef struct dsl_prop_desc {
 	bool        dpd_inherit;
 	uint64_t    dpd_default;
 	const dsl_index_t *dpd_index;
+	bool        dpd_once;       /* set at creation only (-o), copied to children then */
 } dsl_prop_desc_t;
 
 /* In zfs get all's order. */
@@ -89,6 +107,19 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	[DSL_PROP_EXEC] = { "exec", "EXEC", DPT_INDEX, true, 1, idx_onoff },
 	[DSL_PROP_SETUID] = { "setuid", "SETUID", DPT_INDEX, true, 1, idx_onoff },
 	[DSL_PROP_READONLY] = { "readonly", "RDONLY", DPT_INDEX, true, 0, idx_onoff },
+	[DSL_PROP_CREATETXG] = { "createtxg", "CREATETXG", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_UTF8ONLY] = { "utf8only", "UTF8ONLY", DPT_INDEX, false, DSL_OFF, idx_onoff,
+		true },
+	[DSL_PROP_NORMALIZATION] = { "normalization", "NORMALIZATION", DPT_INDEX, false,
+		DSL_NORM_NONE, idx_norm, true },
+	[DSL_PROP_CASESENSITIVITY] = { "casesensitivity", "CASE", DPT_INDEX, false,
+		DSL_CASE_SENSITIVE, idx_case, true },
+	[DSL_PROP_GUID] = { "guid", "GUID", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_OBJSETID] = { "objsetid", "OBJSETID", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_DNODESIZE] = { "dnodesize", "DNSIZE", DPT_INDEX, true, DSL_DNODESIZE_LEGACY,
+		idx_dnodesize },
+	[DSL_PROP_REDUNDANT_METADATA] = { "redundant_metadata", "REDUND_MD", DPT_INDEX, true,
+		DSL_REDUNDANT_ALL, idx_redundant },
 	[DSL_PROP_CANMOUNT] = { "canmount", "CANMOUNT", DPT_INDEX, false, 1, idx_canmount },
 	[DSL_PROP_XATTR] = { "xattr", "XATTR", DPT_INDEX, true, DSL_ON, idx_xattr },
 	[DSL_PROP_COPIES] = { "copies", "COPIES", DPT_INDEX, true, 1, idx_copies },
@@ -144,6 +175,12 @@ bool
 dsl_prop_readonly(int prop)
 {
 	return (dsl_props[prop].dpd_type == DPT_STAT);
+}
+
+bool
+dsl_prop_once(int prop)
+{
+	return (dsl_props[prop].dpd_once);
 }
 
 bool
@@ -245,7 +282,12 @@ dsl_index_parse(int prop, const char *value, uint64_t *num, char *err, size_t er
 			return (0);
 		}
 	}
-	char list[256] = "";
+	if (prop == DSL_PROP_COMPRESSION && strcmp(value, "lzjb") == 0) {
+		(void) snprintf(err, errlen, "'compression' value 'lzjb' is not supported "
+		    "(a format kept for old pools); use lz4, which is faster and smaller");
+		return (SET_ERROR(EINVAL));
+	}
+	char list[512] = "";
 	for (int i = 0; ix[i].di_name != NULL; i++) {
 		if (prop == DSL_PROP_COMPRESSION && (strncmp(ix[i].di_name, "gzip-", 5) == 0 ||
 		    strncmp(ix[i].di_name, "zstd-", 5) == 0)) {
@@ -253,6 +295,9 @@ dsl_index_parse(int prop, const char *value, uint64_t *num, char *err, size_t er
 				strcat(list, " | gzip-[1-9]");
 			if (strcmp(ix[i].di_name, "zstd-1") == 0)
 				strcat(list, " | zstd-[1-19]");
+			if (strcmp(ix[i].di_name, "zstd-fast") == 0)
+				strcat(list, " | zstd-fast | zstd-fast-[1-10,20,30,40,50,60,70,"
+				    "80,90,100,500,1000]");
 			continue;
 		}
 		if (i > 0)
@@ -273,6 +318,25 @@ dsl_index_name(int prop, uint64_t v)
 	return ("-");
 }
 
+/*
+ * Values Tarn names but cannot honour yet are refused rather than taken
+ * and ignored: lookups are exact byte comparisons, so no normalization
+ * and no case folding.
+ */
+static int
+dsl_prop_mode_check(int prop, const char *value, uint64_t num, char *err, size_t errlen)
+{
+	if ((prop == DSL_PROP_NORMALIZATION && num != DSL_NORM_NONE) ||
+	    (prop == DSL_PROP_CASESENSITIVITY && num != DSL_CASE_SENSITIVE)) {
+		(void) snprintf(err, errlen, "'%s=%s' is not supported yet: names are compared "
+		    "byte for byte (use %s)", dsl_props[prop].dpd_name, value,
+		    prop == DSL_PROP_NORMALIZATION ? "normalization=none" :
+		    "casesensitivity=sensitive");
+		return (SET_ERROR(ENOTSUP));
+	}
+	return (0);
+}
+
 int
 dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len,
     char *err, size_t errlen)
@@ -290,7 +354,9 @@ dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len
 		(void) snprintf(err, errlen, "'%s' is readonly", d->dpd_name);
 		return (SET_ERROR(EINVAL));
 	case DPT_INDEX:
-		return (dsl_index_parse(prop, value, num, err, errlen));
+		if (dsl_index_parse(prop, value, num, err, errlen) != 0)
+			return (SET_ERROR(EINVAL));
+		return (dsl_prop_mode_check(prop, value, *num, err, errlen));
 	case DPT_STRING:
 		if (value[0] != '/' && strcmp(value, "none") != 0 && strcmp(value, "legacy") != 0) {
 			(void) snprintf(err, errlen,
@@ -322,6 +388,20 @@ dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len
 		return (SET_ERROR(EINVAL));
 	}
 	return (e);
+}
+
+/* ---- what the pool's features allow ---- */
+
+int
+dsl_prop_pool_check(dsl_pool_t *dp, int prop, uint64_t num, char *err, size_t errlen)
+{
+	if (prop == DSL_PROP_COMPRESSION && num == ZIO_COMPRESS_ZLE &&
+	    !(spa_features(dp->dp_spa) & SPA_FEATURE_ZLE_COMPRESS)) {
+		(void) snprintf(err, errlen, "pool and or dataset must be upgraded to set "
+		    "this property or value (feature zle_compress: 'zpool upgrade')");
+		return (SET_ERROR(ENOTSUP));
+	}
+	return (0);
 }
 
 /* ---- stored values ---- */
@@ -438,6 +518,34 @@ dsl_prop_logical(dsl_pool_t *dp, int prop, bool parsable, const dsl_space_t *s,
 	    val->dpv_num / 100, val->dpv_num % 100, parsable ? "" : "x");
 }
 
+/*
+ * createtxg, guid and objsetid, printed as zfs prints them (decimal, -p
+ * or not).  A dataset made before guids were kept has dd_guid 0: its guid
+ * is derived from the pool's and its object number, the same every time.
+ */
+static int
+dsl_prop_ids(dsl_pool_t *dp, uint64_t obj, int prop, dsl_prop_val_t *val)
+{
+	dsl_dataset_phys_t phys;
+	int e = dsl_phys_read(dp, obj, &phys);
+	if (e != 0)
+		return (e);
+	if (prop == DSL_PROP_CREATETXG) {
+		val->dpv_num = phys.dd_create_txg;
+	} else if (prop == DSL_PROP_OBJSETID) {
+		val->dpv_num = obj;
+	} else if (phys.dd_guid != 0) {
+		val->dpv_num = phys.dd_guid;
+	} else {
+		uint64_t z = spa_guid(dp->dp_spa) + obj * 0x9e3779b97f4a7c15ULL;  /* splitmix64 */
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+		val->dpv_num = (z ^ (z >> 31)) | 1;
+	}
+	(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64, val->dpv_num);
+	return (0);
+}
+
 static int
 dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_prop_val_t *val)
 {
@@ -472,6 +580,8 @@ dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_pro
 			    localtime_r(&t, &tm));
 		return (0);
 	}
+	if (prop == DSL_PROP_CREATETXG || prop == DSL_PROP_GUID || prop == DSL_PROP_OBJSETID)
+		return (dsl_prop_ids(dp, obj, prop, val));
 	dsl_space_t s;
 	if ((e = dsl_space_locked(dp, name, &s)) != 0)
 		return (e);
@@ -514,6 +624,8 @@ dsl_prop_get_locked(dsl_pool_t *dp, const char *name, int prop, bool parsable,
 		e = dsl_prop_resolve(dp, name, prop, &val->dpv_num, raw, sizeof (raw), val);
 	if (e != 0)
 		return (e);
+	if (d->dpd_once)
+		val->dpv_source = DSL_SRC_NONE;         /* zfs: "-", fixed at creation */
 	switch (d->dpd_type) {
 	case DPT_INDEX:
 		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%s",
@@ -572,12 +684,17 @@ dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os)
 	p.osp_checksum = (ck == ZIO_CHECKSUM_ON || ck == 0) ? ZIO_CHECKSUM_DEFAULT : (uint8_t)ck;
 	if (cp == ZIO_COMPRESS_ON) {
 		p.osp_compress = ZIO_COMPRESS_LZ4;
-	} else if (cp >= DSL_COMPRESS_ZSTD_N(1)) {
+	} else if (cp >= DSL_COMPRESS_ZSTD_FAST_N(0) && cp <= DSL_COMPRESS_ZSTD_FAST_N(1000)) {
 		p.osp_compress = ZIO_COMPRESS_ZSTD;
-		p.osp_level = (uint8_t)(cp - DSL_COMPRESS_ZSTD_N(0));
-	} else if (cp >= DSL_COMPRESS_GZIP_N(1)) {
+		p.osp_level = (int16_t)-MAX(1, (int)(cp - DSL_COMPRESS_ZSTD_FAST_N(0)));
+	} else if (cp >= DSL_COMPRESS_ZSTD_N(1) && cp <= DSL_COMPRESS_ZSTD_N(19)) {
+		p.osp_compress = ZIO_COMPRESS_ZSTD;
+		p.osp_level = (int16_t)(cp - DSL_COMPRESS_ZSTD_N(0));
+	} else if (cp >= DSL_COMPRESS_GZIP_N(1) && cp <= DSL_COMPRESS_GZIP_N(9)) {
 		p.osp_compress = ZIO_COMPRESS_GZIP;
-		p.osp_level = (uint8_t)(cp - DSL_COMPRESS_GZIP_N(0));
+		p.osp_level = (int16_t)(cp - DSL_COMPRESS_GZIP_N(0));
+	} else if (cp >= ZIO_COMPRESS_FUNCTIONS) {
+		p.osp_compress = ZIO_COMPRESS_OFF;      /* a value from newer software */
 	} else
 		p.osp_compress = cp ? (uint8_t)cp : ZIO_COMPRESS_OFF;
 	uint64_t copies = dsl_prop_num(dp, name, DSL_PROP_COPIES);
@@ -773,15 +890,65 @@ dsl_prop_space_check(dsl_pool_t *dp, const char *name, int prop, uint64_t num, c
 	return (0);
 }
 
+/* Write properties that take effect when the object set is opened again. */
+static bool
+dsl_prop_is_write(int prop)
+{
+	return (prop == DSL_PROP_COMPRESSION || prop == DSL_PROP_CHECKSUM ||
+	    prop == DSL_PROP_COPIES);
+}
+
+static int
+dsl_prop_reapply_one(void *arg, const char *name, int depth)
+{
+	objset_t *os;
+	(void) dsl_dataset_objset(arg, name, &os);     /* applies the properties */
+	return (0);
+}
+
+/*
+ * After a change of a write property on name: its object set and its
+ * descendants' (which may inherit it) write with the new value from now
+ * on, mounted or not, as on zfs.  Call without dp_lock.
+ */
+static void
+dsl_prop_reapply(dsl_pool_t *dp, const char *name, int prop)
+{
+	if (prop >= 0 && dsl_prop_is_write(prop) && !dsl_readonly(dp))
+		(void) dsl_dataset_iter(dp, name, -1, dsl_prop_reapply_one, dp);
+}
+
+static int dsl_prop_set_impl(dsl_pool_t *dp, const char *name, const char *propname,
+    const char *value, bool creating, char *err, size_t errlen);
+
 int
 dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char *value,
     char *err, size_t errlen)
+{
+	return (dsl_prop_set_impl(dp, name, propname, value, false, err, errlen));
+}
+
+int
+dsl_prop_set_create(dsl_pool_t *dp, const char *name, const char *propname,
+    const char *value, char *err, size_t errlen)
+{
+	return (dsl_prop_set_impl(dp, name, propname, value, true, err, errlen));
+}
+
+static int
+dsl_prop_set_impl(dsl_pool_t *dp, const char *name, const char *propname, const char *value,
+    bool creating, char *err, size_t errlen)
 {
 	err[0] = '\0';
 	int prop = dsl_prop_lookup(propname);
 	bool user = prop < 0 && dsl_prop_user_name(propname);
 	if (prop < 0 && !user) {
 		(void) snprintf(err, errlen, "invalid property '%s'", propname);
+		return (SET_ERROR(EINVAL));
+	}
+	if (!user && dsl_props[prop].dpd_once && !creating) {
+		(void) snprintf(err, errlen, "'%s' is readonly (set it at creation: "
+		    "create -o %s=...)", dsl_props[prop].dpd_name, dsl_props[prop].dpd_name);
 		return (SET_ERROR(EINVAL));
 	}
 	uint64_t num = 0;
@@ -796,15 +963,27 @@ dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char 
 	if (e == 0)
 		e = dsl_writable(dp, err, errlen);
 	if (e == 0 && !user)
+		e = dsl_prop_pool_check(dp, prop, num, err, errlen);
+	if (e == 0 && !user)
 		e = dsl_prop_space_check(dp, name, prop, num, err, errlen);
 	dmu_tx_t *tx;
 	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
 		e = user ? dsl_prop_user_store(dp, obj, propname, value, tx) :
 		    dsl_prop_store(dp, obj, prop, num, str, tx);
+		uint64_t txg = dmu_tx_get_txg(tx);
 		int e2 = dsl_tx_end(dp, tx);
 		e = e ? e : e2;
+		/* as zfs logs it: numbers as stored, strings as given */
+		if (e == 0 && (user || dsl_props[prop].dpd_type == DPT_STRING))
+			dsl_history(dp, txg, "set", name, obj, "%s=%s", user ? propname :
+			    dsl_props[prop].dpd_name, user ? value : str);
+		else if (e == 0)
+			dsl_history(dp, txg, "set", name, obj, "%s=%" PRIu64,
+			    dsl_props[prop].dpd_name, num);
 	}
 	pthread_mutex_unlock(&dp->dp_lock);
+	if (e == 0 && !user)
+		dsl_prop_reapply(dp, name, prop);
 	return (e);
 }
 
@@ -819,7 +998,7 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 		(void) snprintf(err, errlen, "invalid property '%s'", propname);
 		return (SET_ERROR(EINVAL));
 	}
-	if (!user && dsl_prop_readonly(prop)) {
+	if (!user && (dsl_prop_readonly(prop) || dsl_props[prop].dpd_once)) {
 		(void) snprintf(err, errlen, "'%s' property is read-only", dsl_prop_name(prop));
 		return (SET_ERROR(EINVAL));
 	}
@@ -837,11 +1016,18 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 	dmu_tx_t *tx;
 	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
 		e = zap_remove(dp->dp_mos, obj, user ? propname : dsl_prop_name(prop), tx);
+		bool had = e == 0;
 		if (e == ENOENT)
 			e = 0;
+		uint64_t txg = dmu_tx_get_txg(tx);
 		int e2 = dsl_tx_end(dp, tx);
 		e = e ? e : e2;
+		if (e == 0 && had)
+			dsl_history(dp, txg, "inherit", name, obj, "%s",
+			    user ? propname : dsl_prop_name(prop));
 	}
 	pthread_mutex_unlock(&dp->dp_lock);
+	if (e == 0 && !user)
+		dsl_prop_reapply(dp, name, prop);
 	return (e);
 }

@@ -142,6 +142,8 @@ typedef struct posix_fs_opts {
 	 * xattr_inline).  Taken at open; posix_fs_set_opts does not change it.
 	 */
 	bool     pfo_xattr_inline;
+	/* utf8only=on: a new name that is not valid UTF-8 is EILSEQ (create, link, rename) */
+	bool     pfo_utf8only;
 } posix_fs_opts_t;
 
 /* ---- file systems ---- */
@@ -151,6 +153,8 @@ void posix_fs_opts_default(posix_fs_opts_t *opts);
 
 /* Lay out an empty file system in an empty object set (root dir owned by uid/gid, mode 0755). */
 int posix_fs_create(objset_t *os, uint32_t uid, uint32_t gid);
+/* Whether s[0..len) is valid UTF-8 (no overlong forms, surrogates or > U+10FFFF). */
+bool posix_utf8_valid(const char *s, size_t len);
 /*
  * Open (mount) the file system in os: load the master node, reclaim the
  * unlinked set (files unlinked while open before a crash).

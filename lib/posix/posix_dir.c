@@ -26,6 +26,53 @@ posix_name_check(const char *name)
 }
 
 bool
+posix_utf8_valid(const char *str, size_t len)
+{
+	const uint8_t *s = (const uint8_t *)str;
+	size_t i = 0;
+	while (i < len) {
+		uint8_t c = s[i];
+		size_t n;
+		uint32_t cp, min;
+		if (c < 0x80) {
+			i++;
+			continue;
+		} else if ((c & 0xe0) == 0xc0) {
+			n = 1, cp = c & 0x1f, min = 0x80;
+		} else if ((c & 0xf0) == 0xe0) {
+			n = 2, cp = c & 0x0f, min = 0x800;
+		} else if ((c & 0xf8) == 0xf0) {
+			n = 3, cp = c & 0x07, min = 0x10000;
+		} else {
+			return (false);
+		}
+		if (n > len - i - 1)
+			return (false);
+		for (size_t k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return (false);
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return (false);
+		i += n + 1;
+	}
+	return (true);
+}
+
+/* A name about to be made in fs: EILSEQ on a utf8only file system when not UTF-8. */
+int
+posix_name_new(posix_fs_t *fs, const char *name)
+{
+	pthread_mutex_lock(&fs->fs_opts_lock);
+	bool utf8 = fs->fs_opts.pfo_utf8only;
+	pthread_mutex_unlock(&fs->fs_opts_lock);
+	if (utf8 && !posix_utf8_valid(name, strlen(name)))
+		return (SET_ERROR(EILSEQ));
+	return (0);
+}
+
+bool
 posix_is_dot(const char *name)
 {
 	return (strcmp(name, ".") == 0 || strcmp(name, "..") == 0);
@@ -384,6 +431,8 @@ mknode(posix_fs_t *fs, posix_ino_t dir, const char *name, const mknode_args_t *a
 		err = SET_ERROR(EEXIST);
 	if (err == 0)
 		err = posix_writable(fs);
+	if (err == 0)
+		err = posix_name_new(fs, name);
 	if (err != 0)
 		return (err);
 	pinode_t *pi = pinode_get(fs, dir);
@@ -550,6 +599,8 @@ posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newn
 		err = SET_ERROR(EEXIST);
 	if (err == 0)
 		err = posix_writable(fs);
+	if (err == 0)
+		err = posix_name_new(fs, newname);
 	if (err != 0)
 		return (err);
 	posix_lockset_t ls = { 0 };

@@ -207,6 +207,7 @@ uint64_t posix_maxfilesize(posix_fs_t *fs);
 
 /* ---- posix_dir.c / posix_rename.c ---- */
 int posix_name_check(const char *name);
+int posix_name_new(posix_fs_t *fs, const char *name);
 bool posix_is_dot(const char *name);
 int posix_dir_lookup(posix_fs_t *fs, posix_ino_t dir, const char *name, posix_ino_t *ino);
 void lockset_add_ino(posix_fs_t *fs, posix_lockset_t *ls, posix_ino_t ino);

@@ -250,6 +250,8 @@ posix_rename(posix_fs_t *fs, posix_ino_t dir, const char *name, posix_ino_t newd
 {
 	int err = rename_args_check(name, newname, flags);
 	if (err == 0)
+		err = posix_name_new(fs, newname);
+	if (err == 0)
 		err = posix_writable(fs);
 	if (err != 0)
 		return (err);

@@ -338,13 +338,39 @@ void spa_vdev_rele(spa_t *spa);
 
 /* ---- history (spa_history.c) ---- */
 
-/* Record a command that changed the pool (kept in the MOS). */
+/*
+ * Record a command that changed the pool (kept in the MOS), as zpool
+ * history prints it ("zfs create tank/a"), run by user uid on this host;
+ * spa_history_log: by this process's user.  Nothing on a pool without
+ * the history feature or read-only.
+ */
 int spa_history_log(spa_t *spa, const char *cmdline);
+int spa_history_log_as(spa_t *spa, const char *cmdline, uint32_t uid);
+/*
+ * Record an internal event (zpool history -i) of txg, in zpool's words
+ * ("create tank/a (5) ", "scan done errors=0"); txg 0: the txg the record
+ * itself is written in.  Call with no pool lock held.
+ */
+int spa_history_log_internal(spa_t *spa, uint64_t txg, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+enum { SPA_HIST_CMD = 0, SPA_HIST_INTERNAL = 1 };
 typedef struct spa_history_ent {
 	uint64_t she_time;
+	int      she_kind;       /* SPA_HIST_CMD or SPA_HIST_INTERNAL */
+	bool     she_long;       /* host (and for commands uid) known */
+	uint32_t she_uid;
+	uint64_t she_txg;        /* internal events */
+	char     she_host[64];
 	char     she_cmd[496];
 } spa_history_ent_t;
+/* The records still in the ring, oldest first (a damaged one is left out). */
 int spa_history_get(spa_t *spa, spa_history_ent_t **ents, int *n);
+/*
+ * One stored record (docs/FORMAT.md "History") into ent: EINVAL for a
+ * len other than SPA_HISTORY_RECSIZE, EIO for a record of neither layout.
+ */
+#define SPA_HISTORY_RECSIZE 512
+int spa_history_decode(const void *rec, size_t len, spa_history_ent_t *ent);
 
 /* ---- format version and features (spa_history.c) ---- */
 

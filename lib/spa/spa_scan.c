@@ -707,13 +707,16 @@ scan_done(spa_t *spa, int rc)
 		s->sss_paused = 0;
 	}
 	bool resilver = s->sss_func == SPA_SCAN_RESILVER;
-	uint64_t txg = s->sss_txg;
+	uint64_t txg = s->sss_txg, errors = s->sss_errors;
 	sc->ss_dirty = true;
 	sc->ss_walking = false;
 	pthread_cond_broadcast(&sc->ss_cv);
 	pthread_mutex_unlock(&sc->ss_lock);
-	if (!closing)
+	if (!closing) {
+		(void) spa_history_log_internal(spa, 0, "scan %s errors=%" PRIu64,
+		    rc == 0 ? "done" : "cancelled", errors);
 		txg_kick(spa_dmu_pool(spa));
+	}
 	if (resilver && !closing)
 		spa_vdev_resilver_done(spa, txg);   /* only wakes its thread */
 }
@@ -860,6 +863,10 @@ spa_scan_start(spa_t *spa, spa_scan_func_t func, uint64_t min_txg)
 		scan_begin(spa, func, min_txg, again);
 	}
 	pthread_mutex_unlock(&sc->ss_ctl_lock);
+	/* zpool history -i: the walk covers the tree of the last synced txg */
+	if (e == 0 && !again)
+		(void) spa_history_log_internal(spa, 0, "scan setup func=%d mintxg=%" PRIu64
+		    " maxtxg=%" PRIu64, (int)func, min_txg, spa_last_synced_txg(spa));
 	if (e == EALREADY) {
 		txg_kick(spa->spa_dp);
 		e = 0;

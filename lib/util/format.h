@@ -44,9 +44,12 @@
  * compressratio of 40x.  Such pools import; their counts are not shown.
  */
 #define SPA_FEATURE_LOGICAL_SPACE_V0 (1ULL << 5)
+/* Blocks may be stored with bp_comp 6, zle (docs/FORMAT.md "Compressed blocks"). */
+#define SPA_FEATURE_ZLE_COMPRESS (1ULL << 7)
 /* What an upgrade enables. */
 #define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY | SPA_FEATURE_INTENT_LOG | \
-                              SPA_FEATURE_LOG_XATTR_PUNCH | SPA_FEATURE_XATTR_INLINE)
+                              SPA_FEATURE_LOG_XATTR_PUNCH | SPA_FEATURE_XATTR_INLINE | \
+                              SPA_FEATURE_ZLE_COMPRESS)
 /* What a new pool gets. */
 #define SPA_FEATURES_NEW     (SPA_FEATURES_ALL | SPA_FEATURE_SPACE_DEFLATE | \
                               SPA_FEATURE_LOGICAL_SPACE)
@@ -118,6 +121,7 @@ enum zio_compress {
 	ZIO_COMPRESS_LZ4 = 3,
 	ZIO_COMPRESS_ZSTD = 4,
 	ZIO_COMPRESS_GZIP = 5,
+	ZIO_COMPRESS_ZLE = 6,      /* feature zle_compress */
 	ZIO_COMPRESS_FUNCTIONS
 };
 

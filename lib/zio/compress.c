@@ -1,13 +1,13 @@
 /*
  * compress.c — block compression for the zio pipeline: lz4 (liblz4),
- * zstd (libzstd) and gzip (zlib), and the names the compression property
- * uses.
+ * zstd (libzstd, its fast negative levels too) and gzip (zlib), zle
+ * (zle.c), and the names the compression property uses.
  *
  * Stored form of a compressed block (docs/FORMAT.md "Compressed blocks"):
  *
  *	offset 0  u32 LE  payload length n (bytes, 1 .. psize - 4)
  *	offset 4  n bytes the compressor's output (raw LZ4 block, one zstd
- *	                  frame, or one zlib stream, RFC 1950)
+ *	                  frame, one zlib stream, RFC 1950, or zle runs)
  *	then      zeros up to psize, a multiple of 512
  *
  * The length header lets decompressors that need the exact input size
@@ -109,13 +109,16 @@ lz4_decomp(const void *src, size_t slen, void *dst, size_t dlen)
 	return (n >= 0 && (size_t)n == dlen ? 0 : SET_ERROR(EINVAL));
 }
 
+/* level 0 the default, negative the fast levels (zstd-fast-N is -N) */
 static size_t
 zstd_comp(const void *src, size_t slen, void *dst, size_t cap, int level)
 {
-	if (level <= 0)
+	if (level == 0)
 		level = ZCOMP_ZSTD_DEFAULT;
 	if (level > ZSTD_maxCLevel())
 		level = ZSTD_maxCLevel();
+	if (level < ZSTD_minCLevel())
+		level = ZSTD_minCLevel();
 	size_t n = ZSTD_compressCCtx(zcomp_cctx(), dst, cap, src, slen, level);
 	return (ZSTD_isError(n) ? 0 : n);
 }
@@ -163,6 +166,12 @@ gzip_decomp(const void *src, size_t slen, void *dst, size_t dlen)
 	return (ok ? 0 : SET_ERROR(EINVAL));
 }
 
+static size_t
+zle_comp(const void *src, size_t slen, void *dst, size_t cap, int level)
+{
+	return (zio_zle_compress(src, slen, dst, cap));
+}
+
 typedef struct zcomp_ops {
 	const char *zo_name;
 	size_t (*zo_comp)(const void *src, size_t slen, void *dst, size_t cap, int level);
@@ -176,6 +185,7 @@ static const zcomp_ops_t zcomp_table[ZIO_COMPRESS_FUNCTIONS] = {
 	[ZIO_COMPRESS_LZ4] = { "lz4", lz4_comp, lz4_decomp },
 	[ZIO_COMPRESS_ZSTD] = { "zstd", zstd_comp, zstd_decomp },
 	[ZIO_COMPRESS_GZIP] = { "gzip", gzip_comp, gzip_decomp },
+	[ZIO_COMPRESS_ZLE] = { "zle", zle_comp, zio_zle_decompress },
 };
 
 /*
@@ -240,6 +250,13 @@ zio_compress_name(int alg)
 	return (zcomp_table[alg].zo_name);
 }
 
+bool
+zio_zstd_fast_valid(int n)
+{
+	return ((n >= 1 && n <= 10) || (n >= 20 && n <= 100 && n % 10 == 0) || n == 500 ||
+	    n == 1000);
+}
+
 /* Parse "<prefix>-<n>" with lo <= n <= hi; -1 when not of that form. */
 static int
 zcomp_parse_level(const char *name, const char *prefix, int lo, int hi)
@@ -273,6 +290,13 @@ zio_compress_parse(const char *name, int *level)
 		alg = ZIO_COMPRESS_ZSTD;
 	else if (strcmp(name, "gzip") == 0)
 		alg = ZIO_COMPRESS_GZIP;
+	else if (strcmp(name, "zle") == 0)
+		alg = ZIO_COMPRESS_ZLE;
+	else if (strcmp(name, "zstd-fast") == 0)
+		alg = ZIO_COMPRESS_ZSTD, lvl = -1;
+	else if ((lvl = zcomp_parse_level(name, "zstd-fast", 1, 1000)) > 0 &&
+	    zio_zstd_fast_valid(lvl))
+		alg = ZIO_COMPRESS_ZSTD, lvl = -lvl;
 	else if ((lvl = zcomp_parse_level(name, "zstd", 1, 19)) > 0)
 		alg = ZIO_COMPRESS_ZSTD;
 	else if ((lvl = zcomp_parse_level(name, "gzip", 1, 9)) > 0)

@@ -64,7 +64,7 @@ void zio_ctx_stats(zio_ctx_t *zc, zio_stats_t *out);
 typedef struct zio_prop {
 	uint8_t zp_checksum;      /* concrete enum zio_checksum */
 	uint8_t zp_compress;      /* concrete enum zio_compress */
-	uint8_t zp_level;         /* compression level (zstd/gzip), 0 = default */
+	int16_t zp_level;         /* level (zstd 1..19, -N zstd-fast-N; gzip), 0 = default */
 	uint8_t zp_copies;        /* 1..3 */
 	uint8_t zp_type;          /* dmu_object_type_t */
 	uint8_t zp_blevel;        /* indirection level of the block */
@@ -154,11 +154,22 @@ uint64_t zio_compress(int alg, int level, const void *src, void *dst, uint64_t l
 int zio_decompress(int alg, const void *src, uint64_t psize, void *dst, uint64_t lsize);
 const char *zio_compress_name(int alg);
 /*
- * Parse a compression property value: "on" (= lz4), "off", "lz4", "zstd",
- * "zstd-1".."zstd-19", "gzip", "gzip-1".."gzip-9".  Returns the
- * algorithm and sets *level (0 = default; level may be NULL), or -1.
+ * Zero-length encoding (zle.c): the payload of a zle block.  compress
+ * returns its length, 0 when it does not fit in cap; decompress EINVAL
+ * unless src decodes to exactly dlen bytes.
+ */
+size_t zio_zle_compress(const void *src, size_t slen, void *dst, size_t cap);
+int zio_zle_decompress(const void *src, size_t slen, void *dst, size_t dlen);
+/*
+ * Parse a compression property value: "on" (= lz4), "off", "lz4", "zle",
+ * "zstd", "zstd-1".."zstd-19", "zstd-fast" (= zstd-fast-1),
+ * "zstd-fast-N" (N 1..10, 20..100 by tens, 500, 1000: level -N), "gzip",
+ * "gzip-1".."gzip-9".  Returns the algorithm and sets *level (0 =
+ * default; level may be NULL), or -1.
  */
 int zio_compress_parse(const char *name, int *level);
+/* N of a zstd-fast-N that zfs has: 1..10, 20..100 by tens, 500, 1000. */
+bool zio_zstd_fast_valid(int n);
 
 /* Debug text for a block pointer ("L0 DVA[0]=<0:1000:200> ..."). */
 void blkptr_describe(const blkptr_t *bp, char *buf, size_t len);

@@ -392,10 +392,18 @@ test_props_invalid(void)
 	    "'checksum' must be one of 'on | off | fletcher4 | sha256 | xxh3'");
 	SETERR("compression", "gzip-10",
 	    "'compression' must be one of 'on | off | lz4 | zstd | gzip | gzip-[1-9] | "
-	    "zstd-[1-19]'");
+	    "zstd-[1-19] | zle | zstd-fast | zstd-fast-[1-10,20,30,40,50,60,70,80,90,100,"
+	    "500,1000]'");
 	SETERR("compression", "zstd-20",
 	    "'compression' must be one of 'on | off | lz4 | zstd | gzip | gzip-[1-9] | "
-	    "zstd-[1-19]'");
+	    "zstd-[1-19] | zle | zstd-fast | zstd-fast-[1-10,20,30,40,50,60,70,80,90,100,"
+	    "500,1000]'");
+	SETERR("compression", "zstd-fast-15",
+	    "'compression' must be one of 'on | off | lz4 | zstd | gzip | gzip-[1-9] | "
+	    "zstd-[1-19] | zle | zstd-fast | zstd-fast-[1-10,20,30,40,50,60,70,80,90,100,"
+	    "500,1000]'");
+	SETERR("compression", "lzjb", "'compression' value 'lzjb' is not supported (a format "
+	    "kept for old pools); use lz4, which is faster and smaller");
 	SETERR("mountpoint", "rel/path",
 	    "'mountpoint' must be an absolute path, 'none', or 'legacy'");
 	SETERR("quota", "lots", "bad numeric value 'lots'");

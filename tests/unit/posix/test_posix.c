@@ -1531,7 +1531,43 @@ cleanup(void)
 	tt_tmpdir_cleanup();
 }
 
+/* utf8only: names that are not UTF-8 are EILSEQ when made, never stored. */
+static void
+test_utf8only(void)
+{
+	static const char *good[] = { "plain", "caf\xc3\xa9", "\xe2\x82\xac",
+	    "\xf0\x9f\x98\x80", "\xed\x9f\xbf", "\xf4\x8f\xbf\xbf" };
+	static const char *bad[] = { "\xff", "caf\xe9", "\xc3", "\xc0\xaf",
+	    "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf8\x88\x80\x80\x80",
+	    "a\x80" "b", "\xe2\x82" };
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++)
+		TT_CHECK(posix_utf8_valid(good[i], strlen(good[i])));
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		TT_CHECK(!posix_utf8_valid(bad[i], strlen(bad[i])));
+	tp_pool(&t, 1, 256 * MiB);
+	posix_fs_t *fs = t.fs;
+	posix_attr_t a, b;
+	/* off (the default): any bytes but '/' */
+	TT_OK(posix_create(fs, t.root, "latin1-\xe9", S_IFREG | 0644, 0, NULL, true, &a));
+	posix_fs_opts_t o = t.opts;
+	o.pfo_utf8only = true;
+	posix_fs_set_opts(fs, &o);
+	TT_EQ(posix_create(fs, t.root, "caf\xe9", S_IFREG | 0644, 0, NULL, true, &b), EILSEQ);
+	TT_EQ(posix_mkdir(fs, t.root, "\xff", 0755, NULL, &b), EILSEQ);
+	TT_EQ(posix_symlink(fs, t.root, "\xc0\xaf", "target", NULL, &b), EILSEQ);
+	TT_EQ(posix_link(fs, a.pa_ino, t.root, "x\x80", &b), EILSEQ);
+	TT_EQ(posix_rename(fs, t.root, "latin1-\xe9", t.root, "y\xfe", 0), EILSEQ);
+	TT_EQ(posix_lookup(fs, t.root, "caf\xe9", &b), ENOENT);
+	TT_OK(posix_create(fs, t.root, "caf\xc3\xa9", S_IFREG | 0644, 0, NULL, true, &b));
+	/* an old name stays reachable and can be renamed to a valid one */
+	TT_OK(posix_rename(fs, t.root, "latin1-\xe9", t.root, "latin1-\xc3\xa9", 0));
+	TT_OK(posix_lookup(fs, t.root, "latin1-\xc3\xa9", &b));
+	posix_fs_set_opts(fs, &t.opts);
+	tp_done(&t);
+}
+
 TT_MAIN(
+	{ "utf8only", test_utf8only },
 	{ "basic", test_basic },
 	{ "small_growth", test_small_growth },
 	{ "sparse_seek", test_sparse_seek },

@@ -37,7 +37,7 @@ typedef struct alg_level { int alg; int level; } alg_level_t;
 static const alg_level_t algs[] = {
 	{ ZIO_COMPRESS_LZ4, 0 }, { ZIO_COMPRESS_ZSTD, 0 }, { ZIO_COMPRESS_ZSTD, 1 },
 	{ ZIO_COMPRESS_ZSTD, 19 }, { ZIO_COMPRESS_GZIP, 0 }, { ZIO_COMPRESS_GZIP, 1 },
-	{ ZIO_COMPRESS_GZIP, 9 },
+	{ ZIO_COMPRESS_GZIP, 9 }, { ZIO_COMPRESS_ZSTD, -1 }, { ZIO_COMPRESS_ZSTD, -10 },
 };
 
 static void
@@ -202,8 +202,21 @@ test_parse_names(void)
 	TT_EQ(zio_compress_parse("gzip-9", &level), ZIO_COMPRESS_GZIP);
 	TT_EQ(level, 9);
 	TT_EQ(zio_compress_parse("gzip-1", NULL), ZIO_COMPRESS_GZIP);
+	TT_EQ(zio_compress_parse("zle", &level), ZIO_COMPRESS_ZLE);
+	TT_EQ(level, 0);
+	TT_EQ(zio_compress_parse("zstd-fast", &level), ZIO_COMPRESS_ZSTD);
+	TT_EQ(level, (uint64_t)-1);
+	static const int fast[] = { 1, 2, 10, 20, 50, 100, 500, 1000 };
+	for (size_t i = 0; i < ARRAY_SIZE(fast); i++) {
+		char name[32];
+		snprintf(name, sizeof (name), "zstd-fast-%d", fast[i]);
+		TT_EQ(zio_compress_parse(name, &level), ZIO_COMPRESS_ZSTD);
+		TT_EQ(level, (uint64_t)-fast[i]);
+	}
 	const char *bad[] = { "zstd-0", "zstd-20", "zstd-", "zstd-01", "gzip-10",
-	    "gzip-0", "gzip-x", "lzjb", "", "ON", "zstd-1x", "zstd-99999999999" };
+	    "gzip-0", "gzip-x", "lzjb", "", "ON", "zstd-1x", "zstd-99999999999",
+	    "zstd-fast-0", "zstd-fast-11", "zstd-fast-25", "zstd-fast-200", "zstd-fast-1001",
+	    "zstd-fast-", "zstd-fast-01", "zle-1" };
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		TT_CHECK(zio_compress_parse(bad[i], &level) == -1);
 	TT_CHECK(zio_compress_parse(NULL, &level) == -1);
@@ -212,6 +225,62 @@ test_parse_names(void)
 	TT_CHECK(strcmp(zio_compress_name(ZIO_COMPRESS_GZIP), "gzip") == 0);
 	TT_CHECK(strcmp(zio_compress_name(ZIO_COMPRESS_OFF), "off") == 0);
 	TT_CHECK(strcmp(zio_compress_name(77), "unknown") == 0);
+}
+
+/* zle: runs of zeros, any mix with literals, exact sizes, every edge. */
+static void
+test_zle(void)
+{
+	uint8_t *src = tarn_alloc(SPA_MAXBLOCKSIZE), *c = tarn_alloc(SPA_MAXBLOCKSIZE);
+	uint8_t *d = tarn_alloc(SPA_MAXBLOCKSIZE), tiny[8];
+	/* hand-checked encodings */
+	static const uint8_t in1[] = { 0, 0, 0, 7, 0, 8, 0 };
+	static const uint8_t out1[] = { 130, 3, 7, 0, 8, 0 };
+	size_t n = zio_zle_compress(in1, sizeof (in1), c, 64);
+	TT_EQ(n, sizeof (out1));
+	TT_CHECK(memcmp(c, out1, sizeof (out1)) == 0);
+	TT_OK(zio_zle_decompress(c, n, d, sizeof (in1)));
+	TT_CHECK(memcmp(d, in1, sizeof (in1)) == 0);
+	memset(src, 0, 1000);                       /* 1000 zeros: 8 bytes */
+	TT_EQ(zio_zle_compress(src, 1000, c, 64), 8);
+	TT_EQ(zio_zle_compress(src, 1000, c, 7), 0);    /* does not fit */
+	TT_EQ(zio_zle_compress(in1, sizeof (in1), tiny, 3), 0);
+	/* round trips: sparse, dense, random, all zero, every length 1..300 */
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 26);
+	for (int t = 0; t < 400; t++) {
+		size_t len = t < 300 ? (size_t)t + 1 : (size_t)(1 + tarn_rand_range(&r, MiB / 2));
+		int pct = (int)tarn_rand_range(&r, 101);         /* share of zeros */
+		for (size_t i = 0; i < len; i++)
+			src[i] = (int)tarn_rand_range(&r, 100) < pct ? 0 :
+			    (uint8_t)(1 + tarn_rand_range(&r, 255));
+		n = zio_zle_compress(src, len, c, SPA_MAXBLOCKSIZE);
+		if (!(n > 0 && n <= len + len / 128 + 1))
+			fprintf(stderr, "  zle: %zu bytes (%d%% zeros) -> %zu\n", len, pct, n);
+		TT_ASSERT(n > 0 && n <= len + len / 128 + 1);
+		TT_OK(zio_zle_decompress(c, n, d, len));
+		TT_ASSERT(memcmp(src, d, len) == 0);
+		TT_EQ(zio_zle_decompress(c, n, d, len + 1), EINVAL);
+		if (len > 1)
+			TT_EQ(zio_zle_decompress(c, n, d, len - 1), EINVAL);
+		if (n > 1 && c[n - 1] < 128 && n > (size_t)c[n - 1] + 1)
+			TT_EQ(zio_zle_decompress(c, n - 1, d, len), EINVAL);  /* cut literal */
+	}
+	/* through the block interface: a mostly zero 128K block */
+	memset(src, 0, 128 * KiB);
+	fill_compressible(src + 5000, 3000, 1);
+	uint64_t psize = zio_compress(ZIO_COMPRESS_ZLE, 0, src, c, 128 * KiB);
+	TT_CHECK(psize <= 4 * KiB);
+	TT_OK(zio_decompress(ZIO_COMPRESS_ZLE, c, psize, d, 128 * KiB));
+	TT_CHECK(memcmp(src, d, 128 * KiB) == 0);
+	/* text without zeros does not shrink: stored as is */
+	fill_compressible(src, 128 * KiB, 2);
+	TT_EQ(zio_compress(ZIO_COMPRESS_ZLE, 0, src, c, 128 * KiB), 128 * KiB);
+	TT_EQ(zio_zle_decompress(c, 0, d, 1), EINVAL);
+	TT_OK(zio_zle_decompress(c, 0, d, 0));
+	tarn_free(src);
+	tarn_free(c);
+	tarn_free(d);
 }
 
 /* Many threads compressing at once (per-thread zstd contexts). */
@@ -254,5 +323,6 @@ TT_MAIN(
 	{ "one_eighth_rule", test_one_eighth_rule },
 	{ "garbage_decompress", test_garbage_decompress },
 	{ "parse_names", test_parse_names },
+	{ "zle", test_zle },
 	{ "threads", test_threads },
 )
