@@ -69,9 +69,11 @@ int txg_wait_synced(dmu_pool_t *dp, uint64_t txg);
  * maturing.  Frees become allocatable only some txgs after their own, so
  * the sync thread then syncs a few txgs even without dirty data, at a
  * short interval, and space freed on an idle pool comes back within a
- * second instead of at the next write.
+ * second instead of at the next write.  arm: a txg with changes starts
+ * such a run (the pool layer decides when frees matter); an empty one
+ * only continues it while frees are maturing.
  */
-void txg_frees_maturing(dmu_pool_t *dp, bool maturing);
+void txg_frees_maturing(dmu_pool_t *dp, bool maturing, bool arm);
 /* Ask for the open txg to be synced soon, without waiting. */
 void txg_kick(dmu_pool_t *dp);
 uint64_t txg_last_synced(dmu_pool_t *dp);

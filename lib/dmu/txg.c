@@ -202,7 +202,7 @@ dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out)
 }
 
 void
-txg_frees_maturing(dmu_pool_t *dp, bool maturing)
+txg_frees_maturing(dmu_pool_t *dp, bool maturing, bool arm)
 {
 	pthread_mutex_lock(&dp->dp_lock);
 	uint64_t txg = __atomic_load_n(&dp->dp_syncing_txg, __ATOMIC_ACQUIRE);
@@ -213,7 +213,7 @@ txg_frees_maturing(dmu_pool_t *dp, bool maturing)
 	 */
 	if (!maturing)
 		dp->dp_defer_syncs = 0;
-	else if (!empty)
+	else if (!empty && arm)
 		dp->dp_defer_syncs = TXG_DEFER_SYNCS;
 	else if (dp->dp_defer_syncs > 0)
 		dp->dp_defer_syncs--;

@@ -261,15 +261,19 @@ spa_sync_impl(spa_t *spa, uint64_t txg)
 	dmu_objset_sync_done(spa->spa_mos, txg);
 	/*
 	 * Frees of an idle pool mature by a few empty txgs (txg_frees_maturing)
-	 * when they matter: a sixteenth of the free space or more.
+	 * when they matter: a txg whose deferred frees are at least the free
+	 * space starts such a run.  Not more often: fs_zil.sh lost a claimed,
+	 * not yet replayed intent log when such txgs ran on a roomy pool
+	 * between an import and a device replace (not understood yet; see the
+	 * closing note of session 22).
 	 */
-	bool maturing = metaslab_class_sync_done(spa->spa_mc, txg);
+	bool maturing = metaslab_class_sync_done(spa->spa_mc, txg), arm = false;
 	if (maturing) {
 		metaslab_space_t ms;
 		metaslab_class_space(spa->spa_mc, &ms);
-		maturing = ms.ms_deferred >= ms.ms_free / 16;
+		arm = ms.ms_deferred >= ms.ms_free;
 	}
-	txg_frees_maturing(spa->spa_dp, maturing);
+	txg_frees_maturing(spa->spa_dp, maturing, arm);
 	spa_vdev_sync_done(spa, txg);   /* missed txgs to the labels; wake spa_vdev.c */
 	return (0);
 }

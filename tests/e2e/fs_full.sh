@@ -114,11 +114,15 @@ layout_run() {
 
 MNT="$E2E_TMP/mnt"
 mkdir -p "$MNT"
-mkdevs 1 192M s
+# under the sanitizers (tests/run --sanitize) the daemon is 2-3x slower:
+# smaller pools, the same checks
+S=1
+[ -n "${ASAN_OPTIONS:-}" ] && S=2
+mkdevs 1 $((192 / S))M s
 layout_run single fa "${DEV[@]}"
-mkdevs 2 160M m
+mkdevs 2 $((160 / S))M m
 layout_run mirror fb mirror "${DEV[@]}"
-mkdevs 4 96M r
+mkdevs 4 $((128 / S))M r
 layout_run raidz1 fc raidz1 "${DEV[@]}"
 
 # A quota: EDQUOT at write(2) (the dataset is mounted without the cache)
