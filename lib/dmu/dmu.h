@@ -69,9 +69,9 @@ int txg_wait_synced(dmu_pool_t *dp, uint64_t txg);
  * maturing.  Frees become allocatable only some txgs after their own, so
  * the sync thread then syncs a few txgs even without dirty data, at a
  * short interval, and space freed on an idle pool comes back within a
- * second instead of at the next write.  arm: a txg with changes starts
- * such a run (the pool layer decides when frees matter); an empty one
- * only continues it while frees are maturing.
+ * second instead of at the next write.  A txg with changes starts such a
+ * run when arm (the pool layer: the frees matter) or when the pool met
+ * ENOSPC lately; empty txgs continue it while frees are maturing.
  */
 void txg_frees_maturing(dmu_pool_t *dp, bool maturing, bool arm);
 /* Ask for the open txg to be synced soon, without waiting. */
@@ -84,6 +84,11 @@ uint64_t txg_open_txg(dmu_pool_t *dp);
  * worst-case estimates); 0, ENOSPC, or EIO when the pool is suspended.
  */
 int dmu_pool_space_wait(dmu_pool_t *dp, uint64_t space, uint64_t keep);
+/*
+ * Somebody was refused for want of space: for a while, txgs holding frees
+ * sync quickly and their frees mature without waiting for other changes.
+ */
+void dmu_pool_note_enospc(dmu_pool_t *dp);
 /* The worst-case space estimates of the txgs not yet synced. */
 uint64_t dmu_pool_space_pending(dmu_pool_t *dp);
 /* True (and writes fail with EIO) after a sync failed. */

@@ -238,6 +238,7 @@ struct dmu_pool {
 	void     (*dp_synced_cb)(void *, uint64_t);
 	int        dp_defer_syncs;  /* dp_lock; empty txgs still to sync for maturing frees */
 	uint64_t   dp_frees_txg;    /* dp_lock; the last txg a netfree tx committed to */
+	uint64_t   dp_enospc_ns;    /* dp_lock; when space last ran out (0: never) */
 	dmu_error_fn_t dp_error_cb;
 	void      *dp_error_arg;
 	void      *dp_synced_arg;

@@ -51,6 +51,7 @@
 #define TXG_DELAY_MAX_NS     100000000ULL
 #define TXG_DEFER_SYNC_NS    150000000ULL    /* an empty txg for maturing frees */
 #define TXG_DEFER_SYNCS      4               /* at most this many in a row */
+#define TXG_SHORT_NS         30000000000ULL  /* "short of space": ENOSPC this recently */
 
 static void *txg_sync_thread(void *arg);
 
@@ -201,6 +202,13 @@ dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out)
 	pthread_mutex_unlock(&dp->dp_cache_lock);
 }
 
+/* Did a tx or a space check meet ENOSPC in the last 30 s? (dp_lock held) */
+static bool
+txg_short_of_space(dmu_pool_t *dp, uint64_t now)
+{
+	return (dp->dp_enospc_ns != 0 && now - dp->dp_enospc_ns < TXG_SHORT_NS);
+}
+
 void
 txg_frees_maturing(dmu_pool_t *dp, bool maturing, bool arm)
 {
@@ -213,7 +221,7 @@ txg_frees_maturing(dmu_pool_t *dp, bool maturing, bool arm)
 	 */
 	if (!maturing)
 		dp->dp_defer_syncs = 0;
-	else if (!empty && arm)
+	else if (!empty && (arm || txg_short_of_space(dp, tarn_now_ns())))
 		dp->dp_defer_syncs = TXG_DEFER_SYNCS;
 	else if (dp->dp_defer_syncs > 0)
 		dp->dp_defer_syncs--;
@@ -263,15 +271,14 @@ txg_should_sync(dmu_pool_t *dp, uint64_t now)
 	    dp->dp_opts.dpo_txg_timeout_ms * 1000000ULL)
 		return (true);
 	/*
-	 * Frees on a pool short of space: sync them soon, so that a delete
-	 * on a full pool makes room in a second, not at the timeout.
+	 * Frees on a pool that said ENOSPC lately: sync them soon, so that a
+	 * delete on a full pool makes room in a second, not at the timeout.
 	 */
-	if (dp->dp_frees_txg == open && dirty > 0 && now - dp->dp_open_time >= TXG_DEFER_SYNC_NS &&
-	    dp->dp_space_fn != NULL &&
-	    dp->dp_space_fn(dp->dp_arg, false) < 4 * dp->dp_opts.dpo_dirty_max)
+	if (dp->dp_frees_txg == open && dirty > 0 && txg_short_of_space(dp, now) &&
+	    now - dp->dp_open_time >= TXG_DEFER_SYNC_NS)
 		return (true);
-	/* Frees of an idle pool mature only as txgs go by. */
-	if (dp->dp_defer_syncs > 0 && now - dp->dp_open_time >= TXG_DEFER_SYNC_NS)
+	/* Frees of an idle pool mature only as (empty) txgs go by. */
+	if (dp->dp_defer_syncs > 0 && dirty == 0 && now - dp->dp_open_time >= TXG_DEFER_SYNC_NS)
 		return (true);
 	/* Writers blocked on the limit need a sync even for little data. */
 	if (dirty > 0 && dp->dp_dirty_total >= dp->dp_opts.dpo_dirty_max)
@@ -558,8 +565,10 @@ dmu_space_wait_locked(dmu_pool_t *dp, uint64_t space, uint64_t keep, bool netfre
 	uint64_t pending = dmu_space_pending_locked(dp);
 	uint64_t avail = dp->dp_space_fn(dp->dp_arg, netfree);
 	for (int tries = 0; space + keep + pending > avail; tries++) {
-		if (pending == 0 || tries == 8 || (tries > 0 && space + keep > avail) || mine)
+		if (pending == 0 || tries == 8 || (tries > 0 && space + keep > avail) || mine) {
+			dp->dp_enospc_ns = tarn_now_ns();
 			return (SET_ERROR(ENOSPC));
+		}
 		pthread_mutex_unlock(&dp->dp_lock);
 		(void) txg_wait_synced(dp, 0);
 		pthread_mutex_lock(&dp->dp_lock);
@@ -577,6 +586,14 @@ dmu_pool_space_wait(dmu_pool_t *dp, uint64_t space, uint64_t keep)
 	    dmu_space_wait_locked(dp, space, keep, false, dmu_tx_mine_txg(dp) != 0);
 	pthread_mutex_unlock(&dp->dp_lock);
 	return (err);
+}
+
+void
+dmu_pool_note_enospc(dmu_pool_t *dp)
+{
+	pthread_mutex_lock(&dp->dp_lock);
+	dp->dp_enospc_ns = tarn_now_ns();
+	pthread_mutex_unlock(&dp->dp_lock);
 }
 
 uint64_t

@@ -251,8 +251,10 @@ posix_space_quota(posix_fs_t *fs, const posix_fs_opts_t *o, uint64_t bytes)
 static int
 posix_space_pool(posix_fs_t *fs, uint64_t room, uint64_t bytes, uint64_t keep)
 {
-	if (bytes + keep > room)
+	if (bytes + keep > room) {
+		dmu_pool_note_enospc(dmu_objset_pool(fs->fs_os));
 		return (SET_ERROR(ENOSPC));
+	}
 	if (keep == 0)          /* dirty data in flight is the dmu's business */
 		return (0);
 	return (dmu_pool_space_wait(dmu_objset_pool(fs->fs_os), bytes, keep));

@@ -261,11 +261,8 @@ spa_sync_impl(spa_t *spa, uint64_t txg)
 	dmu_objset_sync_done(spa->spa_mos, txg);
 	/*
 	 * Frees of an idle pool mature by a few empty txgs (txg_frees_maturing)
-	 * when they matter: a txg whose deferred frees are at least the free
-	 * space starts such a run.  Not more often: fs_zil.sh lost a claimed,
-	 * not yet replayed intent log when such txgs ran on a roomy pool
-	 * between an import and a device replace (not understood yet; see the
-	 * closing note of session 22).
+	 * when they matter: deferred frees at least as large as the free
+	 * space (or the pool met ENOSPC lately: the dmu knows).
 	 */
 	bool maturing = metaslab_class_sync_done(spa->spa_mc, txg), arm = false;
 	if (maturing) {
