@@ -311,13 +311,13 @@ posix_space_gate(posix_fs_t *fs, bool wait)
 	uint64_t room = posix_room(fs, &o, &quota);
 	if (quota)
 		return (room == 0 ? SET_ERROR(EDQUOT) : 0);
+	/* room for a record beside the reserve: what one write(2) may cache at once */
 	uint64_t keep = __atomic_load_n(&fs->fs_reserve, __ATOMIC_RELAXED);
-	if (keep >= room)
-		return (SET_ERROR(ENOSPC));
+	uint64_t bytes = SPA_OLD_MAXBLOCKSIZE;
 	if (wait)
-		return (posix_space_pool(fs, room, SPA_MINBLOCKSIZE, keep));
+		return (posix_space_pool(fs, room, bytes, keep));
 	uint64_t pending = dmu_pool_space_pending(dmu_objset_pool(fs->fs_os));
-	return (pending + keep + SPA_MINBLOCKSIZE > room ? SET_ERROR(ENOSPC) : 0);
+	return (pending + keep + bytes > room ? SET_ERROR(ENOSPC) : 0);
 }
 
 /* Recount the inodes by reading every object (after an unclean close). */

@@ -1251,6 +1251,82 @@ tq_used(posix_fs_t *fs)
  * once (a writer waits for the sync that shows what it took when that
  * fills the room); at the quota even an overwrite gets EDQUOT.
  */
+/*
+ * A full pool: plain writes stop short of the reserve kept for the
+ * kernel's cached pages (posix_fs_set_reserve), the gate says so, cached
+ * writes still fit in the reserve, posix_extend needs no space, and after
+ * a delete the space comes back with no other activity.
+ */
+static void
+test_full_pool(void)
+{
+	tp_pool(&t, 1, 128 * MiB);
+	const uint64_t reserve = 16 * MiB;
+	posix_fs_set_reserve(t.fs, reserve);
+	uint8_t *buf = tarn_alloc(MiB);
+	for (size_t i = 0; i < MiB; i += 8)
+		*(uint64_t *)(buf + i) = i * 0x9E3779B97F4A7C15ULL + 7;
+	posix_attr_t a, b;
+	uint64_t n = 0, off = 0;
+	TT_EQ(posix_space_gate(t.fs, true), 0);
+	TT_OK(posix_create(t.fs, t.root, "fill", S_IFREG | 0644, 0, NULL, true, &a));
+	int e;
+	/* until a write right after a sync fails: nothing pending can free room */
+	for (int round = 0; round < 100; round++) {
+		bool first = true, refused = false;
+		while ((e = posix_write(t.fs, a.pa_ino, off, 64 * 1024, buf, NULL, &n)) == 0 &&
+		    n == 64 * 1024) {
+			off += n;
+			first = false;
+		}
+		off += n;
+		TT_EQ(e == 0 ? ENOSPC : e, ENOSPC);
+		refused = first;
+		TT_OK(posix_fs_sync(t.fs));
+		if (refused)
+			break;
+	}
+	TT_CHECK(off > 32 * MiB);
+	TT_EQ(posix_space_gate(t.fs, true), ENOSPC);
+	TT_EQ(posix_space_gate(t.fs, false), ENOSPC);
+	/* what the kernel cached before the gate closed still lands */
+	for (int i = 0; i < 8; i++) {
+		TT_OK(posix_write_cached(t.fs, a.pa_ino, off, MiB, buf, NULL, &n));
+		TT_EQ(n, MiB);
+		off += MiB;
+	}
+	/* a failed write-back's size: no space needed */
+	TT_OK(posix_extend(t.fs, a.pa_ino, off + 5 * MiB));
+	TT_OK(posix_getattr(t.fs, a.pa_ino, &b));
+	TT_EQ(b.pa_size, off + 5 * MiB);
+	TT_OK(posix_extend(t.fs, a.pa_ino, 4096));          /* never shrinks */
+	TT_OK(posix_getattr(t.fs, a.pa_ino, &b));
+	TT_EQ(b.pa_size, off + 5 * MiB);
+	TT_OK(posix_fs_sync(t.fs));
+	uint8_t *rd = tarn_alloc(MiB);
+	TT_OK(posix_read(t.fs, a.pa_ino, off - MiB, MiB, rd, &n));
+	TT_CHECK(n == MiB && memcmp(rd, buf, MiB) == 0);
+	TT_OK(posix_read(t.fs, a.pa_ino, off, MiB, rd, &n));
+	TT_EQ(n, MiB);
+	TT_CHECK(rd[0] == 0 && rd[MiB - 1] == 0);        /* the extension is a hole */
+	/* delete: the space is back within seconds, nothing else happening */
+	uint64_t before = spa_get_avail(t.spa);
+	TT_OK(posix_unlink(t.fs, t.root, "fill"));
+	posix_forget(t.fs, a.pa_ino, 1);
+	uint64_t now = before;
+	for (int i = 0; i < 50 && now < before + 64 * MiB; i++) {
+		usleep(100 * 1000);
+		now = spa_get_avail(t.spa);
+	}
+	TT_CHECK(now >= before + 64 * MiB);
+	TT_EQ(posix_space_gate(t.fs, true), 0);
+	TT_OK(posix_create(t.fs, t.root, "again", S_IFREG | 0644, 0, NULL, true, &a));
+	TT_OK(posix_write(t.fs, a.pa_ino, 0, MiB, buf, NULL, &n));
+	tarn_free(rd);
+	tarn_free(buf);
+	tp_done(&t);
+}
+
 static void
 test_quota(void)
 {
@@ -1583,6 +1659,7 @@ TT_MAIN(
 	{ "tmpfile", test_tmpfile },
 	{ "persist", test_persist },
 	{ "quota", test_quota },
+	{ "full_pool", test_full_pool },
 	{ "atime", test_atime },
 	{ "cleanup", cleanup },
 )

@@ -731,6 +731,105 @@ test_alloc_until_enospc(void)
 	tpool_fini(&tp);
 }
 
+/* Sum over tree segments of their whole units, the slow way. */
+typedef struct units_arg {
+	uint64_t ua_unit, ua_sum;
+} units_arg_t;
+
+static void
+units_cb(void *arg, uint64_t start, uint64_t size)
+{
+	units_arg_t *ua = arg;
+	ua->ua_sum += size / ua->ua_unit * ua->ua_unit;
+}
+
+static uint64_t
+units_slow(range_tree_t *rt, uint64_t unit)
+{
+	units_arg_t ua = { unit, 0 };
+	range_tree_walk(rt, units_cb, &ua);
+	return (ua.ua_sum);
+}
+
+/*
+ * range_tree_unit_space follows every add (with merges on either side),
+ * remove (ends, middle, whole) and vacate, and set_unit recounts.
+ */
+static void
+test_range_tree_units(void)
+{
+	tarn_rand_t r;
+	seed_init(&r);
+	const uint64_t unit = 171 * 1024;       /* a 128 KiB block on raidz1 of 4 */
+	range_tree_t *rt = range_tree_create();
+	range_tree_add(rt, 0, 10 * unit + 5);
+	TS_EQ(range_tree_unit_space(rt), 0);    /* no unit yet */
+	range_tree_set_unit(rt, unit);
+	TS_EQ(range_tree_unit_space(rt), 10 * unit);
+	range_tree_vacate(rt, NULL, NULL);
+	TS_EQ(range_tree_unit_space(rt), 0);
+	/* random holes cut and filled in a 64 MiB space, in 512-byte sectors */
+	const uint64_t space = 64 * MiB;
+	range_tree_add(rt, 0, space);
+	for (int i = 0; i < 20000; i++) {
+		uint64_t off = tarn_rand_range(&r, space / 512) * 512;
+		uint64_t len = (1 + tarn_rand_range(&r, 2 * unit / 512)) * 512;
+		len = MIN(len, space - off);
+		if (range_tree_contains(rt, off, len))
+			range_tree_remove(rt, off, len);
+		else if (!range_tree_intersects(rt, off, len))
+			range_tree_add(rt, off, len);
+		if (i % 97 == 0)
+			TS_EQ(range_tree_unit_space(rt), units_slow(rt, unit));
+	}
+	TS_EQ(range_tree_unit_space(rt), units_slow(rt, unit));
+	range_tree_set_unit(rt, 4096);
+	TS_EQ(range_tree_unit_space(rt), units_slow(rt, 4096));
+	range_tree_vacate(rt, NULL, NULL);
+	range_tree_destroy(rt);
+}
+
+/*
+ * Free space in holes a little smaller than a 128 KiB block: it is free
+ * but not usable (ms_usable), and a 128 KiB allocation indeed fails.
+ */
+static void
+test_usable_holes(void)
+{
+	tpool_t tp;
+	tpool_init(&tp, 1, 16 * MiB, 9, 0);
+	const size_t max = 16 * MiB / (128 * KiB);
+	blk_t *blks = calloc(4 * max, sizeof (blk_t));
+	uint64_t txg = 10;
+	metaslab_space_t s;
+	space_of(&tp, &s);
+	TT_EQ(s.ms_usable, s.ms_free);          /* one piece: all of it usable */
+	/* fill with blocks of 127.5 KiB, then free every other one */
+	size_t n = 0;
+	while (metaslab_alloc(tp.tp_mc, 128 * KiB - 512, 1, txg, blks[n].b_dva) == 0)
+		n++;
+	tpool_sync(&tp, txg);
+	for (size_t i = 0; i < n; i += 2)
+		metaslab_free(tp.tp_mc, &blks[i].b_dva[0], txg, txg + 1);
+	for (uint64_t t = txg + 1; t <= txg + 4; t++)
+		tpool_sync(&tp, t);
+	space_of(&tp, &s);
+	TT_CHECK(s.ms_free >= (n / 2) * (128 * KiB - 512));
+	TT_EQ(s.ms_usable, 0);                  /* every hole is 512 bytes short */
+	TT_CHECK(s.ms_max_seg < 128 * KiB);
+	dva_t d[1];
+	TT_EQ(metaslab_alloc(tp.tp_mc, 128 * KiB, 1, txg + 5, d), ENOSPC);
+	/* freeing a neighbour joins two holes: usable again */
+	metaslab_free(tp.tp_mc, &blks[1].b_dva[0], txg, txg + 5);
+	for (uint64_t t = txg + 5; t <= txg + 8; t++)
+		tpool_sync(&tp, t);
+	space_of(&tp, &s);
+	TT_CHECK(s.ms_usable >= 2 * 128 * KiB);
+	TT_OK(metaslab_alloc(tp.tp_mc, 128 * KiB, 1, txg + 9, d));
+	free(blks);
+	tpool_fini(&tp);
+}
+
 static void
 test_ditto(void)
 {
@@ -1493,6 +1592,8 @@ TT_MAIN(
 	{ "range_tree_model", test_range_tree_model },
 	{ "range_tree_shapes", test_range_tree_shapes },
 	{ "range_tree_million", test_range_tree_million },
+	{ "range_tree_units", test_range_tree_units },
+	{ "usable_holes", test_usable_holes },
 	{ "space_map_roundtrip", test_space_map_roundtrip },
 	{ "space_map_damage", test_space_map_damage },
 	{ "pick_shift", test_pick_shift },
