@@ -291,11 +291,6 @@ void dmu_tx_hold_free(dmu_tx_t *tx, uint64_t obj, uint64_t off, uint64_t len);
 void dmu_tx_hold_bonus(dmu_tx_t *tx, uint64_t obj);
 void dmu_tx_hold_space(dmu_tx_t *tx, uint64_t bytes);
 /*
- * The tx must leave `bytes` of the pool's space free beside its own (room
- * promised to writes that will come later: the kernel's cached pages).
- */
-void dmu_tx_keep_free(dmu_tx_t *tx, uint64_t bytes);
-/*
  * While on, every tx of os may use the pool's reserve as a netfree tx
  * does: an intent-log replay re-does changes that were admitted (and
  * acknowledged) before a crash, and must work on a full pool.

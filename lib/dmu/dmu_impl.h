@@ -222,7 +222,6 @@ struct dmu_tx {
 	objset_t *tx_os;
 	uint64_t  tx_txg;
 	uint64_t  tx_space;                 /* estimated bytes */
-	uint64_t  tx_keep;                  /* bytes it must leave free (dmu_tx_keep_free) */
 	bool      tx_netfree;
 	bool      tx_syncing;               /* created by dmu_tx_create_syncing */
 	bool      tx_assigned;

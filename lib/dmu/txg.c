@@ -24,7 +24,11 @@
  * either (each thread's holds are counted, dmu_tx_mine).  A txg is synced when its
  * dirty data passes a sixteenth of the limit (32 MiB by default), when it
  * has been open for the timeout, or when somebody waits for it
- * (txg_wait_synced).  The trigger is low so that a stream keeps the sync
+ * (txg_wait_synced); and, on a pool that met ENOSPC in the last 30 s,
+ * 150 ms after a tx that frees joined it (so that a delete makes room at
+ * once), while empty txgs every 150 ms let deferred frees mature on an
+ * idle pool (txg_frees_maturing: frees are usable only TXG_DEFER_SIZE
+ * txgs after their own).  The trigger is low so that a stream keeps the sync
  * thread busy from its first megabytes on, in parallel with the writers,
  * and an fsync at its end finds little left to write; it only matters
  * while the sync thread is idle: when writers outrun it, each txg grows
@@ -478,12 +482,6 @@ dmu_objset_replaying(objset_t *os, bool on)
 }
 
 void
-dmu_tx_keep_free(dmu_tx_t *tx, uint64_t bytes)
-{
-	tx->tx_keep = bytes;
-}
-
-void
 dmu_tx_mark_netfree(dmu_tx_t *tx)
 {
 	tx->tx_netfree = true;
@@ -648,7 +646,7 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 	bool netfree = tx->tx_netfree ||
 	    __atomic_load_n(&tx->tx_os->os_replaying, __ATOMIC_RELAXED);
 	if (tx->tx_space > 0 &&
-	    dmu_space_wait_locked(dp, tx->tx_space, tx->tx_keep, netfree, mine != 0) != 0) {
+	    dmu_space_wait_locked(dp, tx->tx_space, 0, netfree, mine != 0) != 0) {
 		pthread_mutex_unlock(&dp->dp_lock);
 		return (SET_ERROR(ENOSPC));
 	}

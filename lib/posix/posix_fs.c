@@ -82,6 +82,11 @@
  * synced free space bounds each change (ENOSPC; its limit on dirty data
  * in flight is the dmu's).  The estimate is high (zero blocks,
  * compression) until the txg syncs; statfs adds it to the synced bytes.
+ * A FUSE mount with the writeback cache keeps a reserve free for what the
+ * kernel has cached (posix_fs_set_reserve): every change stops short of
+ * it but the write-backs themselves (posix_write_cached), and
+ * posix_space_gate tells the server when cached write(2)s must be
+ * refused (theory: fuse/tarn_fuse_space.c).
  */
 #include "posix_impl.h"
 
@@ -260,6 +265,21 @@ posix_space_pool(posix_fs_t *fs, uint64_t room, uint64_t bytes, uint64_t keep)
 	return (dmu_pool_space_wait(dmu_objset_pool(fs->fs_os), bytes, keep));
 }
 
+/* Admit `bytes` of new space, keeping `keep` of the pool's free (no quota). */
+static int
+posix_space_admit(posix_fs_t *fs, uint64_t bytes, uint64_t keep)
+{
+	if (bytes == 0 || fs->fs_replaying)     /* a replay: admitted before the crash */
+		return (0);
+	posix_fs_opts_t o;
+	posix_opts(fs, &o);
+	bool quota = false;
+	uint64_t room = posix_room(fs, &o, &quota);
+	if (quota)
+		return (posix_space_quota(fs, &o, bytes));
+	return (posix_space_pool(fs, room, bytes, keep));
+}
+
 /*
  * Before a change that needs `bytes` of new space (theory: the top of
  * this file).  Under a quota, see posix_space_quota.  Otherwise ENOSPC
@@ -270,30 +290,13 @@ posix_space_pool(posix_fs_t *fs, uint64_t room, uint64_t bytes, uint64_t keep)
 int
 posix_space_check(posix_fs_t *fs, uint64_t bytes)
 {
-	if (bytes == 0 || fs->fs_replaying)     /* admitted before the crash */
-		return (0);
-	posix_fs_opts_t o;
-	posix_opts(fs, &o);
-	bool quota = false;
-	uint64_t room = posix_room(fs, &o, &quota);
-	if (quota)
-		return (posix_space_quota(fs, &o, bytes));
-	return (posix_space_pool(fs, room, bytes,
-	    __atomic_load_n(&fs->fs_reserve, __ATOMIC_RELAXED)));
+	return (posix_space_admit(fs, bytes, __atomic_load_n(&fs->fs_reserve, __ATOMIC_RELAXED)));
 }
 
 int
 posix_space_check_cached(posix_fs_t *fs, uint64_t bytes)
 {
-	if (bytes == 0 || fs->fs_replaying)
-		return (0);
-	posix_fs_opts_t o;
-	posix_opts(fs, &o);
-	bool quota = false;
-	uint64_t room = posix_room(fs, &o, &quota);
-	if (quota)
-		return (posix_space_quota(fs, &o, bytes));
-	return (posix_space_pool(fs, room, bytes, 0));
+	return (posix_space_admit(fs, bytes, 0));
 }
 
 void
