@@ -50,6 +50,27 @@ def stream(name, off, n):
     return bytes(out[skip:skip + n])
 
 
+def full_call(fn, *args):
+    """fn(*args): None when it succeeds, "sync" when the file system is full."""
+    try:
+        fn(*args)
+        return None
+    except OSError as e:
+        if e.errno not in FULL:
+            raise
+        return "sync"
+
+
+def full_open(path, flags):
+    """os.open, or None when the file system is full."""
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError as e:
+        if e.errno in FULL:
+            return None
+        raise
+
+
 class Writer:
     def __init__(self, root, method, seed):
         self.root = root
@@ -72,12 +93,9 @@ class Writer:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         if self.method == "append":
             flags |= os.O_APPEND
-        try:
-            fd = os.open(path, flags, 0o644)
-        except OSError as e:
-            if e.errno in FULL:
-                return False
-            raise
+        fd = full_open(path, flags)
+        if fd is None:
+            return False
         acked = written = 0
         where = None
         size = None
@@ -108,39 +126,24 @@ class Writer:
                     continue        # the next write says why
                 n += 1
                 if n % 8 == 0:
-                    try:
-                        os.fsync(fd)
-                        acked = written
-                    except OSError as e:
-                        if e.errno not in FULL:
-                            raise
-                        where = "sync"
+                    where = full_call(os.fsync, fd)
+                    if where:
                         break
-            if where != "sync":
-                try:
-                    os.fsync(fd)
                     acked = written
-                except OSError as e:
-                    if e.errno not in FULL:
-                        raise
-                    where = where or "sync"
+            if where != "sync":
+                bad = full_call(os.fsync, fd)
+                where = where or bad
+                if not bad:
+                    acked = written
         finally:
-            try:
-                os.close(fd)
-            except OSError as e:
-                if e.errno not in FULL:
-                    raise
-                where = where or "sync"
+            where = where or full_call(os.close, fd)
         self.record(name, acked, written, where, size)
         return where is None
 
     def one_mmap(self, name, path, target):
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        except OSError as e:
-            if e.errno in FULL:
-                return False
-            raise
+        fd = full_open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
+        if fd is None:
+            return False
         acked = written = 0
         where = None
         try:
@@ -151,23 +154,14 @@ class Writer:
                     chunk = min(self.rnd.choice([4096, 65536, 1 << 20]), target - written)
                     m[written:written + chunk] = stream(name, written, chunk)
                     written += chunk
-                    try:
-                        m.flush()
-                        acked = written
-                    except OSError as e:
-                        if e.errno not in FULL:
-                            raise
-                        where = "sync"
+                    where = full_call(m.flush)
+                    if where:
                         break
+                    acked = written
             finally:
                 m.close()
         finally:
-            try:
-                os.close(fd)
-            except OSError as e:
-                if e.errno not in FULL:
-                    raise
-                where = where or "sync"
+            where = where or full_call(os.close, fd)
         self.record(name, acked, written, where, target)
         return where is None
 
