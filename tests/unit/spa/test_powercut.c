@@ -405,6 +405,8 @@ pc_check(pc_pool_t *pp, uint64_t seed)
 		pc_fail(pp, "a txg synced after the power cut");
 	if (!dmu_pool_suspended(dp))
 		pc_fail(pp, "the pool is not suspended after the power cut");
+	if (spa_suspended(pp->pp_spa) == 0)     /* what status shows as SUSPENDED */
+		pc_fail(pp, "spa_suspended gives no error after the power cut");
 	uint64_t F = txg_last_synced(dp);
 	spa_abandon(pp->pp_spa);
 	pp->pp_spa = NULL;
