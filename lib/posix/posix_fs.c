@@ -734,6 +734,10 @@ posix_statfs(posix_fs_t *fs, struct statvfs *st)
 		avail = 0;              /* no hook, no quota: nothing to say */
 	used += MIN(pending, avail);
 	avail -= MIN(pending, avail);
+	if (!quota) {           /* the kernel's cached writes' room is not for new ones */
+		uint64_t keep = __atomic_load_n(&fs->fs_reserve, __ATOMIC_RELAXED);
+		avail -= MIN(keep, avail);
+	}
 	const uint64_t frsize = 4096;
 	memset(st, 0, sizeof (*st));
 	st->f_bsize = o.pfo_recordsize;
