@@ -367,7 +367,7 @@ txg_sync_thread(void *arg)
 			pthread_mutex_lock(&dp->dp_lock);
 		}
 	}
-	dp->dp_running = dp->dp_running; /* thread ends; join in destroy */
+	/* the thread ends here; dmu_pool_destroy joins it */
 	pthread_mutex_unlock(&dp->dp_lock);
 	return (NULL);
 }

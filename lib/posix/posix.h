@@ -1,19 +1,4 @@
 /*
- * CHANGES since the lead's first version (no signature changed):
- *  - added posix_fs_opts_default(): fills defaults (xattr on, relatime,
- *    128 KiB records).  A zeroed posix_fs_opts_t has pfo_xattr false,
- *    i.e. xattrs OFF; start from posix_fs_opts_default() and change what
- *    you need.  posix_fs_open(os, NULL, ...) uses the defaults.
- *  - fallocate is posix_falloc(), not posix_falloc(): that name is the
- *    C library's (fcntl.h).
- *  - documented: pfo_avail also bounds writes (ENOSPC / EDQUOT).
- *  - documented: posix_readlink NUL-terminates and returns ERANGE when
- *    len < target length + 1 (pass PATH_MAX); posix_create with excl ==
- *    false on an existing regular file returns it (with a reference);
- *    posix_read/posix_readdir do not touch atime (call posix_touch_atime);
- *    readdir's dtype is the DT_* value; cookies are < 2^63.
- */
-/*
  * posix.h — a POSIX file system on an object set: inodes (attributes in
  * the dnode's bonus buffer), directories as ZAP objects, hard links,
  * symlinks, extended attributes, sparse files, permissions and times,
