@@ -133,7 +133,11 @@ typedef struct posix_fs_opts {
 
 /* ---- file systems ---- */
 
-/* Defaults: read-write, relatime, 128 KiB records, xattrs and ACLs on, no quota, no hook. */
+/*
+ * Defaults: read-write, relatime, 128 KiB records, xattrs and ACLs on, no
+ * quota, no hook.  Start from these: a zeroed posix_fs_opts_t has xattrs
+ * off.  posix_fs_open(os, NULL, ...) uses them.
+ */
 void posix_fs_opts_default(posix_fs_opts_t *opts);
 
 /* Lay out an empty file system in an empty object set (root dir owned by uid/gid, mode 0755). */
@@ -244,6 +248,7 @@ int posix_rename(posix_fs_t *fs, posix_ino_t dir, const char *name, posix_ino_t 
  * from the same cookie).  Cookies stay valid across concurrent changes:
  * every entry present for the whole listing is returned exactly once.
  */
+/* dtype is a DT_* value; cookies are below 2^63; atime is the caller's (posix_touch_atime). */
 typedef int (*posix_readdir_fn_t)(void *arg, const char *name, posix_ino_t ino,
     uint32_t dtype, uint64_t next_cookie);
 int posix_readdir(posix_fs_t *fs, posix_ino_t dir, uint64_t cookie, posix_readdir_fn_t fn,
