@@ -100,12 +100,14 @@ iostat_take(const vdev_t *vd, iostat_snap_t *snap, int *i)
 static void
 iostat_snapshot(iostat_pool_t *ip, uint64_t now_ns)
 {
+	spa_vdev_hold(ip->ip_spa);
 	vdev_t *root = spa_root_vdev(ip->ip_spa);
 	int n = iostat_count_vdevs(root), i = 0;
 
 	tarn_free(ip->ip_snap);
 	ip->ip_snap = tarn_alloc(sizeof (iostat_snap_t) * (size_t)n);
 	iostat_take(root, ip->ip_snap, &i);
+	spa_vdev_rele(ip->ip_spa);
 	ip->ip_nsnap = i;
 	ip->ip_snap_ns = now_ns;
 }
@@ -240,9 +242,12 @@ static void
 iostat_set_namewidth(iostat_opts_t *io, iostat_pool_t *pools, int n)
 {
 	io->io_namewidth = 0;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		spa_vdev_hold(pools[i].ip_spa);
 		io->io_namewidth = iostat_namewidth(spa_root_vdev(pools[i].ip_spa),
 		    pools[i].ip_name, 0, io->io_verbose, io->io_namewidth);
+		spa_vdev_rele(pools[i].ip_spa);
+	}
 	io->io_namewidth = MAX(io->io_namewidth, 10);
 }
 
@@ -255,7 +260,9 @@ iostat_report(iostat_opts_t *io, iostat_pool_t *pools, int n, bool print)
 	for (int i = 0; i < n && print; i++) {
 		uint64_t dt = now - pools[i].ip_snap_ns;
 		double scale = pools[i].ip_snap_ns != 0 && dt > 0 ? 1e9 / (double)dt : 1.0;
+		spa_vdev_hold(pools[i].ip_spa);    /* one pool at a time */
 		iostat_row(io, &pools[i], spa_root_vdev(pools[i].ip_spa), 0, scale);
+		spa_vdev_rele(pools[i].ip_spa);
 		if (io->io_verbose && !io->io_scripted)
 			iostat_dashes(io);
 	}

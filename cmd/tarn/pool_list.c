@@ -269,18 +269,23 @@ list_vdev_row(cli_table_t *t, const list_opts_t *lo, spa_t *spa, const vdev_t *v
 		list_vdev_row(t, lo, spa, vd->vdev_child[c], "", depth + 2, spare);
 }
 
-/* The rows of list -v below a pool's: its vdev tree, then its spares. */
+/*
+ * The rows of list -v below a pool's: its vdev tree, then its spares,
+ * read under spa_vdev_hold (a resilver that ends detaches devices).
+ */
 static void
 list_vdev_rows(cli_table_t *t, const list_opts_t *lo, spa_t *spa)
 {
+	spa_vdev_hold(spa);
 	const vdev_t *root = spa_root_vdev(spa), *sp = root->vdev_spares;
 	for (int c = 0; c < root->vdev_children; c++)
 		list_vdev_row(t, lo, spa, root->vdev_child[c], "", 2, false);
-	if (sp == NULL || sp->vdev_children == 0)
-		return;
-	list_vdev_row(t, lo, spa, NULL, "spare", 0, false);
-	for (int c = 0; c < sp->vdev_children; c++)
-		list_vdev_row(t, lo, spa, sp->vdev_child[c], "", 2, true);
+	if (sp != NULL && sp->vdev_children > 0) {
+		list_vdev_row(t, lo, spa, NULL, "spare", 0, false);
+		for (int c = 0; c < sp->vdev_children; c++)
+			list_vdev_row(t, lo, spa, sp->vdev_child[c], "", 2, true);
+	}
+	spa_vdev_rele(spa);
 }
 
 /*
@@ -355,6 +360,7 @@ list_json_pool(FILE *f, spa_t *spa, const char *name, const list_opts_t *lo, boo
 	}
 	fprintf(f, "\n    }");
 	if (lo->lo_verbose && spa != NULL) {
+		spa_vdev_hold(spa);
 		const vdev_t *root = spa_root_vdev(spa), *sp = root->vdev_spares;
 		fprintf(f, ", \"vdevs\": {");
 		list_json_vdev(f, spa, name, root, lo, false, 6, true);
@@ -365,6 +371,7 @@ list_json_pool(FILE *f, spa_t *spa, const char *name, const list_opts_t *lo, boo
 				list_json_vdev(f, spa, name, sp->vdev_child[c], lo, true, 6, c == 0);
 			fprintf(f, "\n    }");
 		}
+		spa_vdev_rele(spa);
 	}
 	fputc('}', f);
 }

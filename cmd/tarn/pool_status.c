@@ -156,11 +156,33 @@ status_find(const vdev_t *vd, status_problem_t p)
 	return (false);
 }
 
+/* The first device problem of the tree, in status_reason's order. */
+static status_reason_t
+status_tree_reason(spa_t *spa)
+{
+	static const struct {
+		status_problem_t p;
+		status_reason_t  r;
+	} order[] = {
+		{ SP_FAULTED, SR_FAULTED_DEV_R }, { SP_MISSING, SR_MISSING_DEV_R },
+		{ SP_ERRORS, SR_FAILING_DEV }, { SP_OFFLINE, SR_OFFLINE_DEV },
+		{ SP_REMOVED, SR_REMOVED_DEV },
+	};
+	status_reason_t r = SR_OK;
+
+	spa_vdev_hold(spa);
+	for (size_t i = 0; i < ARRAY_SIZE(order) && r == SR_OK; i++)
+		if (status_find(spa_root_vdev(spa), order[i].p))
+			r = order[i].r;
+	spa_vdev_rele(spa);
+	return (r);
+}
+
 static status_reason_t
 status_reason(spa_t *spa)
 {
-	vdev_t *root = spa_root_vdev(spa);
 	vdev_state_t st = spa_state(spa);
+	status_reason_t r;
 
 	if (spa_suspended(spa) != 0)
 		return (SR_SUSPENDED);
@@ -170,16 +192,8 @@ status_reason(spa_t *spa)
 		return (SR_MISSING_DEV_NR);
 	if (spa_errlog_count(spa) != 0)
 		return (SR_CORRUPT_DATA);
-	if (status_find(root, SP_FAULTED))
-		return (SR_FAULTED_DEV_R);
-	if (status_find(root, SP_MISSING))
-		return (SR_MISSING_DEV_R);
-	if (status_find(root, SP_ERRORS))
-		return (SR_FAILING_DEV);
-	if (status_find(root, SP_OFFLINE))
-		return (SR_OFFLINE_DEV);
-	if (status_find(root, SP_REMOVED))
-		return (SR_REMOVED_DEV);
+	if ((r = status_tree_reason(spa)) != SR_OK)
+		return (r);
 	if (spa_version(spa) < SPA_VERSION)
 		return (SR_VERSION_OLDER);
 	if ((spa_features(spa) & SPA_FEATURES_ALL) != SPA_FEATURES_ALL)
@@ -345,23 +359,29 @@ status_errors(spa_t *spa, bool verbose)
 	tarn_free(ents);
 }
 
+/*
+ * The tree is read under spa_vdev_hold (in the daemon the pool's thread
+ * detaches devices when a resilver ends), and only there: no other pool
+ * lock is taken while it is held.
+ */
 static void
 status_pool(spa_t *spa, const char *name, const status_opts_t *so)
 {
-	vdev_t *root = spa_root_vdev(spa);
-	int width = status_namewidth(root, name);
-
 	fprintf(cli_out, "  pool: %s\n", name);
 	fprintf(cli_out, " state: %s\n", spa_suspended(spa) != 0 ? "SUSPENDED" :
 	    vdev_state_name(spa_state(spa)));
 	status_explain(spa);
 	cli_status_scan(spa);
 	fprintf(cli_out, "config:\n\n");
+	bool resilvering = cli_scan_active(spa, SPA_SCAN_RESILVER);
+	spa_vdev_hold(spa);
+	vdev_t *root = spa_root_vdev(spa);
+	int width = status_namewidth(root, name);
 	fprintf(cli_out, "\t%-*s  %-8s %5s %5s %5s\n", width, "NAME", "STATE", "READ",
 	    "WRITE", "CKSUM");
-	status_vdev(root, name, 0, width, so->so_exact,
-	    cli_scan_active(spa, SPA_SCAN_RESILVER));
+	status_vdev(root, name, 0, width, so->so_exact, resilvering);
 	status_spares(root, width);
+	spa_vdev_rele(spa);
 	status_errors(spa, so->so_verbose);
 }
 
@@ -450,7 +470,9 @@ status_json_pool(spa_t *spa, const char *name, const char *err, bool first)
 	    "\"txg\": \"%" PRIu64 "\", \"spa_version\": \"%" PRIu64 "\",\n      "
 	    "\"vdevs\": {", vdev_state_name(spa_state(spa)), spa_guid(spa),
 	    spa_last_synced_txg(spa), spa_version(spa));
+	spa_vdev_hold(spa);
 	status_json_vdev(spa_root_vdev(spa), name, 6);
+	spa_vdev_rele(spa);
 	fprintf(cli_out, "},\n      ");
 	status_json_scan(spa);
 	fprintf(cli_out, "\"error_count\": \"%" PRIu64 "\"}", spa_errlog_count(spa));

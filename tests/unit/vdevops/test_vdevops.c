@@ -7,7 +7,8 @@
  * only what it missed, also across export/import and when it was
  * missing at import; offline is refused when it would lose data; hot
  * spares step in for a dead device, or for any device by replace (and
- * stay until detach); bad input gets one-line errors.
+ * stay until detach); the tree can be read under spa_vdev_hold while
+ * resilvers end and detach; bad input gets one-line errors.
  * TARN_TEST_TMP=/dev/shm makes it fast.
  */
 #include "tt.h"
@@ -544,6 +545,93 @@ test_changes_under_load(void)
 }
 
 /*
+ * status, list and iostat in the daemon read the tree while the pool's
+ * async thread changes it: a resilver that ends detaches the replaced
+ * device (its replacing-N group collapses, both are freed).  A reader
+ * that holds spa_vdev_hold sees a whole tree every time; one that does
+ * not reads freed vdevs (under ASan a use-after-free; TARN_TEST_UNHELD=1
+ * walks without the hold to show it).
+ */
+typedef struct walk_arg {
+	spa_t *wa_spa;
+	bool   wa_stop;               /* atomic */
+	bool   wa_held;
+	int    wa_walks, wa_bad;
+	int    wa_mid;                /* walks that saw a replacing group */
+} walk_arg_t;
+
+/* What status does: every vdev's name, state and counters; leaves counted. */
+static int
+walk_tree(const vdev_t *vd, int *bad)
+{
+	int leaves = vd->vdev_children == 0;
+	char name[VDEV_PATH_MAX + 32];
+	(void) snprintf(name, sizeof (name), "%s/%" PRIu64 "/%s", vd->vdev_path != NULL ?
+	    vd->vdev_path : "-", vd->vdev_guid, vdev_state_name(vd->vdev_state));
+	if (vd->vdev_stat.vs_read_errors + vd->vdev_stat.vs_checksum_errors != 0)
+		(*bad)++;
+	for (int c = 0; c < vd->vdev_children; c++) {
+		if (vd->vdev_child[c]->vdev_parent != vd)
+			(*bad)++;
+		leaves += walk_tree(vd->vdev_child[c], bad);
+	}
+	return (leaves);
+}
+
+static void *
+walk_reader(void *arg)
+{
+	walk_arg_t *wa = arg;
+	while (!__atomic_load_n(&wa->wa_stop, __ATOMIC_ACQUIRE)) {
+		if (wa->wa_held)
+			spa_vdev_hold(wa->wa_spa);
+		int leaves = walk_tree(spa_root_vdev(wa->wa_spa), &wa->wa_bad);
+		if (wa->wa_held)
+			spa_vdev_rele(wa->wa_spa);
+		if (leaves < 2 || leaves > 3)     /* a mirror of 2, + the new device */
+			wa->wa_bad++;
+		wa->wa_mid += leaves == 3;
+		wa->wa_walks++;
+		sched_yield();
+	}
+	return (NULL);
+}
+
+static void
+test_walk_during_replace(void)
+{
+	data_t d = { .n = 0 };
+	spa_t *spa = pool_create("mirror", 0, 2);
+	dev_create(2, DEVSIZE);
+	data_add(spa, &d, 4, 256 * KiB, 2);
+	walk_arg_t wa = { .wa_spa = spa, .wa_held = getenv("TARN_TEST_UNHELD") == NULL };
+	pthread_t th;
+	TT_OK(pthread_create(&th, NULL, walk_reader, &wa));
+	int cur = 1, spare = 2;
+	for (int round = 0; round < 8; round++) {
+		TT_OK(spa_vdev_replace(spa, paths[cur], paths[spare], false, errbuf,
+		    sizeof (errbuf)));
+		TT_OK(spa_vdev_wait(spa));          /* the old side is detached */
+		int t = cur;
+		cur = spare;
+		spare = t;
+	}
+	__atomic_store_n(&wa.wa_stop, true, __ATOMIC_RELEASE);
+	TT_OK(pthread_join(th, NULL));
+	if (getenv("TARN_TEST_VERBOSE"))
+		fprintf(stderr, "  %d walks, %d during a resilver\n", wa.wa_walks, wa.wa_mid);
+	TT_CHECK(wa.wa_walks > 0);
+	TT_EQ(wa.wa_bad, 0);
+	vdev_t *top = spa_root_vdev(spa)->vdev_child[0];
+	TT_EQ(top->vdev_children, 2);
+	TT_CHECK(strcmp(top->vdev_child[1]->vdev_path, paths[cur]) == 0);
+	expect_healthy(spa);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+/*
  * zpool add: a second mirror joins while a writer runs; new blocks go to
  * it too; everything reads back, scrubs clean and imports with both; the
  * pool does not import without the new mirror (its blocks are there).  Mismatched layouts need
@@ -1029,6 +1117,7 @@ TT_MAIN(
 	{ "replace_same", test_replace_same },
 	{ "replace_healthy", test_replace_healthy },
 	{ "changes_under_load", test_changes_under_load },
+	{ "walk_during_replace", test_walk_during_replace },
 	{ "add_top", test_add_top },
 	{ "add_powercut", test_add_powercut },
 	{ "offline_online", test_offline_online },
