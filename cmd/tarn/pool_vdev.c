@@ -217,8 +217,9 @@ vdev_online_offline(const char *verb, bool online, bool temporary, int argc, cha
 			continue;
 		}
 		done++;
-		vdev_t *leaf = online ? spa_lookup_leaf(spa, argv[i]) : NULL;
-		if (leaf != NULL && leaf->vdev_state != VDEV_STATE_HEALTHY)
+		/* read under the tree's lock: a finishing resilver may free the leaf */
+		vdev_state_t st;
+		if (online && spa_leaf_state(spa, argv[i], &st) == 0 && st != VDEV_STATE_HEALTHY)
 			fprintf(cli_err, "warning: device '%s' onlined, but remains in "
 			    "faulted state\nuse '%s replace' to replace devices that are "
 			    "no longer present\n", argv[i], cli_pool_prog);

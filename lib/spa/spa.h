@@ -319,6 +319,8 @@ int spa_vdev_add_spares(spa_t *spa, int n, char *const paths[], bool force,
  * the hot spares.  The pointer is valid until the next device change.
  */
 vdev_t *spa_lookup_leaf(spa_t *spa, const char *name);
+/* The state of the leaf spa_lookup_leaf would find, read under the tree's lock. */
+int spa_leaf_state(spa_t *spa, const char *name, vdev_state_t *state);
 /*
  * Wait until no resilver runs or is needed (replace -w, attach -w):
  * resilvers finish, replaced devices are detached, the labels written.

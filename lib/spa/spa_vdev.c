@@ -175,6 +175,17 @@ spa_lookup_leaf(spa_t *spa, const char *name)
 	return (vd);
 }
 
+int
+spa_leaf_state(spa_t *spa, const char *name, vdev_state_t *state)
+{
+	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+	vdev_t *vd = spa_vdev_lookup(spa, name);
+	if (vd != NULL)
+		*state = vd->vdev_state;
+	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	return (vd != NULL ? 0 : SET_ERROR(ENOENT));
+}
+
 void
 spa_vdev_hold(spa_t *spa)
 {
