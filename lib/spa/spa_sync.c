@@ -262,13 +262,14 @@ spa_sync_impl(spa_t *spa, uint64_t txg)
 	/*
 	 * Frees of an idle pool mature by a few empty txgs (txg_frees_maturing)
 	 * when they matter: deferred frees at least as large as the free
-	 * space (or the pool met ENOSPC lately: the dmu knows).
+	 * space or 1/256 of the pool (or the pool met ENOSPC lately: the dmu
+	 * knows), not the few blocks any change frees.
 	 */
 	bool maturing = metaslab_class_sync_done(spa->spa_mc, txg), arm = false;
 	if (maturing) {
 		metaslab_space_t ms;
 		metaslab_class_space(spa->spa_mc, &ms);
-		arm = ms.ms_deferred >= ms.ms_free;
+		arm = ms.ms_deferred >= ms.ms_free || ms.ms_deferred >= ms.ms_total / 256;
 	}
 	txg_frees_maturing(spa->spa_dp, maturing, arm);
 	spa_vdev_sync_done(spa, txg);   /* missed txgs to the labels; wake spa_vdev.c */
