@@ -68,7 +68,7 @@
  * (ENOSPC, EDQUOT) reaches the program at fsync or close instead of at
  * write, and close can only say ENOSPC or EIO (the kernel keeps no other
  * errno for it); so the daemon mounts datasets under a quota without the
- * cache (cmd/tarn/mount.c), where EDQUOT comes from write(2) as on zfs.
+ * cache (host/host_mount.c), where EDQUOT comes from write(2) as on zfs.
  *
  * Size and threads.  1 MiB max_write (libfuse's buffer size, 256 pages)
  * and 4 MiB readahead (raised through the mount's bdi after mount: the

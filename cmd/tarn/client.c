@@ -3,10 +3,10 @@
  * working directory and a few environment values to tarnd, copy the
  * frames it sends back to stdout and stderr, exit with the command's
  * status.  Starts tarnd when none answers (root only), and implements
- * `tarn daemon start|stop|status`.  Protocol: proto.h.
+ * `tarn daemon start|stop|status`.  Protocol: host/host_wire.h.
  */
 #include "tarn.h"
-#include "proto.h"
+#include "host_wire.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -157,7 +157,7 @@ client_connect_or_start(const char *sock, int *fdp)
 	if (error == 0)
 		return (0);
 	if (error == EACCES || error == EPERM) {
-		fprintf(stderr, "%s\n", CLI_NOT_ROOT_MSG);
+		fprintf(stderr, "%s\n", HOST_NOT_ROOT_MSG);
 		return (error);
 	}
 	if (!client_none_running(error)) {
@@ -166,7 +166,7 @@ client_connect_or_start(const char *sock, int *fdp)
 		return (error);
 	}
 	if (geteuid() != 0 && getenv("TARN_SOCKET") == NULL) {
-		fprintf(stderr, "%s\n", CLI_NOT_ROOT_MSG);
+		fprintf(stderr, "%s\n", HOST_NOT_ROOT_MSG);
 		return (SET_ERROR(EPERM));
 	}
 	client_spawn(sock, msg, sizeof (msg));
@@ -213,7 +213,7 @@ client_send(int fd, int argc, char **argv)
 {
 	char *buf = NULL, cwd[PATH_MAX], env[PATH_MAX + 32];
 	size_t len = 0, cap = 0;
-	const char *envs[CLI_PROTO_MAXENV];
+	const char *envs[HOST_PROTO_MAXENV];
 	int nenv = 0, error;
 	mode_t mask = umask(022);
 
@@ -237,7 +237,7 @@ client_send(int fd, int argc, char **argv)
 		tarn_free((void *)envs[i]);
 	}
 
-	uint32_t magic = CLI_PROTO_MAGIC;
+	uint32_t magic = HOST_PROTO_MAGIC;
 	struct iovec iov = { .iov_base = &magic, .iov_len = sizeof (magic) };
 	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof (int))]; } cm;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -259,7 +259,7 @@ client_send(int fd, int argc, char **argv)
 	if (cwdfd >= 0)
 		(void) close(cwdfd);
 	if (error == 0)
-		error = cli_write_full(fd, buf, len);
+		error = host_write_full(fd, buf, len);
 	tarn_free(buf);
 	return (error);
 }
@@ -270,7 +270,7 @@ client_lost(void)
 {
 	char rundir[PATH_MAX];
 
-	cli_rundir(cli_socket_path(), rundir, sizeof (rundir));
+	host_rundir(host_socket_path(), rundir, sizeof (rundir));
 	fprintf(stderr, "tarn: lost the connection to the daemon before the command "
 	    "ended (did it crash? see %s/tarnd.log)\n", rundir);
 	return (CLI_EXIT_LOST);
@@ -290,11 +290,11 @@ client_receive(int fd)
 
 	for (;;) {
 		uint32_t hdr[2];
-		if (cli_read_full(fd, hdr, sizeof (hdr)) != 0) {
+		if (host_read_full(fd, hdr, sizeof (hdr)) != 0) {
 			status = client_lost();
 			break;
 		}
-		if (hdr[1] > CLI_PROTO_MAXSTR) {
+		if (hdr[1] > HOST_PROTO_MAXSTR) {
 			fprintf(stderr, "tarn: bad frame from the daemon\n");
 			status = CLI_EXIT_LOST;
 			break;
@@ -303,20 +303,20 @@ client_receive(int fd)
 			cap = hdr[1];
 			buf = tarn_realloc(buf, cap);
 		}
-		if (hdr[1] > 0 && cli_read_full(fd, buf, hdr[1]) != 0) {
+		if (hdr[1] > 0 && host_read_full(fd, buf, hdr[1]) != 0) {
 			status = client_lost();
 			break;
 		}
-		if (hdr[0] == CLI_FRAME_EXIT && hdr[1] == sizeof (int32_t)) {
+		if (hdr[0] == HOST_FRAME_EXIT && hdr[1] == sizeof (int32_t)) {
 			int32_t st;
 			memcpy(&st, buf, sizeof (st));
 			status = st;
 			break;
 		}
-		if (hdr[0] == CLI_FRAME_OUT)
-			(void) cli_write_full(STDOUT_FILENO, buf, hdr[1]);
-		else if (hdr[0] == CLI_FRAME_ERR)
-			(void) cli_write_full(STDERR_FILENO, buf, hdr[1]);
+		if (hdr[0] == HOST_FRAME_OUT)
+			(void) host_write_full(STDOUT_FILENO, buf, hdr[1]);
+		else if (hdr[0] == HOST_FRAME_ERR)
+			(void) host_write_full(STDERR_FILENO, buf, hdr[1]);
 	}
 	tarn_free(buf);
 	return (status);
@@ -325,7 +325,7 @@ client_receive(int fd)
 int
 cli_client_run(int argc, char **argv)
 {
-	const char *sock = cli_socket_path();
+	const char *sock = host_socket_path();
 	int fd, error, status;
 
 	if (client_connect_or_start(sock, &fd) != 0)
@@ -348,14 +348,14 @@ daemon_usage(FILE *f)
 	    "\tstart    start tarnd unless it runs (pool commands start it too)\n"
 	    "\tstop     stop it cleanly: sync and close every pool\n"
 	    "\tstatus   is it running, and which pools it holds\n"
-	    "The socket is $TARN_SOCKET, else %s.\n", CLI_SOCKET_DEFAULT);
+	    "The socket is $TARN_SOCKET, else %s.\n", HOST_SOCKET_DEFAULT);
 }
 
 /* `tarn daemon start|stop|status` (also `tarn --stop-daemon`). */
 int
 cli_client_daemon(int argc, char **argv)
 {
-	const char *sock = cli_socket_path();
+	const char *sock = host_socket_path();
 	const char *what = argc > 1 ? argv[1] : NULL;
 	int fd, error;
 
@@ -383,7 +383,7 @@ cli_client_daemon(int argc, char **argv)
 	}
 	error = client_connect(sock, &fd);
 	if (error == EACCES || error == EPERM) {
-		fprintf(stderr, "%s\n", CLI_NOT_ROOT_MSG);
+		fprintf(stderr, "%s\n", HOST_NOT_ROOT_MSG);
 		return (CLI_EXIT_ERROR);
 	}
 	if (error != 0 && client_none_running(error)) {

@@ -6,25 +6,9 @@
  */
 #include "tarn.h"
 
-#include <poll.h>
 #include <pthread.h>
 
 __thread FILE *cli_out_tls, *cli_err_tls;
-/* tarnd: the client's connection, and the daemon's "stopping" flag. */
-__thread int cli_conn_fd_tls = -1;
-volatile bool cli_stopping;
-
-bool
-cli_cancelled(void)
-{
-	struct pollfd p = { .fd = cli_conn_fd_tls, .events = POLLRDHUP };
-
-	if (cli_conn_fd_tls < 0)
-		return (false);
-	if (cli_stopping)
-		return (true);
-	return (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
-}
 
 /*
  * Per-thread getopt.  glibc's getopt keeps its scan state in globals, so
@@ -107,11 +91,6 @@ progname(const char *argv0)
 	return (slash != NULL ? slash + 1 : argv0);
 }
 
-#ifdef TARN_HAVE_FS
-/* fs.c: `tarn fs`, zfs syntax (meson defines TARN_HAVE_FS when it is built). */
-int cli_fs_main(int argc, char **argv);
-#endif
-
 static int
 cli_dispatch_cmd(int argc, char **argv)
 {
@@ -123,10 +102,8 @@ cli_dispatch_cmd(int argc, char **argv)
 		cli_pool_prog = "zpool";
 		return (cli_pool_main(argc, argv));
 	}
-#ifdef TARN_HAVE_FS
 	if (strcmp(progname(argv[0]), "zfs") == 0)
 		return (cli_fs_main(argc, argv));
-#endif
 	cli_pool_prog = "tarn pool";
 	if (argc < 2) {
 		cli_usage(cli_err);
@@ -135,10 +112,8 @@ cli_dispatch_cmd(int argc, char **argv)
 	cmd = argv[1];
 	if (strcmp(cmd, "pool") == 0)
 		return (cli_pool_main(argc - 1, argv + 1));
-#ifdef TARN_HAVE_FS
 	if (strcmp(cmd, "fs") == 0)
 		return (cli_fs_main(argc - 1, argv + 1));
-#endif
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 ||
 	    strcmp(cmd, "version") == 0) {
 		fprintf(cli_out, "tarn %s\n", TARN_VERSION);
@@ -157,9 +132,17 @@ cli_dispatch_cmd(int argc, char **argv)
 	return (CLI_EXIT_USAGE);
 }
 
+/* The host's failures are printed as the command's own. */
+static void
+cli_report(const char *verb, const char *name, int error, const char *msg)
+{
+	(void) cli_cannot(verb, name, error, msg);
+}
+
 int
 cli_dispatch(int argc, char **argv)
 {
+	host_set_reporter(cli_report);
 	int ret = cli_dispatch_cmd(argc, argv);
 
 	cli_getopt_end();

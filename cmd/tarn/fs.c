@@ -1,14 +1,10 @@
 /*
  * fs.c — `tarn fs VERB` (zfs(8) syntax; `zfs` is a symlink to tarn): the
- * verb table, usage, opening a dataset's pool, and the verbs that change
- * datasets: create, destroy, rename, set, inherit.  list and get are in
- * fs_list.c.  The datasets themselves are lib/dsl.
+ * verb table, usage, and the verbs that change datasets: create, destroy,
+ * rename, set, inherit.  list and get are in fs_list.c, mount and unmount
+ * in fs_mount.c; a dataset's pool is opened through the host (host_fs.c).  The datasets themselves are lib/dsl.
  */
 #include "tarn.h"
-#include "dsl.h"
-#ifdef TARN_HAVE_POSIX
-#include "posix.h"
-#endif
 
 #include <stdarg.h>
 
@@ -118,90 +114,6 @@ cli_fs_main(int argc, char **argv)
 	return (v->cv_fn(argc - 1, argv + 1));
 }
 
-/* ---- pools of datasets ---- */
-
-/* A new file system's object set gets the POSIX layout. */
-int
-cli_fs_init(void *arg, objset_t *os)
-{
-#ifdef TARN_HAVE_POSIX
-	return (posix_fs_create(os, 0, 0));
-#else
-	return (0);
-#endif
-}
-
-int
-cli_fs_open(const char *verb, const char *name, bool readonly, cli_fs_t *fs)
-{
-	char pool[SPA_NAME_MAX + 1], err[512];
-	size_t n = strcspn(name, "/@#");
-	memset(fs, 0, sizeof (*fs));
-	if (n == 0 || n > SPA_NAME_MAX) {
-		(void) cli_cannot(verb, name, EINVAL, "dataset does not exist");
-		return (CLI_EXIT_ERROR);
-	}
-	memcpy(pool, name, n);
-	pool[n] = '\0';
-	int e = cli_pool_open(pool, readonly ? SPA_OPEN_READONLY : 0, &fs->cf_spa, err,
-	    sizeof (err));
-	if (e == CLI_ENOPOOL) {
-		if (strcmp(verb, "create") == 0)
-			(void) snprintf(err, sizeof (err), "no such pool '%s'", pool);
-		else
-			(void) snprintf(err, sizeof (err), "dataset does not exist");
-	}
-	if (e != 0) {
-		(void) cli_cannot(strcmp(verb, "create") == 0 ? verb : "open", name, e, err);
-		return (CLI_EXIT_ERROR);
-	}
-	if (readonly)
-		e = dsl_pool_open_reader(fs->cf_spa, &fs->cf_dp);
-	else
-		e = dsl_pool_open(fs->cf_spa, cli_fs_init, NULL, &fs->cf_dp);
-	if (e == ENOENT && readonly) {
-		/* no root dataset yet: open writable once so that it is made */
-		cli_pool_close(fs->cf_spa);
-		return (cli_fs_open(verb, name, false, fs));
-	}
-	if (e != 0) {
-		(void) cli_cannot("open", name, e, e == ENOENT ?
-		    "the pool has no datasets yet and is read-only" : NULL);
-		cli_pool_close(fs->cf_spa);
-		fs->cf_spa = NULL;
-		return (CLI_EXIT_ERROR);
-	}
-	cli_mount_attach(fs->cf_dp);
-	return (0);
-}
-
-void
-cli_fs_close(cli_fs_t *fs)
-{
-	dsl_pool_close(fs->cf_dp);
-	if (fs->cf_spa != NULL)
-		cli_pool_close(fs->cf_spa);
-	memset(fs, 0, sizeof (*fs));
-}
-
-/* Open and check that name exists ("cannot open 'x': dataset does not exist"). */
-int
-cli_fs_open_existing(const char *name, bool readonly, cli_fs_t *fs)
-{
-	char err[512];
-	memset(fs, 0, sizeof (*fs));
-	if (dsl_name_validate(name, err, sizeof (err)) != 0)
-		return (cli_cannot("open", name, EINVAL, err));
-	int r = cli_fs_open("open", name, readonly, fs);
-	if (r != 0)
-		return (r);
-	if (!dsl_dataset_exists(fs->cf_dp, name)) {
-		cli_fs_close(fs);
-		return (cli_cannot("open", name, ENOENT, "dataset does not exist"));
-	}
-	return (0);
-}
-
 /* ---- create ---- */
 
 /* Split "p=v" for -o and set; a usage error without '='. */
@@ -273,20 +185,20 @@ cli_fs_create(int argc, char **argv)
 		r = cli_cannot("create", name, EINVAL, err);
 		goto out;
 	}
-	cli_fs_t fs;
-	if ((r = cli_fs_open("create", name, false, &fs)) != 0)
+	host_fs_t fs;
+	if ((r = host_fs_open("create", name, false, &fs)) != 0)
 		goto out;
 	char top[DSL_NAME_MAX];
-	fs_mount_top(fs.cf_dp, name, parents, top);
-	int e = dsl_dataset_create(fs.cf_dp, name, parents, props, n, err, sizeof (err));
+	fs_mount_top(fs.hf_dp, name, parents, top);
+	int e = dsl_dataset_create(fs.hf_dp, name, parents, props, n, err, sizeof (err));
 	if (e == EEXIST && parents)
 		e = 0;          /* zfs create -p of an existing dataset succeeds */
 	r = e ? cli_cannot("create", name, e, err) : CLI_EXIT_OK;
 	if (r == CLI_EXIT_OK)
-		cli_history_log(fs.cf_spa);
-	if (r == CLI_EXIT_OK && cli_mount_auto())
-		r = cli_mount_tree(fs.cf_dp, top, true);
-	cli_fs_close(&fs);
+		cli_history_log(fs.hf_spa);
+	if (r == CLI_EXIT_OK && host_mount_auto())
+		r = host_mount_tree(fs.hf_dp, top, true);
+	host_fs_close(&fs);
 out:
 	tarn_free(props);
 	return (r);
@@ -321,8 +233,8 @@ cli_fs_destroy(int argc, char **argv)
 		return (cli_fs_usage_error("destroy", "too many arguments"));
 	const char *name = argv[0];
 	char err[512];
-	cli_fs_t fs;
-	int r = cli_fs_open_existing(name, false, &fs);
+	host_fs_t fs;
+	int r = host_fs_open_existing(name, false, &fs);
 	if (r != 0)
 		return (r);
 	/*
@@ -332,20 +244,20 @@ cli_fs_destroy(int argc, char **argv)
 	 * still there afterwards (destroy -r POOL keeps the root dataset; a
 	 * failed destroy everything) is mounted again.
 	 */
-	int e = dsl_dataset_destroy(fs.cf_dp, name, recursive, err, sizeof (err));
-	if (e == EBUSY && cli_mount_any(name)) {
+	int e = dsl_dataset_destroy(fs.hf_dp, name, recursive, err, sizeof (err));
+	if (e == EBUSY && host_mount_any(name)) {
 		struct mnt_names *down;
-		if ((r = cli_mount_down(fs.cf_dp, name, force, "destroy", &down)) != 0) {
-			cli_fs_close(&fs);
+		if ((r = host_mount_down(fs.hf_dp, name, force, "destroy", &down)) != 0) {
+			host_fs_close(&fs);
 			return (r);
 		}
-		e = dsl_dataset_destroy(fs.cf_dp, name, recursive, err, sizeof (err));
-		cli_mount_up(fs.cf_dp, name, NULL, NULL, down);
+		e = dsl_dataset_destroy(fs.hf_dp, name, recursive, err, sizeof (err));
+		host_mount_up(fs.hf_dp, name, NULL, NULL, down);
 	}
 	r = e ? cli_cannot("destroy", name, e, err) : CLI_EXIT_OK;
 	if (r == CLI_EXIT_OK)
-		cli_history_log(fs.cf_spa);
-	cli_fs_close(&fs);
+		cli_history_log(fs.hf_spa);
+	host_fs_close(&fs);
 	return (r);
 }
 
@@ -382,27 +294,27 @@ cli_fs_rename(int argc, char **argv)
 	char err[512];
 	if (dsl_name_validate(argv[1], err, sizeof (err)) != 0)
 		return (cli_cannot("rename to", argv[1], EINVAL, err));
-	cli_fs_t fs;
-	int r = cli_fs_open_existing(argv[0], false, &fs);
+	host_fs_t fs;
+	int r = host_fs_open_existing(argv[0], false, &fs);
 	if (r != 0)
 		return (r);
 	struct mnt_names *down;
-	if ((r = cli_mount_down(fs.cf_dp, argv[0], force, "rename", &down)) != 0) {
-		cli_fs_close(&fs);
+	if ((r = host_mount_down(fs.hf_dp, argv[0], force, "rename", &down)) != 0) {
+		host_fs_close(&fs);
 		return (r);
 	}
 	char top[DSL_NAME_MAX];
-	fs_mount_top(fs.cf_dp, argv[1], parents, top);
-	int e = dsl_dataset_rename(fs.cf_dp, argv[0], argv[1], parents, err, sizeof (err));
-	cli_mount_up(fs.cf_dp, argv[0], e == 0 ? argv[1] : NULL, top, down);
+	fs_mount_top(fs.hf_dp, argv[1], parents, top);
+	int e = dsl_dataset_rename(fs.hf_dp, argv[0], argv[1], parents, err, sizeof (err));
+	host_mount_up(fs.hf_dp, argv[0], e == 0 ? argv[1] : NULL, top, down);
 	if (e == 0) {
 		r = CLI_EXIT_OK;
-		cli_history_log(fs.cf_spa);
+		cli_history_log(fs.hf_spa);
 	} else if (e == EEXIST || e == EXDEV || (e == ENOENT && strstr(err, "parent")))
 		r = cli_cannot("rename to", argv[1], e, err);
 	else
 		r = cli_cannot("rename", argv[0], e, err);
-	cli_fs_close(&fs);
+	host_fs_close(&fs);
 	return (r);
 }
 
@@ -437,27 +349,27 @@ cli_fs_set(int argc, char **argv)
 		}
 	}
 	for (int d = nset; d < argc; d++) {
-		cli_fs_t fs;
-		int rr = cli_fs_open_existing(argv[d], false, &fs);
+		host_fs_t fs;
+		int rr = host_fs_open_existing(argv[d], false, &fs);
 		for (int i = 0; i < nset && rr == 0; i++) {
 			char err[512];
-			cli_prop_change_t pc;
-			rr = cli_mount_prop_before(fs.cf_dp, argv[d], s[i].dps_name, &pc);
+			host_prop_change_t pc;
+			rr = host_mount_prop_before(fs.hf_dp, argv[d], s[i].dps_name, &pc);
 			if (rr != 0)
 				break;
-			int e = dsl_prop_set(fs.cf_dp, argv[d], s[i].dps_name, s[i].dps_value,
+			int e = dsl_prop_set(fs.hf_dp, argv[d], s[i].dps_name, s[i].dps_value,
 			    err, sizeof (err));
 			if (e != 0)
 				rr = cli_cannot("set property for", argv[d], e, err);
-			int mr = cli_mount_prop_changed(fs.cf_dp, argv[d], s[i].dps_name, &pc,
+			int mr = host_mount_prop_changed(fs.hf_dp, argv[d], s[i].dps_name, &pc,
 			    "set property for");
 			if (rr == 0)
 				rr = mr;
 		}
 		if (rr == 0)
-			cli_history_log(fs.cf_spa);
-		if (fs.cf_dp != NULL)
-			cli_fs_close(&fs);
+			cli_history_log(fs.hf_spa);
+		if (fs.hf_dp != NULL)
+			host_fs_close(&fs);
 		if (rr != 0)
 			r = rr;
 	}
@@ -467,7 +379,7 @@ out:
 }
 
 typedef struct fs_inherit_arg {
-	cli_fs_t   *ia_fs;
+	host_fs_t   *ia_fs;
 	const char *ia_prop;
 	int         ia_ret;
 } fs_inherit_arg_t;
@@ -477,14 +389,14 @@ fs_inherit_one(void *arg, const char *name, int depth)
 {
 	fs_inherit_arg_t *ia = arg;
 	char err[512];
-	cli_prop_change_t pc;
-	if ((ia->ia_ret = cli_mount_prop_before(ia->ia_fs->cf_dp, name, ia->ia_prop,
+	host_prop_change_t pc;
+	if ((ia->ia_ret = host_mount_prop_before(ia->ia_fs->hf_dp, name, ia->ia_prop,
 	    &pc)) != 0)
 		return (EBUSY);
-	int e = dsl_prop_inherit(ia->ia_fs->cf_dp, name, ia->ia_prop, err, sizeof (err));
+	int e = dsl_prop_inherit(ia->ia_fs->hf_dp, name, ia->ia_prop, err, sizeof (err));
 	if (e != 0)
 		ia->ia_ret = cli_cannot("inherit", name, e, err);
-	int mr = cli_mount_prop_changed(ia->ia_fs->cf_dp, name, ia->ia_prop, &pc, "inherit");
+	int mr = host_mount_prop_changed(ia->ia_fs->hf_dp, name, ia->ia_prop, &pc, "inherit");
 	if (e == 0 && mr != 0) {
 		ia->ia_ret = mr;
 		e = EBUSY;
@@ -522,16 +434,16 @@ cli_fs_inherit(int argc, char **argv)
 		return (cli_fs_usage_error("inherit", "invalid property '%s'", prop));
 	int r = 0;
 	for (int d = 1; d < argc; d++) {
-		cli_fs_t fs;
-		int rr = cli_fs_open_existing(argv[d], false, &fs);
+		host_fs_t fs;
+		int rr = host_fs_open_existing(argv[d], false, &fs);
 		if (rr == 0) {
 			fs_inherit_arg_t ia = { &fs, prop, 0 };
-			(void) dsl_dataset_iter(fs.cf_dp, argv[d], recursive ? -1 : 0,
+			(void) dsl_dataset_iter(fs.hf_dp, argv[d], recursive ? -1 : 0,
 			    fs_inherit_one, &ia);
 			rr = ia.ia_ret;
 			if (rr == 0)
-				cli_history_log(fs.cf_spa);
-			cli_fs_close(&fs);
+				cli_history_log(fs.hf_spa);
+			host_fs_close(&fs);
 		}
 		if (rr != 0)
 			r = rr;

@@ -37,7 +37,7 @@ typedef struct fs_walk {
 	int   fw_nfields;
 	int   fw_sources;             /* bit per dsl_source_t; 0 = all */
 	cli_table_t *fw_table;
-	cli_fs_t *fw_fs;
+	host_fs_t *fw_fs;
 	int   fw_rows;
 	bool  fw_get;
 	int   fw_read_err;            /* some dataset's metadata could not be read */
@@ -91,11 +91,11 @@ static int
 fs_prop_get(fs_walk_t *w, const char *name, int p, bool exact, dsl_prop_val_t *v)
 {
 	if (p >= FS_USER)
-		return (dsl_prop_user_get(w->fw_fs->cf_dp, name, w->fw_user[p - FS_USER], v,
+		return (dsl_prop_user_get(w->fw_fs->hf_dp, name, w->fw_user[p - FS_USER], v,
 		    NULL, 0));
-	int e = dsl_prop_get(w->fw_fs->cf_dp, name, p, exact, v, NULL, 0);
+	int e = dsl_prop_get(w->fw_fs->hf_dp, name, p, exact, v, NULL, 0);
 	if (e == 0)
-		(void) cli_mount_temp(name, p, v);
+		(void) host_mount_temp(name, p, v);
 	return (e);
 }
 
@@ -320,7 +320,7 @@ static void
 fs_user_all_one(void *arg, const char *prop)
 {
 	fs_user_all_t *ua = arg;
-	if (dsl_prop_user_get(ua->ua_w->fw_fs->cf_dp, ua->ua_name, prop, ua->ua_v, NULL, 0) == 0)
+	if (dsl_prop_user_get(ua->ua_w->fw_fs->hf_dp, ua->ua_name, prop, ua->ua_v, NULL, 0) == 0)
 		fs_get_row(ua->ua_w, ua->ua_name, prop, ua->ua_v);
 }
 
@@ -384,7 +384,7 @@ fs_row(void *arg, const char *name, int depth)
 	}
 	if (w->fw_get && w->fw_all) {
 		fs_user_all_t ua = { w, name, v };
-		(void) dsl_prop_user_iter(w->fw_fs->cf_dp, name, fs_user_all_one, &ua);
+		(void) dsl_prop_user_iter(w->fw_fs->hf_dp, name, fs_user_all_one, &ua);
 	}
 	/* list: no row of '-' that would read as "does not apply" */
 	if (!w->fw_get && !unreadable) {
@@ -411,7 +411,7 @@ fs_walk(fs_walk_t *w, int argc, char **argv)
 	int n = argc, r = 0;
 	bool all = argc == 0;
 	if (all) {
-		int e = cli_pool_names(&names, &n);
+		int e = host_pool_names(&names, &n);
 		if (e != 0) {
 			fprintf(cli_err, "cannot read the cache file %s: %s\n",
 			    spa_cachefile_path(), tarn_strerror(e));
@@ -420,18 +420,18 @@ fs_walk(fs_walk_t *w, int argc, char **argv)
 		argv = names;
 	}
 	for (int i = 0; i < n; i++) {
-		cli_fs_t fs;
-		int rr = cli_fs_open_existing(argv[i], true, &fs);
+		host_fs_t fs;
+		int rr = host_fs_open_existing(argv[i], true, &fs);
 		if (rr != 0) {
 			r = rr;
 			continue;
 		}
 		w->fw_fs = &fs;
-		(void) dsl_dataset_iter(fs.cf_dp, argv[i], all ? -1 : w->fw_depth, fs_row, w);
-		cli_fs_close(&fs);
+		(void) dsl_dataset_iter(fs.hf_dp, argv[i], all ? -1 : w->fw_depth, fs_row, w);
+		host_fs_close(&fs);
 	}
 	if (all)
-		cli_names_free(names, n);
+		host_names_free(names, n);
 	if (w->fw_nsort > 0)
 		fs_flush_held(w);
 	if (w->fw_rows > 0 || w->fw_get)        /* zfs list: no header for no rows */

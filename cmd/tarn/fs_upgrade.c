@@ -55,17 +55,17 @@ up_one(void *arg, const char *name, int depth)
 static void
 up_tree(up_walk_t *w, const char *name, bool all)
 {
-	cli_fs_t fs;
-	if (cli_fs_open_existing(name, true, &fs) != 0) {
+	host_fs_t fs;
+	if (host_fs_open_existing(name, true, &fs) != 0) {
 		w->uw_ret = CLI_EXIT_ERROR;
 		return;
 	}
-	w->uw_dp = fs.cf_dp;
+	w->uw_dp = fs.hf_dp;
 	if (all)
-		(void) dsl_dataset_iter(fs.cf_dp, name, -1, up_one, w);
+		(void) dsl_dataset_iter(fs.hf_dp, name, -1, up_one, w);
 	else
 		(void) up_one(w, name, 0);
-	cli_fs_close(&fs);
+	host_fs_close(&fs);
 }
 
 static void
@@ -73,13 +73,13 @@ up_all_pools(up_walk_t *w)
 {
 	char **names;
 	int n;
-	if (cli_pool_names(&names, &n) != 0) {
+	if (host_pool_names(&names, &n) != 0) {
 		w->uw_ret = CLI_EXIT_ERROR;
 		return;
 	}
 	for (int i = 0; i < n; i++)
 		up_tree(w, names[i], true);
-	cli_names_free(names, n);
+	host_names_free(names, n);
 }
 
 int

@@ -12,7 +12,7 @@
  * /mnt`.
  */
 #include "tarn.h"
-#include "proto.h"
+#include "host_wire.h"
 
 #include <locale.h>
 

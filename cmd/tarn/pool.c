@@ -1,7 +1,7 @@
 /*
  * pool.c — `tarn pool`: the verb table and usage texts, error and usage
  * printing shared by the verbs, and helpers to find, open and name pools
- * and vdevs.  Pools are opened and released through registry.c (directly,
+ * and vdevs.  Pools are opened and released through the host (host/host_pool.c) (directly,
  * or held by the daemon).
  */
 #include "tarn.h"
@@ -92,15 +92,15 @@ cli_pool_look_each(int argc, char **argv, char **names, int n, cli_pool_look_fn_
 	for (int i = 0; i < (argc > 0 ? argc : n); i++) {
 		const char *name = argc > 0 ? argv[i] : names[i];
 		spa_t *spa;
-		int error = cli_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
+		int error = host_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
 		    &spa, err, sizeof (err));
-		if (error == CLI_ENOPOOL) {
+		if (error == HOST_ENOPOOL) {
 			ret = cli_cannot("open", name, error, err);
 			continue;
 		}
 		fn(arg, spa, name, err);
 		if (spa != NULL)
-			cli_pool_close(spa);
+			host_pool_close(spa);
 	}
 	return (ret);
 }
@@ -204,7 +204,7 @@ cli_pool_main(int argc, char **argv)
 	return (v->cv_fn(argc - 1, argv + 1));
 }
 
-/* cli_pool_names() and cli_pool_open() live in registry.c. */
+/* host_pool_names() and host_pool_open() live in host/host_pool.c. */
 
 void
 cli_vdev_name(const vdev_t *vd, bool with_id, char *buf, size_t len)

@@ -7,9 +7,7 @@
  * until all of them pass.  -n prints the layout that would be created.
  */
 #include "tarn.h"
-#ifdef TARN_HAVE_FS
 #include "dsl.h"
-#endif
 
 #include <getopt.h>
 #include <sys/stat.h>
@@ -84,7 +82,6 @@ create_fsprop(create_opts_t *co, char *arg)
 	char *eq = strchr(arg, '=');
 	if (eq == NULL || eq == arg)
 		return (cli_usage_error("create", "-O needs property=value, not '%s'", arg));
-#ifdef TARN_HAVE_FS
 	char prop[DSL_NAME_MAX + 1], err[512], str[1024];
 	uint64_t num;
 	snprintf(prop, sizeof (prop), "%.*s", (int)(eq - arg), arg);
@@ -97,7 +94,6 @@ create_fsprop(create_opts_t *co, char *arg)
 	} else if (dsl_prop_parse(p, eq + 1, &num, str, sizeof (str), err, sizeof (err)) != 0) {
 		return (cli_usage_error("create", "%s", err));
 	}
-#endif
 	if (co->co_nfsprops == CREATE_MAX_FSPROPS)
 		return (cli_usage_error("create", "too many -O properties"));
 	co->co_fsprops[co->co_nfsprops++] = arg;
@@ -243,7 +239,6 @@ create_dryrun(const char *name, const spa_vdev_spec_t *s, const spa_vdev_spec_t 
 	return (0);
 }
 
-#ifdef TARN_HAVE_FS
 /*
  * The root dataset of a new pool, with -m's mountpoint.  Made here only
  * when it matters (-m, or the daemon mounts it); otherwise the first
@@ -256,9 +251,9 @@ create_root_dataset(spa_t *spa, const char *mountpoint, const create_opts_t *co)
 	char err[512];
 	int e;
 
-	if (mountpoint == NULL && co->co_nfsprops == 0 && !cli_mount_auto())
+	if (mountpoint == NULL && co->co_nfsprops == 0 && !host_mount_auto())
 		return (0);
-	if ((e = dsl_pool_open(spa, cli_fs_init, NULL, &dp)) != 0)
+	if ((e = dsl_pool_open(spa, host_fs_init, NULL, &dp)) != 0)
 		return (cli_cannot("create", spa_name(spa), e, NULL));
 	if (mountpoint != NULL && (e = dsl_prop_set(dp, spa_name(spa), "mountpoint",
 	    mountpoint, err, sizeof (err))) != 0)
@@ -275,7 +270,6 @@ create_root_dataset(spa_t *spa, const char *mountpoint, const create_opts_t *co)
 	dsl_pool_close(dp);
 	return (e ? CLI_EXIT_ERROR : 0);
 }
-#endif
 
 int
 cli_pool_create(int argc, char **argv)
@@ -317,19 +311,11 @@ cli_pool_create(int argc, char **argv)
 		return (cli_cannot("create", name, error, err));
 	cli_history_event(spa, "create");
 	cli_history_log(spa);
-#ifdef TARN_HAVE_FS
 	ret = create_root_dataset(spa, co.co_mountpoint, &co);
-	cli_pool_adopt(spa);
+	host_pool_adopt(spa);
 	if (ret == 0)
-		ret = cli_mount_pool(name);
+		ret = host_mount_pool(name);
 	return (ret);
-#else
-	cli_pool_adopt(spa);
-	if (co.co_mountpoint != NULL)
-		fprintf(cli_err, "note: this build has no datasets; the mountpoint "
-		    "'%s' is ignored\n", co.co_mountpoint);
-	return (CLI_EXIT_OK);
-#endif
 }
 
 int
@@ -353,8 +339,8 @@ cli_pool_destroy(int argc, char **argv)
 		return (cli_usage_error("destroy", "missing pool argument"));
 	if (argc > 1)
 		return (cli_usage_error("destroy", "too many arguments"));
-	error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err));
-	if (error != 0 && force && error != CLI_ENOPOOL) {
+	error = host_pool_open(argv[0], 0, &spa, err, sizeof (err));
+	if (error != 0 && force && error != HOST_ENOPOOL) {
 		/* The devices are gone: forget the pool on this host at least. */
 		int e2 = spa_cache_remove(argv[0]);
 		if (e2 == 0) {
@@ -367,18 +353,16 @@ cli_pool_destroy(int argc, char **argv)
 	if (error != 0) {
 		char msg[sizeof (err) + 64];
 		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
-		    error == CLI_ENOPOOL ? "" : "; use -f to forget it on this host");
+		    error == HOST_ENOPOOL ? "" : "; use -f to forget it on this host");
 		return (cli_cannot("destroy", argv[0], error, msg));
 	}
-#ifdef TARN_HAVE_FS
-	if (cli_unmount_tree(argv[0], force, "destroy") != 0) {
-		cli_pool_close(spa);
+	if (host_unmount_tree(argv[0], force, "destroy") != 0) {
+		host_pool_close(spa);
 		return (CLI_EXIT_ERROR);
 	}
-#endif
 	cli_history_log(spa);   /* as zpool: the record goes down with the pool */
 	err[0] = '\0';
-	if ((error = cli_spa_destroy(spa)) != 0)
+	if ((error = host_pool_destroy(spa)) != 0)
 		return (cli_cannot("destroy", argv[0], error, NULL));
 	return (CLI_EXIT_OK);
 }

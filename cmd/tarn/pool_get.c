@@ -207,7 +207,7 @@ get_ashift(spa_t *spa)
  * Value and source of property p of the pool `pool` (spa NULL: it could
  * not be opened; every value is then list's or "-").  readonly and
  * cachefile describe the import: a pool the daemon holds says how it was
- * imported (cli_pool_held); in-process, or a pool the daemon could not
+ * imported (host_pool_held); in-process, or a pool the daemon could not
  * open, this command looked at it read-only itself, and the pool is one
  * of the cache file's, which are imported read-write.
  */
@@ -238,7 +238,7 @@ get_value(const get_opts_t *go, spa_t *spa, const char *pool, int p, char *val, 
 	(void) snprintf(val, vlen, "-");
 	if (spa == NULL)
 		return;
-	bool uncached, held = cli_pool_held(spa, &uncached);
+	bool uncached, held = host_pool_held(spa, &uncached);
 	switch (kind) {
 	case GK_CACHEFILE:
 		(void) snprintf(val, vlen, "%s", uncached ? "none" : "-");
@@ -336,7 +336,7 @@ cli_pool_get(int argc, char **argv)
 	}
 	argc -= optind + 1;
 	argv += optind + 1;
-	if (argc == 0 && (error = cli_pool_names(&names, &n)) != 0) {
+	if (argc == 0 && (error = host_pool_names(&names, &n)) != 0) {
 		tarn_free(go.go_props);
 		return (cli_cannot("get", spa_cachefile_path(), error, NULL));
 	}
@@ -348,7 +348,7 @@ cli_pool_get(int argc, char **argv)
 		cli_table_print(gl.gl_table, cli_out, go.go_scripted);
 	cli_table_free(gl.gl_table);
 	tarn_free(go.go_props);
-	cli_names_free(names, n);
+	host_names_free(names, n);
 	return (ret);
 }
 
@@ -441,12 +441,12 @@ cli_pool_set(int argc, char **argv)
 		return (cli_usage_error("set", "missing property in property=value argument"));
 	(void) snprintf(prop, sizeof (prop), "%.*s", (int)MIN(eq - argv[0], 127), argv[0]);
 
-	error = cli_pool_open(argv[1], SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
+	error = host_pool_open(argv[1], SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
 	    err, sizeof (err));
 	if (error != 0)
 		return (cli_cannot("open", argv[1], error, err));
 	bool refused = set_refusal(spa, prop, get_lookup(prop), eq + 1, msg, sizeof (msg));
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	if (refused)
 		return (cli_cannot("set property for", argv[1], EINVAL, msg));
 	return (CLI_EXIT_OK);

@@ -74,8 +74,8 @@ history_uid(void)
 	struct ucred cr;
 	socklen_t len = sizeof (cr);
 
-	if (cli_conn_fd_tls >= 0 &&
-	    getsockopt(cli_conn_fd_tls, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
+	if (host_conn_fd_tls >= 0 &&
+	    getsockopt(host_conn_fd_tls, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
 		return ((uint32_t)cr.uid);
 	return ((uint32_t)getuid());
 }
@@ -150,13 +150,13 @@ history_one(const char *name, bool internal, bool longfmt)
 	char err[1024], when[64];
 	int n, error;
 
-	error = cli_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
+	error = host_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
 	    err, sizeof (err));
 	if (error != 0)
 		return (cli_cannot("get history", name, error, err));
 	error = spa_history_get(spa, &ents, &n);
 	if (error != 0) {
-		cli_pool_close(spa);
+		host_pool_close(spa);
 		return (cli_cannot("get history", name, error, NULL));
 	}
 	fprintf(cli_out, "History for '%s':\n", name);
@@ -176,7 +176,7 @@ history_one(const char *name, bool internal, bool longfmt)
 	}
 	cli_putc('\n');
 	tarn_free(ents);
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	return (CLI_EXIT_OK);
 }
 
@@ -198,7 +198,7 @@ cli_pool_history(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if (argc == 0) {
-		if ((error = cli_pool_names(&names, &n)) != 0)
+		if ((error = host_pool_names(&names, &n)) != 0)
 			return (cli_cannot("get history", spa_cachefile_path(), error, NULL));
 		if (n == 0)
 			fprintf(cli_err, "no pools available\n");
@@ -206,6 +206,6 @@ cli_pool_history(int argc, char **argv)
 	for (int i = 0; i < (argc > 0 ? argc : n); i++)
 		if (history_one(argc > 0 ? argv[i] : names[i], internal, longfmt) != 0)
 			ret = CLI_EXIT_ERROR;
-	cli_names_free(names, n);
+	host_names_free(names, n);
 	return (ret);
 }

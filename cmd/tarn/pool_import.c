@@ -441,20 +441,18 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 	cli_history_event(spa, "import");
 	cli_history_log(spa);
 	/* in-process, a resilver the import started ends before we exit */
-	if (!cli_in_daemon() && cli_scan_active(spa, SPA_SCAN_RESILVER))
+	if (!host_daemon_mode() && cli_scan_active(spa, SPA_SCAN_RESILVER))
 		(void) spa_scan_wait(spa);
-	if (spa_readonly(spa) && !so.sio_no_cache && !cli_in_daemon())
+	if (spa_readonly(spa) && !so.sio_no_cache && !host_daemon_mode())
 		fprintf(cli_err, "note: '%s' was opened read-only; without the daemon a "
 		    "read-only import is not remembered, so later commands will not "
 		    "find it\n", spa_name(spa));
 	char pname[SPA_NAME_MAX + 1];
 	(void) snprintf(pname, sizeof (pname), "%s", spa_name(spa));
-	cli_pool_adopt(spa);
-#ifdef TARN_HAVE_FS
+	host_pool_adopt(spa);
 	/* as zpool: imported, but a dataset that did not mount is an error */
 	if (!io->io_nomount)
-		return (cli_mount_pool(pname));
-#endif
+		return (host_mount_pool(pname));
 	return (CLI_EXIT_OK);
 }
 
@@ -530,8 +528,8 @@ export_one(const char *name, bool force)
 	char err[1024];
 	int error;
 
-	error = cli_pool_open(name, 0, &spa, err, sizeof (err));
-	if (error != 0 && force && error != CLI_ENOPOOL && spa_cache_remove(name) == 0) {
+	error = host_pool_open(name, 0, &spa, err, sizeof (err));
+	if (error != 0 && force && error != HOST_ENOPOOL && spa_cache_remove(name) == 0) {
 		fprintf(cli_err, "note: '%s' could not be opened (%s); it was removed "
 		    "from the cache file, its devices are untouched\n", name, err);
 		return (CLI_EXIT_OK);
@@ -539,17 +537,15 @@ export_one(const char *name, bool force)
 	if (error != 0) {
 		char msg[sizeof (err) + 64];
 		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
-		    error == CLI_ENOPOOL ? "" : "; use -f to forget it on this host");
+		    error == HOST_ENOPOOL ? "" : "; use -f to forget it on this host");
 		return (cli_cannot("export", name, error, msg));
 	}
-#ifdef TARN_HAVE_FS
-	if (cli_unmount_tree(name, force, "export") != 0) {
-		cli_pool_close(spa);
+	if (host_unmount_tree(name, force, "export") != 0) {
+		host_pool_close(spa);
 		return (CLI_EXIT_ERROR);
 	}
-#endif
 	cli_history_log(spa);   /* kept in the pool for its next import */
-	if ((error = cli_spa_export(spa)) != 0)
+	if ((error = host_pool_export(spa)) != 0)
 		return (cli_cannot("export", name, error, NULL));
 	return (CLI_EXIT_OK);
 }
@@ -576,11 +572,11 @@ cli_pool_export(int argc, char **argv)
 		return (cli_usage_error("export", "-a takes no pool names"));
 	if (!all && argc < 1)
 		return (cli_usage_error("export", "missing pool argument"));
-	if (all && (error = cli_pool_names(&names, &n)) != 0)
+	if (all && (error = host_pool_names(&names, &n)) != 0)
 		return (cli_cannot("export", spa_cachefile_path(), error, NULL));
 	for (int i = 0; i < (all ? n : argc); i++)
 		if (export_one(all ? names[i] : argv[i], force) != 0)
 			ret = CLI_EXIT_ERROR;
-	cli_names_free(names, n);
+	host_names_free(names, n);
 	return (ret);
 }

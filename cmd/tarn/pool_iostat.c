@@ -333,7 +333,7 @@ iostat_sleep(double secs)
 	uint64_t end = tarn_now_ns() + (uint64_t)(secs * 1e9);
 
 	for (;;) {
-		if (cli_cancelled())
+		if (host_cancelled())
 			return (false);
 		uint64_t now = tarn_now_ns();
 		if (now >= end)
@@ -393,10 +393,10 @@ cli_pool_iostat(int argc, char **argv)
 		return (error);
 	argv += optind;
 	if (npools == 0) {
-		if ((error = cli_pool_names(&names, &nnames)) != 0)
+		if ((error = host_pool_names(&names, &nnames)) != 0)
 			return (cli_cannot("iostat", spa_cachefile_path(), error, NULL));
 		if (nnames == 0) {
-			cli_names_free(names, nnames);
+			host_names_free(names, nnames);
 			fprintf(cli_err, "no pools available\n");
 			return (CLI_EXIT_ERROR);
 		}
@@ -406,14 +406,14 @@ cli_pool_iostat(int argc, char **argv)
 	for (int i = 0; i < want; i++) {
 		const char *name = npools > 0 ? argv[i] : names[i];
 		spa_t *spa;
-		error = cli_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
+		error = host_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
 		    err, sizeof (err));
 		if (error != 0) {
 			ret = cli_cannot("open", name, error, err);
 			continue;
 		}
 		if (io.io_interval > 0)
-			cli_pool_unlock(spa);   /* a long watch must not hold others up */
+			host_pool_unlock(spa);   /* a long watch must not hold others up */
 		pools[n].ip_name = name;
 		pools[n++].ip_spa = spa;
 	}
@@ -421,9 +421,9 @@ cli_pool_iostat(int argc, char **argv)
 		ret = CLI_EXIT_ERROR;
 	for (int i = 0; i < n; i++) {
 		tarn_free(pools[i].ip_snap);
-		cli_pool_close(pools[i].ip_spa);
+		host_pool_close(pools[i].ip_spa);
 	}
 	tarn_free(pools);
-	cli_names_free(names, nnames);
+	host_names_free(names, nnames);
 	return (ret);
 }

@@ -27,7 +27,7 @@ labelclear_in_use(const vdev_label_config_t *cfg)
 	char err[1024];
 	spa_t *spa;
 
-	if (cli_pool_open(cfg->vlc_name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
+	if (host_pool_open(cfg->vlc_name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
 	    err, sizeof (err)) != 0 || spa == NULL)
 		return (false);
 	bool used = false;
@@ -39,7 +39,7 @@ labelclear_in_use(const vdev_label_config_t *cfg)
 		    vdev_lookup_guid(root->vdev_spares, cfg->vlc_leaf_guid) != NULL);
 		spa_vdev_rele(spa);
 	}
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	return (used);
 }
 

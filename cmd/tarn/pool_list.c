@@ -439,7 +439,7 @@ cli_pool_list(int argc, char **argv)
 		return (error);
 	argc -= optind;
 	argv += optind;
-	if (argc == 0 && (error = cli_pool_names(&names, &n)) != 0)
+	if (argc == 0 && (error = host_pool_names(&names, &n)) != 0)
 		return (cli_cannot("list", spa_cachefile_path(), error, NULL));
 
 	cli_table_t *t = cli_table_new();
@@ -458,6 +458,6 @@ cli_pool_list(int argc, char **argv)
 	else if (argc == 0 && !lo.lo_scripted)
 		fprintf(cli_out, "no pools available\n");
 	cli_table_free(t);
-	cli_names_free(names, n);
+	host_names_free(names, n);
 	return (ret);
 }

@@ -160,14 +160,14 @@ cli_scan_wait(spa_t *spa)
 {
 	struct timespec tick = { 0, 100 * 1000 * 1000 };
 
-	if (!cli_in_daemon())
+	if (!host_daemon_mode())
 		return (spa_scan_wait(spa));
 	for (;;) {
 		spa_scan_stat_t ss;
 		spa_scan_get_stat(spa, &ss);
 		if (ss.sss_state != SPA_SCAN_STATE_SCANNING || ss.sss_paused)
 			return (0);
-		if (cli_cancelled())
+		if (host_cancelled())
 			return (SET_ERROR(EINTR));
 		(void) nanosleep(&tick, NULL);
 	}
@@ -204,13 +204,13 @@ scrub_one(const char *name, spa_scan_func_t func, scrub_cmd_t cmd, bool wait)
 	char err[1024];
 	int error;
 
-	if ((error = cli_pool_open(name, 0, &spa, err, sizeof (err))) != 0)
+	if ((error = host_pool_open(name, 0, &spa, err, sizeof (err))) != 0)
 		return (cli_cannot(verb, name, error, err));
 	if (cmd == SCRUB_STOP || cmd == SCRUB_PAUSE) {
 		error = cmd == SCRUB_STOP ? spa_scan_stop(spa) : spa_scan_pause(spa);
 		if (error == 0)
 			cli_history_log(spa);
-		cli_pool_close(spa);
+		host_pool_close(spa);
 		if (error == ENOENT)
 			return (cli_cannot(cmd == SCRUB_STOP ? "cancel scrubbing" :
 			    "pause scrubbing", name, error, "there is no active scrub"));
@@ -221,15 +221,15 @@ scrub_one(const char *name, spa_scan_func_t func, scrub_cmd_t cmd, bool wait)
 	}
 	if ((error = spa_scan_start(spa, func, 0)) != 0) {
 		int ret = scrub_start_error(verb, name, spa, error);
-		cli_pool_close(spa);
+		host_pool_close(spa);
 		return (ret);
 	}
 	cli_history_log(spa);
-	if (wait || !cli_in_daemon()) {
-		cli_pool_unlock(spa);   /* let status and others in meanwhile */
+	if (wait || !host_daemon_mode()) {
+		host_pool_unlock(spa);   /* let status and others in meanwhile */
 		error = cli_scan_wait(spa);
 	}
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	return (error == 0 ? CLI_EXIT_OK : cli_cannot(verb, name, error, NULL));
 }
 

@@ -25,9 +25,7 @@
  * exact error counts, -j prints JSON.
  */
 #include "tarn.h"
-#ifdef TARN_HAVE_FS
 #include "dsl.h"
-#endif
 
 #include <getopt.h>
 #include <limits.h>
@@ -314,11 +312,9 @@ status_errors(spa_t *spa, bool verbose)
 	}
 	fprintf(cli_out, "\nerrors: Permanent errors have been detected in the "
 	    "following files:\n\n");
-#ifdef TARN_HAVE_FS
 	dsl_pool_t *dp = NULL;
 	if (dsl_pool_open_reader(spa, &dp) != 0)      /* status only reads */
 		dp = NULL;
-#endif
 	char *where = tarn_alloc(PATH_MAX), *ds = tarn_alloc(DSL_NAME_MAX_CLI);
 	bool by_path = false;           /* the previous entry was listed by its path */
 	for (int i = 0; i < n; i++) {
@@ -332,17 +328,15 @@ status_errors(spa_t *spa, bool verbose)
 		    strcmp(ents[i - 1].see_objset, e->see_objset) == 0;
 		if (again && by_path)
 			continue;
-		by_path = cli_mount_obj_path(spa, e->see_objset, e->see_object, where, PATH_MAX);
+		by_path = host_mount_obj_path(spa, e->see_objset, e->see_object, where, PATH_MAX);
 		if (by_path) {
 			fprintf(cli_out, "%7s %s\n", "", where);
 			continue;
 		}
 		/* else each block, the object set by its dataset's name where it has one */
 		(void) snprintf(ds, DSL_NAME_MAX_CLI, "%s", e->see_objset);
-#ifdef TARN_HAVE_FS
 		if (dp != NULL)
 			(void) dsl_dataset_key_name(dp, e->see_objset, ds, DSL_NAME_MAX_CLI);
-#endif
 		if (e->see_level == 0)
 			fprintf(cli_out, "%7s %s:<0x%" PRIx64 "> offset 0x%" PRIx64 "\n", "",
 			    ds, e->see_object, e->see_offset);
@@ -350,10 +344,8 @@ status_errors(spa_t *spa, bool verbose)
 			fprintf(cli_out, "%7s %s:<0x%" PRIx64 "> level %" PRIu64 " block %"
 			    PRIu64 "\n", "", ds, e->see_object, e->see_level, e->see_blkid);
 	}
-#ifdef TARN_HAVE_FS
 	if (dp != NULL)
 		dsl_pool_close(dp);
-#endif
 	tarn_free(where);
 	tarn_free(ds);
 	tarn_free(ents);
@@ -538,7 +530,7 @@ cli_pool_status(int argc, char **argv)
 		return (error);
 	argc -= optind;
 	argv += optind;
-	if (argc == 0 && (error = cli_pool_names(&names, &n)) != 0)
+	if (argc == 0 && (error = host_pool_names(&names, &n)) != 0)
 		return (cli_cannot("status", spa_cachefile_path(), error, NULL));
 	if (so.so_json)
 		fprintf(cli_out, "{\"output_version\": {\"command\": \"zpool status\", "
@@ -551,6 +543,6 @@ cli_pool_status(int argc, char **argv)
 		fprintf(cli_out, "no pools available\n");
 	else if (so.so_explain && sl.sl_shown == 0 && argc == 0)
 		fprintf(cli_out, "all pools are healthy\n");
-	cli_names_free(names, n);
+	host_names_free(names, n);
 	return (ret);
 }

@@ -13,13 +13,13 @@ sync_one(const char *name)
 {
 	char err[1024] = "";
 	spa_t *spa;
-	int e = cli_pool_open(name, 0, &spa, err, sizeof (err));
+	int e = host_pool_open(name, 0, &spa, err, sizeof (err));
 	if (e != 0)
 		return (cli_cannot("sync", name, e, err));
 	dmu_pool_t *dp = spa_dmu_pool(spa);
 	if (!spa_readonly(spa) && dp != NULL)
 		e = txg_wait_synced(dp, 0);
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	return (e == 0 ? CLI_EXIT_OK : cli_cannot("sync", name, e, NULL));
 }
 
@@ -39,11 +39,11 @@ cli_pool_sync(int argc, char **argv)
 	}
 	char **names;
 	int n;
-	if (cli_pool_names(&names, &n) != 0)
+	if (host_pool_names(&names, &n) != 0)
 		return (CLI_EXIT_ERROR);
 	for (int i = 0; i < n; i++)
 		if (sync_one(names[i]) != CLI_EXIT_OK)
 			r = CLI_EXIT_ERROR;
-	cli_names_free(names, n);
+	host_names_free(names, n);
 	return (r);
 }

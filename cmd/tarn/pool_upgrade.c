@@ -166,18 +166,18 @@ upgrade_show(void)
 	spa_t *spa;
 	char err[1024];
 
-	if ((error = cli_pool_names(&names, &n)) != 0)
+	if ((error = host_pool_names(&names, &n)) != 0)
 		return (cli_cannot("upgrade", spa_cachefile_path(), error, NULL));
 	fputs(upgrade_banner, cli_out);
 	for (int pass = 0; pass < 3; pass++) {
 		if (pass > 0 && count[pass - 1] > 0)
 			cli_putc('\n');
 		for (int i = 0; i < n; i++) {
-			if (cli_pool_open(names[i], SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
+			if (host_pool_open(names[i], SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
 			    &spa, err, sizeof (err)) != 0)
 				continue;
 			upgrade_show_one(spa, names[i], pass, &count[pass]);
-			cli_pool_close(spa);
+			host_pool_close(spa);
 		}
 		if (pass == 0 && count[0] > 0)
 			fprintf(cli_out, "\nUse 'zpool upgrade -v' for a list of available "
@@ -191,7 +191,7 @@ upgrade_show(void)
 	else if (count[1] == 0)
 		fprintf(cli_out, "\nEvery feature flags pool has all the features an "
 		    "upgrade can enable.\n");
-	cli_names_free(names, n);
+	host_names_free(names, n);
 	return (CLI_EXIT_OK);
 }
 
@@ -208,14 +208,14 @@ upgrade_one(const char *name, uint64_t version, bool *did, bool *never)
 	int error;
 
 	*did = *never = false;
-	if ((error = cli_pool_open(name, 0, &spa, err, sizeof (err))) != 0)
+	if ((error = host_pool_open(name, 0, &spa, err, sizeof (err))) != 0)
 		return (cli_cannot("upgrade", name, error, err));
 	uint64_t from = spa_version(spa), before = spa_features(spa);
 	uint64_t target = version != 0 ? version : SPA_VERSION;
 	if (from > target) {
 		fprintf(cli_out, "Pool '%s' is already formatted using more current "
 		    "version '%" PRIu64 "'.\n\n", name, from);
-		cli_pool_close(spa);
+		host_pool_close(spa);
 		return (CLI_EXIT_OK);
 	}
 	if (from == target && (target < SPA_VERSION_2 || upgrade_missing(spa) == 0)) {
@@ -231,12 +231,12 @@ upgrade_one(const char *name, uint64_t version, bool *did, bool *never)
 		else
 			fprintf(cli_out, "Pool '%s' is already formatted using version "
 			    "%" PRIu64 ".\n", name, from);
-		cli_pool_close(spa);
+		host_pool_close(spa);
 		return (CLI_EXIT_OK);
 	}
 	err[0] = '\0';
 	if ((error = spa_upgrade(spa, target, err, sizeof (err))) != 0) {
-		cli_pool_close(spa);
+		host_pool_close(spa);
 		return (cli_cannot("upgrade", name, error, err));
 	}
 	*did = true;
@@ -265,7 +265,7 @@ upgrade_one(const char *name, uint64_t version, bool *did, bool *never)
 		    "created and stay\ndisabled on '%s':\n", name);
 		upgrade_print_never(upgrade_never(spa), "  ");
 	}
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	return (CLI_EXIT_OK);
 }
 
@@ -275,7 +275,7 @@ upgrade_all(uint64_t version)
 	char **names;
 	int n, error, ret = CLI_EXIT_OK, done = 0, never = 0;
 
-	if ((error = cli_pool_names(&names, &n)) != 0)
+	if ((error = host_pool_names(&names, &n)) != 0)
 		return (cli_cannot("upgrade", spa_cachefile_path(), error, NULL));
 	fputs(upgrade_banner, cli_out);
 	for (int i = 0; i < n; i++) {
@@ -294,7 +294,7 @@ upgrade_all(uint64_t version)
 		    "Every feature flags pool already has all the features an upgrade can "
 		    "enable;\nthose listed above can only be enabled when a pool is "
 		    "created.\n");
-	cli_names_free(names, n);
+	host_names_free(names, n);
 	return (ret);
 }
 

@@ -75,9 +75,9 @@ vdev_cache_refresh(spa_t *spa)
 static int
 vdev_wait_resilver(spa_t *spa, bool wait)
 {
-	if (!wait && cli_in_daemon())
+	if (!wait && host_daemon_mode())
 		return (0);
-	cli_pool_unlock(spa);
+	host_pool_unlock(spa);
 	return (cli_scan_wait(spa));
 }
 
@@ -125,7 +125,7 @@ vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 	bool hasnew = argc == 3;
 	if (hasnew && cli_vdev_newpath(cmd, argv[0], argv[2], newpath, sizeof (newpath)) != 0)
 		return (CLI_EXIT_ERROR);
-	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
+	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
 		return (cli_cannot(cmd, argv[0], error, err));
 	err[0] = '\0';
 	if (attach)
@@ -139,7 +139,7 @@ vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 		error = vdev_wait_resilver(spa, wait);
 		vdev_cache_refresh(spa);
 	}
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	if (error == 0)
 		return (CLI_EXIT_OK);
 	if (attach) {
@@ -183,14 +183,14 @@ cli_pool_detach(int argc, char **argv)
 		return (cli_usage_error("detach", "missing <device> specification"));
 	if (argc > 2)
 		return (cli_usage_error("detach", "too many arguments"));
-	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
+	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
 		return (cli_cannot("detach", argv[0], error, err));
 	err[0] = '\0';
 	if ((error = spa_vdev_detach(spa, argv[1], err, sizeof (err))) == 0) {
 		cli_history_log(spa);
 		vdev_cache_refresh(spa);
 	}
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	return (error == 0 ? CLI_EXIT_OK : cli_cannot("detach", argv[1], error, err));
 }
 
@@ -206,7 +206,7 @@ vdev_online_offline(const char *verb, bool online, bool temporary, int argc, cha
 		return (cli_usage_error(verb, "missing pool name"));
 	if (argc < 2)
 		return (cli_usage_error(verb, "missing device name"));
-	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
+	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
 		return (cli_cannot(verb, argv[0], error, err));
 	for (int i = 1; i < argc; i++) {
 		err[0] = '\0';
@@ -229,7 +229,7 @@ vdev_online_offline(const char *verb, bool online, bool temporary, int argc, cha
 		if (online)   /* in-process: the resilver it started ends first */
 			(void) vdev_wait_resilver(spa, false);
 	}
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	return (ret);
 }
 
@@ -293,13 +293,13 @@ cli_pool_clear(int argc, char **argv)
 		return (cli_usage_error("clear", "missing pool name"));
 	if (argc > 2)
 		return (cli_usage_error("clear", "too many arguments"));
-	if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
+	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
 		return (cli_cannot("clear errors for", argv[0], error, err));
 	err[0] = '\0';
 	error = spa_vdev_clear(spa, argc == 2 ? argv[1] : NULL, err, sizeof (err));
 	if (error == 0)
 		cli_history_log(spa);
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	return (error == 0 ? CLI_EXIT_OK :
 	    cli_cannot("clear errors for", argv[argc - 1], error, err));
 }
@@ -342,7 +342,7 @@ add_tops(const char *pool, int nwords, char **words, bool force, bool dryrun)
 			    "themselves ('add POOL spare DEVICE...')"));
 	if ((error = spa_vdev_spec_parse(nwords, words, &spec, err, sizeof (err))) != 0)
 		return (cli_cannot("add to", pool, error, err));
-	if ((error = cli_pool_open(pool, dryrun ? SPA_OPEN_READONLY : 0, &spa, err,
+	if ((error = host_pool_open(pool, dryrun ? SPA_OPEN_READONLY : 0, &spa, err,
 	    sizeof (err))) != 0) {
 		spa_vdev_spec_free(spec);
 		return (cli_cannot("add to", pool, error, err));
@@ -352,7 +352,7 @@ add_tops(const char *pool, int nwords, char **words, bool force, bool dryrun)
 		error = spa_vdev_add_check(spa, spec, force, err, sizeof (err));
 		if (error == 0)
 			add_print(spa, pool, spec);
-		cli_pool_close(spa);
+		host_pool_close(spa);
 		spa_vdev_spec_free(spec);
 		return (error == 0 ? CLI_EXIT_OK : cli_cannot("add to", pool, error, err));
 	}
@@ -361,7 +361,7 @@ add_tops(const char *pool, int nwords, char **words, bool force, bool dryrun)
 		cli_history_log(spa);
 		vdev_cache_refresh(spa);
 	}
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	spa_vdev_spec_free(spec);
 	return (error == 0 ? CLI_EXIT_OK : cli_cannot("add to", pool, error, err));
 }
@@ -410,7 +410,7 @@ cli_pool_add(int argc, char **argv)
 			    VDEV_PATH_MAX + 1);
 	}
 	if (ret == CLI_EXIT_OK) {
-		if ((error = cli_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0) {
+		if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0) {
 			ret = cli_cannot("add to", argv[0], error, err);
 		} else {
 			err[0] = '\0';
@@ -420,7 +420,7 @@ cli_pool_add(int argc, char **argv)
 				cli_history_log(spa);
 				vdev_cache_refresh(spa);
 			}
-			cli_pool_close(spa);
+			host_pool_close(spa);
 			if (error != 0)
 				ret = cli_cannot("add to", argv[0], error, err);
 		}

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <getopt.h>
-#include "spa.h"
+#include "host.h"
 
 #ifndef TARN_VERSION
 #define TARN_VERSION "unknown"
@@ -79,70 +79,11 @@ int cli_cannot(const char *verb, const char *name, int error, const char *err);
 /* Handle getopt's '?' and ':' results uniformly (returns 2). */
 int cli_bad_option(const char *verb, int opt, int optopt);
 
-/* The pools this host has imported, by name, sorted (from the cache file). */
-int cli_pool_names(char ***namesp, int *np);
+
 /* pool.c: each pool named (or each of names) for a look; see there. */
 typedef void (*cli_pool_look_fn_t)(void *arg, spa_t *spa, const char *name, const char *err);
 int cli_pool_look_each(int argc, char **argv, char **names, int n, cli_pool_look_fn_t fn,
     void *arg);
-void cli_names_free(char **names, int n);
-/*
- * Open an imported pool.  On failure *spap is NULL and err holds the
- * reason; CLI_ENOPOOL means the pool is not imported here at all.
- */
-#define CLI_ENOPOOL ESRCH
-int cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen);
-
-/*
- * Pool handles and the daemon (registry.c; docs/DESIGN.md "The daemon").
- * A command gets a pool from cli_pool_open() and gives it back with
- * cli_pool_close(), NEVER spa_close(): inside tarnd the pool stays open
- * (the daemon holds it) and cli_pool_close() only drops the command's
- * hold and lock; run in-process (TARN_NO_DAEMON=1) it is spa_close().
- *  - cli_pool_open(flags & SPA_OPEN_READONLY): the command only reads; in
- *    the daemon it shares the pool with other readers.  Without it the
- *    command has the pool to itself until cli_pool_close()/unlock().
- *  - cli_pool_unlock(spa): keep the pool (it cannot be exported) but let
- *    other commands in, for long waits (scrub -w, iostat INTERVAL).
- *  - a pool made by spa_create()/spa_import() is handed over with
- *    cli_pool_adopt(spa): the daemon keeps it open; in-process it is
- *    spa_close()d.  (A trial import closed at once may use spa_close().)
- *  - export/destroy of a pool from cli_pool_open() go through
- *    cli_spa_export(spa)/cli_spa_destroy(spa), which also drop it from
- *    the daemon; same results as spa_export()/spa_destroy().
- *  - cli_in_daemon(): true when the command runs inside tarnd (a scrub
- *    started there keeps running after the command returns).
- *  - cli_pool_held(spa, &uncached): spa is a pool the daemon holds (so
- *    spa_readonly() tells how it was imported), not this command's own
- *    look at it; uncached: imported without a cache file entry.
- */
-bool cli_pool_held(const spa_t *spa, bool *uncached);
-void cli_pool_close(spa_t *spa);
-void cli_pool_unlock(spa_t *spa);
-void cli_pool_adopt(spa_t *spa);
-int cli_spa_export(spa_t *spa);
-int cli_spa_destroy(spa_t *spa);
-bool cli_in_daemon(void);
-/* The daemon's connection of this thread's command; -1 in-process. */
-extern __thread int cli_conn_fd_tls;
-/*
- * Should a long-running command stop?  True inside tarnd when the client
- * went away (Ctrl-C on `iostat 1`) or the daemon is stopping; always
- * false in-process (a signal ends the process there).  Loops that wait
- * or repeat (iostat INTERVAL, scrub -w polling) check it each round.
- */
-bool cli_cancelled(void);
-
-/* For tarnd only: switch the registry to daemon mode and open every pool
- * of the cache file (failures are logged through logf and retried when a
- * command asks for the pool); at the end close them all. */
-typedef void (*cli_log_fn_t)(const char *fmt, ...);
-void cli_registry_start(cli_log_fn_t logf);
-/* Close every held pool; pools still in use after wait_ms are left
- * unclosed (they recover at the next import).  Returns how many. */
-int cli_registry_stop(int wait_ms);
-/* One line per pool the daemon holds: "NAME STATE users" (daemon status). */
-void cli_registry_print(FILE *f);
 
 /* Display name of a vdev: "mirror-0", "raidz2-1", the leaf path or GUID. */
 void cli_vdev_name(const vdev_t *vd, bool with_id, char *buf, size_t len);
@@ -262,7 +203,7 @@ void cli_status_scan(spa_t *spa);
 bool cli_scan_active(spa_t *spa, spa_scan_func_t func);
 /*
  * spa_scan_wait(), but inside tarnd it polls and gives up (EINTR) when
- * the client went away (cli_cancelled).  Call after cli_pool_unlock().
+ * the client went away (host_cancelled).  Call after host_pool_unlock().
  */
 int cli_scan_wait(spa_t *spa);
 
@@ -275,18 +216,6 @@ int cli_fs_usage_error(const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int cli_fs_bad_option(const char *verb, int opt, int optopt_);
 
-/* A pool opened for dataset commands (lib/dsl on it). */
-struct dsl_pool;
-typedef struct cli_fs {
-	spa_t *cf_spa;
-	struct dsl_pool *cf_dp;
-} cli_fs_t;
-/* Open the pool of dataset `name`; prints the error itself (returns 1). */
-int cli_fs_open(const char *verb, const char *name, bool readonly, cli_fs_t *fs);
-/* The same, and name must exist ("cannot open 'x': dataset does not exist"). */
-int cli_fs_open_existing(const char *name, bool readonly, cli_fs_t *fs);
-void cli_fs_close(cli_fs_t *fs);
-
 int cli_fs_create(int argc, char **argv);
 int cli_fs_destroy(int argc, char **argv);
 int cli_fs_rename(int argc, char **argv);
@@ -294,84 +223,17 @@ int cli_fs_set(int argc, char **argv);
 int cli_fs_inherit(int argc, char **argv);
 int cli_fs_list(int argc, char **argv);    /* fs_list.c */
 int cli_fs_get(int argc, char **argv);
-/* posix_fs_create for dsl_pool_open's new file systems (fs.c) */
-int cli_fs_init(void *arg, objset_t *os);
 
-/*
- * mount.c: datasets mounted by the daemon (FUSE).  Everything is a no-op
- * outside tarnd (TARN_NO_DAEMON) and in a build without FUSE.
- *  - cli_mount_attach(dp): the dsl handle asks the mount table for the
- *    `mounted` property and refuses to destroy mounted datasets (EBUSY);
- *  - cli_mount_auto(): automatic mounting is on (daemon, TARN_AUTOMOUNT
- *    not 0);
- *  - cli_mount_tree(dp, name, automatic): mount name and its descendants
- *    (automatic: only canmount=on with a mountpoint, silently skipping the
- *    rest); errors printed; 0 or 1;
- *  - cli_unmount_tree(name, force, verb): unmount name and descendants,
- *    children first; "cannot VERB 'name': ..." on EBUSY; 0 or 1;
- *  - cli_mount_any(name): something at or below name is mounted;
- *  - cli_mount_pool(pool): automatic mount of a pool's datasets; errors
- *    printed ("cannot mount 'name': ..."); 0 or 1 (zpool import and
- *    create exit 1 when a mount failed, the pool staying imported);
- *  - cli_mount_prop_before(dp, name, prop, &pc): before a property
- *    changes: unmount what a mountpoint or canmount change moves (busy:
- *    error, change nothing), note the old value of the others;
- *  - cli_mount_prop_changed(dp, name, prop, &pc, verb): after the change
- *    (or its failure): mount again, or give the live mounts their new
- *    options (in place, or mounted again when nothing is open there);
- *    a changed mountpoint also mounts what takes it and was not mounted
- *    (canmount=on; automatic mounting on), as zfs does;
- *    when a busy mount cannot follow, "cannot VERB 'name': ...", the old
- *    value is put back and 1 returned;
- *  - cli_mount_start/stop: the daemon's start (after the registry opened
- *    its pools) and stop (unmount everything, forced).
- */
-void cli_mount_attach(struct dsl_pool *dp);
-bool cli_mount_auto(void);
-int cli_mount_tree(struct dsl_pool *dp, const char *name, bool automatic);
-int cli_unmount_tree(const char *name, bool force, const char *verb);
-bool cli_mount_any(const char *name);
-/*
- * Where object obj of the object set registered as oskey is, through its
- * mount ("/mnt/dir/file"), for status -v; false when that dataset is not
- * mounted or the object has no path.
- */
-bool cli_mount_obj_path(spa_t *spa, const char *oskey, uint64_t obj, char *out, size_t len);
-/*
- * When name is mounted with an option of its own for prop (zfs mount -o
- * ro), put that value into *v, source DSL_SRC_TEMPORARY, and say so.
- */
-struct dsl_prop_val;
-bool cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v);
-int cli_mount_pool(const char *pool);
-typedef struct cli_prop_change {
-	struct mnt_names *pc_down;  /* what went down, to mount again */
-	bool pc_saved;          /* pc_old / pc_was_local hold the old setting */
-	bool pc_was_local;      /* set on the dataset (else inherited) */
-	char pc_old[64];        /* its value then (parsable) */
-	uint64_t pc_mp_sum;     /* mountpoint: a sum of its value and source then (0: none) */
-} cli_prop_change_t;
-int cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
-    cli_prop_change_t *pc);
-/*
- * Around a rename or destroy: cli_mount_down takes name's subtree down
- * (force: even when files are open there; busy: "cannot VERB 'name'",
- * everything as it was, 1); cli_mount_up mounts again what went down,
- * with its directories and options (legacy mounts too): under the new
- * names when `to` is given (a rename, which may also have made parents
- * from top: mounted as create -p mounts them), else under the old ones
- * (what no longer exists is skipped).
- */
-int cli_mount_down(struct dsl_pool *dp, const char *name, bool force, const char *verb,
-    struct mnt_names **down);
-void cli_mount_up(struct dsl_pool *dp, const char *from, const char *to, const char *top,
-    struct mnt_names *down);
-int cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
-    const cli_prop_change_t *pc, const char *verb);
-void cli_mount_start(void);
-void cli_mount_stop(void);
+
 int cli_fs_mount(int argc, char **argv);
 int cli_fs_unmount(int argc, char **argv);
 int cli_fs_upgrade(int argc, char **argv);
+
+/* client.c: run argv in the daemon (starting it if needed); its status. */
+int cli_client_run(int argc, char **argv);
+/* client.c: `tarn daemon start|stop|status` (argv[0] is "daemon"). */
+int cli_client_daemon(int argc, char **argv);
+/* The client's exit status when the daemon died during the command. */
+#define CLI_EXIT_LOST     255
 
 #endif /* TARN_CLI_H */

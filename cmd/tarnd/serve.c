@@ -1,6 +1,6 @@
 /*
  * serve.c — one client connection of tarnd, in a thread of its own: read
- * the request (proto.h), refuse anyone but root, take the client's
+ * the request (host/host_wire.h), refuse anyone but root, take the client's
  * working directory and umask, run the command with cli_out/cli_err
  * going back to the client as frames, then send the exit status.
  *
@@ -80,7 +80,7 @@ tarnd_stop_waiters_answer(void)
 	pthread_mutex_lock(&serve_lock);
 	/* not closed: the clients see EOF when this process is gone */
 	for (int i = 0; i < serve_nstop; i++)
-		(void) cli_send_frame(serve_stop_fds[i], CLI_FRAME_EXIT, &ok, sizeof (ok));
+		(void) host_send_frame(serve_stop_fds[i], HOST_FRAME_EXIT, &ok, sizeof (ok));
 	serve_nstop = 0;
 	pthread_mutex_unlock(&serve_lock);
 }
@@ -90,7 +90,7 @@ tarnd_stop_waiters_answer(void)
 static ssize_t
 conn_write(conn_t *c, uint32_t type, const char *buf, size_t size)
 {
-	if (!c->c_dead && cli_send_frame(c->c_fd, type, buf, (uint32_t)size) != 0)
+	if (!c->c_dead && host_send_frame(c->c_fd, type, buf, (uint32_t)size) != 0)
 		c->c_dead = true;
 	return ((ssize_t)size);    /* the command runs to its end regardless */
 }
@@ -98,7 +98,7 @@ conn_write(conn_t *c, uint32_t type, const char *buf, size_t size)
 static ssize_t
 out_write(void *cookie, const char *buf, size_t size)
 {
-	return (conn_write(cookie, CLI_FRAME_OUT, buf, size));
+	return (conn_write(cookie, HOST_FRAME_OUT, buf, size));
 }
 
 static ssize_t
@@ -109,7 +109,7 @@ err_write(void *cookie, const char *buf, size_t size)
 	/* keep the order the command wrote in */
 	if (c->c_out != NULL)
 		(void) fflush(c->c_out);
-	return (conn_write(c, CLI_FRAME_ERR, buf, size));
+	return (conn_write(c, HOST_FRAME_ERR, buf, size));
 }
 
 /* ---- the request ---- */
@@ -157,9 +157,9 @@ req_read_magic(int fd, int *cwdfd)
 		}
 	}
 	if (n < (ssize_t)sizeof (magic) &&
-	    cli_read_full(fd, (char *)&magic + n, sizeof (magic) - (size_t)n) != 0)
+	    host_read_full(fd, (char *)&magic + n, sizeof (magic) - (size_t)n) != 0)
 		return (EPIPE);
-	return (magic == CLI_PROTO_MAGIC ? 0 : SET_ERROR(EPROTO));
+	return (magic == HOST_PROTO_MAGIC ? 0 : SET_ERROR(EPROTO));
 }
 
 static int
@@ -168,21 +168,21 @@ req_read_strings(int fd, uint32_t max, char ***vp, int *np, size_t *total)
 	uint32_t n, len;
 	int error;
 
-	if ((error = cli_read_full(fd, &n, sizeof (n))) != 0)
+	if ((error = host_read_full(fd, &n, sizeof (n))) != 0)
 		return (error);
 	if (n > max)
 		return (SET_ERROR(E2BIG));
 	*vp = tarn_alloc(((size_t)n + 1) * sizeof (char *));
 	for (uint32_t i = 0; i < n; i++) {
-		if ((error = cli_read_full(fd, &len, sizeof (len))) != 0)
+		if ((error = host_read_full(fd, &len, sizeof (len))) != 0)
 			return (error);
 		*total += len;
-		if (len > CLI_PROTO_MAXSTR || *total > CLI_PROTO_MAXREQ)
+		if (len > HOST_PROTO_MAXSTR || *total > HOST_PROTO_MAXREQ)
 			return (SET_ERROR(E2BIG));
 		char *s = tarn_alloc((size_t)len + 1);
 		(*vp)[i] = s;
 		*np = (int)i + 1;
-		if ((error = cli_read_full(fd, s, len)) != 0)
+		if ((error = host_read_full(fd, s, len)) != 0)
 			return (error);
 		if (strlen(s) != len)
 			return (SET_ERROR(EPROTO));   /* a NUL inside */
@@ -199,12 +199,12 @@ req_read(int fd, request_t *rq)
 
 	if ((error = req_read_magic(fd, &rq->rq_cwdfd)) != 0)
 		return (error);
-	if ((error = req_read_strings(fd, CLI_PROTO_MAXARGS, &rq->rq_argv,
+	if ((error = req_read_strings(fd, HOST_PROTO_MAXARGS, &rq->rq_argv,
 	    &rq->rq_argc, &total)) != 0)
 		return (error);
 	if (rq->rq_argc < 1)
 		return (SET_ERROR(EPROTO));
-	return (req_read_strings(fd, CLI_PROTO_MAXENV, &rq->rq_env, &rq->rq_nenv, &total));
+	return (req_read_strings(fd, HOST_PROTO_MAXENV, &rq->rq_env, &rq->rq_nenv, &total));
 }
 
 static const char *
@@ -352,7 +352,7 @@ serve_daemon_status(FILE *out)
 	    tarnd_info.ti_logfile : "standard error");
 	fprintf(out, "cache file: %s\n", spa_cachefile_path());
 	fprintf(out, "commands:   %d running (this one included)\n", tarnd_active());
-	cli_registry_print(out);
+	host_print_pools(out);
 	return (CLI_EXIT_OK);
 }
 
@@ -363,8 +363,8 @@ serve_refuse(int fd, const char *msg)
 {
 	int32_t st = CLI_EXIT_ERROR;
 
-	(void) cli_send_frame(fd, CLI_FRAME_ERR, msg, (uint32_t)strlen(msg));
-	(void) cli_send_frame(fd, CLI_FRAME_EXIT, &st, sizeof (st));
+	(void) host_send_frame(fd, HOST_FRAME_ERR, msg, (uint32_t)strlen(msg));
+	(void) host_send_frame(fd, HOST_FRAME_EXIT, &st, sizeof (st));
 }
 
 static bool
@@ -394,7 +394,7 @@ serve_command(conn_t *c, request_t *rq)
 	c->c_out = out;
 	cli_out_tls = out;
 	cli_err_tls = err;
-	cli_conn_fd_tls = c->c_fd;
+	host_conn_fd_tls = c->c_fd;
 	if (rq->rq_argc == 3 && strcmp(rq->rq_argv[0], "tarn") == 0 &&
 	    strcmp(rq->rq_argv[1], "daemon") == 0 &&
 	    strcmp(rq->rq_argv[2], "status") == 0)
@@ -403,7 +403,7 @@ serve_command(conn_t *c, request_t *rq)
 		ret = cli_dispatch(rq->rq_argc, rq->rq_argv);
 	cli_out_tls = NULL;
 	cli_err_tls = NULL;
-	cli_conn_fd_tls = -1;
+	host_conn_fd_tls = -1;
 	(void) fclose(out);
 	c->c_out = NULL;
 	(void) fclose(err);
@@ -432,7 +432,7 @@ serve_thread(void *arg)
 		tarnd_log("bad request from a client: %s", strerror(error));
 	} else if (!serve_allowed(c.c_fd, &cr)) {
 		tarnd_log("refused a client with uid %d", (int)cr.uid);
-		serve_refuse(c.c_fd, CLI_NOT_ROOT_MSG "\n");
+		serve_refuse(c.c_fd, HOST_NOT_ROOT_MSG "\n");
 	} else if (cache_mismatch(&rq, msg, sizeof (msg))) {
 		serve_refuse(c.c_fd, msg);
 	} else if (is_stop(&rq)) {
@@ -452,7 +452,7 @@ serve_thread(void *arg)
 		int32_t st;
 		ret = serve_command(&c, &rq);
 		st = ret;
-		(void) cli_send_frame(c.c_fd, CLI_FRAME_EXIT, &st, sizeof (st));
+		(void) host_send_frame(c.c_fd, HOST_FRAME_EXIT, &st, sizeof (st));
 	}
 	req_free(&rq);
 	if (c.c_fd >= 0)

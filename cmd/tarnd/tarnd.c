@@ -6,7 +6,7 @@
  * PID file next to it carries an flock for as long as the daemon lives,
  * so a second tarnd sees the first (and a stale socket or PID file left
  * by a crash is simply replaced).  At start the daemon opens every pool
- * of the cache file (registry.c); a pool that does not open is logged
+ * of the cache file (host/host_pool.c); a pool that does not open is logged
  * and shows as UNAVAIL.  The main thread accepts connections and hands
  * each to a thread of its own (serve.c); signals arrive through a
  * signalfd, so they are plain events of the main loop.  SIGTERM/SIGINT
@@ -24,9 +24,7 @@
  * that wrote them, or to the log for the daemon's own threads.
  */
 #include "tarnd.h"
-#ifdef TARN_HAVE_MOUNT
 #include "tarn_fuse.h"
-#endif
 
 #include <fcntl.h>
 #include <locale.h>
@@ -65,7 +63,7 @@ tarnd_log_write(const char *buf, size_t len)
 	int old;
 	(void) pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 	pthread_mutex_lock(&tarnd_log_lock);
-	(void) cli_write_full(tarnd_logfd, buf, len);
+	(void) host_write_full(tarnd_logfd, buf, len);
 	pthread_mutex_unlock(&tarnd_log_lock);
 	(void) pthread_setcancelstate(old, NULL);
 }
@@ -157,7 +155,7 @@ usage(FILE *f)
 	    "The PID file (tarnd.pid) and, without -f, the log (tarnd.log) go to\n"
 	    "$TARN_RUNDIR, else the socket's directory.  The pools are those of the\n"
 	    "cache file ($TARN_CACHEFILE, else /etc/tarn/tarn.cache).  SIGTERM stops\n"
-	    "it cleanly; so does 'tarn daemon stop'.\n", CLI_SOCKET_DEFAULT);
+	    "it cleanly; so does 'tarn daemon stop'.\n", HOST_SOCKET_DEFAULT);
 }
 
 /* An absolute version of path (relative to the cwd at start). */
@@ -321,10 +319,10 @@ parse_args(int argc, char **argv, bool *foreground)
 		}
 	}
 	if (sock == NULL || sock[0] == '\0')
-		sock = cli_socket_path();
+		sock = host_socket_path();
 	absolutize(sock, tarnd_info.ti_sock, sizeof (tarnd_info.ti_sock));
 	char rundir[PATH_MAX];
-	cli_rundir(tarnd_info.ti_sock, rundir, sizeof (rundir));
+	host_rundir(tarnd_info.ti_sock, rundir, sizeof (rundir));
 	absolutize(rundir, tarnd_info.ti_rundir, sizeof (tarnd_info.ti_rundir));
 	if (snprintf(tarnd_info.ti_pidfile, sizeof (tarnd_info.ti_pidfile),
 	    "%s/tarnd.pid", tarnd_info.ti_rundir) >= (int)sizeof (tarnd_info.ti_pidfile))
@@ -458,14 +456,14 @@ serve_loop(int lfd, int sfd, const struct stat *sockst)
 static void
 shutdown_daemon(int lfd, const struct stat *sockst, int pidfd)
 {
-	cli_stopping = true;      /* long-running commands end (cli_cancelled) */
+	host_stopping = true;      /* long-running commands end (host_cancelled) */
 	(void) close(lfd);
 	if (sock_still_ours(sockst))
 		(void) unlink(tarnd_info.ti_sock);
 	if (!tarnd_wait_idle(TARND_IDLE_WAIT_MS))
 		tarnd_log("%d command(s) still running after %ds; closing the idle "
 		    "pools anyway", tarnd_active(), TARND_IDLE_WAIT_MS / 1000);
-	int left = cli_registry_stop(TARND_POOL_WAIT_MS);
+	int left = host_stop(TARND_POOL_WAIT_MS);
 	if (left > 0)
 		tarnd_log("%d pool(s) left open by running commands", left);
 	struct stat a, b;
@@ -484,10 +482,8 @@ main(int argc, char **argv)
 	struct stat sockst;
 	int error;
 
-#ifdef TARN_HAVE_MOUNT
 	if (argc == 1 && strcmp(argv[0], TARN_FUSE_GUARD_NAME) == 0)
 		tarn_fuse_guard_main();         /* see tarn_fuse_guard_start */
-#endif
 	(void) setlocale(LC_ALL, "C");
 	parse_args(argc, argv, &foreground);
 	if (!foreground)
@@ -500,10 +496,8 @@ main(int argc, char **argv)
 		if (snprintf(tarnd_info.ti_logfile, sizeof (tarnd_info.ti_logfile),
 		    "%s/tarnd.log", tarnd_info.ti_rundir) >= (int)sizeof (tarnd_info.ti_logfile))
 			tarnd_fatal("path too long: %s", tarnd_info.ti_rundir);
-#ifdef TARN_HAVE_MOUNT
 	/* before any thread: mounts of a killed daemon are cut at once (ENOTCONN) */
 	(void) tarn_fuse_guard_start();
-#endif
 	int sfd = signals_setup();
 	if (pipe2(tarnd_stop_pipe, O_CLOEXEC) != 0)
 		tarnd_fatal("pipe: %s", strerror(errno));
@@ -520,12 +514,12 @@ main(int argc, char **argv)
 	tarnd_log("started: socket %s, cache file %s", tarnd_info.ti_sock,
 	    spa_cachefile_path());
 	if (tarnd_ready_fd >= 0) {
-		(void) cli_write_full(tarnd_ready_fd, "ready", 5);
+		(void) host_write_full(tarnd_ready_fd, "ready", 5);
 		(void) close(tarnd_ready_fd);
 		tarnd_ready_fd = -1;
 	}
 	/* connections wait in the backlog while the pools open */
-	cli_registry_start(tarnd_log);
+	host_start(tarnd_log);
 	serve_loop(lfd, sfd, &sockst);
 	shutdown_daemon(lfd, &sockst, pidfd);
 	return (0);

@@ -6,7 +6,7 @@
 #define TARN_TARND_H
 
 #include "tarn.h"
-#include "proto.h"
+#include "host_wire.h"
 
 #include <limits.h>
 #include <sys/types.h>
@@ -23,9 +23,9 @@ typedef struct tarnd_info {
 
 extern tarnd_info_t tarnd_info;
 
-/* dispatch.c: what cli_cancelled() looks at. */
-extern __thread int cli_conn_fd_tls;
-extern volatile bool cli_stopping;
+/* dispatch.c: what host_cancelled() looks at. */
+extern __thread int host_conn_fd_tls;
+extern volatile bool host_stopping;
 
 /* One line to the log, with time and pid. */
 void tarnd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,6 +1,6 @@
 /*
- * mount.c — datasets as FUSE mounts inside tarnd: `tarn fs mount` and
- * `tarn fs unmount`, the daemon's mount table, and the hooks the other
+ * host_mount.c — datasets as FUSE mounts inside tarnd: the mount table,
+ * what `zfs mount` and `zfs unmount` do, and the hooks the other
  * verbs call (pool create/import/export/destroy, dataset destroy, rename,
  * set, inherit; daemon start and stop).
  *
@@ -26,10 +26,7 @@
  * environment turns it off (the e2e tests that do not test mounting set
  * it, so that they never mount over host paths).
  */
-#include "tarn.h"
-#include "dsl.h"
-
-#ifdef TARN_HAVE_MOUNT
+#include "host_impl.h"
 #include "tarn_fuse.h"
 
 #include <dirent.h>
@@ -138,19 +135,19 @@ mnt_busy_cb(void *arg, const char *name, char *err, size_t errlen)
 }
 
 void
-cli_mount_attach(struct dsl_pool *dp)
+host_mount_attach(struct dsl_pool *dp)
 {
-	if (!cli_in_daemon() || dp == NULL)
+	if (!host_daemon_mode() || dp == NULL)
 		return;
 	dsl_pool_set_busy_fn(dp, mnt_busy_cb, NULL);
 	dsl_pool_set_mounted_fn(dp, mnt_prop_mounted_cb, NULL);
 }
 
 bool
-cli_mount_auto(void)
+host_mount_auto(void)
 {
 	const char *e = getenv("TARN_AUTOMOUNT");
-	return (cli_in_daemon() && (e == NULL || strcmp(e, "0") != 0));
+	return (host_daemon_mode() && (e == NULL || strcmp(e, "0") != 0));
 }
 
 /*
@@ -377,33 +374,33 @@ mnt_one(dsl_pool_t *dp, const char *name, const char *dir, const mnt_tmp_t *tmp,
 	bool legacy = strcmp(v->dpv_str, "legacy") == 0;
 	if (dir != NULL && !legacy) {
 		if (!automatic)
-			e = cli_cannot("mount", name, EINVAL, "not a legacy mountpoint: use "
+			e = host_report("mount", name, EINVAL, "not a legacy mountpoint: use "
 			    "'zfs mount', or 'zfs set mountpoint=legacy' first");
 		goto out;
 	}
 	if (mnt_mounted_cb(NULL, name)) {
 		if (!automatic)
-			e = cli_cannot("mount", name, EBUSY, "filesystem already mounted");
+			e = host_report("mount", name, EBUSY, "filesystem already mounted");
 		goto out;
 	}
 	uint64_t cm = mnt_prop(dp, name, DSL_PROP_CANMOUNT, v);
 	if (cm == DSL_CANMOUNT_OFF || (how == MNT_AUTO && dir == NULL &&
 	    cm == DSL_CANMOUNT_NOAUTO)) {
 		if (!automatic)
-			e = cli_cannot("mount", name, EINVAL,
+			e = host_report("mount", name, EINVAL,
 			    "'canmount' property is set to 'off'");
 		goto out;
 	}
 	(void) mnt_prop(dp, name, DSL_PROP_MOUNTPOINT, v);
 	if (dir == NULL && v->dpv_str[0] != '/') {
 		if (!automatic)
-			e = cli_cannot("mount", name, EINVAL, legacy ?
+			e = host_report("mount", name, EINVAL, legacy ?
 			    "legacy mountpoint; use mount(8): mount -t tarn DATASET DIR" :
 			    "no mountpoint set");
 		goto out;
 	}
 	if (dir != NULL && dir[0] != '/') {
-		e = cli_cannot("mount", name, EINVAL, "the directory must be an absolute path");
+		e = host_report("mount", name, EINVAL, "the directory must be an absolute path");
 		goto out;
 	}
 	mnt_t *m = tarn_alloc(sizeof (*m));
@@ -435,7 +432,7 @@ mnt_one(dsl_pool_t *dp, const char *name, const char *dir, const mnt_tmp_t *tmp,
 		tarn_free(m);
 		if (e == ENODEV)
 			(void) snprintf(err, sizeof (err), "/dev/fuse is missing");
-		e = cli_cannot("mount", name, e, err[0] != '\0' ? err : NULL);
+		e = host_report("mount", name, e, err[0] != '\0' ? err : NULL);
 		goto out;
 	}
 	pthread_mutex_lock(&mnt_tbl_lock);
@@ -562,7 +559,7 @@ mnt_unmount_matching(bool (*match)(const mnt_t *, const void *), const void *key
 			(void) snprintf(msg, sizeof (msg), "'%s' is busy (files are open "
 			    "there)%s", v[i]->m_mountpoint,
 			    strcmp(verb, "remount") == 0 ? "" : "; use -f");
-			r = cli_cannot(verb, name, e, msg);
+			r = host_report(verb, name, e, msg);
 		}
 	}
 	tarn_free(v);
@@ -635,14 +632,14 @@ mnt_iter_one(void *arg, const char *name, int depth)
 	mnt_iter_t *mi = arg;
 	if (mnt_one(mi->mi_dp, name, NULL, mi->mi_tmp,
 	    mi->mi_auto ? MNT_AUTO : MNT_ASKED) != 0)
-		mi->mi_ret = CLI_EXIT_ERROR;
+		mi->mi_ret = HOST_FAILED;
 	return (0);
 }
 
 static int
 mnt_tree(dsl_pool_t *dp, const char *name, bool automatic, const mnt_tmp_t *tmp)
 {
-	if (!cli_in_daemon())
+	if (!host_daemon_mode())
 		return (0);
 	mnt_iter_t mi = { dp, automatic, tmp, 0 };
 	mnt_op_enter();
@@ -652,15 +649,15 @@ mnt_tree(dsl_pool_t *dp, const char *name, bool automatic, const mnt_tmp_t *tmp)
 }
 
 int
-cli_mount_tree(struct dsl_pool *dp, const char *name, bool automatic)
+host_mount_tree(struct dsl_pool *dp, const char *name, bool automatic)
 {
 	return (mnt_tree(dp, name, automatic, NULL));
 }
 
 int
-cli_unmount_tree(const char *name, bool force, const char *verb)
+host_unmount_tree(const char *name, bool force, const char *verb)
 {
-	if (!cli_in_daemon())
+	if (!host_daemon_mode())
 		return (0);
 	mnt_op_enter();
 	int r = mnt_unmount_matching(match_tree, name, force, verb, name, NULL);
@@ -669,7 +666,7 @@ cli_unmount_tree(const char *name, bool force, const char *verb)
 }
 
 bool
-cli_mount_obj_path(spa_t *spa, const char *oskey, uint64_t obj, char *out, size_t len)
+host_mount_obj_path(spa_t *spa, const char *oskey, uint64_t obj, char *out, size_t len)
 {
 	bool found = false;
 	char key[64], *rel = tarn_alloc(PATH_MAX);
@@ -690,7 +687,7 @@ cli_mount_obj_path(spa_t *spa, const char *oskey, uint64_t obj, char *out, size_
 }
 
 bool
-cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v)
+host_mount_temp(const char *name, int prop, struct dsl_prop_val *v)
 {
 	static const struct { int prop; uint8_t bit; bool on_when_set; } map[] = {
 		{ DSL_PROP_READONLY, MNT_T_RO, true }, { DSL_PROP_EXEC, MNT_T_NOEXEC, false },
@@ -718,7 +715,7 @@ cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v)
 }
 
 bool
-cli_mount_any(const char *name)
+host_mount_any(const char *name)
 {
 	bool r = false;
 	pthread_mutex_lock(&mnt_tbl_lock);
@@ -730,34 +727,34 @@ cli_mount_any(const char *name)
 
 /* Mount the datasets of a pool just created or imported (automatic). */
 int
-cli_mount_pool(const char *pool)
+host_mount_pool(const char *pool)
 {
 	spa_t *spa;
 	dsl_pool_t *dp;
 	char err[512];
-	int r = CLI_EXIT_OK, e;
+	int r = 0, e;
 
-	if (!cli_mount_auto() || cli_pool_open(pool, 0, &spa, err, sizeof (err)) != 0)
-		return (CLI_EXIT_OK);
-	if ((e = dsl_pool_open(spa, cli_fs_init, NULL, &dp)) == 0) {
-		cli_mount_attach(dp);
-		r = cli_mount_tree(dp, pool, true);
+	if (!host_mount_auto() || host_pool_open(pool, 0, &spa, err, sizeof (err)) != 0)
+		return (0);
+	if ((e = dsl_pool_open(spa, host_fs_init, NULL, &dp)) == 0) {
+		host_mount_attach(dp);
+		r = host_mount_tree(dp, pool, true);
 		dsl_pool_close(dp);
-	} else if (cli_in_daemon()) {
+	} else if (host_daemon_mode()) {
 		(void) snprintf(err, sizeof (err), "cannot read its datasets: %s",
 		    tarn_strerror(e));
-		r = cli_cannot("mount", pool, e, err);
+		r = host_report("mount", pool, e, err);
 	}
-	cli_pool_close(spa);
+	host_pool_close(spa);
 	return (r);
 }
 
 int
-cli_mount_down(struct dsl_pool *dp, const char *name, bool force, const char *verb,
+host_mount_down(struct dsl_pool *dp, const char *name, bool force, const char *verb,
     struct mnt_names **down)
 {
 	*down = NULL;
-	if (!cli_in_daemon() || !cli_mount_any(name))
+	if (!host_daemon_mode() || !host_mount_any(name))
 		return (0);
 	mnt_op_enter();
 	int r = mnt_unmount_matching(match_tree, name, force, verb, name, down);
@@ -770,10 +767,10 @@ cli_mount_down(struct dsl_pool *dp, const char *name, bool force, const char *ve
 }
 
 void
-cli_mount_up(struct dsl_pool *dp, const char *from, const char *to, const char *top,
+host_mount_up(struct dsl_pool *dp, const char *from, const char *to, const char *top,
     struct mnt_names *down)
 {
-	if (!cli_in_daemon())
+	if (!host_daemon_mode())
 		return;
 	mnt_op_enter();
 	size_t fl = strlen(from);
@@ -784,7 +781,7 @@ cli_mount_up(struct dsl_pool *dp, const char *from, const char *to, const char *
 		(void) snprintf(g->mg_name, sizeof (g->mg_name), "%s", renamed);
 	}
 	/* the parents rename -p made (top and below it, above `to`), as create -p */
-	if (to != NULL && top != NULL && cli_mount_auto()) {
+	if (to != NULL && top != NULL && host_mount_auto()) {
 		char p[DSL_NAME_MAX];
 		(void) snprintf(p, sizeof (p), "%s", to);
 		char *slash = p + strlen(top);
@@ -851,7 +848,7 @@ mnt_mp_sum(dsl_pool_t *dp, const char *name)
 typedef struct mnt_newmp {
 	dsl_pool_t *mn_dp;
 	const char *mn_top;     /* the dataset whose mountpoint changed */
-	int         mn_ret;     /* CLI_EXIT_ERROR when a mount failed (printed) */
+	int         mn_ret;     /* HOST_FAILED when a mount failed (printed) */
 } mnt_newmp_t;
 
 /*
@@ -872,19 +869,19 @@ mnt_newmp_one(void *arg, const char *name, int depth)
 	    !mnt_in_tree(v->dpv_setpoint, mn->mn_top)));
 	tarn_free(v);
 	if (follows && mnt_one(mn->mn_dp, name, NULL, NULL, MNT_AUTO) != 0)
-		mn->mn_ret = CLI_EXIT_ERROR;
+		mn->mn_ret = HOST_FAILED;
 	return (0);
 }
 
 int
-cli_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
-    cli_prop_change_t *pc)
+host_mount_prop_before(struct dsl_pool *dp, const char *name, const char *prop,
+    host_prop_change_t *pc)
 {
 	int p = dsl_prop_lookup(prop);
 	memset(pc, 0, sizeof (*pc));
-	if (p == DSL_PROP_MOUNTPOINT && cli_mount_auto())
+	if (p == DSL_PROP_MOUNTPOINT && host_mount_auto())
 		pc->pc_mp_sum = mnt_mp_sum(dp, name);
-	if (!cli_in_daemon() || !cli_mount_any(name))
+	if (!host_daemon_mode() || !host_mount_any(name))
 		return (0);
 	if (mnt_prop_live(p)) {
 		/* what to put back if the mounts refuse the change */
@@ -1019,11 +1016,11 @@ mnt_apply_tree(dsl_pool_t *dp, const char *name, mnt_t **busy, const char **why)
 }
 
 int
-cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
-    const cli_prop_change_t *pc, const char *verb)
+host_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
+    const host_prop_change_t *pc, const char *verb)
 {
 	int p = dsl_prop_lookup(prop), r = 0;
-	if (!cli_in_daemon())
+	if (!host_daemon_mode())
 		return (0);
 	if (pc->pc_down != NULL || pc->pc_mp_sum != 0) {
 		mnt_op_enter();
@@ -1037,7 +1034,7 @@ cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
 		pthread_mutex_unlock(&mnt_op_lock);
 		return (r);
 	}
-	if (!mnt_prop_live(p) || !cli_mount_any(name))
+	if (!mnt_prop_live(p) || !host_mount_any(name))
 		return (0);
 	mnt_op_enter();
 	mnt_t *busy = NULL;
@@ -1048,7 +1045,7 @@ cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
 		(void) snprintf(msg, sizeof (msg), "'%s' is busy (%s)", busy->m_mountpoint,
 		    why != NULL ? why : e == EBUSY ? "files are open for writing there" :
 		    strerror(e));
-		r = cli_cannot(verb, name, e, msg);
+		r = host_report(verb, name, e, msg);
 		if (pc->pc_saved) {
 			char err[512];
 			(void) (pc->pc_was_local ?
@@ -1062,27 +1059,27 @@ cli_mount_prop_changed(struct dsl_pool *dp, const char *name, const char *prop,
 }
 
 void
-cli_mount_start(void)
+host_mount_start(void)
 {
 	char **names;
 	int n;
 
-	if (!cli_mount_auto() || cli_pool_names(&names, &n) != 0)
+	if (!host_mount_auto() || host_pool_names(&names, &n) != 0)
 		return;
 	for (int i = 0; i < n; i++)
-		cli_mount_pool(names[i]);
-	cli_names_free(names, n);
+		host_mount_pool(names[i]);
+	host_names_free(names, n);
 }
 
 void
-cli_mount_stop(void)
+host_mount_stop(void)
 {
 	mnt_op_enter();
 	(void) mnt_unmount_matching(match_all, NULL, true, "unmount", "everything", NULL);
 	pthread_mutex_unlock(&mnt_op_lock);
 }
 
-/* ---- the verbs ---- */
+/* ---- zfs mount and unmount ---- */
 
 static int
 mnt_cmp_name(const void *a, const void *b)
@@ -1090,44 +1087,25 @@ mnt_cmp_name(const void *a, const void *b)
 	return (strcmp((*(mnt_t *const *)a)->m_name, (*(mnt_t *const *)b)->m_name));
 }
 
-/* zfs mount without arguments: "NAME  MOUNTPOINT" per mount, by name. */
-static int
-mnt_list_mounts(void)
+int
+host_mount_list(char ***namesp, char ***mountpointsp, int *np)
 {
 	mnt_t **v;
-	mnt_op_enter();         /* no unmount frees an entry while we print it */
-	int n = mnt_collect(match_all, NULL, &v), w = 0;
+	mnt_op_enter();         /* no unmount frees an entry while we copy it */
+	int n = mnt_collect(match_all, NULL, &v);
 	qsort(v, (size_t)n, sizeof (*v), mnt_cmp_name);
-	for (int i = 0; i < n; i++)
-		if ((int)strlen(v[i]->m_name) > w)
-			w = (int)strlen(v[i]->m_name);
-	for (int i = 0; i < n; i++)
-		fprintf(cli_out, "%-*s  %s\n", w, v[i]->m_name, v[i]->m_mountpoint);
+	char **names = tarn_alloc(((size_t)n + 1) * sizeof (char *));
+	char **mps = tarn_alloc(((size_t)n + 1) * sizeof (char *));
+	for (int i = 0; i < n; i++) {
+		names[i] = tarn_strdup(v[i]->m_name);
+		mps[i] = tarn_strdup(v[i]->m_mountpoint);
+	}
 	tarn_free(v);
 	pthread_mutex_unlock(&mnt_op_lock);
-	return (CLI_EXIT_OK);
-}
-
-/* zfs mount -a, with tmp (may be NULL) the options given for every mount */
-static int
-mnt_all_pools(const mnt_tmp_t *tmp)
-{
-	char **names;
-	int n, r = 0;
-	if (cli_pool_names(&names, &n) != 0)
-		return (CLI_EXIT_ERROR);
-	for (int i = 0; i < n; i++) {
-		cli_fs_t fs;
-		if (cli_fs_open("mount", names[i], false, &fs) != 0) {
-			r = CLI_EXIT_ERROR;
-			continue;
-		}
-		if (mnt_tree(fs.cf_dp, names[i], true, tmp) != 0)
-			r = CLI_EXIT_ERROR;
-		cli_fs_close(&fs);
-	}
-	cli_names_free(names, n);
-	return (r);
+	*namesp = names;
+	*mountpointsp = mps;
+	*np = n;
+	return (0);
 }
 
 /*
@@ -1137,7 +1115,7 @@ mnt_all_pools(const mnt_tmp_t *tmp)
  * value.
  */
 static int
-mnt_parse_tmp(const char *opts, mnt_tmp_t *tmp)
+mnt_parse_tmp(const char *opts, mnt_tmp_t *tmp, char *err, size_t errlen)
 {
 	static const struct { const char *o; uint8_t bit; bool on; } known[] = {
 		{ "ro", MNT_T_RO, true }, { "rw", MNT_T_RO, false },
@@ -1153,7 +1131,7 @@ mnt_parse_tmp(const char *opts, mnt_tmp_t *tmp)
 	static const char *const passed[] = { "defaults", "auto", "noauto", "nofail",
 		"_netdev", "user", "nouser", "users", "owner", "group", "async", "zfsutil",
 		"loud", "silent" };
-	char *copy = tarn_strdup(opts), *save = NULL;
+	char *copy = tarn_strdup(opts != NULL ? opts : ""), *save = NULL;
 	int r = 0;
 	for (char *o = strtok_r(copy, ",", &save); o != NULL && r == 0;
 	    o = strtok_r(NULL, ",", &save)) {
@@ -1174,61 +1152,81 @@ mnt_parse_tmp(const char *opts, mnt_tmp_t *tmp)
 			tmp->mt_clr |= MNT_T_NOATIME | MNT_T_RELATIME;
 			done = true;
 		}
-		if (!done)
-			r = cli_fs_usage_error("mount", "invalid mount option '%s'", o);
+		if (!done) {
+			(void) snprintf(err, errlen, "invalid mount option '%s'", o);
+			r = SET_ERROR(EINVAL);
+		}
 	}
 	tarn_free(copy);
 	return (r);
 }
 
+int
+host_mount_opts_check(const char *opts, char *err, size_t errlen)
+{
+	mnt_tmp_t tmp = { 0 };
+
+	return (mnt_parse_tmp(opts, &tmp, err, errlen));
+}
+
+/* zfs mount -a: every pool's datasets that mount automatically. */
+int
+host_mount_all(const char *opts)
+{
+	mnt_tmp_t tmp = { 0 };
+	char **names, err[128];
+	int n, r = 0;
+	if (mnt_parse_tmp(opts, &tmp, err, sizeof (err)) != 0)
+		return (host_report("mount", "-a", EINVAL, err));
+	if (!host_daemon_mode())
+		return (host_report("mount", "-a", ENOTSUP, "mounting needs the daemon (tarnd)"));
+	if (host_pool_names(&names, &n) != 0)
+		return (HOST_FAILED);
+	for (int i = 0; i < n; i++) {
+		host_fs_t fs;
+		if (host_fs_open("mount", names[i], false, &fs) != 0) {
+			r = HOST_FAILED;
+			continue;
+		}
+		if (mnt_tree(fs.hf_dp, names[i], true, &tmp) != 0)
+			r = HOST_FAILED;
+		host_fs_close(&fs);
+	}
+	host_names_free(names, n);
+	return (r);
+}
+
 /*
- * zfs mount [-O] [-o opts] [-a | dataset]; and, for mount(8)'s helper
- * (mount.tarn), a dataset whose mountpoint is legacy with the directory:
- * zfs mount [-o opts] dataset dir.
+ * zfs mount [-o opts] dataset; and, for mount(8)'s helper (mount.tarn), a
+ * dataset whose mountpoint is legacy with the directory (dir not NULL).
  */
 int
-cli_fs_mount(int argc, char **argv)
+host_mount_one(const char *name, const char *dir, const char *opts)
 {
-	bool all = false;
 	mnt_tmp_t tmp = { 0 };
-	int c, r;
-	while ((c = getopt(argc, argv, ":aOo:")) != -1) {
-		if (c == 'a')
-			all = true;
-		else if (c == 'o' && (r = mnt_parse_tmp(optarg, &tmp)) != 0)
-			return (r);
-		else if (c != 'O' && c != 'o')
-			return (cli_fs_bad_option("mount", c, optopt));
-	}
-	argc -= optind;
-	argv += optind;
-	if (argc > 2 || (all && argc > 0))
-		return (cli_fs_usage_error("mount", "too many arguments"));
-	if (!cli_in_daemon())
-		return (cli_cannot("mount", argc > 0 ? argv[0] : "-a", ENOTSUP,
-		    "mounting needs the daemon (tarnd)"));
-	if (!all && argc == 0)
-		return (mnt_list_mounts());
-	if (all)
-		return (mnt_all_pools(&tmp));
-	cli_fs_t fs;
-	r = cli_fs_open_existing(argv[0], false, &fs);
-	if (r != 0)
+	char err[128];
+	int r;
+	if (mnt_parse_tmp(opts, &tmp, err, sizeof (err)) != 0)
+		return (host_report("mount", name, EINVAL, err));
+	if (!host_daemon_mode())
+		return (host_report("mount", name, ENOTSUP, "mounting needs the daemon (tarnd)"));
+	host_fs_t fs;
+	if ((r = host_fs_open_existing(name, false, &fs)) != 0)
 		return (r);
-	char *dir = argc > 1 ? realpath(argv[1], NULL) : NULL;
+	char *real = dir != NULL ? realpath(dir, NULL) : NULL;
 	int de = errno;
 	mnt_op_enter();
-	if (argc > 1 && dir == NULL) {
+	if (dir != NULL && real == NULL) {
 		char msg[DSL_MOUNTPOINT_MAX + 64];
 		(void) snprintf(msg, sizeof (msg), "mount point '%.*s': %s", DSL_MOUNTPOINT_MAX,
-		    argv[1], tarn_strerror(de));
-		r = cli_cannot("mount", argv[0], de, msg);
-	} else
-		r = mnt_one(fs.cf_dp, argv[0], argc > 1 ? dir : NULL, &tmp, MNT_ASKED) != 0 ?
-		    CLI_EXIT_ERROR : CLI_EXIT_OK;
-	free(dir);
+		    dir, tarn_strerror(de));
+		r = host_report("mount", name, de, msg);
+	} else {
+		r = mnt_one(fs.hf_dp, name, real, &tmp, MNT_ASKED) != 0 ? HOST_FAILED : 0;
+	}
+	free(real);
 	pthread_mutex_unlock(&mnt_op_lock);
-	cli_fs_close(&fs);
+	host_fs_close(&fs);
 	return (r);
 }
 
@@ -1239,102 +1237,32 @@ match_mountpoint(const mnt_t *m, const void *key)
 }
 
 int
-cli_fs_unmount(int argc, char **argv)
+host_unmount(const char *what, bool all, bool force)
 {
-	bool force = false, all = false;
-	int c;
-	while ((c = getopt(argc, argv, ":fa")) != -1) {
-		if (c == 'f')
-			force = true;
-		else if (c == 'a')
-			all = true;
-		else
-			return (cli_fs_bad_option("unmount", c, optopt));
-	}
-	argc -= optind;
-	argv += optind;
-	if (!all && argc < 1)
-		return (cli_fs_usage_error("unmount", "missing filesystem argument"));
-	if (argc > 1 || (all && argc > 0))
-		return (cli_fs_usage_error("unmount", "too many arguments"));
-	if (!cli_in_daemon())
-		return (cli_cannot("unmount", all ? "-a" : argv[0], ENOTSUP,
+	if (!host_daemon_mode())
+		return (host_report("unmount", all ? "-a" : what, ENOTSUP,
 		    "mounting needs the daemon (tarnd)"));
 	int r;
 	mnt_op_enter();
 	if (all) {
 		r = mnt_unmount_matching(match_all, NULL, force, "unmount", "-a", NULL);
-	} else if (argv[0][0] == '/') {
-		char *real = realpath(argv[0], NULL);
-		const char *mp = real != NULL ? real : argv[0];
+	} else if (what[0] == '/') {
+		char *real = realpath(what, NULL);
+		const char *mp = real != NULL ? real : what;
 		mnt_t **v;
 		int n = mnt_collect(match_mountpoint, mp, &v);
 		if (n == 0)
-			r = cli_cannot("unmount", argv[0], EINVAL, "not a mounted tarn "
-			    "filesystem");
+			r = host_report("unmount", what, EINVAL, "not a mounted tarn filesystem");
 		else
 			r = mnt_unmount_matching(match_tree, v[0]->m_name, force, "unmount",
-			    argv[0], NULL);
+			    what, NULL);
 		tarn_free(v);
 		free(real);
-	} else if (!cli_mount_any(argv[0])) {
-		r = cli_cannot("unmount", argv[0], EINVAL, "not currently mounted");
+	} else if (!host_mount_any(what)) {
+		r = host_report("unmount", what, EINVAL, "not currently mounted");
 	} else {
-		r = mnt_unmount_matching(match_tree, argv[0], force, "unmount", argv[0], NULL);
+		r = mnt_unmount_matching(match_tree, what, force, "unmount", what, NULL);
 	}
 	pthread_mutex_unlock(&mnt_op_lock);
 	return (r);
 }
-
-#else /* !TARN_HAVE_MOUNT: a build without FUSE */
-
-void cli_mount_attach(struct dsl_pool *dp) { }
-bool cli_mount_auto(void) { return (false); }
-int cli_mount_tree(struct dsl_pool *dp, const char *name, bool a) { return (0); }
-int cli_unmount_tree(const char *name, bool force, const char *verb) { return (0); }
-bool cli_mount_any(const char *name) { return (false); }
-int
-cli_mount_down(struct dsl_pool *dp, const char *name, bool force, const char *verb,
-    struct mnt_names **down)
-{
-	*down = NULL;
-	return (0);
-}
-void cli_mount_up(struct dsl_pool *dp, const char *from, const char *to, const char *top,
-    struct mnt_names *down) { }
-bool cli_mount_temp(const char *name, int prop, struct dsl_prop_val *v) { return (false); }
-void cli_mount_pool(const char *pool) { }
-int
-cli_mount_prop_changed(struct dsl_pool *dp, const char *n, const char *p,
-    const cli_prop_change_t *pc, const char *verb)
-{
-	return (0);
-}
-bool cli_mount_obj_path(spa_t *s, const char *k, uint64_t o, char *out, size_t l)
-{
-	return (false);
-}
-int
-cli_mount_prop_before(struct dsl_pool *dp, const char *n, const char *p, cli_prop_change_t *pc)
-{
-	memset(pc, 0, sizeof (*pc));
-	return (0);
-}
-void cli_mount_start(void) { }
-void cli_mount_stop(void) { }
-
-int
-cli_fs_mount(int argc, char **argv)
-{
-	return (cli_cannot("mount", argc > 1 ? argv[argc - 1] : "-a", ENOTSUP,
-	    "this build has no FUSE support (libfuse3)"));
-}
-
-int
-cli_fs_unmount(int argc, char **argv)
-{
-	return (cli_cannot("unmount", argc > 1 ? argv[argc - 1] : "-a", ENOTSUP,
-	    "this build has no FUSE support (libfuse3)"));
-}
-
-#endif

@@ -1,8 +1,8 @@
 /*
- * proto.c — what the client and the daemon share of the control
- * protocol (proto.h): where the socket is, and whole reads and writes.
+ * host_wire.c — what the client and the daemon share of the control
+ * protocol (host_wire.h): where the socket is, and whole reads and writes.
  */
-#include "proto.h"
+#include "host_wire.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -13,15 +13,15 @@
 #include <unistd.h>
 
 const char *
-cli_socket_path(void)
+host_socket_path(void)
 {
 	const char *s = getenv("TARN_SOCKET");
 
-	return (s != NULL && s[0] != '\0' ? s : CLI_SOCKET_DEFAULT);
+	return (s != NULL && s[0] != '\0' ? s : HOST_SOCKET_DEFAULT);
 }
 
 void
-cli_rundir(const char *sock, char *buf, size_t len)
+host_rundir(const char *sock, char *buf, size_t len)
 {
 	const char *r = getenv("TARN_RUNDIR");
 	char copy[PATH_MAX];
@@ -35,7 +35,7 @@ cli_rundir(const char *sock, char *buf, size_t len)
 }
 
 int
-cli_write_full(int fd, const void *buf, size_t len)
+host_write_full(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -52,7 +52,7 @@ cli_write_full(int fd, const void *buf, size_t len)
 }
 
 int
-cli_read_full(int fd, void *buf, size_t len)
+host_read_full(int fd, void *buf, size_t len)
 {
 	char *p = buf;
 
@@ -69,12 +69,12 @@ cli_read_full(int fd, void *buf, size_t len)
 }
 
 int
-cli_send_frame(int fd, uint32_t type, const void *buf, uint32_t len)
+host_send_frame(int fd, uint32_t type, const void *buf, uint32_t len)
 {
 	uint32_t hdr[2] = { type, len };
 	int error;
 
-	if ((error = cli_write_full(fd, hdr, sizeof (hdr))) != 0)
+	if ((error = host_write_full(fd, hdr, sizeof (hdr))) != 0)
 		return (error);
-	return (len > 0 ? cli_write_full(fd, buf, len) : 0);
+	return (len > 0 ? host_write_full(fd, buf, len) : 0);
 }

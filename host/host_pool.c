@@ -1,32 +1,32 @@
 /*
- * registry.c — how a command gets a pool and gives it back.
+ * host_pool.c — the registry: how a command gets a pool and gives it back.
  *
  * Theory.  Run in-process (TARN_NO_DAEMON=1, or before the daemon
- * existed), cli_pool_open() opens the pool by name through the cache file
- * and cli_pool_close() syncs and closes it: one command, one open.
+ * existed), host_pool_open() opens the pool by name through the cache file
+ * and host_pool_close() syncs and closes it: one command, one open.
  *
  * Inside tarnd the registry is in daemon mode: the daemon opened every
  * pool of the cache file when it started and keeps them open, so a
  * scrub started by one command keeps running after it returns and error
- * counters live as long as the daemon.  cli_pool_open() then returns the
+ * counters live as long as the daemon.  host_pool_open() then returns the
  * held spa_t, and the registry entry's read-write lock says who may use
  * it: a command that only reads (SPA_OPEN_READONLY: status, list) takes
  * it shared, any other takes it exclusive, so two commands never change
  * one pool at once while readers run side by side.  Each thread keeps a
- * short list of its holds, so cli_pool_close(spa) knows what to release;
+ * short list of its holds, so host_pool_close(spa) knows what to release;
  * a spa_t the registry does not know (a trial import) is simply closed.
  *
  * A pool that did not open at start (devices missing) is not held; it
- * stays in the cache file, so `status` lists it, and every cli_pool_open()
+ * stays in the cache file, so `status` lists it, and every host_pool_open()
  * tries again; read-only commands fall back to a transient read-only,
  * unverified open as in-process commands do, so status can show a pool
  * whose metadata no longer verifies.  Export and destroy mark the entry
  * gone under the registry mutex (commands queued on its lock then get
- * "no such pool"); a pool still held past cli_pool_unlock() by another
+ * "no such pool"); a pool still held past host_pool_unlock() by another
  * command cannot be exported (EBUSY).  Lock order: an entry's rwlock is
  * never requested while holding the registry mutex.
  */
-#include "tarn.h"
+#include "host_impl.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -38,7 +38,7 @@ typedef struct reg_pool {
 	spa_t   *rp_spa;           /* NULL once exported or destroyed */
 	pthread_rwlock_t rp_rw;    /* held by commands: shared or exclusive */
 	int      rp_refs;          /* commands holding or waiting for it */
-	int      rp_unlocked;      /* holders past cli_pool_unlock() */
+	int      rp_unlocked;      /* holders past host_pool_unlock() */
 	bool     rp_gone;          /* no new holds; freed at the last unref */
 	bool     rp_uncached;      /* imported without a cache file entry */
 } reg_pool_t;
@@ -56,7 +56,7 @@ typedef struct reg_hold {
 #define REG_MAXHOLDS 32
 
 static bool reg_daemon;
-static cli_log_fn_t reg_log;
+static host_log_fn_t reg_log;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reg_cv = PTHREAD_COND_INITIALIZER;
 static reg_pool_t *reg_pools;
@@ -65,7 +65,7 @@ static __thread reg_hold_t reg_holds[REG_MAXHOLDS];
 static __thread int reg_nholds;
 
 bool
-cli_in_daemon(void)
+host_daemon_mode(void)
 {
 	return (reg_daemon);
 }
@@ -150,7 +150,7 @@ hold_remove(reg_hold_t *h)
 }
 
 int
-cli_pool_names(char ***namesp, int *np)
+host_pool_names(char ***namesp, int *np)
 {
 	spa_cache_entry_t *ents;
 	int n, ncache, error, extra = 0;
@@ -183,14 +183,14 @@ cli_pool_names(char ***namesp, int *np)
 }
 
 void
-cli_names_free(char **names, int n)
+host_names_free(char **names, int n)
 {
 	for (int i = 0; i < n; i++)
 		tarn_free(names[i]);
 	tarn_free(names);
 }
 
-/* Is the pool in the cache file?  0 yes, CLI_ENOPOOL no, else an error. */
+/* Is the pool in the cache file?  0 yes, HOST_ENOPOOL no, else an error. */
 static int
 pool_cached(const char *name, char *err, size_t errlen)
 {
@@ -208,7 +208,7 @@ pool_cached(const char *name, char *err, size_t errlen)
 	spa_cache_free(ents, n);
 	if (!known) {
 		(void) snprintf(err, errlen, "no such pool");
-		return (SET_ERROR(CLI_ENOPOOL));
+		return (SET_ERROR(HOST_ENOPOOL));
 	}
 	return (0);
 }
@@ -260,7 +260,7 @@ reg_get(const char *name, int *errorp, char *err, size_t errlen)
 }
 
 int
-cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen)
+host_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen)
 {
 	reg_pool_t *rp;
 	int error;
@@ -282,7 +282,7 @@ cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errle
 		return (SET_ERROR(EMFILE));
 	}
 	if ((rp = reg_get(name, &error, err, errlen)) == NULL) {
-		if (error == CLI_ENOPOOL || !(flags & SPA_OPEN_READONLY))
+		if (error == HOST_ENOPOOL || !(flags & SPA_OPEN_READONLY))
 			return (error);
 		/* as in-process: a look at a pool that will not open for use */
 		err[0] = '\0';
@@ -300,7 +300,7 @@ cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errle
 		reg_rele_locked(rp);
 		pthread_mutex_unlock(&reg_lock);
 		(void) snprintf(err, errlen, "no such pool");
-		return (SET_ERROR(CLI_ENOPOOL));
+		return (SET_ERROR(HOST_ENOPOOL));
 	}
 	pthread_mutex_unlock(&reg_lock);
 	reg_holds[reg_nholds++] = (reg_hold_t){ .rh_pool = rp, .rh_spa = rp->rp_spa,
@@ -316,7 +316,7 @@ cli_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t errle
  * *uncached: held, and imported without a cache file entry.
  */
 bool
-cli_pool_held(const spa_t *spa, bool *uncached)
+host_pool_held(const spa_t *spa, bool *uncached)
 {
 	const reg_hold_t *h = hold_find(spa);
 	bool held = h != NULL && h->rh_pool != NULL;
@@ -345,7 +345,7 @@ hold_drop(reg_hold_t *h)
 }
 
 void
-cli_pool_close(spa_t *spa)
+host_pool_close(spa_t *spa)
 {
 	reg_hold_t *h;
 
@@ -361,7 +361,7 @@ cli_pool_close(spa_t *spa)
 }
 
 void
-cli_pool_unlock(spa_t *spa)
+host_pool_unlock(spa_t *spa)
 {
 	reg_hold_t *h;
 
@@ -375,7 +375,7 @@ cli_pool_unlock(spa_t *spa)
 }
 
 void
-cli_pool_adopt(spa_t *spa)
+host_pool_adopt(spa_t *spa)
 {
 	reg_pool_t *old;
 
@@ -457,13 +457,13 @@ reg_end(spa_t *spa, bool destroy)
 }
 
 int
-cli_spa_export(spa_t *spa)
+host_pool_export(spa_t *spa)
 {
 	return (reg_end(spa, false));
 }
 
 int
-cli_spa_destroy(spa_t *spa)
+host_pool_destroy(spa_t *spa)
 {
 	return (reg_end(spa, true));
 }
@@ -471,7 +471,7 @@ cli_spa_destroy(spa_t *spa)
 /* ---- the daemon's side ---- */
 
 void
-cli_registry_start(cli_log_fn_t logf)
+host_start(host_log_fn_t logf)
 {
 	spa_cache_entry_t *ents;
 	int n, error;
@@ -499,20 +499,16 @@ cli_registry_start(cli_log_fn_t logf)
 		pthread_mutex_unlock(&reg_lock);
 	}
 	spa_cache_free(ents, n);
-#ifdef TARN_HAVE_FS
-	cli_mount_start();      /* the datasets of the pools it holds again */
-#endif
+	host_mount_start();      /* the datasets of the pools it holds again */
 }
 
 int
-cli_registry_stop(int wait_ms)
+host_stop(int wait_ms)
 {
 	struct timespec deadline;
 	int left = 0;
 
-#ifdef TARN_HAVE_FS
-	cli_mount_stop();       /* every mount goes before its pool closes */
-#endif
+	host_mount_stop();       /* every mount goes before its pool closes */
 	VERIFY0(clock_gettime(CLOCK_REALTIME, &deadline));
 	deadline.tv_sec += wait_ms / 1000;
 	deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
@@ -551,12 +547,12 @@ cli_registry_stop(int wait_ms)
 }
 
 void
-cli_registry_print(FILE *f)
+host_print_pools(FILE *f)
 {
 	char **names;
 	int n;
 
-	if (cli_pool_names(&names, &n) != 0) {
+	if (host_pool_names(&names, &n) != 0) {
 		fprintf(f, "pools: cannot read the cache file %s\n", spa_cachefile_path());
 		return;
 	}
@@ -571,5 +567,5 @@ cli_registry_print(FILE *f)
 			fprintf(f, "\t%-20s not open (UNAVAIL)\n", names[i]);
 		pthread_mutex_unlock(&reg_lock);
 	}
-	cli_names_free(names, n);
+	host_names_free(names, n);
 }

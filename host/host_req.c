@@ -1,0 +1,42 @@
+/*
+ * host_req.c — the request a command runs for: where its failures are
+ * reported (host_report, through the reporter the caller set for this
+ * thread) and whether it should stop early (host_cancelled: inside tarnd,
+ * the client hung up or the daemon is stopping).
+ */
+#include "host_impl.h"
+
+#include <poll.h>
+
+__thread int host_conn_fd_tls = -1;
+volatile bool host_stopping;
+static __thread host_report_fn_t host_reporter;
+
+void
+host_set_reporter(host_report_fn_t fn)
+{
+	host_reporter = fn;
+}
+
+int
+host_report(const char *verb, const char *name, int error, const char *msg)
+{
+	if (host_reporter != NULL)
+		host_reporter(verb, name, error, msg);
+	else
+		fprintf(stderr, "cannot %s '%s': %s\n", verb, name,
+		    msg != NULL && msg[0] != '\0' ? msg : tarn_strerror(error));
+	return (HOST_FAILED);
+}
+
+bool
+host_cancelled(void)
+{
+	struct pollfd p = { .fd = host_conn_fd_tls, .events = POLLRDHUP };
+
+	if (host_conn_fd_tls < 0)
+		return (false);
+	if (host_stopping)
+		return (true);
+	return (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0);
+}
