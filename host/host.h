@@ -105,6 +105,30 @@ extern volatile bool host_stopping;
  */
 bool host_cancelled(void);
 
+/*
+ * Notes that are not failures ("note: ..."), and what the libraries write
+ * to stderr while a command runs in tarnd: to host_err_tls when the
+ * thread's caller set one (the client's stderr), else to stderr.
+ */
+extern __thread FILE *host_err_tls;
+void host_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- the pool history of the command (host_history.c) ---- */
+
+/*
+ * The command line to record, "PROG ARGS..." (prog "zpool" or "zfs",
+ * argv[0] the verb), set before the command parses argv (getopt permutes
+ * it); host_history_set takes it whole (from a request), host_history_get
+ * gives it back ("" when none).
+ */
+void host_history_begin(const char *prog, int argc, char **argv);
+void host_history_set(const char *line);
+const char *host_history_get(void);
+/* Record it in spa's history, once per pool (after the change succeeded). */
+void host_history_log(spa_t *spa);
+/* Record the pool's own event (history -i): "create" or "import" pool, version, host. */
+void host_history_event(spa_t *spa, const char *what);
+
 /* ---- datasets (host_fs.c) ---- */
 
 /* A pool opened for dataset work (lib/dsl on it). */

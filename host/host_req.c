@@ -7,10 +7,22 @@
 #include "host_impl.h"
 
 #include <poll.h>
+#include <stdarg.h>
 
 __thread int host_conn_fd_tls = -1;
 volatile bool host_stopping;
+__thread FILE *host_err_tls;
 static __thread host_report_fn_t host_reporter;
+
+void
+host_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void) vfprintf(host_err_tls != NULL ? host_err_tls : stderr, fmt, ap);
+	va_end(ap);
+}
 
 void
 host_set_reporter(host_report_fn_t fn)

@@ -195,7 +195,7 @@ cli_fs_create(int argc, char **argv)
 		e = 0;          /* zfs create -p of an existing dataset succeeds */
 	r = e ? cli_cannot("create", name, e, err) : CLI_EXIT_OK;
 	if (r == CLI_EXIT_OK)
-		cli_history_log(fs.hf_spa);
+		host_history_log(fs.hf_spa);
 	if (r == CLI_EXIT_OK && host_mount_auto())
 		r = host_mount_tree(fs.hf_dp, top, true);
 	host_fs_close(&fs);
@@ -256,7 +256,7 @@ cli_fs_destroy(int argc, char **argv)
 	}
 	r = e ? cli_cannot("destroy", name, e, err) : CLI_EXIT_OK;
 	if (r == CLI_EXIT_OK)
-		cli_history_log(fs.hf_spa);
+		host_history_log(fs.hf_spa);
 	host_fs_close(&fs);
 	return (r);
 }
@@ -309,7 +309,7 @@ cli_fs_rename(int argc, char **argv)
 	host_mount_up(fs.hf_dp, argv[0], e == 0 ? argv[1] : NULL, top, down);
 	if (e == 0) {
 		r = CLI_EXIT_OK;
-		cli_history_log(fs.hf_spa);
+		host_history_log(fs.hf_spa);
 	} else if (e == EEXIST || e == EXDEV || (e == ENOENT && strstr(err, "parent")))
 		r = cli_cannot("rename to", argv[1], e, err);
 	else
@@ -367,7 +367,7 @@ cli_fs_set(int argc, char **argv)
 				rr = mr;
 		}
 		if (rr == 0)
-			cli_history_log(fs.hf_spa);
+			host_history_log(fs.hf_spa);
 		if (fs.hf_dp != NULL)
 			host_fs_close(&fs);
 		if (rr != 0)
@@ -442,7 +442,7 @@ cli_fs_inherit(int argc, char **argv)
 			    fs_inherit_one, &ia);
 			rr = ia.ia_ret;
 			if (rr == 0)
-				cli_history_log(fs.hf_spa);
+				host_history_log(fs.hf_spa);
 			host_fs_close(&fs);
 		}
 		if (rr != 0)

@@ -309,8 +309,8 @@ cli_pool_create(int argc, char **argv)
 	spa_vdev_spec_free(spec);
 	if (error != 0)
 		return (cli_cannot("create", name, error, err));
-	cli_history_event(spa, "create");
-	cli_history_log(spa);
+	host_history_event(spa, "create");
+	host_history_log(spa);
 	ret = create_root_dataset(spa, co.co_mountpoint, &co);
 	host_pool_adopt(spa);
 	if (ret == 0)
@@ -360,7 +360,7 @@ cli_pool_destroy(int argc, char **argv)
 		host_pool_close(spa);
 		return (CLI_EXIT_ERROR);
 	}
-	cli_history_log(spa);   /* as zpool: the record goes down with the pool */
+	host_history_log(spa);   /* as zpool: the record goes down with the pool */
 	err[0] = '\0';
 	if ((error = host_pool_destroy(spa)) != 0)
 		return (cli_cannot("destroy", argv[0], error, NULL));

@@ -7,14 +7,8 @@
  * (zpool verbs) or cli_history_begin_zfs() (fs verbs) with its argv
  * before parsing it (getopt permutes argv), which keeps the command line
  * as zpool would write it ("zpool create tank mirror a b", "zfs set
- * atime=off tank/a"); once the change succeeded it calls
- * cli_history_log(spa), once per pool.  The library (spa_history_log_as)
- * stores it with the time, the host and the user who ran it (the
- * client's, through the daemon's socket); the library itself records the
- * internal events (a dataset created in txg N, scans set up and done), and
- * cli_history_event() the pool's own (created, imported, features
- * enabled).  A version-1 pool, which has no `history` feature, records
- * nothing until it is upgraded.
+ * atime=off tank/a"); the host writes it into each pool the command
+ * changed (host/host_history.c).
  *
  * Output, as zpool's:
  *
@@ -31,85 +25,19 @@
 
 #include <getopt.h>
 #include <pwd.h>
-#include <sys/socket.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
-
-/* The command line of the verb this thread runs (as zpool would log it). */
-static __thread char cli_history_line[400];
-/* The pools it was recorded in (a verb over several datasets: once each). */
-#define HISTORY_MAXPOOLS 8
-static __thread char cli_history_pools[HISTORY_MAXPOOLS][SPA_NAME_MAX + 1];
-static __thread int cli_history_npools;
-
-static void
-history_begin(const char *prog, int argc, char **argv)
-{
-	size_t off;
-
-	cli_history_npools = 0;
-	off = (size_t)snprintf(cli_history_line, sizeof (cli_history_line), "%s", prog);
-	for (int i = 0; i < argc && off < sizeof (cli_history_line); i++)
-		off += (size_t)snprintf(cli_history_line + off,
-		    sizeof (cli_history_line) - off, " %s", argv[i]);
-}
 
 void
 cli_history_begin(int argc, char **argv)
 {
-	history_begin("zpool", argc, argv);
+	host_history_begin("zpool", argc, argv);
 }
 
 void
 cli_history_begin_zfs(int argc, char **argv)
 {
-	history_begin("zfs", argc, argv);
-}
-
-/* Who runs the command: the client of the daemon's socket, or us. */
-static uint32_t
-history_uid(void)
-{
-	struct ucred cr;
-	socklen_t len = sizeof (cr);
-
-	if (host_conn_fd_tls >= 0 &&
-	    getsockopt(host_conn_fd_tls, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
-		return ((uint32_t)cr.uid);
-	return ((uint32_t)getuid());
-}
-
-void
-cli_history_log(spa_t *spa)
-{
-	int error;
-
-	if (cli_history_line[0] == '\0' || spa_readonly(spa))
-		return;
-	for (int i = 0; i < cli_history_npools; i++)
-		if (strcmp(cli_history_pools[i], spa_name(spa)) == 0)
-			return;
-	if (cli_history_npools < HISTORY_MAXPOOLS)
-		(void) snprintf(cli_history_pools[cli_history_npools++],
-		    sizeof (cli_history_pools[0]), "%s", spa_name(spa));
-	/* A command that did its work does not fail for want of a record. */
-	if ((error = spa_history_log_as(spa, cli_history_line, history_uid())) != 0)
-		fprintf(cli_err, "note: the command was not recorded in the history "
-		    "of '%s': %s\n", spa_name(spa), tarn_strerror(error));
-}
-
-void
-cli_history_event(spa_t *spa, const char *what)
-{
-	struct utsname u;
-
-	if (uname(&u) != 0)
-		memset(&u, 0, sizeof (u));
-	/* zpool's words: "create pool version 5000; software version ...; uts ..." */
-	(void) spa_history_log_internal(spa, 0, "%s pool version %" PRIu64 "; software "
-	    "version tarn-%s; uts %s %s %s %s", what, spa_version(spa), TARN_VERSION,
-	    u.nodename, u.release, u.version, u.machine);
+	host_history_begin("zfs", argc, argv);
 }
 
 /* "2026-11-30.04:00:00" in local time, as zpool history prints it. */

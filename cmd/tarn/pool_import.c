@@ -438,8 +438,8 @@ import_one(const import_opts_t *io, const char *which, const char *newname)
 			    "last transactions");
 		return (cli_cannot("import", which, error, err));
 	}
-	cli_history_event(spa, "import");
-	cli_history_log(spa);
+	host_history_event(spa, "import");
+	host_history_log(spa);
 	/* in-process, a resilver the import started ends before we exit */
 	if (!host_daemon_mode() && cli_scan_active(spa, SPA_SCAN_RESILVER))
 		(void) spa_scan_wait(spa);
@@ -544,7 +544,7 @@ export_one(const char *name, bool force)
 		host_pool_close(spa);
 		return (CLI_EXIT_ERROR);
 	}
-	cli_history_log(spa);   /* kept in the pool for its next import */
+	host_history_log(spa);   /* kept in the pool for its next import */
 	if ((error = host_pool_export(spa)) != 0)
 		return (cli_cannot("export", name, error, NULL));
 	return (CLI_EXIT_OK);

@@ -209,7 +209,7 @@ scrub_one(const char *name, spa_scan_func_t func, scrub_cmd_t cmd, bool wait)
 	if (cmd == SCRUB_STOP || cmd == SCRUB_PAUSE) {
 		error = cmd == SCRUB_STOP ? spa_scan_stop(spa) : spa_scan_pause(spa);
 		if (error == 0)
-			cli_history_log(spa);
+			host_history_log(spa);
 		host_pool_close(spa);
 		if (error == ENOENT)
 			return (cli_cannot(cmd == SCRUB_STOP ? "cancel scrubbing" :
@@ -224,7 +224,7 @@ scrub_one(const char *name, spa_scan_func_t func, scrub_cmd_t cmd, bool wait)
 		host_pool_close(spa);
 		return (ret);
 	}
-	cli_history_log(spa);
+	host_history_log(spa);
 	if (wait || !host_daemon_mode()) {
 		host_pool_unlock(spa);   /* let status and others in meanwhile */
 		error = cli_scan_wait(spa);

@@ -248,7 +248,7 @@ upgrade_one(const char *name, uint64_t version, bool *did, bool *never)
 		if (added & cli_features[i].cf_flag)
 			(void) spa_history_log_internal(spa, 0, "set feature@%s=enabled",
 			    cli_features[i].cf_name);
-	cli_history_log(spa);
+	host_history_log(spa);
 	if (from < SPA_VERSION_2 && target >= SPA_VERSION_2)
 		fprintf(cli_out, "Successfully upgraded '%s' from version %" PRIu64
 		    " to feature flags.\n", name, from);

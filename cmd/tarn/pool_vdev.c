@@ -134,7 +134,7 @@ vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 		error = spa_vdev_replace(spa, argv[1], hasnew ? newpath : NULL, force,
 		    err, sizeof (err));
 	if (error == 0) {
-		cli_history_log(spa);
+		host_history_log(spa);
 		vdev_cache_refresh(spa);
 		error = vdev_wait_resilver(spa, wait);
 		vdev_cache_refresh(spa);
@@ -187,7 +187,7 @@ cli_pool_detach(int argc, char **argv)
 		return (cli_cannot("detach", argv[0], error, err));
 	err[0] = '\0';
 	if ((error = spa_vdev_detach(spa, argv[1], err, sizeof (err))) == 0) {
-		cli_history_log(spa);
+		host_history_log(spa);
 		vdev_cache_refresh(spa);
 	}
 	host_pool_close(spa);
@@ -225,7 +225,7 @@ vdev_online_offline(const char *verb, bool online, bool temporary, int argc, cha
 			    "no longer present\n", argv[i], cli_pool_prog);
 	}
 	if (done > 0) {
-		cli_history_log(spa);
+		host_history_log(spa);
 		if (online)   /* in-process: the resilver it started ends first */
 			(void) vdev_wait_resilver(spa, false);
 	}
@@ -298,7 +298,7 @@ cli_pool_clear(int argc, char **argv)
 	err[0] = '\0';
 	error = spa_vdev_clear(spa, argc == 2 ? argv[1] : NULL, err, sizeof (err));
 	if (error == 0)
-		cli_history_log(spa);
+		host_history_log(spa);
 	host_pool_close(spa);
 	return (error == 0 ? CLI_EXIT_OK :
 	    cli_cannot("clear errors for", argv[argc - 1], error, err));
@@ -358,7 +358,7 @@ add_tops(const char *pool, int nwords, char **words, bool force, bool dryrun)
 	}
 	error = spa_vdev_add(spa, spec, force, err, sizeof (err));
 	if (error == 0) {
-		cli_history_log(spa);
+		host_history_log(spa);
 		vdev_cache_refresh(spa);
 	}
 	host_pool_close(spa);
@@ -417,7 +417,7 @@ cli_pool_add(int argc, char **argv)
 			error = spa_vdev_add_spares(spa, argc - 2, paths, force, err,
 			    sizeof (err));
 			if (error == 0) {
-				cli_history_log(spa);
+				host_history_log(spa);
 				vdev_cache_refresh(spa);
 			}
 			host_pool_close(spa);

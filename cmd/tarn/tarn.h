@@ -189,10 +189,6 @@ extern const size_t cli_nfeatures;
 void cli_history_begin(int argc, char **argv);
 /* The same for a zfs verb ("zfs VERB ARGS...", argv[0] is the verb). */
 void cli_history_begin_zfs(int argc, char **argv);
-/* Record the pool's own event (history -i): "create" or "import" pool, version, host. */
-void cli_history_event(spa_t *spa, const char *what);
-/* Record it in spa's history (after the change succeeded). */
-void cli_history_log(spa_t *spa);
 
 /* pool_scrub.c: scans as status shows them */
 /* zpool's "0B", "512B", "1.50M" (cli_nicenum with B below 1K). */

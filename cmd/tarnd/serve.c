@@ -394,6 +394,7 @@ serve_command(conn_t *c, request_t *rq)
 	c->c_out = out;
 	cli_out_tls = out;
 	cli_err_tls = err;
+	host_err_tls = err;
 	host_conn_fd_tls = c->c_fd;
 	if (rq->rq_argc == 3 && strcmp(rq->rq_argv[0], "tarn") == 0 &&
 	    strcmp(rq->rq_argv[1], "daemon") == 0 &&
@@ -403,6 +404,7 @@ serve_command(conn_t *c, request_t *rq)
 		ret = cli_dispatch(rq->rq_argc, rq->rq_argv);
 	cli_out_tls = NULL;
 	cli_err_tls = NULL;
+	host_err_tls = NULL;
 	host_conn_fd_tls = -1;
 	(void) fclose(out);
 	c->c_out = NULL;

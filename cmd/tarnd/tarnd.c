@@ -118,7 +118,7 @@ tarnd_request_stop(void)
 static ssize_t
 stderr_write(void *cookie, const char *buf, size_t size)
 {
-	FILE *client = cli_err_tls;
+	FILE *client = host_err_tls;
 
 	if (client != NULL) {
 		int old;
