@@ -21,6 +21,8 @@
 #include "spa.h"
 #include "dsl.h"
 
+#include <json-c/json.h>
+
 /* ---- pools (host_pool.c) ---- */
 
 /* The pools this host has imported, by name, sorted (from the cache file). */
@@ -242,5 +244,23 @@ int host_mount_all(const char *opts);
  * '/'), or all; reports its failures; 0 or HOST_FAILED.
  */
 int host_unmount(const char *what, bool all, bool force);
+
+/* ---- operations: what the command line asks of the host (host_ops.c) ---- */
+
+/*
+ * An operation takes its arguments as a JSON object and answers with
+ * one: the same whether the command line runs it in-process or sends it
+ * to tarnd (host_wire.h: a request names the operation and carries the
+ * arguments as JSON text; the reply carries the result).  The operations
+ * and their arguments are listed in host_ops.c.
+ *
+ * host_exec runs op on args and returns the result object (*resp, the
+ * caller puts it): "ret" is 0 or HOST_FAILED; the operation's own fields
+ * beside it.  collect: failures reported while it runs are gathered into
+ * the result's "reports" array ([verb, name, errno, message] each),
+ * for a caller in another process; else they go to the thread's reporter.
+ * ENOENT: no such operation (*resp NULL); EINVAL: args is not an object.
+ */
+int host_exec(const char *op, json_object *args, bool collect, json_object **resp);
 
 #endif /* TARN_HOST_H */

@@ -1,16 +1,25 @@
 /*
  * host_wire.h — the control protocol between `tarn` (client) and tarnd, on a
- * UNIX stream socket that only root may use (docs/DESIGN.md, "The
- * daemon").  Both ends run on one host, so integers are native uint32.
+ * UNIX stream socket that only root may use (docs/DESIGN.md, "host").
+ * Both ends run on one host, so integers are native uint32.
  *
- * Request, client to daemon, once per connection:
- *   u32 HOST_PROTO_MAGIC          (sent with the client's cwd as an
+ * A connection carries one request.  Client to daemon:
+ *   u32 magic                    (sent with the client's cwd as an
  *                                 SCM_RIGHTS file descriptor)
- *   u32 argc, then argc strings  (string: u32 length, bytes, no NUL)
- *   u32 nenv, then nenv strings  ("NAME=VALUE": PWD, UMASK, TARN_CACHEFILE)
+ *   u32 n, then n strings        (string: u32 length, bytes, no NUL)
+ *   u32 nenv, then nenv strings  ("NAME=VALUE": PWD, UMASK, TARN_CACHEFILE,
+ *                                 HISTORY)
+ * The magic says what the strings are:
+ *   HOST_PROTO_MAGIC_OP  an operation of the host (host_exec): the
+ *                        operation's name and its arguments as JSON text;
+ *                        HISTORY is the command line to record in the
+ *                        pools it changes
+ *   HOST_PROTO_MAGIC     a command line, run by the daemon as `tarn` would
+ *                        run it (the verbs not yet split into operations)
  * Reply, daemon to client: frames {u32 type, u32 length, bytes}:
  *   HOST_FRAME_OUT / HOST_FRAME_ERR  bytes for the client's stdout / stderr
- *   HOST_FRAME_EXIT                 length 4: the i32 exit status; last
+ *   HOST_FRAME_RESULT                an operation's result, JSON text
+ *   HOST_FRAME_EXIT                  length 4: the i32 exit status; last
  */
 #ifndef TARN_HOST_WIRE_H
 #define TARN_HOST_WIRE_H
@@ -19,15 +28,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define HOST_PROTO_MAGIC   0x314e5254u     /* "TRN1" */
+#define HOST_PROTO_MAGIC    0x314e5254u     /* "TRN1" */
+#define HOST_PROTO_MAGIC_OP 0x6f4e5254u     /* "TRNo" */
 #define HOST_FRAME_OUT     1
 #define HOST_FRAME_ERR     2
 #define HOST_FRAME_EXIT    3
+#define HOST_FRAME_RESULT  4
 
 #define HOST_PROTO_MAXARGS 4096
 #define HOST_PROTO_MAXSTR  (1u << 20)
 #define HOST_PROTO_MAXREQ  (4u << 20)       /* all strings together */
 #define HOST_PROTO_MAXENV  16
+#define HOST_PROTO_MAXRESULT (256u << 20)  /* an operation's result */
 
 
 #define HOST_SOCKET_DEFAULT "/run/tarn/tarnd.sock"

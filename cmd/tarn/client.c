@@ -209,7 +209,7 @@ req_str(char **bufp, size_t *lenp, size_t *capp, const char *s)
 
 /* Send the request: the magic with the cwd descriptor, then the rest. */
 static int
-client_send(int fd, int argc, char **argv)
+client_send(int fd, uint32_t magic, int argc, char **argv, const char *history)
 {
 	char *buf = NULL, cwd[PATH_MAX], env[PATH_MAX + 32];
 	size_t len = 0, cap = 0;
@@ -228,6 +228,10 @@ client_send(int fd, int argc, char **argv)
 		(void) snprintf(env, sizeof (env), "TARN_CACHEFILE=%s", getenv("TARN_CACHEFILE"));
 		envs[nenv++] = tarn_strdup(env);
 	}
+	if (history != NULL && history[0] != '\0') {
+		(void) snprintf(env, sizeof (env), "HISTORY=%s", history);
+		envs[nenv++] = tarn_strdup(env);
+	}
 	req_u32(&buf, &len, &cap, (uint32_t)argc);
 	for (int i = 0; i < argc; i++)
 		req_str(&buf, &len, &cap, argv[i]);
@@ -237,7 +241,6 @@ client_send(int fd, int argc, char **argv)
 		tarn_free((void *)envs[i]);
 	}
 
-	uint32_t magic = HOST_PROTO_MAGIC;
 	struct iovec iov = { .iov_base = &magic, .iov_len = sizeof (magic) };
 	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof (int))]; } cm;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -282,7 +285,7 @@ client_lost(void)
  * broke: as for a crash in-process, a status no command gives).
  */
 static int
-client_receive(int fd)
+client_receive(int fd, char **resultp)
 {
 	char *buf = NULL;
 	size_t cap = 0;
@@ -294,7 +297,8 @@ client_receive(int fd)
 			status = client_lost();
 			break;
 		}
-		if (hdr[1] > HOST_PROTO_MAXSTR) {
+		if (hdr[1] > (hdr[0] == HOST_FRAME_RESULT ? HOST_PROTO_MAXRESULT :
+		    HOST_PROTO_MAXSTR)) {
 			fprintf(stderr, "tarn: bad frame from the daemon\n");
 			status = CLI_EXIT_LOST;
 			break;
@@ -313,7 +317,11 @@ client_receive(int fd)
 			status = st;
 			break;
 		}
-		if (hdr[0] == HOST_FRAME_OUT)
+		if (hdr[0] == HOST_FRAME_RESULT && resultp != NULL && *resultp == NULL) {
+			*resultp = tarn_alloc((size_t)hdr[1] + 1);
+			memcpy(*resultp, buf, hdr[1]);
+			(*resultp)[hdr[1]] = '\0';
+		} else if (hdr[0] == HOST_FRAME_OUT)
 			(void) host_write_full(STDOUT_FILENO, buf, hdr[1]);
 		else if (hdr[0] == HOST_FRAME_ERR)
 			(void) host_write_full(STDERR_FILENO, buf, hdr[1]);
@@ -330,14 +338,39 @@ cli_client_run(int argc, char **argv)
 
 	if (client_connect_or_start(sock, &fd) != 0)
 		return (CLI_EXIT_ERROR);
-	if ((error = client_send(fd, argc, argv)) != 0) {
+	if ((error = client_send(fd, HOST_PROTO_MAGIC, argc, argv, NULL)) != 0) {
 		fprintf(stderr, "tarn: cannot send the command to the daemon: %s\n",
 		    strerror(error));
 		(void) close(fd);
 		return (CLI_EXIT_ERROR);
 	}
-	status = client_receive(fd);
+	status = client_receive(fd, NULL);
 	(void) close(fd);
+	return (status);
+}
+
+int
+cli_client_call(const char *op, const char *args, const char *history, char **resultp)
+{
+	const char *sock = host_socket_path();
+	char *strs[] = { (char *)op, (char *)args };
+	int fd, error, status;
+
+	*resultp = NULL;
+	if (client_connect_or_start(sock, &fd) != 0)
+		return (CLI_EXIT_ERROR);
+	if ((error = client_send(fd, HOST_PROTO_MAGIC_OP, 2, strs, history)) != 0) {
+		fprintf(stderr, "tarn: cannot send the command to the daemon: %s\n",
+		    strerror(error));
+		(void) close(fd);
+		return (CLI_EXIT_ERROR);
+	}
+	status = client_receive(fd, resultp);
+	(void) close(fd);
+	if (status != CLI_EXIT_LOST && *resultp == NULL) {
+		fprintf(stderr, "tarn: the daemon did not answer the operation '%s'\n", op);
+		status = CLI_EXIT_ERROR;
+	}
 	return (status);
 }
 
@@ -398,13 +431,13 @@ cli_client_daemon(int argc, char **argv)
 		return (CLI_EXIT_ERROR);
 	}
 	char *args[] = { (char *)"tarn", (char *)"daemon", (char *)what, NULL };
-	if ((error = client_send(fd, 3, args)) != 0) {
+	if ((error = client_send(fd, HOST_PROTO_MAGIC, 3, args, NULL)) != 0) {
 		fprintf(stderr, "tarn: cannot send the command to the daemon: %s\n",
 		    strerror(error));
 		(void) close(fd);
 		return (CLI_EXIT_ERROR);
 	}
-	int status = client_receive(fd);
+	int status = client_receive(fd, NULL);
 	if (strcmp(what, "stop") == 0 && status == CLI_EXIT_OK) {
 		/* the daemon's end of the socket closes when its process is gone */
 		struct pollfd p = { .fd = fd, .events = POLLIN };

@@ -91,6 +91,23 @@ progname(const char *argv0)
 	return (slash != NULL ? slash + 1 : argv0);
 }
 
+bool
+cli_runs_here(int argc, char **argv)
+{
+	const char *prog = progname(argv[0]);
+	const cli_verb_t *v = NULL;
+
+	if (strcmp(prog, "zpool") == 0 && argc >= 2)
+		v = cli_pool_verb(argv[1]);
+	else if (strcmp(prog, "zfs") == 0 && argc >= 2)
+		v = cli_fs_verb(argv[1]);
+	else if (argc >= 3 && strcmp(argv[1], "pool") == 0)
+		v = cli_pool_verb(argv[2]);
+	else if (argc >= 3 && strcmp(argv[1], "fs") == 0)
+		v = cli_fs_verb(argv[2]);
+	return (v != NULL && (v->cv_flags & CLI_VERB_OPS) != 0);
+}
+
 static int
 cli_dispatch_cmd(int argc, char **argv)
 {

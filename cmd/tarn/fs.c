@@ -28,17 +28,17 @@ static const cli_verb_t cli_fs_verbs[] = {
 	{ "inherit", cli_fs_inherit,
 	    "\tinherit [-r] <property> <filesystem> ...\n" },
 	{ "mount", cli_fs_mount,
-	    "\tmount\n\tmount [-o opts] [-a | <filesystem>]\n" },
+	    "\tmount\n\tmount [-o opts] [-a | <filesystem>]\n", CLI_VERB_OPS },
 	{ "unmount", cli_fs_unmount,
-	    "\tunmount [-f] <-a | filesystem|mountpoint>\n" },
+	    "\tunmount [-f] <-a | filesystem|mountpoint>\n", CLI_VERB_OPS },
 	{ "umount", cli_fs_unmount,
-	    "\tumount [-f] <-a | filesystem|mountpoint>\n" },
+	    "\tumount [-f] <-a | filesystem|mountpoint>\n", CLI_VERB_OPS },
 	{ "upgrade", cli_fs_upgrade,
 	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n" },
 };
 
-static const cli_verb_t *
-fs_verb_lookup(const char *name)
+const cli_verb_t *
+cli_fs_verb(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(cli_fs_verbs); i++)
 		if (strcmp(cli_fs_verbs[i].cv_name, name) == 0)
@@ -64,7 +64,7 @@ cli_fs_usage_error(const char *verb, const char *fmt, ...)
 	vfprintf(cli_err, fmt, ap);
 	va_end(ap);
 	fputc('\n', cli_err);
-	const cli_verb_t *v = fs_verb_lookup(verb);
+	const cli_verb_t *v = cli_fs_verb(verb);
 	if (v != NULL)
 		fprintf(cli_err, "usage:\n%s", v->cv_usage);
 	return (CLI_EXIT_USAGE);
@@ -93,14 +93,14 @@ cli_fs_main(int argc, char **argv)
 	const char *w = argv[1];
 	if (strcmp(w, "help") == 0 || strcmp(w, "-?") == 0 || strcmp(w, "-h") == 0 ||
 	    strcmp(w, "--help") == 0) {
-		const cli_verb_t *v = argc > 2 ? fs_verb_lookup(argv[2]) : NULL;
+		const cli_verb_t *v = argc > 2 ? cli_fs_verb(argv[2]) : NULL;
 		if (v != NULL)
 			fprintf(cli_out, "usage:\n%s", v->cv_usage);
 		else
 			cli_fs_usage(cli_out);
 		return (CLI_EXIT_OK);
 	}
-	const cli_verb_t *v = fs_verb_lookup(w);
+	const cli_verb_t *v = cli_fs_verb(w);
 	if (v == NULL) {
 		fprintf(cli_err, "unrecognized command '%s'\n", w);
 		cli_fs_usage(cli_err);

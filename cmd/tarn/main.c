@@ -46,12 +46,17 @@ uses_pools(int argc, char **argv)
 	    !help_word(argv[2]));
 }
 
-static bool
-no_daemon(void)
+/*
+ * Run a command line: in this process when it needs no pool, when there
+ * is no daemon (TARN_NO_DAEMON=1), or when its verb talks to the host in
+ * operations (cli_call sends them to tarnd); else whole inside tarnd.
+ */
+static int
+run(int argc, char **argv)
 {
-	const char *v = getenv("TARN_NO_DAEMON");
-
-	return (v != NULL && v[0] != '\0' && strcmp(v, "0") != 0);
+	if (uses_pools(argc, argv) && !cli_no_daemon() && !cli_runs_here(argc, argv))
+		return (cli_client_run(argc, argv));
+	return (cli_dispatch(argc, argv));
 }
 
 /* mount(8)'s helper exit codes (mount(8), RETURN CODES) */
@@ -105,11 +110,7 @@ mount_helper(int argc, char **argv)
 		return (0);
 	char *args[] = { (char *)"tarn", (char *)"fs", (char *)"mount", (char *)"-o",
 		(char *)(opts != NULL ? opts : "defaults"), (char *)spec, (char *)dir, NULL };
-	int n = (int)ARRAY_SIZE(args) - 1, r;
-	if (!no_daemon())
-		r = cli_client_run(n, args);
-	else
-		r = cli_dispatch(n, args);
+	int n = (int)ARRAY_SIZE(args) - 1, r = run(n, args);
 	return (r == 0 ? 0 : r == CLI_EXIT_USAGE ? MOUNT_EX_USAGE : MOUNT_EX_FAIL);
 usage:
 	fprintf(stderr, "usage: mount.tarn DATASET DIR [-sfnv] [-o OPTIONS]\n"
@@ -134,7 +135,5 @@ main(int argc, char **argv)
 			return (cli_client_daemon(2, stop));
 		}
 	}
-	if (uses_pools(argc, argv) && !no_daemon())
-		return (cli_client_run(argc, argv));
-	return (cli_dispatch(argc, argv));
+	return (run(argc, argv));
 }

@@ -54,7 +54,7 @@ static const cli_verb_t cli_verbs[] = {
 	{ "history", cli_pool_history,
 	    "\thistory [pool] ...\n" },
 	{ "sync", cli_pool_sync,
-	    "\tsync [pool] ...\n" },
+	    "\tsync [pool] ...\n", CLI_VERB_OPS },
 	{ "upgrade", cli_pool_upgrade,
 	    "\tupgrade\n"
 	    "\tupgrade -v\n"
@@ -66,8 +66,8 @@ static const cli_verb_t cli_verbs[] = {
 	    "\tset <property=value> <pool>\n" },
 };
 
-static const cli_verb_t *
-verb_lookup(const char *name)
+const cli_verb_t *
+cli_pool_verb(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(cli_verbs); i++)
 		if (strcmp(cli_verbs[i].cv_name, name) == 0)
@@ -120,7 +120,7 @@ cli_pool_usage(FILE *f)
 void
 cli_verb_usage(const char *verb, FILE *f)
 {
-	const cli_verb_t *v = verb_lookup(verb);
+	const cli_verb_t *v = cli_pool_verb(verb);
 
 	if (v == NULL) {
 		cli_pool_usage(f);
@@ -184,13 +184,13 @@ cli_pool_main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-?") == 0 ||
 	    strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-		if (argc > 2 && verb_lookup(argv[2]) != NULL)
+		if (argc > 2 && cli_pool_verb(argv[2]) != NULL)
 			cli_verb_usage(argv[2], cli_out);
 		else
 			cli_pool_usage(cli_out);
 		return (CLI_EXIT_OK);
 	}
-	if ((v = verb_lookup(argv[1])) == NULL) {
+	if ((v = cli_pool_verb(argv[1])) == NULL) {
 		fprintf(cli_err, "unrecognized command '%s'\n", argv[1]);
 		cli_pool_usage(cli_err);
 		return (CLI_EXIT_USAGE);

@@ -59,7 +59,19 @@ typedef struct cli_verb {
 	const char *cv_name;
 	int       (*cv_fn)(int argc, char **argv);  /* argv[0] is the verb */
 	const char *cv_usage;                       /* lines after "usage:" */
+	int         cv_flags;                       /* CLI_VERB_* */
 } cli_verb_t;
+/*
+ * The verb asks the host only through cli_call (host operations), so it
+ * runs in the `tarn` process, which sends those to tarnd.  A verb without
+ * it still runs whole inside tarnd (its command line forwarded).
+ */
+#define CLI_VERB_OPS 0x1
+/* pool.c, fs.c: a verb by name, or NULL. */
+const cli_verb_t *cli_pool_verb(const char *name);
+const cli_verb_t *cli_fs_verb(const char *name);
+/* dispatch.c: does this command line run here, with its host calls sent to tarnd? */
+bool cli_runs_here(int argc, char **argv);
 
 /* dispatch.c: run one command line (argv[0] is "tarn" or "zpool"). */
 int cli_dispatch(int argc, char **argv);
@@ -225,8 +237,21 @@ int cli_fs_mount(int argc, char **argv);
 int cli_fs_unmount(int argc, char **argv);
 int cli_fs_upgrade(int argc, char **argv);
 
+/*
+ * call.c: run a host operation (host_exec) here or in tarnd.  args is
+ * consumed; *resp is the result (put it with json_object_put; NULL when
+ * none came back).  Failures the host reported are printed.  Returns
+ * CLI_EXIT_OK, CLI_EXIT_ERROR when the operation failed, or CLI_EXIT_LOST.
+ */
+int cli_call(const char *op, json_object *args, json_object **resp);
+/* Operations run in this process (TARN_NO_DAEMON=1, or inside tarnd). */
+bool cli_local(void);
+bool cli_no_daemon(void);
+
 /* client.c: run argv in the daemon (starting it if needed); its status. */
 int cli_client_run(int argc, char **argv);
+/* client.c: one host operation in the daemon: its exit status and result text. */
+int cli_client_call(const char *op, const char *args, const char *history, char **resultp);
 /* client.c: `tarn daemon start|stop|status` (argv[0] is "daemon"). */
 int cli_client_daemon(int argc, char **argv);
 /* The client's exit status when the daemon died during the command. */

@@ -34,6 +34,7 @@ typedef struct request {
 	int    rq_nenv;
 	char **rq_env;
 	int    rq_cwdfd;        /* -1 when the client sent none */
+	bool   rq_op;           /* an operation: rq_argv is { name, JSON args } */
 } request_t;
 
 static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -129,7 +130,7 @@ req_free(request_t *rq)
 
 /* Read the magic, taking the cwd descriptor that comes with it. */
 static int
-req_read_magic(int fd, int *cwdfd)
+req_read_magic(int fd, int *cwdfd, bool *op)
 {
 	uint32_t magic;
 	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof (int) * 4)]; } cm;
@@ -159,7 +160,8 @@ req_read_magic(int fd, int *cwdfd)
 	if (n < (ssize_t)sizeof (magic) &&
 	    host_read_full(fd, (char *)&magic + n, sizeof (magic) - (size_t)n) != 0)
 		return (EPIPE);
-	return (magic == HOST_PROTO_MAGIC ? 0 : SET_ERROR(EPROTO));
+	*op = magic == HOST_PROTO_MAGIC_OP;
+	return (magic == HOST_PROTO_MAGIC || *op ? 0 : SET_ERROR(EPROTO));
 }
 
 static int
@@ -197,12 +199,12 @@ req_read(int fd, request_t *rq)
 	size_t total = 0;
 	int error;
 
-	if ((error = req_read_magic(fd, &rq->rq_cwdfd)) != 0)
+	if ((error = req_read_magic(fd, &rq->rq_cwdfd, &rq->rq_op)) != 0)
 		return (error);
 	if ((error = req_read_strings(fd, HOST_PROTO_MAXARGS, &rq->rq_argv,
 	    &rq->rq_argc, &total)) != 0)
 		return (error);
-	if (rq->rq_argc < 1)
+	if (rq->rq_argc < 1 || (rq->rq_op && rq->rq_argc != 2))
 		return (SET_ERROR(EPROTO));
 	return (req_read_strings(fd, HOST_PROTO_MAXENV, &rq->rq_env, &rq->rq_nenv, &total));
 }
@@ -277,7 +279,7 @@ req_enter_cwd(request_t *rq)
 		tarnd_info.ti_unshare = false;
 	}
 	if (!tarnd_info.ti_unshare) {
-		if (pwd != NULL && pwd[0] == '/')
+		if (pwd != NULL && pwd[0] == '/' && !rq->rq_op)
 			req_absolutize(rq, pwd);
 		return (0);
 	}
@@ -412,10 +414,51 @@ serve_command(conn_t *c, request_t *rq)
 	return (ret);
 }
 
+/*
+ * Run an operation of the host: its failures are gathered into the
+ * result (host_exec's collect), what the libraries write to stderr
+ * meanwhile goes to the client's stderr; the result goes back as one
+ * frame.  Returns the exit status (the result's "ret").
+ */
+static int
+serve_op(conn_t *c, request_t *rq)
+{
+	static const cookie_io_functions_t errf = { .write = err_write };
+	json_object *args = json_tokener_parse(rq->rq_argv[1]), *res = NULL;
+	FILE *err = fopencookie(c, "w", errf);
+	int ret;
+
+	VERIFY(err != NULL);
+	(void) setvbuf(err, NULL, _IOLBF, 4096);
+	host_err_tls = err;
+	host_conn_fd_tls = c->c_fd;
+	host_history_set(req_env(rq, "HISTORY"));
+	int error = host_exec(rq->rq_argv[0], args, true, &res);
+	host_history_set(NULL);
+	host_conn_fd_tls = -1;
+	host_err_tls = NULL;
+	(void) fclose(err);
+	if (error != 0) {
+		tarnd_log("bad operation '%.64s' from a client: %s", rq->rq_argv[0],
+		    strerror(error));
+		res = json_object_new_object();
+		json_object_object_add(res, "ret", json_object_new_int(HOST_FAILED));
+		json_object_object_add(res, "error", json_object_new_int(error));
+	}
+	ret = json_object_get_int(json_object_object_get(res, "ret"));
+	const char *text = json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN);
+	if (!c->c_dead && host_send_frame(c->c_fd, HOST_FRAME_RESULT, text,
+	    (uint32_t)strlen(text)) != 0)
+		c->c_dead = true;
+	json_object_put(res);
+	json_object_put(args);
+	return (ret);
+}
+
 static bool
 is_stop(const request_t *rq)
 {
-	return (rq->rq_argc == 3 && strcmp(rq->rq_argv[0], "tarn") == 0 &&
+	return (!rq->rq_op && rq->rq_argc == 3 && strcmp(rq->rq_argv[0], "tarn") == 0 &&
 	    strcmp(rq->rq_argv[1], "daemon") == 0 && strcmp(rq->rq_argv[2], "stop") == 0);
 }
 
@@ -452,7 +495,7 @@ serve_thread(void *arg)
 		serve_refuse(c.c_fd, msg);
 	} else {
 		int32_t st;
-		ret = serve_command(&c, &rq);
+		ret = rq.rq_op ? serve_op(&c, &rq) : serve_command(&c, &rq);
 		st = ret;
 		(void) host_send_frame(c.c_fd, HOST_FRAME_EXIT, &st, sizeof (st));
 	}

@@ -1,0 +1,78 @@
+/*
+ * call.c — how a verb asks the host for something: cli_call(op, args)
+ * runs the host operation op (host_ops.c) in this process when pools are
+ * opened here (TARN_NO_DAEMON=1, or inside tarnd), else sends it to tarnd
+ * (client.c) and turns the reply back into the same result.  Failures
+ * the host reported come back as [verb, name, errno, message] and are
+ * printed here as "cannot VERB 'NAME': message", in the order they
+ * happened, so a verb prints the same whichever way it ran.
+ */
+#include "tarn.h"
+
+bool
+cli_no_daemon(void)
+{
+	const char *v = getenv("TARN_NO_DAEMON");
+
+	return (v != NULL && v[0] != '\0' && strcmp(v, "0") != 0);
+}
+
+bool
+cli_local(void)
+{
+	return (host_daemon_mode() || cli_no_daemon());
+}
+
+/* Print the failures the daemon reported. */
+static void
+call_reports(json_object *res)
+{
+	json_object *reps;
+
+	if (!json_object_object_get_ex(res, "reports", &reps))
+		return;
+	for (size_t i = 0; i < json_object_array_length(reps); i++) {
+		json_object *r = json_object_array_get_idx(reps, i);
+		const char *msg = json_object_get_string(json_object_array_get_idx(r, 3));
+		(void) cli_cannot(json_object_get_string(json_object_array_get_idx(r, 0)),
+		    json_object_get_string(json_object_array_get_idx(r, 1)),
+		    json_object_get_int(json_object_array_get_idx(r, 2)),
+		    json_object_is_type(json_object_array_get_idx(r, 3), json_type_null) ?
+		    NULL : msg);
+	}
+}
+
+int
+cli_call(const char *op, json_object *args, json_object **resp)
+{
+	json_object *res = NULL;
+	int error, ret;
+
+	*resp = NULL;
+	if (cli_local()) {
+		error = host_exec(op, args, false, &res);
+	} else {
+		char *text = NULL;
+		const char *a = json_object_to_json_string_ext(args, JSON_C_TO_STRING_PLAIN);
+		fflush(cli_out);
+		ret = cli_client_call(op, a, host_history_get(), &text);
+		if (ret != 0 && text == NULL) {
+			json_object_put(args);
+			return (ret);
+		}
+		res = json_tokener_parse(text);
+		tarn_free(text);
+		error = res != NULL && json_object_is_type(res, json_type_object) ? 0 : EPROTO;
+		if (error == 0)
+			call_reports(res);
+	}
+	json_object_put(args);
+	if (error != 0) {
+		json_object_put(res);
+		fprintf(cli_err, "tarn: the host cannot run '%s': %s\n", op, tarn_strerror(error));
+		return (CLI_EXIT_ERROR);
+	}
+	ret = json_object_get_int(json_object_object_get(res, "ret"));
+	*resp = res;
+	return (ret != 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK);
+}
