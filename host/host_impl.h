@@ -7,4 +7,21 @@
 #include "host.h"
 #include "posix.h"
 
+/* ---- operations (host_ops.c; each host_op_*.c has a table) ---- */
+
+typedef int (*host_op_fn_t)(json_object *args, json_object *res);
+typedef struct host_op {
+	const char  *ho_name;   /* "pool.sync": group.verb */
+	host_op_fn_t ho_fn;     /* 0 or HOST_FAILED (failures reported) */
+} host_op_t;
+
+extern const host_op_t host_ops_mount[];
+extern const host_op_t host_ops_sync[];
+
+/* Arguments: a string (NULL when absent or not a string), a boolean. */
+const char *host_arg_str(json_object *args, const char *key);
+bool host_arg_bool(json_object *args, const char *key);
+/* A string argument that must be there: reports and fails when absent. */
+int host_arg_need(json_object *args, const char *key, const char *op, const char **vp);
+
 #endif /* TARN_HOST_IMPL_H */

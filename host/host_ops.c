@@ -1,32 +1,26 @@
 /*
  * host_ops.c — the operations the command line asks of the host, by
- * name, with JSON arguments and results (host.h, host_exec).  Each entry
- * turns its arguments into a call of the host's C interface and its
- * outcome into result fields; the meaning lives in the called function.
- *
- *   op                args                         result
- *   fs.mount          name, dir?, opts?            -
- *   fs.mount_all      opts?                        -
- *   fs.unmount        what?, all, force            -
- *   fs.mounts         -                            mounts: [[name, mountpoint]...]
- *   pool.sync         names?: [pool...]            -   (none: every pool)
+ * name, with JSON arguments and results (host.h, host_exec).  Each
+ * host_op_*.c file has a table of its operations (its theory comment
+ * lists them with their arguments and results); an entry turns the
+ * arguments into a call of the host's C interface and the outcome into
+ * result fields, while the meaning lives in the called function.
  *
  * Every result has "ret" (0 or HOST_FAILED) and, when the caller asked
  * for them (collect), "reports": [[verb, name, errno, message]...].
  */
 #include "host_impl.h"
 
-typedef int (*host_op_fn_t)(json_object *args, json_object *res);
-
-typedef struct host_op {
-	const char  *ho_name;
-	host_op_fn_t ho_fn;
-} host_op_t;
+/* Every operation table (NULL-terminated each). */
+static const host_op_t *const host_op_tables[] = {
+	host_ops_mount,
+	host_ops_sync,
+};
 
 /* ---- argument helpers ---- */
 
-static const char *
-arg_str(json_object *args, const char *key)
+const char *
+host_arg_str(json_object *args, const char *key)
 {
 	json_object *v;
 
@@ -35,8 +29,8 @@ arg_str(json_object *args, const char *key)
 	return (json_object_get_string(v));
 }
 
-static bool
-arg_bool(json_object *args, const char *key)
+bool
+host_arg_bool(json_object *args, const char *key)
 {
 	json_object *v;
 
@@ -44,114 +38,13 @@ arg_bool(json_object *args, const char *key)
 }
 
 /* A string argument that must be there; reports and fails when it is not. */
-static int
-arg_need(json_object *args, const char *key, const char *op, const char **vp)
+int
+host_arg_need(json_object *args, const char *key, const char *op, const char **vp)
 {
-	if ((*vp = arg_str(args, key)) != NULL)
+	if ((*vp = host_arg_str(args, key)) != NULL)
 		return (0);
 	return (host_report(op, key, EINVAL, "missing argument"));
 }
-
-/* ---- mounts ---- */
-
-static int
-op_fs_mount(json_object *args, json_object *res)
-{
-	const char *name;
-
-	if (arg_need(args, "name", "mount", &name) != 0)
-		return (HOST_FAILED);
-	return (host_mount_one(name, arg_str(args, "dir"), arg_str(args, "opts")));
-}
-
-static int
-op_fs_mount_all(json_object *args, json_object *res)
-{
-	return (host_mount_all(arg_str(args, "opts")));
-}
-
-static int
-op_fs_unmount(json_object *args, json_object *res)
-{
-	bool all = arg_bool(args, "all");
-	const char *what = arg_str(args, "what");
-
-	if (!all && what == NULL)
-		return (host_report("unmount", "-", EINVAL, "missing filesystem argument"));
-	return (host_unmount(what, all, arg_bool(args, "force")));
-}
-
-static int
-op_fs_mounts(json_object *args, json_object *res)
-{
-	char **names, **mps;
-	int n;
-
-	if (host_mount_list(&names, &mps, &n) != 0)
-		return (HOST_FAILED);
-	json_object *a = json_object_new_array_ext(n);
-	for (int i = 0; i < n; i++) {
-		json_object *pair = json_object_new_array_ext(2);
-		json_object_array_add(pair, json_object_new_string(names[i]));
-		json_object_array_add(pair, json_object_new_string(mps[i]));
-		json_object_array_add(a, pair);
-	}
-	json_object_object_add(res, "mounts", a);
-	host_names_free(names, n);
-	host_names_free(mps, n);
-	return (0);
-}
-
-/* ---- pools ---- */
-
-static int
-sync_one(const char *name)
-{
-	char err[1024] = "";
-	spa_t *spa;
-	int e = host_pool_open(name, 0, &spa, err, sizeof (err));
-
-	if (e != 0)
-		return (host_report("sync", name, e, err));
-	dmu_pool_t *dp = spa_dmu_pool(spa);
-	if (!spa_readonly(spa) && dp != NULL)
-		e = txg_wait_synced(dp, 0);
-	host_pool_close(spa);
-	return (e == 0 ? 0 : host_report("sync", name, e, NULL));
-}
-
-static int
-op_pool_sync(json_object *args, json_object *res)
-{
-	json_object *names;
-	char **all;
-	int n, r = 0;
-
-	if (json_object_object_get_ex(args, "names", &names) &&
-	    json_object_is_type(names, json_type_array)) {
-		for (size_t i = 0; i < json_object_array_length(names); i++) {
-			const char *name = json_object_get_string(json_object_array_get_idx(names, i));
-			if (name == NULL || sync_one(name) != 0)
-				r = HOST_FAILED;
-		}
-		return (r);
-	}
-	if (host_pool_names(&all, &n) != 0)
-		return (HOST_FAILED);
-	for (int i = 0; i < n; i++)
-		if (sync_one(all[i]) != 0)
-			r = HOST_FAILED;
-	host_names_free(all, n);
-	return (r);
-}
-
-static const host_op_t host_ops[] = {
-	{ "fs.mount", op_fs_mount },
-	{ "fs.mount_all", op_fs_mount_all },
-	{ "fs.unmount", op_fs_unmount },
-	{ "fs.mounts", op_fs_mounts },
-	{ "pool.sync", op_pool_sync },
-};
 
 /* ---- running one ---- */
 
@@ -179,9 +72,10 @@ host_exec(const char *op, json_object *args, bool collect, json_object **resp)
 	const host_op_t *o = NULL;
 
 	*resp = NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(host_ops) && o == NULL; i++)
-		if (strcmp(host_ops[i].ho_name, op) == 0)
-			o = &host_ops[i];
+	for (size_t t = 0; t < ARRAY_SIZE(host_op_tables) && o == NULL; t++)
+		for (const host_op_t *p = host_op_tables[t]; p->ho_name != NULL && o == NULL; p++)
+			if (strcmp(p->ho_name, op) == 0)
+				o = p;
 	if (o == NULL)
 		return (SET_ERROR(ENOENT));
 	if (args == NULL || !json_object_is_type(args, json_type_object))
