@@ -17,8 +17,9 @@
  * then changed that block too, its change would have to go to the newer
  * txg's copy (the one readers see) and txg N on disk would hold the rest
  * of its transaction without it — half a transaction after a crash, a
- * directory entry without its inode.  Quiescing lasts as long as the
- * longest running tx (one file operation), so the wait is short.  A
+ * directory entry without its inode (DESIGN.md invariant 9).  Quiescing
+ * lasts as long as the longest running tx (one file operation), so the
+ * wait is short.  A
  * thread that already holds a tx of the quiescing txg and assigns another
  * joins that txg instead of waiting for itself; it is not throttled
  * either (each thread's holds are counted, dmu_tx_mine).  A txg is synced when its
@@ -42,7 +43,8 @@
  * fast writer settles at the rate the devices take, without stalls.
  *
  * A sync that fails suspends the pool: every later tx fails with EIO and
- * nothing more is written, so that what is on disk stays a committed txg.
+ * nothing more is written, so that what is on disk stays a committed txg
+ * (DESIGN.md invariant 8).
  */
 #include "dmu_impl.h"
 

@@ -49,9 +49,10 @@
  *
  * Held frees.  While a scrub or resilver walks a committed tree, blocks
  * of that tree that later txgs free must not be reallocated (the scan
- * would read, and might "repair", someone else's new data).  So while the
- * class is held (metaslab_class_hold_frees, counted), frees that mature
- * in sync_done go to ms_held instead of ms_allocatable; when the last
+ * would read, and might "repair", someone else's new data: DESIGN.md
+ * invariant 11).  So while the class is held (metaslab_class_hold_frees,
+ * counted), frees that mature in sync_done go to ms_held instead of
+ * ms_allocatable; when the last
  * hold is released they all become allocatable.  Held space counts as
  * deferred.  The space map is not involved: a held range is an ordinary
  * matured FREE on disk, so replay and condense treat it as free, and

@@ -5,15 +5,18 @@
  *
  * Theory of the intent log
  * ------------------------
- * What is logged.  Only file writes are logged as records.  Every other
- * change (create, rename, setattr, xattrs, ...) is "unlogged": the file
+ * What is logged (DESIGN.md invariant 10).  The file system logs the
+ * changes it can replay (writes, creates, removes, links, renames,
+ * setattrs, and with the log_xattr_punch feature xattrs and hole punches:
+ * lib/posix/posix_zil.c).  Any other change is "unlogged": the file
  * system notes its txg, and a commit while any unlogged change is not yet
  * in a synced txg waits for a txg sync instead of writing the log.  So
  * whenever the log is written, every change since the last synced txg is
- * a logged write, and replaying the records on top of the synced state
+ * a logged record, and replaying the records on top of the synced state
  * gives exactly the state at the commit.  (A record names an object that
- * exists in the synced state: objects created since then are unlogged
- * changes, and freed object numbers are reused only after a sync.)
+ * exists in the synced state or that a create earlier in the log made,
+ * which replay gives the object number the original got; freed object
+ * numbers are reused only after a sync.)
  *
  * Records in memory.  An itx names (object, range, txg, mtime); its data
  * is read from the object when the commit writes it, so writes cost no
