@@ -262,5 +262,15 @@ int host_unmount(const char *what, bool all, bool force);
  * ENOENT: no such operation (*resp NULL); EINVAL: args is not an object.
  */
 int host_exec(const char *op, json_object *args, bool collect, json_object **resp);
+/*
+ * Parts of a result sent while the operation runs (iostat INTERVAL: one
+ * part per round): host_emit(part) hands part (consumed) to the emitter
+ * the caller set for this thread; without one it is dropped.  The caller
+ * gets the parts in order, before the result.  0, or EPIPE once the
+ * caller went away.
+ */
+typedef int (*host_emit_fn_t)(void *arg, json_object *part);
+void host_set_emitter(host_emit_fn_t fn, void *arg);
+int host_emit(json_object *part);
 
 #endif /* TARN_HOST_H */

@@ -41,6 +41,26 @@ host_report(const char *verb, const char *name, int error, const char *msg)
 	return (HOST_FAILED);
 }
 
+static __thread host_emit_fn_t host_emitter;
+static __thread void *host_emitter_arg;
+
+void
+host_set_emitter(host_emit_fn_t fn, void *arg)
+{
+	host_emitter = fn;
+	host_emitter_arg = arg;
+}
+
+int
+host_emit(json_object *part)
+{
+	if (host_emitter == NULL) {
+		json_object_put(part);
+		return (0);
+	}
+	return (host_emitter(host_emitter_arg, part));
+}
+
 bool
 host_cancelled(void)
 {

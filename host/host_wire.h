@@ -18,6 +18,8 @@
  *                        run it (the verbs not yet split into operations)
  * Reply, daemon to client: frames {u32 type, u32 length, bytes}:
  *   HOST_FRAME_OUT / HOST_FRAME_ERR  bytes for the client's stdout / stderr
+ *   HOST_FRAME_PART                  a part of an operation's result sent
+ *                                    while it runs (host_emit), JSON text
  *   HOST_FRAME_RESULT                an operation's result, JSON text
  *   HOST_FRAME_EXIT                  length 4: the i32 exit status; last
  */
@@ -34,6 +36,7 @@
 #define HOST_FRAME_ERR     2
 #define HOST_FRAME_EXIT    3
 #define HOST_FRAME_RESULT  4
+#define HOST_FRAME_PART    5
 
 #define HOST_PROTO_MAXARGS 4096
 #define HOST_PROTO_MAXSTR  (1u << 20)

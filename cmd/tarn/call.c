@@ -42,20 +42,62 @@ call_reports(json_object *res)
 	}
 }
 
+typedef struct call_parts {
+	cli_call_part_fn_t cp_fn;
+	void *cp_arg;
+	bool cp_gone;
+} call_parts_t;
+
+/* A part run in this process (host_emit's emitter). */
+static int
+call_part_local(void *arg, json_object *part)
+{
+	call_parts_t *cp = arg;
+
+	if (!cp->cp_gone && cp->cp_fn(cp->cp_arg, part) != 0)
+		cp->cp_gone = true;
+	json_object_put(part);
+	return (cp->cp_gone ? EPIPE : 0);
+}
+
+/* A part the daemon sent. */
+static void
+call_part_remote(void *arg, const char *text)
+{
+	call_parts_t *cp = arg;
+	json_object *part = json_tokener_parse(text);
+
+	if (part != NULL && !cp->cp_gone && cp->cp_fn(cp->cp_arg, part) != 0)
+		cp->cp_gone = true;
+	json_object_put(part);
+}
+
 int
 cli_call(const char *op, json_object *args, json_object **resp)
 {
+	return (cli_call_parts(op, args, NULL, NULL, resp));
+}
+
+int
+cli_call_parts(const char *op, json_object *args, cli_call_part_fn_t fn, void *arg,
+    json_object **resp)
+{
+	call_parts_t cp = { .cp_fn = fn, .cp_arg = arg };
 	json_object *res = NULL;
 	int error, ret;
 
 	*resp = NULL;
 	if (cli_local()) {
+		if (fn != NULL)
+			host_set_emitter(call_part_local, &cp);
 		error = host_exec(op, args, false, &res);
+		host_set_emitter(NULL, NULL);
 	} else {
 		char *text = NULL;
 		const char *a = json_object_to_json_string_ext(args, JSON_C_TO_STRING_PLAIN);
 		fflush(cli_out);
-		ret = cli_client_call(op, a, host_history_get(), &text);
+		ret = cli_client_call(op, a, host_history_get(), &text,
+		    fn != NULL ? call_part_remote : NULL, &cp);
 		if (ret != 0 && text == NULL) {
 			json_object_put(args);
 			return (ret);

@@ -285,7 +285,7 @@ client_lost(void)
  * broke: as for a crash in-process, a status no command gives).
  */
 static int
-client_receive(int fd, char **resultp)
+client_receive(int fd, char **resultp, cli_part_fn_t partfn, void *partarg)
 {
 	char *buf = NULL;
 	size_t cap = 0;
@@ -297,7 +297,8 @@ client_receive(int fd, char **resultp)
 			status = client_lost();
 			break;
 		}
-		if (hdr[1] > (hdr[0] == HOST_FRAME_RESULT ? HOST_PROTO_MAXRESULT :
+		if (hdr[1] > (hdr[0] == HOST_FRAME_RESULT || hdr[0] == HOST_FRAME_PART ?
+		    HOST_PROTO_MAXRESULT :
 		    HOST_PROTO_MAXSTR)) {
 			fprintf(stderr, "tarn: bad frame from the daemon\n");
 			status = CLI_EXIT_LOST;
@@ -317,7 +318,13 @@ client_receive(int fd, char **resultp)
 			status = st;
 			break;
 		}
-		if (hdr[0] == HOST_FRAME_RESULT && resultp != NULL && *resultp == NULL) {
+		if (hdr[0] == HOST_FRAME_PART && partfn != NULL) {
+			char *text = tarn_alloc((size_t)hdr[1] + 1);
+			memcpy(text, buf, hdr[1]);
+			text[hdr[1]] = '\0';
+			partfn(partarg, text);
+			tarn_free(text);
+		} else if (hdr[0] == HOST_FRAME_RESULT && resultp != NULL && *resultp == NULL) {
 			*resultp = tarn_alloc((size_t)hdr[1] + 1);
 			memcpy(*resultp, buf, hdr[1]);
 			(*resultp)[hdr[1]] = '\0';
@@ -344,13 +351,14 @@ cli_client_run(int argc, char **argv)
 		(void) close(fd);
 		return (CLI_EXIT_ERROR);
 	}
-	status = client_receive(fd, NULL);
+	status = client_receive(fd, NULL, NULL, NULL);
 	(void) close(fd);
 	return (status);
 }
 
 int
-cli_client_call(const char *op, const char *args, const char *history, char **resultp)
+cli_client_call(const char *op, const char *args, const char *history, char **resultp,
+    cli_part_fn_t partfn, void *partarg)
 {
 	const char *sock = host_socket_path();
 	char *strs[] = { (char *)op, (char *)args };
@@ -365,7 +373,7 @@ cli_client_call(const char *op, const char *args, const char *history, char **re
 		(void) close(fd);
 		return (CLI_EXIT_ERROR);
 	}
-	status = client_receive(fd, resultp);
+	status = client_receive(fd, resultp, partfn, partarg);
 	(void) close(fd);
 	if (status != CLI_EXIT_LOST && *resultp == NULL) {
 		fprintf(stderr, "tarn: the daemon did not answer the operation '%s'\n", op);
@@ -437,7 +445,7 @@ cli_client_daemon(int argc, char **argv)
 		(void) close(fd);
 		return (CLI_EXIT_ERROR);
 	}
-	int status = client_receive(fd, NULL);
+	int status = client_receive(fd, NULL, NULL, NULL);
 	if (strcmp(what, "stop") == 0 && status == CLI_EXIT_OK) {
 		/* the daemon's end of the socket closes when its process is gone */
 		struct pollfd p = { .fd = fd, .events = POLLIN };

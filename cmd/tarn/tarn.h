@@ -244,14 +244,28 @@ int cli_fs_upgrade(int argc, char **argv);
  * CLI_EXIT_OK, CLI_EXIT_ERROR when the operation failed, or CLI_EXIT_LOST.
  */
 int cli_call(const char *op, json_object *args, json_object **resp);
+/*
+ * The same for an operation that sends parts while it runs (host_emit):
+ * fn gets each part (borrowed) in order, before the result; it returns
+ * nonzero to say the command's output is gone (the operation is then
+ * told so at its next part).
+ */
+typedef int (*cli_call_part_fn_t)(void *arg, json_object *part);
+int cli_call_parts(const char *op, json_object *args, cli_call_part_fn_t fn, void *arg,
+    json_object **resp);
 /* Operations run in this process (TARN_NO_DAEMON=1, or inside tarnd). */
 bool cli_local(void);
 bool cli_no_daemon(void);
 
 /* client.c: run argv in the daemon (starting it if needed); its status. */
 int cli_client_run(int argc, char **argv);
-/* client.c: one host operation in the daemon: its exit status and result text. */
-int cli_client_call(const char *op, const char *args, const char *history, char **resultp);
+/*
+ * client.c: one host operation in the daemon: its exit status and result
+ * text; partfn gets each part (host_emit) as JSON text while it runs.
+ */
+typedef void (*cli_part_fn_t)(void *arg, const char *text);
+int cli_client_call(const char *op, const char *args, const char *history, char **resultp,
+    cli_part_fn_t partfn, void *partarg);
 /* client.c: `tarn daemon start|stop|status` (argv[0] is "daemon"). */
 int cli_client_daemon(int argc, char **argv);
 /* The client's exit status when the daemon died during the command. */

@@ -420,6 +420,22 @@ serve_command(conn_t *c, request_t *rq)
  * meanwhile goes to the client's stderr; the result goes back as one
  * frame.  Returns the exit status (the result's "ret").
  */
+/* host_emit in the daemon: a part frame to the client. */
+static int
+serve_emit(void *arg, json_object *part)
+{
+	conn_t *c = arg;
+	const char *text = json_object_to_json_string_ext(part, JSON_C_TO_STRING_PLAIN);
+
+	if (c->c_out != NULL)
+		(void) fflush(c->c_out);
+	if (!c->c_dead && host_send_frame(c->c_fd, HOST_FRAME_PART, text,
+	    (uint32_t)strlen(text)) != 0)
+		c->c_dead = true;
+	json_object_put(part);
+	return (c->c_dead ? EPIPE : 0);
+}
+
 static int
 serve_op(conn_t *c, request_t *rq)
 {
@@ -433,7 +449,9 @@ serve_op(conn_t *c, request_t *rq)
 	host_err_tls = err;
 	host_conn_fd_tls = c->c_fd;
 	host_history_set(req_env(rq, "HISTORY"));
+	host_set_emitter(serve_emit, c);
 	int error = host_exec(rq->rq_argv[0], args, true, &res);
+	host_set_emitter(NULL, NULL);
 	host_history_set(NULL);
 	host_conn_fd_tls = -1;
 	host_err_tls = NULL;
