@@ -214,7 +214,8 @@ bench_pool_open(bpool_t *p, const char *dir, vdev_type_t type, int width,
 	VERIFY0(vdev_open(p->root, false));
 	p->mc = metaslab_class_create();
 	vdev_set_ms_shift(top, metaslab_pick_shift(vdev_asize(top)));
-	vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top), 1ULL << vdev_ms_shift(top)));
+	vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top),
+	    1ULL << vdev_ms_shift(top)));
 	metaslab_group_t *mg = metaslab_group_create(p->mc, top);
 	vdev_set_ms_group(top, mg);
 	for (uint64_t m = 0; m < metaslab_group_count(mg); m++)

@@ -30,7 +30,8 @@ spa_setup_metaslabs(spa_t *spa, bool create)
 		vdev_t *top = vdev_child(spa->spa_root, t);
 		if (create) {
 			vdev_set_ms_shift(top, metaslab_pick_shift(vdev_asize(top)));
-			vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top), 1ULL << vdev_ms_shift(top)));
+			vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top),
+			    1ULL << vdev_ms_shift(top)));
 		}
 		if (vdev_ms_shift(top) == 0 || vdev_ms_count(top) == 0)
 			return (SET_ERROR(EINVAL));

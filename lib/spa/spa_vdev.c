@@ -1357,7 +1357,8 @@ spa_vdev_add_fits(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err
 		if (ftype != ttype || width != fwidth ||
 		    (ttype == VDEV_TYPE_RAIDZ && ts->nparity != (int)vdev_nparity(first))) {
 			char have[64], want[64];
-			spa_vdev_layout(ftype, (int)vdev_nparity(first), fwidth, have, sizeof (have));
+			spa_vdev_layout(ftype, (int)vdev_nparity(first), fwidth, have,
+			    sizeof (have));
 			spa_vdev_layout(ttype, ts->nparity, width, want, sizeof (want));
 			return (spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "mismatched "
 			    "replication level: pool uses %s and new vdev is %s; use -f "

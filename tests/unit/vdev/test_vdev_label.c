@@ -130,7 +130,8 @@ test_roundtrip(void)
 	TT_EQ(out.vlc_top_guid, vdev_guid(vdev_child(root, 0)));
 	same_tree(root, out.vlc_tree);
 	TT_CHECK(vdev_ops(vdev_child(vdev_child(out.vlc_tree, 1), 1)) ==
-	    vdev_ops(vdev_lookup_guid(out.vlc_tree, vdev_guid(vdev_child(vdev_child(root, 1), 1)))));
+	    vdev_ops(vdev_lookup_guid(out.vlc_tree,
+	    vdev_guid(vdev_child(vdev_child(root, 1), 1)))));
 	vdev_config_free(&out);
 	TT_CHECK(out.vlc_tree == NULL);
 	/* Without a leaf, the config's own leaf/top fields are stored. */

@@ -91,7 +91,8 @@ tp_open(tpool_t *tp, int nthreads)
 	for (int t = 0; t < vdev_children(tp->root); t++) {
 		vdev_t *top = vdev_child(tp->root, t);
 		vdev_set_ms_shift(top, metaslab_pick_shift(vdev_asize(top)));
-		vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top), 1ULL << vdev_ms_shift(top)));
+		vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top),
+		    1ULL << vdev_ms_shift(top)));
 		metaslab_group_t *mg = metaslab_group_create(tp->mc, top);
 		vdev_set_ms_group(top, mg);
 		for (uint64_t m = 0; m < metaslab_group_count(mg); m++)
@@ -342,7 +343,8 @@ test_ditto_copies(void)
 			/* every copy holds the data */
 			for (int d = 0; d < copies; d++) {
 				vdev_t *top = vdev_lookup_top(tp.root, bp.bp_dva[d].dva_vdev);
-				raw_read(vdev_path(top), bp.bp_dva[d].dva_offset, back, sizeof (back));
+				raw_read(vdev_path(top), bp.bp_dva[d].dva_offset, back,
+				    sizeof (back));
 				TT_CHECK(memcmp(data, back, sizeof (data)) == 0);
 			}
 			TT_OK(zio_read(tp.zc, &bp, back, 0));
