@@ -196,7 +196,7 @@ bench_leaf(bpool_t *p, const char *dir, uint64_t size)
 	}
 	close(fd);
 	vdev_t *vd = vdev_alloc(VDEV_TYPE_FILE, tarn_guid());
-	vd->vdev_path = tarn_strdup(path);
+	vdev_set_path(vd, path);
 	return (vd);
 }
 
@@ -207,16 +207,17 @@ bench_pool_open(bpool_t *p, const char *dir, vdev_type_t type, int width,
 	memset(p, 0, sizeof (*p));
 	p->root = vdev_alloc(VDEV_TYPE_ROOT, tarn_guid());
 	vdev_t *top = vdev_alloc(type, tarn_guid());
-	top->vdev_nparity = type == VDEV_TYPE_RAIDZ ? 1 : 0;
+	vdev_set_nparity(top, type == VDEV_TYPE_RAIDZ ? 1 : 0);
 	for (int i = 0; i < width; i++)
 		vdev_add_child(top, bench_leaf(p, dir, leaf_size));
 	vdev_add_child(p->root, top);
 	VERIFY0(vdev_open(p->root, false));
 	p->mc = metaslab_class_create();
-	top->vdev_ms_shift = metaslab_pick_shift(top->vdev_asize);
-	top->vdev_ms_count = DIV_ROUND_UP(top->vdev_asize, 1ULL << top->vdev_ms_shift);
+	vdev_set_ms_shift(top, metaslab_pick_shift(vdev_asize(top)));
+	vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top),
+	    1ULL << vdev_ms_shift(top)));
 	metaslab_group_t *mg = metaslab_group_create(p->mc, top);
-	top->vdev_ms_group = mg;
+	vdev_set_ms_group(top, mg);
 	for (uint64_t m = 0; m < metaslab_group_count(mg); m++)
 		VERIFY0(metaslab_load(metaslab_group_get(mg, m), NULL, 0, 0));
 	p->zc = zio_ctx_create(p->root, p->mc, 0);
@@ -226,9 +227,9 @@ static void
 bench_pool_close(bpool_t *p)
 {
 	zio_ctx_destroy(p->zc);
-	vdev_t *top = p->root->vdev_child[0];
-	metaslab_group_destroy(top->vdev_ms_group);
-	top->vdev_ms_group = NULL;
+	vdev_t *top = vdev_child(p->root, 0);
+	metaslab_group_destroy(vdev_ms_group(top));
+	vdev_set_ms_group(top, NULL);
 	metaslab_class_destroy(p->mc);
 	vdev_close(p->root);
 	vdev_free(p->root);

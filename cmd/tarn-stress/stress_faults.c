@@ -154,9 +154,9 @@ stress_faults_count(stress_faulter_t *f, int i)
 	/* only this thread changes devices: the pointer stays valid */
 	vdev_t *vd = spa_lookup_leaf(f->sf_spa, f->sf_cfg->sc_paths[i]);
 	if (vd != NULL) {
-		f->sf_st->st_ck_errors += __atomic_load_n(&vd->vdev_stat.vs_checksum_errors,
+		f->sf_st->st_ck_errors += __atomic_load_n(&vdev_stat(vd)->vs_checksum_errors,
 		    __ATOMIC_RELAXED);
-		f->sf_st->st_read_errors += __atomic_load_n(&vd->vdev_stat.vs_read_errors,
+		f->sf_st->st_read_errors += __atomic_load_n(&vdev_stat(vd)->vs_read_errors,
 		    __ATOMIC_RELAXED);
 	}
 }

@@ -209,37 +209,37 @@ cli_pool_main(int argc, char **argv)
 void
 cli_vdev_name(const vdev_t *vd, bool with_id, char *buf, size_t len)
 {
-	switch (vd->vdev_type) {
+	switch (vdev_type(vd)) {
 	case VDEV_TYPE_MIRROR:
 		if (with_id)
-			(void) snprintf(buf, len, "mirror-%" PRIu64, vd->vdev_id);
+			(void) snprintf(buf, len, "mirror-%" PRIu64, vdev_id(vd));
 		else
 			(void) snprintf(buf, len, "mirror");
 		break;
 	case VDEV_TYPE_RAIDZ:
 		if (with_id)
 			(void) snprintf(buf, len, "raidz%d-%" PRIu64,
-			    vd->vdev_nparity, vd->vdev_id);
+			    vdev_nparity(vd), vdev_id(vd));
 		else
-			(void) snprintf(buf, len, "raidz%d", vd->vdev_nparity);
+			(void) snprintf(buf, len, "raidz%d", vdev_nparity(vd));
 		break;
 	case VDEV_TYPE_REPLACING:
 	case VDEV_TYPE_SPARE:
 		if (with_id)
-			(void) snprintf(buf, len, "%s-%" PRIu64, vd->vdev_type ==
-			    VDEV_TYPE_SPARE ? "spare" : "replacing", vd->vdev_id);
+			(void) snprintf(buf, len, "%s-%" PRIu64, vdev_type(vd) ==
+			    VDEV_TYPE_SPARE ? "spare" : "replacing", vdev_id(vd));
 		else
-			(void) snprintf(buf, len, "%s", vd->vdev_type ==
+			(void) snprintf(buf, len, "%s", vdev_type(vd) ==
 			    VDEV_TYPE_SPARE ? "spare" : "replacing");
 		break;
 	case VDEV_TYPE_ROOT:
 		(void) snprintf(buf, len, "root");
 		break;
 	default:
-		if (vd->vdev_path != NULL && vd->vdev_path[0] != '\0')
-			(void) snprintf(buf, len, "%s", vd->vdev_path);
+		if (vdev_path(vd) != NULL && vdev_path(vd)[0] != '\0')
+			(void) snprintf(buf, len, "%s", vdev_path(vd));
 		else
-			(void) snprintf(buf, len, "%" PRIu64, vd->vdev_guid);
+			(void) snprintf(buf, len, "%" PRIu64, vdev_guid(vd));
 		break;
 	}
 }
@@ -249,27 +249,27 @@ cli_tree_namewidth(const vdev_t *vd, const char *rootname, int depth, int width)
 {
 	char name[VDEV_PATH_MAX + 32];
 
-	if (vd->vdev_type == VDEV_TYPE_ROOT)
+	if (vdev_type(vd) == VDEV_TYPE_ROOT)
 		(void) snprintf(name, sizeof (name), "%s", rootname);
 	else
 		cli_vdev_name(vd, true, name, sizeof (name));
 	width = MAX(width, depth + (int)strlen(name));
 	width = MAX(width, 10);
-	for (int c = 0; c < vd->vdev_children; c++)
-		width = cli_tree_namewidth(vd->vdev_child[c], rootname, depth + 2, width);
+	for (int c = 0; c < vdev_children(vd); c++)
+		width = cli_tree_namewidth(vdev_child(vd, c), rootname, depth + 2, width);
 	return (width);
 }
 
 bool
 cli_vdev_healthy(const vdev_t *vd)
 {
-	const vdev_stat_t *vs = &vd->vdev_stat;
+	const vdev_stat_t *vs = vdev_stat(vd);
 
-	if (vd->vdev_state != VDEV_STATE_HEALTHY || vs->vs_read_errors != 0 ||
+	if (vdev_state(vd) != VDEV_STATE_HEALTHY || vs->vs_read_errors != 0 ||
 	    vs->vs_write_errors != 0 || vs->vs_checksum_errors != 0)
 		return (false);
-	for (int c = 0; c < vd->vdev_children; c++)
-		if (!cli_vdev_healthy(vd->vdev_child[c]))
+	for (int c = 0; c < vdev_children(vd); c++)
+		if (!cli_vdev_healthy(vdev_child(vd, c)))
 			return (false);
 	return (true);
 }
@@ -277,17 +277,17 @@ cli_vdev_healthy(const vdev_t *vd)
 bool
 cli_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc)
 {
-	if (vd->vdev_type == VDEV_TYPE_ROOT) {
+	if (vdev_type(vd) == VDEV_TYPE_ROOT) {
 		spa_space_t ss;
 		spa_get_space(spa, &ss);
 		*size = ss.ss_size;
 		*alloc = ss.ss_alloc;
 		return (true);
 	}
-	if (vd->vdev_top != vd || vd->vdev_ms_group == NULL)
+	if (vdev_top(vd) != vd || vdev_ms_group(vd) == NULL)
 		return (false);
 	metaslab_space_t ms;
-	metaslab_group_space((metaslab_group_t *)vd->vdev_ms_group, &ms);
+	metaslab_group_space((metaslab_group_t *)vdev_ms_group(vd), &ms);
 	*size = ms.ms_total;
 	*alloc = ms.ms_alloc + ms.ms_deferred;  /* as the pool's (spa_get_space) */
 	return (true);
@@ -296,15 +296,15 @@ cli_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc)
 bool
 cli_spare_inuse(const vdev_t *vd, const vdev_t *spare)
 {
-	if (vd->vdev_type == VDEV_TYPE_SPARE) {
-		for (int i = 0; i < vd->vdev_children; i++)
-			if (vd->vdev_child[i]->vdev_guid == spare->vdev_guid ||
-			    (spare->vdev_path != NULL && vd->vdev_child[i]->vdev_path != NULL &&
-			    strcmp(vd->vdev_child[i]->vdev_path, spare->vdev_path) == 0))
+	if (vdev_type(vd) == VDEV_TYPE_SPARE) {
+		for (int i = 0; i < vdev_children(vd); i++)
+			if (vdev_guid(vdev_child(vd, i)) == vdev_guid(spare) ||
+			    (vdev_path(spare) != NULL && vdev_path(vdev_child(vd, i)) != NULL &&
+			    strcmp(vdev_path(vdev_child(vd, i)), vdev_path(spare)) == 0))
 				return (true);
 	}
-	for (int i = 0; i < vd->vdev_children; i++)
-		if (cli_spare_inuse(vd->vdev_child[i], spare))
+	for (int i = 0; i < vdev_children(vd); i++)
+		if (cli_spare_inuse(vdev_child(vd, i), spare))
 			return (true);
 	return (false);
 }
@@ -312,7 +312,7 @@ cli_spare_inuse(const vdev_t *vd, const vdev_t *spare)
 const char *
 cli_vdev_type_json(const vdev_t *vd)
 {
-	switch (vd->vdev_type) {
+	switch (vdev_type(vd)) {
 	case VDEV_TYPE_ROOT: return ("root");
 	case VDEV_TYPE_MIRROR: return ("mirror");
 	case VDEV_TYPE_RAIDZ: return ("raidz");

@@ -197,8 +197,8 @@ get_ashift(spa_t *spa)
 
 	spa_vdev_hold(spa);
 	const vdev_t *root = spa_root_vdev(spa);
-	if (root != NULL && root->vdev_children > 0)
-		ashift = root->vdev_child[0]->vdev_ashift;
+	if (root != NULL && vdev_children(root) > 0)
+		ashift = vdev_ashift(vdev_child(root, 0));
 	spa_vdev_rele(spa);
 	return (ashift);
 }

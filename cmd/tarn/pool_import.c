@@ -129,28 +129,28 @@ import_tree_state(vdev_t *vd)
 {
 	int bad = 0, degraded = 0;
 
-	if (vd->vdev_children == 0) {
-		bool missing = vd->vdev_type == VDEV_TYPE_MISSING ||
-		    vd->vdev_state == VDEV_STATE_CANT_OPEN ||
-		    vd->vdev_state == VDEV_STATE_FAULTED ||
-		    vd->vdev_state == VDEV_STATE_REMOVED;
-		vd->vdev_state = missing ? VDEV_STATE_CANT_OPEN : VDEV_STATE_HEALTHY;
-		return (vd->vdev_state);
+	if (vdev_children(vd) == 0) {
+		bool missing = vdev_type(vd) == VDEV_TYPE_MISSING ||
+		    vdev_state(vd) == VDEV_STATE_CANT_OPEN ||
+		    vdev_state(vd) == VDEV_STATE_FAULTED ||
+		    vdev_state(vd) == VDEV_STATE_REMOVED;
+		vdev_set_state(vd, missing ? VDEV_STATE_CANT_OPEN : VDEV_STATE_HEALTHY);
+		return (vdev_state(vd));
 	}
-	for (int c = 0; c < vd->vdev_children; c++) {
-		vdev_state_t s = import_tree_state(vd->vdev_child[c]);
+	for (int c = 0; c < vdev_children(vd); c++) {
+		vdev_state_t s = import_tree_state(vdev_child(vd, c));
 		bad += s == VDEV_STATE_CANT_OPEN;
 		degraded += s == VDEV_STATE_DEGRADED;
 	}
-	int tolerated = vd->vdev_type == VDEV_TYPE_MIRROR ? vd->vdev_children - 1 :
-	    vd->vdev_type == VDEV_TYPE_RAIDZ ? vd->vdev_nparity : 0;
+	int tolerated = vdev_type(vd) == VDEV_TYPE_MIRROR ? vdev_children(vd) - 1 :
+	    vdev_type(vd) == VDEV_TYPE_RAIDZ ? vdev_nparity(vd) : 0;
 	if (bad > tolerated)
-		vd->vdev_state = VDEV_STATE_CANT_OPEN;
+		vdev_set_state(vd, VDEV_STATE_CANT_OPEN);
 	else if (bad > 0 || degraded > 0)
-		vd->vdev_state = VDEV_STATE_DEGRADED;
+		vdev_set_state(vd, VDEV_STATE_DEGRADED);
 	else
-		vd->vdev_state = VDEV_STATE_HEALTHY;
-	return (vd->vdev_state);
+		vdev_set_state(vd, VDEV_STATE_HEALTHY);
+	return (vdev_state(vd));
 }
 
 static void
@@ -158,17 +158,17 @@ import_print_tree(const vdev_t *vd, const char *poolname, int depth, int width)
 {
 	char name[VDEV_PATH_MAX + 32];
 
-	if (vd->vdev_type == VDEV_TYPE_ROOT)
+	if (vdev_type(vd) == VDEV_TYPE_ROOT)
 		(void) snprintf(name, sizeof (name), "%s", poolname);
 	else
 		cli_vdev_name(vd, true, name, sizeof (name));
 	fprintf(cli_out, "\t%*s%-*s  %s", depth, "", width - depth, name,
-	    vdev_state_name(vd->vdev_state));
-	if (vd->vdev_children == 0 && vd->vdev_state == VDEV_STATE_CANT_OPEN)
+	    vdev_state_name(vdev_state(vd)));
+	if (vdev_children(vd) == 0 && vdev_state(vd) == VDEV_STATE_CANT_OPEN)
 		fprintf(cli_out, "  cannot open");
 	cli_putc('\n');
-	for (int c = 0; c < vd->vdev_children; c++)
-		import_print_tree(vd->vdev_child[c], poolname, depth + 2, width);
+	for (int c = 0; c < vdev_children(vd); c++)
+		import_print_tree(vdev_child(vd, c), poolname, depth + 2, width);
 }
 
 static void

@@ -56,19 +56,19 @@ typedef struct iostat_opts {
 static void
 iostat_vs(const vdev_t *vd, vdev_stat_t *out)
 {
-	if (vd->vdev_type != VDEV_TYPE_ROOT) {
+	if (vdev_type(vd) != VDEV_TYPE_ROOT) {
 		for (int rw = 0; rw < 2; rw++) {
-			out->vs_ops[rw] = __atomic_load_n(&vd->vdev_stat.vs_ops[rw],
+			out->vs_ops[rw] = __atomic_load_n(&vdev_stat(vd)->vs_ops[rw],
 			    __ATOMIC_RELAXED);
-			out->vs_bytes[rw] = __atomic_load_n(&vd->vdev_stat.vs_bytes[rw],
+			out->vs_bytes[rw] = __atomic_load_n(&vdev_stat(vd)->vs_bytes[rw],
 			    __ATOMIC_RELAXED);
 		}
 		return;
 	}
 	memset(out, 0, sizeof (*out));
-	for (int c = 0; c < vd->vdev_children; c++) {
+	for (int c = 0; c < vdev_children(vd); c++) {
 		vdev_stat_t cs;
-		iostat_vs(vd->vdev_child[c], &cs);
+		iostat_vs(vdev_child(vd, c), &cs);
 		for (int rw = 0; rw < 2; rw++) {
 			out->vs_ops[rw] += cs.vs_ops[rw];
 			out->vs_bytes[rw] += cs.vs_bytes[rw];
@@ -81,19 +81,19 @@ iostat_count_vdevs(const vdev_t *vd)
 {
 	int n = 1;
 
-	for (int c = 0; c < vd->vdev_children; c++)
-		n += iostat_count_vdevs(vd->vdev_child[c]);
+	for (int c = 0; c < vdev_children(vd); c++)
+		n += iostat_count_vdevs(vdev_child(vd, c));
 	return (n);
 }
 
 static void
 iostat_take(const vdev_t *vd, iostat_snap_t *snap, int *i)
 {
-	snap[*i].is_guid = vd->vdev_guid;
+	snap[*i].is_guid = vdev_guid(vd);
 	iostat_vs(vd, &snap[*i].is_vs);
 	(*i)++;
-	for (int c = 0; c < vd->vdev_children; c++)
-		iostat_take(vd->vdev_child[c], snap, i);
+	for (int c = 0; c < vdev_children(vd); c++)
+		iostat_take(vdev_child(vd, c), snap, i);
 }
 
 /* Remember every vdev's counters now (the base of the next report). */
@@ -128,13 +128,13 @@ iostat_namewidth(const vdev_t *vd, const char *poolname, int depth, bool verbose
 {
 	char name[VDEV_PATH_MAX + 32];
 
-	if (vd->vdev_type == VDEV_TYPE_ROOT)
+	if (vdev_type(vd) == VDEV_TYPE_ROOT)
 		(void) snprintf(name, sizeof (name), "%s", poolname);
 	else
 		cli_vdev_name(vd, true, name, sizeof (name));
 	w = MAX(w, depth + (int)strlen(name));
-	for (int c = 0; verbose && c < vd->vdev_children; c++)
-		w = iostat_namewidth(vd->vdev_child[c], poolname, depth + 2, true, w);
+	for (int c = 0; verbose && c < vdev_children(vd); c++)
+		w = iostat_namewidth(vdev_child(vd, c), poolname, depth + 2, true, w);
 	return (w);
 }
 
@@ -161,7 +161,7 @@ iostat_row(const iostat_opts_t *io, const iostat_pool_t *ip, const vdev_t *vd,
 	vdev_stat_t vs;
 	uint64_t alloc = 0, free = 0;
 
-	if (vd->vdev_type == VDEV_TYPE_ROOT)
+	if (vdev_type(vd) == VDEV_TYPE_ROOT)
 		(void) snprintf(name, sizeof (name), "%s", ip->ip_name);
 	else
 		cli_vdev_name(vd, true, name, sizeof (name));
@@ -175,7 +175,7 @@ iostat_row(const iostat_opts_t *io, const iostat_pool_t *ip, const vdev_t *vd,
 	iostat_cell(io, alloc, !cap);
 	iostat_cell(io, free, !cap);
 	iostat_vs(vd, &vs);
-	const vdev_stat_t *old = iostat_old(ip, vd->vdev_guid);
+	const vdev_stat_t *old = iostat_old(ip, vdev_guid(vd));
 	for (int rw = 0; rw < 2; rw++)
 		iostat_cell(io, (uint64_t)((double)(vs.vs_ops[rw] - MIN(old->vs_ops[rw],
 		    vs.vs_ops[rw])) * scale), false);
@@ -183,8 +183,8 @@ iostat_row(const iostat_opts_t *io, const iostat_pool_t *ip, const vdev_t *vd,
 		iostat_cell(io, (uint64_t)((double)(vs.vs_bytes[rw] - MIN(old->vs_bytes[rw],
 		    vs.vs_bytes[rw])) * scale), false);
 	cli_putc('\n');
-	for (int c = 0; io->io_verbose && c < vd->vdev_children; c++)
-		iostat_row(io, ip, vd->vdev_child[c], depth + 2, scale);
+	for (int c = 0; io->io_verbose && c < vdev_children(vd); c++)
+		iostat_row(io, ip, vdev_child(vd, c), depth + 2, scale);
 }
 
 static void

@@ -35,8 +35,8 @@ labelclear_in_use(const vdev_label_config_t *cfg)
 		spa_vdev_hold(spa);
 		vdev_t *root = spa_root_vdev(spa);
 		used = vdev_lookup_guid(root, cfg->vlc_leaf_guid) != NULL ||
-		    (root->vdev_spares != NULL &&
-		    vdev_lookup_guid(root->vdev_spares, cfg->vlc_leaf_guid) != NULL);
+		    (vdev_spares(root) != NULL &&
+		    vdev_lookup_guid(vdev_spares(root), cfg->vlc_leaf_guid) != NULL);
 		spa_vdev_rele(spa);
 	}
 	host_pool_close(spa);

@@ -189,11 +189,11 @@ list_vdev_value(spa_t *spa, const vdev_t *vd, const list_vspace_t *vs, bool spar
 	(void) snprintf(buf, len, "-");
 	switch (p) {
 	case LP_SIZE:
-		if (top || vd->vdev_children == 0) {
+		if (top || vdev_children(vd) == 0) {
 			/* a spare in use: its entry is closed, the tree's copy is open */
 			const vdev_t *in = spare ? vdev_lookup_guid(spa_root_vdev(spa),
-			    vd->vdev_guid) : NULL;
-			cli_nicenum(top ? size : (in != NULL ? in : vd)->vdev_psize, exact,
+			    vdev_guid(vd)) : NULL;
+			cli_nicenum(top ? size : vdev_psize((in != NULL ? in : vd)), exact,
 			    buf, len);
 		}
 		break;
@@ -217,13 +217,13 @@ list_vdev_value(spa_t *spa, const vdev_t *vd, const list_vspace_t *vs, bool spar
 		}
 		break;
 	case LP_HEALTH:
-		(void) snprintf(buf, len, "%s", !spare ? vdev_state_name(vd->vdev_state) :
+		(void) snprintf(buf, len, "%s", !spare ? vdev_state_name(vdev_state(vd)) :
 		    cli_spare_inuse(spa_root_vdev(spa), vd) ? "INUSE" :
-		    vd->vdev_state == VDEV_STATE_HEALTHY ? "AVAIL" :
-		    vdev_state_name(vd->vdev_state));
+		    vdev_state(vd) == VDEV_STATE_HEALTHY ? "AVAIL" :
+		    vdev_state_name(vdev_state(vd)));
 		break;
 	case LP_GUID:
-		(void) snprintf(buf, len, "%" PRIu64, vd->vdev_guid);
+		(void) snprintf(buf, len, "%" PRIu64, vdev_guid(vd));
 		break;
 	case LP_ALTROOT:
 		buf[0] = '\0';
@@ -265,8 +265,8 @@ list_vdev_row(cli_table_t *t, const list_opts_t *lo, spa_t *spa, const vdev_t *v
 	while (n > 1 && lo->lo_props[n - 1] == LP_ALTROOT)
 		n--;            /* the row ends at HEALTH, as zpool's */
 	cli_table_row_short(t, cells, n);
-	for (int c = 0; vd != NULL && c < vd->vdev_children; c++)
-		list_vdev_row(t, lo, spa, vd->vdev_child[c], "", depth + 2, spare);
+	for (int c = 0; vd != NULL && c < vdev_children(vd); c++)
+		list_vdev_row(t, lo, spa, vdev_child(vd, c), "", depth + 2, spare);
 }
 
 /*
@@ -277,13 +277,13 @@ static void
 list_vdev_rows(cli_table_t *t, const list_opts_t *lo, spa_t *spa)
 {
 	spa_vdev_hold(spa);
-	const vdev_t *root = spa_root_vdev(spa), *sp = root->vdev_spares;
-	for (int c = 0; c < root->vdev_children; c++)
-		list_vdev_row(t, lo, spa, root->vdev_child[c], "", 2, false);
-	if (sp != NULL && sp->vdev_children > 0) {
+	const vdev_t *root = spa_root_vdev(spa), *sp = vdev_spares(root);
+	for (int c = 0; c < vdev_children(root); c++)
+		list_vdev_row(t, lo, spa, vdev_child(root, c), "", 2, false);
+	if (sp != NULL && vdev_children(sp) > 0) {
 		list_vdev_row(t, lo, spa, NULL, "spare", 0, false);
-		for (int c = 0; c < sp->vdev_children; c++)
-			list_vdev_row(t, lo, spa, sp->vdev_child[c], "", 2, true);
+		for (int c = 0; c < vdev_children(sp); c++)
+			list_vdev_row(t, lo, spa, vdev_child(sp, c), "", 2, true);
 	}
 	spa_vdev_rele(spa);
 }
@@ -297,7 +297,7 @@ list_json_vdev(FILE *f, spa_t *spa, const char *pool, const vdev_t *vd,
     const list_opts_t *lo, bool spare, int indent, bool first)
 {
 	char name[VDEV_PATH_MAX + 32], val[64];
-	if (vd->vdev_type == VDEV_TYPE_ROOT)
+	if (vdev_type(vd) == VDEV_TYPE_ROOT)
 		(void) snprintf(name, sizeof (name), "%s", pool);
 	else
 		cli_vdev_name(vd, true, name, sizeof (name));
@@ -306,8 +306,8 @@ list_json_vdev(FILE *f, spa_t *spa, const char *pool, const vdev_t *vd,
 	fprintf(f, ": {\"name\": ");
 	cli_json_str(f, name);
 	fprintf(f, ", \"vdev_type\": \"%s\", \"guid\": \"%" PRIu64 "\", \"class\": \"%s\", "
-	    "\"state\": \"%s\", \"properties\": {", cli_vdev_type_json(vd), vd->vdev_guid,
-	    spare ? "spare" : "normal", vdev_state_name(vd->vdev_state));
+	    "\"state\": \"%s\", \"properties\": {", cli_vdev_type_json(vd), vdev_guid(vd),
+	    spare ? "spare" : "normal", vdev_state_name(vdev_state(vd)));
 	int shown = 0;
 	list_vspace_t vs;
 	list_vspace(spa, vd, &vs);
@@ -315,7 +315,7 @@ list_json_vdev(FILE *f, spa_t *spa, const char *pool, const vdev_t *vd,
 		list_prop_t p = lo->lo_props[i];
 		if (p == LP_NAME || p == LP_ALTROOT)
 			continue;
-		if (vd->vdev_type == VDEV_TYPE_ROOT)
+		if (vdev_type(vd) == VDEV_TYPE_ROOT)
 			list_value(spa, pool, p, lo->lo_exact, val, sizeof (val));
 		else
 			list_vdev_value(spa, vd, &vs, spare, p, lo->lo_exact, val, sizeof (val));
@@ -324,10 +324,10 @@ list_json_vdev(FILE *f, spa_t *spa, const char *pool, const vdev_t *vd,
 		fputc('}', f);
 	}
 	fputc('}', f);
-	if (vd->vdev_children > 0) {
+	if (vdev_children(vd) > 0) {
 		fprintf(f, ", \"vdevs\": {");
-		for (int c = 0; c < vd->vdev_children; c++)
-			list_json_vdev(f, spa, pool, vd->vdev_child[c], lo, spare, indent + 2,
+		for (int c = 0; c < vdev_children(vd); c++)
+			list_json_vdev(f, spa, pool, vdev_child(vd, c), lo, spare, indent + 2,
 			    c == 0);
 		fprintf(f, "\n%*s}", indent, "");
 	}
@@ -361,14 +361,14 @@ list_json_pool(FILE *f, spa_t *spa, const char *name, const list_opts_t *lo, boo
 	fprintf(f, "\n    }");
 	if (lo->lo_verbose && spa != NULL) {
 		spa_vdev_hold(spa);
-		const vdev_t *root = spa_root_vdev(spa), *sp = root->vdev_spares;
+		const vdev_t *root = spa_root_vdev(spa), *sp = vdev_spares(root);
 		fprintf(f, ", \"vdevs\": {");
 		list_json_vdev(f, spa, name, root, lo, false, 6, true);
 		fprintf(f, "\n    }");
-		if (sp != NULL && sp->vdev_children > 0) {
+		if (sp != NULL && vdev_children(sp) > 0) {
 			fprintf(f, ", \"spares\": {");
-			for (int c = 0; c < sp->vdev_children; c++)
-				list_json_vdev(f, spa, name, sp->vdev_child[c], lo, true, 6, c == 0);
+			for (int c = 0; c < vdev_children(sp); c++)
+				list_json_vdev(f, spa, name, vdev_child(sp, c), lo, true, 6, c == 0);
 			fprintf(f, "\n    }");
 		}
 		spa_vdev_rele(spa);

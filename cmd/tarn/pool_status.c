@@ -42,10 +42,10 @@ static void
 status_vdev(const vdev_t *vd, const char *poolname, int depth, int width, bool exact,
     bool resilvering)
 {
-	const vdev_stat_t *vs = &vd->vdev_stat;
+	const vdev_stat_t *vs = vdev_stat(vd);
 	char name[VDEV_PATH_MAX + 32], r[32], w[32], c[32];
 
-	if (vd->vdev_type == VDEV_TYPE_ROOT)
+	if (vdev_type(vd) == VDEV_TYPE_ROOT)
 		(void) snprintf(name, sizeof (name), "%s", poolname);
 	else
 		cli_vdev_name(vd, true, name, sizeof (name));
@@ -53,42 +53,42 @@ status_vdev(const vdev_t *vd, const char *poolname, int depth, int width, bool e
 	cli_nicenum(vs->vs_write_errors, exact, w, sizeof (w));
 	cli_nicenum(vs->vs_checksum_errors, exact, c, sizeof (c));
 	fprintf(cli_out, "\t%*s%-*s  %-8s %5s %5s %5s", depth, "", width - depth, name,
-	    vdev_state_name(vd->vdev_state), r, w, c);
-	if (vd->vdev_type == VDEV_TYPE_MISSING)
-		fprintf(cli_out, "  %s", vd->vdev_path != NULL ? "cannot open (missing)" :
+	    vdev_state_name(vdev_state(vd)), r, w, c);
+	if (vdev_type(vd) == VDEV_TYPE_MISSING)
+		fprintf(cli_out, "  %s", vdev_path(vd) != NULL ? "cannot open (missing)" :
 		    "missing");
-	else if (vd->vdev_children == 0 && vd->vdev_state == VDEV_STATE_CANT_OPEN)
+	else if (vdev_children(vd) == 0 && vdev_state(vd) == VDEV_STATE_CANT_OPEN)
 		fprintf(cli_out, "  cannot open");
-	else if (vd->vdev_children == 0 && vd->vdev_state == VDEV_STATE_FAULTED)
+	else if (vdev_children(vd) == 0 && vdev_state(vd) == VDEV_STATE_FAULTED)
 		fprintf(cli_out, "  too many errors");
-	if (resilvering && vd->vdev_children == 0 && vd->vdev_resilvering &&
-	    vd->vdev_state == VDEV_STATE_HEALTHY)
+	if (resilvering && vdev_children(vd) == 0 && vdev_resilvering(vd) &&
+	    vdev_state(vd) == VDEV_STATE_HEALTHY)
 		fprintf(cli_out, "  (resilvering)");
 	cli_putc('\n');
-	for (int i = 0; i < vd->vdev_children; i++)
-		status_vdev(vd->vdev_child[i], poolname, depth + 2, width, exact, resilvering);
+	for (int i = 0; i < vdev_children(vd); i++)
+		status_vdev(vdev_child(vd, i), poolname, depth + 2, width, exact, resilvering);
 }
 
 /* The "spares" section: AVAIL, or INUSE while standing in for a device. */
 static void
 status_spares(const vdev_t *root, int width)
 {
-	const vdev_t *sp = root->vdev_spares;
+	const vdev_t *sp = vdev_spares(root);
 
-	if (sp == NULL || sp->vdev_children == 0)
+	if (sp == NULL || vdev_children(sp) == 0)
 		return;
 	fprintf(cli_out, "\tspares\n");
-	for (int i = 0; i < sp->vdev_children; i++) {
-		const vdev_t *vd = sp->vdev_child[i];
+	for (int i = 0; i < vdev_children(sp); i++) {
+		const vdev_t *vd = vdev_child(sp, i);
 		char name[VDEV_PATH_MAX + 32];
 		bool inuse = cli_spare_inuse(root, vd);
 		cli_vdev_name(vd, true, name, sizeof (name));
 		fprintf(cli_out, "\t  %-*s  %-8s", width - 2, name, inuse ? "INUSE" :
-		    vd->vdev_state == VDEV_STATE_HEALTHY ? "AVAIL" :
-		    vdev_state_name(vd->vdev_state));
+		    vdev_state(vd) == VDEV_STATE_HEALTHY ? "AVAIL" :
+		    vdev_state_name(vdev_state(vd)));
 		if (inuse)
 			fprintf(cli_out, "  currently in use");
-		else if (vd->vdev_state == VDEV_STATE_CANT_OPEN)
+		else if (vdev_state(vd) == VDEV_STATE_CANT_OPEN)
 			fprintf(cli_out, "  cannot open");
 		cli_putc('\n');
 	}
@@ -99,11 +99,11 @@ static int
 status_namewidth(const vdev_t *root, const char *name)
 {
 	int width = cli_tree_namewidth(root, name, 0, 0);
-	const vdev_t *sp = root->vdev_spares;
+	const vdev_t *sp = vdev_spares(root);
 
-	for (int i = 0; sp != NULL && i < sp->vdev_children; i++) {
+	for (int i = 0; sp != NULL && i < vdev_children(sp); i++) {
 		char n[VDEV_PATH_MAX + 32];
-		cli_vdev_name(sp->vdev_child[i], true, n, sizeof (n));
+		cli_vdev_name(vdev_child(sp, i), true, n, sizeof (n));
 		width = MAX(width, 2 + (int)strlen(n));
 	}
 	return (width);
@@ -132,24 +132,24 @@ typedef enum status_problem {
 static bool
 status_find(const vdev_t *vd, status_problem_t p)
 {
-	const vdev_stat_t *vs = &vd->vdev_stat;
+	const vdev_stat_t *vs = vdev_stat(vd);
 
-	if (vd->vdev_children == 0) {
+	if (vdev_children(vd) == 0) {
 		switch (p) {
-		case SP_FAULTED: return (vd->vdev_state == VDEV_STATE_FAULTED);
-		case SP_MISSING: return (vd->vdev_type == VDEV_TYPE_MISSING ||
-			    vd->vdev_state == VDEV_STATE_CANT_OPEN);
-		case SP_OFFLINE: return (vd->vdev_offline ||
-			    vd->vdev_state == VDEV_STATE_OFFLINE);
-		case SP_REMOVED: return (vd->vdev_state == VDEV_STATE_REMOVED);
+		case SP_FAULTED: return (vdev_state(vd) == VDEV_STATE_FAULTED);
+		case SP_MISSING: return (vdev_type(vd) == VDEV_TYPE_MISSING ||
+			    vdev_state(vd) == VDEV_STATE_CANT_OPEN);
+		case SP_OFFLINE: return (vdev_offline(vd) ||
+			    vdev_state(vd) == VDEV_STATE_OFFLINE);
+		case SP_REMOVED: return (vdev_state(vd) == VDEV_STATE_REMOVED);
 		case SP_ERRORS: break;
 		}
 	}
 	if (p == SP_ERRORS && (vs->vs_read_errors != 0 || vs->vs_write_errors != 0 ||
 	    vs->vs_checksum_errors != 0))
 		return (true);
-	for (int i = 0; i < vd->vdev_children; i++)
-		if (status_find(vd->vdev_child[i], p))
+	for (int i = 0; i < vdev_children(vd); i++)
+		if (status_find(vdev_child(vd, i), p))
 			return (true);
 	return (false);
 }
@@ -390,10 +390,10 @@ status_unopenable(const char *name, const char *err)
 static void
 status_json_vdev(const vdev_t *vd, const char *poolname, int indent)
 {
-	const vdev_stat_t *vs = &vd->vdev_stat;
+	const vdev_stat_t *vs = vdev_stat(vd);
 	char name[VDEV_PATH_MAX + 32];
 
-	if (vd->vdev_type == VDEV_TYPE_ROOT)
+	if (vdev_type(vd) == VDEV_TYPE_ROOT)
 		(void) snprintf(name, sizeof (name), "%s", poolname);
 	else
 		cli_vdev_name(vd, true, name, sizeof (name));
@@ -401,22 +401,22 @@ status_json_vdev(const vdev_t *vd, const char *poolname, int indent)
 	fprintf(cli_out, ": {\"name\": ");
 	cli_json_str(cli_out, name);
 	fprintf(cli_out, ", \"vdev_type\": \"%s\", \"guid\": \"%" PRIu64 "\"",
-	    cli_vdev_type_json(vd), vd->vdev_guid);
-	if (vd->vdev_path != NULL) {
+	    cli_vdev_type_json(vd), vdev_guid(vd));
+	if (vdev_path(vd) != NULL) {
 		fprintf(cli_out, ", \"path\": ");
-		cli_json_str(cli_out, vd->vdev_path);
+		cli_json_str(cli_out, vdev_path(vd));
 	}
-	if (vd->vdev_type == VDEV_TYPE_RAIDZ)
-		fprintf(cli_out, ", \"nparity\": \"%d\"", vd->vdev_nparity);
+	if (vdev_type(vd) == VDEV_TYPE_RAIDZ)
+		fprintf(cli_out, ", \"nparity\": \"%d\"", vdev_nparity(vd));
 	fprintf(cli_out, ", \"state\": \"%s\", \"read_errors\": \"%" PRIu64 "\", "
 	    "\"write_errors\": \"%" PRIu64 "\", \"checksum_errors\": \"%" PRIu64 "\"",
-	    vdev_state_name(vd->vdev_state), vs->vs_read_errors,
+	    vdev_state_name(vdev_state(vd)), vs->vs_read_errors,
 	    vs->vs_write_errors, vs->vs_checksum_errors);
-	if (vd->vdev_children > 0) {
+	if (vdev_children(vd) > 0) {
 		fprintf(cli_out, ", \"vdevs\": {");
-		for (int i = 0; i < vd->vdev_children; i++) {
+		for (int i = 0; i < vdev_children(vd); i++) {
 			fprintf(cli_out, "%s\n%*s", i ? "," : "", indent + 2, "");
-			status_json_vdev(vd->vdev_child[i], poolname, indent + 2);
+			status_json_vdev(vdev_child(vd, i), poolname, indent + 2);
 		}
 		fprintf(cli_out, "}");
 	}

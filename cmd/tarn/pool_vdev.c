@@ -313,12 +313,12 @@ add_print(spa_t *spa, const char *pool, const spa_vdev_spec_t *spec)
 	    pool, pool);
 	spa_vdev_hold(spa);
 	const vdev_t *root = spa_root_vdev(spa);
-	for (int t = 0; t < root->vdev_children; t++) {
-		const vdev_t *top = root->vdev_child[t];
+	for (int t = 0; t < vdev_children(root); t++) {
+		const vdev_t *top = vdev_child(root, t);
 		cli_vdev_name(top, true, name, sizeof (name));
 		fprintf(cli_out, "\t  %s\n", name);
-		for (int c = 0; c < top->vdev_children; c++) {
-			cli_vdev_name(top->vdev_child[c], true, name, sizeof (name));
+		for (int c = 0; c < vdev_children(top); c++) {
+			cli_vdev_name(vdev_child(top, c), true, name, sizeof (name));
 			fprintf(cli_out, "\t    %s\n", name);
 		}
 	}

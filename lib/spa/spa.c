@@ -89,7 +89,7 @@ spa_last_synced_txg(spa_t *spa)
 vdev_state_t
 spa_state(spa_t *spa)
 {
-	return (spa->spa_root->vdev_state);
+	return (vdev_state(spa->spa_root));
 }
 
 int
@@ -151,13 +151,13 @@ spa_write_labels(spa_t *spa, pool_state_t state, bool wipe_rings)
 int
 spa_write_labels_under(spa_t *spa, vdev_t *vd, pool_state_t state)
 {
-	if (vd->vdev_children == 0) {
+	if (vdev_children(vd) == 0) {
 		vdev_label_config_t cfg;
 		spa_label_config(spa, state, &cfg);
 		return (vdev_label_write_leaf(vd, spa->spa_root, &cfg));
 	}
-	for (int c = 0; c < vd->vdev_children; c++) {
-		int e = spa_write_labels_under(spa, vd->vdev_child[c], state);
+	for (int c = 0; c < vdev_children(vd); c++) {
+		int e = spa_write_labels_under(spa, vdev_child(vd, c), state);
 		if (e != 0)
 			return (e);
 	}
@@ -171,10 +171,10 @@ spa_tree_from_spec(const spa_vdev_spec_t *spec, uint64_t ashift)
 {
 	vdev_t *vd = vdev_alloc(spec->type, tarn_guid());
 	if (spec->type == VDEV_TYPE_RAIDZ)
-		vd->vdev_nparity = spec->nparity;
+		vdev_set_nparity(vd, spec->nparity);
 	if (spec->path != NULL)
-		vd->vdev_path = tarn_strdup(spec->path);
-	vd->vdev_ashift = ashift;
+		vdev_set_path(vd, spec->path);
+	vdev_set_ashift(vd, ashift);
 	for (int i = 0; i < spec->nchildren; i++)
 		vdev_add_child(vd, spa_tree_from_spec(spec->children[i], ashift));
 	return (vd);
@@ -383,7 +383,7 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 	spa->spa_no_cache = opts->sco_no_cache;
 	spa->spa_root = spa_tree_from_spec(spec, opts->sco_ashift);
 	e = vdev_open(spa->spa_root, false);
-	if (e != 0 || spa->spa_root->vdev_state != VDEV_STATE_HEALTHY) {
+	if (e != 0 || vdev_state(spa->spa_root) != VDEV_STATE_HEALTHY) {
 		snprintf(err, errlen, "cannot open the devices: %s",
 		    tarn_strerror(e ? e : EIO));
 		spa_free(spa);
@@ -403,10 +403,12 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 		if (e == 0)
 			e = dmu_object_claim(spa->spa_mos, SPA_DIR_OBJ, DMU_OT_OBJECT_DIRECTORY,
 			    SPA_DIR_BLKSZ, DMU_OT_NONE, 0, tx);
-		for (int t = 0; e == 0 && t < spa->spa_root->vdev_children; t++) {
-			vdev_t *top = spa->spa_root->vdev_child[t];
+		for (int t = 0; e == 0 && t < vdev_children(spa->spa_root); t++) {
+			vdev_t *top = vdev_child(spa->spa_root, t);
+			uint64_t obj = vdev_ms_array(top);
 			e = dmu_object_alloc(spa->spa_mos, DMU_OT_OBJECT_ARRAY, SPA_MS_ARRAY_BLKSZ,
-			    DMU_OT_NONE, 0, tx, &top->vdev_ms_array);
+			    DMU_OT_NONE, 0, tx, &obj);
+			vdev_set_ms_array(top, obj);
 		}
 		dmu_tx_commit(tx);
 	}

@@ -327,7 +327,7 @@ int spa_leaf_state(spa_t *spa, const char *name, vdev_state_t *state);
  * Returns at once when none can run (read-only pool, no scan support).
  */
 int spa_vdev_wait(spa_t *spa);
-/* Hot spares: root->vdev_spares (NULL when none); in use = now in the tree. */
+/* Hot spares: vdev_spares(root) (NULL when none); in use = now in the tree. */
 bool spa_spare_in_use(spa_t *spa, const vdev_t *spare);
 /*
  * Keep the vdev tree still while reading it outside I/O (status, iostat,

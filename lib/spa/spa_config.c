@@ -800,13 +800,13 @@ cache_collect_leaves(const vdev_t *vd, spa_cache_entry_t *e)
 {
 	if (vd == NULL)
 		return;
-	if (vd->vdev_children == 0 && vd->vdev_path != NULL &&
-	    vd->vdev_path[0] == '/' && e->sce_npaths < SPA_CACHE_MAXPATHS) {
-		cache_entry_add_path(e, vd->vdev_path);
+	if (vdev_children(vd) == 0 && vdev_path(vd) != NULL &&
+	    vdev_path(vd)[0] == '/' && e->sce_npaths < SPA_CACHE_MAXPATHS) {
+		cache_entry_add_path(e, vdev_path(vd));
 		return;
 	}
-	for (int c = 0; c < vd->vdev_children; c++)
-		cache_collect_leaves(vd->vdev_child[c], e);
+	for (int c = 0; c < vdev_children(vd); c++)
+		cache_collect_leaves(vdev_child(vd, c), e);
 }
 
 static void

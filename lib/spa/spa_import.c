@@ -81,40 +81,39 @@ scan_free(scan_t *sc)
 static void
 spa_attach_paths(vdev_t *vd, scan_t *sc, uint64_t pool_guid)
 {
-	for (int c = 0; c < vd->vdev_children; c++)
-		spa_attach_paths(vd->vdev_child[c], sc, pool_guid);
-	if (vd->vdev_children > 0 || vd->vdev_type == VDEV_TYPE_ROOT)
+	for (int c = 0; c < vdev_children(vd); c++)
+		spa_attach_paths(vdev_child(vd, c), sc, pool_guid);
+	if (vdev_children(vd) > 0 || vdev_type(vd) == VDEV_TYPE_ROOT)
 		return;
 	for (int i = 0; i < sc->sc_n; i++) {
 		const vdev_label_config_t *c = &sc->sc_found[i].fl_cfg;
-		if (c->vlc_pool_guid == pool_guid && c->vlc_leaf_guid == vd->vdev_guid) {
-			tarn_free(vd->vdev_path);
-			vd->vdev_path = tarn_strdup(sc->sc_found[i].fl_path);
+		if (c->vlc_pool_guid == pool_guid && c->vlc_leaf_guid == vdev_guid(vd)) {
+			vdev_set_path(vd, sc->sc_found[i].fl_path);
 			/* missing when the config was written, found now (spa_vdev.c) */
-			if (vd->vdev_type == VDEV_TYPE_MISSING)
-				vd->vdev_type = VDEV_TYPE_FILE;
+			if (vdev_type(vd) == VDEV_TYPE_MISSING)
+				vdev_set_type(vd, VDEV_TYPE_FILE);
 			return;
 		}
 	}
-	vd->vdev_type = VDEV_TYPE_MISSING;
+	vdev_set_type(vd, VDEV_TYPE_MISSING);
 }
 
 static bool
 spa_tree_can_open(const vdev_t *root)
 {
-	for (int t = 0; t < root->vdev_children; t++) {
-		const vdev_t *top = root->vdev_child[t];
+	for (int t = 0; t < vdev_children(root); t++) {
+		const vdev_t *top = vdev_child(root, t);
 		int missing = 0;
-		if (top->vdev_children == 0) {
-			if (top->vdev_type == VDEV_TYPE_MISSING)
+		if (vdev_children(top) == 0) {
+			if (vdev_type(top) == VDEV_TYPE_MISSING)
 				return (false);
 			continue;
 		}
-		for (int c = 0; c < top->vdev_children; c++)
-			missing += top->vdev_child[c]->vdev_type == VDEV_TYPE_MISSING;
-		if (top->vdev_type == VDEV_TYPE_MIRROR && missing == top->vdev_children)
+		for (int c = 0; c < vdev_children(top); c++)
+			missing += vdev_type(vdev_child(top, c)) == VDEV_TYPE_MISSING;
+		if (vdev_type(top) == VDEV_TYPE_MIRROR && missing == vdev_children(top))
 			return (false);
-		if (top->vdev_type == VDEV_TYPE_RAIDZ && missing > top->vdev_nparity)
+		if (vdev_type(top) == VDEV_TYPE_RAIDZ && missing > vdev_nparity(top))
 			return (false);
 	}
 	return (true);
@@ -209,11 +208,11 @@ spa_open_cand(spa_import_cand_t *ic, const spa_import_opts_t *opts, spa_t **spap
 		stack[sp++] = spa->spa_root;
 		while (sp > 0) {
 			vdev_t *vd = stack[--sp];
-			if (vd->vdev_children == 0 && vd->vdev_path != NULL &&
-			    vd->vdev_type != VDEV_TYPE_MISSING) {
+			if (vdev_children(vd) == 0 && vdev_path(vd) != NULL &&
+			    vdev_type(vd) != VDEV_TYPE_MISSING) {
 				vdev_label_config_t lc;
 				memset(&lc, 0, sizeof (lc));
-				if (vdev_label_read_path(vd->vdev_path, &lc) == 0) {
+				if (vdev_label_read_path(vdev_path(vd), &lc) == 0) {
 					cfg.vlc_version = lc.vlc_version;
 					cfg.vlc_features = lc.vlc_features;
 					cfg.vlc_create_time = lc.vlc_create_time;
@@ -222,8 +221,8 @@ spa_open_cand(spa_import_cand_t *ic, const spa_import_opts_t *opts, spa_t **spap
 					break;
 				}
 			}
-			for (int c = 0; c < vd->vdev_children && sp < 64; c++)
-				stack[sp++] = vd->vdev_child[c];
+			for (int c = 0; c < vdev_children(vd) && sp < 64; c++)
+				stack[sp++] = vdev_child(vd, c);
 		}
 	}
 	e = spa_load(spa, &cfg, opts, err, errlen);

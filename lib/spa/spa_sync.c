@@ -26,18 +26,19 @@ int
 spa_setup_metaslabs(spa_t *spa, bool create)
 {
 	spa->spa_mc = metaslab_class_create();
-	for (int t = 0; t < spa->spa_root->vdev_children; t++) {
-		vdev_t *top = spa->spa_root->vdev_child[t];
+	for (int t = 0; t < vdev_children(spa->spa_root); t++) {
+		vdev_t *top = vdev_child(spa->spa_root, t);
 		if (create) {
-			top->vdev_ms_shift = metaslab_pick_shift(top->vdev_asize);
-			top->vdev_ms_count = DIV_ROUND_UP(top->vdev_asize, 1ULL << top->vdev_ms_shift);
+			vdev_set_ms_shift(top, metaslab_pick_shift(vdev_asize(top)));
+			vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top),
+			    1ULL << vdev_ms_shift(top)));
 		}
-		if (top->vdev_ms_shift == 0 || top->vdev_ms_count == 0)
+		if (vdev_ms_shift(top) == 0 || vdev_ms_count(top) == 0)
 			return (SET_ERROR(EINVAL));
-		top->vdev_ms_group = metaslab_group_create(spa->spa_mc, top);
+		vdev_set_ms_group(top, metaslab_group_create(spa->spa_mc, top));
 		if (create) {
-			for (uint64_t m = 0; m < top->vdev_ms_count; m++)
-				VERIFY0(metaslab_load(metaslab_group_get(top->vdev_ms_group, m),
+			for (uint64_t m = 0; m < vdev_ms_count(top); m++)
+				VERIFY0(metaslab_load(metaslab_group_get(vdev_ms_group(top), m),
 				    NULL, 0, 0));
 		}
 	}
@@ -48,13 +49,13 @@ int
 spa_load_metaslabs(spa_t *spa, uint64_t synced_txg)
 {
 	objset_t *mos = spa->spa_mos;
-	for (int t = 0; t < spa->spa_root->vdev_children; t++) {
-		vdev_t *top = spa->spa_root->vdev_child[t];
-		uint64_t *smobjs = tarn_alloc(sizeof (uint64_t) * top->vdev_ms_count);
-		int e = dmu_read(mos, top->vdev_ms_array, 0, sizeof (uint64_t) * top->vdev_ms_count,
+	for (int t = 0; t < vdev_children(spa->spa_root); t++) {
+		vdev_t *top = vdev_child(spa->spa_root, t);
+		uint64_t *smobjs = tarn_alloc(sizeof (uint64_t) * vdev_ms_count(top));
+		int e = dmu_read(mos, vdev_ms_array(top), 0, sizeof (uint64_t) * vdev_ms_count(top),
 		    smobjs);
-		for (uint64_t m = 0; e == 0 && m < top->vdev_ms_count; m++) {
-			metaslab_t *ms = metaslab_group_get(top->vdev_ms_group, m);
+		for (uint64_t m = 0; e == 0 && m < vdev_ms_count(top); m++) {
+			metaslab_t *ms = metaslab_group_get(vdev_ms_group(top), m);
 			if (smobjs[m] == 0) {
 				e = metaslab_load(ms, NULL, 0, synced_txg);
 				continue;
@@ -95,13 +96,13 @@ spa_sync_metaslab(spa_t *spa, metaslab_t *ms, uint64_t txg)
 	}
 	dmu_tx_t *tx = dmu_tx_create_syncing(mos, txg);
 	uint64_t id = metaslab_id(ms), smobj = 0;
-	e = dmu_read(mos, top->vdev_ms_array, id * sizeof (uint64_t), sizeof (uint64_t), &smobj);
+	e = dmu_read(mos, vdev_ms_array(top), id * sizeof (uint64_t), sizeof (uint64_t), &smobj);
 	spa_sm_phys_t smp = { 0, 0 };
 	if (e == 0 && smobj == 0) {
 		e = dmu_object_alloc(mos, DMU_OT_SPACE_MAP, SPA_SM_BLKSZ, DMU_OT_SPACE_MAP,
 		    sizeof (smp), tx, &smobj);
 		if (e == 0)
-			e = dmu_write(mos, top->vdev_ms_array, id * sizeof (uint64_t),
+			e = dmu_write(mos, vdev_ms_array(top), id * sizeof (uint64_t),
 			    sizeof (uint64_t), &smobj, tx);
 	} else if (e == 0) {
 		e = dmu_bonus_read(mos, smobj, &smp, sizeof (smp));
@@ -240,7 +241,7 @@ spa_sync_impl(spa_t *spa, uint64_t txg)
 	ub.ub_magic = UBERBLOCK_MAGIC;
 	ub.ub_version = spa->spa_version;
 	ub.ub_txg = txg;
-	ub.ub_guid_sum = spa->spa_root->vdev_guid_sum;
+	ub.ub_guid_sum = vdev_guid_sum(spa->spa_root);
 	ub.ub_timestamp = tarn_wall_sec();
 	ub.ub_pool_guid = spa->spa_guid;
 	ub.ub_features = spa->spa_features;
@@ -318,10 +319,10 @@ spa_space_avail(void *arg, bool netfree)
 		return (0);
 	/* RAID-Z stores parity too: scale by the worst data fraction. */
 	uint64_t num = 1, den = 1;
-	for (int t = 0; t < spa->spa_root->vdev_children; t++) {
-		vdev_t *top = spa->spa_root->vdev_child[t];
-		if (top->vdev_type == VDEV_TYPE_RAIDZ && top->vdev_children > 0) {
-			uint64_t n = top->vdev_children - top->vdev_nparity, d = top->vdev_children;
+	for (int t = 0; t < vdev_children(spa->spa_root); t++) {
+		vdev_t *top = vdev_child(spa->spa_root, t);
+		if (vdev_type(top) == VDEV_TYPE_RAIDZ && vdev_children(top) > 0) {
+			uint64_t n = vdev_children(top) - vdev_nparity(top), d = vdev_children(top);
 			if (n * den < num * d) {
 				num = n;
 				den = d;

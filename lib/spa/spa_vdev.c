@@ -93,9 +93,9 @@ leaf_list_add(leaf_list_t *ll, vdev_t *vd)
 static void
 spa_vdev_collect(vdev_t *vd, leaf_list_t *ll, bool groups)
 {
-	for (int c = 0; c < vd->vdev_children; c++)
-		spa_vdev_collect(vd->vdev_child[c], ll, groups);
-	if (vd->vdev_ops->vop_leaf || (groups && vdev_is_group(vd)))
+	for (int c = 0; c < vdev_children(vd); c++)
+		spa_vdev_collect(vdev_child(vd, c), ll, groups);
+	if (vdev_ops(vd)->vop_leaf || (groups && vdev_is_group(vd)))
 		leaf_list_add(ll, vd);
 }
 
@@ -124,8 +124,8 @@ spa_vdev_same_file(const char *a, const char *b)
 static vdev_t *
 spa_vdev_find(vdev_t *vd, const char *name, int how)
 {
-	if (vd->vdev_ops->vop_leaf) {
-		const char *p = vd->vdev_path;
+	if (vdev_ops(vd)->vop_leaf) {
+		const char *p = vdev_path(vd);
 		char *end;
 		unsigned long long g;
 		switch (how) {
@@ -133,7 +133,7 @@ spa_vdev_find(vdev_t *vd, const char *name, int how)
 			return (p != NULL && strcmp(p, name) == 0 ? vd : NULL);
 		case 1:
 			g = strtoull(name, &end, 10);
-			return (*end == '\0' && name[0] != '\0' && g == vd->vdev_guid ? vd : NULL);
+			return (*end == '\0' && name[0] != '\0' && g == vdev_guid(vd) ? vd : NULL);
 		case 2:
 			return (p != NULL && strchr(name, '/') == NULL && strrchr(p, '/') != NULL &&
 			    strcmp(strrchr(p, '/') + 1, name) == 0 ? vd : NULL);
@@ -142,8 +142,8 @@ spa_vdev_find(vdev_t *vd, const char *name, int how)
 			    vd : NULL);
 		}
 	}
-	for (int c = 0; c < vd->vdev_children; c++) {
-		vdev_t *r = spa_vdev_find(vd->vdev_child[c], name, how);
+	for (int c = 0; c < vdev_children(vd); c++) {
+		vdev_t *r = spa_vdev_find(vdev_child(vd, c), name, how);
 		if (r != NULL)
 			return (r);
 	}
@@ -158,8 +158,8 @@ spa_vdev_lookup(spa_t *spa, const char *name)
 		return (NULL);
 	for (int how = 0; how < 4; how++) {
 		vdev_t *r = spa_vdev_find(root, name, how);
-		if (r == NULL && root->vdev_spares != NULL)
-			r = spa_vdev_find(root->vdev_spares, name, how);
+		if (r == NULL && vdev_spares(root) != NULL)
+			r = spa_vdev_find(vdev_spares(root), name, how);
 		if (r != NULL)
 			return (r);
 	}
@@ -181,7 +181,7 @@ spa_leaf_state(spa_t *spa, const char *name, vdev_state_t *state)
 	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
 	vdev_t *vd = spa_vdev_lookup(spa, name);
 	if (vd != NULL)
-		*state = vd->vdev_state;
+		*state = vdev_state(vd);
 	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
 	return (vd != NULL ? 0 : SET_ERROR(ENOENT));
 }
@@ -201,32 +201,32 @@ spa_vdev_rele(spa_t *spa)
 bool
 spa_spare_in_use(spa_t *spa, const vdev_t *spare)
 {
-	return (vdev_lookup_guid(spa->spa_root, spare->vdev_guid) != NULL);
+	return (vdev_lookup_guid(spa->spa_root, vdev_guid(spare)) != NULL);
 }
 
 /* Is vd one of the hot spares (the spare list, not the tree)? */
 static bool
 spa_vdev_is_spare_entry(spa_t *spa, const vdev_t *vd)
 {
-	return (spa->spa_root->vdev_spares != NULL &&
-	    vd->vdev_parent == spa->spa_root->vdev_spares);
+	return (vdev_spares(spa->spa_root) != NULL &&
+	    vdev_parent(vd) == vdev_spares(spa->spa_root));
 }
 
 /* The hot spare (spare list entry) on the device at path, or NULL. */
 static vdev_t *
 spa_vdev_spare_named(spa_t *spa, const char *path)
 {
-	vdev_t *sp = spa->spa_root->vdev_spares;
-	for (int c = 0; sp != NULL && c < sp->vdev_children; c++)
-		if (spa_vdev_same_file(sp->vdev_child[c]->vdev_path, path))
-			return (sp->vdev_child[c]);
+	vdev_t *sp = vdev_spares(spa->spa_root);
+	for (int c = 0; sp != NULL && c < vdev_children(sp); c++)
+		if (spa_vdev_same_file(vdev_path(vdev_child(sp, c)), path))
+			return (vdev_child(sp, c));
 	return (NULL);
 }
 
 static vdev_t *
 spa_spare_entry(spa_t *spa, uint64_t guid)
 {
-	vdev_t *sp = spa->spa_root->vdev_spares;
+	vdev_t *sp = vdev_spares(spa->spa_root);
 	return (sp != NULL ? vdev_lookup_guid(sp, guid) : NULL);
 }
 
@@ -323,8 +323,11 @@ spa_vdev_write_config(spa_t *spa)
 	int e = spa_write_labels(spa, POOL_STATE_ACTIVE, false);
 	leaf_list_t ll = { 0 };
 	spa_vdev_collect(spa->spa_root, &ll, false);
-	for (int i = 0; i < ll.ll_n; i++)
-		vdev_dtl_encoded(ll.ll_v[i], ll.ll_v[i]->vdev_dtl_saved);
+	for (int i = 0; i < ll.ll_n; i++) {
+		uint64_t dtl[2];
+		vdev_dtl_encoded(ll.ll_v[i], dtl);
+		vdev_set_dtl_saved(ll.ll_v[i], dtl);
+	}
 	leaf_list_free(&ll);
 	spa->spa_vdev_async->sva_dirty = false;
 	return (e);
@@ -340,8 +343,8 @@ spa_vdev_dtl_changed(spa_t *spa)
 	for (int i = 0; i < ll.ll_n && !changed; i++) {
 		uint64_t dtl[2];
 		vdev_dtl_encoded(ll.ll_v[i], dtl);
-		changed = dtl[0] != ll.ll_v[i]->vdev_dtl_saved[0] ||
-		    dtl[1] != ll.ll_v[i]->vdev_dtl_saved[1];
+		changed = dtl[0] != vdev_dtl_saved(ll.ll_v[i])[0] ||
+		    dtl[1] != vdev_dtl_saved(ll.ll_v[i])[1];
 	}
 	leaf_list_free(&ll);
 	return (changed);
@@ -452,7 +455,7 @@ spa_vdev_check_new(spa_t *spa, const char *path, uint64_t need, uint64_t ashift,
 		return (spa_vdev_fail(SET_ERROR(EINVAL), err, errlen,
 		    "'%s' is not a regular file or block device", path));
 	vdev_t *dup = spa_vdev_lookup(spa, path);
-	if (dup != NULL && spa_vdev_same_file(dup->vdev_path, path))
+	if (dup != NULL && spa_vdev_same_file(vdev_path(dup), path))
 		return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen,
 		    "'%s' is already in the pool%s", path,
 		    spa_vdev_is_spare_entry(spa, dup) ? " (as a hot spare)" : ""));
@@ -476,16 +479,16 @@ spa_vdev_open_new(const char *path, uint64_t guid, uint64_t ashift, vdev_t **vdp
     char *err, size_t errlen)
 {
 	vdev_t *vd = vdev_alloc(VDEV_TYPE_FILE, guid);
-	vd->vdev_path = tarn_strdup(path);
-	vd->vdev_ashift = ashift;
-	int e = vd->vdev_ops->vop_open(vd);
+	vdev_set_path(vd, path);
+	vdev_set_ashift(vd, ashift);
+	int e = vdev_ops(vd)->vop_open(vd);
 	if (e != 0) {
 		vdev_free(vd);
 		return (spa_vdev_fail(e, err, errlen, e == EBUSY ?
 		    "'%s' is in use by another process" : "cannot open '%s': %s", path,
 		    strerror(e)));
 	}
-	vd->vdev_state = VDEV_STATE_HEALTHY;
+	vdev_set_state(vd, VDEV_STATE_HEALTHY);
 	*vdp = vd;
 	return (0);
 }
@@ -519,8 +522,8 @@ spa_vdev_dtl_rejoin(spa_t *spa, vdev_t *leaf, uint64_t newest, uint64_t as_of)
 	uint64_t synced = spa_last_synced_txg(spa);
 	if (!vdev_leaf_ready(leaf))
 		return;
-	if (!vdev_dtl_empty(leaf) && leaf->vdev_dtl_last == VDEV_DTL_OPEN)
-		__atomic_store_n(&leaf->vdev_dtl_last, synced + 1, __ATOMIC_RELEASE);
+	if (!vdev_dtl_empty(leaf) && vdev_dtl_last(leaf) == VDEV_DTL_OPEN)
+		vdev_set_dtl_last(leaf, synced + 1);
 	if (newest != SPA_VDEV_RING_UNKNOWN && as_of != 0 && newest < as_of) {
 		vdev_dtl_mark(leaf, synced + 1);
 		vdev_dtl_mark(leaf, newest + 1);
@@ -538,22 +541,22 @@ spa_vdev_faults(spa_t *spa)
 	spa_vdev_collect(spa->spa_root, &ll, false);
 	for (int i = 0; i < ll.ll_n; i++) {
 		vdev_t *leaf = ll.ll_v[i];
-		if (!__atomic_exchange_n(&leaf->vdev_fault_req, false, __ATOMIC_ACQ_REL) ||
+		if (!vdev_fault_req_take(leaf) ||
 		    !vdev_leaf_ready(leaf))
 			continue;
 		if (vdev_dtl_required(leaf)) {
-			__atomic_store_n(&leaf->vdev_err_run, 0, __ATOMIC_RELAXED);
+			vdev_set_err_run(leaf, 0);
 			continue;
 		}
-		vdev_state_t st = leaf->vdev_path != NULL && access(leaf->vdev_path, F_OK) != 0 ?
+		vdev_state_t st = vdev_path(leaf) != NULL && access(vdev_path(leaf), F_OK) != 0 ?
 		    VDEV_STATE_REMOVED : VDEV_STATE_FAULTED;
 		tarn_dprintf("spa %s: %s %s after %u errors in a row\n", spa->spa_name,
-		    vdev_state_name(st), leaf->vdev_path, leaf->vdev_err_run);
+		    vdev_state_name(st), vdev_path(leaf), vdev_err_run(leaf));
 		vdev_tree_enter_write(spa->spa_root);
-		leaf->vdev_ops->vop_close(leaf);
-		leaf->vdev_fault_state = st;
-		leaf->vdev_state = st;
-		vdev_propagate_state(leaf->vdev_parent);
+		vdev_ops(leaf)->vop_close(leaf);
+		vdev_set_fault_state(leaf, st);
+		vdev_set_state(leaf, st);
+		vdev_propagate_state(vdev_parent(leaf));
 		vdev_tree_exit(spa->spa_root);
 		sva->sva_dirty = true;
 	}
@@ -572,17 +575,17 @@ spa_vdev_spare_activate(spa_t *spa, vdev_t *leaf, vdev_t *entry, bool automatic,
     char *err, size_t errlen)
 {
 	uint64_t need = vdev_slot_asize(leaf);
-	if (entry->vdev_asize < need)
+	if (vdev_asize(entry) < need)
 		return (spa_vdev_fail(SET_ERROR(EOVERFLOW), err, errlen,
-		    "hot spare '%s' is too small", entry->vdev_path));
-	entry->vdev_ops->vop_close(entry);
+		    "hot spare '%s' is too small", vdev_path(entry)));
+	vdev_ops(entry)->vop_close(entry);
 	vdev_t *nv = NULL;
-	int e = spa_vdev_open_new(entry->vdev_path, entry->vdev_guid, leaf->vdev_ashift,
+	int e = spa_vdev_open_new(vdev_path(entry), vdev_guid(entry), vdev_ashift(leaf),
 	    &nv, err, errlen);
-	if (e == 0 && nv->vdev_asize < need) {
+	if (e == 0 && vdev_asize(nv) < need) {
 		vdev_free(nv);
 		e = spa_vdev_fail(SET_ERROR(EOVERFLOW), err, errlen,
-		    "hot spare '%s' is too small", entry->vdev_path);
+		    "hot spare '%s' is too small", vdev_path(entry));
 	}
 	if (e != 0) {
 		(void) vdev_leaf_reopen(entry, 0);
@@ -591,15 +594,15 @@ spa_vdev_spare_activate(spa_t *spa, vdev_t *leaf, vdev_t *entry, bool automatic,
 	vdev_tree_enter_write(spa->spa_root);
 	spa_vdev_dtl_all(spa, nv);     /* now: no txg is being written meanwhile */
 	vdev_t *g = vdev_group_insert(&leaf, VDEV_TYPE_SPARE);
-	g->vdev_spare_auto = automatic;
+	vdev_set_spare_auto(g, automatic);
 	vdev_add_child(g, nv);
 	vdev_propagate_state(g);
 	vdev_tree_exit(spa->spa_root);
-	entry->vdev_state = VDEV_STATE_HEALTHY;
+	vdev_set_state(entry, VDEV_STATE_HEALTHY);
 	spa->spa_vdev_async->sva_want = true;
 	spa->spa_vdev_async->sva_dirty = true;
-	tarn_dprintf("spa %s: hot spare %s in for %s\n", spa->spa_name, nv->vdev_path,
-	    leaf->vdev_path);
+	tarn_dprintf("spa %s: hot spare %s in for %s\n", spa->spa_name, vdev_path(nv),
+	    vdev_path(leaf));
 	return (0);
 }
 
@@ -607,11 +610,11 @@ spa_vdev_spare_activate(spa_t *spa, vdev_t *leaf, vdev_t *entry, bool automatic,
 static vdev_t *
 spa_vdev_spare_pick(spa_t *spa, const vdev_t *leaf)
 {
-	vdev_t *sp = spa->spa_root->vdev_spares;
+	vdev_t *sp = vdev_spares(spa->spa_root);
 	uint64_t need = vdev_slot_asize(leaf);
-	for (int c = 0; sp != NULL && c < sp->vdev_children; c++) {
-		vdev_t *e = sp->vdev_child[c];
-		if (vdev_leaf_ready(e) && e->vdev_asize >= need &&
+	for (int c = 0; sp != NULL && c < vdev_children(sp); c++) {
+		vdev_t *e = vdev_child(sp, c);
+		if (vdev_leaf_ready(e) && vdev_asize(e) >= need &&
 		    !spa_spare_in_use(spa, e))
 			return (e);
 	}
@@ -622,14 +625,14 @@ spa_vdev_spare_pick(spa_t *spa, const vdev_t *leaf)
 static void
 spa_vdev_spares_auto(spa_t *spa)
 {
-	if (spa->spa_root->vdev_spares == NULL)
+	if (vdev_spares(spa->spa_root) == NULL)
 		return;
 	leaf_list_t ll = { 0 };
 	spa_vdev_collect(spa->spa_root, &ll, false);
 	for (int i = 0; i < ll.ll_n; i++) {
-		vdev_t *leaf = ll.ll_v[i], *p = leaf->vdev_parent;
-		if (leaf->vdev_state >= VDEV_STATE_DEGRADED || leaf->vdev_offline ||
-		    (p->vdev_type != VDEV_TYPE_MIRROR && p->vdev_type != VDEV_TYPE_RAIDZ))
+		vdev_t *leaf = ll.ll_v[i], *p = vdev_parent(leaf);
+		if (vdev_state(leaf) >= VDEV_STATE_DEGRADED || vdev_offline(leaf) ||
+		    (vdev_type(p) != VDEV_TYPE_MIRROR && vdev_type(p) != VDEV_TYPE_RAIDZ))
 			continue;
 		vdev_t *entry = spa_vdev_spare_pick(spa, leaf);
 		if (entry != NULL)
@@ -642,14 +645,14 @@ spa_vdev_spares_auto(spa_t *spa)
 static void
 spa_vdev_spares_open(spa_t *spa)
 {
-	vdev_t *sp = spa->spa_root->vdev_spares;
-	for (int c = 0; sp != NULL && c < sp->vdev_children; c++) {
-		vdev_t *e = sp->vdev_child[c];
-		e->vdev_readonly = spa->spa_readonly;
+	vdev_t *sp = vdev_spares(spa->spa_root);
+	for (int c = 0; sp != NULL && c < vdev_children(sp); c++) {
+		vdev_t *e = vdev_child(sp, c);
+		vdev_set_readonly(e, spa->spa_readonly);
 		if (spa_spare_in_use(spa, e))
 			continue;
-		e->vdev_state = VDEV_STATE_CANT_OPEN;
-		if (spa_vdev_label_is(spa, e->vdev_path, e->vdev_guid))
+		vdev_set_state(e, VDEV_STATE_CANT_OPEN);
+		if (spa_vdev_label_is(spa, vdev_path(e), vdev_guid(e)))
 			(void) vdev_leaf_reopen(e, 0);
 	}
 }
@@ -663,8 +666,8 @@ spa_vdev_mark_resilvering(spa_t *spa)
 	leaf_list_t ll = { 0 };
 	spa_vdev_collect(spa->spa_root, &ll, false);
 	for (int i = 0; i < ll.ll_n; i++)
-		ll.ll_v[i]->vdev_resilvering = vdev_leaf_ready(ll.ll_v[i]) &&
-		    !vdev_dtl_empty(ll.ll_v[i]);
+		vdev_set_resilvering(ll.ll_v[i], vdev_leaf_ready(ll.ll_v[i]) &&
+		    !vdev_dtl_empty(ll.ll_v[i]));
 	leaf_list_free(&ll);
 }
 
@@ -688,8 +691,8 @@ spa_vdev_resilver_start(spa_t *spa)
 		vdev_t *leaf = ll.ll_v[i];
 		if (!vdev_leaf_ready(leaf) || vdev_dtl_empty(leaf))
 			continue;
-		min = MIN(min, leaf->vdev_dtl_txg);
-		max = MAX(max, leaf->vdev_dtl_last);
+		min = MIN(min, vdev_dtl_txg(leaf));
+		max = MAX(max, vdev_dtl_last(leaf));
 	}
 	leaf_list_free(&ll);
 	sva->sva_want = false;
@@ -726,11 +729,11 @@ spa_vdev_resilver_start(spa_t *spa)
 static void
 spa_vdev_leave(spa_t *spa, vdev_t *leaf, leaf_list_t *spares, leaf_list_t *gone)
 {
-	vdev_t *entry = spa_spare_entry(spa, leaf->vdev_guid);
+	vdev_t *entry = spa_spare_entry(spa, vdev_guid(leaf));
 	if (entry != NULL)
 		leaf_list_add(spares, entry);
-	else if (leaf->vdev_path != NULL)
-		leaf_list_add(gone, (vdev_t *)tarn_strdup(leaf->vdev_path));
+	else if (vdev_path(leaf) != NULL)
+		leaf_list_add(gone, (vdev_t *)tarn_strdup(vdev_path(leaf)));
 }
 
 /* Give spares back (reopen their entries) and clear the labels of the gone. */
@@ -763,17 +766,17 @@ spa_vdev_settle_groups(spa_t *spa)
 	for (int i = 0; i < groups.ll_n; i++) {
 		vdev_t *g = groups.ll_v[i];
 		int keep;
-		if (g->vdev_type == VDEV_TYPE_REPLACING &&
-		    vdev_complete(g->vdev_child[g->vdev_children - 1], NULL))
-			keep = g->vdev_children - 1;
-		else if (g->vdev_type == VDEV_TYPE_SPARE && g->vdev_spare_auto &&
-		    g->vdev_children > 1 && vdev_complete(g->vdev_child[0], NULL))
+		if (vdev_type(g) == VDEV_TYPE_REPLACING &&
+		    vdev_complete(vdev_child(g, vdev_children(g) - 1), NULL))
+			keep = vdev_children(g) - 1;
+		else if (vdev_type(g) == VDEV_TYPE_SPARE && vdev_spare_auto(g) &&
+		    vdev_children(g) > 1 && vdev_complete(vdev_child(g, 0), NULL))
 			keep = 0;
 		else
 			continue;
-		vdev_t *kept = g->vdev_child[keep];
-		while (g->vdev_children > 1) {
-			vdev_t *leaf = g->vdev_child[g->vdev_child[0] == kept ? 1 : 0];
+		vdev_t *kept = vdev_child(g, keep);
+		while (vdev_children(g) > 1) {
+			vdev_t *leaf = vdev_child(g, vdev_child(g, 0) == kept ? 1 : 0);
 			spa_vdev_leave(spa, leaf, &spares, &gone);
 			vdev_leaf_remove(leaf);
 		}
@@ -811,11 +814,11 @@ spa_vdev_resilver_check(spa_t *spa)
 	vdev_tree_enter_write(spa->spa_root);
 	for (int i = 0; i < ll.ll_n; i++) {
 		vdev_t *leaf = ll.ll_v[i];
-		leaf->vdev_resilvering = false;
+		vdev_set_resilvering(leaf, false);
 		if (ok && vdev_leaf_ready(leaf) && !vdev_dtl_empty(leaf) &&
-		    leaf->vdev_dtl_txg >= min && leaf->vdev_dtl_last <= covered) {
+		    vdev_dtl_txg(leaf) >= min && vdev_dtl_last(leaf) <= covered) {
 			vdev_dtl_clear(leaf);
-			vdev_propagate_state(leaf->vdev_parent);
+			vdev_propagate_state(vdev_parent(leaf));
 		}
 	}
 	vdev_tree_exit(spa->spa_root);
@@ -844,13 +847,13 @@ spa_vdev_dtl_check(spa_t *spa)
 		vdev_t *leaf = ll.ll_v[i];
 		uint64_t dtl[2];
 		if (vdev_leaf_ready(leaf) && !vdev_dtl_empty(leaf) &&
-		    leaf->vdev_dtl_last == VDEV_DTL_OPEN) {
+		    vdev_dtl_last(leaf) == VDEV_DTL_OPEN) {
 			vdev_tree_enter_write(spa->spa_root);
 			spa_vdev_dtl_rejoin(spa, leaf, SPA_VDEV_RING_UNKNOWN, 0);
 			vdev_tree_exit(spa->spa_root);
 		}
 		vdev_dtl_encoded(leaf, dtl);
-		if (dtl[0] == leaf->vdev_dtl_saved[0] && dtl[1] == leaf->vdev_dtl_saved[1])
+		if (dtl[0] == vdev_dtl_saved(leaf)[0] && dtl[1] == vdev_dtl_saved(leaf)[1])
 			continue;
 		changed = true;
 		if (vdev_leaf_ready(leaf) && dtl[0] != 0)
@@ -859,7 +862,7 @@ spa_vdev_dtl_check(spa_t *spa)
 	if (changed) {
 		vdev_tree_enter_write(spa->spa_root);
 		for (int i = 0; i < ll.ll_n; i++)
-			vdev_propagate_state(ll.ll_v[i]->vdev_parent);
+			vdev_propagate_state(vdev_parent(ll.ll_v[i]));
 		vdev_tree_exit(spa->spa_root);
 		sva->sva_dirty = true;
 	}
@@ -1020,22 +1023,22 @@ spa_vdev_attach(spa_t *spa, const char *existing, const char *path, bool force,
 	if (e != 0)
 		return (e);
 	e = spa_vdev_member(spa, existing, &leaf, err, errlen);
-	vdev_t *p = leaf != NULL ? leaf->vdev_parent : NULL;
-	if (e == 0 && p->vdev_type != VDEV_TYPE_ROOT && p->vdev_type != VDEV_TYPE_MIRROR)
+	vdev_t *p = leaf != NULL ? vdev_parent(leaf) : NULL;
+	if (e == 0 && vdev_type(p) != VDEV_TYPE_ROOT && vdev_type(p) != VDEV_TYPE_MIRROR)
 		e = spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen,
 		    "can only attach to mirrors and top-level disks");
-	if (e == 0 && p->vdev_children >= VDEV_MAX_CHILDREN)
+	if (e == 0 && vdev_children(p) >= VDEV_MAX_CHILDREN)
 		e = spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "the mirror is full");
 	if (e == 0)
-		e = spa_vdev_check_new(spa, path, vdev_slot_asize(leaf), leaf->vdev_ashift,
+		e = spa_vdev_check_new(spa, path, vdev_slot_asize(leaf), vdev_ashift(leaf),
 		    force, err, errlen);
 	if (e == 0)
-		e = spa_vdev_prepare_new(spa, path, leaf->vdev_ashift, &nv, err, errlen);
+		e = spa_vdev_prepare_new(spa, path, vdev_ashift(leaf), &nv, err, errlen);
 	if (e != 0)
 		return (spa_vdev_exit(spa, e, false, err, errlen));
 	vdev_tree_enter_write(spa->spa_root);
 	spa_vdev_dtl_all(spa, nv);     /* now: no txg is being written meanwhile */
-	vdev_t *g = p->vdev_type == VDEV_TYPE_ROOT ?
+	vdev_t *g = vdev_type(p) == VDEV_TYPE_ROOT ?
 	    vdev_group_insert(&leaf, VDEV_TYPE_MIRROR) : p;
 	vdev_add_child(g, nv);
 	vdev_propagate_state(g);
@@ -1053,30 +1056,30 @@ spa_vdev_replace_same(spa_t *spa, vdev_t *leaf, const char *path, bool force,
 {
 	if (vdev_dtl_required(leaf))
 		return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "no valid replicas: "
-		    "'%s' holds data no other device has", leaf->vdev_path));
-	if (vdev_leaf_ready(leaf) && spa_vdev_label_is(spa, path, leaf->vdev_guid) && !force)
+		    "'%s' holds data no other device has", vdev_path(leaf)));
+	if (vdev_leaf_ready(leaf) && spa_vdev_label_is(spa, path, vdev_guid(leaf)) && !force)
 		return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "'%s' is in use in "
 		    "this pool; use -f to rebuild it anyway", path));
 	int e = spa_vdev_check_label(spa, path, force || spa_vdev_label_is(spa, path,
-	    leaf->vdev_guid), err, errlen);
+	    vdev_guid(leaf)), err, errlen);
 	if (e != 0)
 		return (e);
 	uint64_t need = vdev_slot_asize(leaf);
 	vdev_tree_enter_write(spa->spa_root);
 	spa_vdev_dtl_all(spa, leaf);
-	leaf->vdev_ops->vop_close(leaf);
-	leaf->vdev_state = VDEV_STATE_CANT_OPEN;
-	vdev_propagate_state(leaf->vdev_parent);
+	vdev_ops(leaf)->vop_close(leaf);
+	vdev_set_state(leaf, VDEV_STATE_CANT_OPEN);
+	vdev_propagate_state(vdev_parent(leaf));
 	vdev_tree_exit(spa->spa_root);
 	if ((e = vdev_label_clear_path(path)) != 0)
 		e = spa_vdev_fail(e, err, errlen, "cannot open '%s': %s", path,
 		    tarn_strerror(e));
 	vdev_tree_enter_write(spa->spa_root);
-	leaf->vdev_fault_state = 0;
-	leaf->vdev_offline = leaf->vdev_offline_temp = false;
-	if (e == 0 && strcmp(leaf->vdev_path, path) != 0) {
-		tarn_free(leaf->vdev_path);
-		leaf->vdev_path = tarn_strdup(path);
+	vdev_set_fault_state(leaf, 0);
+	vdev_set_offline_flag(leaf, false);
+	vdev_set_offline_temp(leaf, false);
+	if (e == 0 && strcmp(vdev_path(leaf), path) != 0) {
+		vdev_set_path(leaf, path);
 	}
 	int oe = vdev_leaf_reopen(leaf, need);
 	vdev_tree_exit(spa->spa_root);
@@ -1093,40 +1096,40 @@ static int
 spa_vdev_replace_new(spa_t *spa, vdev_t *leaf, const char *path, bool force,
     char *err, size_t errlen)
 {
-	vdev_t *p = leaf->vdev_parent, *nv = NULL;
-	if (p->vdev_type == VDEV_TYPE_REPLACING)
+	vdev_t *p = vdev_parent(leaf), *nv = NULL;
+	if (vdev_type(p) == VDEV_TYPE_REPLACING)
 		return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen,
-		    "'%s' is already being replaced", leaf->vdev_path));
-	if (p->vdev_type == VDEV_TYPE_SPARE && p->vdev_child[0] != leaf)
+		    "'%s' is already being replaced", vdev_path(leaf)));
+	if (vdev_type(p) == VDEV_TYPE_SPARE && vdev_child(p, 0) != leaf)
 		return (spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen, "'%s' is a hot spare "
-		    "in use; detach it or replace the device it stands in for", leaf->vdev_path));
+		    "in use; detach it or replace the device it stands in for", vdev_path(leaf)));
 	/* A hot spare of this pool named as the new device: activate it. */
 	vdev_t *entry = spa_vdev_spare_named(spa, path);
 	if (entry != NULL) {
 		if (spa_spare_in_use(spa, entry))
 			return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen,
 			    "hot spare '%s' is already in use", path));
-		if (p->vdev_type == VDEV_TYPE_SPARE)
+		if (vdev_type(p) == VDEV_TYPE_SPARE)
 			return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "'%s' already "
-			    "has a hot spare; detach it first", leaf->vdev_path));
+			    "has a hot spare; detach it first", vdev_path(leaf)));
 		if (!vdev_leaf_ready(entry))
 			return (spa_vdev_fail(SET_ERROR(ENXIO), err, errlen, "hot spare '%s' "
-			    "cannot be opened (%s)", path, vdev_state_name(entry->vdev_state)));
+			    "cannot be opened (%s)", path, vdev_state_name(vdev_state(entry))));
 		return (spa_vdev_spare_activate(spa, leaf, entry, false, err, errlen));
 	}
-	int e = spa_vdev_check_new(spa, path, vdev_slot_asize(leaf), leaf->vdev_ashift,
+	int e = spa_vdev_check_new(spa, path, vdev_slot_asize(leaf), vdev_ashift(leaf),
 	    force, err, errlen);
 	if (e == 0)
-		e = spa_vdev_prepare_new(spa, path, leaf->vdev_ashift, &nv, err, errlen);
+		e = spa_vdev_prepare_new(spa, path, vdev_ashift(leaf), &nv, err, errlen);
 	if (e != 0)
 		return (e);
 	char *gone = NULL;
 	vdev_tree_enter_write(spa->spa_root);
 	spa_vdev_dtl_all(spa, nv);     /* now: no txg is being written meanwhile */
 	vdev_t *g;
-	if (p->vdev_type == VDEV_TYPE_SPARE) {
+	if (vdev_type(p) == VDEV_TYPE_SPARE) {
 		/* The original goes now; the spare serves until the new one is whole. */
-		gone = leaf->vdev_path != NULL ? tarn_strdup(leaf->vdev_path) : NULL;
+		gone = vdev_path(leaf) != NULL ? tarn_strdup(vdev_path(leaf)) : NULL;
 		vdev_leaf_remove(leaf);
 		vdev_group_set_type(p, VDEV_TYPE_REPLACING);
 		g = p;
@@ -1150,12 +1153,12 @@ spa_vdev_replace(spa_t *spa, const char *old, const char *path, bool force,
 	if (e != 0)
 		return (e);
 	e = spa_vdev_member(spa, old, &leaf, err, errlen);
-	if (e == 0 && leaf->vdev_path == NULL && path == NULL)
+	if (e == 0 && vdev_path(leaf) == NULL && path == NULL)
 		e = spa_vdev_fail(SET_ERROR(EINVAL), err, errlen,
 		    "the device has no known path; name the new device");
 	if (e == 0) {
-		if (path == NULL || spa_vdev_same_file(leaf->vdev_path, path))
-			e = spa_vdev_replace_same(spa, leaf, path ? path : leaf->vdev_path,
+		if (path == NULL || spa_vdev_same_file(vdev_path(leaf), path))
+			e = spa_vdev_replace_same(spa, leaf, path ? path : vdev_path(leaf),
 			    force, err, errlen);
 		else
 			e = spa_vdev_replace_new(spa, leaf, path, force, err, errlen);
@@ -1171,8 +1174,8 @@ spa_vdev_detach(spa_t *spa, const char *path, char *err, size_t errlen)
 	if (e != 0)
 		return (e);
 	e = spa_vdev_member(spa, path, &leaf, err, errlen);
-	vdev_t *p = leaf != NULL ? leaf->vdev_parent : NULL;
-	if (e == 0 && (p->vdev_type == VDEV_TYPE_ROOT || p->vdev_type == VDEV_TYPE_RAIDZ))
+	vdev_t *p = leaf != NULL ? vdev_parent(leaf) : NULL;
+	if (e == 0 && (vdev_type(p) == VDEV_TYPE_ROOT || vdev_type(p) == VDEV_TYPE_RAIDZ))
 		e = spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen,
 		    "only applicable to mirror, replacing and spare vdevs");
 	if (e == 0 && vdev_dtl_required(leaf))
@@ -1182,13 +1185,13 @@ spa_vdev_detach(spa_t *spa, const char *path, char *err, size_t errlen)
 	leaf_list_t spares = { 0 }, gone = { 0 };
 	vdev_t *permanent = NULL;
 	/* Detaching the original of a spare group makes the spare permanent. */
-	if (p->vdev_type == VDEV_TYPE_SPARE && p->vdev_child[0] == leaf &&
-	    p->vdev_children == 2)
-		permanent = spa_spare_entry(spa, p->vdev_child[1]->vdev_guid);
+	if (vdev_type(p) == VDEV_TYPE_SPARE && vdev_child(p, 0) == leaf &&
+	    vdev_children(p) == 2)
+		permanent = spa_spare_entry(spa, vdev_guid(vdev_child(p, 1)));
 	spa_vdev_leave(spa, leaf, &spares, &gone);
 	vdev_tree_enter_write(spa->spa_root);
 	vdev_leaf_remove(leaf);
-	if (p->vdev_children == 1)
+	if (vdev_children(p) == 1)
 		(void) vdev_group_collapse(p);
 	if (permanent != NULL)
 		vdev_free(permanent);
@@ -1205,21 +1208,21 @@ spa_vdev_offline(spa_t *spa, const char *path, bool temporary, char *err, size_t
 	if (e != 0)
 		return (e);
 	e = spa_vdev_member(spa, path, &leaf, err, errlen);
-	if (e == 0 && leaf->vdev_offline) {
-		bool changed = leaf->vdev_offline_temp != temporary;
-		leaf->vdev_offline_temp = temporary;
+	if (e == 0 && vdev_offline(leaf)) {
+		bool changed = vdev_offline_temp(leaf) != temporary;
+		vdev_set_offline_temp(leaf, temporary);
 		return (spa_vdev_exit(spa, 0, changed, err, errlen));
 	}
-	if (e == 0 && (leaf->vdev_top == leaf || vdev_dtl_required(leaf)))
+	if (e == 0 && (vdev_top(leaf) == leaf || vdev_dtl_required(leaf)))
 		e = spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "no valid replicas");
 	if (e != 0)
 		return (spa_vdev_exit(spa, e, false, err, errlen));
 	vdev_tree_enter_write(spa->spa_root);
-	leaf->vdev_ops->vop_close(leaf);
-	leaf->vdev_offline = true;
-	leaf->vdev_offline_temp = temporary;
-	leaf->vdev_state = VDEV_STATE_OFFLINE;
-	vdev_propagate_state(leaf->vdev_parent);
+	vdev_ops(leaf)->vop_close(leaf);
+	vdev_set_offline_flag(leaf, true);
+	vdev_set_offline_temp(leaf, temporary);
+	vdev_set_state(leaf, VDEV_STATE_OFFLINE);
+	vdev_propagate_state(vdev_parent(leaf));
 	vdev_tree_exit(spa->spa_root);
 	return (spa_vdev_exit(spa, 0, true, err, errlen));
 }
@@ -1231,8 +1234,8 @@ spa_vdev_offline(spa_t *spa, const char *path, bool temporary, char *err, size_t
 static int
 spa_vdev_bring_back(spa_t *spa, vdev_t *leaf, char *err, size_t errlen)
 {
-	const char *path = leaf->vdev_path;
-	if (path == NULL || !spa_vdev_label_is(spa, path, leaf->vdev_guid)) {
+	const char *path = vdev_path(leaf);
+	if (path == NULL || !spa_vdev_label_is(spa, path, vdev_guid(leaf))) {
 		if (path != NULL && access(path, F_OK) != 0)
 			return (spa_vdev_fail(SET_ERROR(ENXIO), err, errlen,
 			    "cannot open '%s': %s", path, strerror(errno)));
@@ -1243,12 +1246,13 @@ spa_vdev_bring_back(spa_t *spa, vdev_t *leaf, char *err, size_t errlen)
 	uint64_t as_of = spa_last_synced_txg(spa);
 	uint64_t newest = vdev_uberblock_newest_path(path, spa->spa_guid);
 	vdev_tree_enter_write(spa->spa_root);
-	leaf->vdev_offline = leaf->vdev_offline_temp = false;
-	leaf->vdev_fault_state = 0;
+	vdev_set_offline_flag(leaf, false);
+	vdev_set_offline_temp(leaf, false);
+	vdev_set_fault_state(leaf, 0);
 	int e = vdev_leaf_reopen(leaf, vdev_slot_asize(leaf));
 	if (e == 0)
 		spa_vdev_dtl_rejoin(spa, leaf, newest, as_of);
-	vdev_propagate_state(leaf->vdev_parent);
+	vdev_propagate_state(vdev_parent(leaf));
 	vdev_tree_exit(spa->spa_root);
 	if (e != 0)
 		return (spa_vdev_fail(e, err, errlen, "cannot open '%s': %s", path,
@@ -1264,7 +1268,7 @@ spa_vdev_online(spa_t *spa, const char *path, char *err, size_t errlen)
 	if (e != 0)
 		return (e);
 	e = spa_vdev_member(spa, path, &leaf, err, errlen);
-	if (e == 0 && !leaf->vdev_offline && vdev_leaf_ready(leaf))
+	if (e == 0 && !vdev_offline(leaf) && vdev_leaf_ready(leaf))
 		return (spa_vdev_exit(spa, 0, false, err, errlen));   /* nothing to do */
 	if (e == 0)
 		e = spa_vdev_bring_back(spa, leaf, err, errlen);
@@ -1276,9 +1280,9 @@ static bool
 spa_vdev_clear_leaf(spa_t *spa, vdev_t *leaf)
 {
 	vdev_clear_errors(leaf);
-	__atomic_store_n(&leaf->vdev_err_run, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&leaf->vdev_fault_req, false, __ATOMIC_RELAXED);
-	if (leaf->vdev_offline || vdev_leaf_ready(leaf))
+	vdev_set_err_run(leaf, 0);
+	vdev_set_fault_req(leaf, false);
+	if (vdev_offline(leaf) || vdev_leaf_ready(leaf))
 		return (false);
 	return (spa_vdev_bring_back(spa, leaf, NULL, 0) == 0);
 }
@@ -1340,20 +1344,21 @@ spa_vdev_add_fits(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err
 {
 	const vdev_t *root = spa->spa_root;
 	int n = spec->nchildren;
-	if (root->vdev_children + n > VDEV_MAX_CHILDREN)
+	if (vdev_children(root) + n > VDEV_MAX_CHILDREN)
 		return (spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "a pool has at most "
 		    "%d top-level vdevs", VDEV_MAX_CHILDREN));
-	const vdev_t *first = root->vdev_children > 0 ? root->vdev_child[0] : NULL;
+	const vdev_t *first = vdev_children(root) > 0 ? vdev_child(root, 0) : NULL;
 	for (int t = 0; t < n && first != NULL && !force; t++) {
 		const spa_vdev_spec_t *ts = spec->children[t];
 		int width = ts->nchildren > 0 ? ts->nchildren : 1;
-		int fwidth = first->vdev_children > 0 ? first->vdev_children : 1;
-		vdev_type_t ftype = first->vdev_children > 0 ? first->vdev_type : VDEV_TYPE_FILE;
+		int fwidth = vdev_children(first) > 0 ? vdev_children(first) : 1;
+		vdev_type_t ftype = vdev_children(first) > 0 ? vdev_type(first) : VDEV_TYPE_FILE;
 		vdev_type_t ttype = ts->nchildren > 0 ? ts->type : VDEV_TYPE_FILE;
 		if (ftype != ttype || width != fwidth ||
-		    (ttype == VDEV_TYPE_RAIDZ && ts->nparity != (int)first->vdev_nparity)) {
+		    (ttype == VDEV_TYPE_RAIDZ && ts->nparity != (int)vdev_nparity(first))) {
 			char have[64], want[64];
-			spa_vdev_layout(ftype, (int)first->vdev_nparity, fwidth, have, sizeof (have));
+			spa_vdev_layout(ftype, (int)vdev_nparity(first), fwidth, have,
+			    sizeof (have));
 			spa_vdev_layout(ttype, ts->nparity, width, want, sizeof (want));
 			return (spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "mismatched "
 			    "replication level: pool uses %s and new vdev is %s; use -f "
@@ -1389,9 +1394,9 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 		return (spa_vdev_exit(spa, e, false, err, errlen));
 	vdev_t *root = spa->spa_root;
 	int n = spec->nchildren;
-	const vdev_t *first = root->vdev_children > 0 ? root->vdev_child[0] : NULL;
+	const vdev_t *first = vdev_children(root) > 0 ? vdev_child(root, 0) : NULL;
 	/* (1) open and label, at the pool's ashift or the devices' sectors if larger */
-	uint64_t ashift = first != NULL ? first->vdev_ashift : 0;
+	uint64_t ashift = first != NULL ? vdev_ashift(first) : 0;
 	for (int t = 0; t < n; t++) {
 		const spa_vdev_spec_t *ts = spec->children[t];
 		for (int l = 0; l < MAX(ts->nchildren, 1); l++) {
@@ -1417,15 +1422,15 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 		for (int l = 0; l < ll.ll_n && e == 0; l++)
 			if ((e = vdev_label_init(ll.ll_v[l])) != 0)
 				e = spa_vdev_fail(e, err, errlen, "cannot write to '%s': %s",
-				    ll.ll_v[l]->vdev_path, tarn_strerror(e));
+				    vdev_path(ll.ll_v[l]), tarn_strerror(e));
 		leaf_list_free(&ll);
-		if (e == 0 && top->vdev_asize < SPA_MINDEVSIZE / 2)
+		if (e == 0 && vdev_asize(top) < SPA_MINDEVSIZE / 2)
 			e = spa_vdev_fail(SET_ERROR(EOVERFLOW), err, errlen, "the new vdev "
 			    "offers too little space");
 		if (e == 0) {
-			top->vdev_ms_shift = metaslab_pick_shift(top->vdev_asize);
-			top->vdev_ms_count = DIV_ROUND_UP(top->vdev_asize,
-			    1ULL << top->vdev_ms_shift);
+			vdev_set_ms_shift(top, metaslab_pick_shift(vdev_asize(top)));
+			vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top),
+			    1ULL << vdev_ms_shift(top)));
 		}
 	}
 	/* (2) metaslab arrays, then the tree */
@@ -1433,9 +1438,12 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 		dmu_tx_t *tx = dmu_tx_create(spa->spa_mos);
 		dmu_tx_hold_space(tx, (uint64_t)n * 64 * KiB);
 		if ((e = dmu_tx_assign(tx, TXG_WAIT)) == 0) {
-			for (int t = 0; t < n && e == 0; t++)
+			for (int t = 0; t < n && e == 0; t++) {
+				uint64_t obj = vdev_ms_array(tops[t]);
 				e = dmu_object_alloc(spa->spa_mos, DMU_OT_OBJECT_ARRAY,
-				    SPA_MS_ARRAY_BLKSZ, DMU_OT_NONE, 0, tx, &tops[t]->vdev_ms_array);
+				    SPA_MS_ARRAY_BLKSZ, DMU_OT_NONE, 0, tx, &obj);
+				vdev_set_ms_array(tops[t], obj);
+			}
 		}
 		dmu_tx_commit(tx);
 		if (e != 0)
@@ -1483,7 +1491,7 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 	uint64_t synced = spa_last_synced_txg(spa);
 	for (int t = 0; t < n; t++) {
 		metaslab_group_t *mg = metaslab_group_create(spa->spa_mc, tops[t]);
-		for (uint64_t m = 0; m < tops[t]->vdev_ms_count; m++)
+		for (uint64_t m = 0; m < vdev_ms_count(tops[t]); m++)
 			VERIFY0(metaslab_load(metaslab_group_get(mg, m), NULL, 0, synced));
 	}
 	tarn_free(tops);
@@ -1514,9 +1522,9 @@ spa_vdev_add_spares(spa_t *spa, int n, char *const paths[], bool force,
 		if (e != 0)
 			break;
 		vdev_tree_enter_write(spa->spa_root);
-		if (spa->spa_root->vdev_spares == NULL)
-			spa->spa_root->vdev_spares = vdev_alloc(VDEV_TYPE_ROOT, 0);
-		vdev_add_child(spa->spa_root->vdev_spares, nv);
+		if (vdev_spares(spa->spa_root) == NULL)
+			vdev_set_spares(spa->spa_root, vdev_alloc(VDEV_TYPE_ROOT, 0));
+		vdev_add_child(vdev_spares(spa->spa_root), nv);
 		vdev_tree_exit(spa->spa_root);
 		added++;
 	}

@@ -596,7 +596,7 @@ metaslab_class_group_by_id(metaslab_class_t *mc, uint64_t id)
 static void
 mc_add_group(metaslab_class_t *mc, metaslab_group_t *mg)
 {
-	uint64_t id = mg->mg_vd->vdev_id;
+	uint64_t id = mg->mg_id;
 	pthread_rwlock_wrlock(&mc->mc_groups_lock);
 	if (id >= mc->mc_nbyid) {
 		uint64_t n = MAX(id + 1, mc->mc_nbyid * 2);
@@ -620,30 +620,32 @@ metaslab_group_create(metaslab_class_t *mc, vdev_t *top)
 	 * Metaslabs cover whole sectors; allocations are aligned to ashift
 	 * anyway, so a last partial ashift unit simply never fits a block.
 	 */
-	uint64_t ashift = MAX(top->vdev_ashift, SPA_MINBLOCKSHIFT);
-	uint64_t asize = P2ALIGN(top->vdev_asize, SPA_MINBLOCKSIZE);
+	uint64_t ashift = MAX(vdev_ashift(top), SPA_MINBLOCKSHIFT);
+	uint64_t asize = P2ALIGN(vdev_asize(top), SPA_MINBLOCKSIZE);
 	VERIFY3U(asize, >, 0);
-	if (top->vdev_ms_shift == 0)
-		top->vdev_ms_shift = metaslab_pick_shift(asize);
-	uint64_t shift = top->vdev_ms_shift, mssize = 1ULL << shift;
+	if (vdev_ms_shift(top) == 0)
+		vdev_set_ms_shift(top, metaslab_pick_shift(asize));
+	uint64_t shift = vdev_ms_shift(top), mssize = 1ULL << shift;
 	VERIFY3U(shift, >=, ashift);
 	VERIFY3U(shift, <, 63);
-	if (top->vdev_ms_count == 0)
-		top->vdev_ms_count = DIV_ROUND_UP(asize, mssize);
-	VERIFY3U((top->vdev_ms_count - 1) << shift, <, asize);
+	if (vdev_ms_count(top) == 0)
+		vdev_set_ms_count(top, DIV_ROUND_UP(asize, mssize));
+	VERIFY3U((vdev_ms_count(top) - 1) << shift, <, asize);
 
 	metaslab_group_t *mg = tarn_alloc(sizeof (*mg));
 	VERIFY0(pthread_mutex_init(&mg->mg_lock, NULL));
 	mg->mg_class = mc;
 	mg->mg_vd = top;
+	mg->mg_id = vdev_id(top);
+	mg->mg_shift = shift;
 	mg->mg_unit = metaslab_group_asize(mg, SPA_OLD_MAXBLOCKSIZE);
-	mg->mg_count = top->vdev_ms_count;
+	mg->mg_count = vdev_ms_count(top);
 	mg->mg_ms = tarn_alloc(mg->mg_count * sizeof (metaslab_t *));
 	for (uint64_t i = 0; i < mg->mg_count; i++) {
 		uint64_t start = i << shift;
 		mg->mg_ms[i] = metaslab_create(mg, i, start, MIN(mssize, asize - start));
 	}
-	top->vdev_ms_group = mg;
+	vdev_set_ms_group(top, mg);
 	mc_add_group(mc, mg);
 	return (mg);
 }
@@ -659,13 +661,13 @@ metaslab_group_destroy(metaslab_group_t *mg)
 	mc->mc_ngroups--;
 	for (int g = i; g < mc->mc_ngroups; g++)
 		mc->mc_groups[g]->mg_index = g;
-	mc->mc_byid[mg->mg_vd->vdev_id] = NULL;
+	mc->mc_byid[mg->mg_id] = NULL;
 	pthread_rwlock_unlock(&mc->mc_groups_lock);
 
 	for (uint64_t m = 0; m < mg->mg_count; m++)
 		metaslab_destroy(mg->mg_ms[m]);
-	if (mg->mg_vd->vdev_ms_group == mg)
-		mg->mg_vd->vdev_ms_group = NULL;
+	if (vdev_ms_group(mg->mg_vd) == mg)
+		vdev_set_ms_group(mg->mg_vd, NULL);
 	tarn_free(mg->mg_ms);
 	pthread_mutex_destroy(&mg->mg_lock);
 	tarn_free(mg);

@@ -140,7 +140,7 @@ static int
 mg_alloc(metaslab_group_t *mg, uint64_t asize, uint64_t txg, int ndvas,
     const uint64_t *avoid, int navoid, uint64_t *off)
 {
-	uint64_t align = 1ULL << MAX(mg->mg_vd->vdev_ashift, SPA_MINBLOCKSHIFT);
+	uint64_t align = 1ULL << MAX(vdev_ashift(mg->mg_vd), SPA_MINBLOCKSHIFT);
 	if (navoid == 0) {
 		metaslab_t *ms = __atomic_load_n(&mg->mg_active, __ATOMIC_RELAXED);
 		if (ms != NULL && ms_alloc(ms, asize, align, txg, off) == 0) {
@@ -230,7 +230,7 @@ metaslab_group_asize(const metaslab_group_t *mg, uint64_t psize)
 	vdev_t *vd = mg->mg_vd;
 	uint64_t asize = vdev_psize_to_asize(vd, psize);
 	asize = P2ROUNDUP(MAX(asize, psize),
-	    1ULL << MAX(vd->vdev_ashift, SPA_MINBLOCKSHIFT));
+	    1ULL << MAX(vdev_ashift(vd), SPA_MINBLOCKSHIFT));
 	VERIFY3U(asize >> SPA_MINBLOCKSHIFT, <=, UINT32_MAX);
 	return (asize);
 }
@@ -239,7 +239,7 @@ static bool
 dvas_use_group(const dva_t *dvas, int n, const metaslab_group_t *mg)
 {
 	for (int k = 0; k < n; k++) {
-		if (dvas[k].dva_vdev == mg->mg_vd->vdev_id)
+		if (dvas[k].dva_vdev == mg->mg_id)
 			return (true);
 	}
 	return (false);
@@ -266,11 +266,11 @@ mc_alloc_copy(metaslab_class_t *mc, int gi0, uint64_t psize, uint64_t txg,
 			uint64_t avoid[SPA_DVAS_PER_BP];
 			int navoid = 0;
 			for (int j = 0; j < d; j++) {
-				if (dvas[j].dva_vdev == mg->mg_vd->vdev_id)
-					avoid[navoid++] = dvas[j].dva_offset >> mg->mg_vd->vdev_ms_shift;
+				if (dvas[j].dva_vdev == mg->mg_id)
+					avoid[navoid++] = dvas[j].dva_offset >> mg->mg_shift;
 			}
 			if (mg_alloc(mg, asize, txg, ndvas, avoid, navoid, &off) == 0) {
-				dvas[d].dva_vdev = (uint32_t)mg->mg_vd->vdev_id;
+				dvas[d].dva_vdev = (uint32_t)mg->mg_id;
 				dvas[d].dva_asize = (uint32_t)(asize >> SPA_MINBLOCKSHIFT);
 				dvas[d].dva_offset = off;
 				*gi_out = gi;
@@ -291,7 +291,7 @@ mc_dva_ms(metaslab_class_t *mc, const dva_t *dva)
 	VERIFY3U(dva->dva_vdev, <, mc->mc_nbyid);
 	metaslab_group_t *mg = mc->mc_byid[dva->dva_vdev];
 	VERIFY(mg != NULL);
-	uint64_t idx = dva->dva_offset >> mg->mg_vd->vdev_ms_shift;
+	uint64_t idx = dva->dva_offset >> mg->mg_shift;
 	VERIFY3U(idx, <, mg->mg_count);
 	metaslab_t *ms = mg->mg_ms[idx];
 	VERIFY3U(DVA_ASIZE(dva), <=, ms->ms_start + ms->ms_size - dva->dva_offset);
@@ -357,7 +357,7 @@ metaslab_is_allocated(metaslab_class_t *mc, const dva_t *dva)
 	metaslab_group_t *mg = metaslab_class_group_by_id(mc, dva->dva_vdev);
 	if (mg == NULL || !DVA_IS_VALID(dva))
 		return (false);
-	uint64_t idx = dva->dva_offset >> mg->mg_vd->vdev_ms_shift;
+	uint64_t idx = dva->dva_offset >> mg->mg_shift;
 	if (idx >= mg->mg_count)
 		return (false);
 	metaslab_t *ms = mg->mg_ms[idx];
@@ -383,7 +383,7 @@ metaslab_claim(metaslab_class_t *mc, const dva_t *dva, uint64_t txg)
 	pthread_rwlock_rdlock(&mc->mc_groups_lock);
 	metaslab_group_t *mg = dva->dva_vdev < mc->mc_nbyid ? mc->mc_byid[dva->dva_vdev] : NULL;
 	int err = SET_ERROR(EINVAL);
-	uint64_t idx = mg != NULL ? dva->dva_offset >> mg->mg_vd->vdev_ms_shift : 0;
+	uint64_t idx = mg != NULL ? dva->dva_offset >> mg->mg_shift : 0;
 	if (mg != NULL && idx < mg->mg_count) {
 		metaslab_t *ms = mg->mg_ms[idx];
 		uint64_t off = dva->dva_offset, size = DVA_ASIZE(dva);

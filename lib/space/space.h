@@ -101,10 +101,11 @@ void metaslab_class_destroy(metaslab_class_t *mc);
 
 /*
  * Create top's metaslab group: `count` metaslabs of 1 << ms_shift bytes
- * (the last may be shorter, ending at top->vdev_asize).  ms_shift and
- * count come from top->vdev_ms_shift / vdev_ms_count when set (import),
- * else they are chosen (metaslab_pick_shift) and stored there; the group
- * is stored in top->vdev_ms_group.  All space is allocated (unusable)
+ * (the last may be shorter, ending at vdev_asize(top)).  ms_shift and
+ * count come from vdev_ms_shift(top) / vdev_ms_count(top) when set
+ * (import), else they are chosen (metaslab_pick_shift) and stored there
+ * (these fields of the vdev are the space layer's, see vdev.h); the group
+ * is stored in vdev_ms_group(top).  All space is allocated (unusable)
  * until each metaslab is loaded.  VERIFYs that the geometry fits:
  * callers check imported values ((count - 1) << ms_shift < asize
  * rounded down to 512, ashift <= ms_shift < 63) before calling.

@@ -61,6 +61,8 @@ struct metaslab {
 struct metaslab_group {
 	metaslab_class_t *mg_class;
 	vdev_t           *mg_vd;
+	uint64_t          mg_id;            /* vdev_id(mg_vd), fixed for a top-level */
+	uint64_t          mg_shift;         /* vdev_ms_shift(mg_vd): log2 metaslab size */
 	uint64_t          mg_count;
 	metaslab_t      **mg_ms;
 	int               mg_index;         /* in mc_groups; mc_groups_lock */

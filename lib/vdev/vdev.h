@@ -9,6 +9,27 @@
  * verification and repairs what it can, and owns the labels.
  * It knows nothing of what a block means: callers pass a verify callback.
  * Theory of RAID-Z: the comment at the top of vdev_raidz.c.
+ *
+ * Who may touch a vdev_t.  struct vdev is private to lib/vdev
+ * (vdev_impl.h, which nothing outside lib/vdev includes); other layers,
+ * the CLI, the tools and the tests see only the opaque vdev_t and the
+ * functions below.  They read any field through its accessor (vdev_X(vd)
+ * for field vdev_X, vdev_child(vd, c) for a child) and set only:
+ *  - what building a tree needs before vdev_open (path, nparity, preset
+ *    ashift/asize, spares; vdev_set_X);
+ *  - the space layer's fields of a top-level vdev (metaslab array, shift,
+ *    count and group: vdev_set_ms_*), which the vdev layer only keeps;
+ *  - the pool layer's fields (offline flag and offline -t, fault state,
+ *    resilvering, automatic spare, the DTL as saved in the labels, the
+ *    fault request of a failing leaf), which the vdev layer reads and
+ *    moves with a leaf but never decides.
+ * Everything else (shape, sizes, states, counters, DTLs) changes only
+ * through this layer's operations.  The accessors are plain functions,
+ * not inline ones or a public "view" struct: the struct can then change
+ * without touching any user, and no per-block path needs them often
+ * enough to matter (zio looks up a block's top-level vdev and its size,
+ * one call each; the space layer keeps its own copy of a group's vdev id
+ * and metaslab shift).
  */
 #ifndef TARN_VDEV_H
 #define TARN_VDEV_H
@@ -108,64 +129,125 @@ typedef struct vdev_ops {
 	bool vop_leaf;
 } vdev_ops_t;
 
-struct vdev {
-	vdev_type_t   vdev_type;
-	const vdev_ops_t *vdev_ops;
-	uint64_t      vdev_guid;
-	uint64_t      vdev_id;          /* index in parent */
-	vdev_t       *vdev_parent;
-	vdev_t       *vdev_top;         /* top-level ancestor (self if top) */
-	vdev_t      **vdev_child;
-	int           vdev_children;
-	int           vdev_nparity;     /* raidz */
-	uint64_t      vdev_ashift;      /* log2 of the smallest I/O */
-	uint64_t      vdev_asize;       /* allocatable bytes */
-	uint64_t      vdev_psize;       /* leaf: device size in bytes */
-	char         *vdev_path;        /* leaf; owned (tarn_strdup'd, freed by vdev_free) */
-	vdev_state_t  vdev_state;
-	bool          vdev_offline;     /* administratively offline */
-	vdev_stat_t   vdev_stat;
-	uint64_t      vdev_guid_sum;    /* self + descendants */
-	/* top-level: space layer bookkeeping (owned by the space layer) */
-	uint64_t      vdev_ms_array;    /* MOS object of the metaslab array */
-	uint64_t      vdev_ms_shift;
-	uint64_t      vdev_ms_count;
-	void         *vdev_ms_group;    /* space layer's metaslab group */
-	/* leaf */
-	int           vdev_fd;
-	vdev_fault_t *vdev_fault;
-	bool          vdev_readonly;
-	void         *vdev_tsd;         /* type-specific data */
-	int           vdev_open_error;  /* leaf: errno of the last failed open, else 0 */
-	/*
-	 * Device lifecycle (vdev_dtl.c, vdev_tree.c; the pool layer drives
-	 * them).  Fields marked (atomic) are updated by I/O threads.
-	 */
-	uint64_t      vdev_dtl_txg;     /* leaf: first txg it missed; 0: none (atomic) */
-	uint64_t      vdev_dtl_last;    /* leaf: last txg it missed (atomic) */
-	uint64_t      vdev_dtl_saved[2]; /* pool layer: DTL as last written to labels */
-	bool          vdev_resilvering; /* leaf: a resilver is copying what it missed */
-	bool          vdev_offline_temp; /* offline -t: not recorded in the labels */
-	vdev_state_t  vdev_fault_state; /* leaf: FAULTED or REMOVED by the pool
-	                                   layer after errors (0: not faulted) */
-	uint32_t      vdev_err_run;     /* leaf: consecutive failed I/Os (atomic) */
-	uint32_t      vdev_writing;     /* leaf: writes in progress (atomic) */
-	bool          vdev_fault_req;   /* leaf: too many errors, fault me (atomic) */
-	pthread_rwlock_t *vdev_tree_lock; /* root: the tree lock (vdev_tree.c) */
-	vdev_t       *vdev_spares;      /* root: hot spares (a ROOT node whose
-	                                   children are the spare leaves), or NULL */
-	bool          vdev_spare_auto;  /* spare group put in by the pool for a
-	                                   failed leaf (not by replace): the spare
-	                                   goes back by itself once that leaf is
-	                                   whole again */
-};
+/* ---- reading a vdev (vdev_access.c) ---- */
+
+/*
+ * Fields, read through these functions (plain calls: the struct is
+ * private, see the top of this file).  A node's shape and geometry
+ * change only under the tree write lock; counters and the fields marked
+ * (atomic) in vdev_impl.h are read with relaxed atomic loads where they
+ * are.  vdev_child(vd, c): 0 <= c < vdev_children(vd).
+ */
+vdev_type_t vdev_type(const vdev_t *vd);
+const vdev_ops_t *vdev_ops(const vdev_t *vd);
+uint64_t vdev_guid(const vdev_t *vd);
+uint64_t vdev_id(const vdev_t *vd);              /* index in parent */
+vdev_t *vdev_parent(const vdev_t *vd);
+vdev_t *vdev_top(const vdev_t *vd);              /* top-level ancestor (self if top) */
+vdev_t *vdev_child(const vdev_t *vd, int c);
+int vdev_children(const vdev_t *vd);
+int vdev_nparity(const vdev_t *vd);              /* raidz */
+uint64_t vdev_ashift(const vdev_t *vd);          /* log2 of the smallest I/O */
+uint64_t vdev_asize(const vdev_t *vd);           /* allocatable bytes */
+uint64_t vdev_psize(const vdev_t *vd);           /* leaf: device size in bytes */
+const char *vdev_path(const vdev_t *vd);         /* leaf, or NULL */
+vdev_state_t vdev_state(const vdev_t *vd);
+bool vdev_offline(const vdev_t *vd);             /* administratively offline */
+const vdev_stat_t *vdev_stat(const vdev_t *vd);  /* counters, updated atomically */
+uint64_t vdev_guid_sum(const vdev_t *vd);        /* self + descendants */
+bool vdev_readonly(const vdev_t *vd);            /* leaf opened read-only */
+int vdev_fd(const vdev_t *vd);                   /* leaf: -1 when closed */
+vdev_fault_t *vdev_fault(const vdev_t *vd);      /* leaf: its fault injector, or NULL */
+int vdev_open_error(const vdev_t *vd);           /* leaf: errno of the last failed open */
+uint64_t vdev_dtl_txg(const vdev_t *vd);         /* leaf: first txg missed (0: none) */
+uint64_t vdev_dtl_last(const vdev_t *vd);        /* leaf: last txg missed */
+vdev_t *vdev_spares(const vdev_t *root);         /* root: hot spares (a ROOT node), or NULL */
+
+/*
+ * Setting up a node before vdev_open (or a tree decoded from labels
+ * before import), as the callers of vdev_alloc do: a leaf's path (copied;
+ * the old one is freed), a raidz's parity, a preset ashift or top-level
+ * size, a leaf's read-only flag, the root's hot spares (the ROOT node
+ * becomes the tree's), a leaf's type and state in a tree that is not
+ * open (import: MISSING or FILE; a candidate's states as shown).
+ */
+void vdev_set_path(vdev_t *vd, const char *path);
+void vdev_set_nparity(vdev_t *vd, int nparity);
+void vdev_set_ashift(vdev_t *vd, uint64_t ashift);
+void vdev_set_asize(vdev_t *vd, uint64_t asize);
+void vdev_set_readonly(vdev_t *vd, bool readonly);
+void vdev_set_spares(vdev_t *root, vdev_t *spares);
+void vdev_set_type(vdev_t *vd, vdev_type_t type);
+void vdev_set_state(vdev_t *vd, vdev_state_t state);
+/* Count bytes rewritten on top-level vd by a repair above this layer (zio). */
+void vdev_stat_repaired(vdev_t *vd, uint64_t bytes);
+
+/* ---- fields owned by the space layer (vdev_access.c) ---- */
+
+/*
+ * A top-level vdev's metaslab bookkeeping: the MOS object of its
+ * metaslab array (the pool layer allocates it), log2 of the metaslab
+ * size, the number of metaslabs, and the space layer's metaslab group.
+ * The space and pool layers set them; the vdev layer only keeps them,
+ * carries array, shift and count in the label config, and keeps them on
+ * the top-level's vdev_t when a group is inserted (vdev_group_insert).
+ */
+uint64_t vdev_ms_array(const vdev_t *top);
+uint64_t vdev_ms_shift(const vdev_t *top);
+uint64_t vdev_ms_count(const vdev_t *top);
+void *vdev_ms_group(const vdev_t *top);
+void vdev_set_ms_array(vdev_t *top, uint64_t obj);
+void vdev_set_ms_shift(vdev_t *top, uint64_t shift);
+void vdev_set_ms_count(vdev_t *top, uint64_t count);
+void vdev_set_ms_group(vdev_t *top, void *mg);
+
+/* ---- fields owned by the pool layer (vdev_access.c) ---- */
+
+/*
+ * The pool layer (lib/spa, spa_vdev.c) decides these; the vdev layer
+ * reads them (open, label config) and moves them with a leaf when a
+ * group is inserted or collapsed (vdev_tree.c).
+ *
+ * offline flag: the leaf is administratively offline (vdev_set_offline
+ *   closes and reopens; this only records it);
+ * offline_temp: offline -t, not recorded in the labels;
+ * fault_state: FAULTED or REMOVED after errors (0: not faulted), the
+ *   state the leaf keeps when opened;
+ * resilvering: a resilver is copying what the leaf missed;
+ * spare_auto: a spare group put in by the pool for a failed leaf (not by
+ *   replace): the spare goes back by itself once that leaf is whole;
+ * dtl_saved: the leaf's DTL as last written to the labels ({first, last});
+ * dtl_last: turning an open end (VDEV_DTL_OPEN) into a real txg once the
+ *   leaf can be written (atomic store);
+ * err_run, fault_req: the run of failed I/Os and the request to fault
+ *   the leaf that the I/O path raises (atomic); vdev_fault_req_take
+ *   reads and clears the request.
+ */
+void vdev_set_offline_flag(vdev_t *leaf, bool offline);
+bool vdev_offline_temp(const vdev_t *leaf);
+void vdev_set_offline_temp(vdev_t *leaf, bool temporary);
+vdev_state_t vdev_fault_state(const vdev_t *leaf);
+void vdev_set_fault_state(vdev_t *leaf, vdev_state_t state);
+bool vdev_resilvering(const vdev_t *leaf);
+void vdev_set_resilvering(vdev_t *leaf, bool resilvering);
+bool vdev_spare_auto(const vdev_t *group);
+void vdev_set_spare_auto(vdev_t *group, bool automatic);
+const uint64_t *vdev_dtl_saved(const vdev_t *leaf);   /* [2] */
+void vdev_set_dtl_saved(vdev_t *leaf, const uint64_t dtl[2]);
+void vdev_set_dtl_txg(vdev_t *leaf, uint64_t txg);
+void vdev_set_dtl_last(vdev_t *leaf, uint64_t txg);
+uint32_t vdev_err_run(const vdev_t *leaf);
+void vdev_set_err_run(vdev_t *leaf, uint32_t n);
+void vdev_set_fault_req(vdev_t *leaf, bool req);
+bool vdev_fault_req_take(vdev_t *leaf);
 
 /* ---- building and opening trees ---- */
 
 /*
  * Allocate a node (guid 0: a fresh random one); children are added with
- * vdev_add_child().  Callers set vdev_path (tarn_strdup) on leaves,
- * vdev_nparity on RAIDZ, and may preset vdev_ashift (leaf or top).  The
+ * vdev_add_child().  Callers set the path on leaves (vdev_set_path), the
+ * parity on RAIDZ (vdev_set_nparity), and may preset the ashift (leaf or
+ * top, vdev_set_ashift).  The
  * only shapes allowed are root -> top-level (mirror, raidz or leaf) and
  * mirror/raidz -> leaf; anything else is a programming error (VERIFY).
  */
@@ -300,7 +382,7 @@ bool vdev_complete(const vdev_t *vd, const vdev_t *without);
  * and the leaf is usable (what it holds may be the only copy).
  */
 bool vdev_dtl_required(const vdev_t *leaf);
-/* Leaves whose error run says they should be faulted (see vdev_err_run). */
+/* Leaves whose error run says they should be faulted (vdev_err_run()). */
 #define VDEV_FAULT_ERRORS 16
 
 /* ---- block I/O ---- */
@@ -347,7 +429,7 @@ int vdev_leaf_pwrite(vdev_t *leaf, const void *buf, uint64_t size, uint64_t off)
  * array of fixed-size records (see docs/FORMAT.md).  It is the same on
  * every leaf except vlc_leaf_guid / vlc_top_guid.  The tree's hot spares
  * travel with it (records flagged "spare", decoded into
- * vlc_tree->vdev_spares); so do each leaf's missed txgs (DTL) and the
+ * vdev_spares(vlc_tree)); so do each leaf's missed txgs (DTL) and the
  * replacing/spare groups.
  */
 #define VDEV_POOL_NAME_MAX 255
@@ -393,7 +475,7 @@ void vdev_config_seal(void *buf, size_t bufsize);
  * rings are left as they are unless wipe_rings.  Each leaf's copy names
  * that leaf and its top-level (vlc_leaf_guid / vlc_top_guid).  EIO when
  * some top-level vdev got no label on any of its leaves.  Hot spares
- * (root->vdev_spares) that are open and not in use in the tree get the
+ * (vdev_spares(root)) that are open and not in use in the tree get the
  * same config with vlc_state POOL_STATE_SPARE (the pool's state when it
  * is DESTROYED), best effort.
  */

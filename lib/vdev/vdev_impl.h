@@ -9,6 +9,71 @@
 
 #include "vdev.h"
 
+/*
+ * A node of the vdev tree.  Other layers read it through vdev.h's
+ * accessors (vdev_access.c) and set only what vdev.h lets them set.
+ */
+struct vdev {
+	vdev_type_t   vdev_type;
+	const vdev_ops_t *vdev_ops;
+	uint64_t      vdev_guid;
+	uint64_t      vdev_id;          /* index in parent */
+	vdev_t       *vdev_parent;
+	vdev_t       *vdev_top;         /* top-level ancestor (self if top) */
+	vdev_t      **vdev_child;
+	int           vdev_children;
+	int           vdev_nparity;     /* raidz */
+	uint64_t      vdev_ashift;      /* log2 of the smallest I/O */
+	uint64_t      vdev_asize;       /* allocatable bytes */
+	uint64_t      vdev_psize;       /* leaf: device size in bytes */
+	char         *vdev_path;        /* leaf; owned (tarn_strdup'd, freed by vdev_free) */
+	vdev_state_t  vdev_state;
+	bool          vdev_offline;     /* administratively offline (vdev_set_offline;
+	                                   the pool layer records it too) */
+	vdev_stat_t   vdev_stat;
+	uint64_t      vdev_guid_sum;    /* self + descendants */
+	/*
+	 * Top-level: the space layer's bookkeeping (owned by the space and
+	 * pool layers, set through vdev_set_ms_*; vdev.h).  The vdev layer
+	 * carries array, shift and count in the label config.
+	 */
+	uint64_t      vdev_ms_array;    /* MOS object of the metaslab array */
+	uint64_t      vdev_ms_shift;
+	uint64_t      vdev_ms_count;
+	void         *vdev_ms_group;    /* space layer's metaslab group */
+	/* leaf */
+	int           vdev_fd;
+	vdev_fault_t *vdev_fault;
+	bool          vdev_readonly;
+	void         *vdev_tsd;         /* type-specific data */
+	int           vdev_open_error;  /* leaf: errno of the last failed open, else 0 */
+	/*
+	 * Device lifecycle (vdev_dtl.c, vdev_tree.c; the pool layer drives
+	 * them).  Fields marked (atomic) are updated by I/O threads.  Those
+	 * marked "pool layer" are the pool layer's (its setters in vdev.h);
+	 * this layer reads them and moves them with the leaf.
+	 */
+	uint64_t      vdev_dtl_txg;     /* leaf: first txg it missed; 0: none (atomic) */
+	uint64_t      vdev_dtl_last;    /* leaf: last txg it missed (atomic) */
+	uint64_t      vdev_dtl_saved[2]; /* pool layer: DTL as last written to labels */
+	bool          vdev_resilvering; /* pool layer: a resilver is copying what
+	                                   the leaf missed */
+	bool          vdev_offline_temp; /* pool layer: offline -t, not recorded in
+	                                   the labels */
+	vdev_state_t  vdev_fault_state; /* pool layer: FAULTED or REMOVED after
+	                                   errors (0: not faulted) */
+	uint32_t      vdev_err_run;     /* leaf: consecutive failed I/Os (atomic) */
+	uint32_t      vdev_writing;     /* leaf: writes in progress (atomic) */
+	bool          vdev_fault_req;   /* leaf: too many errors, fault me (atomic) */
+	pthread_rwlock_t *vdev_tree_lock; /* root: the tree lock (vdev_tree.c) */
+	vdev_t       *vdev_spares;      /* root: hot spares (a ROOT node whose
+	                                   children are the spare leaves), or NULL */
+	bool          vdev_spare_auto;  /* pool layer: spare group put in for a
+	                                   failed leaf (not by replace): the spare
+	                                   goes back by itself once that leaf is
+	                                   whole again */
+};
+
 /* Ops tables, one per vdev type (VDEV_TYPE_FILE and _DISK share one). */
 extern const vdev_ops_t vdev_root_ops;
 extern const vdev_ops_t vdev_mirror_ops;

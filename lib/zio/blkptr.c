@@ -94,14 +94,14 @@ dva_validate(const dva_t *d, uint64_t psize, vdev_t *root)
 		return (SET_ERROR(EINVAL));
 	if (root == NULL)
 		return (0);
-	if (d->dva_vdev >= (uint64_t)root->vdev_children)
+	if (d->dva_vdev >= (uint64_t)vdev_children(root))
 		return (SET_ERROR(EINVAL));
 	vdev_t *top = vdev_lookup_top(root, d->dva_vdev);
-	if (top == NULL || top->vdev_asize == 0)
+	if (top == NULL || vdev_asize(top) == 0)
 		return (SET_ERROR(EINVAL));
 	uint64_t asize = DVA_ASIZE(d);
-	if (d->dva_offset >= top->vdev_asize ||
-	    asize > top->vdev_asize - d->dva_offset)
+	if (d->dva_offset >= vdev_asize(top) ||
+	    asize > vdev_asize(top) - d->dva_offset)
 		return (SET_ERROR(EINVAL));
 	if (asize < vdev_psize_to_asize(top, psize))
 		return (SET_ERROR(EINVAL));

@@ -422,7 +422,7 @@ zio_write_can_reuse(zio_wjob_t *wj)
 		return (false);
 	for (int i = 0; i < old->bp_ndvas; i++) {
 		const dva_t *d = &old->bp_dva[i];
-		vdev_t *top = d->dva_vdev < (uint64_t)root->vdev_children ?
+		vdev_t *top = d->dva_vdev < (uint64_t)vdev_children(root) ?
 		    vdev_lookup_top(root, d->dva_vdev) : NULL;
 		if (top == NULL || DVA_ASIZE(d) <
 		    vdev_psize_to_asize(top, wj->wj_new.bp_psize))
@@ -669,8 +669,7 @@ zio_heal_dva(zio_ctx_t *zc, const blkptr_t *bp, int i, void *buf)
 	if (err == 0) {
 		ZIO_STAT_ADD(zc, zs_heal_writes, 1);
 		ZIO_STAT_ADD(zc, zs_heal_bytes, bp->bp_psize);
-		__atomic_add_fetch(&top->vdev_stat.vs_repaired_bytes,
-		    bp->bp_psize, __ATOMIC_RELAXED);
+		vdev_stat_repaired(top, bp->bp_psize);
 	}
 }
 

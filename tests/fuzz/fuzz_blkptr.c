@@ -49,7 +49,7 @@ fz_leaf(int i)
 	VERIFY0(ftruncate(fd, SPA_MINDEVSIZE));
 	close(fd);
 	vdev_t *vd = vdev_alloc(VDEV_TYPE_FILE, tarn_guid());
-	vd->vdev_path = tarn_strdup(path);
+	vdev_set_path(vd, path);
 	return (vd);
 }
 
@@ -70,7 +70,7 @@ fz_pool(void)
 	vdev_add_child(m, fz_leaf(2));
 	vdev_add_child(root, m);
 	vdev_t *rz = vdev_alloc(VDEV_TYPE_RAIDZ, tarn_guid());
-	rz->vdev_nparity = 1;
+	vdev_set_nparity(rz, 1);
 	for (int i = 3; i < 6; i++)
 		vdev_add_child(rz, fz_leaf(i));
 	vdev_add_child(root, rz);
@@ -132,13 +132,13 @@ fz_valid_bp(tarn_rand_t *r, blkptr_t *bp)
 	bp->bp_birth = bp->bp_phys_birth = 1 + tarn_rand_range(r, 1000);
 	bp->bp_fill = 1;
 	for (int i = 0; i < bp->bp_ndvas; i++) {
-		int v = (int)tarn_rand_range(r, root->vdev_children);
+		int v = (int)tarn_rand_range(r, vdev_children(root));
 		vdev_t *top = vdev_lookup_top(root, v);
 		uint64_t asize = vdev_psize_to_asize(top, bp->bp_psize);
 		bp->bp_dva[i].dva_vdev = (uint32_t)v;
 		bp->bp_dva[i].dva_asize = (uint32_t)(asize >> SPA_MINBLOCKSHIFT);
 		bp->bp_dva[i].dva_offset = P2ALIGN(tarn_rand_range(r,
-		    top->vdev_asize - asize), 1ULL << top->vdev_ashift);
+		    vdev_asize(top) - asize), 1ULL << vdev_ashift(top));
 	}
 	bp->bp_cksum_val.zc_word[0] = tarn_rand_u64(r);
 }

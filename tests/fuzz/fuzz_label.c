@@ -22,8 +22,8 @@ walk_tree(const vdev_t *vd, uint64_t *count)
 {
 	(*count)++;
 	(void) vdev_type_name(vd);
-	for (int c = 0; c < vd->vdev_children; c++)
-		walk_tree(vd->vdev_child[c], count);
+	for (int c = 0; c < vdev_children(vd); c++)
+		walk_tree(vdev_child(vd, c), count);
 }
 
 static int
@@ -73,8 +73,8 @@ static vdev_t *
 leaf(const char *path)
 {
 	vdev_t *l = vdev_alloc(VDEV_TYPE_FILE, 0);
-	l->vdev_path = tarn_strdup(path);
-	l->vdev_ashift = 12;
+	vdev_set_path(l, path);
+	vdev_set_ashift(l, 12);
 	return (l);
 }
 
@@ -84,14 +84,14 @@ seed_tree(int kind)
 	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	char p[64];
 	if (kind == 0) {
-		root->vdev_asize = 1;
+		vdev_set_asize(root, 1);
 		vdev_add_child(root, leaf("/dev/sda"));
 		return (root);
 	}
 	vdev_t *z = vdev_alloc(VDEV_TYPE_RAIDZ, 0);
-	z->vdev_nparity = kind;
-	z->vdev_ms_shift = 29;
-	z->vdev_ms_count = 200;
+	vdev_set_nparity(z, kind);
+	vdev_set_ms_shift(z, 29);
+	vdev_set_ms_count(z, 200);
 	for (int i = 0; i < kind + 2; i++) {
 		snprintf(p, sizeof (p), "/dev/disk/by-id/ata-%d", i);
 		vdev_add_child(z, leaf(p));
@@ -101,27 +101,28 @@ seed_tree(int kind)
 	vdev_add_child(m, leaf("/tmp/a"));
 	vdev_t *miss = vdev_alloc(VDEV_TYPE_MISSING, 0);
 	if (kind != 2)
-		miss->vdev_path = tarn_strdup("/tmp/b");
+		vdev_set_path(miss, "/tmp/b");
 	vdev_add_child(m, miss);
 	vdev_add_child(root, m);
 	vdev_add_child(root, leaf("/x"));
 	/* device lifecycle: a replacing pair, missed txgs, spares (one in use) */
-	vdev_t *old = z->vdev_child[1];
+	vdev_t *old = vdev_child(z, 1);
 	vdev_t *rp = vdev_group_insert(&old, VDEV_TYPE_REPLACING);
 	vdev_t *nw = leaf("/dev/disk/by-id/new");
-	nw->vdev_dtl_txg = 1;
-	nw->vdev_dtl_last = kind == 3 ? VDEV_DTL_OPEN : 70;
+	vdev_set_dtl_txg(nw, 1);
+	vdev_set_dtl_last(nw, kind == 3 ? VDEV_DTL_OPEN : 70);
 	vdev_add_child(rp, nw);
-	root->vdev_spares = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_set_spares(root, vdev_alloc(VDEV_TYPE_ROOT, 0));
 	vdev_t *sp = leaf("/dev/spare0");
-	vdev_add_child(root->vdev_spares, sp);
-	vdev_add_child(root->vdev_spares, leaf("/dev/spare1"));
+	vdev_add_child(vdev_spares(root), sp);
+	vdev_add_child(vdev_spares(root), leaf("/dev/spare1"));
 	if (kind >= 2) {
-		vdev_t *a = m->vdev_child[0];
+		vdev_t *a = vdev_child(m, 0);
 		vdev_t *sg = vdev_group_insert(&a, VDEV_TYPE_SPARE);
-		vdev_t *inuse = vdev_alloc(VDEV_TYPE_FILE, sp->vdev_guid);
-		inuse->vdev_path = tarn_strdup("/dev/spare0");
-		inuse->vdev_dtl_txg = inuse->vdev_dtl_last = 5;
+		vdev_t *inuse = vdev_alloc(VDEV_TYPE_FILE, vdev_guid(sp));
+		vdev_set_path(inuse, "/dev/spare0");
+		vdev_set_dtl_txg(inuse, 5);
+		vdev_set_dtl_last(inuse, 5);
 		vdev_add_child(sg, inuse);
 	}
 	return (root);
@@ -136,9 +137,9 @@ encode_seed(int kind, uint8_t *buf, size_t bufsize)
 	snprintf(cfg.vlc_name, sizeof (cfg.vlc_name), "pool%d", kind);
 	cfg.vlc_pool_guid = 1000 + (uint64_t)kind;
 	cfg.vlc_txg = 77;
-	vdev_t *lf = root->vdev_child[0];
-	while (lf->vdev_children > 0)
-		lf = lf->vdev_child[lf->vdev_children - 1];
+	vdev_t *lf = vdev_child(root, 0);
+	while (vdev_children(lf) > 0)
+		lf = vdev_child(lf, vdev_children(lf) - 1);
 	VERIFY0(vdev_config_encode(&cfg, root, lf, buf, bufsize));
 	vdev_free(root);
 	uint32_t paylen;

@@ -77,9 +77,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* A vdev of four 64 KiB metaslabs, the last one 512 bytes short. */
 	vdev_t *vd = vdev_alloc(VDEV_TYPE_FILE, 1);
-	vd->vdev_asize = 4 * FZ_MSIZE - 512;
-	vd->vdev_ashift = 9;
-	vd->vdev_ms_shift = FZ_MSHIFT;
+	vdev_set_asize(vd, 4 * FZ_MSIZE - 512);
+	vdev_set_ashift(vd, 9);
+	vdev_set_ms_shift(vd, FZ_MSHIFT);
 	metaslab_class_t *mc = metaslab_class_create();
 	metaslab_group_t *mg = metaslab_group_create(mc, vd);
 	metaslab_t *ms = metaslab_group_get(mg, 0);

@@ -189,9 +189,9 @@ typedef struct geom {
 static geom_t
 pool_geom(spa_t *spa)
 {
-	vdev_t *top = spa_root_vdev(spa)->vdev_child[0];
-	geom_t g = { top->vdev_type == VDEV_TYPE_RAIDZ, top->vdev_children, top->vdev_nparity,
-		top->vdev_ashift };
+	vdev_t *top = vdev_child(spa_root_vdev(spa), 0);
+	geom_t g = { vdev_type(top) == VDEV_TYPE_RAIDZ, vdev_children(top), vdev_nparity(top),
+		vdev_ashift(top) };
 	return (g);
 }
 
@@ -250,8 +250,8 @@ damage_block(const geom_t *g, const blkptr_t *bp, int dva, int c, tarn_rand_t *r
 static uint64_t
 leaf_cksum(spa_t *spa, int c)
 {
-	vdev_t *top = spa_root_vdev(spa)->vdev_child[0];
-	return (__atomic_load_n(&top->vdev_child[c]->vdev_stat.vs_checksum_errors,
+	vdev_t *top = vdev_child(spa_root_vdev(spa), 0);
+	return (__atomic_load_n(&vdev_stat(vdev_child(top, c))->vs_checksum_errors,
 	    __ATOMIC_RELAXED));
 }
 

@@ -493,6 +493,7 @@ typedef struct tbuf {
 
 typedef struct tpool {
 	metaslab_class_t *tp_mc;
+	vdev_t           *tp_root;             /* the tp_vd are its children */
 	vdev_t           *tp_vd[TP_MAXVD];
 	metaslab_group_t *tp_mg[TP_MAXVD];
 	int               tp_nvd;
@@ -504,15 +505,17 @@ tpool_add(tpool_t *tp, uint64_t asize, uint64_t ashift, uint64_t ms_shift)
 {
 	int i = tp->tp_nvd++;
 	vdev_t *vd = vdev_alloc(VDEV_TYPE_FILE, 0);
-	vd->vdev_id = (uint64_t)i;
-	vd->vdev_asize = asize;
-	vd->vdev_ashift = ashift;
-	vd->vdev_ms_shift = ms_shift;
+	if (tp->tp_root == NULL)
+		tp->tp_root = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_add_child(tp->tp_root, vd);        /* its id: i */
+	vdev_set_asize(vd, asize);
+	vdev_set_ashift(vd, ashift);
+	vdev_set_ms_shift(vd, ms_shift);
 	tp->tp_vd[i] = vd;
 	tp->tp_mg[i] = metaslab_group_create(tp->tp_mc, vd);
-	TT_ASSERT(vd->vdev_ms_group == tp->tp_mg[i]);
+	TT_ASSERT(vdev_ms_group(vd) == tp->tp_mg[i]);
 	uint64_t n = metaslab_group_count(tp->tp_mg[i]);
-	TT_EQ(n, vd->vdev_ms_count);
+	TT_EQ(n, vdev_ms_count(vd));
 	tp->tp_maps[i] = calloc(n, sizeof (tbuf_t));
 }
 
@@ -540,12 +543,13 @@ tpool_fini(tpool_t *tp)
 {
 	metaslab_class_destroy(tp->tp_mc);
 	for (int v = 0; v < tp->tp_nvd; v++) {
-		TT_CHECK(tp->tp_vd[v]->vdev_ms_group == NULL);
-		for (uint64_t m = 0; m < tp->tp_vd[v]->vdev_ms_count; m++)
+		TT_CHECK(vdev_ms_group(tp->tp_vd[v]) == NULL);
+		for (uint64_t m = 0; m < vdev_ms_count(tp->tp_vd[v]); m++)
 			free(tp->tp_maps[v][m].tb_data);
 		free(tp->tp_maps[v]);
-		vdev_free(tp->tp_vd[v]);
 	}
+	if (tp->tp_root != NULL)
+		vdev_free(tp->tp_root);
 	memset(tp, 0, sizeof (*tp));
 }
 
@@ -568,7 +572,7 @@ tpool_sync_pass(tpool_t *tp, uint64_t txg)
 		size_t len;
 		TT_OK(metaslab_sync(ms, txg, &buf, &len));
 		TT_ASSERT(len > 0 && buf != NULL);
-		tbuf_append(&tp->tp_maps[metaslab_vdev(ms)->vdev_id][metaslab_id(ms)], buf, len);
+		tbuf_append(&tp->tp_maps[vdev_id(metaslab_vdev(ms))][metaslab_id(ms)], buf, len);
 		tarn_free(buf);
 		n++;
 	}
@@ -658,7 +662,7 @@ test_group_layout(void)
 	/* 100 MiB + 12 KiB: 7 metaslabs of 16 MiB; the last is 4 MiB + 12 KiB */
 	tpool_init(&tp, 1, 100 * MiB + 12 * KiB, 12, 0);
 	metaslab_group_t *mg = tp.tp_mg[0];
-	TT_EQ(tp.tp_vd[0]->vdev_ms_shift, 24);
+	TT_EQ(vdev_ms_shift(tp.tp_vd[0]), 24);
 	TT_EQ(metaslab_group_count(mg), 7);
 	metaslab_t *last = metaslab_group_get(mg, 6);
 	TT_EQ(metaslab_start(last), 96 * MiB);
@@ -852,14 +856,14 @@ test_ditto(void)
 		TT_ASSERT(d[0].dva_vdev != d[1].dva_vdev);
 		int same = d[2].dva_vdev == d[0].dva_vdev ? 0 : 1;
 		TT_ASSERT(d[2].dva_vdev == d[same].dva_vdev);
-		uint64_t shift = tp.tp_vd[d[2].dva_vdev]->vdev_ms_shift;
+		uint64_t shift = vdev_ms_shift(tp.tp_vd[d[2].dva_vdev]);
 		TT_ASSERT((d[2].dva_offset >> shift) != (d[same].dva_offset >> shift));
 	}
 	tpool_fini(&tp);
 
 	/* one vdev: copies far apart */
 	tpool_init(&tp, 1, 256 * MiB, 9, 0);
-	uint64_t count = metaslab_group_count(tp.tp_mg[0]), shift = tp.tp_vd[0]->vdev_ms_shift;
+	uint64_t count = metaslab_group_count(tp.tp_mg[0]), shift = vdev_ms_shift(tp.tp_vd[0]);
 	for (int i = 0; i < 100; i++) {
 		dva_t d[3];
 		TT_OK(metaslab_alloc(tp.tp_mc, 8192, 2, 5, d));
@@ -950,8 +954,8 @@ check_reload(tpool_t *tp, uint64_t synced, bool via_file)
 	memset(&fresh, 0, sizeof (fresh));
 	fresh.tp_mc = metaslab_class_create();
 	for (int v = 0; v < tp->tp_nvd; v++) {
-		tpool_add(&fresh, tp->tp_vd[v]->vdev_asize, tp->tp_vd[v]->vdev_ashift,
-		    tp->tp_vd[v]->vdev_ms_shift);
+		tpool_add(&fresh, vdev_asize(tp->tp_vd[v]), vdev_ashift(tp->tp_vd[v]),
+		    vdev_ms_shift(tp->tp_vd[v]));
 		for (uint64_t m = 0; m < metaslab_group_count(tp->tp_mg[v]); m++) {
 			tbuf_t *tb = &tp->tp_maps[v][m];
 			uint8_t *bytes = tb->tb_data;
@@ -1428,7 +1432,7 @@ test_hold_frees(void)
 	tpool_t fresh;
 	memset(&fresh, 0, sizeof (fresh));
 	fresh.tp_mc = metaslab_class_create();
-	tpool_add(&fresh, 64 * MiB, 12, tp.tp_vd[0]->vdev_ms_shift);
+	tpool_add(&fresh, 64 * MiB, 12, vdev_ms_shift(tp.tp_vd[0]));
 	for (uint64_t m = 0; m < metaslab_group_count(tp.tp_mg[0]); m++)
 		TT_OK(metaslab_load(metaslab_group_get(fresh.tp_mg[0], m),
 		    tp.tp_maps[0][m].tb_data, tp.tp_maps[0][m].tb_len, 25));

@@ -17,9 +17,9 @@ faulty_leaf(const char *prefix, const vdev_fault_cfg_t *fc, vdev_fault_t **vfp)
 	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	vdev_t *l = tt_leaf(prefix, 0, TT_DEV_SIZE);
 	vdev_add_child(root, l);
-	*vfp = vdev_fault_attach(l->vdev_path, fc);
+	*vfp = vdev_fault_attach(vdev_path(l), fc);
 	VERIFY0(vdev_open(root, false));
-	VERIFY(l->vdev_fault == *vfp);
+	VERIFY(vdev_fault(l) == *vfp);
 	return (root);
 }
 
@@ -29,7 +29,7 @@ test_hold_and_flush(void)
 	vdev_fault_cfg_t fc = { .vfc_hold_unflushed = true, .vfc_seed = 1 };
 	vdev_fault_t *vf;
 	vdev_t *root = faulty_leaf("hf", &fc, &vf);
-	vdev_t *l = root->vdev_child[0];
+	vdev_t *l = vdev_child(root, 0);
 	uint8_t a[8192], b[8192], got[8192];
 	memset(a, 0xA1, sizeof (a));
 	memset(b, 0xB2, sizeof (b));
@@ -43,13 +43,13 @@ test_hold_and_flush(void)
 	TT_OK(vdev_read(l, &io));
 	TT_CHECK(memcmp(got, a, 4096) == 0 && memcmp(got + 4096, b, 4096) == 0);
 	/* ...the file does not have them... */
-	tt_file_rw(l->vdev_path, false, got, 8192, 0);
+	tt_file_rw(vdev_path(l), false, got, 8192, 0);
 	for (int i = 0; i < 8192; i++)
 		TT_ASSERT(got[i] == 0);
 	/* ...until a flush applies them in order. */
 	TT_OK(vdev_flush(root));
 	TT_EQ(vdev_fault_held_writes(vf), 0);
-	tt_file_rw(l->vdev_path, false, got, 8192, 0);
+	tt_file_rw(vdev_path(l), false, got, 8192, 0);
 	TT_CHECK(memcmp(got, a, 4096) == 0 && memcmp(got + 4096, b, 4096) == 0);
 	/* A power cut after the flush loses nothing that was flushed. */
 	tarn_rand_t r;
@@ -61,7 +61,7 @@ test_hold_and_flush(void)
 	vdev_close(root);
 	vdev_fault_detach(vf);
 	TT_OK(vdev_open(root, false));
-	TT_CHECK(l->vdev_fault == NULL);
+	TT_CHECK(vdev_fault(l) == NULL);
 	TT_OK(vdev_read(l, &io));
 	TT_CHECK(memcmp(got, a, 4096) == 0 && memcmp(got + 4096, b, 4096) == 0);
 	tt_unlink_leaves(root);
@@ -79,7 +79,7 @@ powercut_run(uint64_t seed, int *dropped, int *whole, int *torn)
 	vdev_fault_cfg_t fc = { .vfc_hold_unflushed = true, .vfc_seed = 3 };
 	vdev_fault_t *vf;
 	vdev_t *root = faulty_leaf("pc", &fc, &vf);
-	vdev_t *l = root->vdev_child[0];
+	vdev_t *l = vdev_child(root, 0);
 	enum { NBLK = 64, BSZ = 8 * SEC };
 	static uint8_t blk[BSZ], got[BSZ];
 	for (int i = 0; i < NBLK; i++) {
@@ -98,7 +98,7 @@ powercut_run(uint64_t seed, int *dropped, int *whole, int *torn)
 	*dropped = *whole = *torn = 0;
 	uint64_t h = 0;
 	for (int i = 0; i < NBLK; i++) {
-		tt_file_rw(l->vdev_path, false, got, BSZ, (uint64_t)i * BSZ);
+		tt_file_rw(vdev_path(l), false, got, BSZ, (uint64_t)i * BSZ);
 		int nsec_new = 0;
 		while (nsec_new < BSZ / SEC && got[nsec_new * SEC] == 1 + i)
 			nsec_new++;
@@ -137,7 +137,7 @@ test_overlapping_held(void)
 	vdev_fault_cfg_t fc = { .vfc_hold_unflushed = true };
 	vdev_fault_t *vf;
 	vdev_t *root = faulty_leaf("ov", &fc, &vf);
-	vdev_t *l = root->vdev_child[0];
+	vdev_t *l = vdev_child(root, 0);
 	uint8_t buf[SEC], got[SEC];
 	for (int i = 1; i <= 5; i++) {
 		memset(buf, i, SEC);
@@ -148,7 +148,7 @@ test_overlapping_held(void)
 	TT_OK(vdev_read(l, &io));
 	TT_EQ(got[0], 5);
 	TT_OK(vdev_flush(root));
-	tt_file_rw(l->vdev_path, false, got, SEC, 0);
+	tt_file_rw(vdev_path(l), false, got, SEC, 0);
 	TT_EQ(got[100], 5);
 	vdev_close(root);
 	vdev_fault_detach(vf);
@@ -162,14 +162,14 @@ count_read_errors(uint64_t seed, uint32_t ppm, int reads)
 	vdev_fault_cfg_t fc = { .vfc_read_eio_ppm = ppm, .vfc_seed = seed };
 	vdev_fault_t *vf;
 	vdev_t *root = faulty_leaf("re", &fc, &vf);
-	vdev_t *l = root->vdev_child[0];
+	vdev_t *l = vdev_child(root, 0);
 	uint8_t buf[SEC];
 	int errs = 0;
 	for (int i = 0; i < reads; i++) {
 		vdev_io_t io = { .vio_offset = 0, .vio_size = SEC, .vio_buf = buf };
 		errs += vdev_read(l, &io) == EIO;
 	}
-	TT_EQ(l->vdev_stat.vs_read_errors, errs);
+	TT_EQ(vdev_stat(l)->vs_read_errors, errs);
 	vdev_close(root);
 	vdev_fault_detach(vf);
 	tt_unlink_leaves(root);
@@ -190,8 +190,8 @@ test_random_eio(void)
 	vdev_t *root = faulty_leaf("we", &fc, &vf);
 	uint8_t buf[SEC] = { 0 };
 	vdev_io_t io = { .vio_offset = 0, .vio_size = SEC, .vio_buf = buf };
-	TT_EQ(vdev_write(root->vdev_child[0], &io), EIO);
-	TT_EQ(root->vdev_child[0]->vdev_stat.vs_write_errors, 1);
+	TT_EQ(vdev_write(vdev_child(root, 0), &io), EIO);
+	TT_EQ(vdev_stat(vdev_child(root, 0))->vs_write_errors, 1);
 	vdev_close(root);
 	vdev_fault_detach(vf);
 	tt_unlink_leaves(root);
@@ -204,7 +204,7 @@ test_bitflip(void)
 	vdev_fault_cfg_t fc = { .vfc_bitflip_ppm = 1000000, .vfc_seed = 4 };
 	vdev_fault_t *vf;
 	vdev_t *root = faulty_leaf("bf", &fc, &vf);
-	vdev_t *l = root->vdev_child[0];
+	vdev_t *l = vdev_child(root, 0);
 	uint8_t data[4096], got[4096];
 	memset(data, 0x3c, sizeof (data));
 	vdev_io_t io = { .vio_offset = 0, .vio_size = 4096, .vio_buf = data };
@@ -218,7 +218,7 @@ test_bitflip(void)
 		TT_EQ(bits, 1);
 	}
 	/* The file itself is untouched. */
-	tt_file_rw(l->vdev_path, false, got, 4096, 0);
+	tt_file_rw(vdev_path(l), false, got, 4096, 0);
 	TT_CHECK(memcmp(got, data, 4096) == 0);
 	/* And a checksum catches it. */
 	tt_ck_t ck;
@@ -243,11 +243,11 @@ test_mirror_over_flips(void)
 	tarn_rand_t r;
 	tarn_rand_seed(&r, 10);
 	vdev_t *root = tt_group_tree(VDEV_TYPE_MIRROR, 0, 2, 0, "mf");
-	vdev_t *m = root->vdev_child[0];
+	vdev_t *m = vdev_child(root, 0);
 	vdev_fault_cfg_t fc = { .vfc_bitflip_ppm = 300000, .vfc_seed = 5 };
-	vdev_fault_t *vf = vdev_fault_attach(m->vdev_child[0]->vdev_path, &fc);
+	vdev_fault_t *vf = vdev_fault_attach(vdev_path(vdev_child(m, 0)), &fc);
 	fc.vfc_seed = 6;
-	vdev_fault_t *vf1 = vdev_fault_attach(m->vdev_child[1]->vdev_path, &fc);
+	vdev_fault_t *vf1 = vdev_fault_attach(vdev_path(vdev_child(m, 1)), &fc);
 	TT_OK(vdev_open(root, false));
 	uint8_t data[16384], got[16384];
 	int failures = 0;
@@ -268,7 +268,7 @@ test_mirror_over_flips(void)
 	}
 	/* Both sides flip 30% of reads: ~9% of reads see two bad copies. */
 	TT_CHECK(failures > 0 && failures < 50);
-	TT_CHECK(tt_cksum_errors(m->vdev_child[0]) > 20);
+	TT_CHECK(tt_cksum_errors(vdev_child(m, 0)) > 20);
 	vdev_close(root);
 	vdev_fault_detach(vf);
 	vdev_fault_detach(vf1);
@@ -312,7 +312,7 @@ test_threads(void)
 	pthread_t th[4];
 	thr_arg_t a[4];
 	for (int i = 0; i < 4; i++) {
-		a[i] = (thr_arg_t){ .leaf = root->vdev_child[0], .root = root, .id = i };
+		a[i] = (thr_arg_t){ .leaf = vdev_child(root, 0), .root = root, .id = i };
 		TT_OK(pthread_create(&th[i], NULL, thr_main, &a[i]));
 	}
 	for (int i = 0; i < 4; i++) {

@@ -33,37 +33,37 @@ sample_tree(bool files)
 {
 	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	vdev_t *z = vdev_alloc(VDEV_TYPE_RAIDZ, 0);
-	z->vdev_nparity = 2;
-	z->vdev_ms_array = 77;
-	z->vdev_ms_shift = 24;
-	z->vdev_ms_count = 19;
+	vdev_set_nparity(z, 2);
+	vdev_set_ms_array(z, 77);
+	vdev_set_ms_shift(z, 24);
+	vdev_set_ms_count(z, 19);
 	for (int i = 0; i < 5; i++) {
 		vdev_t *l = files ? tt_leaf("lb", i, TT_DEV_SIZE) : vdev_alloc(VDEV_TYPE_FILE, 0);
 		if (!files) {
 			char p[64];
 			snprintf(p, sizeof (p), "/dev/disk/by-id/wwn-%d", i);
-			l->vdev_path = tarn_strdup(p);
-			l->vdev_ashift = 12;
+			vdev_set_path(l, p);
+			vdev_set_ashift(l, 12);
 		}
 		vdev_add_child(z, l);
 	}
 	vdev_t *m = vdev_alloc(VDEV_TYPE_MIRROR, 0);
 	vdev_add_child(m, files ? tt_leaf("lb", 5, TT_DEV_SIZE) : vdev_alloc(VDEV_TYPE_DISK, 0));
 	if (!files)
-		m->vdev_child[0]->vdev_path = tarn_strdup("/dev/sdq");
+		vdev_set_path(vdev_child(m, 0), "/dev/sdq");
 	vdev_t *miss = vdev_alloc(VDEV_TYPE_MISSING, 0);
-	miss->vdev_path = tarn_strdup("/old/place");
+	vdev_set_path(miss, "/old/place");
 	vdev_add_child(m, miss);
 	vdev_add_child(root, z);
 	vdev_add_child(root, m);
 	vdev_t *l = files ? tt_leaf("lb", 6, TT_DEV_SIZE) : vdev_alloc(VDEV_TYPE_FILE, 0);
 	if (!files)
-		l->vdev_path = tarn_strdup("/tmp/x");
+		vdev_set_path(l, "/tmp/x");
 	if (files)
-		z->vdev_child[4]->vdev_offline = true;   /* a top cannot be offline */
+		vdev_set_offline_flag(vdev_child(z, 4), true);   /* a top cannot be offline */
 	else
-		l->vdev_offline = true;
-	l->vdev_asize = files ? 0 : 12345 * 512;
+		vdev_set_offline_flag(l, true);
+	vdev_set_asize(l, files ? 0 : 12345 * 512);
 	vdev_add_child(root, l);
 	return (root);
 }
@@ -85,26 +85,26 @@ sample_cfg(vdev_label_config_t *cfg, uint64_t txg)
 static void
 same_tree(const vdev_t *a, const vdev_t *b)
 {
-	TT_EQ(a->vdev_type, b->vdev_type);
-	TT_EQ(a->vdev_guid, b->vdev_guid);
-	TT_EQ(a->vdev_id, b->vdev_id);
-	TT_EQ(a->vdev_nparity, b->vdev_nparity);
-	TT_EQ(a->vdev_ashift, b->vdev_ashift);
-	TT_EQ(a->vdev_asize, b->vdev_asize);
-	TT_EQ(a->vdev_ms_array, b->vdev_ms_array);
-	TT_EQ(a->vdev_ms_shift, b->vdev_ms_shift);
-	TT_EQ(a->vdev_ms_count, b->vdev_ms_count);
-	TT_EQ(a->vdev_offline, b->vdev_offline);
-	TT_EQ(a->vdev_guid_sum, b->vdev_guid_sum);
-	TT_EQ(a->vdev_children, b->vdev_children);
-	TT_EQ(a->vdev_path == NULL, b->vdev_path == NULL);
-	if (a->vdev_path != NULL)
-		TT_CHECK(strcmp(a->vdev_path, b->vdev_path) == 0);
-	TT_EQ(b->vdev_state, VDEV_STATE_CLOSED);
-	TT_EQ(b->vdev_fd, -1);
-	for (int c = 0; c < a->vdev_children; c++) {
-		TT_CHECK(b->vdev_child[c]->vdev_parent == b);
-		same_tree(a->vdev_child[c], b->vdev_child[c]);
+	TT_EQ(vdev_type(a), vdev_type(b));
+	TT_EQ(vdev_guid(a), vdev_guid(b));
+	TT_EQ(vdev_id(a), vdev_id(b));
+	TT_EQ(vdev_nparity(a), vdev_nparity(b));
+	TT_EQ(vdev_ashift(a), vdev_ashift(b));
+	TT_EQ(vdev_asize(a), vdev_asize(b));
+	TT_EQ(vdev_ms_array(a), vdev_ms_array(b));
+	TT_EQ(vdev_ms_shift(a), vdev_ms_shift(b));
+	TT_EQ(vdev_ms_count(a), vdev_ms_count(b));
+	TT_EQ(vdev_offline(a), vdev_offline(b));
+	TT_EQ(vdev_guid_sum(a), vdev_guid_sum(b));
+	TT_EQ(vdev_children(a), vdev_children(b));
+	TT_EQ(vdev_path(a) == NULL, vdev_path(b) == NULL);
+	if (vdev_path(a) != NULL)
+		TT_CHECK(strcmp(vdev_path(a), vdev_path(b)) == 0);
+	TT_EQ(vdev_state(b), VDEV_STATE_CLOSED);
+	TT_EQ(vdev_fd(b), -1);
+	for (int c = 0; c < vdev_children(a); c++) {
+		TT_CHECK(vdev_parent(vdev_child(b, c)) == b);
+		same_tree(vdev_child(a, c), vdev_child(b, c));
 	}
 }
 
@@ -115,7 +115,7 @@ test_roundtrip(void)
 	vdev_label_config_t cfg, out;
 	sample_cfg(&cfg, 42);
 	uint8_t *buf = tarn_alloc(VDEV_LABEL_CONFIG_SIZE);
-	vdev_t *leaf = root->vdev_child[0]->vdev_child[3];
+	vdev_t *leaf = vdev_child(vdev_child(root, 0), 3);
 	TT_OK(vdev_config_encode(&cfg, root, leaf, buf, VDEV_LABEL_CONFIG_SIZE));
 	TT_OK(vdev_config_decode(buf, VDEV_LABEL_CONFIG_SIZE, &out));
 	TT_CHECK(strcmp(out.vlc_name, "tank") == 0);
@@ -126,16 +126,17 @@ test_roundtrip(void)
 	TT_EQ(out.vlc_state, POOL_STATE_EXPORTED);
 	TT_EQ(out.vlc_hostid, 0xdeadbeef);
 	TT_EQ(out.vlc_create_time, 1700000000);
-	TT_EQ(out.vlc_leaf_guid, leaf->vdev_guid);
-	TT_EQ(out.vlc_top_guid, root->vdev_child[0]->vdev_guid);
+	TT_EQ(out.vlc_leaf_guid, vdev_guid(leaf));
+	TT_EQ(out.vlc_top_guid, vdev_guid(vdev_child(root, 0)));
 	same_tree(root, out.vlc_tree);
-	TT_CHECK(out.vlc_tree->vdev_child[1]->vdev_child[1]->vdev_ops ==
-	    vdev_lookup_guid(out.vlc_tree, root->vdev_child[1]->vdev_child[1]->vdev_guid)->vdev_ops);
+	TT_CHECK(vdev_ops(vdev_child(vdev_child(out.vlc_tree, 1), 1)) ==
+	    vdev_ops(vdev_lookup_guid(out.vlc_tree,
+	    vdev_guid(vdev_child(vdev_child(root, 1), 1)))));
 	vdev_config_free(&out);
 	TT_CHECK(out.vlc_tree == NULL);
 	/* Without a leaf, the config's own leaf/top fields are stored. */
-	cfg.vlc_leaf_guid = root->vdev_child[2]->vdev_guid;
-	cfg.vlc_top_guid = root->vdev_child[2]->vdev_guid;
+	cfg.vlc_leaf_guid = vdev_guid(vdev_child(root, 2));
+	cfg.vlc_top_guid = vdev_guid(vdev_child(root, 2));
 	TT_OK(vdev_config_encode(&cfg, root, NULL, buf, VDEV_LABEL_CONFIG_SIZE));
 	TT_OK(vdev_config_decode(buf, VDEV_LABEL_CONFIG_SIZE, &out));
 	TT_EQ(out.vlc_leaf_guid, cfg.vlc_leaf_guid);
@@ -156,7 +157,7 @@ test_too_many_for_label(void)
 	path[1000] = '\0';
 	for (int t = 0; t < 60; t++) {
 		vdev_t *l = vdev_alloc(VDEV_TYPE_FILE, 0);
-		l->vdev_path = tarn_strdup(path);
+		vdev_set_path(l, path);
 		vdev_add_child(root, l);
 	}
 	vdev_label_config_t cfg;
@@ -169,7 +170,7 @@ test_too_many_for_label(void)
 	vdev_free(root);
 	root = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	vdev_t *l = vdev_alloc(VDEV_TYPE_FILE, 0);
-	l->vdev_path = tarn_strdup(path);
+	vdev_set_path(l, path);
 	vdev_add_child(root, l);
 	TT_EQ(vdev_config_encode(&cfg, root, NULL, buf, VDEV_LABEL_CONFIG_SIZE), EINVAL);
 	tarn_free(buf);
@@ -205,7 +206,7 @@ test_structural_damage(void)
 	sample_cfg(&cfg, 3);
 	uint8_t *good = tarn_alloc(VDEV_LABEL_CONFIG_SIZE);
 	uint8_t *b = tarn_alloc(VDEV_LABEL_CONFIG_SIZE);
-	TT_OK(vdev_config_encode(&cfg, root, root->vdev_child[2], good,
+	TT_OK(vdev_config_encode(&cfg, root, vdev_child(root, 2), good,
 	    VDEV_LABEL_CONFIG_SIZE));
 	enum { T = 48, PARENT = 52, NPAR = 56, ASHIFT = 60, NCH = 64, FLAGS = 68,
 	    POFF = 72, PLEN = 76, ID = 8, GUID = 0, MS_SHIFT = 32 };
@@ -348,30 +349,30 @@ test_labels_on_files(void)
 	tarn_rand_t r;
 	tarn_rand_seed(&r, 31);
 	vdev_t *root = sample_tree(true);
-	vdev_t *miss = root->vdev_child[1]->vdev_child[1];
+	vdev_t *miss = vdev_child(vdev_child(root, 1), 1);
 	TT_OK(vdev_open(root, false));
-	TT_EQ(miss->vdev_state, VDEV_STATE_CANT_OPEN);
-	TT_EQ(root->vdev_child[0]->vdev_child[4]->vdev_state, VDEV_STATE_OFFLINE);
+	TT_EQ(vdev_state(miss), VDEV_STATE_CANT_OPEN);
+	TT_EQ(vdev_state(vdev_child(vdev_child(root, 0), 4)), VDEV_STATE_OFFLINE);
 	vdev_label_config_t cfg, out;
 	sample_cfg(&cfg, 9);
 	TT_OK(vdev_label_write_all(root, &cfg, true));
 	/* Every writable leaf: its own leaf guid, the whole tree. */
-	vdev_t *z = root->vdev_child[0];
+	vdev_t *z = vdev_child(root, 0);
 	for (int i = 0; i < 4; i++) {
-		TT_OK(vdev_label_read_path(z->vdev_child[i]->vdev_path, &out));
-		TT_EQ(out.vlc_leaf_guid, z->vdev_child[i]->vdev_guid);
-		TT_EQ(out.vlc_top_guid, z->vdev_guid);
+		TT_OK(vdev_label_read_path(vdev_path(vdev_child(z, i)), &out));
+		TT_EQ(out.vlc_leaf_guid, vdev_guid(vdev_child(z, i)));
+		TT_EQ(out.vlc_top_guid, vdev_guid(z));
 		TT_EQ(out.vlc_txg, 9);
-		TT_EQ(out.vlc_tree->vdev_guid_sum, root->vdev_guid_sum);
+		TT_EQ(vdev_guid_sum(out.vlc_tree), vdev_guid_sum(root));
 		vdev_config_free(&out);
 	}
 	/* The offline leaf got no label. */
-	TT_EQ(vdev_label_read_path(z->vdev_child[4]->vdev_path, &out), ENOENT);
-	TT_OK(vdev_label_read_path(root->vdev_child[2]->vdev_path, &out));
-	TT_CHECK(out.vlc_tree->vdev_child[0]->vdev_child[4]->vdev_offline);
+	TT_EQ(vdev_label_read_path(vdev_path(vdev_child(z, 4)), &out), ENOENT);
+	TT_OK(vdev_label_read_path(vdev_path(vdev_child(root, 2)), &out));
+	TT_CHECK(vdev_offline(vdev_child(vdev_child(out.vlc_tree, 0), 4)));
 	vdev_config_free(&out);
 
-	const char *p = z->vdev_child[1]->vdev_path;
+	const char *p = vdev_path(vdev_child(z, 1));
 	vdev_close(root);
 	for (int l = 0; l < 4; l++) {
 		/* Three of four damaged: the survivor still answers. */
@@ -421,12 +422,12 @@ test_labels_on_files(void)
 	/* The newest config among the labels wins. */
 	TT_OK(vdev_open(root, false));
 	TT_OK(vdev_label_write_all(root, &cfg, false));
-	vdev_t *leaf = z->vdev_child[1];
+	vdev_t *leaf = vdev_child(z, 1);
 	uint8_t *buf = tarn_alloc(VDEV_LABEL_CONFIG_SIZE);
 	sample_cfg(&cfg, 15);
 	TT_OK(vdev_config_encode(&cfg, root, leaf, buf, VDEV_LABEL_CONFIG_SIZE));
 	TT_OK(vdev_leaf_pwrite(leaf, buf, VDEV_LABEL_CONFIG_SIZE,
-	    label_off(leaf->vdev_psize, 3) + VDEV_LABEL_CONFIG_OFF));
+	    label_off(vdev_psize(leaf), 3) + VDEV_LABEL_CONFIG_OFF));
 	TT_OK(vdev_label_read_path(p, &out));
 	TT_EQ(out.vlc_txg, 15);
 	vdev_config_free(&out);
@@ -485,11 +486,11 @@ ring_case(uint64_t ashift, uint64_t nslots)
 	}
 	/* A foreign pool's uberblock in one copy of an old slot. */
 	uint64_t slot = MAX(1024, 1ULL << ashift);
-	vdev_t *z = root->vdev_child[0];
+	vdev_t *z = vdev_child(root, 0);
 	uberblock_t other = make_ub(0xdef, N + 100);
 	uint8_t *sl = tarn_alloc(slot);
 	memcpy(sl, &other, sizeof (other));
-	TT_OK(vdev_leaf_pwrite(z->vdev_child[0], sl, slot, label_off(TT_DEV_SIZE, 0) +
+	TT_OK(vdev_leaf_pwrite(vdev_child(z, 0), sl, slot, label_off(TT_DEV_SIZE, 0) +
 	    VDEV_LABEL_RING_OFF + ((N - 5) % nslots) * slot));
 	TT_OK(vdev_uberblock_collect(root, pool, &ubs, &n));
 	TT_EQ(n, nslots);
@@ -509,7 +510,7 @@ ring_case(uint64_t ashift, uint64_t nslots)
 	memset(torn, 0x5a, sizeof (torn));
 	for (int c = 0; c < 3; c++)
 		for (int l = 0; l < 4; l++)
-			TT_OK(vdev_leaf_pwrite(z->vdev_child[c], torn, sizeof (torn),
+			TT_OK(vdev_leaf_pwrite(vdev_child(z, c), torn, sizeof (torn),
 			    label_off(TT_DEV_SIZE, l) + where + 100));
 	TT_OK(vdev_uberblock_collect(root, pool, &ubs, &n));
 	TT_EQ(n, nslots - 1);
@@ -519,14 +520,14 @@ ring_case(uint64_t ashift, uint64_t nslots)
 	uberblock_t ub = make_ub(pool, N);
 	memset(sl, 0, slot);
 	memcpy(sl, &ub, sizeof (ub));
-	TT_OK(vdev_leaf_pwrite(z->vdev_child[1], sl, slot, label_off(TT_DEV_SIZE, 2) + where));
+	TT_OK(vdev_leaf_pwrite(vdev_child(z, 1), sl, slot, label_off(TT_DEV_SIZE, 2) + where));
 	tarn_free(sl);
 	TT_OK(vdev_uberblock_collect(root, pool, &ubs, &n));
 	TT_EQ(n, nslots);
 	TT_EQ(ubs[0].ub_txg, N);
 	tarn_free(ubs);
 	/* A device that cannot be read contributes nothing. */
-	TT_OK(vdev_set_offline(z->vdev_child[1], true));
+	TT_OK(vdev_set_offline(vdev_child(z, 1), true));
 	TT_OK(vdev_uberblock_collect(root, pool, &ubs, &n));
 	TT_EQ(ubs[0].ub_txg, N - 1);
 	tarn_free(ubs);

@@ -52,7 +52,7 @@ static void
 test_asize(void)
 {
 	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 2, 6, 12, "az");
-	vdev_t *top = root->vdev_child[0];
+	vdev_t *top = vdev_child(root, 0);
 	TT_OK(vdev_open(root, false));
 	/* 1 data sector + 2 parity = 3 sectors, a multiple of p+1 = 3. */
 	TT_EQ(vdev_psize_to_asize(top, 512), 3 * 4096);
@@ -63,12 +63,12 @@ test_asize(void)
 	/* 2 data sectors: 4 -> rounded to 6. */
 	TT_EQ(vdev_psize_to_asize(top, 2 * 4096), 6 * 4096);
 	/* Size: six children of the same asize. */
-	TT_EQ(top->vdev_asize, 6 * top->vdev_child[0]->vdev_asize);
-	TT_EQ(top->vdev_ashift, 12);
+	TT_EQ(vdev_asize(top), 6 * vdev_asize(vdev_child(top, 0)));
+	TT_EQ(vdev_ashift(top), 12);
 	vdev_t *r1 = tt_group_tree(VDEV_TYPE_RAIDZ, 1, 3, 0, "az1");
 	TT_OK(vdev_open(r1, false));
-	TT_EQ(r1->vdev_child[0]->vdev_ashift, 9);
-	TT_EQ(vdev_psize_to_asize(r1->vdev_child[0], 3 * 512 + 1), 6 * 512);
+	TT_EQ(vdev_ashift(vdev_child(r1, 0)), 9);
+	TT_EQ(vdev_psize_to_asize(vdev_child(r1, 0), 3 * 512 + 1), 6 * 512);
 	tt_unlink_leaves(r1);
 	vdev_free(r1);
 	tt_unlink_leaves(root);
@@ -79,15 +79,15 @@ test_asize(void)
 static void
 check_on_disk(vdev_t *top, uint64_t offset, const uint8_t *data, uint64_t psize)
 {
-	int n = top->vdev_children, p = top->vdev_nparity;
+	int n = vdev_children(top), p = vdev_nparity(top);
 	tcol_t cols[256];
-	int ncols = layout(n, p, top->vdev_ashift, offset, psize, cols);
+	int ncols = layout(n, p, vdev_ashift(top), offset, psize, cols);
 	int k = ncols - p;
 	uint64_t L = cols[0].size;
 	uint8_t *col = tarn_alloc(L);
 	uint8_t *pad = tarn_alloc((size_t)k * L);
 	for (int c = p; c < ncols; c++) {
-		tt_file_rw(top->vdev_child[cols[c].child]->vdev_path, false, col,
+		tt_file_rw(vdev_path(vdev_child(top, cols[c].child)), false, col,
 		    cols[c].size, cols[c].off);
 		TT_CHECK(memcmp(col, data + cols[c].doff, cols[c].valid) == 0);
 		for (uint64_t i = cols[c].valid; i < cols[c].size; i++)
@@ -96,7 +96,7 @@ check_on_disk(vdev_t *top, uint64_t offset, const uint8_t *data, uint64_t psize)
 	}
 	/* Parity j, byte x = sum_i d_i[x] * inv((k + j) ^ i) (FORMAT.md). */
 	for (int j = 0; j < p; j++) {
-		tt_file_rw(top->vdev_child[cols[j].child]->vdev_path, false, col, L,
+		tt_file_rw(vdev_path(vdev_child(top, cols[j].child)), false, col, L,
 		    cols[j].off);
 		int mism = 0;
 		for (uint64_t x = 0; x < L; x++) {
@@ -125,7 +125,7 @@ test_layout_and_parity_format(void)
 		for (uint64_t ashift = 9; ashift <= 12; ashift += 3) {
 			vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, shapes[s][1],
 			    shapes[s][0], ashift, "lay");
-			vdev_t *top = root->vdev_child[0];
+			vdev_t *top = vdev_child(root, 0);
 			TT_OK(vdev_open(root, false));
 			uint64_t off = 0;
 			for (size_t z = 0; z < ARRAY_SIZE(sizes); z++) {
@@ -155,7 +155,7 @@ save_cols(vdev_t *top, const tcol_t *cols, int ncols)
 	uint8_t **saved = tarn_alloc((size_t)ncols * sizeof (uint8_t *));
 	for (int c = 0; c < ncols; c++) {
 		saved[c] = tarn_alloc(cols[c].size);
-		tt_file_rw(top->vdev_child[cols[c].child]->vdev_path, false, saved[c],
+		tt_file_rw(vdev_path(vdev_child(top, cols[c].child)), false, saved[c],
 		    cols[c].valid, cols[c].off);
 	}
 	return (saved);
@@ -175,7 +175,7 @@ cols_intact(vdev_t *top, const tcol_t *cols, int ncols, uint8_t **saved)
 	bool ok = true;
 	uint8_t *tmp = tarn_alloc(cols[0].size);
 	for (int c = 0; c < ncols; c++) {
-		tt_file_rw(top->vdev_child[cols[c].child]->vdev_path, false, tmp,
+		tt_file_rw(vdev_path(vdev_child(top, cols[c].child)), false, tmp,
 		    cols[c].valid, cols[c].off);
 		if (memcmp(tmp, saved[c], cols[c].valid) != 0)
 			ok = false;
@@ -197,9 +197,9 @@ one_combination(vdev_t *top, const tcol_t *cols, int ncols, uint8_t **saved,
 {
 	uint64_t before[256];
 	tt_ck_t ck;
-	int n = top->vdev_children;
+	int n = vdev_children(top);
 	for (int i = 0; i < n; i++)
-		before[i] = tt_cksum_errors(top->vdev_child[i]);
+		before[i] = tt_cksum_errors(vdev_child(top, i));
 	for (int c = 0; c < ncols; c++) {
 		if (!(set & (1u << c)))
 			continue;
@@ -207,11 +207,11 @@ one_combination(vdev_t *top, const tcol_t *cols, int ncols, uint8_t **saved,
 		uint8_t *junk = tarn_alloc(cols[c].valid);
 		for (uint64_t i = 0; i < cols[c].valid; i++)
 			junk[i] = saved[c][i] ^ (uint8_t)(1 + tarn_rand_range(r, 255));
-		tt_file_rw(top->vdev_child[cols[c].child]->vdev_path, true, junk,
+		tt_file_rw(vdev_path(vdev_child(top, cols[c].child)), true, junk,
 		    cols[c].valid, cols[c].off);
 		tarn_free(junk);
 		if (offline_mask & (1u << c))
-			TT_OK(vdev_set_offline(top->vdev_child[cols[c].child], true));
+			TT_OK(vdev_set_offline(vdev_child(top, cols[c].child), true));
 	}
 	tt_ck_set(&ck, data, psize);
 	memset(buf, 0xAA, psize);
@@ -224,19 +224,19 @@ one_combination(vdev_t *top, const tcol_t *cols, int ncols, uint8_t **saved,
 	TT_ASSERT(memcmp(buf, data, psize) == 0);
 	for (int c = 0; c < ncols; c++)
 		if (offline_mask & (1u << c))
-			TT_OK(vdev_set_offline(top->vdev_child[cols[c].child], false));
-	TT_EQ(top->vdev_state, VDEV_STATE_HEALTHY);
+			TT_OK(vdev_set_offline(vdev_child(top, cols[c].child), false));
+	TT_EQ(vdev_state(top), VDEV_STATE_HEALTHY);
 	TT_OK(vdev_read(top, &io));     /* scrub again: heals the stale ones */
 	io.vio_flags = VDEV_IO_SCRUB;
 	TT_OK(vdev_read(top, &io));
 	TT_EQ(io.vio_bad_children, 0);
 	for (int c = 0; c < ncols; c++) {
 		uint64_t want = (set & (1u << c)) ? 1 : 0;
-		if (tt_cksum_errors(top->vdev_child[cols[c].child]) - before[cols[c].child] != want)
+		if (tt_cksum_errors(vdev_child(top, cols[c].child)) - before[cols[c].child] != want)
 			fprintf(stderr, "  n=%d p=%d ashift=%d psize=%" PRIu64 " off=%" PRIu64
-			    " set=%#x offline=%#x col=%d\n", n, top->vdev_nparity,
-			    (int)top->vdev_ashift, psize, offset, set, offline_mask, c);
-		TT_EQ(tt_cksum_errors(top->vdev_child[cols[c].child]) - before[cols[c].child],
+			    " set=%#x offline=%#x col=%d\n", n, vdev_nparity(top),
+			    (int)vdev_ashift(top), psize, offset, set, offline_mask, c);
+		TT_EQ(tt_cksum_errors(vdev_child(top, cols[c].child)) - before[cols[c].child],
 		    want);
 	}
 	TT_ASSERT(cols_intact(top, cols, ncols, saved));
@@ -249,7 +249,7 @@ static void
 recon_sizes(const recon_case_t *rc, const uint64_t *sizes, int nsizes, tarn_rand_t *r)
 {
 	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, rc->p, rc->n, rc->ashift, "rc");
-	vdev_t *top = root->vdev_child[0];
+	vdev_t *top = vdev_child(root, 0);
 	uint8_t *data = tarn_alloc(MiB), *buf = tarn_alloc(MiB);
 	tcol_t cols[256];
 	TT_OK(vdev_open(root, false));
@@ -257,7 +257,7 @@ recon_sizes(const recon_case_t *rc, const uint64_t *sizes, int nsizes, tarn_rand
 		uint64_t psize = sizes[z];
 		uint64_t asize = vdev_psize_to_asize(top, psize);
 		uint64_t sec = 1ULL << rc->ashift;
-		uint64_t offset = tarn_rand_range(r, (top->vdev_asize - asize) / sec / 64) * sec;
+		uint64_t offset = tarn_rand_range(r, (vdev_asize(top) - asize) / sec / 64) * sec;
 		int ncols = layout(rc->n, rc->p, rc->ashift, offset, psize, cols);
 		tt_fill_random(r, data, psize);
 		vdev_io_t io = { .vio_offset = offset, .vio_size = psize, .vio_buf = data };
@@ -314,7 +314,7 @@ test_reconstruct_1m(void)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, cases[i].p, cases[i].n,
 		    cases[i].ashift, "big");
-		vdev_t *top = root->vdev_child[0];
+		vdev_t *top = vdev_child(root, 0);
 		uint8_t *data = tarn_alloc(MiB), *buf = tarn_alloc(MiB);
 		tcol_t cols[256];
 		TT_OK(vdev_open(root, false));
@@ -347,7 +347,7 @@ test_too_many_bad(void)
 	tarn_rand_t r;
 	tarn_rand_seed(&r, 5);
 	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 2, 5, 9, "tm");
-	vdev_t *top = root->vdev_child[0];
+	vdev_t *top = vdev_child(root, 0);
 	uint8_t data[8192], buf[8192], junk[8192];
 	tcol_t cols[16];
 	TT_OK(vdev_open(root, false));
@@ -358,7 +358,7 @@ test_too_many_bad(void)
 	TT_EQ(ncols, 5);
 	for (int c = 2; c < 5; c++) {
 		tt_fill_random(&r, junk, cols[c].valid);
-		tt_file_rw(top->vdev_child[cols[c].child]->vdev_path, true, junk,
+		tt_file_rw(vdev_path(vdev_child(top, cols[c].child)), true, junk,
 		    cols[c].valid, cols[c].off);
 	}
 	tt_ck_t ck;
@@ -366,12 +366,12 @@ test_too_many_bad(void)
 	io = (vdev_io_t){ .vio_offset = 0, .vio_size = sizeof (data), .vio_buf = buf,
 	    .vio_verify = tt_verify, .vio_verify_arg = &ck };
 	TT_EQ(vdev_read(top, &io), ECKSUM);
-	TT_EQ(top->vdev_stat.vs_checksum_errors, 1);
+	TT_EQ(vdev_stat(top)->vs_checksum_errors, 1);
 	for (int c = 0; c < 5; c++)
-		TT_EQ(tt_cksum_errors(top->vdev_child[c]), 0);
+		TT_EQ(tt_cksum_errors(vdev_child(top, c)), 0);
 	io.vio_flags = VDEV_IO_PROBE;
 	TT_EQ(vdev_read(top, &io), ECKSUM);
-	TT_EQ(top->vdev_stat.vs_checksum_errors, 1);
+	TT_EQ(vdev_stat(top)->vs_checksum_errors, 1);
 	tt_unlink_leaves(root);
 	vdev_free(root);
 }
@@ -383,15 +383,15 @@ test_degraded_write(void)
 	tarn_rand_t r;
 	tarn_rand_seed(&r, 11);
 	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 2, 6, 9, "dw");
-	vdev_t *top = root->vdev_child[0];
+	vdev_t *top = vdev_child(root, 0);
 	uint8_t *data = tarn_alloc(64 * KiB), *buf = tarn_alloc(64 * KiB);
 	TT_OK(vdev_open(root, false));
-	TT_OK(vdev_set_offline(top->vdev_child[1], true));
-	TT_OK(vdev_set_offline(top->vdev_child[4], true));
-	TT_EQ(top->vdev_state, VDEV_STATE_DEGRADED);
-	TT_EQ(root->vdev_state, VDEV_STATE_DEGRADED);
-	TT_EQ(vdev_set_offline(top->vdev_child[0], true), EBUSY);
-	TT_EQ(top->vdev_child[0]->vdev_state, VDEV_STATE_HEALTHY);
+	TT_OK(vdev_set_offline(vdev_child(top, 1), true));
+	TT_OK(vdev_set_offline(vdev_child(top, 4), true));
+	TT_EQ(vdev_state(top), VDEV_STATE_DEGRADED);
+	TT_EQ(vdev_state(root), VDEV_STATE_DEGRADED);
+	TT_EQ(vdev_set_offline(vdev_child(top, 0), true), EBUSY);
+	TT_EQ(vdev_state(vdev_child(top, 0)), VDEV_STATE_HEALTHY);
 	tt_fill_random(&r, data, 64 * KiB);
 	vdev_io_t io = { .vio_offset = 512 * 7, .vio_size = 64 * KiB, .vio_buf = data };
 	TT_OK(vdev_write(top, &io));
@@ -401,21 +401,21 @@ test_degraded_write(void)
 	    .vio_verify = tt_verify, .vio_verify_arg = &ck };
 	TT_OK(vdev_read(top, &io));
 	TT_CHECK(memcmp(buf, data, 64 * KiB) == 0);
-	TT_OK(vdev_set_offline(top->vdev_child[1], false));
-	TT_OK(vdev_set_offline(top->vdev_child[4], false));
-	TT_EQ(root->vdev_state, VDEV_STATE_HEALTHY);
+	TT_OK(vdev_set_offline(vdev_child(top, 1), false));
+	TT_OK(vdev_set_offline(vdev_child(top, 4), false));
+	TT_EQ(vdev_state(root), VDEV_STATE_HEALTHY);
 	io.vio_flags = VDEV_IO_SCRUB;
 	TT_OK(vdev_read(top, &io));
 	TT_EQ(io.vio_bad_children, 2);
-	TT_EQ(tt_cksum_errors(top->vdev_child[1]), 1);
-	TT_EQ(tt_cksum_errors(top->vdev_child[4]), 1);
+	TT_EQ(tt_cksum_errors(vdev_child(top, 1)), 1);
+	TT_EQ(tt_cksum_errors(vdev_child(top, 4)), 1);
 	TT_CHECK(io.vio_repaired > 0);
 	TT_OK(vdev_read(top, &io));
 	TT_EQ(io.vio_bad_children, 0);
 	/* Three offline is one too many for writes. */
-	TT_OK(vdev_set_offline(top->vdev_child[0], true));
-	TT_OK(vdev_set_offline(top->vdev_child[2], true));
-	TT_EQ(vdev_set_offline(top->vdev_child[3], true), EBUSY);
+	TT_OK(vdev_set_offline(vdev_child(top, 0), true));
+	TT_OK(vdev_set_offline(vdev_child(top, 2), true));
+	TT_EQ(vdev_set_offline(vdev_child(top, 3), true), EBUSY);
 	tarn_free(data);
 	tarn_free(buf);
 	tt_unlink_leaves(root);
@@ -429,11 +429,11 @@ test_eio_columns(void)
 	tarn_rand_t r;
 	tarn_rand_seed(&r, 12);
 	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 2, 5, 9, "eio");
-	vdev_t *top = root->vdev_child[0];
+	vdev_t *top = vdev_child(root, 0);
 	uint8_t *data = tarn_alloc(32 * KiB), *buf = tarn_alloc(32 * KiB);
 	vdev_fault_cfg_t fc = { .vfc_read_eio_ppm = 1000000, .vfc_seed = 1 };
-	vdev_fault_t *vf0 = vdev_fault_attach(top->vdev_child[0]->vdev_path, &fc);
-	vdev_fault_t *vf3 = vdev_fault_attach(top->vdev_child[3]->vdev_path, &fc);
+	vdev_fault_t *vf0 = vdev_fault_attach(vdev_path(vdev_child(top, 0)), &fc);
+	vdev_fault_t *vf3 = vdev_fault_attach(vdev_path(vdev_child(top, 3)), &fc);
 	TT_OK(vdev_open(root, false));
 	tt_fill_random(&r, data, 32 * KiB);
 	vdev_io_t io = { .vio_offset = 0, .vio_size = 32 * KiB, .vio_buf = data };
@@ -444,16 +444,16 @@ test_eio_columns(void)
 	    .vio_verify = tt_verify, .vio_verify_arg = &ck };
 	TT_OK(vdev_read(top, &io));
 	TT_CHECK(memcmp(buf, data, 32 * KiB) == 0);
-	TT_EQ(top->vdev_child[0]->vdev_stat.vs_read_errors, 1);
-	TT_EQ(top->vdev_child[3]->vdev_stat.vs_read_errors, 1);
-	TT_EQ(tt_cksum_errors(top->vdev_child[0]), 0);
+	TT_EQ(vdev_stat(vdev_child(top, 0))->vs_read_errors, 1);
+	TT_EQ(vdev_stat(vdev_child(top, 3))->vs_read_errors, 1);
+	TT_EQ(tt_cksum_errors(vdev_child(top, 0)), 0);
 	TT_EQ(io.vio_bad_children, 2);
 	TT_CHECK(io.vio_repaired > 0);
 	/* Plus one corrupted column: 3 bad > 2 parity. */
 	tcol_t cols[8];
 	(void) layout(5, 2, 9, 0, 32 * KiB, cols);
 	uint8_t junk[512] = { 1, 2, 3 };
-	tt_file_rw(top->vdev_child[1]->vdev_path, true, junk, sizeof (junk), cols[1].off);
+	tt_file_rw(vdev_path(vdev_child(top, 1)), true, junk, sizeof (junk), cols[1].off);
 	TT_EQ(vdev_read(top, &io), ECKSUM);
 	/* Without the injector on child 3: one EIO, one bad: a scrub repairs. */
 	vdev_fault_detach(vf3);
@@ -462,7 +462,7 @@ test_eio_columns(void)
 	io.vio_flags = VDEV_IO_SCRUB;
 	TT_OK(vdev_read(top, &io));
 	TT_CHECK(memcmp(buf, data, 32 * KiB) == 0);
-	TT_EQ(tt_cksum_errors(top->vdev_child[1]), 1);
+	TT_EQ(tt_cksum_errors(vdev_child(top, 1)), 1);
 	vdev_fault_detach(vf0);
 	tarn_free(data);
 	tarn_free(buf);
@@ -478,13 +478,13 @@ test_no_verify(void)
 	tarn_rand_t r;
 	tarn_rand_seed(&r, 13);
 	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 1, 4, 9, "nv");
-	vdev_t *top = root->vdev_child[0];
+	vdev_t *top = vdev_child(root, 0);
 	uint8_t data[6000], buf[6000];
 	TT_OK(vdev_open(root, false));
 	tt_fill_random(&r, data, sizeof (data));
 	vdev_io_t io = { .vio_offset = 1024, .vio_size = sizeof (data), .vio_buf = data };
 	TT_OK(vdev_write(top, &io));
-	TT_OK(vdev_set_offline(top->vdev_child[3], true));
+	TT_OK(vdev_set_offline(vdev_child(top, 3), true));
 	io.vio_buf = buf;
 	TT_OK(vdev_read(top, &io));
 	TT_CHECK(memcmp(buf, data, sizeof (data)) == 0);
@@ -500,14 +500,14 @@ static void
 test_bad_io(void)
 {
 	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 1, 3, 12, "bad");
-	vdev_t *top = root->vdev_child[0];
+	vdev_t *top = vdev_child(root, 0);
 	uint8_t buf[4096] = { 0 };
 	TT_OK(vdev_open(root, false));
 	vdev_io_t io = { .vio_offset = 512, .vio_size = 4096, .vio_buf = buf };
 	TT_EQ(vdev_write(top, &io), EINVAL);
-	io.vio_offset = top->vdev_asize - 4096;
+	io.vio_offset = vdev_asize(top) - 4096;
 	TT_EQ(vdev_write(top, &io), EINVAL);
-	io.vio_offset = top->vdev_asize - 2 * 4096;
+	io.vio_offset = vdev_asize(top) - 2 * 4096;
 	TT_OK(vdev_write(top, &io));
 	TT_EQ(vdev_write(root, &io), EINVAL);
 	io.vio_size = 0;
@@ -558,7 +558,7 @@ test_threads(void)
 	pthread_t th[4];
 	mt_arg_t a[4];
 	for (int i = 0; i < 4; i++) {
-		a[i] = (mt_arg_t){ .top = root->vdev_child[0], .id = i };
+		a[i] = (mt_arg_t){ .top = vdev_child(root, 0), .id = i };
 		TT_OK(pthread_create(&th[i], NULL, mt_worker, &a[i]));
 	}
 	for (int i = 0; i < 4; i++) {
@@ -576,7 +576,7 @@ test_throughput(void)
 	tarn_rand_t r;
 	tarn_rand_seed(&r, 3);
 	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 2, 6, 12, "tp");
-	vdev_t *top = root->vdev_child[0];
+	vdev_t *top = vdev_child(root, 0);
 	uint8_t *data = tarn_alloc(MiB), *buf = tarn_alloc(MiB);
 	TT_OK(vdev_open(root, false));
 	tt_fill_random(&r, data, MiB);
@@ -596,7 +596,7 @@ test_throughput(void)
 	}
 	uint64_t t2 = tarn_now_ns();
 	/* Degraded: one child offline, every block rebuilt. */
-	TT_OK(vdev_set_offline(top->vdev_child[2], true));
+	TT_OK(vdev_set_offline(vdev_child(top, 2), true));
 	for (int i = 0; i < nblk; i++) {
 		vdev_io_t io = { .vio_offset = (uint64_t)i * asize, .vio_size = MiB,
 		    .vio_buf = buf };

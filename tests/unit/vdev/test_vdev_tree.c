@@ -20,21 +20,21 @@ test_leaf_sizes(void)
 	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	vdev_t *a = tt_leaf("ls", 0, psize);
 	vdev_t *b = tt_leaf("ls", 1, psize + 3 * KiB);
-	b->vdev_ashift = 13;
+	vdev_set_ashift(b, 13);
 	vdev_add_child(root, a);
 	vdev_add_child(root, b);
 	TT_OK(vdev_open(root, false));
-	TT_EQ(a->vdev_type, VDEV_TYPE_FILE);
-	TT_EQ(a->vdev_psize, psize);
-	TT_EQ(a->vdev_ashift, 9);
-	TT_EQ(a->vdev_asize, LEAF_ASIZE(psize, 9));
-	TT_EQ(b->vdev_ashift, 13);
-	TT_EQ(b->vdev_asize, LEAF_ASIZE(psize + 3 * KiB, 13));
-	TT_EQ(root->vdev_asize, a->vdev_asize + b->vdev_asize);
+	TT_EQ(vdev_type(a), VDEV_TYPE_FILE);
+	TT_EQ(vdev_psize(a), psize);
+	TT_EQ(vdev_ashift(a), 9);
+	TT_EQ(vdev_asize(a), LEAF_ASIZE(psize, 9));
+	TT_EQ(vdev_ashift(b), 13);
+	TT_EQ(vdev_asize(b), LEAF_ASIZE(psize + 3 * KiB, 13));
+	TT_EQ(vdev_asize(root), vdev_asize(a) + vdev_asize(b));
 	TT_EQ(vdev_psize_to_asize(b, 1), 8192);
 	uint64_t size, sector;
 	bool is_disk;
-	TT_OK(vdev_leaf_probe(a->vdev_path, &size, &sector, &is_disk));
+	TT_OK(vdev_leaf_probe(vdev_path(a), &size, &sector, &is_disk));
 	TT_EQ(size, psize);
 	TT_EQ(sector, 512);
 	TT_CHECK(!is_disk);
@@ -51,17 +51,17 @@ test_unopenable(void)
 	vdev_t *m = vdev_alloc(VDEV_TYPE_MIRROR, 0);
 	vdev_t *small = tt_leaf("un", 0, 4 * MiB);
 	vdev_t *gone = vdev_alloc(VDEV_TYPE_FILE, 0);
-	gone->vdev_path = tarn_strdup("/nonexistent/dev");
+	vdev_set_path(gone, "/nonexistent/dev");
 	vdev_add_child(m, small);
 	vdev_add_child(m, gone);
 	vdev_add_child(root, m);
 	TT_EQ(vdev_open(root, false), ENXIO);
-	TT_EQ(small->vdev_state, VDEV_STATE_CANT_OPEN);
-	TT_EQ(small->vdev_open_error, EOVERFLOW);
-	TT_EQ(gone->vdev_open_error, ENOENT);
-	TT_EQ(m->vdev_state, VDEV_STATE_CANT_OPEN);
-	TT_EQ(root->vdev_state, VDEV_STATE_FAULTED);
-	TT_CHECK(strcmp(vdev_state_name(small->vdev_state), "UNAVAIL") == 0);
+	TT_EQ(vdev_state(small), VDEV_STATE_CANT_OPEN);
+	TT_EQ(vdev_open_error(small), EOVERFLOW);
+	TT_EQ(vdev_open_error(gone), ENOENT);
+	TT_EQ(vdev_state(m), VDEV_STATE_CANT_OPEN);
+	TT_EQ(vdev_state(root), VDEV_STATE_FAULTED);
+	TT_CHECK(strcmp(vdev_state_name(vdev_state(small)), "UNAVAIL") == 0);
 	uint8_t buf[512];
 	vdev_io_t io = { .vio_size = 512, .vio_buf = buf };
 	TT_EQ(vdev_read(m, &io), EIO);
@@ -76,7 +76,7 @@ mixed_tree(void)
 	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	vdev_t *m = vdev_alloc(VDEV_TYPE_MIRROR, 0);
 	vdev_t *z = vdev_alloc(VDEV_TYPE_RAIDZ, 0);
-	z->vdev_nparity = 1;
+	vdev_set_nparity(z, 1);
 	for (int i = 0; i < 2; i++)
 		vdev_add_child(m, tt_leaf("mx", i, TT_DEV_SIZE));
 	for (int i = 2; i < 5; i++)
@@ -91,33 +91,33 @@ static void
 test_states(void)
 {
 	vdev_t *root = mixed_tree();
-	vdev_t *m = root->vdev_child[0], *z = root->vdev_child[1];
+	vdev_t *m = vdev_child(root, 0), *z = vdev_child(root, 1);
 	TT_OK(vdev_open(root, false));
-	TT_EQ(root->vdev_state, VDEV_STATE_HEALTHY);
-	TT_CHECK(strcmp(vdev_state_name(root->vdev_state), "ONLINE") == 0);
+	TT_EQ(vdev_state(root), VDEV_STATE_HEALTHY);
+	TT_CHECK(strcmp(vdev_state_name(vdev_state(root)), "ONLINE") == 0);
 	vdev_close(root);
-	TT_EQ(m->vdev_child[0]->vdev_state, VDEV_STATE_CLOSED);
-	TT_EQ(m->vdev_child[0]->vdev_fd, -1);
+	TT_EQ(vdev_state(vdev_child(m, 0)), VDEV_STATE_CLOSED);
+	TT_EQ(vdev_fd(vdev_child(m, 0)), -1);
 
-	(void) unlink(m->vdev_child[1]->vdev_path);
+	(void) unlink(vdev_path(vdev_child(m, 1)));
 	TT_OK(vdev_open(root, false));
-	TT_EQ(m->vdev_state, VDEV_STATE_DEGRADED);
-	TT_EQ(root->vdev_state, VDEV_STATE_DEGRADED);
-	TT_EQ(z->vdev_state, VDEV_STATE_HEALTHY);
-	vdev_close(root);
-
-	(void) unlink(z->vdev_child[0]->vdev_path);
-	TT_OK(vdev_open(root, false));
-	TT_EQ(z->vdev_state, VDEV_STATE_DEGRADED);
+	TT_EQ(vdev_state(m), VDEV_STATE_DEGRADED);
+	TT_EQ(vdev_state(root), VDEV_STATE_DEGRADED);
+	TT_EQ(vdev_state(z), VDEV_STATE_HEALTHY);
 	vdev_close(root);
 
-	(void) unlink(z->vdev_child[2]->vdev_path);
+	(void) unlink(vdev_path(vdev_child(z, 0)));
+	TT_OK(vdev_open(root, false));
+	TT_EQ(vdev_state(z), VDEV_STATE_DEGRADED);
+	vdev_close(root);
+
+	(void) unlink(vdev_path(vdev_child(z, 2)));
 	TT_EQ(vdev_open(root, false), ENXIO);
-	TT_EQ(z->vdev_state, VDEV_STATE_CANT_OPEN);
-	TT_EQ(root->vdev_state, VDEV_STATE_FAULTED);
-	TT_EQ(m->vdev_state, VDEV_STATE_DEGRADED);
+	TT_EQ(vdev_state(z), VDEV_STATE_CANT_OPEN);
+	TT_EQ(vdev_state(root), VDEV_STATE_FAULTED);
+	TT_EQ(vdev_state(m), VDEV_STATE_DEGRADED);
 	/* A raidz's asize survives losing children (it was set at first open). */
-	TT_CHECK(z->vdev_asize > 0);
+	TT_CHECK(vdev_asize(z) > 0);
 	vdev_close(root);
 	tt_unlink_leaves(root);
 	vdev_free(root);
@@ -127,14 +127,14 @@ static void
 test_names_lookup_guids(void)
 {
 	vdev_t *root = mixed_tree();
-	vdev_t *m = root->vdev_child[0], *z = root->vdev_child[1];
+	vdev_t *m = vdev_child(root, 0), *z = vdev_child(root, 1);
 	TT_CHECK(strcmp(vdev_type_name(root), "root") == 0);
 	TT_CHECK(strcmp(vdev_type_name(m), "mirror") == 0);
 	TT_CHECK(strcmp(vdev_type_name(z), "raidz1") == 0);
-	z->vdev_nparity = 3;
+	vdev_set_nparity(z, 3);
 	TT_CHECK(strcmp(vdev_type_name(z), "raidz3") == 0);
-	z->vdev_nparity = 1;
-	TT_CHECK(strcmp(vdev_type_name(root->vdev_child[2]), root->vdev_child[2]->vdev_path) == 0);
+	vdev_set_nparity(z, 1);
+	TT_CHECK(strcmp(vdev_type_name(vdev_child(root, 2)), vdev_path(vdev_child(root, 2))) == 0);
 	TT_CHECK(strcmp(vdev_state_name(VDEV_STATE_DEGRADED), "DEGRADED") == 0);
 	TT_CHECK(strcmp(vdev_state_name(VDEV_STATE_FAULTED), "FAULTED") == 0);
 	TT_CHECK(strcmp(vdev_state_name(VDEV_STATE_OFFLINE), "OFFLINE") == 0);
@@ -142,28 +142,28 @@ test_names_lookup_guids(void)
 
 	TT_CHECK(vdev_lookup_top(root, 1) == z);
 	TT_CHECK(vdev_lookup_top(root, 3) == NULL);
-	TT_CHECK(vdev_lookup_guid(root, z->vdev_child[2]->vdev_guid) == z->vdev_child[2]);
+	TT_CHECK(vdev_lookup_guid(root, vdev_guid(vdev_child(z, 2))) == vdev_child(z, 2));
 	TT_CHECK(vdev_lookup_guid(root, 12345) == NULL);
-	TT_CHECK(z->vdev_child[1]->vdev_top == z);
-	TT_CHECK(root->vdev_child[2]->vdev_top == root->vdev_child[2]);
-	TT_EQ(z->vdev_child[1]->vdev_id, 1);
+	TT_CHECK(vdev_top(vdev_child(z, 1)) == z);
+	TT_CHECK(vdev_top(vdev_child(root, 2)) == vdev_child(root, 2));
+	TT_EQ(vdev_id(vdev_child(z, 1)), 1);
 
-	uint64_t sum = root->vdev_guid + m->vdev_guid + z->vdev_guid +
-	    root->vdev_child[2]->vdev_guid;
+	uint64_t sum = vdev_guid(root) + vdev_guid(m) + vdev_guid(z) +
+	    vdev_guid(vdev_child(root, 2));
 	for (int i = 0; i < 2; i++)
-		sum += m->vdev_child[i]->vdev_guid;
+		sum += vdev_guid(vdev_child(m, i));
 	for (int i = 0; i < 3; i++)
-		sum += z->vdev_child[i]->vdev_guid;
-	TT_EQ(root->vdev_guid_sum, sum);
+		sum += vdev_guid(vdev_child(z, i));
+	TT_EQ(vdev_guid_sum(root), sum);
 	/* Freeing a child unlinks it and renumbers its siblings. */
-	vdev_t *gone = z->vdev_child[0];
-	sum -= gone->vdev_guid;
-	(void) unlink(gone->vdev_path);
+	vdev_t *gone = vdev_child(z, 0);
+	sum -= vdev_guid(gone);
+	(void) unlink(vdev_path(gone));
 	vdev_free(gone);
-	TT_EQ(z->vdev_children, 2);
-	TT_EQ(z->vdev_child[0]->vdev_id, 0);
-	TT_EQ(z->vdev_child[1]->vdev_id, 1);
-	TT_EQ(root->vdev_guid_sum, sum);
+	TT_EQ(vdev_children(z), 2);
+	TT_EQ(vdev_id(vdev_child(z, 0)), 0);
+	TT_EQ(vdev_id(vdev_child(z, 1)), 1);
+	TT_EQ(vdev_guid_sum(root), sum);
 	tt_unlink_leaves(root);
 	vdev_free(root);
 }
@@ -176,13 +176,13 @@ test_exclusive(void)
 	TT_OK(vdev_open(a, false));
 	vdev_t *b = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	vdev_t *bl = vdev_alloc(VDEV_TYPE_FILE, 0);
-	bl->vdev_path = tarn_strdup(a->vdev_child[0]->vdev_child[0]->vdev_path);
+	vdev_set_path(bl, vdev_path(vdev_child(vdev_child(a, 0), 0)));
 	vdev_add_child(b, bl);
 	TT_EQ(vdev_open(b, false), EBUSY);
-	TT_EQ(bl->vdev_open_error, EBUSY);
+	TT_EQ(vdev_open_error(bl), EBUSY);
 	vdev_close(b);
 	TT_OK(vdev_open(b, true));
-	TT_CHECK(bl->vdev_readonly);
+	TT_CHECK(vdev_readonly(bl));
 	uint8_t buf[512] = { 0 };
 	vdev_io_t io = { .vio_size = 512, .vio_buf = buf };
 	TT_EQ(vdev_write(bl, &io), EROFS);
@@ -200,21 +200,21 @@ static void
 test_preset_asize(void)
 {
 	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 1, 3, 0, "ps");
-	vdev_t *z = root->vdev_child[0];
+	vdev_t *z = vdev_child(root, 0);
 	TT_OK(vdev_open(root, false));
-	uint64_t asize = z->vdev_asize;
+	uint64_t asize = vdev_asize(z);
 	vdev_close(root);
-	TT_OK(truncate(z->vdev_child[0]->vdev_path, 2 * TT_DEV_SIZE));
+	TT_OK(truncate(vdev_path(vdev_child(z, 0)), 2 * TT_DEV_SIZE));
 	TT_OK(vdev_open(root, false));
-	TT_EQ(z->vdev_asize, asize);
-	TT_EQ(z->vdev_state, VDEV_STATE_HEALTHY);
+	TT_EQ(vdev_asize(z), asize);
+	TT_EQ(vdev_state(z), VDEV_STATE_HEALTHY);
 	vdev_close(root);
-	TT_OK(truncate(z->vdev_child[1]->vdev_path, TT_DEV_SIZE - MiB));
+	TT_OK(truncate(vdev_path(vdev_child(z, 1)), TT_DEV_SIZE - MiB));
 	TT_OK(vdev_open(root, false));
-	TT_EQ(z->vdev_child[1]->vdev_state, VDEV_STATE_CANT_OPEN);
-	TT_EQ(z->vdev_child[1]->vdev_open_error, EOVERFLOW);
-	TT_EQ(z->vdev_state, VDEV_STATE_DEGRADED);
-	TT_EQ(z->vdev_asize, asize);
+	TT_EQ(vdev_state(vdev_child(z, 1)), VDEV_STATE_CANT_OPEN);
+	TT_EQ(vdev_open_error(vdev_child(z, 1)), EOVERFLOW);
+	TT_EQ(vdev_state(z), VDEV_STATE_DEGRADED);
+	TT_EQ(vdev_asize(z), asize);
 	tt_unlink_leaves(root);
 	vdev_free(root);
 
@@ -224,9 +224,9 @@ test_preset_asize(void)
 	vdev_add_child(root, l);
 	TT_OK(vdev_open(root, false));
 	vdev_close(root);
-	TT_OK(truncate(l->vdev_path, TT_DEV_SIZE - MiB));
+	TT_OK(truncate(vdev_path(l), TT_DEV_SIZE - MiB));
 	TT_EQ(vdev_open(root, false), ENXIO);
-	TT_EQ(l->vdev_open_error, EOVERFLOW);
+	TT_EQ(vdev_open_error(l), EOVERFLOW);
 	tt_unlink_leaves(root);
 	vdev_free(root);
 }
@@ -235,12 +235,12 @@ static void
 test_flush(void)
 {
 	vdev_t *root = mixed_tree();
-	vdev_t *m = root->vdev_child[0], *z = root->vdev_child[1];
+	vdev_t *m = vdev_child(root, 0), *z = vdev_child(root, 1);
 	vdev_fault_cfg_t fc = { 0 };
-	vdev_fault_t *f0 = vdev_fault_attach(m->vdev_child[0]->vdev_path, &fc);
-	vdev_fault_t *f1 = vdev_fault_attach(m->vdev_child[1]->vdev_path, &fc);
-	vdev_fault_t *f2 = vdev_fault_attach(z->vdev_child[0]->vdev_path, &fc);
-	vdev_fault_t *f3 = vdev_fault_attach(z->vdev_child[1]->vdev_path, &fc);
+	vdev_fault_t *f0 = vdev_fault_attach(vdev_path(vdev_child(m, 0)), &fc);
+	vdev_fault_t *f1 = vdev_fault_attach(vdev_path(vdev_child(m, 1)), &fc);
+	vdev_fault_t *f2 = vdev_fault_attach(vdev_path(vdev_child(z, 0)), &fc);
+	vdev_fault_t *f3 = vdev_fault_attach(vdev_path(vdev_child(z, 1)), &fc);
 	TT_OK(vdev_open(root, false));
 	TT_OK(vdev_flush(root));
 	vdev_fault_set_dead(f0, true);
@@ -288,9 +288,9 @@ static void
 test_flush_concurrent(void)
 {
 	vdev_t *root = mixed_tree();
-	vdev_t *m = root->vdev_child[0];
+	vdev_t *m = vdev_child(root, 0);
 	vdev_fault_cfg_t fc = { 0 };
-	vdev_fault_t *f0 = vdev_fault_attach(m->vdev_child[0]->vdev_path, &fc);
+	vdev_fault_t *f0 = vdev_fault_attach(vdev_path(vdev_child(m, 0)), &fc);
 	TT_OK(vdev_open(root, false));
 	for (int round = 0; round < 2; round++) {
 		vdev_fault_set_dead(f0, round == 1);
@@ -319,7 +319,7 @@ test_leaf_top_io(void)
 	tarn_rand_seed(&r, 8);
 	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	vdev_t *l = tt_leaf("lt", 0, TT_DEV_SIZE);
-	l->vdev_ashift = 12;
+	vdev_set_ashift(l, 12);
 	vdev_add_child(root, l);
 	TT_OK(vdev_open(root, false));
 	uint8_t data[5000], buf[5000], tail[4096];
@@ -327,7 +327,7 @@ test_leaf_top_io(void)
 	vdev_io_t io = { .vio_offset = 8192, .vio_size = sizeof (data), .vio_buf = data };
 	TT_OK(vdev_write(l, &io));
 	/* The last sector is zero-padded on disk. */
-	tt_file_rw(l->vdev_path, false, tail, 4096, 8192 + 4096);
+	tt_file_rw(vdev_path(l), false, tail, 4096, 8192 + 4096);
 	TT_CHECK(memcmp(tail, data + 4096, 5000 - 4096) == 0);
 	for (size_t i = 5000 - 4096; i < 4096; i++)
 		TT_CHECK(tail[i] == 0);
@@ -338,20 +338,20 @@ test_leaf_top_io(void)
 	TT_OK(vdev_read(l, &io));
 	TT_CHECK(memcmp(buf, data, sizeof (data)) == 0);
 	uint8_t flipped = data[100] ^ 1;
-	tt_file_rw(l->vdev_path, true, &flipped, 1, 8192 + 100);
+	tt_file_rw(vdev_path(l), true, &flipped, 1, 8192 + 100);
 	TT_EQ(vdev_read(l, &io), ECKSUM);
 	TT_EQ(tt_cksum_errors(l), 1);
-	TT_EQ(l->vdev_stat.vs_ops[0], 2);
-	TT_EQ(l->vdev_stat.vs_bytes[1], 8192);
-	io.vio_offset = l->vdev_asize - 4096;
+	TT_EQ(vdev_stat(l)->vs_ops[0], 2);
+	TT_EQ(vdev_stat(l)->vs_bytes[1], 8192);
+	io.vio_offset = vdev_asize(l) - 4096;
 	TT_EQ(vdev_read(l, &io), EINVAL);
-	io.vio_offset = l->vdev_asize - 8192;
+	io.vio_offset = vdev_asize(l) - 8192;
 	TT_EQ(vdev_read(l, &io), ECKSUM);   /* zeros: readable, wrong checksum */
 	TT_EQ(vdev_flush(root), 0);
 	/* Raw leaf I/O reaches the labels; the data area starts at 4 MiB. */
 	TT_OK(vdev_leaf_pread(l, tail, 4096, VDEV_LABEL_START_SIZE + 8192));
 	TT_CHECK(memcmp(tail, data, 100) == 0 && tail[100] == flipped);
-	TT_EQ(vdev_leaf_pread(l, tail, 4096, l->vdev_psize - 1), EINVAL);
+	TT_EQ(vdev_leaf_pread(l, tail, 4096, vdev_psize(l) - 1), EINVAL);
 	tt_unlink_leaves(root);
 	vdev_free(root);
 }
@@ -388,12 +388,12 @@ test_block_device(void)
 	TT_CHECK(is_disk && size == TT_DEV_SIZE && sector == 4096);
 	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	vdev_t *l = vdev_alloc(VDEV_TYPE_FILE, 0);
-	l->vdev_path = tarn_strdup(dev);
+	vdev_set_path(l, dev);
 	vdev_add_child(root, l);
 	TT_CHECK(vdev_open(root, false) == 0);
-	TT_CHECK(l->vdev_type == VDEV_TYPE_DISK);
-	TT_CHECK(l->vdev_ashift == 12);
-	TT_CHECK(l->vdev_asize == LEAF_ASIZE(TT_DEV_SIZE, 12));
+	TT_CHECK(vdev_type(l) == VDEV_TYPE_DISK);
+	TT_CHECK(vdev_ashift(l) == 12);
+	TT_CHECK(vdev_asize(l) == LEAF_ASIZE(TT_DEV_SIZE, 12));
 	uint8_t data[6000], buf[6000];
 	memset(data, 0x42, sizeof (data));
 	vdev_io_t io = { .vio_offset = 4096, .vio_size = sizeof (data), .vio_buf = data };
@@ -406,7 +406,7 @@ test_block_device(void)
 	TT_CHECK(vdev_label_write_all(root, &cfg, true) == 0);
 	vdev_label_config_t out;
 	TT_CHECK(vdev_label_read_path(dev, &out) == 0);
-	TT_CHECK(out.vlc_tree != NULL && out.vlc_leaf_guid == l->vdev_guid);
+	TT_CHECK(out.vlc_tree != NULL && out.vlc_leaf_guid == vdev_guid(l));
 	vdev_config_free(&out);
 	vdev_free(root);
 	snprintf(cmd, sizeof (cmd), "losetup -d '%s'", dev);

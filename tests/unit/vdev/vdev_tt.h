@@ -35,7 +35,9 @@ static inline vdev_t *
 tt_leaf(const char *prefix, int i, uint64_t size)
 {
 	vdev_t *vd = vdev_alloc(VDEV_TYPE_FILE, 0);
-	vd->vdev_path = tt_dev(prefix, i, size);
+	char *path = tt_dev(prefix, i, size);
+	vdev_set_path(vd, path);
+	tarn_free(path);
 	return (vd);
 }
 
@@ -45,8 +47,8 @@ tt_group_tree(vdev_type_t type, int nparity, int n, uint64_t ashift, const char 
 {
 	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	vdev_t *g = vdev_alloc(type, 0);
-	g->vdev_nparity = nparity;
-	g->vdev_ashift = ashift;
+	vdev_set_nparity(g, nparity);
+	vdev_set_ashift(g, ashift);
 	for (int i = 0; i < n; i++)
 		vdev_add_child(g, tt_leaf(prefix, i, TT_DEV_SIZE));
 	vdev_add_child(root, g);
@@ -56,10 +58,10 @@ tt_group_tree(vdev_type_t type, int nparity, int n, uint64_t ashift, const char 
 static inline void
 tt_unlink_leaves(vdev_t *vd)
 {
-	if (vd->vdev_path != NULL)
-		(void) unlink(vd->vdev_path);
-	for (int c = 0; c < vd->vdev_children; c++)
-		tt_unlink_leaves(vd->vdev_child[c]);
+	if (vdev_path(vd) != NULL)
+		(void) unlink(vdev_path(vd));
+	for (int c = 0; c < vdev_children(vd); c++)
+		tt_unlink_leaves(vdev_child(vd, c));
 }
 
 /* Verify callback: the block's XXH3-128 must match. */
@@ -113,7 +115,7 @@ tt_file_rw(const char *path, bool write, void *buf, uint64_t size, uint64_t off)
 static inline uint64_t
 tt_cksum_errors(const vdev_t *vd)
 {
-	return (vd->vdev_stat.vs_checksum_errors);
+	return (vdev_stat(vd)->vs_checksum_errors);
 }
 
 #endif

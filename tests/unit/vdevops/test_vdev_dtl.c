@@ -14,14 +14,14 @@
 static uint64_t
 reads_of(const vdev_t *vd)
 {
-	return (vd->vdev_stat.vs_ops[0]);
+	return (vdev_stat(vd)->vs_ops[0]);
 }
 
 static bool
 side_holds(const vdev_t *leaf, const uint8_t *data, uint64_t size, uint64_t off)
 {
 	uint8_t *b = tarn_alloc(size);
-	tt_file_rw(leaf->vdev_path, false, b, size, off);
+	tt_file_rw(vdev_path(leaf), false, b, size, off);
 	bool ok = memcmp(b, data, size) == 0;
 	tarn_free(b);
 	return (ok);
@@ -55,16 +55,16 @@ test_mirror_dtl(void)
 	tarn_rand_seed(&r, 1);
 	static uint8_t data[BLK], buf[BLK];
 	vdev_t *root = tt_group_tree(VDEV_TYPE_MIRROR, 0, 2, 0, "md");
-	vdev_t *m = root->vdev_child[0], *l0 = m->vdev_child[0], *l1 = m->vdev_child[1];
+	vdev_t *m = vdev_child(root, 0), *l0 = vdev_child(m, 0), *l1 = vdev_child(m, 1);
 	TT_OK(vdev_open(root, false));
 	TT_OK(vdev_set_offline(l1, true));
 	tt_fill_random(&r, data, BLK);
 	TT_OK(wr(m, data, 5));
-	TT_EQ(l1->vdev_dtl_txg, 5);
-	TT_EQ(l1->vdev_dtl_last, 5);
+	TT_EQ(vdev_dtl_txg(l1), 5);
+	TT_EQ(vdev_dtl_last(l1), 5);
 	TT_OK(vdev_set_offline(l1, false));
-	vdev_propagate_state(l1->vdev_parent);
-	TT_EQ(m->vdev_state, VDEV_STATE_DEGRADED);        /* it misses txg 5 */
+	vdev_propagate_state(vdev_parent(l1));
+	TT_EQ(vdev_state(m), VDEV_STATE_DEGRADED);        /* it misses txg 5 */
 	TT_CHECK(vdev_dtl_contains(l1, 5) && !vdev_dtl_contains(l1, 4) &&
 	    !vdev_dtl_contains(l1, 6));
 	tt_ck_t ck;
@@ -76,11 +76,11 @@ test_mirror_dtl(void)
 	/* l0 damaged too: the stale side is tried, uncharged, and fails */
 	uint8_t junk[512];
 	memset(junk, 0x5a, sizeof (junk));
-	tt_file_rw(l0->vdev_path, true, junk, sizeof (junk), OFF);
+	tt_file_rw(vdev_path(l0), true, junk, sizeof (junk), OFF);
 	TT_EQ(rd(m, buf, 5, VDEV_IO_NOHEAL, &ck, NULL), ECKSUM);
 	TT_EQ(tt_cksum_errors(l1), 0);
 	TT_EQ(tt_cksum_errors(l0), 1);
-	tt_file_rw(l0->vdev_path, true, data, BLK, OFF);  /* l0 good again */
+	tt_file_rw(vdev_path(l0), true, data, BLK, OFF);  /* l0 good again */
 	/* a scrub writes the block into the side that missed it */
 	uint64_t rep = 0;
 	TT_OK(rd(m, buf, 5, VDEV_IO_SCRUB, &ck, &rep));
@@ -88,8 +88,8 @@ test_mirror_dtl(void)
 	TT_CHECK(side_holds(l1, data, BLK, OFF));
 	TT_EQ(tt_cksum_errors(l1), 0);
 	vdev_dtl_clear(l1);
-	vdev_propagate_state(l1->vdev_parent);
-	TT_EQ(m->vdev_state, VDEV_STATE_HEALTHY);
+	vdev_propagate_state(vdev_parent(l1));
+	TT_EQ(vdev_state(m), VDEV_STATE_HEALTHY);
 	vdev_close(root);
 	tt_unlink_leaves(root);
 	vdev_free(root);
@@ -103,7 +103,7 @@ test_raidz_dtl(void)
 	tarn_rand_seed(&r, 2);
 	static uint8_t data[BLK], buf[BLK];
 	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 1, 4, 9, "zd");
-	vdev_t *z = root->vdev_child[0], *l2 = z->vdev_child[2];
+	vdev_t *z = vdev_child(root, 0), *l2 = vdev_child(z, 2);
 	TT_OK(vdev_open(root, false));
 	TT_OK(vdev_set_offline(l2, true));
 	tt_fill_random(&r, data, BLK);
@@ -122,7 +122,7 @@ test_raidz_dtl(void)
 	TT_EQ(tt_cksum_errors(l2), 0);
 	vdev_dtl_clear(l2);
 	/* now l2 must hold its column: read with another child gone */
-	TT_OK(vdev_set_offline(z->vdev_child[0], true));
+	TT_OK(vdev_set_offline(vdev_child(z, 0), true));
 	TT_OK(rd(z, buf, 7, 0, &ck, NULL));
 	TT_CHECK(memcmp(buf, data, BLK) == 0);
 	vdev_close(root);
@@ -138,24 +138,24 @@ test_nested_replacing(void)
 	tarn_rand_seed(&r, 3);
 	static uint8_t data[BLK], buf[BLK];
 	vdev_t *root = tt_group_tree(VDEV_TYPE_RAIDZ, 1, 3, 9, "nr");
-	vdev_t *z = root->vdev_child[0];
+	vdev_t *z = vdev_child(root, 0);
 	TT_OK(vdev_open(root, false));
 	tt_fill_random(&r, data, BLK);
 	TT_OK(wr(z, data, 2));
-	vdev_t *old = z->vdev_child[1];
+	vdev_t *old = vdev_child(z, 1);
 	vdev_t *g = vdev_group_insert(&old, VDEV_TYPE_REPLACING);
-	TT_CHECK(z->vdev_child[1] == g && g->vdev_child[0] == old);
+	TT_CHECK(vdev_child(z, 1) == g && vdev_child(g, 0) == old);
 	vdev_t *nw = tt_leaf("nr", 9, TT_DEV_SIZE);
-	nw->vdev_ashift = old->vdev_ashift;
-	TT_OK(nw->vdev_ops->vop_open(nw));
-	nw->vdev_state = VDEV_STATE_HEALTHY;
+	vdev_set_ashift(nw, vdev_ashift(old));
+	TT_OK(vdev_ops(nw)->vop_open(nw));
+	vdev_set_state(nw, VDEV_STATE_HEALTHY);
 	vdev_dtl_mark(nw, 1);
 	vdev_dtl_mark(nw, 3);
 	vdev_add_child(g, nw);
 	vdev_propagate_state(g);
-	TT_EQ(g->vdev_state, VDEV_STATE_DEGRADED);
-	TT_EQ(z->vdev_state, VDEV_STATE_DEGRADED);
-	TT_EQ(root->vdev_guid_sum, z->vdev_guid_sum + root->vdev_guid);
+	TT_EQ(vdev_state(g), VDEV_STATE_DEGRADED);
+	TT_EQ(vdev_state(z), VDEV_STATE_DEGRADED);
+	TT_EQ(vdev_guid_sum(root), vdev_guid_sum(z) + vdev_guid(root));
 	tt_ck_t ck;
 	tt_ck_set(&ck, data, BLK);
 	TT_OK(rd(z, buf, 2, 0, &ck, NULL));
@@ -163,16 +163,16 @@ test_nested_replacing(void)
 	uint64_t rep = 0;
 	TT_OK(rd(z, buf, 2, VDEV_IO_SCRUB, &ck, &rep));
 	TT_CHECK(rep > 0);
-	TT_CHECK(nw->vdev_stat.vs_repaired_bytes > 0);
+	TT_CHECK(vdev_stat(nw)->vs_repaired_bytes > 0);
 	/* writes reach both sides of the pair */
 	TT_OK(wr(z, data, 4));
 	vdev_dtl_clear(nw);
 	vdev_leaf_remove(old);
 	TT_CHECK(vdev_group_collapse(g) == nw);
-	TT_CHECK(z->vdev_child[1] == nw && nw->vdev_parent == z && nw->vdev_id == 1);
-	vdev_propagate_state(nw->vdev_parent);
-	TT_EQ(z->vdev_state, VDEV_STATE_HEALTHY);
-	TT_OK(vdev_set_offline(z->vdev_child[0], true));
+	TT_CHECK(vdev_child(z, 1) == nw && vdev_parent(nw) == z && vdev_id(nw) == 1);
+	vdev_propagate_state(vdev_parent(nw));
+	TT_EQ(vdev_state(z), VDEV_STATE_HEALTHY);
+	TT_OK(vdev_set_offline(vdev_child(z, 0), true));
 	TT_OK(rd(z, buf, 2, 0, &ck, NULL));
 	TT_CHECK(memcmp(buf, data, BLK) == 0);
 	vdev_close(root);
@@ -188,33 +188,33 @@ test_top_in_place(void)
 	vdev_t *t = tt_leaf("tp", 0, TT_DEV_SIZE);
 	vdev_add_child(root, t);
 	TT_OK(vdev_open(root, false));
-	uint64_t guid = t->vdev_guid, asize = t->vdev_asize, ashift = t->vdev_ashift;
+	uint64_t guid = vdev_guid(t), asize = vdev_asize(t), ashift = vdev_ashift(t);
 	vdev_t *leaf = t;
 	vdev_t *g = vdev_group_insert(&leaf, VDEV_TYPE_MIRROR);
 	TT_CHECK(g == t && leaf != t);
-	TT_EQ(g->vdev_type, VDEV_TYPE_MIRROR);
-	TT_CHECK(g->vdev_guid != guid);
-	TT_EQ(leaf->vdev_guid, guid);
-	TT_EQ(g->vdev_asize, asize);
-	TT_EQ(g->vdev_ashift, ashift);
-	TT_CHECK(vdev_leaf_ready(leaf) && leaf->vdev_top == g && g->vdev_top == g);
+	TT_EQ(vdev_type(g), VDEV_TYPE_MIRROR);
+	TT_CHECK(vdev_guid(g) != guid);
+	TT_EQ(vdev_guid(leaf), guid);
+	TT_EQ(vdev_asize(g), asize);
+	TT_EQ(vdev_ashift(g), ashift);
+	TT_CHECK(vdev_leaf_ready(leaf) && vdev_top(leaf) == g && vdev_top(g) == g);
 	TT_EQ(vdev_psize_to_asize(g, 1000), P2ROUNDUP(1000, 1ULL << ashift));
 	vdev_t *l2 = tt_leaf("tp", 1, TT_DEV_SIZE);
-	TT_OK(l2->vdev_ops->vop_open(l2));
-	l2->vdev_state = VDEV_STATE_HEALTHY;
+	TT_OK(vdev_ops(l2)->vop_open(l2));
+	vdev_set_state(l2, VDEV_STATE_HEALTHY);
 	vdev_add_child(g, l2);
 	vdev_propagate_state(g);
-	TT_EQ(root->vdev_state, VDEV_STATE_HEALTHY);
+	TT_EQ(vdev_state(root), VDEV_STATE_HEALTHY);
 	TT_CHECK(vdev_dtl_required(leaf) == false);
-	uint64_t g2 = l2->vdev_guid;
-	char *p0 = tarn_strdup(leaf->vdev_path);
+	uint64_t g2 = vdev_guid(l2);
+	char *p0 = tarn_strdup(vdev_path(leaf));
 	vdev_leaf_remove(leaf);
 	TT_CHECK(vdev_dtl_required(l2));
 	TT_CHECK(vdev_group_collapse(g) == t);
-	TT_EQ(t->vdev_guid, g2);
-	TT_CHECK(t->vdev_ops->vop_leaf && vdev_leaf_ready(t));
-	TT_EQ(t->vdev_asize, asize);
-	TT_EQ(root->vdev_guid_sum, root->vdev_guid + g2);
+	TT_EQ(vdev_guid(t), g2);
+	TT_CHECK(vdev_ops(t)->vop_leaf && vdev_leaf_ready(t));
+	TT_EQ(vdev_asize(t), asize);
+	TT_EQ(vdev_guid_sum(root), vdev_guid(root) + g2);
 	unlink(p0);
 	tarn_free(p0);
 	vdev_close(root);
@@ -251,7 +251,7 @@ static vdev_t *
 leafp(const char *p)
 {
 	vdev_t *l = vdev_alloc(VDEV_TYPE_FILE, 0);
-	l->vdev_path = tarn_strdup(p);
+	vdev_set_path(l, p);
 	return (l);
 }
 
@@ -265,7 +265,7 @@ lifecycle_tree(void)
 {
 	vdev_t *root = vdev_alloc(VDEV_TYPE_ROOT, 0);
 	vdev_t *z = vdev_alloc(VDEV_TYPE_RAIDZ, 0);
-	z->vdev_nparity = 1;
+	vdev_set_nparity(z, 1);
 	vdev_add_child(z, leafp("/a"));
 	vdev_t *b = leafp("/b");
 	vdev_add_child(z, b);
@@ -281,13 +281,13 @@ lifecycle_tree(void)
 	vdev_add_child(m, d);
 	vdev_add_child(m, leafp("/e"));
 	vdev_t *sg = vdev_group_insert(&d, VDEV_TYPE_SPARE);
-	sg->vdev_spare_auto = true;     /* put in by the pool, not by replace */
-	root->vdev_spares = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_set_spare_auto(sg, true);     /* put in by the pool, not by replace */
+	vdev_set_spares(root, vdev_alloc(VDEV_TYPE_ROOT, 0));
 	vdev_t *s0 = leafp("/s0");
-	vdev_add_child(root->vdev_spares, s0);
-	vdev_add_child(root->vdev_spares, leafp("/s1"));
-	vdev_t *s0t = vdev_alloc(VDEV_TYPE_FILE, s0->vdev_guid);
-	s0t->vdev_path = tarn_strdup("/s0");
+	vdev_add_child(vdev_spares(root), s0);
+	vdev_add_child(vdev_spares(root), leafp("/s1"));
+	vdev_t *s0t = vdev_alloc(VDEV_TYPE_FILE, vdev_guid(s0));
+	vdev_set_path(s0t, "/s0");
 	vdev_add_child(sg, s0t);
 	vdev_add_child(root, m);
 	return (root);
@@ -304,33 +304,33 @@ test_config_lifecycle(void)
 	cfg.vlc_txg = 9;
 	uint8_t *good = tarn_alloc(VDEV_LABEL_CONFIG_SIZE);
 	uint8_t *b = tarn_alloc(VDEV_LABEL_CONFIG_SIZE);
-	vdev_t *b2 = root->vdev_child[0]->vdev_child[1]->vdev_child[1];
+	vdev_t *b2 = vdev_child(vdev_child(vdev_child(root, 0), 1), 1);
 	TT_OK(vdev_config_encode(&cfg, root, b2, good, VDEV_LABEL_CONFIG_SIZE));
 	TT_OK(vdev_config_decode(good, VDEV_LABEL_CONFIG_SIZE, &out));
 	vdev_t *t = out.vlc_tree;
-	TT_EQ(t->vdev_children, 2);
-	vdev_t *rp = t->vdev_child[0]->vdev_child[1];
-	TT_EQ(rp->vdev_type, VDEV_TYPE_REPLACING);
-	TT_EQ(rp->vdev_children, 2);
-	TT_EQ(rp->vdev_child[1]->vdev_dtl_txg, 1);
-	TT_EQ(rp->vdev_child[1]->vdev_dtl_last, VDEV_DTL_OPEN);   /* closed: open end */
-	TT_CHECK(vdev_dtl_empty(rp->vdev_child[0]));
-	TT_EQ(t->vdev_child[1]->vdev_child[0]->vdev_type, VDEV_TYPE_SPARE);
-	TT_CHECK(t->vdev_child[1]->vdev_child[0]->vdev_spare_auto);
-	TT_CHECK(!rp->vdev_spare_auto);
-	TT_ASSERT(t->vdev_spares != NULL);
-	TT_EQ(t->vdev_spares->vdev_children, 2);
-	TT_EQ(t->vdev_spares->vdev_child[0]->vdev_guid,
-	    t->vdev_child[1]->vdev_child[0]->vdev_child[1]->vdev_guid);
-	TT_CHECK(strcmp(t->vdev_spares->vdev_child[1]->vdev_path, "/s1") == 0);
-	TT_EQ(out.vlc_leaf_guid, b2->vdev_guid);
+	TT_EQ(vdev_children(t), 2);
+	vdev_t *rp = vdev_child(vdev_child(t, 0), 1);
+	TT_EQ(vdev_type(rp), VDEV_TYPE_REPLACING);
+	TT_EQ(vdev_children(rp), 2);
+	TT_EQ(vdev_dtl_txg(vdev_child(rp, 1)), 1);
+	TT_EQ(vdev_dtl_last(vdev_child(rp, 1)), VDEV_DTL_OPEN);   /* closed: open end */
+	TT_CHECK(vdev_dtl_empty(vdev_child(rp, 0)));
+	TT_EQ(vdev_type(vdev_child(vdev_child(t, 1), 0)), VDEV_TYPE_SPARE);
+	TT_CHECK(vdev_spare_auto(vdev_child(vdev_child(t, 1), 0)));
+	TT_CHECK(!vdev_spare_auto(rp));
+	TT_ASSERT(vdev_spares(t) != NULL);
+	TT_EQ(vdev_children(vdev_spares(t)), 2);
+	TT_EQ(vdev_guid(vdev_child(vdev_spares(t), 0)),
+	    vdev_guid(vdev_child(vdev_child(vdev_child(t, 1), 0), 1)));
+	TT_CHECK(strcmp(vdev_path(vdev_child(vdev_spares(t), 1)), "/s1") == 0);
+	TT_EQ(out.vlc_leaf_guid, vdev_guid(b2));
 	vdev_config_free(&out);
 	/* a spare's own label names it and no top-level vdev */
-	vdev_t *s1 = root->vdev_spares->vdev_child[1];
+	vdev_t *s1 = vdev_child(vdev_spares(root), 1);
 	cfg.vlc_state = POOL_STATE_SPARE;
 	TT_OK(vdev_config_encode(&cfg, root, s1, b, VDEV_LABEL_CONFIG_SIZE));
 	TT_OK(vdev_config_decode(b, VDEV_LABEL_CONFIG_SIZE, &out));
-	TT_EQ(out.vlc_leaf_guid, s1->vdev_guid);
+	TT_EQ(out.vlc_leaf_guid, vdev_guid(s1));
 	TT_EQ(out.vlc_top_guid, 0);
 	TT_EQ(out.vlc_state, POOL_STATE_SPARE);
 	vdev_config_free(&out);
@@ -378,8 +378,8 @@ test_config_lifecycle(void)
 	put32(b, REC(8) + FLAGS, 0);
 	vdev_config_seal(b, VDEV_LABEL_CONFIG_SIZE);
 	TT_OK(vdev_config_decode(b, VDEV_LABEL_CONFIG_SIZE, &out));
-	TT_EQ(out.vlc_tree->vdev_child[1]->vdev_child[0]->vdev_type, VDEV_TYPE_SPARE);
-	TT_CHECK(!out.vlc_tree->vdev_child[1]->vdev_child[0]->vdev_spare_auto);
+	TT_EQ(vdev_type(vdev_child(vdev_child(out.vlc_tree, 1), 0)), VDEV_TYPE_SPARE);
+	TT_CHECK(!vdev_spare_auto(vdev_child(vdev_child(out.vlc_tree, 1), 0)));
 	vdev_config_free(&out);
 	tarn_free(good);
 	tarn_free(b);

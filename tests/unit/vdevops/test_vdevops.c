@@ -198,7 +198,7 @@ scrub_clean(spa_t *spa)
 static uint64_t
 leaf_written(spa_t *spa, int i)
 {
-	return (__atomic_load_n(&leaf_of(spa, i)->vdev_stat.vs_bytes[1], __ATOMIC_RELAXED));
+	return (__atomic_load_n(&vdev_stat(leaf_of(spa, i))->vs_bytes[1], __ATOMIC_RELAXED));
 }
 
 static void
@@ -222,18 +222,18 @@ test_attach_detach(void)
 	dev_create(2, DEVSIZE);
 	data_add(spa, &d, 8, 1 * MiB, 2);
 	TT_OK(spa_vdev_attach(spa, paths[0], paths[1], false, errbuf, sizeof (errbuf)));
-	vdev_t *top = spa_root_vdev(spa)->vdev_child[0];
-	TT_EQ(top->vdev_type, VDEV_TYPE_MIRROR);
-	TT_EQ(top->vdev_children, 2);
+	vdev_t *top = vdev_child(spa_root_vdev(spa), 0);
+	TT_EQ(vdev_type(top), VDEV_TYPE_MIRROR);
+	TT_EQ(vdev_children(top), 2);
 	expect_healthy(spa);
 	TT_CHECK(vdev_dtl_empty(leaf_of(spa, 1)));
 	TT_CHECK(leaf_written(spa, 1) >= 8 * MiB);
 	scrub_clean(spa);
 	/* The original goes; the mirror of one is a plain disk again. */
 	TT_OK(spa_vdev_detach(spa, paths[0], errbuf, sizeof (errbuf)));
-	top = spa_root_vdev(spa)->vdev_child[0];
-	TT_CHECK(top->vdev_ops->vop_leaf);
-	TT_CHECK(strcmp(top->vdev_path, paths[1]) == 0);
+	top = vdev_child(spa_root_vdev(spa), 0);
+	TT_CHECK(vdev_ops(top)->vop_leaf);
+	TT_CHECK(strcmp(vdev_path(top), paths[1]) == 0);
 	data_verify(spa, &d);
 	vdev_label_config_t cfg;
 	TT_CHECK(vdev_label_read_path(paths[0], &cfg) != 0);   /* label cleared */
@@ -244,14 +244,14 @@ test_attach_detach(void)
 	/* widen a mirror: attach twice, detach one */
 	TT_OK(spa_vdev_attach(spa, paths[1], paths[0], true, errbuf, sizeof (errbuf)));
 	TT_OK(spa_vdev_attach(spa, "d1", paths[2], false, errbuf, sizeof (errbuf)));
-	TT_EQ(spa_root_vdev(spa)->vdev_child[0]->vdev_children, 3);
+	TT_EQ(vdev_children(vdev_child(spa_root_vdev(spa), 0)), 3);
 	expect_healthy(spa);
 	TT_OK(spa_vdev_detach(spa, paths[1], errbuf, sizeof (errbuf)));
 	data_verify(spa, &d);
 	spa_close(spa);
 	spa = pool_open((const int[]){ 0, 2, -1 });
 	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
-	TT_EQ(spa_root_vdev(spa)->vdev_child[0]->vdev_children, 2);
+	TT_EQ(vdev_children(vdev_child(spa_root_vdev(spa), 0)), 2);
 	data_verify(spa, &d);
 	spa_close(spa);
 	dev_remove_all();
@@ -272,11 +272,11 @@ test_raidz_wipe_replace(void)
 	data_verify(spa, &d);
 	dev_create(3, DEVSIZE);
 	TT_OK(spa_vdev_replace(spa, paths[1], paths[3], false, errbuf, sizeof (errbuf)));
-	vdev_t *rz = spa_root_vdev(spa)->vdev_child[0];
-	TT_EQ(rz->vdev_child[1]->vdev_type, VDEV_TYPE_REPLACING);
+	vdev_t *rz = vdev_child(spa_root_vdev(spa), 0);
+	TT_EQ(vdev_type(vdev_child(rz, 1)), VDEV_TYPE_REPLACING);
 	expect_healthy(spa);
-	TT_CHECK(rz->vdev_child[1]->vdev_ops->vop_leaf);
-	TT_CHECK(strcmp(rz->vdev_child[1]->vdev_path, paths[3]) == 0);
+	TT_CHECK(vdev_ops(vdev_child(rz, 1))->vop_leaf);
+	TT_CHECK(strcmp(vdev_path(vdev_child(rz, 1)), paths[3]) == 0);
 	scrub_clean(spa);
 	data_add(spa, &d, 2, 256 * KiB, 1);
 	spa_close(spa);
@@ -328,14 +328,14 @@ test_offline_online(void)
 	spa_t *spa = pool_create("mirror", 0, 2);
 	data_add(spa, &d, 24, 1 * MiB, 4);
 	TT_OK(spa_vdev_offline(spa, paths[1], true, errbuf, sizeof (errbuf)));
-	TT_EQ(leaf_of(spa, 1)->vdev_state, VDEV_STATE_OFFLINE);
+	TT_EQ(vdev_state(leaf_of(spa, 1)), VDEV_STATE_OFFLINE);
 	TT_EQ(spa_state(spa), VDEV_STATE_DEGRADED);
 	uint64_t first = spa_last_synced_txg(spa);
 	data_add(spa, &d, 20, 48 * KiB, 1);          /* 20 txgs */
 	uint64_t w0 = leaf_written(spa, 1);
 	TT_OK(spa_vdev_online(spa, paths[1], errbuf, sizeof (errbuf)));
 	vdev_t *l1 = leaf_of(spa, 1);
-	TT_CHECK(l1->vdev_dtl_txg > first);          /* only what it missed */
+	TT_CHECK(vdev_dtl_txg(l1) > first);          /* only what it missed */
 	expect_healthy(spa);
 	spa_space_t ss;
 	spa_get_space(spa, &ss);
@@ -368,7 +368,7 @@ test_offline_persist(void)
 	TT_OK(spa_export(spa));
 	spa = pool_open((const int[]){ 0, 1, -1 });
 	vdev_t *l1 = leaf_of(spa, 1);
-	TT_CHECK(l1->vdev_offline);                   /* recorded */
+	TT_CHECK(vdev_offline(l1));                   /* recorded */
 	TT_CHECK(!vdev_dtl_empty(l1));                /* so are the missed txgs */
 	TT_EQ(spa_state(spa), VDEV_STATE_DEGRADED);
 	TT_OK(spa_vdev_online(spa, paths[1], errbuf, sizeof (errbuf)));
@@ -379,7 +379,7 @@ test_offline_persist(void)
 	spa_close(spa);
 	spa = pool_open((const int[]){ 0, 1, -1 });
 	l1 = leaf_of(spa, 1);
-	TT_CHECK(!l1->vdev_offline);
+	TT_CHECK(!vdev_offline(l1));
 	expect_healthy(spa);
 	TT_CHECK(vdev_dtl_empty(l1));
 	scrub_clean(spa);
@@ -430,12 +430,12 @@ test_replace_healthy(void)
 	dev_create(3, DEVSIZE);
 	data_add(spa, &d, 10, 512 * KiB, 2);
 	TT_OK(spa_vdev_replace(spa, paths[2], paths[3], false, errbuf, sizeof (errbuf)));
-	vdev_t *rz = spa_root_vdev(spa)->vdev_child[0];
-	TT_EQ(rz->vdev_child[2]->vdev_type, VDEV_TYPE_REPLACING);
+	vdev_t *rz = vdev_child(spa_root_vdev(spa), 0);
+	TT_EQ(vdev_type(vdev_child(rz, 2)), VDEV_TYPE_REPLACING);
 	TT_EQ(spa_state(spa), VDEV_STATE_DEGRADED);     /* until d3 is whole */
 	data_verify(spa, &d);                           /* reads skip d3 */
 	expect_healthy(spa);
-	TT_CHECK(strcmp(rz->vdev_child[2]->vdev_path, paths[3]) == 0);
+	TT_CHECK(strcmp(vdev_path(vdev_child(rz, 2)), paths[3]) == 0);
 	TT_CHECK(leaf_written(spa, 3) >= 2 * MiB);
 	vdev_label_config_t cfg;
 	TT_CHECK(vdev_label_read_path(paths[2], &cfg) != 0);
@@ -454,16 +454,16 @@ test_replace_healthy(void)
 	dev_create(3, DEVSIZE);
 	data_add(spa, &d, 6, 512 * KiB, 2);
 	TT_OK(spa_vdev_replace(spa, "d0", paths[2], false, errbuf, sizeof (errbuf)));
-	TT_EQ(spa_root_vdev(spa)->vdev_child[0]->vdev_child[0]->vdev_type,
+	TT_EQ(vdev_type(vdev_child(vdev_child(spa_root_vdev(spa), 0), 0)),
 	    VDEV_TYPE_REPLACING);
 	expect_healthy(spa);
-	TT_EQ(spa_root_vdev(spa)->vdev_child[0]->vdev_children, 2);
+	TT_EQ(vdev_children(vdev_child(spa_root_vdev(spa), 0)), 2);
 	TT_OK(spa_vdev_detach(spa, paths[1], errbuf, sizeof (errbuf)));
 	TT_OK(spa_vdev_replace(spa, paths[2], paths[3], false, errbuf, sizeof (errbuf)));
-	TT_EQ(spa_root_vdev(spa)->vdev_child[0]->vdev_type, VDEV_TYPE_REPLACING);
+	TT_EQ(vdev_type(vdev_child(spa_root_vdev(spa), 0)), VDEV_TYPE_REPLACING);
 	expect_healthy(spa);
-	vdev_t *top = spa_root_vdev(spa)->vdev_child[0];
-	TT_CHECK(top->vdev_ops->vop_leaf && strcmp(top->vdev_path, paths[3]) == 0);
+	vdev_t *top = vdev_child(spa_root_vdev(spa), 0);
+	TT_CHECK(vdev_ops(top)->vop_leaf && strcmp(vdev_path(top), paths[3]) == 0);
 	scrub_clean(spa);
 	spa_close(spa);
 	spa = pool_open((const int[]){ 3, -1 });
@@ -564,16 +564,16 @@ typedef struct walk_arg {
 static int
 walk_tree(const vdev_t *vd, int *bad)
 {
-	int leaves = vd->vdev_children == 0;
+	int leaves = vdev_children(vd) == 0;
 	char name[VDEV_PATH_MAX + 32];
-	(void) snprintf(name, sizeof (name), "%s/%" PRIu64 "/%s", vd->vdev_path != NULL ?
-	    vd->vdev_path : "-", vd->vdev_guid, vdev_state_name(vd->vdev_state));
-	if (vd->vdev_stat.vs_read_errors + vd->vdev_stat.vs_checksum_errors != 0)
+	(void) snprintf(name, sizeof (name), "%s/%" PRIu64 "/%s", vdev_path(vd) != NULL ?
+	    vdev_path(vd) : "-", vdev_guid(vd), vdev_state_name(vdev_state(vd)));
+	if (vdev_stat(vd)->vs_read_errors + vdev_stat(vd)->vs_checksum_errors != 0)
 		(*bad)++;
-	for (int c = 0; c < vd->vdev_children; c++) {
-		if (vd->vdev_child[c]->vdev_parent != vd)
+	for (int c = 0; c < vdev_children(vd); c++) {
+		if (vdev_parent(vdev_child(vd, c)) != vd)
 			(*bad)++;
-		leaves += walk_tree(vd->vdev_child[c], bad);
+		leaves += walk_tree(vdev_child(vd, c), bad);
 	}
 	return (leaves);
 }
@@ -622,9 +622,9 @@ test_walk_during_replace(void)
 		fprintf(stderr, "  %d walks, %d during a resilver\n", wa.wa_walks, wa.wa_mid);
 	TT_CHECK(wa.wa_walks > 0);
 	TT_EQ(wa.wa_bad, 0);
-	vdev_t *top = spa_root_vdev(spa)->vdev_child[0];
-	TT_EQ(top->vdev_children, 2);
-	TT_CHECK(strcmp(top->vdev_child[1]->vdev_path, paths[cur]) == 0);
+	vdev_t *top = vdev_child(spa_root_vdev(spa), 0);
+	TT_EQ(vdev_children(top), 2);
+	TT_CHECK(strcmp(vdev_path(vdev_child(top, 1)), paths[cur]) == 0);
 	expect_healthy(spa);
 	data_verify(spa, &d);
 	spa_close(spa);
@@ -651,7 +651,7 @@ test_add_top(void)
 	TT_EQ(spa_vdev_add(spa, spec, false, errbuf, sizeof (errbuf)), EINVAL);
 	TT_CHECK(strstr(errbuf, "mismatched replication level") != NULL);
 	spa_vdev_spec_free(spec);
-	TT_EQ(spa_root_vdev(spa)->vdev_children, 1);
+	TT_EQ(vdev_children(spa_root_vdev(spa)), 1);
 
 	load_arg_t la = { .la_spa = spa, .la_d = &d };
 	pthread_t th;
@@ -669,9 +669,9 @@ test_add_top(void)
 	TT_OK(pthread_join(th, NULL));
 	TT_OK(la.la_err);
 	vdev_t *root = spa_root_vdev(spa);
-	TT_EQ(root->vdev_children, 2);
-	TT_EQ(root->vdev_child[1]->vdev_type, VDEV_TYPE_MIRROR);
-	TT_EQ(root->vdev_child[1]->vdev_id, 1);
+	TT_EQ(vdev_children(root), 2);
+	TT_EQ(vdev_type(vdev_child(root, 1)), VDEV_TYPE_MIRROR);
+	TT_EQ(vdev_id(vdev_child(root, 1)), 1);
 	uint64_t before = leaf_written(spa, 2);
 	data_add(spa, &d, 8, 1 * MiB, 2);
 	TT_CHECK(leaf_written(spa, 2) > before + 2 * MiB);   /* new blocks land there */
@@ -682,7 +682,7 @@ test_add_top(void)
 	spa_close(spa);
 	spa = pool_open((const int[]){ 0, 1, 2, 3, -1 });
 	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
-	TT_EQ(spa_root_vdev(spa)->vdev_children, 2);
+	TT_EQ(vdev_children(spa_root_vdev(spa)), 2);
 	data_verify(spa, &d);
 	scrub_clean(spa);
 	spa_close(spa);
@@ -821,7 +821,7 @@ test_add_powercut(void)
 		pthread_mutex_destroy(&ac.ac_lock);
 
 		spa = pool_open((const int[]){ 0, 1, 2, 3, -1 });
-		int tops = spa_root_vdev(spa)->vdev_children;
+		int tops = vdev_children(spa_root_vdev(spa));
 		TT_ASSERT(tops == 1 || tops == 2);
 		trees[mode][tops]++;
 		if (mode == 2)
@@ -835,7 +835,7 @@ test_add_powercut(void)
 				vdev_t *lf = spa_lookup_leaf(spa, paths[i]);
 				if (lf != NULL)
 					fprintf(stderr, "    d%d %s dtl %s\n", i,
-					    vdev_state_name(lf->vdev_state),
+					    vdev_state_name(vdev_state(lf)),
 					    vdev_dtl_empty(lf) ? "empty" : "set");
 			}
 		}
@@ -874,7 +874,7 @@ test_stale_copy(void)
 	spa_close(spa);
 	TT_OK(rename(old, paths[1]));
 	spa = pool_open((const int[]){ 0, 1, -1 });
-	TT_CHECK(leaf_of(spa, 1)->vdev_dtl_txg > 1);   /* from its ring */
+	TT_CHECK(vdev_dtl_txg(leaf_of(spa, 1)) > 1);   /* from its ring */
 	expect_healthy(spa);
 	scrub_clean(spa);
 	data_verify(spa, &d);
@@ -929,9 +929,9 @@ wait_for(spa_t *spa, bool (*cond)(spa_t *))
 static bool
 spare_in(spa_t *spa)
 {
-	vdev_t *m = spa_root_vdev(spa)->vdev_child[0];
-	for (int c = 0; c < m->vdev_children; c++)
-		if (m->vdev_child[c]->vdev_type == VDEV_TYPE_SPARE)
+	vdev_t *m = vdev_child(spa_root_vdev(spa), 0);
+	for (int c = 0; c < vdev_children(m); c++)
+		if (vdev_type(vdev_child(m, c)) == VDEV_TYPE_SPARE)
 			return (true);
 	return (false);
 }
@@ -948,9 +948,9 @@ test_hot_spare(void)
 	spa_t *spa = pool_create("mirror", 0, 2);
 	char *sp[] = { paths[2] };
 	TT_OK(spa_vdev_add_spares(spa, 1, sp, false, errbuf, sizeof (errbuf)));
-	vdev_t *spares = spa_root_vdev(spa)->vdev_spares;
-	TT_ASSERT(spares != NULL && spares->vdev_children == 1);
-	TT_CHECK(!spa_spare_in_use(spa, spares->vdev_child[0]));
+	vdev_t *spares = vdev_spares(spa_root_vdev(spa));
+	TT_ASSERT(spares != NULL && vdev_children(spares) == 1);
+	TT_CHECK(!spa_spare_in_use(spa, vdev_child(spares, 0)));
 	vdev_label_config_t cfg;
 	TT_OK(vdev_label_read_path(paths[2], &cfg));
 	TT_EQ(cfg.vlc_state, POOL_STATE_SPARE);
@@ -960,9 +960,9 @@ test_hot_spare(void)
 	vdev_fault_set_dead(vf, true);
 	data_add(spa, &d, 8, 64 * KiB, 1);          /* the writes find it dead */
 	TT_ASSERT(wait_for(spa, spare_in));
-	TT_CHECK(spa_spare_in_use(spa, spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
+	TT_CHECK(spa_spare_in_use(spa, vdev_child(vdev_spares(spa_root_vdev(spa)), 0)));
 	vdev_t *l1 = spa_lookup_leaf(spa, paths[1]);
-	TT_CHECK(l1->vdev_state == VDEV_STATE_FAULTED);
+	TT_CHECK(vdev_state(l1) == VDEV_STATE_FAULTED);
 	data_add(spa, &d, 4, 64 * KiB, 1);          /* keeps working */
 	data_verify(spa, &d);
 	TT_OK(spa_vdev_wait(spa));
@@ -971,17 +971,17 @@ test_hot_spare(void)
 	TT_OK(spa_vdev_replace(spa, paths[1], paths[3], false, errbuf, sizeof (errbuf)));
 	expect_healthy(spa);
 	TT_CHECK(!spare_in(spa));
-	TT_CHECK(!spa_spare_in_use(spa, spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
-	TT_CHECK(vdev_leaf_ready(spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
+	TT_CHECK(!spa_spare_in_use(spa, vdev_child(vdev_spares(spa_root_vdev(spa)), 0)));
+	TT_CHECK(vdev_leaf_ready(vdev_child(vdev_spares(spa_root_vdev(spa)), 0)));
 	scrub_clean(spa);
 	data_verify(spa, &d);
 	spa_close(spa);
 	vdev_fault_detach(vf);
 	spa = pool_open((const int[]){ 0, 2, 3, -1 });
 	TT_EQ(spa_state(spa), VDEV_STATE_HEALTHY);
-	spares = spa_root_vdev(spa)->vdev_spares;
-	TT_ASSERT(spares != NULL && spares->vdev_children == 1);
-	TT_CHECK(vdev_leaf_ready(spares->vdev_child[0]));
+	spares = vdev_spares(spa_root_vdev(spa));
+	TT_ASSERT(spares != NULL && vdev_children(spares) == 1);
+	TT_CHECK(vdev_leaf_ready(vdev_child(spares, 0)));
 	data_verify(spa, &d);
 	spa_close(spa);
 	dev_remove_all();
@@ -1005,11 +1005,11 @@ test_spare_replace(void)
 	TT_OK(spa_vdev_replace(spa, paths[1], paths[2], false, errbuf, sizeof (errbuf)));
 	expect_healthy(spa);
 	TT_CHECK(spare_in(spa));                     /* not given back at the end */
-	vdev_t *g = spa_root_vdev(spa)->vdev_child[0]->vdev_child[1];
-	TT_EQ(g->vdev_type, VDEV_TYPE_SPARE);
-	TT_CHECK(!g->vdev_spare_auto);
-	TT_CHECK(vdev_dtl_empty(g->vdev_child[1]));  /* resilvered */
-	TT_CHECK(spa_spare_in_use(spa, spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
+	vdev_t *g = vdev_child(vdev_child(spa_root_vdev(spa), 0), 1);
+	TT_EQ(vdev_type(g), VDEV_TYPE_SPARE);
+	TT_CHECK(!vdev_spare_auto(g));
+	TT_CHECK(vdev_dtl_empty(vdev_child(g, 1)));  /* resilvered */
+	TT_CHECK(spa_spare_in_use(spa, vdev_child(vdev_spares(spa_root_vdev(spa)), 0)));
 	/* in use: not again, and no second spare beside the same device */
 	TT_EQ(spa_vdev_replace(spa, paths[0], paths[2], false, errbuf, sizeof (errbuf)), EBUSY);
 	TT_EQ(spa_vdev_replace(spa, paths[1], paths[3], false, errbuf, sizeof (errbuf)), EBUSY);
@@ -1022,26 +1022,26 @@ test_spare_replace(void)
 	/* detach the spare: AVAIL again */
 	TT_OK(spa_vdev_detach(spa, paths[2], errbuf, sizeof (errbuf)));
 	TT_CHECK(!spare_in(spa));
-	TT_CHECK(!spa_spare_in_use(spa, spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
-	TT_CHECK(vdev_leaf_ready(spa_root_vdev(spa)->vdev_spares->vdev_child[0]));
-	TT_EQ(spa_root_vdev(spa)->vdev_spares->vdev_children, 2);
+	TT_CHECK(!spa_spare_in_use(spa, vdev_child(vdev_spares(spa_root_vdev(spa)), 0)));
+	TT_CHECK(vdev_leaf_ready(vdev_child(vdev_spares(spa_root_vdev(spa)), 0)));
+	TT_EQ(vdev_children(vdev_spares(spa_root_vdev(spa))), 2);
 	/* again, then detach the device: the spare stays for good */
 	TT_OK(spa_vdev_replace(spa, paths[1], paths[3], false, errbuf, sizeof (errbuf)));
 	expect_healthy(spa);
 	TT_CHECK(spare_in(spa));
 	TT_OK(spa_vdev_detach(spa, paths[1], errbuf, sizeof (errbuf)));
 	TT_CHECK(!spare_in(spa));
-	vdev_t *m = spa_root_vdev(spa)->vdev_child[0];
-	TT_CHECK(strcmp(m->vdev_child[1]->vdev_path, paths[3]) == 0);
-	TT_EQ(spa_root_vdev(spa)->vdev_spares->vdev_children, 1);
-	TT_CHECK(strcmp(spa_root_vdev(spa)->vdev_spares->vdev_child[0]->vdev_path,
+	vdev_t *m = vdev_child(spa_root_vdev(spa), 0);
+	TT_CHECK(strcmp(vdev_path(vdev_child(m, 1)), paths[3]) == 0);
+	TT_EQ(vdev_children(vdev_spares(spa_root_vdev(spa))), 1);
+	TT_CHECK(strcmp(vdev_path(vdev_child(vdev_spares(spa_root_vdev(spa)), 0)),
 	    paths[2]) == 0);
 	spa_close(spa);
 	spa = pool_open((const int[]){ 0, 2, 3, -1 });
 	expect_healthy(spa);
-	TT_CHECK(strcmp(spa_root_vdev(spa)->vdev_child[0]->vdev_child[1]->vdev_path,
+	TT_CHECK(strcmp(vdev_path(vdev_child(vdev_child(spa_root_vdev(spa), 0), 1)),
 	    paths[3]) == 0);
-	TT_EQ(spa_root_vdev(spa)->vdev_spares->vdev_children, 1);
+	TT_EQ(vdev_children(vdev_spares(spa_root_vdev(spa))), 1);
 	data_verify(spa, &d);
 	scrub_clean(spa);
 	spa_close(spa);
@@ -1055,8 +1055,8 @@ test_bad_input(void)
 	spa_t *spa = pool_create("raidz", 0, 3);
 	dev_create(3, DEVSIZE);
 	dev_create(4, 16 * MiB);
-	vdev_t *rz = spa_root_vdev(spa)->vdev_child[0];
-	uint64_t sum = spa_root_vdev(spa)->vdev_guid_sum;
+	vdev_t *rz = vdev_child(spa_root_vdev(spa), 0);
+	uint64_t sum = vdev_guid_sum(spa_root_vdev(spa));
 	struct { int e; int rc; } cases[] = {
 		{ ENODEV, spa_vdev_attach(spa, "nosuch", paths[3], false, errbuf, sizeof (errbuf)) },
 		{ ENOTSUP, spa_vdev_attach(spa, paths[0], paths[3], false, errbuf, sizeof (errbuf)) },
@@ -1075,13 +1075,13 @@ test_bad_input(void)
 			fprintf(stderr, "  case %zu: %d, expected %d\n", i, cases[i].rc, cases[i].e);
 		TT_CHECK(cases[i].rc == cases[i].e);
 	}
-	TT_EQ(spa_root_vdev(spa)->vdev_guid_sum, sum);
-	TT_EQ(rz->vdev_children, 3);
+	TT_EQ(vdev_guid_sum(spa_root_vdev(spa)), sum);
+	TT_EQ(vdev_children(rz), 3);
 	/* lookups: path, basename, GUID */
 	char g[32];
 	vdev_t *l0 = spa_lookup_leaf(spa, "d0");
 	TT_ASSERT(l0 != NULL);
-	snprintf(g, sizeof (g), "%" PRIu64, l0->vdev_guid);
+	snprintf(g, sizeof (g), "%" PRIu64, vdev_guid(l0));
 	TT_CHECK(spa_lookup_leaf(spa, g) == l0);
 	TT_CHECK(spa_lookup_leaf(spa, paths[0]) == l0);
 	TT_OK(spa_vdev_clear(spa, NULL, errbuf, sizeof (errbuf)));

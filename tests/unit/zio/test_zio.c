@@ -45,7 +45,7 @@ tp_leaf(tpool_t *tp, uint64_t size)
 	TT_ASSERT(ftruncate(fd, (off_t)size) == 0);
 	close(fd);
 	vdev_t *vd = vdev_alloc(VDEV_TYPE_FILE, tarn_guid());
-	vd->vdev_path = tarn_strdup(p);
+	vdev_set_path(vd, p);
 	tp->leaf[tp->nleaves++] = vd;
 	return (vd);
 }
@@ -66,7 +66,7 @@ tp_add_top(tpool_t *tp, vdev_type_t type, int n, int nparity, uint64_t size)
 		top = tp_leaf(tp, size);
 	} else {
 		top = vdev_alloc(type, tarn_guid());
-		top->vdev_nparity = nparity;
+		vdev_set_nparity(top, nparity);
 		for (int i = 0; i < n; i++)
 			vdev_add_child(top, tp_leaf(tp, size));
 	}
@@ -88,12 +88,13 @@ tp_open(tpool_t *tp, int nthreads)
 {
 	TT_OK(vdev_open(tp->root, false));
 	tp->mc = metaslab_class_create();
-	for (int t = 0; t < tp->root->vdev_children; t++) {
-		vdev_t *top = tp->root->vdev_child[t];
-		top->vdev_ms_shift = metaslab_pick_shift(top->vdev_asize);
-		top->vdev_ms_count = DIV_ROUND_UP(top->vdev_asize, 1ULL << top->vdev_ms_shift);
+	for (int t = 0; t < vdev_children(tp->root); t++) {
+		vdev_t *top = vdev_child(tp->root, t);
+		vdev_set_ms_shift(top, metaslab_pick_shift(vdev_asize(top)));
+		vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top),
+		    1ULL << vdev_ms_shift(top)));
 		metaslab_group_t *mg = metaslab_group_create(tp->mc, top);
-		top->vdev_ms_group = mg;
+		vdev_set_ms_group(top, mg);
 		for (uint64_t m = 0; m < metaslab_group_count(mg); m++)
 			TT_OK(metaslab_load(metaslab_group_get(mg, m), NULL, 0, 0));
 	}
@@ -106,11 +107,11 @@ tp_close(tpool_t *tp)
 {
 	if (tp->zc != NULL)
 		zio_ctx_destroy(tp->zc);
-	for (int t = 0; tp->root != NULL && t < tp->root->vdev_children; t++) {
-		vdev_t *top = tp->root->vdev_child[t];
-		if (top->vdev_ms_group != NULL)
-			metaslab_group_destroy(top->vdev_ms_group);
-		top->vdev_ms_group = NULL;
+	for (int t = 0; tp->root != NULL && t < vdev_children(tp->root); t++) {
+		vdev_t *top = vdev_child(tp->root, t);
+		if (vdev_ms_group(top) != NULL)
+			metaslab_group_destroy(vdev_ms_group(top));
+		vdev_set_ms_group(top, NULL);
 	}
 	if (tp->mc != NULL)
 		metaslab_class_destroy(tp->mc);
@@ -183,10 +184,10 @@ corrupt_dva(tpool_t *tp, const blkptr_t *bp, int d)
 {
 	const dva_t *dva = &bp->bp_dva[d];
 	vdev_t *top = vdev_lookup_top(tp->root, dva->dva_vdev);
-	TT_ASSERT(top->vdev_ops->vop_leaf);
+	TT_ASSERT(vdev_ops(top)->vop_leaf);
 	uint8_t junk[64];
 	memset(junk, 0x5a, sizeof (junk));
-	raw_write(top->vdev_path, dva->dva_offset + bp->bp_psize / 2, junk, sizeof (junk));
+	raw_write(vdev_path(top), dva->dva_offset + bp->bp_psize / 2, junk, sizeof (junk));
 }
 
 /* Overwrite `len` bytes of a leaf's data area from its start with junk. */
@@ -223,7 +224,7 @@ prop(int cksum, int comp, int copies)
 static uint64_t
 leaf_cksum_errors(const vdev_t *vd)
 {
-	return (__atomic_load_n(&vd->vdev_stat.vs_checksum_errors, __ATOMIC_SEQ_CST));
+	return (__atomic_load_n(&vdev_stat(vd)->vs_checksum_errors, __ATOMIC_SEQ_CST));
 }
 
 /* ---- tests ---- */
@@ -309,7 +310,7 @@ test_roundtrip_all_algorithms(void)
 static void
 check_dvas_apart(tpool_t *tp, const blkptr_t *bp)
 {
-	int ntops = tp->root->vdev_children;
+	int ntops = vdev_children(tp->root);
 	for (int i = 0; i < bp->bp_ndvas; i++) {
 		for (int j = i + 1; j < bp->bp_ndvas; j++) {
 			const dva_t *a = &bp->bp_dva[i], *c = &bp->bp_dva[j];
@@ -342,7 +343,8 @@ test_ditto_copies(void)
 			/* every copy holds the data */
 			for (int d = 0; d < copies; d++) {
 				vdev_t *top = vdev_lookup_top(tp.root, bp.bp_dva[d].dva_vdev);
-				raw_read(top->vdev_path, bp.bp_dva[d].dva_offset, back, sizeof (back));
+				raw_read(vdev_path(top), bp.bp_dva[d].dva_offset, back,
+				    sizeof (back));
 				TT_CHECK(memcmp(data, back, sizeof (data)) == 0);
 			}
 			TT_OK(zio_read(tp.zc, &bp, back, 0));
@@ -380,13 +382,13 @@ test_heal_ditto(void)
 				TT_EQ(leaf_cksum_errors(goodtop), before_good);
 			/* the bad copy now holds the good bytes again */
 			uint8_t good[32 * 1024];
-			raw_read(goodtop->vdev_path, bp.bp_dva[!bad].dva_offset, good, bp.bp_psize);
-			raw_read(badtop->vdev_path, bp.bp_dva[bad].dva_offset, raw, bp.bp_psize);
+			raw_read(vdev_path(goodtop), bp.bp_dva[!bad].dva_offset, good, bp.bp_psize);
+			raw_read(vdev_path(badtop), bp.bp_dva[bad].dva_offset, raw, bp.bp_psize);
 			TT_CHECK(memcmp(good, raw, bp.bp_psize) == 0);
 			zio_stats_t st;
 			zio_ctx_stats(tp.zc, &st);
 			TT_EQ(st.zs_heal_writes, 1);
-			TT_CHECK(badtop->vdev_stat.vs_repaired_bytes >= bp.bp_psize);
+			TT_CHECK(vdev_stat(badtop)->vs_repaired_bytes >= bp.bp_psize);
 			/* reading again finds nothing wrong */
 			TT_OK(zio_read(tp.zc, &bp, back, ZIO_FLAG_SCRUB));
 			TT_EQ(leaf_cksum_errors(badtop), before_bad + 1);
@@ -411,12 +413,12 @@ test_scrub_repairs_second_copy(void)
 	vdev_t *top1 = vdev_lookup_top(tp.root, bp.bp_dva[1].dva_vdev);
 	TT_OK(zio_read(tp.zc, &bp, back, 0));
 	TT_EQ(leaf_cksum_errors(top1), 0);
-	raw_read(top1->vdev_path, bp.bp_dva[1].dva_offset, raw, sizeof (raw));
+	raw_read(vdev_path(top1), bp.bp_dva[1].dva_offset, raw, sizeof (raw));
 	TT_CHECK(memcmp(raw, data, sizeof (raw)) != 0);
 	TT_OK(zio_read(tp.zc, &bp, back, ZIO_FLAG_SCRUB));
 	TT_CHECK(memcmp(back, data, sizeof (back)) == 0);
 	TT_EQ(leaf_cksum_errors(top1), 1);
-	raw_read(top1->vdev_path, bp.bp_dva[1].dva_offset, raw, sizeof (raw));
+	raw_read(vdev_path(top1), bp.bp_dva[1].dva_offset, raw, sizeof (raw));
 	TT_CHECK(memcmp(raw, data, sizeof (raw)) == 0);
 	tp_close(&tp);
 }
@@ -439,14 +441,14 @@ test_no_heal_when_readonly(void)
 	zio_ctx_set_readonly(tp.zc, true);
 	TT_OK(zio_read(tp.zc, &bp, back, ZIO_FLAG_SCRUB));
 	TT_CHECK(memcmp(back, data, sizeof (back)) == 0);
-	raw_read(top0->vdev_path, bp.bp_dva[0].dva_offset, raw, sizeof (raw));
+	raw_read(vdev_path(top0), bp.bp_dva[0].dva_offset, raw, sizeof (raw));
 	TT_CHECK(memcmp(raw, data, sizeof (raw)) != 0);
 	zio_stats_t st;
 	zio_ctx_stats(tp.zc, &st);
 	TT_EQ(st.zs_heal_writes, 0);
 	zio_ctx_set_readonly(tp.zc, false);
 	TT_OK(zio_read(tp.zc, &bp, back, 0));
-	raw_read(top0->vdev_path, bp.bp_dva[0].dva_offset, raw, sizeof (raw));
+	raw_read(vdev_path(top0), bp.bp_dva[0].dva_offset, raw, sizeof (raw));
 	TT_CHECK(memcmp(raw, data, sizeof (raw)) == 0);
 	tp_close(&tp);
 }
@@ -541,7 +543,7 @@ redundant_top(vdev_type_t type, int width, int nparity, int victim)
 		TT_EQ(leaf_cksum_errors(tp.leaf[i]), 0);
 	/* A child's offsets never exceed the top-level's. */
 	trash_leaf(tp.path[victim], MIN(dvas_end(bps, N),
-	    tp.leaf[victim]->vdev_asize), 99);
+	    vdev_asize(tp.leaf[victim])), 99);
 	verify_many(&tp, N, bps, data, lsz, 0);
 	uint64_t errs = leaf_cksum_errors(tp.leaf[victim]);
 	TT_CHECK(errs > 0);
@@ -915,9 +917,9 @@ test_blkptr_validate(void)
 	BAD(bp.bp_dva[1].dva_offset = UINT64_MAX - 511);
 	vdev_t *top0 = vdev_lookup_top(tp.root, 0);
 	BAD(bp.bp_dva[0].dva_vdev = 0;
-	    bp.bp_dva[0].dva_offset = P2ALIGN(top0->vdev_asize, 512));
+	    bp.bp_dva[0].dva_offset = P2ALIGN(vdev_asize(top0), 512));
 	BAD(bp.bp_dva[0].dva_vdev = 0;
-	    bp.bp_dva[0].dva_offset = P2ALIGN(top0->vdev_asize, 512) - 512;
+	    bp.bp_dva[0].dva_offset = P2ALIGN(vdev_asize(top0), 512) - 512;
 	    bp.bp_dva[0].dva_asize = 2);
 	/* asize too small for psize on the raidz (parity included) */
 	for (int d = 0; d < 2; d++) {
@@ -1011,8 +1013,8 @@ test_read_eio(void)
 	/* one copy unreadable: the other serves, and heals (writes work) */
 	TT_OK(zio_read(tp.zc, &bp, back, ZIO_FLAG_SCRUB));
 	TT_CHECK(memcmp(back, data, sizeof (back)) == 0);
-	TT_CHECK(tp.leaf[0]->vdev_stat.vs_read_errors >= 1);
-	TT_EQ(tp.leaf[1]->vdev_stat.vs_read_errors, 0);
+	TT_CHECK(vdev_stat(tp.leaf[0])->vs_read_errors >= 1);
+	TT_EQ(vdev_stat(tp.leaf[1])->vs_read_errors, 0);
 	vdev_close(tp.root);
 	vdev_fault_t *vf1 = vdev_fault_attach(tp.path[1], &cfg);
 	TT_OK(vdev_open(tp.root, false));
@@ -1064,8 +1066,8 @@ test_concurrent_heal(void)
 		vdev_t *top = vdev_lookup_top(tp.root, bps[i].bp_dva[0].dva_vdev);
 		vdev_t *top1 = vdev_lookup_top(tp.root, bps[i].bp_dva[1].dva_vdev);
 		uint8_t *r0 = tarn_alloc(bps[i].bp_psize), *r1 = tarn_alloc(bps[i].bp_psize);
-		raw_read(top->vdev_path, bps[i].bp_dva[0].dva_offset, r0, bps[i].bp_psize);
-		raw_read(top1->vdev_path, bps[i].bp_dva[1].dva_offset, r1, bps[i].bp_psize);
+		raw_read(vdev_path(top), bps[i].bp_dva[0].dva_offset, r0, bps[i].bp_psize);
+		raw_read(vdev_path(top1), bps[i].bp_dva[1].dva_offset, r1, bps[i].bp_psize);
 		TT_CHECK(memcmp(r0, r1, bps[i].bp_psize) == 0);
 		tarn_free(r0);
 		tarn_free(r1);
