@@ -17,6 +17,7 @@ static pthread_mutex_t middle = PTHREAD_MUTEX_INITIALIZER;     /* SPA */
 static pthread_rwlock_t groups = PTHREAD_RWLOCK_INITIALIZER;   /* MC_GROUPS */
 static pthread_mutex_t inner = PTHREAD_MUTEX_INITIALIZER;      /* MS */
 
+#ifndef NDEBUG
 /* Run fn in a child; true if the child died of SIGABRT (a failed check). */
 static bool
 aborts(void (*fn)(void))
@@ -32,6 +33,8 @@ aborts(void (*fn)(void))
 		return (false);
 	return (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 }
+
+#endif
 
 static void
 no_trace(void)
@@ -78,6 +81,7 @@ test_trylock_out_of_order(void)
 	TT_OK(tarn_mutex_unlock(&inner));
 }
 
+#ifndef NDEBUG
 static void
 inner_then_outer(void)
 {
@@ -112,6 +116,8 @@ after_trylock(void)
 	(void) tarn_mutex_trylock(&outer, SPA_VDEV);
 	(void) tarn_mutex_lock(&middle, SPA);
 }
+
+#endif
 
 static void
 test_out_of_order_aborts(void)
