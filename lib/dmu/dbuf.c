@@ -446,7 +446,7 @@ dbuf_size(dnode_t *dn, uint8_t level)
 void
 dbuf_lru_remove(dmu_pool_t *dp, dbuf_t *db)
 {
-	pthread_mutex_lock(&dp->dp_cache_lock);
+	tarn_mutex_lock(&dp->dp_cache_lock, DBUF_CACHE);
 	if (db->db_in_lru) {
 		if (db->db_lru_prev) db->db_lru_prev->db_lru_next = db->db_lru_next;
 		else dp->dp_lru_head = db->db_lru_next;
@@ -461,7 +461,7 @@ dbuf_lru_remove(dmu_pool_t *dp, dbuf_t *db)
 			db->db_once_lru = false;
 		}
 	}
-	pthread_mutex_unlock(&dp->dp_cache_lock);
+	tarn_mutex_unlock(&dp->dp_cache_lock);
 }
 
 /*
@@ -474,12 +474,12 @@ dbuf_lru_add(dmu_pool_t *dp, dbuf_t *db)
 {
 	bool once = db->db_once && db->db_level == 0 &&
 	    db->db_size >= (1U << DBUF_POOL_MIN_SHIFT);
-	pthread_mutex_lock(&dp->dp_cache_lock);
+	tarn_mutex_lock(&dp->dp_cache_lock, DBUF_CACHE);
 	if (!db->db_in_lru) {
 		if (once) {
 			if (dp->dp_once_bytes + db->db_size >
 			    dp->dp_opts.dpo_cache_max / DBUF_ONCE_DIV) {
-				pthread_mutex_unlock(&dp->dp_cache_lock);
+				tarn_mutex_unlock(&dp->dp_cache_lock);
 				return (false);
 			}
 			dp->dp_once_bytes += db->db_size;
@@ -493,7 +493,7 @@ dbuf_lru_add(dmu_pool_t *dp, dbuf_t *db)
 		dp->dp_lru_tail = db;
 		dp->dp_cache_bytes += db->db_size;
 	}
-	pthread_mutex_unlock(&dp->dp_cache_lock);
+	tarn_mutex_unlock(&dp->dp_cache_lock);
 	return (true);
 }
 
@@ -601,21 +601,21 @@ dbuf_cache_evict(dmu_pool_t *dp)
 {
 	int skipped = 0;
 	for (;;) {
-		pthread_mutex_lock(&dp->dp_cache_lock);
+		tarn_mutex_lock(&dp->dp_cache_lock, DBUF_CACHE);
 		if (dp->dp_cache_bytes <= dp->dp_opts.dpo_cache_max || skipped > 64) {
-			pthread_mutex_unlock(&dp->dp_cache_lock);
+			tarn_mutex_unlock(&dp->dp_cache_lock);
 			return;
 		}
 		dbuf_t *db = dp->dp_lru_head;
 		for (int i = 0; i < skipped && db != NULL; i++)
 			db = db->db_lru_next;
 		if (db == NULL) {
-			pthread_mutex_unlock(&dp->dp_cache_lock);
+			tarn_mutex_unlock(&dp->dp_cache_lock);
 			return;
 		}
 		dnode_t *dn = db->db_dn;
 		if (pthread_mutex_trylock(&dn->dn_mtx) != 0) {
-			pthread_mutex_unlock(&dp->dp_cache_lock);
+			tarn_mutex_unlock(&dp->dp_cache_lock);
 			skipped++;
 			continue;
 		}
@@ -630,7 +630,7 @@ dbuf_cache_evict(dmu_pool_t *dp)
 			dp->dp_once_bytes -= db->db_size;
 			db->db_once_lru = false;
 		}
-		pthread_mutex_unlock(&dp->dp_cache_lock);
+		tarn_mutex_unlock(&dp->dp_cache_lock);
 		dbuf_evict_one(db);
 		pthread_mutex_unlock(&dn->dn_mtx);
 	}

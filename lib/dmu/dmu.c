@@ -67,7 +67,7 @@ dmu_object_alloc(objset_t *os, dmu_object_type_t type, uint32_t blksz,
 	if (!blksz_valid(blksz) || bonuslen > DN_MAX_BONUSLEN || type == DMU_OT_NONE ||
 	    type >= DMU_OT_NUMTYPES)
 		return (SET_ERROR(EINVAL));
-	pthread_mutex_lock(&os->os_alloc_lock);
+	tarn_mutex_lock(&os->os_alloc_lock, OS_ALLOC);
 	int err;
 	for (;;) {
 		uint64_t obj;
@@ -87,7 +87,7 @@ dmu_object_alloc(objset_t *os, dmu_object_type_t type, uint32_t blksz,
 		if (err != EEXIST)
 			break;
 	}
-	pthread_mutex_unlock(&os->os_alloc_lock);
+	tarn_mutex_unlock(&os->os_alloc_lock);
 	return (err);
 }
 
@@ -98,11 +98,11 @@ dmu_object_claim(objset_t *os, uint64_t obj, dmu_object_type_t type, uint32_t bl
 	if (!blksz_valid(blksz) || bonuslen > DN_MAX_BONUSLEN || type == DMU_OT_NONE ||
 	    type >= DMU_OT_NUMTYPES || obj == 0 || obj >= DMU_MAX_OBJECT)
 		return (SET_ERROR(EINVAL));
-	pthread_mutex_lock(&os->os_alloc_lock);
+	tarn_mutex_lock(&os->os_alloc_lock, OS_ALLOC);
 	int err = dmu_object_try(os, obj, type, blksz, bonustype, bonuslen, tx);
 	if (err == 0 && obj >= os->os_obj_next)
 		os->os_obj_next = obj + 1;
-	pthread_mutex_unlock(&os->os_alloc_lock);
+	tarn_mutex_unlock(&os->os_alloc_lock);
 	return (err);
 }
 
@@ -158,9 +158,9 @@ int
 dmu_object_next(objset_t *os, uint64_t *objp)
 {
 	dnode_t *mdn = os->os_meta_dnode;
-	pthread_mutex_lock(&os->os_alloc_lock);
+	tarn_mutex_lock(&os->os_alloc_lock, OS_ALLOC);
 	uint64_t limit = os->os_obj_next;
-	pthread_mutex_unlock(&os->os_alloc_lock);
+	tarn_mutex_unlock(&os->os_alloc_lock);
 	(void) mdn;
 	for (uint64_t obj = *objp + 1; obj < limit; obj++) {
 		dnode_t *dn;

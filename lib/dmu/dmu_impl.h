@@ -2,12 +2,13 @@
  * dmu_impl.h — private structures of the dmu layer (objects, dbufs,
  * transactions, txgs).  Nothing outside lib/dmu includes this header.
  *
- * Lock order (outer first):
- *   dp_lock (txg state)       — never held while taking the others
- *   os_lock (dnode table)
- *   dn_struct_rwlock          (block-pointer tree of one object)
- *   dn_mtx                    (dbufs, dirty records and per-txg state of one object)
- *   dp_cache_lock             (LRU of clean dbufs)
+ * Lock order: docs/DESIGN.md, "Lock order" (lib/util/lockorder.h checks
+ * part of it).  Within this layer, outer first: os_alloc_lock,
+ * dn_struct_rwlock (block-pointer tree of one object; held across I/O),
+ * os_lock (dnode table; the two never nest), dn_mtx (dbufs, dirty
+ * records and per-txg state of one object), dp_lock (txg state; taken
+ * briefly under all of these, never held while waiting for them),
+ * os_dirty_lock, dp_cache_lock (LRU of clean dbufs).
  * No I/O is issued while holding os_lock, dn_mtx or dp_cache_lock.
  */
 #ifndef TARN_DMU_IMPL_H

@@ -69,10 +69,10 @@ static void
 dmu_objset_register(objset_t *os)
 {
 	dmu_pool_t *dp = os->os_dp;
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	os->os_next = dp->dp_objsets;
 	dp->dp_objsets = os;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 }
 
 int
@@ -135,12 +135,12 @@ dmu_objset_close(objset_t *os)
 	dmu_pool_t *dp = os->os_dp;
 	/* read-ahead tasks hold dnodes of os and use the pool's zio context */
 	dmu_readahead_drain(os);
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	objset_t **pp = &dp->dp_objsets;
 	while (*pp != os)
 		pp = &(*pp)->os_next;
 	*pp = os->os_next;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 
 	for (uint32_t i = 0; i < os->os_dn_buckets; i++) {
 		dnode_t *dn = os->os_dnodes[i];
@@ -185,10 +185,10 @@ dmu_objset_set_props(objset_t *os, const dmu_objset_props_t *props)
 bool
 dmu_objset_is_dirty(objset_t *os, uint64_t txg)
 {
-	pthread_mutex_lock(&os->os_dirty_lock);
+	tarn_mutex_lock(&os->os_dirty_lock, OS_DIRTY);
 	bool d = os->os_dirty[TXG_IDX(txg)] != NULL || os->os_new ||
 	    os->os_zil_dirty[TXG_IDX(txg)];
-	pthread_mutex_unlock(&os->os_dirty_lock);
+	tarn_mutex_unlock(&os->os_dirty_lock);
 	return (d);
 }
 
@@ -253,7 +253,7 @@ int
 dmu_objset_sync(objset_t *os, uint64_t txg, int pass, blkptr_t *bp)
 {
 	int t = TXG_IDX(txg);
-	pthread_mutex_lock(&os->os_dirty_lock);
+	tarn_mutex_lock(&os->os_dirty_lock, OS_DIRTY);
 	dnode_t *list = os->os_dirty[t];
 	os->os_dirty[t] = NULL;
 	bool was_new = os->os_new || os->os_zil_dirty[t];
@@ -276,7 +276,7 @@ dmu_objset_sync(objset_t *os, uint64_t txg, int pass, blkptr_t *bp)
 			os_synced_add(os, txg, dns[i]);
 		}
 	}
-	pthread_mutex_unlock(&os->os_dirty_lock);
+	tarn_mutex_unlock(&os->os_dirty_lock);
 	if (ndn == 0 && !was_new && os->os_nmeta_dirty == 0) {
 		tarn_free(dns);
 		return (0);
@@ -408,16 +408,16 @@ dmu_objset_logical(objset_t *os, uint64_t *lsizep, uint64_t *psizep)
 void
 dmu_objset_zil_header(objset_t *os, zil_header_t *out)
 {
-	pthread_mutex_lock(&os->os_dirty_lock);
+	tarn_mutex_lock(&os->os_dirty_lock, OS_DIRTY);
 	*out = os->os_zil_header;
-	pthread_mutex_unlock(&os->os_dirty_lock);
+	tarn_mutex_unlock(&os->os_dirty_lock);
 }
 
 void
 dmu_objset_set_zil_header(objset_t *os, const zil_header_t *zh, uint64_t txg)
 {
-	pthread_mutex_lock(&os->os_dirty_lock);
+	tarn_mutex_lock(&os->os_dirty_lock, OS_DIRTY);
 	os->os_zil_header = *zh;
 	os->os_zil_dirty[TXG_IDX(txg)] = true;
-	pthread_mutex_unlock(&os->os_dirty_lock);
+	tarn_mutex_unlock(&os->os_dirty_lock);
 }

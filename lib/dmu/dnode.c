@@ -161,16 +161,16 @@ dnode_hold(objset_t *os, uint64_t obj, bool must_exist, dnode_t **dnp)
 {
 	if (obj == DMU_META_DNODE_OBJECT || obj >= DMU_MAX_OBJECT)
 		return (SET_ERROR(must_exist ? ENOENT : EINVAL));
-	pthread_mutex_lock(&os->os_lock);
+	tarn_mutex_lock(&os->os_lock, OS);
 	dnode_t *dn = dn_table_find(os, obj);
 	if (dn == NULL) {
-		pthread_mutex_unlock(&os->os_lock);
+		tarn_mutex_unlock(&os->os_lock);
 		dnode_phys_t phys;
 		int err = dnode_load_phys(os, obj, &phys);
 		if (err != 0)
 			return (err);
 		dnode_t *ndn = dnode_create(os, obj, &phys);
-		pthread_mutex_lock(&os->os_lock);
+		tarn_mutex_lock(&os->os_lock, OS);
 		dn = dn_table_find(os, obj);
 		if (dn == NULL) {
 			dn_table_insert(os, ndn);
@@ -181,7 +181,7 @@ dnode_hold(objset_t *os, uint64_t obj, bool must_exist, dnode_t **dnp)
 	}
 	dn_lru_unlink(os, dn);
 	__atomic_add_fetch(&dn->dn_holds, 1, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&os->os_lock);
+	tarn_mutex_unlock(&os->os_lock);
 	if (must_exist) {
 		pthread_mutex_lock(&dn->dn_mtx);
 		bool ok = dn->dn_allocated;
@@ -226,7 +226,7 @@ dnode_rele(dnode_t *dn)
 	objset_t *os = dn->dn_os;
 	if (dn->dn_object == DMU_META_DNODE_OBJECT)
 		return;
-	pthread_mutex_lock(&os->os_lock);
+	tarn_mutex_lock(&os->os_lock, OS);
 	int h = __atomic_sub_fetch(&dn->dn_holds, 1, __ATOMIC_SEQ_CST);
 	VERIFY3S(h, >=, 0);
 	if (h == 0 && !dn->dn_in_lru) {
@@ -239,7 +239,7 @@ dnode_rele(dnode_t *dn)
 		if (os->os_dn_count > DN_TABLE_MAX_IDLE)
 			dnode_evict_idle(os);
 	}
-	pthread_mutex_unlock(&os->os_lock);
+	tarn_mutex_unlock(&os->os_lock);
 }
 
 /*
@@ -259,10 +259,10 @@ dnode_setdirty(dnode_t *dn, uint64_t txg)
 	}
 	if (!dt->dt_listed && dn->dn_object != DMU_META_DNODE_OBJECT) {
 		dt->dt_listed = true;
-		pthread_mutex_lock(&os->os_dirty_lock);
+		tarn_mutex_lock(&os->os_dirty_lock, OS_DIRTY);
 		dt->dt_dirty_next = os->os_dirty[TXG_IDX(txg)];
 		os->os_dirty[TXG_IDX(txg)] = dn;
-		pthread_mutex_unlock(&os->os_dirty_lock);
+		tarn_mutex_unlock(&os->os_dirty_lock);
 	}
 }
 

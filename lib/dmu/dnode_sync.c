@@ -512,14 +512,14 @@ dnode_sync_done(dnode_t *dn, uint64_t txg)
 	}
 	pthread_mutex_unlock(&dn->dn_mtx);
 	if (freed && !dn->dn_allocated) {
-		pthread_mutex_lock(&os->os_alloc_lock);
+		tarn_mutex_lock(&os->os_alloc_lock, OS_ALLOC);
 		if (os->os_nfree_objs == os->os_cfree_objs) {
 			os->os_cfree_objs = os->os_cfree_objs ? os->os_cfree_objs * 2 : 64;
 			os->os_free_objs = tarn_realloc(os->os_free_objs,
 			    sizeof (uint64_t) * os->os_cfree_objs);
 		}
 		os->os_free_objs[os->os_nfree_objs++] = dn->dn_object;
-		pthread_mutex_unlock(&os->os_alloc_lock);
+		tarn_mutex_unlock(&os->os_alloc_lock);
 	}
 	if (had && dn->dn_object != DMU_META_DNODE_OBJECT)
 		dnode_rele(dn);

@@ -95,36 +95,36 @@ dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg, const dmu_pool_opts_t *
 void
 dmu_pool_start(dmu_pool_t *dp)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	VERIFY(!dp->dp_running);
 	dp->dp_running = true;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	VERIFY0(tarn_thread_create(&dp->dp_thread, NULL, txg_sync_thread, dp));
 }
 
 void
 dmu_pool_stop(dmu_pool_t *dp, bool sync)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	bool running = dp->dp_running;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	if (!running)
 		return;
 	if (sync && !dmu_pool_suspended(dp))
 		(void) txg_wait_synced(dp, 0);
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	dp->dp_exit = true;
 	pthread_cond_broadcast(&dp->dp_sync_cv);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	pthread_join(dp->dp_thread, NULL);
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	dp->dp_running = false;
 	/* wake anyone still waiting: nothing more will sync */
 	dp->dp_suspended = dp->dp_suspended || sync == false;
 	pthread_cond_broadcast(&dp->dp_synced_cv);
 	pthread_cond_broadcast(&dp->dp_dirty_cv);
 	pthread_cond_broadcast(&dp->dp_open_cv);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 }
 
 void
@@ -151,29 +151,29 @@ dmu_pool_zio(dmu_pool_t *dp)
 void
 dmu_pool_set_synced_cb(dmu_pool_t *dp, void (*fn)(void *, uint64_t), void *arg)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	dp->dp_synced_cb = fn;
 	dp->dp_synced_arg = arg;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 }
 
 void
 dmu_pool_set_error_cb(dmu_pool_t *dp, dmu_error_fn_t fn, void *arg)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	dp->dp_error_cb = fn;
 	dp->dp_error_arg = arg;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 }
 
 void
 dmu_pool_report_error(dmu_pool_t *dp, objset_t *os, uint64_t obj, uint8_t level,
     uint64_t blkid, int error)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	dmu_error_fn_t fn = dp->dp_error_cb;
 	void *arg = dp->dp_error_arg;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	if (fn != NULL)
 		fn(arg, os, obj, level, blkid, error);
 }
@@ -181,31 +181,31 @@ dmu_pool_report_error(dmu_pool_t *dp, objset_t *os, uint64_t obj, uint8_t level,
 bool
 dmu_pool_suspended(dmu_pool_t *dp)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	bool s = dp->dp_suspended;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (s);
 }
 
 int
 dmu_pool_sync_error(dmu_pool_t *dp)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	int e = dp->dp_suspended ? (dp->dp_sync_error != 0 ? dp->dp_sync_error : EIO) : 0;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (e);
 }
 
 void
 dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	*out = dp->dp_stats;
 	out->dps_dirty = dp->dp_dirty_total;
-	pthread_mutex_unlock(&dp->dp_lock);
-	pthread_mutex_lock(&dp->dp_cache_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_cache_lock, DBUF_CACHE);
 	out->dps_cache_bytes = dp->dp_cache_bytes;
-	pthread_mutex_unlock(&dp->dp_cache_lock);
+	tarn_mutex_unlock(&dp->dp_cache_lock);
 }
 
 /* Did a tx or a space check meet ENOSPC in the last 30 s? (dp_lock held) */
@@ -218,7 +218,7 @@ txg_short_of_space(dmu_pool_t *dp, uint64_t now)
 void
 txg_frees_maturing(dmu_pool_t *dp, bool maturing, bool arm)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	uint64_t txg = __atomic_load_n(&dp->dp_syncing_txg, __ATOMIC_ACQUIRE);
 	bool empty = txg != 0 && dp->dp_dirty[TXG_IDX(txg)] == 0;
 	/*
@@ -231,20 +231,20 @@ txg_frees_maturing(dmu_pool_t *dp, bool maturing, bool arm)
 		dp->dp_defer_syncs = TXG_DEFER_SYNCS;
 	else if (dp->dp_defer_syncs > 0)
 		dp->dp_defer_syncs--;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 }
 
 /* Account dirty bytes to txg (called when a dirty record is created). */
 void
 dmu_pool_dirty_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	dp->dp_dirty[TXG_IDX(txg)] += bytes;
 	dp->dp_dirty_total += bytes;
 	if (txg == dp->dp_open_txg &&
 	    dp->dp_dirty[TXG_IDX(txg)] >= dp->dp_opts.dpo_dirty_max / TXG_DIRTY_RECORD_DIV)
 		pthread_cond_signal(&dp->dp_sync_cv);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 }
 
 /* Account bytes written into txg (dmu_write's length: what the writers sent). */
@@ -255,10 +255,10 @@ dmu_pool_written_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes)
 	uint64_t now = __atomic_add_fetch(&dp->dp_written[TXG_IDX(txg)], bytes,
 	    __ATOMIC_RELAXED);
 	if (now >= trigger && now - bytes < trigger) {
-		pthread_mutex_lock(&dp->dp_lock);
+		tarn_mutex_lock(&dp->dp_lock, TXG);
 		if (txg == dp->dp_open_txg)
 			pthread_cond_signal(&dp->dp_sync_cv);
-		pthread_mutex_unlock(&dp->dp_lock);
+		tarn_mutex_unlock(&dp->dp_lock);
 	}
 }
 
@@ -307,16 +307,16 @@ static void *
 txg_sync_thread(void *arg)
 {
 	dmu_pool_t *dp = arg;
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	for (;;) {
 		uint64_t now = tarn_now_ns();
 		while (!dp->dp_exit && !dp->dp_suspended && !txg_should_sync(dp, now)) {
 			txg_timedwait(dp, 100 * 1000000ULL);
 			now = tarn_now_ns();
 			/* between syncs: what the cache freed goes back (rate-limited) */
-			pthread_mutex_unlock(&dp->dp_lock);
+			tarn_mutex_unlock(&dp->dp_lock);
 			tarn_mem_trim();
-			pthread_mutex_lock(&dp->dp_lock);
+			tarn_mutex_lock(&dp->dp_lock, TXG);
 		}
 		if (dp->dp_suspended || (dp->dp_exit &&
 		    dp->dp_dirty[TXG_IDX(dp->dp_open_txg)] == 0 &&
@@ -333,14 +333,14 @@ txg_sync_thread(void *arg)
 		dp->dp_open_time = tarn_now_ns();
 		pthread_cond_broadcast(&dp->dp_open_cv);
 		__atomic_store_n(&dp->dp_syncing_txg, txg, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&dp->dp_lock);
+		tarn_mutex_unlock(&dp->dp_lock);
 
 		uint64_t t0 = tarn_now_ns();
 		int err = dp->dp_sync_fn(dp->dp_arg, txg);
 		tarn_dprintf("txg %" PRIu64 ": synced %" PRIu64 " dirty bytes in %" PRIu64 " ms\n",
 		    txg, dp->dp_dirty[TXG_IDX(txg)], (tarn_now_ns() - t0) / 1000000);
 
-		pthread_mutex_lock(&dp->dp_lock);
+		tarn_mutex_lock(&dp->dp_lock, TXG);
 		__atomic_store_n(&dp->dp_syncing_txg, 0, __ATOMIC_RELEASE);
 		if (err != 0) {
 			/* always said (the daemon's log): every write fails from here on */
@@ -364,13 +364,13 @@ txg_sync_thread(void *arg)
 		void (*cb)(void *, uint64_t) = dp->dp_synced_cb;
 		void *cbarg = dp->dp_synced_arg;
 		if (cb != NULL) {
-			pthread_mutex_unlock(&dp->dp_lock);
+			tarn_mutex_unlock(&dp->dp_lock);
 			cb(cbarg, txg);
-			pthread_mutex_lock(&dp->dp_lock);
+			tarn_mutex_lock(&dp->dp_lock, TXG);
 		}
 	}
 	/* the thread ends here; dmu_pool_destroy joins it */
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (NULL);
 }
 
@@ -378,11 +378,11 @@ int
 txg_wait_synced(dmu_pool_t *dp, uint64_t txg)
 {
 	int err = 0;
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	if (txg == 0)
 		txg = dp->dp_open_txg;
 	if (!dp->dp_running) {
-		pthread_mutex_unlock(&dp->dp_lock);
+		tarn_mutex_unlock(&dp->dp_lock);
 		return (dp->dp_synced_txg >= txg ? 0 : SET_ERROR(EROFS));
 	}
 	if (txg > dp->dp_wait_txg)
@@ -392,34 +392,34 @@ txg_wait_synced(dmu_pool_t *dp, uint64_t txg)
 		pthread_cond_wait(&dp->dp_synced_cv, &dp->dp_lock);
 	if (dp->dp_synced_txg < txg)
 		err = SET_ERROR(EIO);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (err);
 }
 
 void
 txg_kick(dmu_pool_t *dp)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	dp->dp_kick = true;
 	pthread_cond_broadcast(&dp->dp_sync_cv);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 }
 
 uint64_t
 txg_last_synced(dmu_pool_t *dp)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	uint64_t t = dp->dp_synced_txg;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (t);
 }
 
 uint64_t
 txg_open_txg(dmu_pool_t *dp)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	uint64_t t = dp->dp_open_txg;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (t);
 }
 
@@ -569,9 +569,9 @@ dmu_space_wait_locked(dmu_pool_t *dp, uint64_t space, uint64_t keep, bool netfre
 			dp->dp_enospc_ns = tarn_now_ns();
 			return (SET_ERROR(ENOSPC));
 		}
-		pthread_mutex_unlock(&dp->dp_lock);
+		tarn_mutex_unlock(&dp->dp_lock);
 		(void) txg_wait_synced(dp, 0);
-		pthread_mutex_lock(&dp->dp_lock);
+		tarn_mutex_lock(&dp->dp_lock, TXG);
 		avail = dp->dp_space_fn(dp->dp_arg, netfree);
 		pending = dmu_space_pending_locked(dp);
 	}
@@ -581,27 +581,27 @@ dmu_space_wait_locked(dmu_pool_t *dp, uint64_t space, uint64_t keep, bool netfre
 int
 dmu_pool_space_wait(dmu_pool_t *dp, uint64_t space, uint64_t keep)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	int err = dp->dp_suspended ? SET_ERROR(EIO) :
 	    dmu_space_wait_locked(dp, space, keep, false, dmu_tx_mine_txg(dp) != 0);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (err);
 }
 
 void
 dmu_pool_note_enospc(dmu_pool_t *dp)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	dp->dp_enospc_ns = tarn_now_ns();
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 }
 
 uint64_t
 dmu_pool_space_pending(dmu_pool_t *dp)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	uint64_t pending = dmu_space_pending_locked(dp);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (pending);
 }
 
@@ -610,9 +610,9 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 {
 	dmu_pool_t *dp = tx->tx_os->os_dp;
 	VERIFY(!tx->tx_assigned);
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, TXG);
 	if (!dp->dp_running) {
-		pthread_mutex_unlock(&dp->dp_lock);
+		tarn_mutex_unlock(&dp->dp_lock);
 		return (SET_ERROR(EROFS));
 	}
 	uint64_t mine = dmu_tx_mine_txg(dp);
@@ -622,7 +622,7 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 	while (dp->dp_dirty_total >= dp->dp_opts.dpo_dirty_max && !dp->dp_suspended &&
 	    how != TXG_NOTHROTTLE) {
 		if (how == TXG_NOWAIT) {
-			pthread_mutex_unlock(&dp->dp_lock);
+			tarn_mutex_unlock(&dp->dp_lock);
 			return (SET_ERROR(ERESTART));
 		}
 		dp->dp_stats.dps_waits++;
@@ -630,17 +630,17 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 		pthread_cond_wait(&dp->dp_dirty_cv, &dp->dp_lock);
 	}
 	if (dp->dp_suspended) {
-		pthread_mutex_unlock(&dp->dp_lock);
+		tarn_mutex_unlock(&dp->dp_lock);
 		return (SET_ERROR(EIO));
 	}
 	uint64_t dirty = dp->dp_dirty_total, max = dp->dp_opts.dpo_dirty_max;
 	if (how == TXG_WAIT && dirty > max * TXG_DELAY_MIN_PCT / 100) {
 		dp->dp_stats.dps_delays++;
-		pthread_mutex_unlock(&dp->dp_lock);
+		tarn_mutex_unlock(&dp->dp_lock);
 		dmu_tx_delay(dirty, max);
-		pthread_mutex_lock(&dp->dp_lock);
+		tarn_mutex_lock(&dp->dp_lock, TXG);
 		if (dp->dp_suspended) {
-			pthread_mutex_unlock(&dp->dp_lock);
+			tarn_mutex_unlock(&dp->dp_lock);
 			return (SET_ERROR(EIO));
 		}
 	}
@@ -649,7 +649,7 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 	    __atomic_load_n(&tx->tx_os->os_replaying, __ATOMIC_RELAXED);
 	if (tx->tx_space > 0 &&
 	    dmu_space_wait_locked(dp, tx->tx_space, 0, netfree, mine != 0) != 0) {
-		pthread_mutex_unlock(&dp->dp_lock);
+		tarn_mutex_unlock(&dp->dp_lock);
 		return (SET_ERROR(ENOSPC));
 	}
 	/* A closing txg: wait until its holds are gone (theory above). */
@@ -659,7 +659,7 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 			pthread_cond_wait(&dp->dp_open_cv, &dp->dp_lock);
 	}
 	if (dp->dp_suspended) {
-		pthread_mutex_unlock(&dp->dp_lock);
+		tarn_mutex_unlock(&dp->dp_lock);
 		return (SET_ERROR(EIO));
 	}
 	tx->tx_txg = mine != 0 ? mine : dp->dp_open_txg;
@@ -673,7 +673,7 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 		m->tm_n++;
 		tx->tx_mine = m;
 	}
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (0);
 }
 
@@ -682,7 +682,7 @@ dmu_tx_commit(dmu_tx_t *tx)
 {
 	dmu_pool_t *dp = tx->tx_os->os_dp;
 	if (tx->tx_assigned && !tx->tx_syncing) {
-		pthread_mutex_lock(&dp->dp_lock);
+		tarn_mutex_lock(&dp->dp_lock, TXG);
 		VERIFY3U(dp->dp_holds[TXG_IDX(tx->tx_txg)], >, 0);
 		if (tx->tx_netfree)
 			dp->dp_frees_txg = tx->tx_txg;
@@ -693,7 +693,7 @@ dmu_tx_commit(dmu_tx_t *tx)
 		}
 		if (--dp->dp_holds[TXG_IDX(tx->tx_txg)] == 0)
 			pthread_cond_broadcast(&dp->dp_quiesce_cv);
-		pthread_mutex_unlock(&dp->dp_lock);
+		tarn_mutex_unlock(&dp->dp_lock);
 	}
 	tarn_free(tx);
 }

@@ -141,14 +141,14 @@ dsl_os_get(dsl_pool_t *dp, uint64_t obj, objset_t **osp)
 {
 	char key[32];
 	dsl_os_key(obj, key, sizeof (key));
-	pthread_mutex_lock(&dsl_os_lock);
+	tarn_mutex_lock(&dsl_os_lock, DSL_OS);
 	int e = spa_objset_open(dp->dp_spa, key, osp);
-	pthread_mutex_unlock(&dsl_os_lock);
+	tarn_mutex_unlock(&dsl_os_lock);
 	if (e != ENOENT || dsl_readonly(dp))
 		return (e);
-	pthread_mutex_lock(&dsl_os_lock);
+	tarn_mutex_lock(&dsl_os_lock, DSL_OS);
 	e = spa_objset_create(dp->dp_spa, key, DMU_OST_ZFS, osp);
-	pthread_mutex_unlock(&dsl_os_lock);
+	tarn_mutex_unlock(&dsl_os_lock);
 	if (e == 0 && dp->dp_init_fn != NULL)
 		e = dp->dp_init_fn(dp->dp_init_arg, *osp);
 	if (e == 0)
@@ -283,9 +283,9 @@ bool
 dsl_dataset_exists(dsl_pool_t *dp, const char *name)
 {
 	uint64_t obj;
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	bool ok = dsl_lookup(dp, name, &obj, NULL, 0) == 0;
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (ok);
 }
 
@@ -293,9 +293,9 @@ int
 dsl_dataset_oskey(dsl_pool_t *dp, const char *name, char *key, size_t len)
 {
 	uint64_t obj;
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	int e = dsl_lookup(dp, name, &obj, NULL, 0);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	if (e == 0)
 		dsl_os_key(obj, key, len);
 	return (e);
@@ -325,7 +325,7 @@ dsl_dataset_key_name(dsl_pool_t *dp, const char *key, char *name, size_t len)
 	char *tail = tarn_alloc(len), *comp = tarn_alloc(ZAP_MAXNAMELEN);
 	int e = 0;
 	tail[0] = '\0';
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	for (int depth = 0; ; depth++) {
 		dsl_dataset_phys_t phys;
 		if (depth > DSL_NAME_MAX || (e = dsl_phys_read(dp, obj, &phys)) != 0)
@@ -339,7 +339,7 @@ dsl_dataset_key_name(dsl_pool_t *dp, const char *key, char *name, size_t len)
 			break;
 		obj = phys.dd_parent_obj;
 	}
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	tarn_free(tail);
 	tarn_free(comp);
 	return (e == 0 ? 0 : SET_ERROR(ENOENT));
@@ -359,13 +359,13 @@ int
 dsl_dataset_objset(dsl_pool_t *dp, const char *name, objset_t **osp)
 {
 	uint64_t obj;
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	int e = dsl_lookup(dp, name, &obj, NULL, 0);
 	if (e == 0)
 		e = dsl_os_get(dp, obj, osp);
 	if (e == 0)
 		dsl_prop_apply(dp, name, *osp);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (e);
 }
 
@@ -439,9 +439,9 @@ int
 dsl_dataset_iter(dsl_pool_t *dp, const char *name, int maxdepth, dsl_iter_fn_t fn, void *arg)
 {
 	uint64_t obj;
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	int e = dsl_lookup(dp, name, &obj, NULL, 0);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	if (e != 0)
 		return (e);
 	return (dsl_iter_impl(dp, obj, name, 0, maxdepth, fn, arg));
@@ -568,7 +568,7 @@ dsl_dataset_create(dsl_pool_t *dp, const char *name, bool parents,
 		return (e);
 	if ((e = dsl_writable(dp, err, errlen)) != 0)
 		return (e);
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	uint64_t obj;
 	if (dsl_lookup(dp, name, &obj, NULL, 0) == 0) {
 		(void) snprintf(err, errlen, "dataset already exists");
@@ -586,7 +586,7 @@ dsl_dataset_create(dsl_pool_t *dp, const char *name, bool parents,
 	tarn_free(anc);
 	if (e == 0)
 		e = dsl_create_one(dp, name, props, nprops, err, errlen);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (e);
 }
 
@@ -706,7 +706,7 @@ dsl_dataset_destroy(dsl_pool_t *dp, const char *name, bool recursive, char *err,
 	int e = dsl_name_validate(name, err, errlen);
 	if (e != 0)
 		return (e);
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	uint64_t obj;
 	e = dsl_lookup(dp, name, &obj, err, errlen);
 	/* zfs destroy -r POOL destroys every dataset below the pool's root */
@@ -732,7 +732,7 @@ dsl_dataset_destroy(dsl_pool_t *dp, const char *name, bool recursive, char *err,
 		e = dsl_destroy_tree(dp, obj, name, !root, true, err, errlen);
 	if (e == 0)
 		e = dsl_destroy_tree(dp, obj, name, !root, false, err, errlen);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (e);
 }
 
@@ -767,7 +767,7 @@ dsl_dataset_rename(dsl_pool_t *dp, const char *oldname, const char *newname, boo
 		e = dsl_name_validate(newname, err, errlen);
 	if (e != 0)
 		return (e);
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	uint64_t obj, nobj, npobj;
 	e = dsl_lookup(dp, oldname, &obj, err, errlen);
 	if (e == 0 && obj == dp->dp_root_obj) {
@@ -787,9 +787,9 @@ dsl_dataset_rename(dsl_pool_t *dp, const char *oldname, const char *newname, boo
 	dsl_split(newname, nparent, sizeof (nparent), &nlast);
 	if (e == 0 && dsl_lookup(dp, nparent, &npobj, NULL, 0) != 0) {
 		if (parents) {
-			pthread_mutex_unlock(&dp->dp_lock);
+			tarn_mutex_unlock(&dp->dp_lock);
 			e = dsl_dataset_create(dp, nparent, true, NULL, 0, err, errlen);
-			pthread_mutex_lock(&dp->dp_lock);
+			tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 			if (e == 0)
 				e = dsl_lookup(dp, nparent, &npobj, err, errlen);
 		} else {
@@ -818,7 +818,7 @@ dsl_dataset_rename(dsl_pool_t *dp, const char *oldname, const char *newname, boo
 		if (e == 0)
 			dsl_history(dp, txg, "rename", oldname, obj, "-> %s", newname);
 	}
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (e);
 }
 

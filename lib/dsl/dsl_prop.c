@@ -658,9 +658,9 @@ dsl_prop_get(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_prop
 {
 	if (prop < 0 || prop >= DSL_NUM_PROPS)
 		return (SET_ERROR(EINVAL));
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	int e = dsl_prop_get_locked(dp, name, prop, parsable, val, err, errlen);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (e);
 }
 
@@ -757,7 +757,7 @@ dsl_prop_user_get(dsl_pool_t *dp, const char *name, const char *prop, dsl_prop_v
 	int e = dsl_prop_user_check(prop, NULL, err, errlen);
 	if (e != 0)
 		return (e);
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	char *cur = tarn_strdup(name);
 	val->dpv_source = DSL_SRC_NONE;
 	(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
@@ -782,7 +782,7 @@ dsl_prop_user_get(dsl_pool_t *dp, const char *name, const char *prop, dsl_prop_v
 		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
 	}
 	tarn_free(cur);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (e);
 }
 
@@ -797,7 +797,7 @@ dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void
 {
 	char **names = NULL;
 	size_t n = 0, cap = 0;
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	char *cur = tarn_strdup(name);
 	int e;
 	for (;;) {
@@ -824,7 +824,7 @@ dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void
 		*slash = '\0';
 	}
 	tarn_free(cur);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	if (e == ENOENT)
 		e = 0;
 	if (n > 0)
@@ -957,7 +957,7 @@ dsl_prop_set_impl(dsl_pool_t *dp, const char *name, const char *propname, const 
 	    dsl_prop_parse(prop, value, &num, str, sizeof (str), err, errlen);
 	if (e != 0)
 		return (e);
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	uint64_t obj;
 	e = dsl_lookup(dp, name, &obj, err, errlen);
 	if (e == 0)
@@ -981,7 +981,7 @@ dsl_prop_set_impl(dsl_pool_t *dp, const char *name, const char *propname, const 
 			dsl_history(dp, txg, "set", name, obj, "%s=%" PRIu64,
 			    dsl_props[prop].dpd_name, num);
 	}
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	if (e == 0 && !user)
 		dsl_prop_reapply(dp, name, prop);
 	return (e);
@@ -1008,7 +1008,7 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 		    "use 'zfs set %s=none' to clear", dsl_prop_name(prop), dsl_prop_name(prop));
 		return (SET_ERROR(EINVAL));
 	}
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	uint64_t obj;
 	int e = dsl_lookup(dp, name, &obj, err, errlen);
 	if (e == 0)
@@ -1026,7 +1026,7 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 			dsl_history(dp, txg, "inherit", name, obj, "%s",
 			    user ? propname : dsl_prop_name(prop));
 	}
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	if (e == 0 && !user)
 		dsl_prop_reapply(dp, name, prop);
 	return (e);

@@ -177,9 +177,9 @@ dsl_space_fini(dsl_pool_t *dp)
 int
 dsl_dataset_space(dsl_pool_t *dp, const char *name, dsl_space_t *out)
 {
-	pthread_mutex_lock(&dp->dp_lock);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	int e = dsl_space_locked(dp, name, out);
-	pthread_mutex_unlock(&dp->dp_lock);
+	tarn_mutex_unlock(&dp->dp_lock);
 	return (e);
 }
 

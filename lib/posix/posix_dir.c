@@ -64,9 +64,9 @@ posix_utf8_valid(const char *str, size_t len)
 int
 posix_name_new(posix_fs_t *fs, const char *name)
 {
-	pthread_mutex_lock(&fs->fs_opts_lock);
+	tarn_mutex_lock(&fs->fs_opts_lock, POSIX_OPTS);
 	bool utf8 = fs->fs_opts.pfo_utf8only;
-	pthread_mutex_unlock(&fs->fs_opts_lock);
+	tarn_mutex_unlock(&fs->fs_opts_lock);
 	if (utf8 && !posix_utf8_valid(name, strlen(name)))
 		return (SET_ERROR(EILSEQ));
 	return (0);
@@ -502,9 +502,9 @@ posix_tmpfile(posix_fs_t *fs, posix_ino_t dir, uint32_t mode, const posix_cred_t
 	if (err == 0 && dzp.zp_nlink == 0)
 		err = SET_ERROR(ENOENT);
 	if (err == 0) {
-		pthread_mutex_lock(&fs->fs_unlinked_lock);
+		tarn_mutex_lock(&fs->fs_unlinked_lock, POSIX_UNLINKED);
 		err = mknode_locked(fs, dir, &dzp, NULL, &a, attr);
-		pthread_mutex_unlock(&fs->fs_unlinked_lock);
+		tarn_mutex_unlock(&fs->fs_unlinked_lock);
 	}
 	pthread_rwlock_unlock(&pi->pi_lock);
 	pinode_rele(fs, pi);
@@ -612,7 +612,7 @@ posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newn
 	/* an O_TMPFILE's first name takes it out of the unlinked set */
 	bool named = err == 0 && lockset_zp(&ls, ino)->zp_nlink == 0;
 	if (named)
-		pthread_mutex_lock(&fs->fs_unlinked_lock);
+		tarn_mutex_lock(&fs->fs_unlinked_lock, POSIX_UNLINKED);
 	dmu_tx_t *tx = NULL;
 	if (err == 0) {
 		tx = dmu_tx_create(fs->fs_os);
@@ -662,7 +662,7 @@ posix_link(posix_fs_t *fs, posix_ino_t ino, posix_ino_t newdir, const char *newn
 			err = posix_ref_attr(fs, ino, zp, attr);
 	}
 	if (named)
-		pthread_mutex_unlock(&fs->fs_unlinked_lock);
+		tarn_mutex_unlock(&fs->fs_unlinked_lock);
 	lockset_unlock(fs, &ls);
 	return (err);
 }
@@ -727,7 +727,7 @@ dir_remove(posix_fs_t *fs, posix_ino_t dir, const char *name, bool rmdir)
 	}
 	bool keep = posix_keep_unlinked(fs, &ls, child, rmdir);
 	if (keep)
-		pthread_mutex_lock(&fs->fs_unlinked_lock);
+		tarn_mutex_lock(&fs->fs_unlinked_lock, POSIX_UNLINKED);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
 	zap_tx_hold(tx, fs->fs_os, dir, 1);
 	dmu_tx_hold_bonus(tx, dir);
@@ -760,7 +760,7 @@ dir_remove(posix_fs_t *fs, posix_ino_t dir, const char *name, bool rmdir)
 		dmu_tx_commit(tx);
 	}
 	if (keep)
-		pthread_mutex_unlock(&fs->fs_unlinked_lock);
+		tarn_mutex_unlock(&fs->fs_unlinked_lock);
 	lockset_unlock(fs, &ls);
 	return (err);
 }

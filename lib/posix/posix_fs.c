@@ -115,9 +115,9 @@ posix_opts_fix(posix_fs_opts_t *o)
 void
 posix_opts(posix_fs_t *fs, posix_fs_opts_t *o)
 {
-	pthread_mutex_lock(&fs->fs_opts_lock);
+	tarn_mutex_lock(&fs->fs_opts_lock, POSIX_OPTS);
 	*o = fs->fs_opts;
-	pthread_mutex_unlock(&fs->fs_opts_lock);
+	tarn_mutex_unlock(&fs->fs_opts_lock);
 }
 
 void
@@ -125,17 +125,17 @@ posix_fs_set_opts(posix_fs_t *fs, const posix_fs_opts_t *opts)
 {
 	posix_fs_opts_t o = *opts;
 	posix_opts_fix(&o);
-	pthread_mutex_lock(&fs->fs_opts_lock);
+	tarn_mutex_lock(&fs->fs_opts_lock, POSIX_OPTS);
 	fs->fs_opts = o;
-	pthread_mutex_unlock(&fs->fs_opts_lock);
+	tarn_mutex_unlock(&fs->fs_opts_lock);
 }
 
 int
 posix_writable(posix_fs_t *fs)
 {
-	pthread_mutex_lock(&fs->fs_opts_lock);
+	tarn_mutex_lock(&fs->fs_opts_lock, POSIX_OPTS);
 	bool ro = fs->fs_opts.pfo_readonly;
-	pthread_mutex_unlock(&fs->fs_opts_lock);
+	tarn_mutex_unlock(&fs->fs_opts_lock);
 	return (ro ? SET_ERROR(EROFS) : 0);
 }
 
@@ -224,7 +224,7 @@ posix_space_quota(posix_fs_t *fs, const posix_fs_opts_t *o, uint64_t bytes)
 		if (room == 0)
 			return (SET_ERROR(EDQUOT));
 		uint64_t synced = txg_last_synced(dp), open = txg_open_txg(dp);
-		pthread_mutex_lock(&fs->fs_space_lock);
+		tarn_mutex_lock(&fs->fs_space_lock, POSIX_SPACE);
 		uint64_t pending = posix_pending_locked(fs, synced), wait = 0;
 		if (pending >= room) {
 			for (int i = 0; i < POSIX_PEND_SLOTS; i++)
@@ -238,7 +238,7 @@ posix_space_quota(posix_fs_t *fs, const posix_fs_opts_t *o, uint64_t bytes)
 			}
 			fs->fs_pend_bytes[i] += bytes;
 		}
-		pthread_mutex_unlock(&fs->fs_space_lock);
+		tarn_mutex_unlock(&fs->fs_space_lock);
 		if (wait == 0)
 			return (0);
 		int err = txg_wait_synced(dp, wait);
@@ -477,7 +477,7 @@ posix_forget(posix_fs_t *fs, posix_ino_t ino, uint64_t n)
 	znode_phys_t zp;
 	if (!pi->pi_destroyed && pinode_refs(fs, pi) == 0 && zn_read(fs, ino, &zp) == 0 &&
 	    zp.zp_nlink == 0 && posix_writable(fs) == 0) {
-		pthread_mutex_lock(&fs->fs_unlinked_lock);
+		tarn_mutex_lock(&fs->fs_unlinked_lock, POSIX_UNLINKED);
 		dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
 		posix_hold_destroy(fs, tx);
 		dmu_tx_mark_netfree(tx);
@@ -486,7 +486,7 @@ posix_forget(posix_fs_t *fs, posix_ino_t ino, uint64_t n)
 				pi->pi_destroyed = true;
 			dmu_tx_commit(tx);
 		}
-		pthread_mutex_unlock(&fs->fs_unlinked_lock);
+		tarn_mutex_unlock(&fs->fs_unlinked_lock);
 	}
 	pthread_rwlock_unlock(&pi->pi_lock);
 	pinode_rele(fs, pi);
@@ -727,9 +727,9 @@ posix_statfs(posix_fs_t *fs, struct statvfs *st)
 	dmu_objset_space(fs->fs_os, &used);
 	dmu_pool_t *dp = dmu_objset_pool(fs->fs_os);
 	uint64_t synced = txg_last_synced(dp);
-	pthread_mutex_lock(&fs->fs_space_lock);
+	tarn_mutex_lock(&fs->fs_space_lock, POSIX_SPACE);
 	uint64_t pending = posix_pending_locked(fs, synced);
-	pthread_mutex_unlock(&fs->fs_space_lock);
+	tarn_mutex_unlock(&fs->fs_space_lock);
 	if (avail == UINT64_MAX)
 		avail = 0;              /* no hook, no quota: nothing to say */
 	used += MIN(pending, avail);

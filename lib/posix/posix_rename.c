@@ -191,7 +191,7 @@ rename_locked(posix_fs_t *fs, posix_lockset_t *ls, const rename_op_t *r)
 		keep = posix_keep_unlinked(fs, ls, r->dino,
 		    S_ISDIR(lockset_zp(ls, r->dino)->zp_mode));
 	if (keep)
-		pthread_mutex_lock(&fs->fs_unlinked_lock);
+		tarn_mutex_lock(&fs->fs_unlinked_lock, POSIX_UNLINKED);
 	dmu_tx_t *tx = dmu_tx_create(fs->fs_os);
 	zap_tx_hold(tx, fs->fs_os, r->sdir, 2);
 	zap_tx_hold(tx, fs->fs_os, r->ddir, 2);
@@ -221,7 +221,7 @@ rename_locked(posix_fs_t *fs, posix_lockset_t *ls, const rename_op_t *r)
 		dmu_tx_commit(tx);
 	}
 	if (keep)
-		pthread_mutex_unlock(&fs->fs_unlinked_lock);
+		tarn_mutex_unlock(&fs->fs_unlinked_lock);
 	return (err);
 }
 
@@ -259,7 +259,7 @@ posix_rename(posix_fs_t *fs, posix_ino_t dir, const char *name, posix_ino_t newd
 		.flags = flags };
 	bool cross = dir != newdir;
 	if (cross)
-		pthread_mutex_lock(&fs->fs_rename_lock);
+		tarn_mutex_lock(&fs->fs_rename_lock, POSIX_RENAME);
 	posix_lockset_t ls = { 0 };
 	err = rename_lock(fs, &ls, &r);
 	if (err == 0 && r.sino == r.dino) {
@@ -272,6 +272,6 @@ posix_rename(posix_fs_t *fs, posix_ino_t dir, const char *name, posix_ino_t newd
 	}
 	lockset_unlock(fs, &ls);
 	if (cross)
-		pthread_mutex_unlock(&fs->fs_rename_lock);
+		tarn_mutex_unlock(&fs->fs_rename_lock);
 	return (err);
 }

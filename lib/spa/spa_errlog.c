@@ -187,7 +187,7 @@ static void
 el_resolve(spa_t *spa)
 {
 	spa_errlog_t *el = spa->spa_errlog;
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	size_t n = el->el_npend;
 	el_pending_t *p = NULL;
 	if (n > 0) {
@@ -195,7 +195,7 @@ el_resolve(spa_t *spa)
 		memcpy(p, el->el_pend, n * sizeof (*p));
 		el->el_npend = 0;
 	}
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 	if (n == 0)
 		return;
 	spa_errlog_rec_t *recs = tarn_alloc(n * sizeof (*recs));
@@ -205,10 +205,10 @@ el_resolve(spa_t *spa)
 		el_rec_make(&recs[i], name, p[i].ep_obj, p[i].ep_level, p[i].ep_blkid,
 		    p[i].ep_time);
 	}
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	for (size_t i = 0; i < n; i++)
 		el_add_locked(el, &recs[i], p[i].ep_scrub);
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 	tarn_free(recs);
 	tarn_free(p);
 }
@@ -246,7 +246,7 @@ spa_errlog_report(void *arg, objset_t *os, uint64_t obj, uint8_t level, uint64_t
 	if (el == NULL || error == ENOMEM)
 		return;
 	uint64_t now = tarn_wall_sec();
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	const char *name = os == spa->spa_mos ? "<MOS>" : NULL;
 	for (int i = 0; name == NULL && i < el->el_nalias; i++) {
 		if (el->el_alias[i].ea_os == os)
@@ -271,7 +271,7 @@ spa_errlog_report(void *arg, objset_t *os, uint64_t obj, uint8_t level, uint64_t
 		}
 		el->el_dirty = true;
 	}
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 }
 
 void
@@ -280,45 +280,45 @@ spa_errlog_add(spa_t *spa, const char *osname, uint64_t obj, uint8_t level, uint
 	spa_errlog_t *el = spa->spa_errlog;
 	spa_errlog_rec_t r;
 	el_rec_make(&r, osname, obj, level, blkid, tarn_wall_sec());
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	el_add_locked(el, &r, true);
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 }
 
 void
 spa_errlog_alias(spa_t *spa, objset_t *os, const char *name)
 {
 	spa_errlog_t *el = spa->spa_errlog;
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	VERIFY3S(el->el_nalias, <, ERRLOG_ALIAS_MAX);
 	el_alias_t *a = &el->el_alias[el->el_nalias++];
 	a->ea_os = os;
 	snprintf(a->ea_name, sizeof (a->ea_name), "%s", name);
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 }
 
 void
 spa_errlog_unalias(spa_t *spa, objset_t *os)
 {
 	spa_errlog_t *el = spa->spa_errlog;
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	for (int i = 0; i < el->el_nalias; i++) {
 		if (el->el_alias[i].ea_os == os) {
 			el->el_alias[i] = el->el_alias[--el->el_nalias];
 			break;
 		}
 	}
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 }
 
 void
 spa_errlog_scrub_begin(spa_t *spa)
 {
 	spa_errlog_t *el = spa->spa_errlog;
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	el_set_clear(&el->el_scrub);
 	el->el_collecting = true;
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 }
 
 void
@@ -326,7 +326,7 @@ spa_errlog_scrub_end(spa_t *spa, bool finished)
 {
 	spa_errlog_t *el = spa->spa_errlog;
 	el_resolve(spa);
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	el->el_collecting = false;
 	if (finished) {
 		el_set_t old = el->el_log;
@@ -336,7 +336,7 @@ spa_errlog_scrub_end(spa_t *spa, bool finished)
 		el->el_dirty = true;
 	}
 	el_set_clear(&el->el_scrub);
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 }
 
 /* ---- persistence ---- */
@@ -345,12 +345,12 @@ void
 spa_errlog_reset(spa_t *spa)
 {
 	spa_errlog_t *el = spa->spa_errlog;
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	el_set_clear(&el->el_log);
 	el->el_npend = 0;
 	el->el_dropped = 0;
 	el->el_dirty = false;
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 }
 
 int
@@ -378,7 +378,7 @@ spa_errlog_load(spa_t *spa)
 	 * maps) are already in the log: keep them, add the persisted ones,
 	 * and write the log at the next sync when there were any.
 	 */
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	el->el_obj = obj;
 	el->el_synced_n = e == 0 ? phys.sep_count : 0;
 	el->el_dirty = el->el_log.es_n > 0 || el->el_npend > 0 || el->el_dropped > 0;
@@ -386,7 +386,7 @@ spa_errlog_load(spa_t *spa)
 		recs[i].ser_objset[sizeof (recs[i].ser_objset) - 1] = '\0';
 		(void) el_insert(&el->el_log, &recs[i]);
 	}
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 	tarn_free(recs);
 	return (0);     /* a lost error log never stops an import */
 }
@@ -411,17 +411,17 @@ spa_errlog_sync(spa_t *spa, uint64_t txg)
 	if (spa->spa_readonly)
 		return (0);
 	el_resolve(spa);
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	if (!el->el_dirty || (el->el_log.es_n == 0 && el->el_obj == 0)) {
 		el->el_dirty = false;
-		pthread_mutex_unlock(&el->el_lock);
+		tarn_mutex_unlock(&el->el_lock);
 		return (0);
 	}
 	uint64_t n = el->el_log.es_n, obj = el->el_obj, old_n = el->el_synced_n;
 	spa_errlog_rec_t *recs = tarn_alloc((n + 1) * sizeof (*recs));
 	memcpy(recs, el->el_log.es_v, n * sizeof (*recs));
 	el->el_dirty = false;
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 
 	objset_t *mos = spa->spa_mos;
 	dmu_tx_t *tx = dmu_tx_create_syncing(mos, txg);
@@ -435,14 +435,14 @@ spa_errlog_sync(spa_t *spa, uint64_t txg)
 		e = dmu_bonus_write(mos, obj, &phys, sizeof (phys), tx);
 	dmu_tx_commit(tx);
 	tarn_free(recs);
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	if (e == 0) {
 		el->el_obj = obj;
 		el->el_synced_n = n;
 	} else {
 		el->el_dirty = true;
 	}
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 	return (e);
 }
 
@@ -472,7 +472,7 @@ spa_errlog_list(spa_t *spa, spa_errlog_ent_t **entsp, int *np)
 {
 	spa_errlog_t *el = spa->spa_errlog;
 	el_resolve(spa);
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	size_t n = el->el_log.es_n;
 	spa_errlog_ent_t *ents = tarn_alloc((n + 1) * sizeof (*ents));
 	for (size_t i = 0; i < n; i++) {
@@ -482,7 +482,7 @@ spa_errlog_list(spa_t *spa, spa_errlog_ent_t **entsp, int *np)
 		ents[i].see_level = r->ser_level;
 		ents[i].see_blkid = r->ser_blkid;
 	}
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 	for (size_t i = 0; i < n; i++)
 		ents[i].see_offset = errlog_offset(spa, &ents[i]);
 	if (n == 0) {
@@ -499,8 +499,8 @@ spa_errlog_count(spa_t *spa)
 {
 	spa_errlog_t *el = spa->spa_errlog;
 	el_resolve(spa);
-	pthread_mutex_lock(&el->el_lock);
+	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	uint64_t n = el->el_log.es_n + el->el_dropped;
-	pthread_mutex_unlock(&el->el_lock);
+	tarn_mutex_unlock(&el->el_lock);
 	return (n);
 }

@@ -212,7 +212,7 @@ spa_upgrade(spa_t *spa, uint64_t version, char *err, size_t errlen)
 		snprintf(err, errlen, "pool is read-only");
 		return (SET_ERROR(EROFS));
 	}
-	pthread_mutex_lock(&spa->spa_vdev_lock);
+	tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV);
 	spa->spa_version = version;
 	if (version >= SPA_VERSION_2)
 		spa->spa_features |= SPA_FEATURES_ALL;
@@ -221,7 +221,7 @@ spa_upgrade(spa_t *spa, uint64_t version, char *err, size_t errlen)
 		spa->spa_config_txg = spa_last_synced_txg(spa) + 1;
 		e = spa_write_labels(spa, POOL_STATE_ACTIVE, false);
 	}
-	pthread_mutex_unlock(&spa->spa_vdev_lock);
+	tarn_mutex_unlock(&spa->spa_vdev_lock);
 	if (e != 0)
 		snprintf(err, errlen, "cannot write the new version: %s", tarn_strerror(e));
 	return (e);

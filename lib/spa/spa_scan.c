@@ -175,10 +175,10 @@ spa_scan_init(spa_t *spa)
 static void
 scan_join(spa_scan_t *sc)
 {
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	bool have = sc->ss_have_thread;
 	sc->ss_have_thread = false;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	if (have)
 		VERIFY0(pthread_join(sc->ss_thread, NULL));
 }
@@ -189,13 +189,13 @@ spa_scan_fini(spa_t *spa)
 	spa_scan_t *sc = spa->spa_scan;
 	if (sc == NULL)
 		return;
-	pthread_mutex_lock(&sc->ss_ctl_lock);
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_ctl_lock, SPA_SCAN_CTL);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	sc->ss_exit = true;
 	pthread_cond_broadcast(&sc->ss_cv);
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	scan_join(sc);
-	pthread_mutex_unlock(&sc->ss_ctl_lock);
+	tarn_mutex_unlock(&sc->ss_ctl_lock);
 }
 
 void
@@ -236,13 +236,13 @@ spa_scan_load(spa_t *spa)
 		e = SET_ERROR(EINVAL);
 	if (e != 0 && e != ENOENT)
 		tarn_dprintf("scan state unreadable (%d); forgotten\n", e);
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	memset(&sc->ss_stat, 0, sizeof (sc->ss_stat));
 	if (e == 0)
 		sc->ss_stat = phys.ssp_stat;
 	sc->ss_obj = obj;           /* a damaged record is overwritten */
 	sc->ss_dirty = false;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	return (0);     /* a lost scan result never stops an import */
 }
 
@@ -266,14 +266,14 @@ spa_scan_sync(spa_t *spa, uint64_t txg)
 	spa_scan_t *sc = spa->spa_scan;
 	spa_scan_phys_t phys;
 	memset(&phys, 0, sizeof (phys));
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	if (sc->ss_stat.sss_paused)
 		pthread_cond_broadcast(&sc->ss_cv);     /* a paused walk checks its hold */
 	bool dirty = sc->ss_dirty;
 	sc->ss_dirty = false;
 	phys.ssp_stat = sc->ss_stat;
 	uint64_t obj = sc->ss_obj;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	if (!dirty || spa->spa_readonly)
 		return (0);
 	phys.ssp_magic = SCAN_PHYS_MAGIC;
@@ -283,12 +283,12 @@ spa_scan_sync(spa_t *spa, uint64_t txg)
 	if (e == 0)
 		e = dmu_write(spa->spa_mos, obj, 0, sizeof (phys), &phys, tx);
 	dmu_tx_commit(tx);
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	if (e == 0)
 		sc->ss_obj = obj;
 	else
 		sc->ss_dirty = true;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	return (e);
 }
 
@@ -301,9 +301,9 @@ spa_scan_get_stat(spa_t *spa, spa_scan_stat_t *out)
 	memset(out, 0, sizeof (*out));
 	if (sc == NULL)
 		return;
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	*out = sc->ss_stat;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 }
 
 void
@@ -327,13 +327,13 @@ spa_scan_rate(const spa_scan_stat_t *s, uint64_t now, uint64_t *rate, uint64_t *
 static void
 scan_stat_add(spa_scan_t *sc, uint64_t bytes, uint64_t errors)
 {
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	sc->ss_stat.sss_examined += bytes;
 	sc->ss_stat.sss_issued += bytes;
 	sc->ss_stat.sss_pass_issued += bytes;
 	sc->ss_stat.sss_errors += errors;
 	sc->ss_dirty = true;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 }
 
 /* Wait for the queued data reads; count and report the failures. */
@@ -411,23 +411,23 @@ static int
 scan_check(scan_walk_t *w)
 {
 	spa_scan_t *sc = w->sw_sc;
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	for (;;) {
 		if (sc->ss_stop || sc->ss_exit) {
-			pthread_mutex_unlock(&sc->ss_lock);
+			tarn_mutex_unlock(&sc->ss_lock);
 			return (SET_ERROR(ECANCELED));
 		}
 		if (!sc->ss_stat.sss_paused)
 			break;
 		if (w->sw_nreads > 0) {
-			pthread_mutex_unlock(&sc->ss_lock);
+			tarn_mutex_unlock(&sc->ss_lock);
 			scan_flush(w);
-			pthread_mutex_lock(&sc->ss_lock);
+			tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 			continue;
 		}
 		if (scan_pressure(w) == 2) {
 			sc->ss_parked = false;
-			pthread_mutex_unlock(&sc->ss_lock);
+			tarn_mutex_unlock(&sc->ss_lock);
 			return (SET_ERROR(EAGAIN));
 		}
 		if (!sc->ss_parked) {
@@ -441,7 +441,7 @@ scan_check(scan_walk_t *w)
 		pthread_cond_timedwait(&sc->ss_cv, &sc->ss_lock, &ts);
 	}
 	sc->ss_parked = false;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	return (w->sw_pressure == 2 ? SET_ERROR(EAGAIN) : 0);
 }
 
@@ -465,9 +465,9 @@ scan_throttle(scan_walk_t *w)
 		w->sw_win_ops = ops;
 		w->sw_win_own = w->sw_own;
 		spa_scan_t *sc = w->sw_sc;
-		pthread_mutex_lock(&sc->ss_lock);
+		tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 		sc->ss_stat.sss_repaired = sc->ss_repaired_base + (zs.zs_heal_bytes - sc->ss_heal_base);
-		pthread_mutex_unlock(&sc->ss_lock);
+		tarn_mutex_unlock(&sc->ss_lock);
 	}
 	if (w->sw_busy && ++w->sw_since_sleep >= SCAN_BUSY_BATCH) {
 		scan_flush(w);
@@ -586,9 +586,9 @@ static int
 scan_walk_os(scan_walk_t *w, objset_t *os, const char *name)
 {
 	spa_scan_t *sc = w->sw_sc;
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	spa_scan_stat_t before = sc->ss_stat;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	spa_errlog_alias(w->sw_spa, os, name);
 	w->sw_os = os;
 	uint64_t errors = 0;
@@ -598,7 +598,7 @@ scan_walk_os(scan_walk_t *w, objset_t *os, const char *name)
 		scan_walk_zil(w, os);
 	w->sw_os = NULL;
 	spa_errlog_unalias(w->sw_spa, os);
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	if (rc == EAGAIN) {
 		uint64_t undo = sc->ss_stat.sss_issued - before.sss_issued;
 		sc->ss_stat.sss_examined = before.sss_examined;
@@ -609,7 +609,7 @@ scan_walk_os(scan_walk_t *w, objset_t *os, const char *name)
 		sc->ss_stat.sss_errors += errors;
 	}
 	sc->ss_dirty = true;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	return (rc);
 }
 
@@ -628,14 +628,14 @@ scan_walk(scan_walk_t *w)
 	int rc = txg_wait_synced(spa_dmu_pool(spa), 0);
 	objset_t *mos = NULL;
 	if (rc == 0) {
-		pthread_mutex_lock(&spa->spa_lock);
+		tarn_mutex_lock(&spa->spa_lock, SPA);
 		blkptr_t rootbp = spa->spa_ub.ub_rootbp;
 		uint64_t txg = spa->spa_ub.ub_txg;
-		pthread_mutex_unlock(&spa->spa_lock);
-		pthread_mutex_lock(&w->sw_sc->ss_lock);
+		tarn_mutex_unlock(&spa->spa_lock);
+		tarn_mutex_lock(&w->sw_sc->ss_lock, SPA_SCAN);
 		if (w->sw_sc->ss_stat.sss_txg == 0)     /* the first walk's bounds all */
 			w->sw_sc->ss_stat.sss_txg = txg;
-		pthread_mutex_unlock(&w->sw_sc->ss_lock);
+		tarn_mutex_unlock(&w->sw_sc->ss_lock);
 		rc = dmu_objset_open(spa_dmu_pool(spa), &rootbp, &scan_mos_props, &mos);
 	}
 	scan_os_ent_t *ents = NULL;
@@ -668,7 +668,7 @@ scan_walk(scan_walk_t *w)
 static bool
 scan_wait_resume(spa_scan_t *sc)
 {
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	if (sc->ss_stat.sss_paused) {
 		sc->ss_parked = true;
 		pthread_cond_broadcast(&sc->ss_cv);     /* spa_scan_wait */
@@ -677,7 +677,7 @@ scan_wait_resume(spa_scan_t *sc)
 		pthread_cond_wait(&sc->ss_cv, &sc->ss_lock);
 	sc->ss_parked = false;
 	bool go = !sc->ss_stop && !sc->ss_exit;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	return (go);
 }
 
@@ -690,15 +690,15 @@ static void
 scan_done(spa_t *spa, int rc)
 {
 	spa_scan_t *sc = spa->spa_scan;
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	bool closing = sc->ss_exit && !sc->ss_stop && rc != 0;
 	bool full = sc->ss_stat.sss_min_txg == 0;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	if (full)
 		spa_errlog_scrub_end(spa, rc == 0 && !closing);
 	zio_stats_t zs;
 	zio_ctx_stats(spa->spa_zio, &zs);
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	spa_scan_stat_t *s = &sc->ss_stat;
 	s->sss_repaired = sc->ss_repaired_base + (zs.zs_heal_bytes - sc->ss_heal_base);
 	if (!closing) {
@@ -711,7 +711,7 @@ scan_done(spa_t *spa, int rc)
 	sc->ss_dirty = true;
 	sc->ss_walking = false;
 	pthread_cond_broadcast(&sc->ss_cv);
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	if (!closing) {
 		(void) spa_history_log_internal(spa, 0, "scan %s errors=%" PRIu64,
 		    rc == 0 ? "done" : "cancelled", errors);
@@ -730,9 +730,9 @@ scan_thread(void *arg)
 	w->sw_spa = spa;
 	w->sw_sc = sc;
 	w->sw_zc = spa->spa_zio;
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	w->sw_min_txg = sc->ss_stat.sss_min_txg;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	if (w->sw_min_txg == 0)
 		spa_errlog_scrub_begin(spa);
 	w->sw_win_start = tarn_now_ns();
@@ -766,7 +766,7 @@ scan_begin(spa_t *spa, spa_scan_func_t func, uint64_t min_txg, bool again)
 	zio_stats_t zs;
 	zio_ctx_stats(spa->spa_zio, &zs);
 	uint64_t now = tarn_wall_sec();
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	spa_scan_stat_t *s = &sc->ss_stat;
 	uint64_t start = again ? s->sss_start_time : now;
 	uint64_t repaired = again ? s->sss_repaired : 0;
@@ -786,7 +786,7 @@ scan_begin(spa_t *spa, spa_scan_func_t func, uint64_t min_txg, bool again)
 	sc->ss_have_thread = true;
 	sc->ss_dirty = true;
 	VERIFY0(tarn_thread_create(&sc->ss_thread, NULL, scan_thread, spa));
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	txg_kick(spa_dmu_pool(spa));
 }
 
@@ -794,14 +794,14 @@ scan_begin(spa_t *spa, spa_scan_func_t func, uint64_t min_txg, bool again)
 static void
 scan_cancel(spa_scan_t *sc)
 {
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	sc->ss_stop = true;
 	pthread_cond_broadcast(&sc->ss_cv);
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	scan_join(sc);
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	sc->ss_stop = false;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 }
 
 /* ---- control ---- */
@@ -849,11 +849,11 @@ spa_scan_start(spa_t *spa, spa_scan_func_t func, uint64_t min_txg)
 		return (SET_ERROR(EROFS));
 	if (spa->spa_dp == NULL || dmu_pool_suspended(spa->spa_dp))
 		return (SET_ERROR(EIO));
-	pthread_mutex_lock(&sc->ss_ctl_lock);
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_ctl_lock, SPA_SCAN_CTL);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	bool again = false;
 	int e = sc->ss_exit ? SET_ERROR(ENXIO) : scan_start_decide(sc, func, &min_txg, &again);
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	if (e == EINPROGRESS) {
 		scan_cancel(sc);        /* a resilver pre-empts */
 		e = 0;
@@ -862,7 +862,7 @@ spa_scan_start(spa_t *spa, spa_scan_func_t func, uint64_t min_txg)
 		scan_join(sc);          /* a finished thread, if any */
 		scan_begin(spa, func, min_txg, again);
 	}
-	pthread_mutex_unlock(&sc->ss_ctl_lock);
+	tarn_mutex_unlock(&sc->ss_ctl_lock);
 	/* zpool history -i: the walk covers the tree of the last synced txg */
 	if (e == 0 && !again)
 		(void) spa_history_log_internal(spa, 0, "scan setup func=%d mintxg=%" PRIu64
@@ -878,8 +878,8 @@ int
 spa_scan_stop(spa_t *spa)
 {
 	spa_scan_t *sc = spa->spa_scan;
-	pthread_mutex_lock(&sc->ss_ctl_lock);
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_ctl_lock, SPA_SCAN_CTL);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	int e = 0;
 	if (sc->ss_stat.sss_state != SPA_SCAN_STATE_SCANNING) {
 		e = SET_ERROR(ENOENT);
@@ -891,10 +891,10 @@ spa_scan_stop(spa_t *spa)
 		sc->ss_dirty = true;
 	}
 	bool running = e == 0 && sc->ss_walking;
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	if (running)
 		scan_cancel(sc);
-	pthread_mutex_unlock(&sc->ss_ctl_lock);
+	tarn_mutex_unlock(&sc->ss_ctl_lock);
 	if (e == 0 && !spa->spa_readonly && spa->spa_dp != NULL)
 		txg_kick(spa->spa_dp);
 	return (e);
@@ -904,7 +904,7 @@ int
 spa_scan_pause(spa_t *spa)
 {
 	spa_scan_t *sc = spa->spa_scan;
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	int e = 0;
 	if (sc->ss_stat.sss_state != SPA_SCAN_STATE_SCANNING)
 		e = SET_ERROR(ENOENT);
@@ -915,7 +915,7 @@ spa_scan_pause(spa_t *spa)
 		sc->ss_dirty = true;
 		pthread_cond_broadcast(&sc->ss_cv);
 	}
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	if (e == 0 && !spa->spa_readonly && spa->spa_dp != NULL)
 		txg_kick(spa->spa_dp);
 	return (e);
@@ -925,11 +925,11 @@ int
 spa_scan_wait(spa_t *spa)
 {
 	spa_scan_t *sc = spa->spa_scan;
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	/* paused: once the walker has flushed its reads and parked */
 	while (sc->ss_walking && !(sc->ss_stat.sss_paused && sc->ss_parked) && !sc->ss_exit)
 		pthread_cond_wait(&sc->ss_cv, &sc->ss_lock);
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	return (0);
 }
 
@@ -939,15 +939,15 @@ spa_scan_start_pool(spa_t *spa)
 	spa_scan_t *sc = spa->spa_scan;
 	if (spa->spa_readonly)
 		return;
-	pthread_mutex_lock(&sc->ss_ctl_lock);
-	pthread_mutex_lock(&sc->ss_lock);
+	tarn_mutex_lock(&sc->ss_ctl_lock, SPA_SCAN_CTL);
+	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
 	spa_scan_stat_t s = sc->ss_stat;
 	bool go = s.sss_state == SPA_SCAN_STATE_SCANNING && !s.sss_paused && !sc->ss_walking &&
 	    !sc->ss_exit && (s.sss_func == SPA_SCAN_SCRUB || s.sss_func == SPA_SCAN_RESILVER);
-	pthread_mutex_unlock(&sc->ss_lock);
+	tarn_mutex_unlock(&sc->ss_lock);
 	if (go) {
 		scan_join(sc);
 		scan_begin(spa, (spa_scan_func_t)s.sss_func, s.sss_min_txg, true);
 	}
-	pthread_mutex_unlock(&sc->ss_ctl_lock);
+	tarn_mutex_unlock(&sc->ss_ctl_lock);
 }

@@ -137,7 +137,7 @@ static int
 spa_sync_objsets(spa_t *spa, uint64_t txg, int pass)
 {
 	int e = 0;
-	pthread_mutex_lock(&spa->spa_lock);
+	tarn_mutex_lock(&spa->spa_lock, SPA);
 	for (int i = 0; i < spa->spa_nos && e == 0; i++) {
 		spa_os_t *so = &spa->spa_os[i];
 		if (so->so_os == NULL || !dmu_objset_is_dirty(so->so_os, txg))
@@ -150,7 +150,7 @@ spa_sync_objsets(spa_t *spa, uint64_t txg, int pass)
 		e = dmu_bonus_write(spa->spa_mos, so->so_obj, &bp, sizeof (bp), tx);
 		dmu_tx_commit(tx);
 	}
-	pthread_mutex_unlock(&spa->spa_lock);
+	tarn_mutex_unlock(&spa->spa_lock);
 	return (e);
 }
 
@@ -158,11 +158,11 @@ static bool
 spa_objsets_dirty(spa_t *spa, uint64_t txg)
 {
 	bool d = false;
-	pthread_mutex_lock(&spa->spa_lock);
+	tarn_mutex_lock(&spa->spa_lock, SPA);
 	for (int i = 0; i < spa->spa_nos && !d; i++)
 		if (spa->spa_os[i].so_os != NULL && dmu_objset_is_dirty(spa->spa_os[i].so_os, txg))
 			d = true;
-	pthread_mutex_unlock(&spa->spa_lock);
+	tarn_mutex_unlock(&spa->spa_lock);
 	return (d);
 }
 
@@ -170,7 +170,7 @@ spa_objsets_dirty(spa_t *spa, uint64_t txg)
 static void
 spa_sync_dead_roots(spa_t *spa, uint64_t txg)
 {
-	pthread_mutex_lock(&spa->spa_lock);
+	tarn_mutex_lock(&spa->spa_lock, SPA);
 	int kept = 0;
 	for (int i = 0; i < spa->spa_ndead_roots; i++) {
 		spa_dead_root_t *d = &spa->spa_dead_roots[i];
@@ -180,7 +180,7 @@ spa_sync_dead_roots(spa_t *spa, uint64_t txg)
 			spa->spa_dead_roots[kept++] = *d;
 	}
 	spa->spa_ndead_roots = kept;
-	pthread_mutex_unlock(&spa->spa_lock);
+	tarn_mutex_unlock(&spa->spa_lock);
 }
 
 static int spa_sync_impl(spa_t *spa, uint64_t txg);
@@ -190,9 +190,9 @@ int
 spa_sync(void *arg, uint64_t txg)
 {
 	spa_t *spa = arg;
-	pthread_rwlock_wrlock(&spa->spa_sync_rwlock);
+	tarn_rw_wrlock(&spa->spa_sync_rwlock, SPA_SYNC);
 	int e = spa_sync_impl(spa, txg);
-	pthread_rwlock_unlock(&spa->spa_sync_rwlock);
+	tarn_rw_unlock(&spa->spa_sync_rwlock);
 	return (e);
 }
 
@@ -253,12 +253,12 @@ spa_sync_impl(spa_t *spa, uint64_t txg)
 		e = zio_flush(spa->spa_zio);
 	if (e != 0)
 		return (e);
-	pthread_mutex_lock(&spa->spa_lock);
+	tarn_mutex_lock(&spa->spa_lock, SPA);
 	spa->spa_ub = ub;
 	for (int i = 0; i < spa->spa_nos; i++)
 		if (spa->spa_os[i].so_os != NULL)
 			dmu_objset_sync_done(spa->spa_os[i].so_os, txg);
-	pthread_mutex_unlock(&spa->spa_lock);
+	tarn_mutex_unlock(&spa->spa_lock);
 	dmu_objset_sync_done(spa->spa_mos, txg);
 	/*
 	 * Frees of an idle pool mature by a few empty txgs (txg_frees_maturing)
@@ -380,9 +380,9 @@ spa_dir_add(spa_t *spa, const char *name, uint64_t obj, dmu_tx_t *tx)
 {
 	if (strlen(name) >= SPA_DIR_NAMELEN)
 		return (SET_ERROR(ENAMETOOLONG));
-	pthread_mutex_lock(&spa->spa_dir_lock);
+	tarn_mutex_lock(&spa->spa_dir_lock, SPA_DIR);
 	int e = spa_dir_add_locked(spa, name, obj, tx);
-	pthread_mutex_unlock(&spa->spa_dir_lock);
+	tarn_mutex_unlock(&spa->spa_dir_lock);
 	return (e);
 }
 
@@ -416,7 +416,7 @@ spa_dir_add_locked(spa_t *spa, const char *name, uint64_t obj, dmu_tx_t *tx)
 static void
 spa_os_register(spa_t *spa, const char *name, uint64_t obj, objset_t *os)
 {
-	pthread_mutex_lock(&spa->spa_lock);
+	tarn_mutex_lock(&spa->spa_lock, SPA);
 	if (spa->spa_nos == spa->spa_cos) {
 		spa->spa_cos = spa->spa_cos ? spa->spa_cos * 2 : 8;
 		spa->spa_os = tarn_realloc(spa->spa_os, sizeof (spa_os_t) * spa->spa_cos);
@@ -426,7 +426,7 @@ spa_os_register(spa_t *spa, const char *name, uint64_t obj, objset_t *os)
 	snprintf(so->so_name, sizeof (so->so_name), "%s", name);
 	so->so_obj = obj;
 	so->so_os = os;
-	pthread_mutex_unlock(&spa->spa_lock);
+	tarn_mutex_unlock(&spa->spa_lock);
 }
 
 int
@@ -466,15 +466,15 @@ spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
 	char key[SPA_DIR_NAMELEN];
 	if (snprintf(key, sizeof (key), "os:%s", name) >= (int)sizeof (key))
 		return (SET_ERROR(ENAMETOOLONG));
-	pthread_mutex_lock(&spa->spa_lock);
+	tarn_mutex_lock(&spa->spa_lock, SPA);
 	for (int i = 0; i < spa->spa_nos; i++) {
 		if (strcmp(spa->spa_os[i].so_name, name) == 0) {
 			*osp = spa->spa_os[i].so_os;
-			pthread_mutex_unlock(&spa->spa_lock);
+			tarn_mutex_unlock(&spa->spa_lock);
 			return (0);
 		}
 	}
-	pthread_mutex_unlock(&spa->spa_lock);
+	tarn_mutex_unlock(&spa->spa_lock);
 	uint64_t obj;
 	int e = spa_dir_lookup(spa, key, &obj);
 	if (e != 0)
@@ -493,7 +493,7 @@ spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
 		return (e);
 	/* Another thread may have opened it meanwhile: keep the first. */
 	objset_t *first = NULL;
-	pthread_mutex_lock(&spa->spa_lock);
+	tarn_mutex_lock(&spa->spa_lock, SPA);
 	for (int i = 0; i < spa->spa_nos && first == NULL; i++)
 		if (strcmp(spa->spa_os[i].so_name, name) == 0)
 			first = spa->spa_os[i].so_os;
@@ -508,7 +508,7 @@ spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
 		so->so_obj = obj;
 		so->so_os = os;
 	}
-	pthread_mutex_unlock(&spa->spa_lock);
+	tarn_mutex_unlock(&spa->spa_lock);
 	if (first != NULL) {
 		dmu_objset_close(os);
 		os = first;
@@ -524,7 +524,7 @@ static int
 spa_dir_remove(spa_t *spa, const char *name, dmu_tx_t *tx)
 {
 	uint64_t slot, obj;
-	pthread_mutex_lock(&spa->spa_dir_lock);
+	tarn_mutex_lock(&spa->spa_dir_lock, SPA_DIR);
 	int e = spa_dir_find(spa, name, &slot, &obj);
 	if (e == 0) {
 		spa_dir_ent_t zero;
@@ -532,7 +532,7 @@ spa_dir_remove(spa_t *spa, const char *name, dmu_tx_t *tx)
 		e = dmu_write(spa->spa_mos, SPA_DIR_OBJ, slot * sizeof (zero), sizeof (zero),
 		    &zero, tx);
 	}
-	pthread_mutex_unlock(&spa->spa_dir_lock);
+	tarn_mutex_unlock(&spa->spa_dir_lock);
 	return (e);
 }
 
@@ -550,21 +550,21 @@ spa_objset_destroy(spa_t *spa, const char *name)
 		return (e);
 	objset_t *os = NULL;
 	zil_t *zl = NULL;
-	pthread_mutex_lock(&spa->spa_lock);
+	tarn_mutex_lock(&spa->spa_lock, SPA);
 	for (int i = 0; i < spa->spa_nos; i++) {
 		if (strcmp(spa->spa_os[i].so_name, name) != 0)
 			continue;
 		os = spa->spa_os[i].so_os;
 		uint64_t t = txg_open_txg(spa->spa_dp);
 		if (os != NULL && (dmu_objset_is_dirty(os, t) || dmu_objset_is_dirty(os, t - 1))) {
-			pthread_mutex_unlock(&spa->spa_lock);
+			tarn_mutex_unlock(&spa->spa_lock);
 			return (SET_ERROR(EBUSY));
 		}
 		zl = spa->spa_os[i].so_zil;
 		spa->spa_os[i] = spa->spa_os[--spa->spa_nos];
 		break;
 	}
-	pthread_mutex_unlock(&spa->spa_lock);
+	tarn_mutex_unlock(&spa->spa_lock);
 	dmu_tx_t *tx = dmu_tx_create(spa->spa_mos);
 	dmu_tx_hold_space(tx, 64 * KiB);
 	dmu_tx_mark_netfree(tx);
@@ -589,12 +589,12 @@ spa_objset_destroy(spa_t *spa, const char *name)
 		e = dmu_object_free(spa->spa_mos, obj, tx);
 	/* the root block goes in the txg that drops the entry naming it */
 	if (e == 0 && !BP_IS_HOLE(&root)) {
-		pthread_mutex_lock(&spa->spa_lock);
+		tarn_mutex_lock(&spa->spa_lock, SPA);
 		spa->spa_dead_roots = tarn_realloc(spa->spa_dead_roots,
 		    sizeof (spa_dead_root_t) * (spa->spa_ndead_roots + 1));
 		spa->spa_dead_roots[spa->spa_ndead_roots].sdr_bp = root;
 		spa->spa_dead_roots[spa->spa_ndead_roots++].sdr_txg = dmu_tx_get_txg(tx);
-		pthread_mutex_unlock(&spa->spa_lock);
+		tarn_mutex_unlock(&spa->spa_lock);
 	}
 	dmu_tx_commit(tx);
 	return (e);
@@ -614,11 +614,11 @@ spa_objset_name(spa_t *spa, objset_t *os, char *buf, size_t len)
 		snprintf(buf, len, "<MOS>");
 		return;
 	}
-	pthread_mutex_lock(&spa->spa_lock);
+	tarn_mutex_lock(&spa->spa_lock, SPA);
 	for (int i = 0; i < spa->spa_nos; i++)
 		if (spa->spa_os[i].so_os == os)
 			snprintf(buf, len, "%s", spa->spa_os[i].so_name);
-	pthread_mutex_unlock(&spa->spa_lock);
+	tarn_mutex_unlock(&spa->spa_lock);
 }
 
 typedef struct spa_verify_arg {
@@ -644,9 +644,9 @@ static int spa_verify_all_impl(spa_t *spa, bool data, uint64_t *blocks, uint64_t
 int
 spa_verify_all(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors)
 {
-	pthread_rwlock_rdlock(&spa->spa_sync_rwlock);
+	tarn_rw_rdlock(&spa->spa_sync_rwlock, SPA_SYNC);
 	int e = spa_verify_all_impl(spa, data, blocks, errors);
-	pthread_rwlock_unlock(&spa->spa_sync_rwlock);
+	tarn_rw_unlock(&spa->spa_sync_rwlock);
 	return (e);
 }
 

@@ -169,33 +169,33 @@ spa_vdev_lookup(spa_t *spa, const char *name)
 vdev_t *
 spa_lookup_leaf(spa_t *spa, const char *name)
 {
-	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
 	vdev_t *vd = spa_vdev_lookup(spa, name);
-	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
 	return (vd);
 }
 
 int
 spa_leaf_state(spa_t *spa, const char *name, vdev_state_t *state)
 {
-	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
 	vdev_t *vd = spa_vdev_lookup(spa, name);
 	if (vd != NULL)
 		*state = vdev_state(vd);
-	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
 	return (vd != NULL ? 0 : SET_ERROR(ENOENT));
 }
 
 void
 spa_vdev_hold(spa_t *spa)
 {
-	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
 }
 
 void
 spa_vdev_rele(spa_t *spa)
 {
-	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
 }
 
 bool
@@ -238,10 +238,10 @@ spa_vdev_kick(spa_t *spa)
 	spa_vdev_async_t *sva = spa->spa_vdev_async;
 	if (sva == NULL)
 		return;
-	VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+	VERIFY0(tarn_mutex_lock(&sva->sva_lock, SPA_ASYNC));
 	sva->sva_kick = true;
 	VERIFY0(pthread_cond_signal(&sva->sva_cv));
-	VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+	VERIFY0(tarn_mutex_unlock(&sva->sva_lock));
 }
 
 void
@@ -276,11 +276,11 @@ spa_vdev_resilver_done(spa_t *spa, uint64_t txg)
 	spa_vdev_async_t *sva = spa->spa_vdev_async;
 	if (sva == NULL)
 		return;
-	VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+	VERIFY0(tarn_mutex_lock(&sva->sva_lock, SPA_ASYNC));
 	sva->sva_done = true;
 	sva->sva_kick = true;
 	VERIFY0(pthread_cond_signal(&sva->sva_cv));
-	VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+	VERIFY0(tarn_mutex_unlock(&sva->sva_lock));
 }
 
 static void spa_vdev_tick(spa_t *spa);
@@ -290,7 +290,7 @@ spa_vdev_thread(void *arg)
 {
 	spa_t *spa = arg;
 	spa_vdev_async_t *sva = spa->spa_vdev_async;
-	VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+	VERIFY0(tarn_mutex_lock(&sva->sva_lock, SPA_ASYNC));
 	while (!sva->sva_stop) {
 		if (!sva->sva_kick) {
 			struct timespec ts;
@@ -303,13 +303,13 @@ spa_vdev_thread(void *arg)
 		if (sva->sva_stop)
 			break;
 		sva->sva_kick = false;
-		VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
-		VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+		VERIFY0(tarn_mutex_unlock(&sva->sva_lock));
+		VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
 		spa_vdev_tick(spa);
-		VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
-		VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+		VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
+		VERIFY0(tarn_mutex_lock(&sva->sva_lock, SPA_ASYNC));
 	}
-	VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+	VERIFY0(tarn_mutex_unlock(&sva->sva_lock));
 	return (NULL);
 }
 
@@ -361,10 +361,10 @@ spa_vdev_sync_done(spa_t *spa, uint64_t txg)
 	spa_vdev_async_t *sva = spa->spa_vdev_async;
 	if (sva == NULL || spa->spa_readonly)
 		return;
-	if (pthread_mutex_trylock(&spa->spa_vdev_lock) == 0) {
+	if (tarn_mutex_trylock(&spa->spa_vdev_lock, SPA_VDEV) == 0) {
 		if (sva->sva_labels && spa_vdev_dtl_changed(spa))
 			(void) spa_vdev_write_config(spa);
-		VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+		VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
 	}
 	spa_vdev_kick(spa);
 }
@@ -799,10 +799,10 @@ spa_vdev_resilver_check(spa_t *spa)
 	spa_scan_get_stat(spa, &st);
 	if (st.sss_state == SPA_SCAN_STATE_SCANNING)
 		return;
-	VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+	VERIFY0(tarn_mutex_lock(&sva->sva_lock, SPA_ASYNC));
 	bool said_done = sva->sva_done;
 	sva->sva_done = false;
-	VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+	VERIFY0(tarn_mutex_unlock(&sva->sva_lock));
 	bool mine = st.sss_func == SPA_SCAN_RESILVER;
 	/* Covered: blocks born up to the committed txg the walk read. */
 	uint64_t covered = mine && st.sss_txg != 0 ? st.sss_txg : sva->sva_synced;
@@ -902,7 +902,7 @@ void
 spa_vdev_start(spa_t *spa)
 {
 	spa_vdev_async_t *sva = spa->spa_vdev_async;
-	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
 	spa_vdev_spares_open(spa);
 	if (!spa->spa_readonly && spa->spa_dp != NULL && !sva->sva_started) {
 		leaf_list_t ll = { 0 };
@@ -922,13 +922,13 @@ spa_vdev_start(spa_t *spa)
 		sva->sva_labels = true;
 		sva->sva_want = true;
 		spa_vdev_tick(spa);
-		VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+		VERIFY0(tarn_mutex_lock(&sva->sva_lock, SPA_ASYNC));
 		sva->sva_stop = false;
 		VERIFY0(tarn_thread_create(&sva->sva_thread, NULL, spa_vdev_thread, spa));
 		sva->sva_running = true;
-		VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+		VERIFY0(tarn_mutex_unlock(&sva->sva_lock));
 	}
-	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
 }
 
 void
@@ -937,21 +937,21 @@ spa_vdev_stop(spa_t *spa, bool settle)
 	spa_vdev_async_t *sva = spa->spa_vdev_async;
 	if (sva == NULL)
 		return;
-	VERIFY0(pthread_mutex_lock(&sva->sva_lock));
+	VERIFY0(tarn_mutex_lock(&sva->sva_lock, SPA_ASYNC));
 	bool running = sva->sva_running;
 	sva->sva_stop = true;
 	VERIFY0(pthread_cond_signal(&sva->sva_cv));
-	VERIFY0(pthread_mutex_unlock(&sva->sva_lock));
+	VERIFY0(tarn_mutex_unlock(&sva->sva_lock));
 	if (running)
 		VERIFY0(pthread_join(sva->sva_thread, NULL));
 	sva->sva_running = false;
-	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
 	if (settle)
 		spa_vdev_tick_impl(spa, true);
 	else
 		sva->sva_labels = false;     /* abandoned: write nothing more */
 	sva->sva_started = false;
-	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
 }
 
 /* ---- the commands ---- */
@@ -960,9 +960,9 @@ spa_vdev_stop(spa_t *spa, bool settle)
 static int
 spa_vdev_enter(spa_t *spa, char *err, size_t errlen)
 {
-	VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
 	if (spa->spa_readonly || !spa->spa_vdev_async->sva_started) {
-		VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+		VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
 		return (spa_vdev_fail(SET_ERROR(EROFS), err, errlen,
 		    "the pool is open read-only"));
 	}
@@ -981,7 +981,7 @@ spa_vdev_exit(spa_t *spa, int e, bool changed, char *err, size_t errlen)
 		spa->spa_vdev_async->sva_want = true;
 		spa_vdev_tick(spa);
 	}
-	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
 	return (e);
 }
 
@@ -1497,7 +1497,7 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 	tarn_free(tops);
 	spa->spa_vdev_async->sva_want = true;
 	spa_vdev_tick(spa);
-	VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+	VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
 	return (0);
 }
 
@@ -1538,12 +1538,12 @@ spa_vdev_wait(spa_t *spa)
 		int e = spa_scan_wait(spa);
 		if (e != 0)
 			return (e);
-		VERIFY0(pthread_mutex_lock(&spa->spa_vdev_lock));
+		VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
 		spa_vdev_tick(spa);
 		spa_vdev_async_t *sva = spa->spa_vdev_async;
 		/* the tick notices an end and starts what is left in one go */
 		bool busy = sva->sva_started && sva->sva_resilver;
-		VERIFY0(pthread_mutex_unlock(&spa->spa_vdev_lock));
+		VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
 		if (!busy)
 			return (0);
 	}

@@ -12,7 +12,7 @@ spa_objset_zil(spa_t *spa, objset_t *os)
 	if (!(spa->spa_features & SPA_FEATURE_INTENT_LOG) ||
 	    dmu_objset_type(os) != DMU_OST_ZFS)
 		return (NULL);
-	pthread_mutex_lock(&spa->spa_lock);
+	tarn_mutex_lock(&spa->spa_lock, SPA);
 	for (int i = 0; i < spa->spa_nos; i++) {
 		spa_os_t *so = &spa->spa_os[i];
 		if (so->so_os != os)
@@ -25,7 +25,7 @@ spa_objset_zil(spa_t *spa, objset_t *os)
 		zl = so->so_zil;
 		break;
 	}
-	pthread_mutex_unlock(&spa->spa_lock);
+	tarn_mutex_unlock(&spa->spa_lock);
 	return (zl);
 }
 
@@ -64,11 +64,11 @@ spa_zil_claim_all(spa_t *spa, bool rewind)
 void
 spa_zil_sync(spa_t *spa, uint64_t txg)
 {
-	pthread_mutex_lock(&spa->spa_lock);
+	tarn_mutex_lock(&spa->spa_lock, SPA);
 	for (int i = 0; i < spa->spa_nos; i++)
 		if (spa->spa_os[i].so_zil != NULL)
 			zil_sync(spa->spa_os[i].so_zil, txg);
-	pthread_mutex_unlock(&spa->spa_lock);
+	tarn_mutex_unlock(&spa->spa_lock);
 }
 
 void

@@ -212,10 +212,10 @@ uint64_t
 metaslab_allocated(const metaslab_t *ms)
 {
 	metaslab_t *m = (metaslab_t *)ms;
-	pthread_mutex_lock(&m->ms_lock);
+	tarn_mutex_lock(&m->ms_lock, MS);
 	uint64_t a = m->ms_loaded ? m->ms_size - range_tree_space(m->ms_allocatable)
 	    : m->ms_size;
-	pthread_mutex_unlock(&m->ms_lock);
+	tarn_mutex_unlock(&m->ms_lock);
 	return (a);
 }
 
@@ -282,11 +282,11 @@ metaslab_load(metaslab_t *ms, const void *sm, size_t smlen, uint64_t synced_txg)
 	if (sm != NULL && smlen > 0)
 		err = space_map_iterate(sm, smlen, ms->ms_size, ms_replay_cb, &mr);
 
-	pthread_mutex_lock(&ms->ms_lock);
+	tarn_mutex_lock(&ms->ms_lock, MS);
 	if (err == 0 && ms->ms_loaded)
 		err = SET_ERROR(EBUSY);
 	if (err != 0) {
-		pthread_mutex_unlock(&ms->ms_lock);
+		tarn_mutex_unlock(&ms->ms_lock);
 		range_tree_destroy(mr.mr_free);
 		for (int t = 0; t < TXG_DEFER_SIZE; t++)
 			range_tree_destroy(mr.mr_defer[t]);
@@ -304,7 +304,7 @@ metaslab_load(metaslab_t *ms, const void *sm, size_t smlen, uint64_t synced_txg)
 	ms->ms_cursor = ms->ms_start;
 	__atomic_add_fetch(&ms->ms_group->mg_total, ms->ms_size, __ATOMIC_RELAXED);
 	metaslab_update_stats(ms);
-	pthread_mutex_unlock(&ms->ms_lock);
+	tarn_mutex_unlock(&ms->ms_lock);
 	return (0);
 }
 
@@ -373,7 +373,7 @@ metaslab_sync(metaslab_t *ms, uint64_t txg, void **buf, size_t *len)
 {
 	sm_buf_t b = { 0 };
 	int t = (int)(txg & TXG_MASK);
-	pthread_mutex_lock(&ms->ms_lock);
+	tarn_mutex_lock(&ms->ms_lock, MS);
 	if (ms_dirty(ms, txg)) {
 		space_map_buf_txg(&b, txg);
 		ms_emit_tree(ms, &b, SM_FREE_NOW, ms->ms_freenow[t]);
@@ -381,7 +381,7 @@ metaslab_sync(metaslab_t *ms, uint64_t txg, void **buf, size_t *len)
 		ms_emit_tree(ms, &b, SM_FREE, ms->ms_freeing[t]);
 		ms_mark_synced(ms, txg);
 	}
-	pthread_mutex_unlock(&ms->ms_lock);
+	tarn_mutex_unlock(&ms->ms_lock);
 	space_map_buf_take(&b, buf, len);
 	return (0);
 }
@@ -395,9 +395,9 @@ ms_sync_done(metaslab_t *ms, uint64_t txg)
 {
 	int t = (int)(txg & TXG_MASK), d = (int)(txg % TXG_DEFER_SIZE);
 	bool maturing = false;
-	pthread_mutex_lock(&ms->ms_lock);
+	tarn_mutex_lock(&ms->ms_lock, MS);
 	if (!ms->ms_loaded) {
-		pthread_mutex_unlock(&ms->ms_lock);
+		tarn_mutex_unlock(&ms->ms_lock);
 		return (false);
 	}
 	VERIFY(!ms_dirty(ms, txg));     /* every change of txg was synced */
@@ -414,7 +414,7 @@ ms_sync_done(metaslab_t *ms, uint64_t txg)
 	for (int s = 0; s < TXG_DEFER_SIZE; s++)
 		maturing |= range_tree_numsegs(ms->ms_defer[s]) != 0;
 	metaslab_update_stats(ms);
-	pthread_mutex_unlock(&ms->ms_lock);
+	tarn_mutex_unlock(&ms->ms_lock);
 	return (maturing);
 }
 
@@ -422,13 +422,13 @@ bool
 metaslab_class_sync_done(metaslab_class_t *mc, uint64_t txg)
 {
 	bool maturing = false;
-	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 	for (int g = 0; g < mc->mc_ngroups; g++) {
 		metaslab_group_t *mg = mc->mc_groups[g];
 		for (uint64_t i = 0; i < mg->mg_count; i++)
 			maturing |= ms_sync_done(mg->mg_ms[i], txg);
 	}
-	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	tarn_rw_unlock(&mc->mc_groups_lock);
 	return (maturing);
 }
 
@@ -436,7 +436,7 @@ metaslab_t *
 metaslab_class_next_dirty(metaslab_class_t *mc, uint64_t txg, metaslab_t *prev)
 {
 	metaslab_t *found = NULL;
-	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 	int g = 0;
 	uint64_t i = 0;
 	if (prev != NULL) {
@@ -447,16 +447,16 @@ metaslab_class_next_dirty(metaslab_class_t *mc, uint64_t txg, metaslab_t *prev)
 		metaslab_group_t *mg = mc->mc_groups[g];
 		for (; i < mg->mg_count; i++) {
 			metaslab_t *ms = mg->mg_ms[i];
-			pthread_mutex_lock(&ms->ms_lock);
+			tarn_mutex_lock(&ms->ms_lock, MS);
 			bool dirty = ms_dirty(ms, txg);
-			pthread_mutex_unlock(&ms->ms_lock);
+			tarn_mutex_unlock(&ms->ms_lock);
 			if (dirty) {
 				found = ms;
 				break;
 			}
 		}
 	}
-	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	tarn_rw_unlock(&mc->mc_groups_lock);
 	return (found);
 }
 
@@ -479,10 +479,10 @@ bool
 metaslab_should_condense(const metaslab_t *ms, uint64_t smlen)
 {
 	metaslab_t *m = (metaslab_t *)ms;
-	pthread_mutex_lock(&m->ms_lock);
+	tarn_mutex_lock(&m->ms_lock, MS);
 	bool loaded = m->ms_loaded;
 	uint64_t fresh = ms_condensed_entries(m) * SM_ENTRY_SIZE;
-	pthread_mutex_unlock(&m->ms_lock);
+	tarn_mutex_unlock(&m->ms_lock);
 	return (loaded && smlen > 4 * fresh + 64 * KiB);
 }
 
@@ -491,9 +491,9 @@ metaslab_condense(metaslab_t *ms, uint64_t txg, void **buf, size_t *len)
 {
 	sm_buf_t b = { 0 };
 	int t = (int)(txg & TXG_MASK);
-	pthread_mutex_lock(&ms->ms_lock);
+	tarn_mutex_lock(&ms->ms_lock, MS);
 	if (!ms->ms_loaded) {
-		pthread_mutex_unlock(&ms->ms_lock);
+		tarn_mutex_unlock(&ms->ms_lock);
 		return (SET_ERROR(EINVAL));
 	}
 	/* Deferred slots in ascending txg order (all older than txg). */
@@ -535,7 +535,7 @@ metaslab_condense(metaslab_t *ms, uint64_t txg, void **buf, size_t *len)
 	ms_emit_tree(ms, &b, SM_FREE, ms->ms_freed[t]);
 	ms_emit_tree(ms, &b, SM_FREE, ms->ms_freeing[t]);
 	ms_mark_synced(ms, txg);
-	pthread_mutex_unlock(&ms->ms_lock);
+	tarn_mutex_unlock(&ms->ms_lock);
 	space_map_buf_take(&b, buf, len);
 	return (0);
 }
@@ -586,10 +586,10 @@ metaslab_group_t *
 metaslab_class_group_by_id(metaslab_class_t *mc, uint64_t id)
 {
 	metaslab_group_t *mg = NULL;
-	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 	if (id < mc->mc_nbyid)
 		mg = mc->mc_byid[id];
-	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	tarn_rw_unlock(&mc->mc_groups_lock);
 	return (mg);
 }
 
@@ -597,7 +597,7 @@ static void
 mc_add_group(metaslab_class_t *mc, metaslab_group_t *mg)
 {
 	uint64_t id = mg->mg_id;
-	pthread_rwlock_wrlock(&mc->mc_groups_lock);
+	tarn_rw_wrlock(&mc->mc_groups_lock, MC_GROUPS);
 	if (id >= mc->mc_nbyid) {
 		uint64_t n = MAX(id + 1, mc->mc_nbyid * 2);
 		mc->mc_byid = tarn_realloc(mc->mc_byid, n * sizeof (mg));
@@ -610,7 +610,7 @@ mc_add_group(metaslab_class_t *mc, metaslab_group_t *mg)
 	    (size_t)(mc->mc_ngroups + 1) * sizeof (mg));
 	mg->mg_index = mc->mc_ngroups;
 	mc->mc_groups[mc->mc_ngroups++] = mg;
-	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	tarn_rw_unlock(&mc->mc_groups_lock);
 }
 
 metaslab_group_t *
@@ -654,7 +654,7 @@ void
 metaslab_group_destroy(metaslab_group_t *mg)
 {
 	metaslab_class_t *mc = mg->mg_class;
-	pthread_rwlock_wrlock(&mc->mc_groups_lock);
+	tarn_rw_wrlock(&mc->mc_groups_lock, MC_GROUPS);
 	int i = mg->mg_index;
 	memmove(&mc->mc_groups[i], &mc->mc_groups[i + 1],
 	    (size_t)(mc->mc_ngroups - i - 1) * sizeof (mg));
@@ -662,7 +662,7 @@ metaslab_group_destroy(metaslab_group_t *mg)
 	for (int g = i; g < mc->mc_ngroups; g++)
 		mc->mc_groups[g]->mg_index = g;
 	mc->mc_byid[mg->mg_id] = NULL;
-	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	tarn_rw_unlock(&mc->mc_groups_lock);
 
 	for (uint64_t m = 0; m < mg->mg_count; m++)
 		metaslab_destroy(mg->mg_ms[m]);
@@ -691,36 +691,36 @@ metaslab_group_count(const metaslab_group_t *mg)
 void
 metaslab_class_hold_frees(metaslab_class_t *mc)
 {
-	pthread_mutex_lock(&mc->mc_hold_lock);
+	tarn_mutex_lock(&mc->mc_hold_lock, MC_HOLD);
 	__atomic_add_fetch(&mc->mc_holds, 1, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&mc->mc_hold_lock);
+	tarn_mutex_unlock(&mc->mc_hold_lock);
 }
 
 void
 metaslab_class_release_frees(metaslab_class_t *mc)
 {
-	pthread_mutex_lock(&mc->mc_hold_lock);
+	tarn_mutex_lock(&mc->mc_hold_lock, MC_HOLD);
 	VERIFY3U(__atomic_load_n(&mc->mc_holds, __ATOMIC_RELAXED), >, 0);
 	if (__atomic_sub_fetch(&mc->mc_holds, 1, __ATOMIC_ACQ_REL) == 0) {
 		/* sync_done reads the count under ms_lock: nothing comes after us */
-		pthread_rwlock_rdlock(&mc->mc_groups_lock);
+		tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 		for (int g = 0; g < mc->mc_ngroups; g++) {
 			metaslab_group_t *mg = mc->mc_groups[g];
 			for (uint64_t i = 0; i < mg->mg_count; i++) {
 				metaslab_t *ms = mg->mg_ms[i];
-				pthread_mutex_lock(&ms->ms_lock);
+				tarn_mutex_lock(&ms->ms_lock, MS);
 				uint64_t n = range_tree_space(ms->ms_held);
 				if (n != 0) {
 					range_tree_vacate(ms->ms_held, ms_add_cb, ms->ms_allocatable);
 					__atomic_sub_fetch(&mc->mc_held, n, __ATOMIC_RELAXED);
 					metaslab_update_stats(ms);
 				}
-				pthread_mutex_unlock(&ms->ms_lock);
+				tarn_mutex_unlock(&ms->ms_lock);
 			}
 		}
-		pthread_rwlock_unlock(&mc->mc_groups_lock);
+		tarn_rw_unlock(&mc->mc_groups_lock);
 	}
-	pthread_mutex_unlock(&mc->mc_hold_lock);
+	tarn_mutex_unlock(&mc->mc_hold_lock);
 }
 
 uint64_t
@@ -734,10 +734,10 @@ metaslab_class_held_space(metaslab_class_t *mc)
 void
 metaslab_walk_free(metaslab_t *ms, range_tree_fn_t fn, void *arg)
 {
-	pthread_mutex_lock(&ms->ms_lock);
+	tarn_mutex_lock(&ms->ms_lock, MS);
 	if (ms->ms_loaded)
 		range_tree_walk(ms->ms_allocatable, fn, arg);
-	pthread_mutex_unlock(&ms->ms_lock);
+	tarn_mutex_unlock(&ms->ms_lock);
 }
 
 typedef struct ms_defer_walk {
@@ -756,7 +756,7 @@ ms_defer_walk_cb(void *arg, uint64_t start, uint64_t size)
 void
 metaslab_walk_deferred(metaslab_t *ms, metaslab_defer_fn_t fn, void *arg)
 {
-	pthread_mutex_lock(&ms->ms_lock);
+	tarn_mutex_lock(&ms->ms_lock, MS);
 	bool done[TXG_DEFER_SIZE] = { false };
 	for (int k = 0; k < TXG_DEFER_SIZE && ms->ms_loaded; k++) {
 		int best = -1;      /* the oldest slot not yet walked */
@@ -771,7 +771,7 @@ metaslab_walk_deferred(metaslab_t *ms, metaslab_defer_fn_t fn, void *arg)
 		ms_defer_walk_t w = { fn, arg, ms->ms_defer_txg[best] };
 		range_tree_walk(ms->ms_defer[best], ms_defer_walk_cb, &w);
 	}
-	pthread_mutex_unlock(&ms->ms_lock);
+	tarn_mutex_unlock(&ms->ms_lock);
 }
 
 /* ---- accounting ---- */
@@ -805,7 +805,7 @@ void
 metaslab_class_dspace(metaslab_class_t *mc, metaslab_space_t *out)
 {
 	memset(out, 0, sizeof (*out));
-	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 	for (int g = 0; g < mc->mc_ngroups; g++) {
 		metaslab_space_t one;
 		metaslab_group_t *mg = mc->mc_groups[g];
@@ -820,15 +820,15 @@ metaslab_class_dspace(metaslab_class_t *mc, metaslab_space_t *out)
 #undef	MS_DEFLATE
 		out->ms_max_seg = MAX(out->ms_max_seg, one.ms_max_seg);
 	}
-	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	tarn_rw_unlock(&mc->mc_groups_lock);
 }
 
 void
 metaslab_class_space(metaslab_class_t *mc, metaslab_space_t *out)
 {
 	memset(out, 0, sizeof (*out));
-	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 	for (int g = 0; g < mc->mc_ngroups; g++)
 		mg_space_add(mc->mc_groups[g], out);
-	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	tarn_rw_unlock(&mc->mc_groups_lock);
 }

@@ -34,7 +34,7 @@ ms_alloc(metaslab_t *ms, uint64_t asize, uint64_t align, uint64_t txg, uint64_t 
 	int err = SET_ERROR(ENOSPC);
 	if (__atomic_load_n(&ms->ms_stat_max_seg, __ATOMIC_RELAXED) < asize)
 		return (err);
-	pthread_mutex_lock(&ms->ms_lock);
+	tarn_mutex_lock(&ms->ms_lock, MS);
 	if (ms->ms_loaded &&
 	    (err = range_tree_find(ms->ms_allocatable, asize, align,
 	    &ms->ms_cursor, off)) == 0) {
@@ -42,7 +42,7 @@ ms_alloc(metaslab_t *ms, uint64_t asize, uint64_t align, uint64_t txg, uint64_t 
 		range_tree_add(ms->ms_allocating[txg & TXG_MASK], *off, asize);
 		metaslab_update_stats(ms);
 	}
-	pthread_mutex_unlock(&ms->ms_lock);
+	tarn_mutex_unlock(&ms->ms_lock);
 	return (err);
 }
 
@@ -52,7 +52,7 @@ ms_free(metaslab_t *ms, uint64_t off, uint64_t size, uint64_t birth, uint64_t tx
 {
 	int t = (int)(txg & TXG_MASK);
 	VERIFY3U(birth, <=, txg);
-	pthread_mutex_lock(&ms->ms_lock);
+	tarn_mutex_lock(&ms->ms_lock, MS);
 	VERIFY(ms->ms_loaded);
 	if (birth == txg && range_tree_contains(ms->ms_allocating[t], off, size)) {
 		/* never written to a map: just cancel */
@@ -69,7 +69,7 @@ ms_free(metaslab_t *ms, uint64_t off, uint64_t size, uint64_t birth, uint64_t tx
 		}
 	}
 	metaslab_update_stats(ms);
-	pthread_mutex_unlock(&ms->ms_lock);
+	tarn_mutex_unlock(&ms->ms_lock);
 }
 
 /* ---- one group ---- */
@@ -123,13 +123,13 @@ mg_maybe_repick(metaslab_group_t *mg, metaslab_t *active, uint64_t asize)
 	uint64_t n = __atomic_add_fetch(&mg->mg_allocs, 1, __ATOMIC_RELAXED);
 	if (n % MG_REPICK_EVERY != 0)
 		return;
-	pthread_mutex_lock(&mg->mg_lock);
+	tarn_mutex_lock(&mg->mg_lock, MG);
 	metaslab_t *best = mg_best(mg, asize, NULL, 0, 0, NULL);
 	if (best != NULL && best != active &&
 	    ms_free_space(best) / 4 > ms_free_space(active) &&
 	    __atomic_load_n(&mg->mg_active, __ATOMIC_RELAXED) == active)
 		__atomic_store_n(&mg->mg_active, best, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&mg->mg_lock);
+	tarn_mutex_unlock(&mg->mg_lock);
 }
 
 /*
@@ -156,7 +156,7 @@ mg_alloc(metaslab_group_t *mg, uint64_t asize, uint64_t txg, int ndvas,
 		if (navoid == 0 && k > 0)
 			break;          /* nothing to keep away from */
 		metaslab_t *ms;
-		pthread_mutex_lock(&mg->mg_lock);
+		tarn_mutex_lock(&mg->mg_lock, MG);
 		while ((ms = mg_best(mg, asize, avoid, navoid, dists[k], tried)) != NULL) {
 			if (ms_alloc(ms, asize, align, txg, off) == 0) {
 				if (navoid == 0)
@@ -166,7 +166,7 @@ mg_alloc(metaslab_group_t *mg, uint64_t asize, uint64_t txg, int ndvas,
 			}
 			tried[ms->ms_id] = 1;
 		}
-		pthread_mutex_unlock(&mg->mg_lock);
+		tarn_mutex_unlock(&mg->mg_lock);
 	}
 	tarn_free(tried);
 	return (err);
@@ -199,7 +199,7 @@ mc_aliquot(metaslab_class_t *mc, int gi)
 static int
 mc_rotor_start(metaslab_class_t *mc)
 {
-	pthread_mutex_lock(&mc->mc_rotor_lock);
+	tarn_mutex_lock(&mc->mc_rotor_lock, MC_ROTOR);
 	if (mc->mc_rotor >= mc->mc_ngroups)
 		mc->mc_rotor = 0;
 	if (mc->mc_aliquot_left <= 0) {
@@ -207,7 +207,7 @@ mc_rotor_start(metaslab_class_t *mc)
 		mc->mc_aliquot_left = mc_aliquot(mc, mc->mc_rotor);
 	}
 	int gi = mc->mc_rotor;
-	pthread_mutex_unlock(&mc->mc_rotor_lock);
+	tarn_mutex_unlock(&mc->mc_rotor_lock);
 	return (gi);
 }
 
@@ -215,13 +215,13 @@ mc_rotor_start(metaslab_class_t *mc)
 static void
 mc_rotor_charge(metaslab_class_t *mc, int gi, uint64_t asize)
 {
-	pthread_mutex_lock(&mc->mc_rotor_lock);
+	tarn_mutex_lock(&mc->mc_rotor_lock, MC_ROTOR);
 	if (gi != mc->mc_rotor) {
 		mc->mc_rotor = gi;      /* the rotor's group was full */
 		mc->mc_aliquot_left = mc_aliquot(mc, gi);
 	}
 	mc->mc_aliquot_left -= (int64_t)asize;
-	pthread_mutex_unlock(&mc->mc_rotor_lock);
+	tarn_mutex_unlock(&mc->mc_rotor_lock);
 }
 
 uint64_t
@@ -305,9 +305,9 @@ metaslab_alloc(metaslab_class_t *mc, uint64_t psize, int ndvas,
 	VERIFY(ndvas >= 1 && ndvas <= SPA_DVAS_PER_BP);
 	VERIFY3U(psize, >, 0);
 	memset(dvas, 0, (size_t)ndvas * sizeof (dva_t));
-	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 	if (mc->mc_ngroups == 0) {
-		pthread_rwlock_unlock(&mc->mc_groups_lock);
+		tarn_rw_unlock(&mc->mc_groups_lock);
 		return (SET_ERROR(ENOSPC));
 	}
 	int gi0 = mc_rotor_start(mc), gi_first = gi0, err = 0;
@@ -329,7 +329,7 @@ metaslab_alloc(metaslab_class_t *mc, uint64_t psize, int ndvas,
 	} else {
 		mc_rotor_charge(mc, gi_first, DVA_ASIZE(&dvas[0]));
 	}
-	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	tarn_rw_unlock(&mc->mc_groups_lock);
 	if (err != 0) {
 		metaslab_space_t sp;
 		metaslab_class_space(mc, &sp);
@@ -345,10 +345,10 @@ metaslab_free(metaslab_class_t *mc, const dva_t *dva, uint64_t birth, uint64_t t
 {
 	if (!DVA_IS_VALID(dva))
 		return;
-	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 	metaslab_t *ms = mc_dva_ms(mc, dva);
 	ms_free(ms, dva->dva_offset, DVA_ASIZE(dva), birth, txg);
-	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	tarn_rw_unlock(&mc->mc_groups_lock);
 }
 
 bool
@@ -361,10 +361,10 @@ metaslab_is_allocated(metaslab_class_t *mc, const dva_t *dva)
 	if (idx >= mg->mg_count)
 		return (false);
 	metaslab_t *ms = mg->mg_ms[idx];
-	pthread_mutex_lock(&ms->ms_lock);
+	tarn_mutex_lock(&ms->ms_lock, MS);
 	bool in_use = ms->ms_loaded &&
 	    metaslab_range_in_use(ms, dva->dva_offset, DVA_ASIZE(dva));
-	pthread_mutex_unlock(&ms->ms_lock);
+	tarn_mutex_unlock(&ms->ms_lock);
 	return (in_use);
 }
 
@@ -380,14 +380,14 @@ metaslab_claim(metaslab_class_t *mc, const dva_t *dva, uint64_t txg)
 {
 	if (!DVA_IS_VALID(dva))
 		return (SET_ERROR(EINVAL));
-	pthread_rwlock_rdlock(&mc->mc_groups_lock);
+	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 	metaslab_group_t *mg = dva->dva_vdev < mc->mc_nbyid ? mc->mc_byid[dva->dva_vdev] : NULL;
 	int err = SET_ERROR(EINVAL);
 	uint64_t idx = mg != NULL ? dva->dva_offset >> mg->mg_shift : 0;
 	if (mg != NULL && idx < mg->mg_count) {
 		metaslab_t *ms = mg->mg_ms[idx];
 		uint64_t off = dva->dva_offset, size = DVA_ASIZE(dva);
-		pthread_mutex_lock(&ms->ms_lock);
+		tarn_mutex_lock(&ms->ms_lock, MS);
 		if (size > ms->ms_start + ms->ms_size - off)
 			err = SET_ERROR(EINVAL);
 		else if (!ms->ms_loaded || !range_tree_contains(ms->ms_allocatable, off, size))
@@ -398,8 +398,8 @@ metaslab_claim(metaslab_class_t *mc, const dva_t *dva, uint64_t txg)
 			metaslab_update_stats(ms);
 			err = 0;
 		}
-		pthread_mutex_unlock(&ms->ms_lock);
+		tarn_mutex_unlock(&ms->ms_lock);
 	}
-	pthread_rwlock_unlock(&mc->mc_groups_lock);
+	tarn_rw_unlock(&mc->mc_groups_lock);
 	return (err);
 }

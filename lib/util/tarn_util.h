@@ -135,4 +135,7 @@ int tarn_thread_create(pthread_t *tid, pthread_attr_t *attr, void *(*fn)(void *)
 /* The CPUs the process could use at start (those tarn_thread_create gives). */
 void tarn_thread_cpus(cpu_set_t *set);
 
+/* Lock wrappers that check the pool's lock order in debug builds. */
+#include "lockorder.h"
+
 #endif /* TARN_UTIL_H */

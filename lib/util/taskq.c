@@ -27,7 +27,7 @@ static void *
 taskq_thread(void *arg)
 {
 	taskq_t *tq = arg;
-	pthread_mutex_lock(&tq->tq_lock);
+	tarn_mutex_lock(&tq->tq_lock, TASKQ);
 	for (;;) {
 		while (tq->tq_head == NULL && !tq->tq_exit)
 			pthread_cond_wait(&tq->tq_work_cv, &tq->tq_lock);
@@ -38,15 +38,15 @@ taskq_thread(void *arg)
 		if (tq->tq_head == NULL)
 			tq->tq_tail = NULL;
 		tq->tq_active++;
-		pthread_mutex_unlock(&tq->tq_lock);
+		tarn_mutex_unlock(&tq->tq_lock);
 		e->te_fn(e->te_arg);
 		tarn_free(e);
-		pthread_mutex_lock(&tq->tq_lock);
+		tarn_mutex_lock(&tq->tq_lock, TASKQ);
 		tq->tq_active--;
 		if (tq->tq_active == 0 && tq->tq_head == NULL)
 			pthread_cond_broadcast(&tq->tq_idle_cv);
 	}
-	pthread_mutex_unlock(&tq->tq_lock);
+	tarn_mutex_unlock(&tq->tq_lock);
 	return (NULL);
 }
 
@@ -72,10 +72,10 @@ taskq_create(const char *name, int nthreads)
 void
 taskq_destroy(taskq_t *tq)
 {
-	pthread_mutex_lock(&tq->tq_lock);
+	tarn_mutex_lock(&tq->tq_lock, TASKQ);
 	tq->tq_exit = true;
 	pthread_cond_broadcast(&tq->tq_work_cv);
-	pthread_mutex_unlock(&tq->tq_lock);
+	tarn_mutex_unlock(&tq->tq_lock);
 	for (int i = 0; i < tq->tq_nthreads; i++)
 		pthread_join(tq->tq_threads[i], NULL);
 	pthread_mutex_destroy(&tq->tq_lock);
@@ -91,23 +91,23 @@ taskq_dispatch(taskq_t *tq, taskq_fn_t fn, void *arg)
 	tq_ent_t *e = tarn_alloc(sizeof (*e));
 	e->te_fn = fn;
 	e->te_arg = arg;
-	pthread_mutex_lock(&tq->tq_lock);
+	tarn_mutex_lock(&tq->tq_lock, TASKQ);
 	if (tq->tq_tail)
 		tq->tq_tail->te_next = e;
 	else
 		tq->tq_head = e;
 	tq->tq_tail = e;
 	pthread_cond_signal(&tq->tq_work_cv);
-	pthread_mutex_unlock(&tq->tq_lock);
+	tarn_mutex_unlock(&tq->tq_lock);
 }
 
 void
 taskq_wait(taskq_t *tq)
 {
-	pthread_mutex_lock(&tq->tq_lock);
+	tarn_mutex_lock(&tq->tq_lock, TASKQ);
 	while (tq->tq_head != NULL || tq->tq_active > 0)
 		pthread_cond_wait(&tq->tq_idle_cv, &tq->tq_lock);
-	pthread_mutex_unlock(&tq->tq_lock);
+	tarn_mutex_unlock(&tq->tq_lock);
 }
 
 int

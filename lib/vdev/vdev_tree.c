@@ -20,19 +20,19 @@
 void
 vdev_tree_enter_read(vdev_t *root)
 {
-	VERIFY0(pthread_rwlock_rdlock(root->vdev_tree_lock));
+	VERIFY0(tarn_rw_rdlock(root->vdev_tree_lock, VDEV_TREE));
 }
 
 void
 vdev_tree_enter_write(vdev_t *root)
 {
-	VERIFY0(pthread_rwlock_wrlock(root->vdev_tree_lock));
+	VERIFY0(tarn_rw_wrlock(root->vdev_tree_lock, VDEV_TREE));
 }
 
 void
 vdev_tree_exit(vdev_t *root)
 {
-	VERIFY0(pthread_rwlock_unlock(root->vdev_tree_lock));
+	VERIFY0(tarn_rw_unlock(root->vdev_tree_lock));
 }
 
 /* ---- leaf fields, for the in-place conversions at the top level ---- */

@@ -404,7 +404,7 @@ zil_log_write(zil_t *zl, uint64_t obj, uint64_t off, uint64_t len, uint64_t txg,
 {
 	if (zl == NULL || zl->zl_readonly || len == 0)
 		return;
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	zil_itx_trim(zl);
 	zil_itx_t *t = zl->zl_tail;
 	if (t != NULL && t->itx_type == ZIL_LR_WRITE && t->itx_obj == obj &&
@@ -420,7 +420,7 @@ zil_log_write(zil_t *zl, uint64_t obj, uint64_t off, uint64_t len, uint64_t txg,
 	t->itx_mtime[1] = mtime[1];
 	zl->zl_itx_bytes += len;
 	zl->zl_itx_seq++;
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 }
 
 void
@@ -437,7 +437,7 @@ zil_log_op(zil_t *zl, uint32_t type, uint64_t obj, uint64_t txg, const void *pay
 		return;
 	VERIFY(type > ZIL_LR_WRITE && type <= ZIL_LR_MAX && len <= ZIL_LR_MAXPAYLOAD);
 	VERIFY(type < ZIL_LR_XATTR || zl->zl_xattr_punch);
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	zil_itx_trim(zl);
 	zil_itx_t *itx = zl->zl_tail;
 	/* times of one file in one txg: the newest are enough */
@@ -451,7 +451,7 @@ zil_log_op(zil_t *zl, uint32_t type, uint64_t obj, uint64_t txg, const void *pay
 		itx->itx_plen = len;
 	}
 	zl->zl_itx_seq++;
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 }
 
 void
@@ -472,10 +472,10 @@ zil_log_unlogged(zil_t *zl, uint64_t txg)
 {
 	if (zl == NULL || zl->zl_readonly)
 		return;
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	if (txg > zl->zl_unlogged_txg)
 		zl->zl_unlogged_txg = txg;
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 }
 
 /* ---- writing the chain ---- */
@@ -520,14 +520,14 @@ zil_alloc_block(zil_t *zl, uint64_t size, uint64_t guid, uint64_t seq, bool firs
 		bp->bp_cksum_val.zc_word[1] = seq;
 	}
 	if (err == 0 && first) {
-		pthread_mutex_lock(&zl->zl_lock);
+		tarn_mutex_lock(&zl->zl_lock, ZIL);
 		zl->zl_guid = guid;
 		zl->zl_seq = seq;
 		zl->zl_open = *bp;
 		memset(&zl->zl_header, 0, sizeof (zl->zl_header));
 		zl->zl_header.zh_log = *bp;
 		dmu_objset_set_zil_header(zl->zl_os, &zl->zl_header, txg);
-		pthread_mutex_unlock(&zl->zl_lock);
+		tarn_mutex_unlock(&zl->zl_lock);
 	}
 	dmu_tx_commit(tx);
 	*txgp = txg;
@@ -586,13 +586,13 @@ zil_issue_block(zil_t *zl, zil_wblock_t *wb, uint64_t next_size)
 	zil_block_seal(blk);
 	err = zio_write_raw(zl->zl_zc, &cur, wb->wb_buf);
 	wb->wb_wrote = true;
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	zil_lwb_add(zl, &cur, err == 0 ? wb->wb_max_txg : 0);
 	zl->zl_open = next;
 	zl->zl_seq++;
 	if (err != 0)
 		zl->zl_force_txg = txg_open_txg(zl->zl_dp);
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 	if (err == 0) {
 		ZIL_STAT_ADD(zl, zs_blocks, 1);
 		ZIL_STAT_ADD(zl, zs_bytes, cur.bp_psize);
@@ -737,7 +737,7 @@ zil_commit(zil_t *zl)
 		return (0);
 	ZIL_STAT_ADD(zl, zs_commits, 1);
 	int err = 0;
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	uint64_t target = zl->zl_itx_seq, utxg = zl->zl_unlogged_txg;
 	for (;;) {
 		uint64_t synced = txg_last_synced(zl->zl_dp);
@@ -753,7 +753,7 @@ zil_commit(zil_t *zl)
 		uint64_t bytes = zl->zl_itx_bytes, upto = zl->zl_itx_seq;
 		zl->zl_head = zl->zl_tail = NULL;
 		zl->zl_itx_bytes = 0;
-		pthread_mutex_unlock(&zl->zl_lock);
+		tarn_mutex_unlock(&zl->zl_lock);
 
 		if (!sync) {
 			err = zil_write_chain(zl, itxs, bytes, synced);
@@ -766,7 +766,7 @@ zil_commit(zil_t *zl)
 		}
 		zil_itxs_free(itxs);
 
-		pthread_mutex_lock(&zl->zl_lock);
+		tarn_mutex_lock(&zl->zl_lock, ZIL);
 		zl->zl_committing = false;
 		pthread_cond_broadcast(&zl->zl_cv);
 		if (err != 0) {
@@ -778,7 +778,7 @@ zil_commit(zil_t *zl)
 		if (sync)
 			utxg = 0;      /* the sync covered every change before the call */
 	}
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 	return (err);
 }
 
@@ -790,7 +790,7 @@ zil_sync(zil_t *zl, uint64_t txg)
 	if (zl->zl_readonly)
 		return;
 	metaslab_class_t *mc = zio_ctx_class(zl->zl_zc);
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	/*
 	 * A block born in txg itself is not freed yet: the header of txg - 1,
 	 * still the committed one until this sync ends, may name it (it was
@@ -833,7 +833,7 @@ zil_sync(zil_t *zl, uint64_t txg)
 			dmu_objset_set_zil_header(zl->zl_os, &zh, txg);
 		}
 	}
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 }
 
 /* ---- claim, replay, destroy ---- */
@@ -871,7 +871,7 @@ zil_claim(zil_t *zl, uint64_t first_txg)
 		.claim = !claimed && !zl->zl_readonly,
 		.end_seq = zh.zh_log.bp_cksum_val.zc_word[1] };
 	blkptr_t endbp;
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	(void) zil_walk_impl(zl, &zh, ZIL_MAX_CHAIN, claimed ? zh.zh_claim_seq : 0,
 	    zil_claim_cb, &ca, NULL, &endbp);
 	if (!claimed) {
@@ -891,28 +891,28 @@ zil_claim(zil_t *zl, uint64_t first_txg)
 	    endbp.bp_cksum_val.zc_word[1] == zh.zh_claim_seq)
 		zil_lwb_add(zl, &endbp, UINT64_MAX);
 	zl->zl_replay = !zl->zl_readonly;
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 	return (0);
 }
 
 void
 zil_discard(zil_t *zl, uint64_t txg)
 {
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	if (!BP_IS_HOLE(&zl->zl_header.zh_log) || zl->zl_header.zh_claim_txg != 0) {
 		memset(&zl->zl_header, 0, sizeof (zl->zl_header));
 		dmu_objset_set_zil_header(zl->zl_os, &zl->zl_header, txg);
 	}
 	zl->zl_replay = false;
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 }
 
 bool
 zil_replay_needed(zil_t *zl)
 {
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	bool r = zl->zl_replay;
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 	return (r);
 }
 
@@ -940,14 +940,14 @@ zil_replay_lr(void *arg, const zil_lr_t *lr, const void *data)
 		return (err);
 	/* its effect is in the open txg or an older one */
 	uint64_t txg = txg_open_txg(zl->zl_dp);
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	if (zl->zl_nrpos == zl->zl_crpos) {
 		zl->zl_crpos = zl->zl_crpos ? zl->zl_crpos * 2 : 64;
 		zl->zl_rpos = tarn_realloc(zl->zl_rpos, sizeof (zl->zl_rpos[0]) * zl->zl_crpos);
 	}
 	zl->zl_rpos[zl->zl_nrpos][0] = pos;
 	zl->zl_rpos[zl->zl_nrpos++][1] = txg;
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 	return (0);
 }
 
@@ -979,12 +979,12 @@ zil_replay(zil_t *zl, zil_replay_fn_t fn, void *arg, uint64_t *nrec)
 		err = txg_wait_synced(zl->zl_dp, 0);
 	if (err != 0)
 		return (err);
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	for (int i = 0; i < zl->zl_nlwb; i++)
 		zl->zl_lwb[i].lwb_max_txg = 0;
 	zl->zl_replay = false;
 	zl->zl_nrpos = 0;
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 	/* the next sync frees the chain and clears the header */
 	return (txg_wait_synced(zl->zl_dp, 0));
 }
@@ -994,7 +994,7 @@ zil_destroy(zil_t *zl, dmu_tx_t *tx)
 {
 	uint64_t txg = dmu_tx_get_txg(tx);
 	metaslab_class_t *mc = zio_ctx_class(zl->zl_zc);
-	pthread_mutex_lock(&zl->zl_lock);
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
 	for (int i = 0; i < zl->zl_nlwb; i++) {
 		const blkptr_t *bp = &zl->zl_lwb[i].lwb_bp;
 		if (bp->bp_birth <= txg)
@@ -1006,5 +1006,5 @@ zil_destroy(zil_t *zl, dmu_tx_t *tx)
 	BP_ZERO(&zl->zl_open);
 	zl->zl_replay = false;
 	zl->zl_readonly = true;       /* nothing more is logged */
-	pthread_mutex_unlock(&zl->zl_lock);
+	tarn_mutex_unlock(&zl->zl_lock);
 }
