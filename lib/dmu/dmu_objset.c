@@ -58,6 +58,7 @@ dmu_objset_alloc(dmu_pool_t *dp, dmu_objset_type_t type, const dmu_objset_props_
 	if (props != NULL)
 		os->os_props = *props;
 	pthread_mutex_init(&os->os_lock, NULL);
+	tarn_hash_init(&os->os_dnodes, &dnode_table_conf);
 	pthread_mutex_init(&os->os_alloc_lock, NULL);
 	pthread_mutex_init(&os->os_dirty_lock, NULL);
 	pthread_mutex_init(&os->os_ra_lock, NULL);
@@ -142,16 +143,11 @@ dmu_objset_close(objset_t *os)
 	*pp = os->os_next;
 	pthread_mutex_unlock(&dp->dp_lock);
 
-	for (uint32_t i = 0; i < os->os_dn_buckets; i++) {
-		dnode_t *dn = os->os_dnodes[i];
-		while (dn != NULL) {
-			dnode_t *next = dn->dn_hash_next;
-			dnode_destroy(dn);
-			dn = next;
-		}
-	}
+	dnode_t *dn;
+	TARN_HASH_FOREACH(&os->os_dnodes, dn, dn_hash_link)
+		dnode_destroy(dn);
 	dnode_destroy(os->os_meta_dnode);
-	tarn_free(os->os_dnodes);
+	tarn_hash_fini(&os->os_dnodes);
 	for (int t = 0; t < TXG_SIZE; t++)
 		tarn_free(os->os_synced[t]);
 	tarn_free(os->os_meta_dirty);

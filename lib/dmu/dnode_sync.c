@@ -495,16 +495,12 @@ dnode_sync_done(dnode_t *dn, uint64_t txg)
 	memset(dt, 0, sizeof (*dt));
 	if (freed) {
 		/* evict the dead object's clean dbufs before the number is reused */
-		for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {
-			dbuf_t *db = dn->dn_dbufs[i];
-			while (db != NULL) {
-				dbuf_t *next = db->db_hash_next;
-				if (db->db_holds == 0 && db->db_dirty == NULL && !db->db_sync_dirty &&
-				    db->db_state != DB_READING) {
-					dbuf_lru_remove(os->os_dp, db);
-					dbuf_evict_one(db);
-				}
-				db = next;
+		dbuf_t *db;
+		DN_FOREACH_DBUF(dn, db) {
+			if (db->db_holds == 0 && db->db_dirty == NULL && !db->db_sync_dirty &&
+			    db->db_state != DB_READING) {
+				dbuf_lru_remove(os->os_dp, db);
+				dbuf_evict_one(db);
 			}
 		}
 		if (dn->dn_free_txg == txg)
