@@ -58,6 +58,14 @@ tarn_hash_chain(const tarn_hash_t *h, uint32_t hv)
 	return (h->th_buckets[hv & (h->th_nbuckets - 1)]);
 }
 
+/* Bucket b's chain (b < th_nbuckets), for walks that resume by bucket. */
+static inline tarn_hlink_t *
+tarn_hash_bucket(const tarn_hash_t *h, uint32_t b)
+{
+	ASSERT3U(b, <, h->th_nbuckets);
+	return (h->th_buckets[b]);
+}
+
 /*
  * Set var (a pointer to the entry type) to the first entry of hash value
  * hv's chain for which the expression match (which may use var) is true,
