@@ -37,6 +37,7 @@ tarn_array_fini(tarn_array_t *a)
 static int
 tarn_array_resize(tarn_array_t *a, size_t want)
 {
+	VERIFY3U(a->ta_esize, >, 0);        /* tarn_array_init'ed */
 	size_t ncap = a->ta_cap != 0 ? a->ta_cap : MAX(4, TARN_ARRAY_FIRST_BYTES / a->ta_esize);
 	while (ncap < want) {
 		if (ncap > SIZE_MAX / 2)
