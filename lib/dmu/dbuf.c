@@ -112,10 +112,7 @@ const tarn_hash_conf_t dbuf_table_conf = {
 #define DBUF_POOL_ENABLED 1
 #endif
 
-typedef struct dbuf_stack {
-	void   **ds_buf;
-	size_t   ds_n, ds_cap;
-} dbuf_stack_t;
+typedef tarn_array_t dbuf_stack_t;        /* of void *: free buffers, a stack */
 
 typedef struct dbuf_pool {
 	pthread_mutex_t bp_lock;
@@ -128,7 +125,11 @@ typedef struct dbuf_pool {
 	uint64_t  bp_warm_bytes;
 } dbuf_pool_t;
 
-static dbuf_pool_t dbuf_pool = { .bp_lock = PTHREAD_MUTEX_INITIALIZER };
+static dbuf_pool_t dbuf_pool = {
+	.bp_lock = PTHREAD_MUTEX_INITIALIZER,
+	.bp_warm = { [0 ... DBUF_POOL_NCLASS - 1] = TARN_ARRAY_INIT(void *) },
+	.bp_cold = { [0 ... DBUF_POOL_NCLASS - 1] = TARN_ARRAY_INIT(void *) },
+};
 
 /* Size class of a buffer size, or -1 when the pool does not serve it. */
 static int
@@ -309,11 +310,7 @@ dbuf_ready_take(dbuf_pool_t *bp)
 static void
 dbuf_stack_push(dbuf_stack_t *ds, void *buf)
 {
-	if (ds->ds_n == ds->ds_cap) {
-		ds->ds_cap = ds->ds_cap ? ds->ds_cap * 2 : 64;
-		ds->ds_buf = tarn_realloc(ds->ds_buf, ds->ds_cap * sizeof (void *));
-	}
-	ds->ds_buf[ds->ds_n++] = buf;
+	TARN_ARRAY_APPEND(ds, void *, buf);
 }
 
 void *
@@ -327,12 +324,12 @@ dbuf_buf_alloc(uint32_t size, bool zero)
 	uint8_t *fresh = NULL;
 	bool stale = false, cold = false;
 	pthread_mutex_lock(&bp->bp_lock);
-	if (bp->bp_warm[c].ds_n > 0) {
-		buf = bp->bp_warm[c].ds_buf[--bp->bp_warm[c].ds_n];
+	if (tarn_array_len(&bp->bp_warm[c]) > 0) {
+		buf = *(void **)tarn_array_pop(&bp->bp_warm[c]);
 		bp->bp_warm_bytes -= size;
 		stale = true;
-	} else if (bp->bp_cold[c].ds_n > 0) {
-		buf = bp->bp_cold[c].ds_buf[--bp->bp_cold[c].ds_n];
+	} else if (tarn_array_len(&bp->bp_cold[c]) > 0) {
+		buf = *(void **)tarn_array_pop(&bp->bp_cold[c]);
 		cold = true;
 	} else {
 		if (bp->bp_carve_left[c] < size) {

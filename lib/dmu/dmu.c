@@ -71,8 +71,8 @@ dmu_object_alloc(objset_t *os, dmu_object_type_t type, uint32_t blksz,
 	int err;
 	for (;;) {
 		uint64_t obj;
-		if (os->os_nfree_objs > 0)
-			obj = os->os_free_objs[--os->os_nfree_objs];
+		if (tarn_array_len(&os->os_free_objs) > 0)
+			obj = *(uint64_t *)tarn_array_pop(&os->os_free_objs);
 		else
 			obj = os->os_obj_next++;
 		if (obj >= DMU_MAX_OBJECT) {

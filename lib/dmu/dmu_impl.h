@@ -176,8 +176,7 @@ struct dnode {
 	 */
 	int       dn_loans;
 	int       dn_loan_waiters;
-	dbuf_t  **dn_sdirty;
-	int       dn_nsdirty, dn_csdirty;
+	tarn_array_t dn_sdirty;             /* of dbuf_t * */
 	dnode_t  *dn_lru_prev, *dn_lru_next;
 };
 
@@ -194,19 +193,16 @@ struct objset {
 	dnode_t  *os_dn_lru_head, *os_dn_lru_tail; /* idle dnodes, oldest first */
 	/* dirty dnodes per txg (os_lock) */
 	dnode_t  *os_dirty[TXG_SIZE];        /* to write in the next pass */
-	dnode_t **os_synced[TXG_SIZE];       /* written this txg, for sync_done */
-	int       os_nsynced[TXG_SIZE], os_csynced[TXG_SIZE];
-	dbuf_t  **os_meta_dirty;             /* meta-dnode blocks changed by sync */
-	int       os_nmeta_dirty, os_cmeta_dirty;
+	tarn_array_t os_synced[TXG_SIZE];    /* of dnode_t *: written this txg, for sync_done */
+	tarn_array_t os_meta_dirty;          /* of dbuf_t *: meta-dnode blocks changed by sync */
 	pthread_mutex_t os_alloc_lock;       /* object number allocation */
 	pthread_mutex_t os_dirty_lock;       /* os_dirty lists; after dn_mtx */
 	bool      os_new;                    /* never synced: write it */
 	bool      os_phys_dirty[TXG_SIZE];  /* new objset: write even if empty */
 	uint64_t  os_obj_next;              /* allocation hint (os_lock) */
-	uint64_t *os_free_objs;             /* freed and synced numbers to reuse */
+	tarn_array_t os_free_objs;          /* of uint64_t: freed and synced numbers to reuse */
 	uint64_t  os_used;                  /* sum of dn_used (atomic; changed in syncing context) */
 	uint64_t  os_lsize, os_psize;       /* logical and stored bytes (atomic; as os_used) */
-	int       os_nfree_objs, os_cfree_objs;
 	objset_t *os_next;                  /* dp_objsets */
 	zil_header_t os_zil_header;         /* os_dirty_lock; written with the phys */
 	bool      os_zil_dirty[TXG_SIZE];   /* header changed for that txg */

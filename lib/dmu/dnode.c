@@ -52,6 +52,7 @@ dnode_create(objset_t *os, uint64_t obj, const dnode_phys_t *phys)
 	dn->dn_os = os;
 	dn->dn_object = obj;
 	tarn_hash_init(&dn->dn_dbufs, &dbuf_table_conf);
+	tarn_array_init(&dn->dn_sdirty, sizeof (dbuf_t *));
 	pthread_rwlock_init(&dn->dn_struct_rwlock, NULL);
 	pthread_mutex_init(&dn->dn_mtx, NULL);
 	pthread_cond_init(&dn->dn_cv, NULL);
@@ -69,7 +70,7 @@ dnode_destroy(dnode_t *dn)
 	pthread_mutex_unlock(&dn->dn_mtx);
 	for (int i = 0; i < TXG_SIZE; i++)
 		tarn_free(dn->dn_txg[i].dt_ranges);
-	tarn_free(dn->dn_sdirty);
+	tarn_array_fini(&dn->dn_sdirty);
 	pthread_rwlock_destroy(&dn->dn_struct_rwlock);
 	pthread_mutex_destroy(&dn->dn_mtx);
 	pthread_cond_destroy(&dn->dn_cv);

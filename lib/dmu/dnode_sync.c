@@ -46,11 +46,7 @@ dnode_sdirty_add(dnode_t *dn, dbuf_t *db)
 	db->db_sync_dirty = true;
 	db->db_holds++;
 	pthread_mutex_unlock(&dn->dn_mtx);
-	if (dn->dn_nsdirty == dn->dn_csdirty) {
-		dn->dn_csdirty = dn->dn_csdirty ? dn->dn_csdirty * 2 : 16;
-		dn->dn_sdirty = tarn_realloc(dn->dn_sdirty, sizeof (dbuf_t *) * dn->dn_csdirty);
-	}
-	dn->dn_sdirty[dn->dn_nsdirty++] = db;
+	TARN_ARRAY_APPEND(&dn->dn_sdirty, dbuf_t *, db);
 }
 
 /*
@@ -334,11 +330,13 @@ dnode_sync_indirects(dnode_t *dn, uint64_t txg, int pass)
 	objset_t *os = dn->dn_os;
 	for (int level = 1; level < DN_MAX_LEVELS; level++) {
 		int n = 0;
-		dbuf_t **dbs = tarn_alloc(sizeof (dbuf_t *) * (dn->dn_nsdirty + 1));
-		for (int i = 0; i < dn->dn_nsdirty; i++) {
-			if (dn->dn_sdirty[i] != NULL && dn->dn_sdirty[i]->db_level == level) {
-				dbs[n++] = dn->dn_sdirty[i];
-				dn->dn_sdirty[i] = NULL;
+		size_t nsd = tarn_array_len(&dn->dn_sdirty);
+		dbuf_t **sd = tarn_array_base(&dn->dn_sdirty);
+		dbuf_t **dbs = tarn_alloc(sizeof (dbuf_t *) * (nsd + 1));
+		for (size_t i = 0; i < nsd; i++) {
+			if (sd[i] != NULL && sd[i]->db_level == level) {
+				dbs[n++] = sd[i];
+				sd[i] = NULL;
 			}
 		}
 		if (n == 0) {
@@ -397,7 +395,7 @@ dnode_sync_indirects(dnode_t *dn, uint64_t txg, int pass)
 		if (err != 0)
 			return (err);
 	}
-	dn->dn_nsdirty = 0;
+	tarn_array_clear(&dn->dn_sdirty);
 	return (0);
 }
 
@@ -424,12 +422,7 @@ dnode_phys_to_meta(dnode_t *dn)
 		}
 		pthread_mutex_unlock(&mdn->dn_mtx);
 		if (queue) {
-			if (os->os_nmeta_dirty == os->os_cmeta_dirty) {
-				os->os_cmeta_dirty = os->os_cmeta_dirty ? os->os_cmeta_dirty * 2 : 16;
-				os->os_meta_dirty = tarn_realloc(os->os_meta_dirty,
-				    sizeof (dbuf_t *) * os->os_cmeta_dirty);
-			}
-			os->os_meta_dirty[os->os_nmeta_dirty++] = db;
+			TARN_ARRAY_APPEND(&os->os_meta_dirty, dbuf_t *, db);
 		}
 	}
 	dbuf_rele(db);
@@ -509,12 +502,7 @@ dnode_sync_done(dnode_t *dn, uint64_t txg)
 	pthread_mutex_unlock(&dn->dn_mtx);
 	if (freed && !dn->dn_allocated) {
 		pthread_mutex_lock(&os->os_alloc_lock);
-		if (os->os_nfree_objs == os->os_cfree_objs) {
-			os->os_cfree_objs = os->os_cfree_objs ? os->os_cfree_objs * 2 : 64;
-			os->os_free_objs = tarn_realloc(os->os_free_objs,
-			    sizeof (uint64_t) * os->os_cfree_objs);
-		}
-		os->os_free_objs[os->os_nfree_objs++] = dn->dn_object;
+		TARN_ARRAY_APPEND(&os->os_free_objs, uint64_t, dn->dn_object);
 		pthread_mutex_unlock(&os->os_alloc_lock);
 	}
 	if (had && dn->dn_object != DMU_META_DNODE_OBJECT)
