@@ -241,20 +241,14 @@ dnode_sync_prepare(dnode_t *dn, uint64_t txg, sync_item_t **itemsp, int *nitemsp
 
 	/* Collect the records to write. */
 	pthread_mutex_lock(&dn->dn_mtx);
-	int n = 0, cap = 0;
-	sync_item_t *items = NULL;
+	tarn_array_t all = TARN_ARRAY_INIT(sync_item_t);
 	for (dirty_record_t *dr = dt->dt_records; dr != NULL; dr = dr->dr_dnode_next) {
 		if (dr->dr_written)
 			continue;
 		dr->dr_written = true;
 		if (freeing)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			items = tarn_realloc(items, sizeof (*items) * cap);
-		}
-		sync_item_t *si = &items[n++];
-		memset(si, 0, sizeof (*si));
+		sync_item_t *si = tarn_array_push(&all);
 		si->si_blkid = dr->dr_dbuf->db_blkid;
 		si->si_size = dr->dr_size;
 		si->si_data = (dr->dr_hole || buf_is_zero(dr->dr_data, dr->dr_size)) ?
@@ -263,6 +257,9 @@ dnode_sync_prepare(dnode_t *dn, uint64_t txg, sync_item_t **itemsp, int *nitemsp
 		si->si_dn = dn;
 	}
 	pthread_mutex_unlock(&dn->dn_mtx);
+	size_t nall;
+	sync_item_t *items = tarn_array_steal(&all, &nall);
+	int n = (int)nall;
 	for (int i = 0; i < n && err == 0; i++) {
 		err = dnode_resolve_bp(dn, 0, items[i].si_blkid, &items[i].si_old);
 		items[i].si_bp = items[i].si_old;
