@@ -11,6 +11,7 @@
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include "tarn_hash.h"
 
 /* ---- the node table: what the kernel holds (tarn_fuse_nodes.c) ---- */
 
@@ -21,14 +22,12 @@ typedef struct tarn_fuse_node {
 	uint64_t                 tn_nlookup;  /* kernel lookup count (>= 1 while here) */
 	int                      tn_wb_err;   /* a write-back write failed: for fsync/close */
 	uint32_t                 tn_writers;  /* opens that may write (tarn_fuse_space.c) */
-	struct tarn_fuse_node   *tn_next;     /* hash chain */
+	tarn_hlink_t             tn_link;     /* in ts_nodes */
 } tarn_fuse_node_t;
 
 typedef struct tarn_fuse_shard {
 	pthread_mutex_t          ts_lock;
-	tarn_fuse_node_t       **ts_buckets;  /* ts_lock */
-	uint64_t                 ts_nbuckets; /* ts_lock; power of 2 */
-	uint64_t                 ts_count;    /* ts_lock */
+	tarn_hash_t              ts_nodes;    /* ts_lock; of tarn_fuse_node_t, by inode */
 	uint64_t                 ts_lookups;  /* ts_lock; sum of tn_nlookup */
 } tarn_fuse_shard_t;
 

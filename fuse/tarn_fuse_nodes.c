@@ -6,7 +6,7 @@
  * the kernel never forgets explicitly, and so that invalidate_all knows
  * which inodes the kernel caches; it also keeps the error of a failed
  * write-back write until fsync or close reports it.  Sharded by inode number, one mutex a
- * shard, each shard a chained hash table that doubles when loaded.
+ * shard, each shard a tarn_hash table (doubles past two nodes a bucket).
  */
 #include "tarn_fuse_impl.h"
 
@@ -23,14 +23,30 @@ node_shard(tarn_fuse_nodes_t *n, posix_ino_t ino)
 	return (&n->tns_shard[node_hash(ino) % TF_NODE_SHARDS]);
 }
 
-static tarn_fuse_node_t **
-node_slot(tarn_fuse_shard_t *s, posix_ino_t ino)
+/* The hash value within a shard: the bits node_shard did not use. */
+static uint32_t
+node_hashv(posix_ino_t ino)
 {
-	uint64_t b = (node_hash(ino) / TF_NODE_SHARDS) & (s->ts_nbuckets - 1);
-	tarn_fuse_node_t **pp = &s->ts_buckets[b];
-	while (*pp != NULL && (*pp)->tn_ino != ino)
-		pp = &(*pp)->tn_next;
-	return (pp);
+	return ((uint32_t)(node_hash(ino) / TF_NODE_SHARDS));
+}
+
+static uint32_t
+node_link_hash(const tarn_hlink_t *l)
+{
+	return (node_hashv(TARN_HASH_ENTRY(l, tarn_fuse_node_t, tn_link)->tn_ino));
+}
+
+static const tarn_hash_conf_t node_table_conf = {
+	.thc_hash = node_link_hash, .thc_min_buckets = 64, .thc_load = 2,
+};
+
+/* The node of ino, or NULL (s->ts_lock held). */
+static tarn_fuse_node_t *
+node_find(tarn_fuse_shard_t *s, posix_ino_t ino)
+{
+	tarn_fuse_node_t *tn;
+	TARN_HASH_FIND(&s->ts_nodes, node_hashv(ino), tn, tn_link, tn->tn_ino == ino);
+	return (tn);
 }
 
 void
@@ -39,9 +55,7 @@ tarn_fuse_nodes_init(tarn_fuse_nodes_t *n)
 	for (int i = 0; i < TF_NODE_SHARDS; i++) {
 		tarn_fuse_shard_t *s = &n->tns_shard[i];
 		VERIFY0(pthread_mutex_init(&s->ts_lock, NULL));
-		s->ts_nbuckets = 64;
-		s->ts_buckets = tarn_alloc(s->ts_nbuckets * sizeof (tarn_fuse_node_t *));
-		s->ts_count = 0;
+		tarn_hash_init(&s->ts_nodes, &node_table_conf);
 		s->ts_lookups = 0;
 	}
 }
@@ -51,30 +65,10 @@ tarn_fuse_nodes_fini(tarn_fuse_nodes_t *n)
 {
 	for (int i = 0; i < TF_NODE_SHARDS; i++) {
 		tarn_fuse_shard_t *s = &n->tns_shard[i];
-		VERIFY3U(s->ts_count, ==, 0);
-		tarn_free(s->ts_buckets);
+		VERIFY3U(tarn_hash_count(&s->ts_nodes), ==, 0);
+		tarn_hash_fini(&s->ts_nodes);
 		VERIFY0(pthread_mutex_destroy(&s->ts_lock));
 	}
-}
-
-/* Double the bucket array (s->ts_lock held). */
-static void
-node_grow(tarn_fuse_shard_t *s)
-{
-	uint64_t nb = s->ts_nbuckets * 2;
-	tarn_fuse_node_t **nbk = tarn_alloc(nb * sizeof (tarn_fuse_node_t *));
-	for (uint64_t i = 0; i < s->ts_nbuckets; i++) {
-		tarn_fuse_node_t *tn = s->ts_buckets[i], *next;
-		for (; tn != NULL; tn = next) {
-			next = tn->tn_next;
-			uint64_t b = (node_hash(tn->tn_ino) / TF_NODE_SHARDS) & (nb - 1);
-			tn->tn_next = nbk[b];
-			nbk[b] = tn;
-		}
-	}
-	tarn_free(s->ts_buckets);
-	s->ts_buckets = nbk;
-	s->ts_nbuckets = nb;
 }
 
 void
@@ -82,16 +76,13 @@ tarn_fuse_nodes_ref(tarn_fuse_nodes_t *n, posix_ino_t ino)
 {
 	tarn_fuse_shard_t *s = node_shard(n, ino);
 	pthread_mutex_lock(&s->ts_lock);
-	tarn_fuse_node_t **pp = node_slot(s, ino);
-	if (*pp == NULL) {
-		tarn_fuse_node_t *tn = tarn_alloc(sizeof (*tn));
+	tarn_fuse_node_t *tn = node_find(s, ino);
+	if (tn == NULL) {
+		tn = tarn_alloc(sizeof (*tn));
 		tn->tn_ino = ino;
-		*pp = tn;
-		if (++s->ts_count > 2 * s->ts_nbuckets)
-			node_grow(s);
-		pp = node_slot(s, ino);
+		tarn_hash_insert(&s->ts_nodes, node_hashv(ino), &tn->tn_link);
 	}
-	(*pp)->tn_nlookup++;
+	tn->tn_nlookup++;
 	s->ts_lookups++;
 	pthread_mutex_unlock(&s->ts_lock);
 }
@@ -101,8 +92,7 @@ tarn_fuse_nodes_unref(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count)
 {
 	tarn_fuse_shard_t *s = node_shard(n, ino);
 	pthread_mutex_lock(&s->ts_lock);
-	tarn_fuse_node_t **pp = node_slot(s, ino);
-	tarn_fuse_node_t *tn = *pp;
+	tarn_fuse_node_t *tn = node_find(s, ino);
 	uint64_t held = tn != NULL ? tn->tn_nlookup : 0;
 	if (count > held) {
 		tarn_dprintf("fuse: forget of %" PRIu64 " lookups of inode %" PRIu64
@@ -113,8 +103,7 @@ tarn_fuse_nodes_unref(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count)
 		tn->tn_nlookup -= count;
 		s->ts_lookups -= count;
 		if (tn->tn_nlookup == 0) {
-			*pp = tn->tn_next;
-			s->ts_count--;
+			tarn_hash_remove(&s->ts_nodes, node_hashv(ino), &tn->tn_link);
 			tarn_free(tn);
 		}
 	}
@@ -129,10 +118,11 @@ tarn_fuse_nodes_walk(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg)
 		tarn_fuse_shard_t *s = &n->tns_shard[i];
 		int stop = 0;
 		pthread_mutex_lock(&s->ts_lock);
-		for (uint64_t b = 0; b < s->ts_nbuckets && !stop; b++) {
-			for (tarn_fuse_node_t *tn = s->ts_buckets[b]; tn != NULL && !stop;
-			    tn = tn->tn_next)
-				stop = fn(arg, tn->tn_ino, tn->tn_nlookup);
+		tarn_fuse_node_t *tn;
+		TARN_HASH_FOREACH(&s->ts_nodes, tn, tn_link) {
+			stop = fn(arg, tn->tn_ino, tn->tn_nlookup);
+			if (stop)
+				break;
 		}
 		pthread_mutex_unlock(&s->ts_lock);
 		if (stop)
@@ -146,16 +136,12 @@ tarn_fuse_nodes_drain(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg)
 	for (int i = 0; i < TF_NODE_SHARDS; i++) {
 		tarn_fuse_shard_t *s = &n->tns_shard[i];
 		pthread_mutex_lock(&s->ts_lock);
-		for (uint64_t b = 0; b < s->ts_nbuckets; b++) {
-			tarn_fuse_node_t *tn = s->ts_buckets[b], *next;
-			for (; tn != NULL; tn = next) {
-				next = tn->tn_next;
-				(void) fn(arg, tn->tn_ino, tn->tn_nlookup);
-				tarn_free(tn);
-			}
-			s->ts_buckets[b] = NULL;
+		tarn_fuse_node_t *tn;
+		TARN_HASH_FOREACH(&s->ts_nodes, tn, tn_link) {
+			(void) fn(arg, tn->tn_ino, tn->tn_nlookup);
+			tarn_free(tn);
 		}
-		s->ts_count = 0;
+		tarn_hash_fini(&s->ts_nodes);
 		s->ts_lookups = 0;
 		pthread_mutex_unlock(&s->ts_lock);
 	}
@@ -168,7 +154,7 @@ tarn_fuse_nodes_count(tarn_fuse_nodes_t *n, uint64_t *nodes, uint64_t *lookups)
 	for (int i = 0; i < TF_NODE_SHARDS; i++) {
 		tarn_fuse_shard_t *s = &n->tns_shard[i];
 		pthread_mutex_lock(&s->ts_lock);
-		c += s->ts_count;
+		c += tarn_hash_count(&s->ts_nodes);
 		l += s->ts_lookups;
 		pthread_mutex_unlock(&s->ts_lock);
 	}
@@ -181,7 +167,7 @@ tarn_fuse_nodes_set_error(tarn_fuse_nodes_t *n, posix_ino_t ino, int err)
 {
 	tarn_fuse_shard_t *s = node_shard(n, ino);
 	pthread_mutex_lock(&s->ts_lock);
-	tarn_fuse_node_t *tn = *node_slot(s, ino);
+	tarn_fuse_node_t *tn = node_find(s, ino);
 	if (tn != NULL && tn->tn_wb_err == 0)
 		tn->tn_wb_err = err;
 	pthread_mutex_unlock(&s->ts_lock);
@@ -192,7 +178,7 @@ tarn_fuse_nodes_take_error(tarn_fuse_nodes_t *n, posix_ino_t ino)
 {
 	tarn_fuse_shard_t *s = node_shard(n, ino);
 	pthread_mutex_lock(&s->ts_lock);
-	tarn_fuse_node_t *tn = *node_slot(s, ino);
+	tarn_fuse_node_t *tn = node_find(s, ino);
 	int err = 0;
 	if (tn != NULL) {
 		err = tn->tn_wb_err;
@@ -207,7 +193,7 @@ tarn_fuse_nodes_writers(tarn_fuse_nodes_t *n, posix_ino_t ino, int delta)
 {
 	tarn_fuse_shard_t *s = node_shard(n, ino);
 	pthread_mutex_lock(&s->ts_lock);
-	tarn_fuse_node_t *tn = *node_slot(s, ino);
+	tarn_fuse_node_t *tn = node_find(s, ino);
 	if (tn != NULL) {
 		if (delta > 0)
 			tn->tn_writers++;
@@ -223,17 +209,20 @@ tarn_fuse_nodes_each_writer(tarn_fuse_nodes_t *n, void (*fn)(void *, posix_ino_t
 	for (int i = 0; i < TF_NODE_SHARDS; i++) {
 		tarn_fuse_shard_t *s = &n->tns_shard[i];
 		posix_ino_t found[64];
-		uint64_t b = 0;
+		uint32_t b = 0;
 		/* a shard at a time, in pieces of 64, so fn runs unlocked */
 		for (;;) {
 			int cnt = 0;
 			pthread_mutex_lock(&s->ts_lock);
-			for (; b < s->ts_nbuckets && cnt < 64 - 8; b++)
-				for (tarn_fuse_node_t *tn = s->ts_buckets[b]; tn != NULL &&
-				    cnt < 64; tn = tn->tn_next)
+			for (; b < s->ts_nodes.th_nbuckets && cnt < 64 - 8; b++)
+				for (tarn_hlink_t *l = tarn_hash_bucket(&s->ts_nodes, b);
+				    l != NULL && cnt < 64; l = l->thl_next) {
+					tarn_fuse_node_t *tn =
+					    TARN_HASH_ENTRY(l, tarn_fuse_node_t, tn_link);
 					if (tn->tn_writers > 0)
 						found[cnt++] = tn->tn_ino;
-			bool more = b < s->ts_nbuckets;
+				}
+			bool more = b < s->ts_nodes.th_nbuckets;
 			pthread_mutex_unlock(&s->ts_lock);
 			for (int k = 0; k < cnt; k++)
 				fn(arg, found[k]);

@@ -4,7 +4,7 @@
 The map (docs/DESIGN.md, "Layer order"), lowest first:
 
     lib/util < lib/vdev < lib/space < lib/zio < lib/dmu < lib/zap < lib/zil
-      < lib/spa < lib/dsl < lib/posix < fuse/ < cmd/ < tests/, bench/
+      < lib/spa < lib/dsl < lib/posix < fuse/ < host/ < cmd/ < tests/, bench/
 
 A file may include a header of its own folder or of a folder ranked below
 it.  cmd/ is one rank (cmd/tarnd uses cmd/tarn's headers), tests/ and bench/
@@ -23,9 +23,10 @@ import re
 import sys
 
 LIB_LAYERS = ['util', 'vdev', 'space', 'zio', 'dmu', 'zap', 'zil', 'spa', 'dsl', 'posix']
-TOP_RANKS = {'fuse': len(LIB_LAYERS), 'cmd': len(LIB_LAYERS) + 1,
-             'tests': len(LIB_LAYERS) + 2, 'bench': len(LIB_LAYERS) + 2}
-ROOTS = ['lib', 'fuse', 'cmd', 'tests', 'bench']
+TOP_RANKS = {'fuse': len(LIB_LAYERS), 'host': len(LIB_LAYERS) + 1,
+             'cmd': len(LIB_LAYERS) + 2,
+             'tests': len(LIB_LAYERS) + 3, 'bench': len(LIB_LAYERS) + 3}
+ROOTS = ['lib', 'fuse', 'host', 'cmd', 'tests', 'bench']
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 

@@ -44,11 +44,22 @@
 #endif
 
 static inline uint32_t
-dbuf_hash(uint8_t level, uint64_t blkid, uint32_t buckets)
+dbuf_hash(uint8_t level, uint64_t blkid)
 {
 	uint64_t h = (blkid * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)level << 56);
-	return ((uint32_t)(h >> 32) & (buckets - 1));
+	return ((uint32_t)(h >> 32));
 }
+
+static uint32_t
+dbuf_link_hash(const tarn_hlink_t *l)
+{
+	const dbuf_t *db = TARN_HASH_ENTRY(l, dbuf_t, db_hash_link);
+	return (dbuf_hash(db->db_level, db->db_blkid));
+}
+
+const tarn_hash_conf_t dbuf_table_conf = {
+	.thc_hash = dbuf_link_hash, .thc_min_buckets = 16, .thc_load = 1,
+};
 
 /* ---- block buffers (sequential speed) ---- */
 
@@ -101,10 +112,7 @@ dbuf_hash(uint8_t level, uint64_t blkid, uint32_t buckets)
 #define DBUF_POOL_ENABLED 1
 #endif
 
-typedef struct dbuf_stack {
-	void   **ds_buf;
-	size_t   ds_n, ds_cap;
-} dbuf_stack_t;
+typedef tarn_array_t dbuf_stack_t;        /* of void *: free buffers, a stack */
 
 typedef struct dbuf_pool {
 	pthread_mutex_t bp_lock;
@@ -117,7 +125,11 @@ typedef struct dbuf_pool {
 	uint64_t  bp_warm_bytes;
 } dbuf_pool_t;
 
-static dbuf_pool_t dbuf_pool = { .bp_lock = PTHREAD_MUTEX_INITIALIZER };
+static dbuf_pool_t dbuf_pool = {
+	.bp_lock = PTHREAD_MUTEX_INITIALIZER,
+	.bp_warm = { [0 ... DBUF_POOL_NCLASS - 1] = TARN_ARRAY_INIT(void *) },
+	.bp_cold = { [0 ... DBUF_POOL_NCLASS - 1] = TARN_ARRAY_INIT(void *) },
+};
 
 /* Size class of a buffer size, or -1 when the pool does not serve it. */
 static int
@@ -298,11 +310,7 @@ dbuf_ready_take(dbuf_pool_t *bp)
 static void
 dbuf_stack_push(dbuf_stack_t *ds, void *buf)
 {
-	if (ds->ds_n == ds->ds_cap) {
-		ds->ds_cap = ds->ds_cap ? ds->ds_cap * 2 : 64;
-		ds->ds_buf = tarn_realloc(ds->ds_buf, ds->ds_cap * sizeof (void *));
-	}
-	ds->ds_buf[ds->ds_n++] = buf;
+	TARN_ARRAY_APPEND(ds, void *, buf);
 }
 
 void *
@@ -316,12 +324,12 @@ dbuf_buf_alloc(uint32_t size, bool zero)
 	uint8_t *fresh = NULL;
 	bool stale = false, cold = false;
 	pthread_mutex_lock(&bp->bp_lock);
-	if (bp->bp_warm[c].ds_n > 0) {
-		buf = bp->bp_warm[c].ds_buf[--bp->bp_warm[c].ds_n];
+	if (tarn_array_len(&bp->bp_warm[c]) > 0) {
+		buf = *(void **)tarn_array_pop(&bp->bp_warm[c]);
 		bp->bp_warm_bytes -= size;
 		stale = true;
-	} else if (bp->bp_cold[c].ds_n > 0) {
-		buf = bp->bp_cold[c].ds_buf[--bp->bp_cold[c].ds_n];
+	} else if (tarn_array_len(&bp->bp_cold[c]) > 0) {
+		buf = *(void **)tarn_array_pop(&bp->bp_cold[c]);
 		cold = true;
 	} else {
 		if (bp->bp_carve_left[c] < size) {
@@ -394,43 +402,16 @@ dbuf_buf_free(void *buf, uint32_t size)
 dbuf_t *
 dbuf_find_locked(dnode_t *dn, uint8_t level, uint64_t blkid)
 {
-	if (dn->dn_dbuf_buckets == 0)
-		return (NULL);
-	for (dbuf_t *db = dn->dn_dbufs[dbuf_hash(level, blkid, dn->dn_dbuf_buckets)];
-	    db != NULL; db = db->db_hash_next)
-		if (db->db_level == level && db->db_blkid == blkid)
-			return (db);
-	return (NULL);
-}
-
-static void
-dbuf_table_grow(dnode_t *dn)
-{
-	uint32_t nb = dn->dn_dbuf_buckets ? dn->dn_dbuf_buckets * 2 : 16;
-	dbuf_t **nt = tarn_alloc(sizeof (dbuf_t *) * nb);
-	for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {
-		dbuf_t *db = dn->dn_dbufs[i];
-		while (db != NULL) {
-			dbuf_t *next = db->db_hash_next;
-			uint32_t h = dbuf_hash(db->db_level, db->db_blkid, nb);
-			db->db_hash_next = nt[h];
-			nt[h] = db;
-			db = next;
-		}
-	}
-	tarn_free(dn->dn_dbufs);
-	dn->dn_dbufs = nt;
-	dn->dn_dbuf_buckets = nb;
+	dbuf_t *db;
+	TARN_HASH_FIND(&dn->dn_dbufs, dbuf_hash(level, blkid), db, db_hash_link,
+	    db->db_level == level && db->db_blkid == blkid);
+	return (db);
 }
 
 static void
 dbuf_table_remove(dnode_t *dn, dbuf_t *db)
 {
-	dbuf_t **pp = &dn->dn_dbufs[dbuf_hash(db->db_level, db->db_blkid, dn->dn_dbuf_buckets)];
-	while (*pp != db)
-		pp = &(*pp)->db_hash_next;
-	*pp = db->db_hash_next;
-	dn->dn_dbuf_count--;
+	tarn_hash_remove(&dn->dn_dbufs, dbuf_hash(db->db_level, db->db_blkid), &db->db_hash_link);
 }
 
 /* Block size of a dbuf at level of dn (dn_mtx held). */
@@ -531,18 +512,13 @@ dbuf_hold(dnode_t *dn, uint8_t level, uint64_t blkid, bool create)
 			pthread_mutex_unlock(&dn->dn_mtx);
 			return (NULL);
 		}
-		if (dn->dn_dbuf_count >= dn->dn_dbuf_buckets)
-			dbuf_table_grow(dn);
 		db = tarn_alloc(sizeof (*db));
 		db->db_dn = dn;
 		db->db_level = level;
 		db->db_blkid = blkid;
 		db->db_size = dbuf_size(dn, level);
 		db->db_state = DB_UNCACHED;
-		uint32_t h = dbuf_hash(level, blkid, dn->dn_dbuf_buckets);
-		db->db_hash_next = dn->dn_dbufs[h];
-		dn->dn_dbufs[h] = db;
-		dn->dn_dbuf_count++;
+		tarn_hash_insert(&dn->dn_dbufs, dbuf_hash(level, blkid), &db->db_hash_link);
 	}
 	db->db_holds++;
 	if (db->db_in_lru)
@@ -641,30 +617,22 @@ void
 dbuf_destroy_all(dnode_t *dn)
 {
 	dmu_pool_t *dp = dn->dn_os->os_dp;
-	for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {
-		dbuf_t *db = dn->dn_dbufs[i];
-		while (db != NULL) {
-			dbuf_t *next = db->db_hash_next;
-			/* Only an abandoned pool has dirty dbufs here: drop them. */
-			dirty_record_t *dr = db->db_dirty;
-			while (dr != NULL) {
-				dirty_record_t *nx = dr->dr_next_txg;
-				if (dr->dr_data != db->db_data)
-					dbuf_buf_free(dr->dr_data, dr->dr_size);
-				tarn_free(dr);
-				dr = nx;
-			}
-			dbuf_lru_remove(dp, db);
-			dbuf_buf_free(db->db_data, db->db_size);
-			tarn_free(db);
-			db = next;
+	dbuf_t *db;
+	DN_FOREACH_DBUF(dn, db) {
+		/* Only an abandoned pool has dirty dbufs here: drop them. */
+		dirty_record_t *dr = db->db_dirty;
+		while (dr != NULL) {
+			dirty_record_t *nx = dr->dr_next_txg;
+			if (dr->dr_data != db->db_data)
+				dbuf_buf_free(dr->dr_data, dr->dr_size);
+			tarn_free(dr);
+			dr = nx;
 		}
-		dn->dn_dbufs[i] = NULL;
+		dbuf_lru_remove(dp, db);
+		dbuf_buf_free(db->db_data, db->db_size);
+		tarn_free(db);
 	}
-	dn->dn_dbuf_count = 0;
-	tarn_free(dn->dn_dbufs);
-	dn->dn_dbufs = NULL;
-	dn->dn_dbuf_buckets = 0;
+	tarn_hash_fini(&dn->dn_dbufs);
 }
 
 /*

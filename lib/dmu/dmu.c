@@ -71,8 +71,8 @@ dmu_object_alloc(objset_t *os, dmu_object_type_t type, uint32_t blksz,
 	int err;
 	for (;;) {
 		uint64_t obj;
-		if (os->os_nfree_objs > 0)
-			obj = os->os_free_objs[--os->os_nfree_objs];
+		if (tarn_array_len(&os->os_free_objs) > 0)
+			obj = *(uint64_t *)tarn_array_pop(&os->os_free_objs);
 		else
 			obj = os->os_obj_next++;
 		if (obj >= DMU_MAX_OBJECT) {
@@ -729,15 +729,14 @@ dmu_free_range(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_tx_t 
 		pthread_mutex_lock(&dn->dn_mtx);
 		dmu_loan_wait_locked(dn);
 		/* Cached blocks in the range become hole records. */
-		for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {
-			for (dbuf_t *db = dn->dn_dbufs[i]; db != NULL; db = db->db_hash_next) {
-				if (db->db_level != 0 || db->db_blkid < first_whole ||
-				    db->db_blkid >= end_whole || db->db_state != DB_CACHED)
-					continue;
-				dirty_record_t *dr = dbuf_dirty(db, txg);
-				memset(dr->dr_data, 0, dr->dr_size);
-				dr->dr_hole = true;
-			}
+		dbuf_t *db;
+		DN_FOREACH_DBUF(dn, db) {
+			if (db->db_level != 0 || db->db_blkid < first_whole ||
+			    db->db_blkid >= end_whole || db->db_state != DB_CACHED)
+				continue;
+			dirty_record_t *dr = dbuf_dirty(db, txg);
+			memset(dr->dr_data, 0, dr->dr_size);
+			dr->dr_hole = true;
 		}
 		dnode_txg_t *dt = &dn->dn_txg[TXG_IDX(txg)];
 		if (to_end) {
@@ -828,14 +827,13 @@ dmu_object_set_blocksize(objset_t *os, uint64_t obj, uint32_t blksz, dmu_tx_t *t
 	dmu_loan_wait_locked(dn);
 	/* Blocks beyond 0 still waiting to be written (e.g. as holes after a truncate)
 	 * have the old size: no change until they are on disk. */
-	for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {
-		for (dbuf_t *d = dn->dn_dbufs[i]; d != NULL; d = d->db_hash_next) {
-			if (d->db_level == 0 && d->db_blkid != 0 && d->db_dirty != NULL) {
-				pthread_mutex_unlock(&dn->dn_mtx);
-				dbuf_rele(db);
-				dnode_rele(dn);
-				return (SET_ERROR(ENOTSUP));
-			}
+	dbuf_t *d;
+	DN_FOREACH_DBUF(dn, d) {
+		if (d->db_level == 0 && d->db_blkid != 0 && d->db_dirty != NULL) {
+			pthread_mutex_unlock(&dn->dn_mtx);
+			dbuf_rele(db);
+			dnode_rele(dn);
+			return (SET_ERROR(ENOTSUP));
 		}
 	}
 	dirty_record_t *dr = dbuf_dirty(db, tx->tx_txg);
@@ -850,16 +848,11 @@ dmu_object_set_blocksize(objset_t *os, uint64_t obj, uint32_t blksz, dmu_tx_t *t
 	dn->dn_blksz = blksz;
 	dn->dn_txg[TXG_IDX(tx->tx_txg)].dt_blksz = blksz;
 	/* clean cached blocks beyond 0 have the old size: drop them */
-	for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {
-		dbuf_t *d = dn->dn_dbufs[i];
-		while (d != NULL) {
-			dbuf_t *next = d->db_hash_next;
-			if (d->db_level == 0 && d->db_blkid != 0 && d->db_holds == 0 &&
-			    d->db_dirty == NULL && d->db_state != DB_READING) {
-				dbuf_lru_remove(os->os_dp, d);
-				dbuf_evict_one(d);
-			}
-			d = next;
+	DN_FOREACH_DBUF(dn, d) {
+		if (d->db_level == 0 && d->db_blkid != 0 && d->db_holds == 0 &&
+		    d->db_dirty == NULL && d->db_state != DB_READING) {
+			dbuf_lru_remove(os->os_dp, d);
+			dbuf_evict_one(d);
 		}
 	}
 	pthread_mutex_unlock(&dn->dn_mtx);

@@ -16,6 +16,8 @@
 
 #include <pthread.h>
 #include "dmu.h"
+#include "tarn_array.h"
+#include "tarn_hash.h"
 
 #define TXG_SIZE 4
 #define TXG_MASK (TXG_SIZE - 1)
@@ -106,7 +108,7 @@ struct dbuf {
 	dirty_record_t *db_dirty;   /* oldest dirty record, chain by dr_next_txg */
 	int        db_holds;        /* guarded by dn_mtx */
 	bool       db_in_lru;       /* guarded by dp_cache_lock */
-	dbuf_t    *db_hash_next;    /* in dn_dbufs */
+	tarn_hlink_t db_hash_link;  /* in dn_dbufs */
 	dbuf_t    *db_lru_prev, *db_lru_next;
 	bool       db_sync_dirty;   /* indirect / meta-dnode block changed by sync */
 	bool       db_once;         /* dn_mtx: filled by a whole-block write or read
@@ -160,13 +162,11 @@ struct dnode {
 	uint64_t  dn_free_txg;              /* freed in this txg, not yet synced */
 	dnode_txg_t dn_txg[TXG_SIZE];
 	/* dbuf table (dn_mtx) */
-	dbuf_t  **dn_dbufs;
-	uint32_t  dn_dbuf_buckets;
-	uint32_t  dn_dbuf_count;
+	tarn_hash_t dn_dbufs;               /* of dbuf_t, by (level, blkid) */
 	/* dnode table membership (os_lock) */
 	int       dn_holds;                 /* atomic */
 	bool      dn_in_lru;                /* os_lock */
-	dnode_t  *dn_hash_next;
+	tarn_hlink_t dn_hash_link;          /* in os_dnodes */
 	/* sync thread only: indirect dbufs awaiting their write */
 	/*
 	 * Zero-copy reads (dmu.c): cached level-0 buffers of this dnode lent
@@ -177,8 +177,7 @@ struct dnode {
 	 */
 	int       dn_loans;
 	int       dn_loan_waiters;
-	dbuf_t  **dn_sdirty;
-	int       dn_nsdirty, dn_csdirty;
+	tarn_array_t dn_sdirty;             /* of dbuf_t * */
 	dnode_t  *dn_lru_prev, *dn_lru_next;
 };
 
@@ -191,25 +190,20 @@ struct objset {
 	dnode_t  *os_meta_dnode;
 	blkptr_t  os_rootbp;                /* as last synced */
 	/* dnode table (os_lock) */
-	dnode_t **os_dnodes;
-	uint32_t  os_dn_buckets;
-	uint32_t  os_dn_count;
+	tarn_hash_t os_dnodes;               /* of dnode_t, by object number */
 	dnode_t  *os_dn_lru_head, *os_dn_lru_tail; /* idle dnodes, oldest first */
 	/* dirty dnodes per txg (os_lock) */
 	dnode_t  *os_dirty[TXG_SIZE];        /* to write in the next pass */
-	dnode_t **os_synced[TXG_SIZE];       /* written this txg, for sync_done */
-	int       os_nsynced[TXG_SIZE], os_csynced[TXG_SIZE];
-	dbuf_t  **os_meta_dirty;             /* meta-dnode blocks changed by sync */
-	int       os_nmeta_dirty, os_cmeta_dirty;
+	tarn_array_t os_synced[TXG_SIZE];    /* of dnode_t *: written this txg, for sync_done */
+	tarn_array_t os_meta_dirty;          /* of dbuf_t *: meta-dnode blocks changed by sync */
 	pthread_mutex_t os_alloc_lock;       /* object number allocation */
 	pthread_mutex_t os_dirty_lock;       /* os_dirty lists; after dn_mtx */
 	bool      os_new;                    /* never synced: write it */
 	bool      os_phys_dirty[TXG_SIZE];  /* new objset: write even if empty */
 	uint64_t  os_obj_next;              /* allocation hint (os_lock) */
-	uint64_t *os_free_objs;             /* freed and synced numbers to reuse */
+	tarn_array_t os_free_objs;          /* of uint64_t: freed and synced numbers to reuse */
 	uint64_t  os_used;                  /* sum of dn_used (atomic; changed in syncing context) */
 	uint64_t  os_lsize, os_psize;       /* logical and stored bytes (atomic; as os_used) */
-	int       os_nfree_objs, os_cfree_objs;
 	objset_t *os_next;                  /* dp_objsets */
 	zil_header_t os_zil_header;         /* os_dirty_lock; written with the phys */
 	bool      os_zil_dirty[TXG_SIZE];   /* header changed for that txg */
@@ -294,6 +288,11 @@ void dbuf_rele(dbuf_t *db);
 void dbuf_note_read(dbuf_t *db, bool stream, bool fetched);
 int dbuf_read(dbuf_t *db);
 dbuf_t *dbuf_find_locked(dnode_t *dn, uint8_t level, uint64_t blkid);
+/* How the tables of dbufs (dn_dbufs) and of dnodes (os_dnodes) grow. */
+extern const tarn_hash_conf_t dbuf_table_conf;
+extern const tarn_hash_conf_t dnode_table_conf;
+/* for each dbuf db of dn (dn_mtx held); the body may evict db itself */
+#define DN_FOREACH_DBUF(dn, db) TARN_HASH_FOREACH(&(dn)->dn_dbufs, db, db_hash_link)
 void dbuf_cache_evict(dmu_pool_t *dp);
 void dbuf_destroy_all(dnode_t *dn);
 void dbuf_lru_remove(dmu_pool_t *dp, dbuf_t *db);

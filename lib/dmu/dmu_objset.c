@@ -58,6 +58,11 @@ dmu_objset_alloc(dmu_pool_t *dp, dmu_objset_type_t type, const dmu_objset_props_
 	if (props != NULL)
 		os->os_props = *props;
 	pthread_mutex_init(&os->os_lock, NULL);
+	tarn_hash_init(&os->os_dnodes, &dnode_table_conf);
+	for (int t = 0; t < TXG_SIZE; t++)
+		tarn_array_init(&os->os_synced[t], sizeof (dnode_t *));
+	tarn_array_init(&os->os_meta_dirty, sizeof (dbuf_t *));
+	tarn_array_init(&os->os_free_objs, sizeof (uint64_t));
 	pthread_mutex_init(&os->os_alloc_lock, NULL);
 	pthread_mutex_init(&os->os_dirty_lock, NULL);
 	pthread_mutex_init(&os->os_ra_lock, NULL);
@@ -142,20 +147,15 @@ dmu_objset_close(objset_t *os)
 	*pp = os->os_next;
 	tarn_mutex_unlock(&dp->dp_lock);
 
-	for (uint32_t i = 0; i < os->os_dn_buckets; i++) {
-		dnode_t *dn = os->os_dnodes[i];
-		while (dn != NULL) {
-			dnode_t *next = dn->dn_hash_next;
-			dnode_destroy(dn);
-			dn = next;
-		}
-	}
+	dnode_t *dn;
+	TARN_HASH_FOREACH(&os->os_dnodes, dn, dn_hash_link)
+		dnode_destroy(dn);
 	dnode_destroy(os->os_meta_dnode);
-	tarn_free(os->os_dnodes);
+	tarn_hash_fini(&os->os_dnodes);
 	for (int t = 0; t < TXG_SIZE; t++)
-		tarn_free(os->os_synced[t]);
-	tarn_free(os->os_meta_dirty);
-	tarn_free(os->os_free_objs);
+		tarn_array_fini(&os->os_synced[t]);
+	tarn_array_fini(&os->os_meta_dirty);
+	tarn_array_fini(&os->os_free_objs);
 	pthread_mutex_destroy(&os->os_lock);
 	pthread_mutex_destroy(&os->os_alloc_lock);
 	pthread_mutex_destroy(&os->os_dirty_lock);
@@ -197,14 +197,14 @@ static int
 dmu_objset_sync_meta(objset_t *os, uint64_t txg, int pass)
 {
 	dnode_t *mdn = os->os_meta_dnode;
-	int n = os->os_nmeta_dirty;
+	int n = (int)tarn_array_len(&os->os_meta_dirty);
 	if (n == 0)
 		return (0);
 	sync_item_t *items = tarn_alloc(sizeof (*items) * n);
 	int err = 0;
 	pthread_rwlock_rdlock(&mdn->dn_struct_rwlock);
 	for (int i = 0; i < n; i++) {
-		dbuf_t *db = os->os_meta_dirty[i];
+		dbuf_t *db = TARN_ARRAY_AT(&os->os_meta_dirty, dbuf_t *, i);
 		items[i].si_blkid = db->db_blkid;
 		items[i].si_size = db->db_size;
 		items[i].si_db = db;
@@ -221,7 +221,7 @@ dmu_objset_sync_meta(objset_t *os, uint64_t txg, int pass)
 		items[i].si_bp = items[i].si_old;
 	}
 	pthread_rwlock_unlock(&mdn->dn_struct_rwlock);
-	os->os_nmeta_dirty = 0;
+	tarn_array_clear(&os->os_meta_dirty);
 	if (err == 0)
 		err = dnode_sync_items_write(os, txg, pass, &mdn, &items, &n, 1);
 	if (err == 0)
@@ -241,12 +241,7 @@ static void
 os_synced_add(objset_t *os, uint64_t txg, dnode_t *dn)
 {
 	int t = TXG_IDX(txg);
-	if (os->os_nsynced[t] == os->os_csynced[t]) {
-		os->os_csynced[t] = os->os_csynced[t] ? os->os_csynced[t] * 2 : 64;
-		os->os_synced[t] = tarn_realloc(os->os_synced[t],
-		    sizeof (dnode_t *) * os->os_csynced[t]);
-	}
-	os->os_synced[t][os->os_nsynced[t]++] = dn;
+	TARN_ARRAY_APPEND(&os->os_synced[t], dnode_t *, dn);
 }
 
 int
@@ -277,7 +272,7 @@ dmu_objset_sync(objset_t *os, uint64_t txg, int pass, blkptr_t *bp)
 		}
 	}
 	tarn_mutex_unlock(&os->os_dirty_lock);
-	if (ndn == 0 && !was_new && os->os_nmeta_dirty == 0) {
+	if (ndn == 0 && !was_new && tarn_array_len(&os->os_meta_dirty) == 0) {
 		tarn_free(dns);
 		return (0);
 	}
@@ -330,11 +325,9 @@ void
 dmu_objset_sync_done(objset_t *os, uint64_t txg)
 {
 	int t = TXG_IDX(txg);
-	int n = os->os_nsynced[t];
-	dnode_t **dns = os->os_synced[t];
-	os->os_synced[t] = NULL;
-	os->os_nsynced[t] = os->os_csynced[t] = 0;
-	for (int i = 0; i < n; i++)
+	size_t n;
+	dnode_t **dns = tarn_array_steal(&os->os_synced[t], &n);
+	for (size_t i = 0; i < n; i++)
 		dnode_sync_done(dns[i], txg);
 	tarn_free(dns);
 	dnode_sync_done(os->os_meta_dnode, txg);

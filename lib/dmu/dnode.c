@@ -9,10 +9,20 @@
 #define DN_TABLE_MAX_IDLE 100000   /* idle dnodes kept before eviction */
 
 static inline uint32_t
-dn_hash(uint64_t obj, uint32_t buckets)
+dn_hash(uint64_t obj)
 {
-	return ((uint32_t)((obj * 0x9E3779B97F4A7C15ULL) >> 32) & (buckets - 1));
+	return ((uint32_t)((obj * 0x9E3779B97F4A7C15ULL) >> 32));
 }
+
+static uint32_t
+dn_link_hash(const tarn_hlink_t *l)
+{
+	return (dn_hash(TARN_HASH_ENTRY(l, dnode_t, dn_hash_link)->dn_object));
+}
+
+const tarn_hash_conf_t dnode_table_conf = {
+	.thc_hash = dn_link_hash, .thc_min_buckets = 64, .thc_load = 1,
+};
 
 uint32_t
 dnode_phys_blksz(const dnode_phys_t *dnp)
@@ -41,6 +51,8 @@ dnode_create(objset_t *os, uint64_t obj, const dnode_phys_t *phys)
 	dnode_t *dn = tarn_alloc(sizeof (*dn));
 	dn->dn_os = os;
 	dn->dn_object = obj;
+	tarn_hash_init(&dn->dn_dbufs, &dbuf_table_conf);
+	tarn_array_init(&dn->dn_sdirty, sizeof (dbuf_t *));
 	pthread_rwlock_init(&dn->dn_struct_rwlock, NULL);
 	pthread_mutex_init(&dn->dn_mtx, NULL);
 	pthread_cond_init(&dn->dn_cv, NULL);
@@ -58,7 +70,7 @@ dnode_destroy(dnode_t *dn)
 	pthread_mutex_unlock(&dn->dn_mtx);
 	for (int i = 0; i < TXG_SIZE; i++)
 		tarn_free(dn->dn_txg[i].dt_ranges);
-	tarn_free(dn->dn_sdirty);
+	tarn_array_fini(&dn->dn_sdirty);
 	pthread_rwlock_destroy(&dn->dn_struct_rwlock);
 	pthread_mutex_destroy(&dn->dn_mtx);
 	pthread_cond_destroy(&dn->dn_cv);
@@ -68,49 +80,21 @@ dnode_destroy(dnode_t *dn)
 static dnode_t *
 dn_table_find(objset_t *os, uint64_t obj)
 {
-	if (os->os_dn_buckets == 0)
-		return (NULL);
-	for (dnode_t *dn = os->os_dnodes[dn_hash(obj, os->os_dn_buckets)]; dn != NULL;
-	    dn = dn->dn_hash_next)
-		if (dn->dn_object == obj)
-			return (dn);
-	return (NULL);
+	dnode_t *dn;
+	TARN_HASH_FIND(&os->os_dnodes, dn_hash(obj), dn, dn_hash_link, dn->dn_object == obj);
+	return (dn);
 }
 
 static void
 dn_table_insert(objset_t *os, dnode_t *dn)
 {
-	if (os->os_dn_count >= os->os_dn_buckets) {
-		uint32_t nb = os->os_dn_buckets ? os->os_dn_buckets * 2 : 64;
-		dnode_t **nt = tarn_alloc(sizeof (dnode_t *) * nb);
-		for (uint32_t i = 0; i < os->os_dn_buckets; i++) {
-			dnode_t *d = os->os_dnodes[i];
-			while (d != NULL) {
-				dnode_t *next = d->dn_hash_next;
-				uint32_t h = dn_hash(d->dn_object, nb);
-				d->dn_hash_next = nt[h];
-				nt[h] = d;
-				d = next;
-			}
-		}
-		tarn_free(os->os_dnodes);
-		os->os_dnodes = nt;
-		os->os_dn_buckets = nb;
-	}
-	uint32_t h = dn_hash(dn->dn_object, os->os_dn_buckets);
-	dn->dn_hash_next = os->os_dnodes[h];
-	os->os_dnodes[h] = dn;
-	os->os_dn_count++;
+	tarn_hash_insert(&os->os_dnodes, dn_hash(dn->dn_object), &dn->dn_hash_link);
 }
 
 static void
 dn_table_remove(objset_t *os, dnode_t *dn)
 {
-	dnode_t **pp = &os->os_dnodes[dn_hash(dn->dn_object, os->os_dn_buckets)];
-	while (*pp != dn)
-		pp = &(*pp)->dn_hash_next;
-	*pp = dn->dn_hash_next;
-	os->os_dn_count--;
+	tarn_hash_remove(&os->os_dnodes, dn_hash(dn->dn_object), &dn->dn_hash_link);
 }
 
 static void
@@ -199,16 +183,19 @@ dnode_hold(objset_t *os, uint64_t obj, bool must_exist, dnode_t **dnp)
 static void
 dnode_evict_idle(objset_t *os)
 {
-	while (os->os_dn_count > DN_TABLE_MAX_IDLE && os->os_dn_lru_head != NULL) {
+	while (tarn_hash_count(&os->os_dnodes) > DN_TABLE_MAX_IDLE && os->os_dn_lru_head != NULL) {
 		dnode_t *dn = os->os_dn_lru_head;
 		dn_lru_unlink(os, dn);
 		pthread_mutex_lock(&dn->dn_mtx);
 		bool busy = false;
-		for (uint32_t i = 0; i < dn->dn_dbuf_buckets && !busy; i++)
-			for (dbuf_t *db = dn->dn_dbufs[i]; db != NULL; db = db->db_hash_next)
-				if (db->db_holds || db->db_dirty || db->db_sync_dirty ||
-				    db->db_state == DB_READING)
-					busy = true;
+		dbuf_t *db;
+		DN_FOREACH_DBUF(dn, db) {
+			if (db->db_holds || db->db_dirty || db->db_sync_dirty ||
+			    db->db_state == DB_READING) {
+				busy = true;
+				break;
+			}
+		}
 		for (int t = 0; t < TXG_SIZE; t++)
 			if (dn->dn_txg[t].dt_dirty)
 				busy = true;
@@ -236,7 +223,7 @@ dnode_rele(dnode_t *dn)
 		if (os->os_dn_lru_tail) os->os_dn_lru_tail->dn_lru_next = dn;
 		else os->os_dn_lru_head = dn;
 		os->os_dn_lru_tail = dn;
-		if (os->os_dn_count > DN_TABLE_MAX_IDLE)
+		if (tarn_hash_count(&os->os_dnodes) > DN_TABLE_MAX_IDLE)
 			dnode_evict_idle(os);
 	}
 	tarn_mutex_unlock(&os->os_lock);

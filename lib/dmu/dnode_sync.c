@@ -46,11 +46,7 @@ dnode_sdirty_add(dnode_t *dn, dbuf_t *db)
 	db->db_sync_dirty = true;
 	db->db_holds++;
 	pthread_mutex_unlock(&dn->dn_mtx);
-	if (dn->dn_nsdirty == dn->dn_csdirty) {
-		dn->dn_csdirty = dn->dn_csdirty ? dn->dn_csdirty * 2 : 16;
-		dn->dn_sdirty = tarn_realloc(dn->dn_sdirty, sizeof (dbuf_t *) * dn->dn_csdirty);
-	}
-	dn->dn_sdirty[dn->dn_nsdirty++] = db;
+	TARN_ARRAY_APPEND(&dn->dn_sdirty, dbuf_t *, db);
 }
 
 /*
@@ -245,20 +241,14 @@ dnode_sync_prepare(dnode_t *dn, uint64_t txg, sync_item_t **itemsp, int *nitemsp
 
 	/* Collect the records to write. */
 	pthread_mutex_lock(&dn->dn_mtx);
-	int n = 0, cap = 0;
-	sync_item_t *items = NULL;
+	tarn_array_t all = TARN_ARRAY_INIT(sync_item_t);
 	for (dirty_record_t *dr = dt->dt_records; dr != NULL; dr = dr->dr_dnode_next) {
 		if (dr->dr_written)
 			continue;
 		dr->dr_written = true;
 		if (freeing)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			items = tarn_realloc(items, sizeof (*items) * cap);
-		}
-		sync_item_t *si = &items[n++];
-		memset(si, 0, sizeof (*si));
+		sync_item_t *si = tarn_array_push(&all);
 		si->si_blkid = dr->dr_dbuf->db_blkid;
 		si->si_size = dr->dr_size;
 		si->si_data = (dr->dr_hole || buf_is_zero(dr->dr_data, dr->dr_size)) ?
@@ -267,6 +257,9 @@ dnode_sync_prepare(dnode_t *dn, uint64_t txg, sync_item_t **itemsp, int *nitemsp
 		si->si_dn = dn;
 	}
 	pthread_mutex_unlock(&dn->dn_mtx);
+	size_t nall;
+	sync_item_t *items = tarn_array_steal(&all, &nall);
+	int n = (int)nall;
 	for (int i = 0; i < n && err == 0; i++) {
 		err = dnode_resolve_bp(dn, 0, items[i].si_blkid, &items[i].si_old);
 		items[i].si_bp = items[i].si_old;
@@ -334,11 +327,13 @@ dnode_sync_indirects(dnode_t *dn, uint64_t txg, int pass)
 	objset_t *os = dn->dn_os;
 	for (int level = 1; level < DN_MAX_LEVELS; level++) {
 		int n = 0;
-		dbuf_t **dbs = tarn_alloc(sizeof (dbuf_t *) * (dn->dn_nsdirty + 1));
-		for (int i = 0; i < dn->dn_nsdirty; i++) {
-			if (dn->dn_sdirty[i] != NULL && dn->dn_sdirty[i]->db_level == level) {
-				dbs[n++] = dn->dn_sdirty[i];
-				dn->dn_sdirty[i] = NULL;
+		size_t nsd = tarn_array_len(&dn->dn_sdirty);
+		dbuf_t **sd = tarn_array_base(&dn->dn_sdirty);
+		dbuf_t **dbs = tarn_alloc(sizeof (dbuf_t *) * (nsd + 1));
+		for (size_t i = 0; i < nsd; i++) {
+			if (sd[i] != NULL && sd[i]->db_level == level) {
+				dbs[n++] = sd[i];
+				sd[i] = NULL;
 			}
 		}
 		if (n == 0) {
@@ -397,7 +392,7 @@ dnode_sync_indirects(dnode_t *dn, uint64_t txg, int pass)
 		if (err != 0)
 			return (err);
 	}
-	dn->dn_nsdirty = 0;
+	tarn_array_clear(&dn->dn_sdirty);
 	return (0);
 }
 
@@ -424,12 +419,7 @@ dnode_phys_to_meta(dnode_t *dn)
 		}
 		pthread_mutex_unlock(&mdn->dn_mtx);
 		if (queue) {
-			if (os->os_nmeta_dirty == os->os_cmeta_dirty) {
-				os->os_cmeta_dirty = os->os_cmeta_dirty ? os->os_cmeta_dirty * 2 : 16;
-				os->os_meta_dirty = tarn_realloc(os->os_meta_dirty,
-				    sizeof (dbuf_t *) * os->os_cmeta_dirty);
-			}
-			os->os_meta_dirty[os->os_nmeta_dirty++] = db;
+			TARN_ARRAY_APPEND(&os->os_meta_dirty, dbuf_t *, db);
 		}
 	}
 	dbuf_rele(db);
@@ -495,16 +485,12 @@ dnode_sync_done(dnode_t *dn, uint64_t txg)
 	memset(dt, 0, sizeof (*dt));
 	if (freed) {
 		/* evict the dead object's clean dbufs before the number is reused */
-		for (uint32_t i = 0; i < dn->dn_dbuf_buckets; i++) {
-			dbuf_t *db = dn->dn_dbufs[i];
-			while (db != NULL) {
-				dbuf_t *next = db->db_hash_next;
-				if (db->db_holds == 0 && db->db_dirty == NULL && !db->db_sync_dirty &&
-				    db->db_state != DB_READING) {
-					dbuf_lru_remove(os->os_dp, db);
-					dbuf_evict_one(db);
-				}
-				db = next;
+		dbuf_t *db;
+		DN_FOREACH_DBUF(dn, db) {
+			if (db->db_holds == 0 && db->db_dirty == NULL && !db->db_sync_dirty &&
+			    db->db_state != DB_READING) {
+				dbuf_lru_remove(os->os_dp, db);
+				dbuf_evict_one(db);
 			}
 		}
 		if (dn->dn_free_txg == txg)
@@ -513,12 +499,7 @@ dnode_sync_done(dnode_t *dn, uint64_t txg)
 	pthread_mutex_unlock(&dn->dn_mtx);
 	if (freed && !dn->dn_allocated) {
 		tarn_mutex_lock(&os->os_alloc_lock, OS_ALLOC);
-		if (os->os_nfree_objs == os->os_cfree_objs) {
-			os->os_cfree_objs = os->os_cfree_objs ? os->os_cfree_objs * 2 : 64;
-			os->os_free_objs = tarn_realloc(os->os_free_objs,
-			    sizeof (uint64_t) * os->os_cfree_objs);
-		}
-		os->os_free_objs[os->os_nfree_objs++] = dn->dn_object;
+		TARN_ARRAY_APPEND(&os->os_free_objs, uint64_t, dn->dn_object);
 		tarn_mutex_unlock(&os->os_alloc_lock);
 	}
 	if (had && dn->dn_object != DMU_META_DNODE_OBJECT)

@@ -20,6 +20,7 @@
  * dataset without one; dsl_os_get() creates the missing object set.
  */
 #include "dsl_impl.h"
+#include "tarn_array.h"
 
 #include <stdarg.h>
 
@@ -384,28 +385,25 @@ dsl_children(dsl_pool_t *dp, uint64_t obj, dsl_child_t **kidsp, int *np)
 	int e = dsl_phys_read(dp, obj, &phys);
 	if (e != 0)
 		return (e);
-	int n = 0, cap = 8;
-	dsl_child_t *kids = tarn_alloc(sizeof (*kids) * cap);
+	tarn_array_t kids = TARN_ARRAY_INIT(dsl_child_t);
 	zap_cursor_t zc;
 	zap_attribute_t za;
 	zap_cursor_init(&zc, dp->dp_mos, phys.dd_child_zap, 0);
 	while ((e = zap_cursor_retrieve(&zc, &za)) == 0) {
-		if (n == cap) {
-			cap *= 2;
-			kids = tarn_realloc(kids, sizeof (*kids) * cap);
-		}
-		(void) snprintf(kids[n].dc_name, sizeof (kids[n].dc_name), "%s", za.za_name);
-		kids[n++].dc_obj = za.za_first_integer;
+		dsl_child_t *k = tarn_array_push(&kids);
+		(void) snprintf(k->dc_name, sizeof (k->dc_name), "%s", za.za_name);
+		k->dc_obj = za.za_first_integer;
 		zap_cursor_advance(&zc);
 	}
 	zap_cursor_fini(&zc);
 	if (e != ENOENT) {
-		tarn_free(kids);
+		tarn_array_fini(&kids);
 		return (e);
 	}
-	qsort(kids, n, sizeof (*kids), dsl_child_cmp);
-	*kidsp = kids;
-	*np = n;
+	tarn_array_sort(&kids, dsl_child_cmp);
+	size_t n;
+	*kidsp = tarn_array_steal(&kids, &n);
+	*np = (int)n;
 	return (0);
 }
 
@@ -596,19 +594,18 @@ dsl_dataset_create(dsl_pool_t *dp, const char *name, bool parents,
 static int
 dsl_os_free_all(dsl_pool_t *dp, objset_t *os)
 {
-	uint64_t obj = 0, *objs = NULL;
-	int n = 0, cap = 0, e;
-	while ((e = dmu_object_next(os, &obj)) == 0) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			objs = tarn_realloc(objs, sizeof (*objs) * cap);
-		}
-		objs[n++] = obj;
-	}
+	uint64_t obj = 0;
+	tarn_array_t all = TARN_ARRAY_INIT(uint64_t);
+	int e;
+	while ((e = dmu_object_next(os, &obj)) == 0)
+		TARN_ARRAY_APPEND(&all, uint64_t, obj);
 	if (e != ESRCH) {
-		tarn_free(objs);
+		tarn_array_fini(&all);
 		return (e);
 	}
+	size_t nobjs;
+	uint64_t *objs = tarn_array_steal(&all, &nobjs);
+	int n = (int)nobjs;
 	e = 0;
 	for (int i = 0; i < n && e == 0; i += 32) {
 		dmu_tx_t *tx = dmu_tx_create(os);

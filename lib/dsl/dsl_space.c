@@ -24,10 +24,10 @@
  * from that sync on, as the figures it changes do.
  */
 #include "dsl_impl.h"
+#include "tarn_array.h"
 
 typedef struct space_walk {
-	dsl_space_node_t *sw_nodes;
-	int sw_n, sw_cap;
+	tarn_array_t sw_nodes;  /* of dsl_space_node_t */
 	uint64_t sw_unres;
 } space_walk_t;
 
@@ -35,11 +35,8 @@ typedef struct space_walk {
 static int
 space_walk(dsl_pool_t *dp, space_walk_t *w, uint64_t obj, uint64_t parent, int *idxp)
 {
-	if (w->sw_n == w->sw_cap) {
-		w->sw_cap = MAX(64, w->sw_cap * 2);
-		w->sw_nodes = tarn_realloc(w->sw_nodes, sizeof (*w->sw_nodes) * w->sw_cap);
-	}
-	int me = w->sw_n++;
+	int me = (int)tarn_array_len(&w->sw_nodes);
+	(void) tarn_array_push(&w->sw_nodes);
 	dsl_space_node_t node;
 	memset(&node, 0, sizeof (node));
 	node.dsn_obj = obj;
@@ -69,7 +66,7 @@ space_walk(dsl_pool_t *dp, space_walk_t *w, uint64_t obj, uint64_t parent, int *
 		int ci;
 		if ((e = space_walk(dp, w, kids[i].dc_obj, obj, &ci)) != 0)
 			break;
-		const dsl_space_node_t *k = &w->sw_nodes[ci];
+		const dsl_space_node_t *k = &TARN_ARRAY_AT(&w->sw_nodes, dsl_space_node_t, ci);
 		node.dsn_used += MAX(k->dsn_used, k->dsn_res);
 		node.dsn_lused += k->dsn_lused;
 		node.dsn_pused += k->dsn_pused;
@@ -77,7 +74,7 @@ space_walk(dsl_pool_t *dp, space_walk_t *w, uint64_t obj, uint64_t parent, int *
 	tarn_free(kids);
 	if (node.dsn_res > node.dsn_used)
 		w->sw_unres += node.dsn_res - node.dsn_used;
-	w->sw_nodes[me] = node;         /* the array may have moved */
+	TARN_ARRAY_AT(&w->sw_nodes, dsl_space_node_t, me) = node; /* the array may have moved */
 	*idxp = me;
 	return (e);
 }
@@ -97,18 +94,18 @@ space_refresh(dsl_pool_t *dp)
 	uint64_t synced = spa_last_synced_txg(dp->dp_spa);
 	if (dp->dp_space_txg != 0 && dp->dp_space_txg == synced)
 		return (0);
-	space_walk_t w;
-	memset(&w, 0, sizeof (w));
+	space_walk_t w = { .sw_nodes = TARN_ARRAY_INIT(dsl_space_node_t) };
 	int root;
 	int e = space_walk(dp, &w, dp->dp_root_obj, 0, &root);
 	if (e != 0) {
-		tarn_free(w.sw_nodes);
+		tarn_array_fini(&w.sw_nodes);
 		return (e);
 	}
-	qsort(w.sw_nodes, w.sw_n, sizeof (*w.sw_nodes), space_node_cmp);
+	tarn_array_sort(&w.sw_nodes, space_node_cmp);
 	tarn_free(dp->dp_space);
-	dp->dp_space = w.sw_nodes;
-	dp->dp_space_n = w.sw_n;
+	size_t n;
+	dp->dp_space = tarn_array_steal(&w.sw_nodes, &n);
+	dp->dp_space_n = (int)n;
 	dp->dp_space_unres = w.sw_unres;
 	/* stamped with the txg read before the walk: a sync during it recomputes */
 	dp->dp_space_txg = synced;

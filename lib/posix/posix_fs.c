@@ -355,30 +355,20 @@ pinode_stripe(posix_fs_t *fs, posix_ino_t ino)
 }
 
 static uint32_t
-pinode_bucket(posix_ino_t ino, uint32_t nbuckets)
+pinode_hash(posix_ino_t ino)
 {
-	return ((uint32_t)((ino * 0xC2B2AE3D27D4EB4FULL) >> 32) & (nbuckets - 1));
+	return ((uint32_t)((ino * 0xC2B2AE3D27D4EB4FULL) >> 32));
 }
 
-static void
-pinode_grow(pinode_stripe_t *ps)
+static uint32_t
+pinode_link_hash(const tarn_hlink_t *l)
 {
-	uint32_t nb = ps->ps_nbuckets ? ps->ps_nbuckets * 2 : 64;
-	pinode_t **nt = tarn_alloc(sizeof (pinode_t *) * nb);
-	for (uint32_t i = 0; i < ps->ps_nbuckets; i++) {
-		pinode_t *pi = ps->ps_buckets[i];
-		while (pi != NULL) {
-			pinode_t *next = pi->pi_next;
-			uint32_t h = pinode_bucket(pi->pi_ino, nb);
-			pi->pi_next = nt[h];
-			nt[h] = pi;
-			pi = next;
-		}
-	}
-	tarn_free(ps->ps_buckets);
-	ps->ps_buckets = nt;
-	ps->ps_nbuckets = nb;
+	return (pinode_hash(TARN_HASH_ENTRY(l, pinode_t, pi_link)->pi_ino));
 }
+
+static const tarn_hash_conf_t pinode_table_conf = {
+	.thc_hash = pinode_link_hash, .thc_min_buckets = 64, .thc_load = 1,
+};
 
 /* The in-memory inode for ino (created if needed), with an active use. */
 pinode_t *
@@ -386,23 +376,13 @@ pinode_get(posix_fs_t *fs, posix_ino_t ino)
 {
 	pinode_stripe_t *ps = pinode_stripe(fs, ino);
 	pthread_mutex_lock(&ps->ps_lock);
-	pinode_t *pi = NULL;
-	if (ps->ps_nbuckets != 0) {
-		for (pi = ps->ps_buckets[pinode_bucket(ino, ps->ps_nbuckets)]; pi != NULL;
-		    pi = pi->pi_next)
-			if (pi->pi_ino == ino)
-				break;
-	}
+	pinode_t *pi;
+	TARN_HASH_FIND(&ps->ps_inodes, pinode_hash(ino), pi, pi_link, pi->pi_ino == ino);
 	if (pi == NULL) {
-		if (ps->ps_count >= ps->ps_nbuckets)
-			pinode_grow(ps);
 		pi = tarn_alloc(sizeof (*pi));
 		pi->pi_ino = ino;
 		pthread_rwlock_init(&pi->pi_lock, NULL);
-		uint32_t h = pinode_bucket(ino, ps->ps_nbuckets);
-		pi->pi_next = ps->ps_buckets[h];
-		ps->ps_buckets[h] = pi;
-		ps->ps_count++;
+		tarn_hash_insert(&ps->ps_inodes, pinode_hash(ino), &pi->pi_link);
 	}
 	pi->pi_active++;
 	pthread_mutex_unlock(&ps->ps_lock);
@@ -412,11 +392,7 @@ pinode_get(posix_fs_t *fs, posix_ino_t ino)
 static void
 pinode_free_locked(pinode_stripe_t *ps, pinode_t *pi)
 {
-	pinode_t **pp = &ps->ps_buckets[pinode_bucket(pi->pi_ino, ps->ps_nbuckets)];
-	while (*pp != pi)
-		pp = &(*pp)->pi_next;
-	*pp = pi->pi_next;
-	ps->ps_count--;
+	tarn_hash_remove(&ps->ps_inodes, pinode_hash(pi->pi_ino), &pi->pi_link);
 	pthread_rwlock_destroy(&pi->pi_lock);
 	tarn_free(pi);
 }
@@ -642,8 +618,10 @@ posix_fs_open(objset_t *os, const posix_fs_opts_t *opts, posix_fs_t **fsp)
 	pthread_mutex_init(&fs->fs_rename_lock, NULL);
 	pthread_mutex_init(&fs->fs_unlinked_lock, NULL);
 	pthread_mutex_init(&fs->fs_space_lock, NULL);
-	for (int i = 0; i < POSIX_TAB_STRIPES; i++)
+	for (int i = 0; i < POSIX_TAB_STRIPES; i++) {
 		pthread_mutex_init(&fs->fs_tab[i].ps_lock, NULL);
+		tarn_hash_init(&fs->fs_tab[i].ps_inodes, &pinode_table_conf);
+	}
 	int err = posix_fs_load(fs);
 	if (err == 0) {
 		err = posix_fs_load_used(fs, fs->fs_opts.pfo_readonly);
@@ -689,17 +667,13 @@ posix_fs_close(posix_fs_t *fs)
 		posix_fs_store_used(fs);
 	for (int i = 0; i < POSIX_TAB_STRIPES; i++) {
 		pinode_stripe_t *ps = &fs->fs_tab[i];
-		for (uint32_t b = 0; b < ps->ps_nbuckets; b++) {
-			pinode_t *pi = ps->ps_buckets[b];
-			while (pi != NULL) {
-				pinode_t *next = pi->pi_next;
-				VERIFY3U(pi->pi_active, ==, 0);
-				pthread_rwlock_destroy(&pi->pi_lock);
-				tarn_free(pi);
-				pi = next;
-			}
+		pinode_t *pi;
+		TARN_HASH_FOREACH(&ps->ps_inodes, pi, pi_link) {
+			VERIFY3U(pi->pi_active, ==, 0);
+			pthread_rwlock_destroy(&pi->pi_lock);
+			tarn_free(pi);
 		}
-		tarn_free(ps->ps_buckets);
+		tarn_hash_fini(&ps->ps_inodes);
 		pthread_mutex_destroy(&ps->ps_lock);
 	}
 	pthread_mutex_destroy(&fs->fs_opts_lock);

@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include "posix.h"
+#include "tarn_hash.h"
 
 #define POSIX_MASTER_OBJ     1          /* object 1 of the object set */
 #define POSIX_BONUS_TYPE     DMU_OT_PLAIN_FILE  /* bonus type of every inode */
@@ -83,15 +84,13 @@ typedef struct pinode {
 	bool     pi_destroyed;      /* pi_lock (W): the object is freed */
 	bool     pi_tmpfile;        /* pi_lock (W): an O_TMPFILE never named, may be linked */
 	pthread_rwlock_t pi_lock;
-	struct pinode *pi_next;     /* stripe bucket chain */
+	tarn_hlink_t pi_link;       /* in ps_inodes of its stripe */
 } pinode_t;
 
 #define POSIX_TAB_STRIPES 64
 typedef struct pinode_stripe {
 	pthread_mutex_t ps_lock;
-	pinode_t **ps_buckets;
-	uint32_t ps_nbuckets;
-	uint32_t ps_count;
+	tarn_hash_t ps_inodes;      /* ps_lock: of pinode_t, by inode number */
 } __attribute__((aligned(64))) pinode_stripe_t;
 
 #define POSIX_PEND_SLOTS 8              /* > the txgs that can be unsynced at once */

@@ -27,6 +27,8 @@ spa_alloc(const char *name)
 	spa_t *spa = tarn_alloc(sizeof (*spa));
 	snprintf(spa->spa_name, sizeof (spa->spa_name), "%s", name);
 	pthread_mutex_init(&spa->spa_lock, NULL);
+	tarn_array_init(&spa->spa_os, sizeof (spa_os_t));
+	tarn_array_init(&spa->spa_dead_roots, sizeof (spa_dead_root_t));
 	pthread_mutex_init(&spa->spa_vdev_lock, NULL);
 	pthread_mutex_init(&spa->spa_dir_lock, NULL);
 	spa->spa_open_ns = tarn_now_ns();
@@ -45,8 +47,8 @@ spa_free(spa_t *spa)
 		metaslab_class_destroy(spa->spa_mc);
 	if (spa->spa_root != NULL)
 		vdev_free(spa->spa_root);
-	tarn_free(spa->spa_os);
-	tarn_free(spa->spa_dead_roots);
+	tarn_array_fini(&spa->spa_os);
+	tarn_array_fini(&spa->spa_dead_roots);
 	spa_vdev_fini(spa);          /* device lifecycle (spa_vdev.c) */
 	spa_history_fini(spa);
 	spa_errlog_fini(spa);
@@ -438,10 +440,10 @@ spa_unload(spa_t *spa, bool sync)
 	if (spa->spa_dp != NULL) {
 		dmu_pool_stop(spa->spa_dp, sync && !spa->spa_readonly);
 		spa_zil_close_all(spa);
-		for (int i = 0; i < spa->spa_nos; i++)
-			if (spa->spa_os[i].so_os != NULL)
-				dmu_objset_close(spa->spa_os[i].so_os);
-		spa->spa_nos = 0;
+		for (int i = 0; i < SPA_NOS(spa); i++)
+			if (SPA_OS(spa, i).so_os != NULL)
+				dmu_objset_close(SPA_OS(spa, i).so_os);
+		tarn_array_clear(&spa->spa_os);
 		if (spa->spa_mos != NULL)
 			dmu_objset_close(spa->spa_mos);
 		spa->spa_mos = NULL;

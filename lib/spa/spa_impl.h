@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include "spa.h"
+#include "tarn_array.h"
 
 #define SPA_DIR_OBJ        1ULL          /* MOS object 1: the pool directory */
 #define SPA_DIR_BLKSZ      (16 * KiB)
@@ -40,6 +41,9 @@ typedef struct spa_os {
 	zil_t    *so_zil;           /* its intent log (file systems; spa_zil.c) */
 } spa_os_t;
 
+#define SPA_OS(spa, i) TARN_ARRAY_AT(&(spa)->spa_os, spa_os_t, i)
+#define SPA_NOS(spa) ((int)tarn_array_len(&(spa)->spa_os))
+
 struct spa {
 	char      spa_name[SPA_NAME_MAX + 1];
 	uint64_t  spa_guid;
@@ -58,15 +62,13 @@ struct spa {
 	uint64_t  spa_loaded_txg;   /* txg of the uberblock loaded at open */
 	uint64_t  spa_open_ns;      /* tarn_now_ns() when the pool was opened */
 	pthread_mutex_t spa_lock;   /* spa_os, spa_ub */
-	spa_os_t *spa_os;
-	int       spa_nos, spa_cos;
+	tarn_array_t spa_os;        /* of spa_os_t: SPA_OS(spa, i), i < SPA_NOS(spa) */
 	/*
 	 * Root blocks of object sets destroyed (spa_objset_destroy, for
 	 * lib/dsl), each freed by the sync of the txg that dropped its
 	 * directory entry (spa_lock).
 	 */
-	struct spa_dead_root *spa_dead_roots;
-	int       spa_ndead_roots;
+	tarn_array_t spa_dead_roots; /* of spa_dead_root_t */
 	uint64_t  spa_sync_passes;  /* max passes seen (diagnostics) */
 	/* owned by spa_scan.c, spa_errlog.c, spa_vdev.c, spa_history.c */
 	struct spa_scan *spa_scan;

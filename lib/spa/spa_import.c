@@ -10,6 +10,7 @@
  * keeps enough of its children.
  */
 #include "spa_impl.h"
+#include "tarn_array.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -22,8 +23,7 @@ typedef struct found_label {
 } found_label_t;
 
 typedef struct scan {
-	found_label_t *sc_found;
-	int sc_n, sc_cap;
+	tarn_array_t sc_found;  /* of found_label_t */
 } scan_t;
 
 static void
@@ -38,13 +38,9 @@ scan_add(scan_t *sc, const char *path)
 	memset(&cfg, 0, sizeof (cfg));
 	if (vdev_label_read_path(path, &cfg) != 0)
 		return;
-	if (sc->sc_n == sc->sc_cap) {
-		sc->sc_cap = sc->sc_cap ? sc->sc_cap * 2 : 16;
-		sc->sc_found = tarn_realloc(sc->sc_found, sizeof (found_label_t) * sc->sc_cap);
-	}
-	sc->sc_found[sc->sc_n].fl_path = tarn_strdup(path);
-	sc->sc_found[sc->sc_n].fl_cfg = cfg;
-	sc->sc_n++;
+	found_label_t *fl = tarn_array_push(&sc->sc_found);
+	fl->fl_path = tarn_strdup(path);
+	fl->fl_cfg = cfg;
 }
 
 static void
@@ -70,11 +66,11 @@ scan_dir(scan_t *sc, const char *dir)
 static void
 scan_free(scan_t *sc)
 {
-	for (int i = 0; i < sc->sc_n; i++) {
-		tarn_free(sc->sc_found[i].fl_path);
-		vdev_config_free(&sc->sc_found[i].fl_cfg);
+	for (int i = 0; i < (int)tarn_array_len(&sc->sc_found); i++) {
+		tarn_free(TARN_ARRAY_AT(&sc->sc_found, found_label_t, i).fl_path);
+		vdev_config_free(&TARN_ARRAY_AT(&sc->sc_found, found_label_t, i).fl_cfg);
 	}
-	tarn_free(sc->sc_found);
+	tarn_array_fini(&sc->sc_found);
 }
 
 /* Point each leaf of tree at the found device with its GUID; MISSING otherwise. */
@@ -85,10 +81,10 @@ spa_attach_paths(vdev_t *vd, scan_t *sc, uint64_t pool_guid)
 		spa_attach_paths(vdev_child(vd, c), sc, pool_guid);
 	if (vdev_children(vd) > 0 || vdev_type(vd) == VDEV_TYPE_ROOT)
 		return;
-	for (int i = 0; i < sc->sc_n; i++) {
-		const vdev_label_config_t *c = &sc->sc_found[i].fl_cfg;
+	for (int i = 0; i < (int)tarn_array_len(&sc->sc_found); i++) {
+		const vdev_label_config_t *c = &TARN_ARRAY_AT(&sc->sc_found, found_label_t, i).fl_cfg;
 		if (c->vlc_pool_guid == pool_guid && c->vlc_leaf_guid == vdev_guid(vd)) {
-			vdev_set_path(vd, sc->sc_found[i].fl_path);
+			vdev_set_path(vd, TARN_ARRAY_AT(&sc->sc_found, found_label_t, i).fl_path);
 			/* missing when the config was written, found now (spa_vdev.c) */
 			if (vdev_type(vd) == VDEV_TYPE_MISSING)
 				vdev_set_type(vd, VDEV_TYPE_FILE);
@@ -125,8 +121,8 @@ spa_scan_to_cands(scan_t *sc, spa_import_cand_t **candsp, int *np)
 {
 	spa_import_cand_t *cands = NULL;
 	int n = 0;
-	for (int i = 0; i < sc->sc_n; i++) {
-		vdev_label_config_t *c = &sc->sc_found[i].fl_cfg;
+	for (int i = 0; i < (int)tarn_array_len(&sc->sc_found); i++) {
+		vdev_label_config_t *c = &TARN_ARRAY_AT(&sc->sc_found, found_label_t, i).fl_cfg;
 		/* A hot spare's label (SPARE) never describes its pool (spa_vdev.c). */
 		if (c->vlc_state == POOL_STATE_DESTROYED || c->vlc_state == POOL_STATE_SPARE ||
 		    c->vlc_tree == NULL)
@@ -169,7 +165,7 @@ spa_import_scan(const char *const *dirs, int ndirs, spa_import_cand_t **cands, i
 		dirs = dflt;
 		ndirs = 1;
 	}
-	scan_t sc = { 0 };
+	scan_t sc = { TARN_ARRAY_INIT(found_label_t) };
 	for (int i = 0; i < ndirs; i++)
 		scan_dir(&sc, dirs[i]);
 	int e = spa_scan_to_cands(&sc, cands, n);
@@ -328,7 +324,7 @@ spa_open_paths(const char *const *paths, int npaths, const spa_import_opts_t *op
 	memset(&dflt, 0, sizeof (dflt));
 	if (opts == NULL)
 		opts = &dflt;
-	scan_t sc = { 0 };
+	scan_t sc = { TARN_ARRAY_INIT(found_label_t) };
 	for (int i = 0; i < npaths; i++)
 		scan_add(&sc, paths[i]);
 	spa_import_cand_t *cands = NULL;
@@ -366,7 +362,7 @@ spa_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen)
 		return (SET_ERROR(ENOENT));
 	}
 	/* Look at the recorded paths, and their folders in case devices moved. */
-	scan_t sc = { 0 };
+	scan_t sc = { TARN_ARRAY_INIT(found_label_t) };
 	char **dirs = tarn_alloc(sizeof (char *) * (ent->sce_npaths + 1));
 	int ndirs = 0;
 	for (int i = 0; i < ent->sce_npaths; i++)

@@ -138,8 +138,8 @@ spa_sync_objsets(spa_t *spa, uint64_t txg, int pass)
 {
 	int e = 0;
 	tarn_mutex_lock(&spa->spa_lock, SPA);
-	for (int i = 0; i < spa->spa_nos && e == 0; i++) {
-		spa_os_t *so = &spa->spa_os[i];
+	for (int i = 0; i < SPA_NOS(spa) && e == 0; i++) {
+		spa_os_t *so = &SPA_OS(spa, i);
 		if (so->so_os == NULL || !dmu_objset_is_dirty(so->so_os, txg))
 			continue;
 		blkptr_t bp;
@@ -159,8 +159,8 @@ spa_objsets_dirty(spa_t *spa, uint64_t txg)
 {
 	bool d = false;
 	tarn_mutex_lock(&spa->spa_lock, SPA);
-	for (int i = 0; i < spa->spa_nos && !d; i++)
-		if (spa->spa_os[i].so_os != NULL && dmu_objset_is_dirty(spa->spa_os[i].so_os, txg))
+	for (int i = 0; i < SPA_NOS(spa) && !d; i++)
+		if (SPA_OS(spa, i).so_os != NULL && dmu_objset_is_dirty(SPA_OS(spa, i).so_os, txg))
 			d = true;
 	tarn_mutex_unlock(&spa->spa_lock);
 	return (d);
@@ -171,15 +171,15 @@ static void
 spa_sync_dead_roots(spa_t *spa, uint64_t txg)
 {
 	tarn_mutex_lock(&spa->spa_lock, SPA);
-	int kept = 0;
-	for (int i = 0; i < spa->spa_ndead_roots; i++) {
-		spa_dead_root_t *d = &spa->spa_dead_roots[i];
+	size_t kept = 0;
+	for (size_t i = 0; i < tarn_array_len(&spa->spa_dead_roots); i++) {
+		spa_dead_root_t *d = tarn_array_get(&spa->spa_dead_roots, i);
 		if (d->sdr_txg <= txg)
 			zio_free(spa->spa_zio, &d->sdr_bp, txg);
 		else
-			spa->spa_dead_roots[kept++] = *d;
+			TARN_ARRAY_AT(&spa->spa_dead_roots, spa_dead_root_t, kept++) = *d;
 	}
-	spa->spa_ndead_roots = kept;
+	tarn_array_truncate(&spa->spa_dead_roots, kept);
 	tarn_mutex_unlock(&spa->spa_lock);
 }
 
@@ -255,9 +255,9 @@ spa_sync_impl(spa_t *spa, uint64_t txg)
 		return (e);
 	tarn_mutex_lock(&spa->spa_lock, SPA);
 	spa->spa_ub = ub;
-	for (int i = 0; i < spa->spa_nos; i++)
-		if (spa->spa_os[i].so_os != NULL)
-			dmu_objset_sync_done(spa->spa_os[i].so_os, txg);
+	for (int i = 0; i < SPA_NOS(spa); i++)
+		if (SPA_OS(spa, i).so_os != NULL)
+			dmu_objset_sync_done(SPA_OS(spa, i).so_os, txg);
 	tarn_mutex_unlock(&spa->spa_lock);
 	dmu_objset_sync_done(spa->spa_mos, txg);
 	/*
@@ -417,12 +417,7 @@ static void
 spa_os_register(spa_t *spa, const char *name, uint64_t obj, objset_t *os)
 {
 	tarn_mutex_lock(&spa->spa_lock, SPA);
-	if (spa->spa_nos == spa->spa_cos) {
-		spa->spa_cos = spa->spa_cos ? spa->spa_cos * 2 : 8;
-		spa->spa_os = tarn_realloc(spa->spa_os, sizeof (spa_os_t) * spa->spa_cos);
-	}
-	spa_os_t *so = &spa->spa_os[spa->spa_nos++];
-	memset(so, 0, sizeof (*so));
+	spa_os_t *so = tarn_array_push(&spa->spa_os);
 	snprintf(so->so_name, sizeof (so->so_name), "%s", name);
 	so->so_obj = obj;
 	so->so_os = os;
@@ -467,9 +462,9 @@ spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
 	if (snprintf(key, sizeof (key), "os:%s", name) >= (int)sizeof (key))
 		return (SET_ERROR(ENAMETOOLONG));
 	tarn_mutex_lock(&spa->spa_lock, SPA);
-	for (int i = 0; i < spa->spa_nos; i++) {
-		if (strcmp(spa->spa_os[i].so_name, name) == 0) {
-			*osp = spa->spa_os[i].so_os;
+	for (int i = 0; i < SPA_NOS(spa); i++) {
+		if (strcmp(SPA_OS(spa, i).so_name, name) == 0) {
+			*osp = SPA_OS(spa, i).so_os;
 			tarn_mutex_unlock(&spa->spa_lock);
 			return (0);
 		}
@@ -494,16 +489,11 @@ spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
 	/* Another thread may have opened it meanwhile: keep the first. */
 	objset_t *first = NULL;
 	tarn_mutex_lock(&spa->spa_lock, SPA);
-	for (int i = 0; i < spa->spa_nos && first == NULL; i++)
-		if (strcmp(spa->spa_os[i].so_name, name) == 0)
-			first = spa->spa_os[i].so_os;
+	for (int i = 0; i < SPA_NOS(spa) && first == NULL; i++)
+		if (strcmp(SPA_OS(spa, i).so_name, name) == 0)
+			first = SPA_OS(spa, i).so_os;
 	if (first == NULL) {
-		if (spa->spa_nos == spa->spa_cos) {
-			spa->spa_cos = spa->spa_cos ? spa->spa_cos * 2 : 8;
-			spa->spa_os = tarn_realloc(spa->spa_os, sizeof (spa_os_t) * spa->spa_cos);
-		}
-		spa_os_t *so = &spa->spa_os[spa->spa_nos++];
-		memset(so, 0, sizeof (*so));
+		spa_os_t *so = tarn_array_push(&spa->spa_os);
 		snprintf(so->so_name, sizeof (so->so_name), "%s", name);
 		so->so_obj = obj;
 		so->so_os = os;
@@ -551,17 +541,17 @@ spa_objset_destroy(spa_t *spa, const char *name)
 	objset_t *os = NULL;
 	zil_t *zl = NULL;
 	tarn_mutex_lock(&spa->spa_lock, SPA);
-	for (int i = 0; i < spa->spa_nos; i++) {
-		if (strcmp(spa->spa_os[i].so_name, name) != 0)
+	for (int i = 0; i < SPA_NOS(spa); i++) {
+		if (strcmp(SPA_OS(spa, i).so_name, name) != 0)
 			continue;
-		os = spa->spa_os[i].so_os;
+		os = SPA_OS(spa, i).so_os;
 		uint64_t t = txg_open_txg(spa->spa_dp);
 		if (os != NULL && (dmu_objset_is_dirty(os, t) || dmu_objset_is_dirty(os, t - 1))) {
 			tarn_mutex_unlock(&spa->spa_lock);
 			return (SET_ERROR(EBUSY));
 		}
-		zl = spa->spa_os[i].so_zil;
-		spa->spa_os[i] = spa->spa_os[--spa->spa_nos];
+		zl = SPA_OS(spa, i).so_zil;
+		tarn_array_remove_swap(&spa->spa_os, (size_t)i);
 		break;
 	}
 	tarn_mutex_unlock(&spa->spa_lock);
@@ -590,10 +580,9 @@ spa_objset_destroy(spa_t *spa, const char *name)
 	/* the root block goes in the txg that drops the entry naming it */
 	if (e == 0 && !BP_IS_HOLE(&root)) {
 		tarn_mutex_lock(&spa->spa_lock, SPA);
-		spa->spa_dead_roots = tarn_realloc(spa->spa_dead_roots,
-		    sizeof (spa_dead_root_t) * (spa->spa_ndead_roots + 1));
-		spa->spa_dead_roots[spa->spa_ndead_roots].sdr_bp = root;
-		spa->spa_dead_roots[spa->spa_ndead_roots++].sdr_txg = dmu_tx_get_txg(tx);
+		spa_dead_root_t *d = tarn_array_push(&spa->spa_dead_roots);
+		d->sdr_bp = root;
+		d->sdr_txg = dmu_tx_get_txg(tx);
 		tarn_mutex_unlock(&spa->spa_lock);
 	}
 	dmu_tx_commit(tx);
@@ -615,9 +604,9 @@ spa_objset_name(spa_t *spa, objset_t *os, char *buf, size_t len)
 		return;
 	}
 	tarn_mutex_lock(&spa->spa_lock, SPA);
-	for (int i = 0; i < spa->spa_nos; i++)
-		if (spa->spa_os[i].so_os == os)
-			snprintf(buf, len, "%s", spa->spa_os[i].so_name);
+	for (int i = 0; i < SPA_NOS(spa); i++)
+		if (SPA_OS(spa, i).so_os == os)
+			snprintf(buf, len, "%s", SPA_OS(spa, i).so_name);
 	tarn_mutex_unlock(&spa->spa_lock);
 }
 

@@ -75,18 +75,14 @@ typedef struct spa_vdev_async {
 /* ---- walking the tree ---- */
 
 typedef struct leaf_list {
-	vdev_t **ll_v;
-	int      ll_n, ll_cap;
+	tarn_array_t ll_v;      /* of vdev_t * */
 } leaf_list_t;
+#define LEAF_LIST_INIT { TARN_ARRAY_INIT(vdev_t *) }
 
 static void
 leaf_list_add(leaf_list_t *ll, vdev_t *vd)
 {
-	if (ll->ll_n == ll->ll_cap) {
-		ll->ll_cap = MAX(16, ll->ll_cap * 2);
-		ll->ll_v = tarn_realloc(ll->ll_v, (size_t)ll->ll_cap * sizeof (vdev_t *));
-	}
-	ll->ll_v[ll->ll_n++] = vd;
+	TARN_ARRAY_APPEND(&ll->ll_v, vdev_t *, vd);
 }
 
 /* Every leaf (groups too when `groups`) under vd, children before parents. */
@@ -102,8 +98,7 @@ spa_vdev_collect(vdev_t *vd, leaf_list_t *ll, bool groups)
 static void
 leaf_list_free(leaf_list_t *ll)
 {
-	tarn_free(ll->ll_v);
-	memset(ll, 0, sizeof (*ll));
+	tarn_array_fini(&ll->ll_v);
 }
 
 static bool
@@ -321,12 +316,13 @@ spa_vdev_write_config(spa_t *spa)
 {
 	spa->spa_config_txg = MAX(spa->spa_config_txg + 1, spa_last_synced_txg(spa) + 1);
 	int e = spa_write_labels(spa, POOL_STATE_ACTIVE, false);
-	leaf_list_t ll = { 0 };
+	leaf_list_t ll = LEAF_LIST_INIT;
 	spa_vdev_collect(spa->spa_root, &ll, false);
-	for (int i = 0; i < ll.ll_n; i++) {
+	for (int i = 0; i < (int)tarn_array_len(&ll.ll_v); i++) {
+		vdev_t *leaf = TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i);
 		uint64_t dtl[2];
-		vdev_dtl_encoded(ll.ll_v[i], dtl);
-		vdev_set_dtl_saved(ll.ll_v[i], dtl);
+		vdev_dtl_encoded(leaf, dtl);
+		vdev_set_dtl_saved(leaf, dtl);
 	}
 	leaf_list_free(&ll);
 	spa->spa_vdev_async->sva_dirty = false;
@@ -337,14 +333,14 @@ spa_vdev_write_config(spa_t *spa)
 static bool
 spa_vdev_dtl_changed(spa_t *spa)
 {
-	leaf_list_t ll = { 0 };
+	leaf_list_t ll = LEAF_LIST_INIT;
 	bool changed = false;
 	spa_vdev_collect(spa->spa_root, &ll, false);
-	for (int i = 0; i < ll.ll_n && !changed; i++) {
+	for (int i = 0; i < (int)tarn_array_len(&ll.ll_v) && !changed; i++) {
 		uint64_t dtl[2];
-		vdev_dtl_encoded(ll.ll_v[i], dtl);
-		changed = dtl[0] != vdev_dtl_saved(ll.ll_v[i])[0] ||
-		    dtl[1] != vdev_dtl_saved(ll.ll_v[i])[1];
+		vdev_t *leaf = TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i);
+		vdev_dtl_encoded(leaf, dtl);
+		changed = dtl[0] != vdev_dtl_saved(leaf)[0] || dtl[1] != vdev_dtl_saved(leaf)[1];
 	}
 	leaf_list_free(&ll);
 	return (changed);
@@ -537,10 +533,10 @@ static void
 spa_vdev_faults(spa_t *spa)
 {
 	spa_vdev_async_t *sva = spa->spa_vdev_async;
-	leaf_list_t ll = { 0 };
+	leaf_list_t ll = LEAF_LIST_INIT;
 	spa_vdev_collect(spa->spa_root, &ll, false);
-	for (int i = 0; i < ll.ll_n; i++) {
-		vdev_t *leaf = ll.ll_v[i];
+	for (int i = 0; i < (int)tarn_array_len(&ll.ll_v); i++) {
+		vdev_t *leaf = TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i);
 		if (!vdev_fault_req_take(leaf) ||
 		    !vdev_leaf_ready(leaf))
 			continue;
@@ -627,10 +623,10 @@ spa_vdev_spares_auto(spa_t *spa)
 {
 	if (vdev_spares(spa->spa_root) == NULL)
 		return;
-	leaf_list_t ll = { 0 };
+	leaf_list_t ll = LEAF_LIST_INIT;
 	spa_vdev_collect(spa->spa_root, &ll, false);
-	for (int i = 0; i < ll.ll_n; i++) {
-		vdev_t *leaf = ll.ll_v[i], *p = vdev_parent(leaf);
+	for (int i = 0; i < (int)tarn_array_len(&ll.ll_v); i++) {
+		vdev_t *leaf = TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i), *p = vdev_parent(leaf);
 		if (vdev_state(leaf) >= VDEV_STATE_DEGRADED || vdev_offline(leaf) ||
 		    (vdev_type(p) != VDEV_TYPE_MIRROR && vdev_type(p) != VDEV_TYPE_RAIDZ))
 			continue;
@@ -663,11 +659,12 @@ spa_vdev_spares_open(spa_t *spa)
 static void
 spa_vdev_mark_resilvering(spa_t *spa)
 {
-	leaf_list_t ll = { 0 };
+	leaf_list_t ll = LEAF_LIST_INIT;
 	spa_vdev_collect(spa->spa_root, &ll, false);
-	for (int i = 0; i < ll.ll_n; i++)
-		vdev_set_resilvering(ll.ll_v[i], vdev_leaf_ready(ll.ll_v[i]) &&
-		    !vdev_dtl_empty(ll.ll_v[i]));
+	for (int i = 0; i < (int)tarn_array_len(&ll.ll_v); i++) {
+		vdev_t *leaf = TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i);
+		vdev_set_resilvering(leaf, vdev_leaf_ready(leaf) && !vdev_dtl_empty(leaf));
+	}
 	leaf_list_free(&ll);
 }
 
@@ -685,10 +682,10 @@ spa_vdev_resilver_start(spa_t *spa)
 	if (sva->sva_resilver || !sva->sva_want || dmu_pool_suspended(spa->spa_dp))
 		return;
 	uint64_t min = UINT64_MAX, max = 0;
-	leaf_list_t ll = { 0 };
+	leaf_list_t ll = LEAF_LIST_INIT;
 	spa_vdev_collect(spa->spa_root, &ll, false);
-	for (int i = 0; i < ll.ll_n; i++) {
-		vdev_t *leaf = ll.ll_v[i];
+	for (int i = 0; i < (int)tarn_array_len(&ll.ll_v); i++) {
+		vdev_t *leaf = TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i);
 		if (!vdev_leaf_ready(leaf) || vdev_dtl_empty(leaf))
 			continue;
 		min = MIN(min, vdev_dtl_txg(leaf));
@@ -740,11 +737,11 @@ spa_vdev_leave(spa_t *spa, vdev_t *leaf, leaf_list_t *spares, leaf_list_t *gone)
 static void
 spa_vdev_after_leave(spa_t *spa, leaf_list_t *spares, leaf_list_t *gone)
 {
-	for (int i = 0; i < spares->ll_n; i++)
-		(void) vdev_leaf_reopen(spares->ll_v[i], 0);
-	for (int i = 0; i < gone->ll_n; i++) {
-		spa_vdev_forget((const char *)gone->ll_v[i]);
-		tarn_free(gone->ll_v[i]);
+	for (int i = 0; i < (int)tarn_array_len(&spares->ll_v); i++)
+		(void) vdev_leaf_reopen(TARN_ARRAY_AT(&spares->ll_v, vdev_t *, i), 0);
+	for (int i = 0; i < (int)tarn_array_len(&gone->ll_v); i++) {
+		spa_vdev_forget((const char *)TARN_ARRAY_AT(&gone->ll_v, vdev_t *, i));
+		tarn_free(TARN_ARRAY_AT(&gone->ll_v, vdev_t *, i));
 	}
 	leaf_list_free(spares);
 	leaf_list_free(gone);
@@ -760,11 +757,11 @@ spa_vdev_after_leave(spa_t *spa, leaf_list_t *spares, leaf_list_t *gone)
 static void
 spa_vdev_settle_groups(spa_t *spa)
 {
-	leaf_list_t groups = { 0 }, spares = { 0 }, gone = { 0 };
+	leaf_list_t groups = LEAF_LIST_INIT, spares = LEAF_LIST_INIT, gone = LEAF_LIST_INIT;
 	spa_vdev_collect(spa->spa_root, &groups, true);
 	vdev_tree_enter_write(spa->spa_root);
-	for (int i = 0; i < groups.ll_n; i++) {
-		vdev_t *g = groups.ll_v[i];
+	for (int i = 0; i < (int)tarn_array_len(&groups.ll_v); i++) {
+		vdev_t *g = TARN_ARRAY_AT(&groups.ll_v, vdev_t *, i);
 		int keep;
 		if (vdev_type(g) == VDEV_TYPE_REPLACING &&
 		    vdev_complete(vdev_child(g, vdev_children(g) - 1), NULL))
@@ -809,11 +806,11 @@ spa_vdev_resilver_check(spa_t *spa)
 	uint64_t min = mine ? st.sss_min_txg : sva->sva_min;
 	bool ok = covered != 0 && (mine ? st.sss_state == SPA_SCAN_STATE_FINISHED &&
 	    st.sss_errors == 0 : said_done);
-	leaf_list_t ll = { 0 };
+	leaf_list_t ll = LEAF_LIST_INIT;
 	spa_vdev_collect(spa->spa_root, &ll, false);
 	vdev_tree_enter_write(spa->spa_root);
-	for (int i = 0; i < ll.ll_n; i++) {
-		vdev_t *leaf = ll.ll_v[i];
+	for (int i = 0; i < (int)tarn_array_len(&ll.ll_v); i++) {
+		vdev_t *leaf = TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i);
 		vdev_set_resilvering(leaf, false);
 		if (ok && vdev_leaf_ready(leaf) && !vdev_dtl_empty(leaf) &&
 		    vdev_dtl_txg(leaf) >= min && vdev_dtl_last(leaf) <= covered) {
@@ -840,11 +837,11 @@ static void
 spa_vdev_dtl_check(spa_t *spa)
 {
 	spa_vdev_async_t *sva = spa->spa_vdev_async;
-	leaf_list_t ll = { 0 };
+	leaf_list_t ll = LEAF_LIST_INIT;
 	bool changed = false;
 	spa_vdev_collect(spa->spa_root, &ll, false);
-	for (int i = 0; i < ll.ll_n; i++) {
-		vdev_t *leaf = ll.ll_v[i];
+	for (int i = 0; i < (int)tarn_array_len(&ll.ll_v); i++) {
+		vdev_t *leaf = TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i);
 		uint64_t dtl[2];
 		if (vdev_leaf_ready(leaf) && !vdev_dtl_empty(leaf) &&
 		    vdev_dtl_last(leaf) == VDEV_DTL_OPEN) {
@@ -861,8 +858,8 @@ spa_vdev_dtl_check(spa_t *spa)
 	}
 	if (changed) {
 		vdev_tree_enter_write(spa->spa_root);
-		for (int i = 0; i < ll.ll_n; i++)
-			vdev_propagate_state(vdev_parent(ll.ll_v[i]));
+		for (int i = 0; i < (int)tarn_array_len(&ll.ll_v); i++)
+			vdev_propagate_state(vdev_parent(TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i)));
 		vdev_tree_exit(spa->spa_root);
 		sva->sva_dirty = true;
 	}
@@ -905,16 +902,16 @@ spa_vdev_start(spa_t *spa)
 	VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
 	spa_vdev_spares_open(spa);
 	if (!spa->spa_readonly && spa->spa_dp != NULL && !sva->sva_started) {
-		leaf_list_t ll = { 0 };
+		leaf_list_t ll = LEAF_LIST_INIT;
 		spa_vdev_collect(spa->spa_root, &ll, false);
-		uint64_t *newest = tarn_alloc(sizeof (uint64_t) * (size_t)MAX(ll.ll_n, 1));
+		uint64_t *newest = tarn_alloc(sizeof (uint64_t) * (size_t)MAX((int)tarn_array_len(&ll.ll_v), 1));
 		uint64_t as_of = spa->spa_loaded_txg;   /* every leaf had that one */
-		for (int i = 0; i < ll.ll_n; i++)
-			newest[i] = vdev_leaf_ready(ll.ll_v[i]) ?
-			    vdev_uberblock_newest(ll.ll_v[i], spa->spa_guid) : SPA_VDEV_RING_UNKNOWN;
+		for (int i = 0; i < (int)tarn_array_len(&ll.ll_v); i++)
+			newest[i] = vdev_leaf_ready(TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i)) ?
+			    vdev_uberblock_newest(TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i), spa->spa_guid) : SPA_VDEV_RING_UNKNOWN;
 		vdev_tree_enter_write(spa->spa_root);
-		for (int i = 0; i < ll.ll_n; i++)
-			spa_vdev_dtl_rejoin(spa, ll.ll_v[i], newest[i], as_of);
+		for (int i = 0; i < (int)tarn_array_len(&ll.ll_v); i++)
+			spa_vdev_dtl_rejoin(spa, TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i), newest[i], as_of);
 		vdev_tree_exit(spa->spa_root);
 		tarn_free(newest);
 		leaf_list_free(&ll);
@@ -1182,7 +1179,7 @@ spa_vdev_detach(spa_t *spa, const char *path, char *err, size_t errlen)
 		e = spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "no valid replicas");
 	if (e != 0)
 		return (spa_vdev_exit(spa, e, false, err, errlen));
-	leaf_list_t spares = { 0 }, gone = { 0 };
+	leaf_list_t spares = LEAF_LIST_INIT, gone = LEAF_LIST_INIT;
 	vdev_t *permanent = NULL;
 	/* Detaching the original of a spare group makes the spare permanent. */
 	if (vdev_type(p) == VDEV_TYPE_SPARE && vdev_child(p, 0) == leaf &&
@@ -1300,10 +1297,10 @@ spa_vdev_clear(spa_t *spa, const char *path, char *err, size_t errlen)
 		if (e == 0 && leaf != NULL)     /* always set on success; gcc -O3 cannot tell */
 			changed = spa_vdev_clear_leaf(spa, leaf);
 	} else {
-		leaf_list_t ll = { 0 };
+		leaf_list_t ll = LEAF_LIST_INIT;
 		spa_vdev_collect(spa->spa_root, &ll, false);
-		for (int i = 0; i < ll.ll_n; i++)
-			changed |= spa_vdev_clear_leaf(spa, ll.ll_v[i]);
+		for (int i = 0; i < (int)tarn_array_len(&ll.ll_v); i++)
+			changed |= spa_vdev_clear_leaf(spa, TARN_ARRAY_AT(&ll.ll_v, vdev_t *, i));
 		leaf_list_free(&ll);
 		vdev_clear_errors(spa->spa_root);
 	}
@@ -1417,12 +1414,12 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 			    tarn_strerror(e));
 			break;
 		}
-		leaf_list_t ll = { 0 };
+		leaf_list_t ll = LEAF_LIST_INIT;
 		spa_vdev_collect(top, &ll, false);
-		for (int l = 0; l < ll.ll_n && e == 0; l++)
-			if ((e = vdev_label_init(ll.ll_v[l])) != 0)
+		for (int l = 0; l < (int)tarn_array_len(&ll.ll_v) && e == 0; l++)
+			if ((e = vdev_label_init(TARN_ARRAY_AT(&ll.ll_v, vdev_t *, l))) != 0)
 				e = spa_vdev_fail(e, err, errlen, "cannot write to '%s': %s",
-				    vdev_path(ll.ll_v[l]), tarn_strerror(e));
+				    vdev_path(TARN_ARRAY_AT(&ll.ll_v, vdev_t *, l)), tarn_strerror(e));
 		leaf_list_free(&ll);
 		if (e == 0 && vdev_asize(top) < SPA_MINDEVSIZE / 2)
 			e = spa_vdev_fail(SET_ERROR(EOVERFLOW), err, errlen, "the new vdev "

@@ -13,8 +13,8 @@ spa_objset_zil(spa_t *spa, objset_t *os)
 	    dmu_objset_type(os) != DMU_OST_ZFS)
 		return (NULL);
 	tarn_mutex_lock(&spa->spa_lock, SPA);
-	for (int i = 0; i < spa->spa_nos; i++) {
-		spa_os_t *so = &spa->spa_os[i];
+	for (int i = 0; i < SPA_NOS(spa); i++) {
+		spa_os_t *so = &SPA_OS(spa, i);
 		if (so->so_os != os)
 			continue;
 		if (so->so_zil == NULL) {
@@ -65,17 +65,17 @@ void
 spa_zil_sync(spa_t *spa, uint64_t txg)
 {
 	tarn_mutex_lock(&spa->spa_lock, SPA);
-	for (int i = 0; i < spa->spa_nos; i++)
-		if (spa->spa_os[i].so_zil != NULL)
-			zil_sync(spa->spa_os[i].so_zil, txg);
+	for (int i = 0; i < SPA_NOS(spa); i++)
+		if (SPA_OS(spa, i).so_zil != NULL)
+			zil_sync(SPA_OS(spa, i).so_zil, txg);
 	tarn_mutex_unlock(&spa->spa_lock);
 }
 
 void
 spa_zil_close_all(spa_t *spa)
 {
-	for (int i = 0; i < spa->spa_nos; i++) {
-		zil_close(spa->spa_os[i].so_zil);
-		spa->spa_os[i].so_zil = NULL;
+	for (int i = 0; i < SPA_NOS(spa); i++) {
+		zil_close(SPA_OS(spa, i).so_zil);
+		SPA_OS(spa, i).so_zil = NULL;
 	}
 }

@@ -20,6 +20,7 @@
  * happens under vf_lock so that a read never sees half of a flush.
  */
 #include "vdev_impl.h"
+#include "tarn_array.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -42,9 +43,7 @@ struct vdev_fault {
 	vdev_fault_cfg_t vf_cfg;       /* vf_lock, as everything below */
 	tarn_rand_t      vf_rand;
 	bool             vf_dead;
-	vdev_fault_held_t *vf_held;    /* writes not yet flushed, in order */
-	uint64_t         vf_nheld;
-	uint64_t         vf_held_cap;
+	tarn_array_t     vf_held;      /* of vdev_fault_held_t: writes not yet flushed, in order */
 };
 
 static pthread_mutex_t vdev_fault_registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -61,6 +60,7 @@ vdev_fault_attach(const char *path, const vdev_fault_cfg_t *cfg)
 	vf->vf_cfg = *cfg;
 	tarn_rand_seed(&vf->vf_rand, cfg->vfc_seed);
 	VERIFY0(pthread_mutex_init(&vf->vf_lock, NULL));
+	tarn_array_init(&vf->vf_held, sizeof (vdev_fault_held_t));
 	vf->vf_refs = 1;
 	VERIFY0(pthread_mutex_lock(&vdev_fault_registry_lock));
 	vf->vf_next = vdev_fault_registry;
@@ -72,9 +72,9 @@ vdev_fault_attach(const char *path, const vdev_fault_cfg_t *cfg)
 static void
 vdev_fault_drop_held(vdev_fault_t *vf)
 {
-	for (uint64_t i = 0; i < vf->vf_nheld; i++)
-		tarn_free(vf->vf_held[i].vfh_data);
-	vf->vf_nheld = 0;
+	for (uint64_t i = 0; i < tarn_array_len(&vf->vf_held); i++)
+		tarn_free(TARN_ARRAY_AT(&vf->vf_held, vdev_fault_held_t, i).vfh_data);
+	tarn_array_clear(&vf->vf_held);
 }
 
 void
@@ -87,7 +87,7 @@ vdev_fault_rele(vdev_fault_t *vf)
 	if (!last)
 		return;
 	vdev_fault_drop_held(vf);
-	tarn_free(vf->vf_held);
+	tarn_array_fini(&vf->vf_held);
 	VERIFY0(pthread_mutex_destroy(&vf->vf_lock));
 	tarn_free(vf->vf_real);
 	tarn_free(vf->vf_path);
@@ -143,8 +143,8 @@ vdev_fault_chance(vdev_fault_t *vf, uint32_t ppm)
 static void
 vdev_fault_overlay(vdev_fault_t *vf, uint8_t *buf, uint64_t size, uint64_t off)
 {
-	for (uint64_t i = 0; i < vf->vf_nheld; i++) {
-		vdev_fault_held_t *h = &vf->vf_held[i];
+	for (uint64_t i = 0; i < tarn_array_len(&vf->vf_held); i++) {
+		vdev_fault_held_t *h = &TARN_ARRAY_AT(&vf->vf_held, vdev_fault_held_t, i);
 		uint64_t s = MAX(off, h->vfh_off);
 		uint64_t e = MIN(off + size, h->vfh_off + h->vfh_len);
 		if (s < e)
@@ -179,12 +179,7 @@ vdev_fault_pwrite(vdev_fault_t *vf, int fd, const void *buf, uint64_t size,
 	if (vf->vf_dead || vdev_fault_chance(vf, vf->vf_cfg.vfc_write_eio_ppm)) {
 		err = SET_ERROR(EIO);
 	} else if (vf->vf_cfg.vfc_hold_unflushed) {
-		if (vf->vf_nheld == vf->vf_held_cap) {
-			vf->vf_held_cap = MAX(16, vf->vf_held_cap * 2);
-			vf->vf_held = tarn_realloc(vf->vf_held,
-			    vf->vf_held_cap * sizeof (vdev_fault_held_t));
-		}
-		vdev_fault_held_t *h = &vf->vf_held[vf->vf_nheld++];
+		vdev_fault_held_t *h = tarn_array_push(&vf->vf_held);
 		h->vfh_off = off;
 		h->vfh_len = size;
 		h->vfh_data = tarn_alloc(size);
@@ -204,8 +199,8 @@ vdev_fault_flush(vdev_fault_t *vf, int fd)
 	if (vf->vf_dead) {
 		err = SET_ERROR(EIO);
 	} else {
-		for (uint64_t i = 0; i < vf->vf_nheld && err == 0; i++) {
-			vdev_fault_held_t *h = &vf->vf_held[i];
+		for (uint64_t i = 0; i < tarn_array_len(&vf->vf_held) && err == 0; i++) {
+			vdev_fault_held_t *h = &TARN_ARRAY_AT(&vf->vf_held, vdev_fault_held_t, i);
 			err = vdev_fd_pwrite(fd, h->vfh_data, h->vfh_len, h->vfh_off);
 		}
 		vdev_fault_drop_held(vf);
@@ -220,7 +215,7 @@ void
 vdev_fault_powercut(vdev_fault_t *vf, tarn_rand_t *r)
 {
 	VERIFY0(pthread_mutex_lock(&vf->vf_lock));
-	uint64_t n = vf->vf_nheld;
+	uint64_t n = tarn_array_len(&vf->vf_held);
 	uint64_t *order = tarn_alloc(MAX(n, 1) * sizeof (uint64_t));
 	for (uint64_t i = 0; i < n; i++)
 		order[i] = i;
@@ -232,7 +227,7 @@ vdev_fault_powercut(vdev_fault_t *vf, tarn_rand_t *r)
 	}
 	int fd = n > 0 ? open(vf->vf_path, O_WRONLY | O_CLOEXEC) : -1;
 	for (uint64_t i = 0; i < n; i++) {
-		vdev_fault_held_t *h = &vf->vf_held[order[i]];
+		vdev_fault_held_t *h = &TARN_ARRAY_AT(&vf->vf_held, vdev_fault_held_t, order[i]);
 		uint64_t nsec = DIV_ROUND_UP(h->vfh_len, VDEV_FAULT_SECTOR);
 		uint64_t len = 0;
 		switch (tarn_rand_range(r, 3)) {
@@ -279,7 +274,7 @@ uint64_t
 vdev_fault_held_writes(vdev_fault_t *vf)
 {
 	VERIFY0(pthread_mutex_lock(&vf->vf_lock));
-	uint64_t n = vf->vf_nheld;
+	uint64_t n = tarn_array_len(&vf->vf_held);
 	VERIFY0(pthread_mutex_unlock(&vf->vf_lock));
 	return (n);
 }

@@ -16,6 +16,7 @@
  * the previous txg's slot still holds.
  */
 #include "vdev_impl.h"
+#include "tarn_array.h"
 
 /* ---- walking leaves ---- */
 
@@ -283,9 +284,7 @@ vdev_uberblock_write_all(vdev_t *root, const uberblock_t *ub)
 typedef struct ub_collect_arg {
 	uint64_t     uca_pool_guid;
 	uint8_t     *uca_ring;
-	uberblock_t *uca_ubs;
-	int          uca_n;
-	int          uca_cap;
+	tarn_array_t uca_ubs;       /* of uberblock_t */
 } ub_collect_arg_t;
 
 static int
@@ -302,12 +301,7 @@ vdev_uberblock_collect_leaf(vdev_t *leaf, void *arg)
 			const uberblock_t *ub = (const uberblock_t *)(a->uca_ring + s);
 			if (!uberblock_verify(ub) || ub->ub_pool_guid != a->uca_pool_guid)
 				continue;
-			if (a->uca_n == a->uca_cap) {
-				a->uca_cap = MAX(64, a->uca_cap * 2);
-				a->uca_ubs = tarn_realloc(a->uca_ubs,
-				    (size_t)a->uca_cap * sizeof (uberblock_t));
-			}
-			a->uca_ubs[a->uca_n++] = *ub;
+			TARN_ARRAY_APPEND(&a->uca_ubs, uberblock_t, *ub);
 		}
 	}
 	return (0);
@@ -331,14 +325,15 @@ vdev_uberblock_newest(vdev_t *leaf, uint64_t pool_guid)
 	ub_collect_arg_t a = {
 		.uca_pool_guid = pool_guid,
 		.uca_ring = tarn_alloc_aligned(VDEV_LABEL_RING_SIZE),
+		.uca_ubs = TARN_ARRAY_INIT(uberblock_t),
 	};
 	uint64_t newest = 0;
 	if (vdev_leaf_usable(leaf))
 		(void) vdev_uberblock_collect_leaf(leaf, &a);
-	for (int i = 0; i < a.uca_n; i++)
-		newest = MAX(newest, a.uca_ubs[i].ub_txg);
+	for (int i = 0; i < (int)tarn_array_len(&a.uca_ubs); i++)
+		newest = MAX(newest, TARN_ARRAY_AT(&a.uca_ubs, uberblock_t, i).ub_txg);
 	tarn_free(a.uca_ring);
-	tarn_free(a.uca_ubs);
+	tarn_array_fini(&a.uca_ubs);
 	return (newest);
 }
 
@@ -359,16 +354,17 @@ vdev_uberblock_collect(vdev_t *root, uint64_t pool_guid, uberblock_t **ubs, int 
 	ub_collect_arg_t a = {
 		.uca_pool_guid = pool_guid,
 		.uca_ring = tarn_alloc_aligned(VDEV_LABEL_RING_SIZE),
+		.uca_ubs = TARN_ARRAY_INIT(uberblock_t),
 	};
 	(void) vdev_label_each_leaf(root, vdev_uberblock_collect_leaf, &a, false);
 	tarn_free(a.uca_ring);
-	if (a.uca_n > 1)
-		qsort(a.uca_ubs, (size_t)a.uca_n, sizeof (uberblock_t), vdev_uberblock_cmp);
+	tarn_array_sort(&a.uca_ubs, vdev_uberblock_cmp);
 	int out = 0;
-	for (int i = 0; i < a.uca_n; i++)
-		if (out == 0 || a.uca_ubs[out - 1].ub_txg != a.uca_ubs[i].ub_txg)
-			a.uca_ubs[out++] = a.uca_ubs[i];
-	*ubs = a.uca_ubs;
+	for (int i = 0; i < (int)tarn_array_len(&a.uca_ubs); i++)
+		if (out == 0 || TARN_ARRAY_AT(&a.uca_ubs, uberblock_t, out - 1).ub_txg != TARN_ARRAY_AT(&a.uca_ubs, uberblock_t, i).ub_txg)
+			TARN_ARRAY_AT(&a.uca_ubs, uberblock_t, out++) = TARN_ARRAY_AT(&a.uca_ubs, uberblock_t, i);
+	size_t len;
+	*ubs = tarn_array_steal(&a.uca_ubs, &len);
 	*n = out;
 	return (0);
 }
