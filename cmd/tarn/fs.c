@@ -19,10 +19,10 @@ static const cli_verb_t cli_fs_verbs[] = {
 	    "\trename [-fp] <filesystem> <filesystem>\n" },
 	{ "list", cli_fs_list,
 	    "\tlist [-rHp] [-d max] [-o property[,...]] [-s property]...\n"
-	    "\t    [-S property]... [-t type[,...]] [filesystem] ...\n" },
+	    "\t    [-S property]... [-t type[,...]] [filesystem] ...\n", CLI_VERB_OPS },
 	{ "get", cli_fs_get,
 	    "\tget [-rHp] [-d max] [-o \"all\" | field[,...]]\n"
-	    "\t    <\"all\" | property[,...]> [filesystem] ...\n" },
+	    "\t    <\"all\" | property[,...]> [filesystem] ...\n", CLI_VERB_OPS },
 	{ "set", cli_fs_set,
 	    "\tset <property=value> ... <filesystem> ...\n" },
 	{ "inherit", cli_fs_inherit,
