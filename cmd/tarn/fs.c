@@ -24,9 +24,9 @@ static const cli_verb_t cli_fs_verbs[] = {
 	    "\tget [-rHp] [-d max] [-o \"all\" | field[,...]]\n"
 	    "\t    <\"all\" | property[,...]> [filesystem] ...\n", CLI_VERB_OPS },
 	{ "set", cli_fs_set,
-	    "\tset <property=value> ... <filesystem> ...\n" },
+	    "\tset <property=value> ... <filesystem> ...\n", CLI_VERB_OPS },
 	{ "inherit", cli_fs_inherit,
-	    "\tinherit [-r] <property> <filesystem> ...\n" },
+	    "\tinherit [-r] <property> <filesystem> ...\n", CLI_VERB_OPS },
 	{ "mount", cli_fs_mount,
 	    "\tmount\n\tmount [-o opts] [-a | <filesystem>]\n", CLI_VERB_OPS },
 	{ "unmount", cli_fs_unmount,
@@ -320,6 +320,26 @@ cli_fs_rename(int argc, char **argv)
 
 /* ---- set and inherit ---- */
 
+/* The dataset names of argv as a JSON array. */
+static json_object *
+fs_names_json(int argc, char **argv)
+{
+	json_object *names = json_object_new_array_ext(argc);
+	for (int i = 0; i < argc; i++)
+		json_object_array_add(names, json_object_new_string(argv[i]));
+	return (names);
+}
+
+/* Run a change operation of the host on args; its exit status. */
+static int
+fs_call(const char *op, json_object *args)
+{
+	json_object *res;
+	int r = cli_call(op, args, &res);
+	json_object_put(res);
+	return (r);
+}
+
 int
 cli_fs_set(int argc, char **argv)
 {
@@ -337,71 +357,24 @@ cli_fs_set(int argc, char **argv)
 		return (cli_fs_usage_error("set", "missing property=value argument(s)"));
 	if (nset == argc)
 		return (cli_fs_usage_error("set", "missing dataset name(s)"));
-	dsl_prop_setting_t *s = tarn_alloc(sizeof (*s) * (size_t)nset);
-	int r = 0;
+	dsl_prop_setting_t s = { 0 };
+	json_object *props = json_object_new_array_ext(nset), *args;
 	for (int i = 0; i < nset; i++) {
-		char *copy = argv[i];
-		(void) fs_parse_setting("set", copy, &s[i]);
-		if (s[i].dps_name[0] == '\0') {
-			r = cli_fs_usage_error("set", "missing property in property=value "
-			    "argument");
-			goto out;
+		(void) fs_parse_setting("set", argv[i], &s);
+		if (s.dps_name[0] == '\0') {
+			json_object_put(props);
+			return (cli_fs_usage_error("set", "missing property in property=value "
+			    "argument"));
 		}
+		json_object *pv = json_object_new_array_ext(2);
+		json_object_array_add(pv, json_object_new_string(s.dps_name));
+		json_object_array_add(pv, json_object_new_string(s.dps_value));
+		json_object_array_add(props, pv);
 	}
-	for (int d = nset; d < argc; d++) {
-		host_fs_t fs;
-		int rr = host_fs_open_existing(argv[d], false, &fs);
-		for (int i = 0; i < nset && rr == 0; i++) {
-			char err[512];
-			host_prop_change_t pc;
-			rr = host_mount_prop_before(fs.hf_dp, argv[d], s[i].dps_name, &pc);
-			if (rr != 0)
-				break;
-			int e = dsl_prop_set(fs.hf_dp, argv[d], s[i].dps_name, s[i].dps_value,
-			    err, sizeof (err));
-			if (e != 0)
-				rr = cli_cannot("set property for", argv[d], e, err);
-			int mr = host_mount_prop_changed(fs.hf_dp, argv[d], s[i].dps_name, &pc,
-			    "set property for");
-			if (rr == 0)
-				rr = mr;
-		}
-		if (rr == 0)
-			host_history_log(fs.hf_spa);
-		if (fs.hf_dp != NULL)
-			host_fs_close(&fs);
-		if (rr != 0)
-			r = rr;
-	}
-out:
-	tarn_free(s);
-	return (r);
-}
-
-typedef struct fs_inherit_arg {
-	host_fs_t   *ia_fs;
-	const char *ia_prop;
-	int         ia_ret;
-} fs_inherit_arg_t;
-
-static int
-fs_inherit_one(void *arg, const char *name, int depth)
-{
-	fs_inherit_arg_t *ia = arg;
-	char err[512];
-	host_prop_change_t pc;
-	if ((ia->ia_ret = host_mount_prop_before(ia->ia_fs->hf_dp, name, ia->ia_prop,
-	    &pc)) != 0)
-		return (EBUSY);
-	int e = dsl_prop_inherit(ia->ia_fs->hf_dp, name, ia->ia_prop, err, sizeof (err));
-	if (e != 0)
-		ia->ia_ret = cli_cannot("inherit", name, e, err);
-	int mr = host_mount_prop_changed(ia->ia_fs->hf_dp, name, ia->ia_prop, &pc, "inherit");
-	if (e == 0 && mr != 0) {
-		ia->ia_ret = mr;
-		e = EBUSY;
-	}
-	return (e);
+	args = json_object_new_object();
+	json_object_object_add(args, "names", fs_names_json(argc - nset, argv + nset));
+	json_object_object_add(args, "props", props);
+	return (fs_call("fs.set", args));
 }
 
 int
@@ -432,21 +405,9 @@ cli_fs_inherit(int argc, char **argv)
 	if (dsl_prop_lookup(prop) < 0 && (!dsl_prop_user_name(prop) ||
 	    dsl_prop_user_check(prop, NULL, err, sizeof (err)) != 0))
 		return (cli_fs_usage_error("inherit", "invalid property '%s'", prop));
-	int r = 0;
-	for (int d = 1; d < argc; d++) {
-		host_fs_t fs;
-		int rr = host_fs_open_existing(argv[d], false, &fs);
-		if (rr == 0) {
-			fs_inherit_arg_t ia = { &fs, prop, 0 };
-			(void) dsl_dataset_iter(fs.hf_dp, argv[d], recursive ? -1 : 0,
-			    fs_inherit_one, &ia);
-			rr = ia.ia_ret;
-			if (rr == 0)
-				host_history_log(fs.hf_spa);
-			host_fs_close(&fs);
-		}
-		if (rr != 0)
-			r = rr;
-	}
-	return (r);
+	json_object *args = json_object_new_object();
+	json_object_object_add(args, "names", fs_names_json(argc - 1, argv + 1));
+	json_object_object_add(args, "prop", json_object_new_string(prop));
+	json_object_object_add(args, "recursive", json_object_new_boolean(recursive));
+	return (fs_call("fs.inherit", args));
 }
