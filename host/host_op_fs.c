@@ -2,9 +2,20 @@
  * host_op_fs.c — the operations of the zfs verbs that change datasets
  * (lib/dsl does the change; the mount table, host_mount.c, follows it):
  *
+ *   fs.create    name, parents, props?: [[property, value]...]         -
+ *   fs.destroy   name, recursive, force                                -
+ *   fs.rename    from, to, parents, force                              -
  *   fs.set       names: [dataset...], props: [[property, value]...]   -
  *   fs.inherit   names: [dataset...], prop, recursive                  -
  *
+ * create: the dataset (parents: also the missing ones above it; one that
+ * exists already is then no failure), mounted when the daemon mounts by
+ * itself, from the highest dataset made.  destroy: mounted datasets go
+ * down first (force: even when busy), but only once the destroy fails
+ * for nothing else (children without recursive leave the mounts alone);
+ * what went down and is still there afterwards is mounted again.
+ * rename: the subtree's mounts go down first (busy without force: the
+ * rename is refused) and come up under the new names.
  * set: each dataset in turn, each property in turn, as zfs set does;
  * a mountpoint or canmount change first takes the mounts concerned down
  * (a busy one refuses the change), other mount options follow in place
@@ -32,6 +43,146 @@ fs_arg_array(json_object *args, const char *key, const char *op, json_object **a
 	if (json_object_object_get_ex(args, key, ap) && json_object_is_type(*ap, json_type_array))
 		return (0);
 	return (host_report(op, key, EINVAL, "missing argument"));
+}
+
+/* Settings [[property, value]...] as dsl takes them (NULL: a bad one, reported). */
+static dsl_prop_setting_t *
+fs_settings(json_object *props, const char *verb, const char *name, int *np)
+{
+	size_t n = props != NULL ? json_object_array_length(props) : 0;
+	dsl_prop_setting_t *s = tarn_alloc(sizeof (*s) * (n + 1));
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *pv = json_object_array_get_idx(props, i);
+		s[i].dps_name = fs_arg_idx(pv, 0);
+		s[i].dps_value = fs_arg_idx(pv, 1);
+		if (s[i].dps_name == NULL || s[i].dps_value == NULL) {
+			tarn_free(s);
+			(void) host_report(verb, name, EINVAL, "bad property");
+			return (NULL);
+		}
+	}
+	*np = (int)n;
+	return (s);
+}
+
+/* ---- create, destroy, rename ---- */
+
+/*
+ * Where mounting starts after a create or rename to name: name itself,
+ * or with -p the highest of its ancestors that does not exist yet, since
+ * zfs mounts the ancestors -p creates.  (Left unmounted, their
+ * mountpoints would fill with the child's and never mount.)
+ */
+static void
+fs_mount_top(dsl_pool_t *dp, const char *name, bool parents, char top[DSL_NAME_MAX])
+{
+	(void) snprintf(top, DSL_NAME_MAX, "%s", name);
+	for (char *slash = strchr(top, '/'); parents && slash != NULL;
+	    slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (!dsl_dataset_exists(dp, top))
+			return;
+		*slash = '/';
+	}
+}
+
+static int
+op_fs_create(json_object *args, json_object *res)
+{
+	const char *name;
+	bool parents = host_arg_bool(args, "parents");
+	json_object *props = NULL;
+	char err[512], top[DSL_NAME_MAX];
+	host_fs_t fs;
+	int n = 0, r;
+
+	if (host_arg_need(args, "name", "create", &name) != 0)
+		return (HOST_FAILED);
+	if (json_object_object_get_ex(args, "props", &props) &&
+	    !json_object_is_type(props, json_type_array))
+		props = NULL;
+	dsl_prop_setting_t *s = fs_settings(props, "create", name, &n);
+	if (s == NULL)
+		return (HOST_FAILED);
+	if ((r = host_fs_open("create", name, false, &fs)) != 0)
+		goto out;
+	fs_mount_top(fs.hf_dp, name, parents, top);
+	int e = dsl_dataset_create(fs.hf_dp, name, parents, s, n, err, sizeof (err));
+	if (e == EEXIST && parents)
+		e = 0;          /* zfs create -p of an existing dataset succeeds */
+	r = e != 0 ? host_report("create", name, e, err) : 0;
+	if (r == 0)
+		host_history_log(fs.hf_spa);
+	if (r == 0 && host_mount_auto())
+		r = host_mount_tree(fs.hf_dp, top, true) != 0 ? HOST_FAILED : 0;
+	host_fs_close(&fs);
+out:
+	tarn_free(s);
+	return (r);
+}
+
+static int
+op_fs_destroy(json_object *args, json_object *res)
+{
+	const char *name;
+	bool recursive = host_arg_bool(args, "recursive");
+	char err[512];
+	host_fs_t fs;
+
+	if (host_arg_need(args, "name", "destroy", &name) != 0 ||
+	    host_fs_open_existing(name, false, &fs) != 0)
+		return (HOST_FAILED);
+	int e = dsl_dataset_destroy(fs.hf_dp, name, recursive, err, sizeof (err));
+	if (e == EBUSY && host_mount_any(name)) {
+		struct mnt_names *down;
+		if (host_mount_down(fs.hf_dp, name, host_arg_bool(args, "force"), "destroy",
+		    &down) != 0) {
+			host_fs_close(&fs);
+			return (HOST_FAILED);
+		}
+		e = dsl_dataset_destroy(fs.hf_dp, name, recursive, err, sizeof (err));
+		host_mount_up(fs.hf_dp, name, NULL, NULL, down);
+	}
+	int r = e != 0 ? host_report("destroy", name, e, err) : 0;
+	if (r == 0)
+		host_history_log(fs.hf_spa);
+	host_fs_close(&fs);
+	return (r);
+}
+
+static int
+op_fs_rename(json_object *args, json_object *res)
+{
+	const char *from, *to;
+	bool parents = host_arg_bool(args, "parents");
+	char err[512], top[DSL_NAME_MAX];
+	struct mnt_names *down;
+	host_fs_t fs;
+	int r;
+
+	if (host_arg_need(args, "from", "rename", &from) != 0 ||
+	    host_arg_need(args, "to", "rename", &to) != 0 ||
+	    host_fs_open_existing(from, false, &fs) != 0)
+		return (HOST_FAILED);
+	if (host_mount_down(fs.hf_dp, from, host_arg_bool(args, "force"), "rename",
+	    &down) != 0) {
+		host_fs_close(&fs);
+		return (HOST_FAILED);
+	}
+	fs_mount_top(fs.hf_dp, to, parents, top);
+	int e = dsl_dataset_rename(fs.hf_dp, from, to, parents, err, sizeof (err));
+	host_mount_up(fs.hf_dp, from, e == 0 ? to : NULL, top, down);
+	if (e == 0) {
+		r = 0;
+		host_history_log(fs.hf_spa);
+	} else if (e == EEXIST || e == EXDEV || (e == ENOENT && strstr(err, "parent"))) {
+		r = host_report("rename to", to, e, err);
+	} else {
+		r = host_report("rename", from, e, err);
+	}
+	host_fs_close(&fs);
+	return (r);
 }
 
 /* ---- set ---- */
@@ -148,6 +299,9 @@ op_fs_inherit(json_object *args, json_object *res)
 }
 
 const host_op_t host_ops_fs[] = {
+	{ "fs.create", op_fs_create },
+	{ "fs.destroy", op_fs_destroy },
+	{ "fs.rename", op_fs_rename },
 	{ "fs.set", op_fs_set },
 	{ "fs.inherit", op_fs_inherit },
 	{ NULL, NULL }
