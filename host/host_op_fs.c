@@ -7,6 +7,8 @@
  *   fs.rename    from, to, parents, force                              -
  *   fs.set       names: [dataset...], props: [[property, value]...]   -
  *   fs.inherit   names: [dataset...], prop, recursive                  -
+ *   fs.upgrade   names?: [dataset...], recursive, list
+ *                       current: n, other: n, old: [[version, dataset]...]
  *
  * create: the dataset (parents: also the missing ones above it; one that
  * exists already is then no failure), mounted when the daemon mounts by
@@ -24,6 +26,14 @@
  * Failures are reported as zfs words them ("cannot set property for
  * 'x': ..."; "cannot inherit 'x': ..."); the others still go on, and the
  * command line of each pool changed goes into its history.
+ *
+ * upgrade: the file system version of datasets (lib/posix); names absent:
+ * every pool's datasets, at all depths, else the named ones (recursive:
+ * with all below them).  Tarn has had one file system version so far, so
+ * there is nothing to convert yet: each dataset's version is read and
+ * counted (current: at this build's, other: not, or unreadable); one not
+ * current is reported ("cannot upgrade 'x': file system version 2 is
+ * newer than this software supports"), or with list put in old instead.
  */
 #include "host_impl.h"
 
@@ -298,11 +308,100 @@ op_fs_inherit(json_object *args, json_object *res)
 	return (r);
 }
 
+/* ---- upgrade ---- */
+
+typedef struct fs_up_walk {
+	dsl_pool_t  *uw_dp;
+	bool         uw_list;       /* only list those not current */
+	uint64_t     uw_current;    /* datasets at this build's version */
+	uint64_t     uw_other;      /* at another one */
+	json_object *uw_old;        /* list: [version, name] of the others */
+	int          uw_ret;
+} fs_up_walk_t;
+
+static int
+fs_up_one(void *arg, const char *name, int depth)
+{
+	fs_up_walk_t *w = arg;
+	objset_t *os;
+	uint64_t v = 0;
+	int e = dsl_dataset_objset(w->uw_dp, name, &os);
+	if (e == 0)
+		e = posix_fs_version(os, &v);
+	if (e == 0 && v == POSIX_VERSION) {
+		w->uw_current++;
+		return (0);
+	}
+	w->uw_other++;
+	if (e == 0 && w->uw_list) {
+		json_object *row = json_object_new_array_ext(2);
+		json_object_array_add(row, json_object_new_uint64(v));
+		json_object_array_add(row, json_object_new_string(name));
+		json_object_array_add(w->uw_old, row);
+		return (0);
+	}
+	char msg[96];
+	(void) snprintf(msg, sizeof (msg), "file system version %" PRIu64 " is %s", v,
+	    v > POSIX_VERSION ? "newer than this software supports" : "not one it knows");
+	w->uw_ret = host_report("upgrade", name, e != 0 ? e : ENOTSUP, e != 0 ? NULL : msg);
+	return (0);
+}
+
+/* name, and its descendants when all */
+static void
+fs_up_tree(fs_up_walk_t *w, const char *name, bool all)
+{
+	host_fs_t fs;
+	if (host_fs_open_existing(name, true, &fs) != 0) {
+		w->uw_ret = HOST_FAILED;
+		return;
+	}
+	w->uw_dp = fs.hf_dp;
+	if (all)
+		(void) dsl_dataset_iter(fs.hf_dp, name, -1, fs_up_one, w);
+	else
+		(void) fs_up_one(w, name, 0);
+	host_fs_close(&fs);
+}
+
+static int
+op_fs_upgrade(json_object *args, json_object *res)
+{
+	fs_up_walk_t w = { .uw_list = host_arg_bool(args, "list") };
+	json_object *names;
+
+	w.uw_old = json_object_new_array();
+	json_object_object_add(res, "old", w.uw_old);
+	if (!json_object_object_get_ex(args, "names", &names) ||
+	    !json_object_is_type(names, json_type_array)) {
+		char **pools;
+		int n;
+		if (host_pool_names(&pools, &n) != 0) {
+			w.uw_ret = HOST_FAILED;
+		} else {
+			for (int i = 0; i < n; i++)
+				fs_up_tree(&w, pools[i], true);
+			host_names_free(pools, n);
+		}
+	} else {
+		bool recursive = host_arg_bool(args, "recursive");
+		for (size_t i = 0; i < json_object_array_length(names); i++) {
+			const char *name = fs_arg_idx(names, i);
+			if (name != NULL)
+				fs_up_tree(&w, name, recursive);
+		}
+	}
+	json_object_object_add(res, "current", json_object_new_uint64(w.uw_current));
+	json_object_object_add(res, "other", json_object_new_uint64(w.uw_other));
+	return (w.uw_ret);
+}
+
 const host_op_t host_ops_fs[] = {
 	{ "fs.create", op_fs_create },
 	{ "fs.destroy", op_fs_destroy },
 	{ "fs.rename", op_fs_rename },
 	{ "fs.set", op_fs_set },
 	{ "fs.inherit", op_fs_inherit },
+	{ "fs.upgrade", op_fs_upgrade },
 	{ NULL, NULL }
 };

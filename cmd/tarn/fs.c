@@ -38,7 +38,7 @@ static const cli_verb_t cli_fs_verbs[] = {
 	{ "umount", cli_fs_unmount,
 	    "\tumount [-f] <-a | filesystem|mountpoint>\n", CLI_VERB_OPS },
 	{ "upgrade", cli_fs_upgrade,
-	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n" },
+	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n", CLI_VERB_OPS },
 };
 
 const cli_verb_t *
