@@ -16,6 +16,8 @@ typedef struct host_op {
 } host_op_t;
 
 extern const host_op_t host_ops_mount[];
+extern const host_op_t host_ops_fs_props[];
+extern const host_op_t host_ops_fs[];
 extern const host_op_t host_ops_sync[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */

@@ -14,6 +14,8 @@
 /* Every operation table (NULL-terminated each). */
 static const host_op_t *const host_op_tables[] = {
 	host_ops_mount,
+	host_ops_fs_props,
+	host_ops_fs,
 	host_ops_sync,
 };
 

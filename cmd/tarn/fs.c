@@ -2,7 +2,11 @@
  * fs.c — `tarn fs VERB` (zfs(8) syntax; `zfs` is a symlink to tarn): the
  * verb table, usage, and the verbs that change datasets: create, destroy,
  * rename, set, inherit.  list and get are in fs_list.c, mount and unmount
- * in fs_mount.c; a dataset's pool is opened through the host (host_fs.c).  The datasets themselves are lib/dsl.
+ * in fs_mount.c, upgrade in fs_upgrade.c.  Here the options, the usage
+ * errors and the checks of names and property=value words that come
+ * before anything is opened; the change is the host's, one operation per
+ * command (fs.create, fs.destroy, fs.rename, fs.set, fs.inherit;
+ * host/host_op_fs.c), which reports its failures.
  */
 #include "tarn.h"
 
@@ -12,21 +16,21 @@ __thread const char *cli_fs_prog = "tarn fs";
 
 static const cli_verb_t cli_fs_verbs[] = {
 	{ "create", cli_fs_create,
-	    "\tcreate [-p] [-o property=value] ... <filesystem>\n" },
+	    "\tcreate [-p] [-o property=value] ... <filesystem>\n", CLI_VERB_OPS },
 	{ "destroy", cli_fs_destroy,
-	    "\tdestroy [-fr] <filesystem>\n" },
+	    "\tdestroy [-fr] <filesystem>\n", CLI_VERB_OPS },
 	{ "rename", cli_fs_rename,
-	    "\trename [-fp] <filesystem> <filesystem>\n" },
+	    "\trename [-fp] <filesystem> <filesystem>\n", CLI_VERB_OPS },
 	{ "list", cli_fs_list,
 	    "\tlist [-rHp] [-d max] [-o property[,...]] [-s property]...\n"
-	    "\t    [-S property]... [-t type[,...]] [filesystem] ...\n" },
+	    "\t    [-S property]... [-t type[,...]] [filesystem] ...\n", CLI_VERB_OPS },
 	{ "get", cli_fs_get,
 	    "\tget [-rHp] [-d max] [-o \"all\" | field[,...]]\n"
-	    "\t    <\"all\" | property[,...]> [filesystem] ...\n" },
+	    "\t    <\"all\" | property[,...]> [filesystem] ...\n", CLI_VERB_OPS },
 	{ "set", cli_fs_set,
-	    "\tset <property=value> ... <filesystem> ...\n" },
+	    "\tset <property=value> ... <filesystem> ...\n", CLI_VERB_OPS },
 	{ "inherit", cli_fs_inherit,
-	    "\tinherit [-r] <property> <filesystem> ...\n" },
+	    "\tinherit [-r] <property> <filesystem> ...\n", CLI_VERB_OPS },
 	{ "mount", cli_fs_mount,
 	    "\tmount\n\tmount [-o opts] [-a | <filesystem>]\n", CLI_VERB_OPS },
 	{ "unmount", cli_fs_unmount,
@@ -34,7 +38,7 @@ static const cli_verb_t cli_fs_verbs[] = {
 	{ "umount", cli_fs_unmount,
 	    "\tumount [-f] <-a | filesystem|mountpoint>\n", CLI_VERB_OPS },
 	{ "upgrade", cli_fs_upgrade,
-	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n" },
+	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n", CLI_VERB_OPS },
 };
 
 const cli_verb_t *
@@ -129,23 +133,24 @@ fs_parse_setting(const char *verb, char *arg, dsl_prop_setting_t *s)
 	return (0);
 }
 
-/*
- * Where mounting starts after a create or rename to name: name itself,
- * or with -p the highest of its ancestors that does not exist yet, since
- * zfs mounts the ancestors -p creates.  (Left unmounted, their
- * mountpoints would fill with the child's and never mount.)
- */
-static void
-fs_mount_top(dsl_pool_t *dp, const char *name, bool parents, char top[DSL_NAME_MAX])
+/* The dataset names of argv as a JSON array. */
+static json_object *
+fs_names_json(int argc, char **argv)
 {
-	(void) snprintf(top, DSL_NAME_MAX, "%s", name);
-	for (char *slash = strchr(top, '/'); parents && slash != NULL;
-	    slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		if (!dsl_dataset_exists(dp, top))
-			return;
-		*slash = '/';
-	}
+	json_object *names = json_object_new_array_ext(argc);
+	for (int i = 0; i < argc; i++)
+		json_object_array_add(names, json_object_new_string(argv[i]));
+	return (names);
+}
+
+/* Run a change operation of the host on args; its exit status. */
+static int
+fs_call(const char *op, json_object *args)
+{
+	json_object *res;
+	int r = cli_call(op, args, &res);
+	json_object_put(res);
+	return (r);
 }
 
 int
@@ -185,20 +190,17 @@ cli_fs_create(int argc, char **argv)
 		r = cli_cannot("create", name, EINVAL, err);
 		goto out;
 	}
-	host_fs_t fs;
-	if ((r = host_fs_open("create", name, false, &fs)) != 0)
-		goto out;
-	char top[DSL_NAME_MAX];
-	fs_mount_top(fs.hf_dp, name, parents, top);
-	int e = dsl_dataset_create(fs.hf_dp, name, parents, props, n, err, sizeof (err));
-	if (e == EEXIST && parents)
-		e = 0;          /* zfs create -p of an existing dataset succeeds */
-	r = e ? cli_cannot("create", name, e, err) : CLI_EXIT_OK;
-	if (r == CLI_EXIT_OK)
-		host_history_log(fs.hf_spa);
-	if (r == CLI_EXIT_OK && host_mount_auto())
-		r = host_mount_tree(fs.hf_dp, top, true);
-	host_fs_close(&fs);
+	json_object *args = json_object_new_object(), *pa = json_object_new_array_ext(n);
+	for (int i = 0; i < n; i++) {
+		json_object *pv = json_object_new_array_ext(2);
+		json_object_array_add(pv, json_object_new_string(props[i].dps_name));
+		json_object_array_add(pv, json_object_new_string(props[i].dps_value));
+		json_object_array_add(pa, pv);
+	}
+	json_object_object_add(args, "name", json_object_new_string(name));
+	json_object_object_add(args, "parents", json_object_new_boolean(parents));
+	json_object_object_add(args, "props", pa);
+	r = fs_call("fs.create", args);
 out:
 	tarn_free(props);
 	return (r);
@@ -231,34 +233,11 @@ cli_fs_destroy(int argc, char **argv)
 		return (cli_fs_usage_error("destroy", "missing dataset argument"));
 	if (argc > 1)
 		return (cli_fs_usage_error("destroy", "too many arguments"));
-	const char *name = argv[0];
-	char err[512];
-	host_fs_t fs;
-	int r = host_fs_open_existing(name, false, &fs);
-	if (r != 0)
-		return (r);
-	/*
-	 * As zfs does: mounted datasets are unmounted first (-f: even when
-	 * busy), but only once the destroy fails for nothing else (children
-	 * without -r, say, leave the mounts alone).  What went down and is
-	 * still there afterwards (destroy -r POOL keeps the root dataset; a
-	 * failed destroy everything) is mounted again.
-	 */
-	int e = dsl_dataset_destroy(fs.hf_dp, name, recursive, err, sizeof (err));
-	if (e == EBUSY && host_mount_any(name)) {
-		struct mnt_names *down;
-		if ((r = host_mount_down(fs.hf_dp, name, force, "destroy", &down)) != 0) {
-			host_fs_close(&fs);
-			return (r);
-		}
-		e = dsl_dataset_destroy(fs.hf_dp, name, recursive, err, sizeof (err));
-		host_mount_up(fs.hf_dp, name, NULL, NULL, down);
-	}
-	r = e ? cli_cannot("destroy", name, e, err) : CLI_EXIT_OK;
-	if (r == CLI_EXIT_OK)
-		host_history_log(fs.hf_spa);
-	host_fs_close(&fs);
-	return (r);
+	json_object *args = json_object_new_object();
+	json_object_object_add(args, "name", json_object_new_string(argv[0]));
+	json_object_object_add(args, "recursive", json_object_new_boolean(recursive));
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	return (fs_call("fs.destroy", args));
 }
 
 /* ---- rename ---- */
@@ -294,28 +273,12 @@ cli_fs_rename(int argc, char **argv)
 	char err[512];
 	if (dsl_name_validate(argv[1], err, sizeof (err)) != 0)
 		return (cli_cannot("rename to", argv[1], EINVAL, err));
-	host_fs_t fs;
-	int r = host_fs_open_existing(argv[0], false, &fs);
-	if (r != 0)
-		return (r);
-	struct mnt_names *down;
-	if ((r = host_mount_down(fs.hf_dp, argv[0], force, "rename", &down)) != 0) {
-		host_fs_close(&fs);
-		return (r);
-	}
-	char top[DSL_NAME_MAX];
-	fs_mount_top(fs.hf_dp, argv[1], parents, top);
-	int e = dsl_dataset_rename(fs.hf_dp, argv[0], argv[1], parents, err, sizeof (err));
-	host_mount_up(fs.hf_dp, argv[0], e == 0 ? argv[1] : NULL, top, down);
-	if (e == 0) {
-		r = CLI_EXIT_OK;
-		host_history_log(fs.hf_spa);
-	} else if (e == EEXIST || e == EXDEV || (e == ENOENT && strstr(err, "parent")))
-		r = cli_cannot("rename to", argv[1], e, err);
-	else
-		r = cli_cannot("rename", argv[0], e, err);
-	host_fs_close(&fs);
-	return (r);
+	json_object *args = json_object_new_object();
+	json_object_object_add(args, "from", json_object_new_string(argv[0]));
+	json_object_object_add(args, "to", json_object_new_string(argv[1]));
+	json_object_object_add(args, "parents", json_object_new_boolean(parents));
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	return (fs_call("fs.rename", args));
 }
 
 /* ---- set and inherit ---- */
@@ -337,71 +300,24 @@ cli_fs_set(int argc, char **argv)
 		return (cli_fs_usage_error("set", "missing property=value argument(s)"));
 	if (nset == argc)
 		return (cli_fs_usage_error("set", "missing dataset name(s)"));
-	dsl_prop_setting_t *s = tarn_alloc(sizeof (*s) * (size_t)nset);
-	int r = 0;
+	dsl_prop_setting_t s = { 0 };
+	json_object *props = json_object_new_array_ext(nset), *args;
 	for (int i = 0; i < nset; i++) {
-		char *copy = argv[i];
-		(void) fs_parse_setting("set", copy, &s[i]);
-		if (s[i].dps_name[0] == '\0') {
-			r = cli_fs_usage_error("set", "missing property in property=value "
-			    "argument");
-			goto out;
+		(void) fs_parse_setting("set", argv[i], &s);
+		if (s.dps_name[0] == '\0') {
+			json_object_put(props);
+			return (cli_fs_usage_error("set", "missing property in property=value "
+			    "argument"));
 		}
+		json_object *pv = json_object_new_array_ext(2);
+		json_object_array_add(pv, json_object_new_string(s.dps_name));
+		json_object_array_add(pv, json_object_new_string(s.dps_value));
+		json_object_array_add(props, pv);
 	}
-	for (int d = nset; d < argc; d++) {
-		host_fs_t fs;
-		int rr = host_fs_open_existing(argv[d], false, &fs);
-		for (int i = 0; i < nset && rr == 0; i++) {
-			char err[512];
-			host_prop_change_t pc;
-			rr = host_mount_prop_before(fs.hf_dp, argv[d], s[i].dps_name, &pc);
-			if (rr != 0)
-				break;
-			int e = dsl_prop_set(fs.hf_dp, argv[d], s[i].dps_name, s[i].dps_value,
-			    err, sizeof (err));
-			if (e != 0)
-				rr = cli_cannot("set property for", argv[d], e, err);
-			int mr = host_mount_prop_changed(fs.hf_dp, argv[d], s[i].dps_name, &pc,
-			    "set property for");
-			if (rr == 0)
-				rr = mr;
-		}
-		if (rr == 0)
-			host_history_log(fs.hf_spa);
-		if (fs.hf_dp != NULL)
-			host_fs_close(&fs);
-		if (rr != 0)
-			r = rr;
-	}
-out:
-	tarn_free(s);
-	return (r);
-}
-
-typedef struct fs_inherit_arg {
-	host_fs_t   *ia_fs;
-	const char *ia_prop;
-	int         ia_ret;
-} fs_inherit_arg_t;
-
-static int
-fs_inherit_one(void *arg, const char *name, int depth)
-{
-	fs_inherit_arg_t *ia = arg;
-	char err[512];
-	host_prop_change_t pc;
-	if ((ia->ia_ret = host_mount_prop_before(ia->ia_fs->hf_dp, name, ia->ia_prop,
-	    &pc)) != 0)
-		return (EBUSY);
-	int e = dsl_prop_inherit(ia->ia_fs->hf_dp, name, ia->ia_prop, err, sizeof (err));
-	if (e != 0)
-		ia->ia_ret = cli_cannot("inherit", name, e, err);
-	int mr = host_mount_prop_changed(ia->ia_fs->hf_dp, name, ia->ia_prop, &pc, "inherit");
-	if (e == 0 && mr != 0) {
-		ia->ia_ret = mr;
-		e = EBUSY;
-	}
-	return (e);
+	args = json_object_new_object();
+	json_object_object_add(args, "names", fs_names_json(argc - nset, argv + nset));
+	json_object_object_add(args, "props", props);
+	return (fs_call("fs.set", args));
 }
 
 int
@@ -432,21 +348,9 @@ cli_fs_inherit(int argc, char **argv)
 	if (dsl_prop_lookup(prop) < 0 && (!dsl_prop_user_name(prop) ||
 	    dsl_prop_user_check(prop, NULL, err, sizeof (err)) != 0))
 		return (cli_fs_usage_error("inherit", "invalid property '%s'", prop));
-	int r = 0;
-	for (int d = 1; d < argc; d++) {
-		host_fs_t fs;
-		int rr = host_fs_open_existing(argv[d], false, &fs);
-		if (rr == 0) {
-			fs_inherit_arg_t ia = { &fs, prop, 0 };
-			(void) dsl_dataset_iter(fs.hf_dp, argv[d], recursive ? -1 : 0,
-			    fs_inherit_one, &ia);
-			rr = ia.ia_ret;
-			if (rr == 0)
-				host_history_log(fs.hf_spa);
-			host_fs_close(&fs);
-		}
-		if (rr != 0)
-			r = rr;
-	}
-	return (r);
+	json_object *args = json_object_new_object();
+	json_object_object_add(args, "names", fs_names_json(argc - 1, argv + 1));
+	json_object_object_add(args, "prop", json_object_new_string(prop));
+	json_object_object_add(args, "recursive", json_object_new_boolean(recursive));
+	return (fs_call("fs.inherit", args));
 }

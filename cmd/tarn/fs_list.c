@@ -12,6 +12,11 @@
  * User properties ("module:name") go wherever a property does: in -o and
  * -s of list (the column headed by the name in capitals), in get's list,
  * and `get all` adds those in effect on each dataset after the native ones.
+ *
+ * Here: the options (property names checked with lib/dsl's tables, so a
+ * usage error comes before anything is opened), the sorting and the
+ * table.  The values and their sources come from the host in one call
+ * for the whole command (fs.props, host/host_op_fs_props.c).
  */
 #include "tarn.h"
 #include "dsl.h"
@@ -22,7 +27,7 @@
 #define FS_MAXCOLS 64
 #define FS_USER    1000     /* fw_props / fw_sort: FS_USER + k is fw_user[k] */
 
-/* What both verbs share: which datasets, and how deep. */
+/* What both verbs share: which datasets, how deep, which properties. */
 typedef struct fs_walk {
 	int   fw_depth;         /* -1: all; 0: only the named ones */
 	bool  fw_types_fs;      /* -t includes filesystems */
@@ -37,10 +42,8 @@ typedef struct fs_walk {
 	int   fw_nfields;
 	int   fw_sources;             /* bit per dsl_source_t; 0 = all */
 	cli_table_t *fw_table;
-	host_fs_t *fw_fs;
 	int   fw_rows;
 	bool  fw_get;
-	int   fw_read_err;            /* some dataset's metadata could not be read */
 	/* list -s / -S: sort keys, and the rows held until all are in */
 	int   fw_sort[FS_MAXCOLS];    /* property, -1: name, FS_USER + k */
 	bool  fw_sort_desc[FS_MAXCOLS];
@@ -52,8 +55,8 @@ typedef struct fs_walk {
 /* A row of list held for sorting: its cells and its sort keys. */
 typedef struct fs_sorted {
 	char    **fs_cells;
-	uint64_t *fs_num;         /* per key: the number (numeric properties) */
-	char    **fs_str;         /* per key: the string (the others) */
+	char     *fs_name;
+	json_object *fs_keys;     /* the dataset's "sort" (its values for the non-name keys) */
 	int       fs_seq;         /* place in the tree's order */
 	const fs_walk_t *fs_walk;
 } fs_sorted_t;
@@ -84,19 +87,6 @@ fs_walk_fini(fs_walk_t *w)
 	for (int k = 0; k < w->fw_nuser; k++)
 		tarn_free(w->fw_user[k]);
 	w->fw_nuser = 0;
-}
-
-/* The value (and source) of property p of name: native or user. */
-static int
-fs_prop_get(fs_walk_t *w, const char *name, int p, bool exact, dsl_prop_val_t *v)
-{
-	if (p >= FS_USER)
-		return (dsl_prop_user_get(w->fw_fs->hf_dp, name, w->fw_user[p - FS_USER], v,
-		    NULL, 0));
-	int e = dsl_prop_get(w->fw_fs->hf_dp, name, p, exact, v, NULL, 0);
-	if (e == 0)
-		(void) host_mount_temp(name, p, v);
-	return (e);
 }
 
 static int
@@ -206,17 +196,30 @@ fs_parse_sort(fs_walk_t *w, const char *arg, bool desc)
 	return (0);
 }
 
+/* Sort key k of a held row against another's: name, a number or a string. */
+static int
+fs_key_cmp(const fs_sorted_t *x, const fs_sorted_t *y, int k, int *ki)
+{
+	if (x->fs_walk->fw_sort[k] == -1)
+		return (strcmp(x->fs_name, y->fs_name));
+	json_object *a = json_object_array_get_idx(x->fs_keys, *ki);
+	json_object *b = json_object_array_get_idx(y->fs_keys, (*ki)++);
+	if (json_object_is_type(a, json_type_string) || json_object_is_type(b, json_type_string)) {
+		const char *sa = json_object_get_string(a), *sb = json_object_get_string(b);
+		return (strcmp(sa != NULL ? sa : "-", sb != NULL ? sb : "-"));
+	}
+	uint64_t na = json_object_get_uint64(a), nb = json_object_get_uint64(b);
+	return (na < nb ? -1 : na > nb);
+}
+
 static int
 fs_sorted_cmp(const void *a, const void *b)
 {
 	const fs_sorted_t *x = a, *y = b;
 	const fs_walk_t *w = x->fs_walk;
+	int ki = 0;
 	for (int k = 0; k < w->fw_nsort; k++) {
-		int c;
-		if (x->fs_str[k] != NULL)
-			c = strcmp(x->fs_str[k], y->fs_str[k]);
-		else
-			c = x->fs_num[k] < y->fs_num[k] ? -1 : x->fs_num[k] > y->fs_num[k];
+		int c = fs_key_cmp(x, y, k, &ki);
 		if (c != 0)
 			return (w->fw_sort_desc[k] ? -c : c);
 	}
@@ -226,7 +229,7 @@ fs_sorted_cmp(const void *a, const void *b)
 /* Hold a row of list and its sort keys (sorted and printed at the end). */
 static void
 fs_hold_row(fs_walk_t *w, const char *name, const char *const *cells, int ncell,
-    dsl_prop_val_t *v)
+    json_object *keys)
 {
 	if (w->fw_nheld == w->fw_cheld) {
 		w->fw_cheld = MAX(64, w->fw_cheld * 2);
@@ -238,24 +241,8 @@ fs_hold_row(fs_walk_t *w, const char *name, const char *const *cells, int ncell,
 	r->fs_cells = tarn_alloc(sizeof (char *) * (size_t)ncell);
 	for (int i = 0; i < ncell; i++)
 		r->fs_cells[i] = tarn_strdup(cells[i]);
-	r->fs_num = tarn_alloc(sizeof (uint64_t) * (size_t)w->fw_nsort);
-	r->fs_str = tarn_alloc(sizeof (char *) * (size_t)w->fw_nsort);
-	for (int k = 0; k < w->fw_nsort; k++) {
-		int p = w->fw_sort[k];
-		if (p < 0) {
-			r->fs_str[k] = tarn_strdup(name);
-			continue;
-		}
-		int e = fs_prop_get(w, name, p, true, v);
-		if (p >= FS_USER)
-			r->fs_str[k] = tarn_strdup(e == 0 ? v->dpv_str : "-");
-		else if (dsl_prop_is_numeric(p))
-			r->fs_num[k] = e == 0 ? v->dpv_num : 0;
-		else if (p == DSL_PROP_CREATION)        /* -p: seconds */
-			r->fs_num[k] = e == 0 ? strtoull(v->dpv_str, NULL, 10) : 0;
-		else
-			r->fs_str[k] = tarn_strdup(e == 0 ? v->dpv_str : "-");
-	}
+	r->fs_name = tarn_strdup(name);
+	r->fs_keys = json_object_get(keys);
 }
 
 /* Sort the held rows into the table and free them. */
@@ -268,40 +255,53 @@ fs_flush_held(fs_walk_t *w)
 		cli_table_row(w->fw_table, (const char *const *)r->fs_cells);
 		for (int c = 0; c < w->fw_nprops; c++)
 			tarn_free(r->fs_cells[c]);
-		for (int k = 0; k < w->fw_nsort; k++)
-			tarn_free(r->fs_str[k]);
 		tarn_free(r->fs_cells);
-		tarn_free(r->fs_num);
-		tarn_free(r->fs_str);
+		tarn_free(r->fs_name);
+		json_object_put(r->fs_keys);
 	}
 	tarn_free(w->fw_held);
 	w->fw_held = NULL;
 	w->fw_nheld = w->fw_cheld = 0;
 }
 
-static void
-fs_source_str(const dsl_prop_val_t *v, char *buf, size_t len)
+/* A string field of a JSON object ("-" when absent). */
+static const char *
+fs_field(json_object *o, const char *key)
 {
-	switch (v->dpv_source) {
-	case DSL_SRC_NONE: (void) snprintf(buf, len, "-"); break;
-	case DSL_SRC_DEFAULT: (void) snprintf(buf, len, "default"); break;
-	case DSL_SRC_LOCAL: (void) snprintf(buf, len, "local"); break;
-	case DSL_SRC_INHERITED:
-		(void) snprintf(buf, len, "inherited from %s", v->dpv_setpoint);
-		break;
-	case DSL_SRC_TEMPORARY: (void) snprintf(buf, len, "temporary"); break;
-	}
+	json_object *v;
+	const char *s;
+
+	if (!json_object_object_get_ex(o, key, &v) || (s = json_object_get_string(v)) == NULL)
+		return ("-");
+	return (s);
 }
 
-/* A row of get (unless -s leaves its source out). */
+/* A source word of the host's ("local", "inherited", ...) as a dsl_source_t. */
+static dsl_source_t
+fs_source(const char *word)
+{
+	static const char *const words[] = { [DSL_SRC_NONE] = "-",
+		[DSL_SRC_DEFAULT] = "default", [DSL_SRC_LOCAL] = "local",
+		[DSL_SRC_INHERITED] = "inherited", [DSL_SRC_TEMPORARY] = "temporary" };
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strcmp(word, words[i]) == 0)
+			return ((dsl_source_t)i);
+	return (DSL_SRC_NONE);
+}
+
+/* A row of get (unless -s leaves its source out); val: {value, source, from?}. */
 static void
-fs_get_row(fs_walk_t *w, const char *name, const char *prop, const dsl_prop_val_t *v)
+fs_get_row(fs_walk_t *w, const char *name, const char *prop, json_object *val)
 {
 	char src[DSL_NAME_MAX + 32];
-	if (w->fw_sources != 0 && !(w->fw_sources & (1 << v->dpv_source)))
+	dsl_source_t s = val != NULL ? fs_source(fs_field(val, "source")) : DSL_SRC_NONE;
+	if (w->fw_sources != 0 && !(w->fw_sources & (1 << s)))
 		return;
-	fs_source_str(v, src, sizeof (src));
-	const char *fields[4] = { name, prop, v->dpv_str, src };
+	if (s == DSL_SRC_INHERITED)
+		(void) snprintf(src, sizeof (src), "inherited from %s", fs_field(val, "from"));
+	else
+		(void) snprintf(src, sizeof (src), "%s", val != NULL ? fs_field(val, "source") : "-");
+	const char *fields[4] = { name, prop, val != NULL ? fs_field(val, "value") : name, src };
 	const char *row[5];
 	for (int f = 0; f < w->fw_nfields; f++)
 		row[f] = fields[w->fw_fields[f]];
@@ -309,136 +309,104 @@ fs_get_row(fs_walk_t *w, const char *name, const char *prop, const dsl_prop_val_
 	w->fw_rows++;
 }
 
-/* get all: a row for each user property in effect on a dataset. */
-typedef struct fs_user_all {
-	fs_walk_t *ua_w;
-	const char *ua_name;
-	dsl_prop_val_t *ua_v;
-} fs_user_all_t;
-
+/* One dataset of the host's answer: a row of list, or rows of get. */
 static void
-fs_user_all_one(void *arg, const char *prop)
+fs_row(fs_walk_t *w, json_object *ds)
 {
-	fs_user_all_t *ua = arg;
-	if (dsl_prop_user_get(ua->ua_w->fw_fs->hf_dp, ua->ua_name, prop, ua->ua_v, NULL, 0) == 0)
-		fs_get_row(ua->ua_w, ua->ua_name, prop, ua->ua_v);
-}
-
-/*
- * A property of name could not be read (EIO, ECKSUM: damaged metadata,
- * now in the pool's error log): say so, once per dataset; the command
- * exits 1, as zfs does, instead of showing '-' as if it did not apply.
- */
-static bool
-fs_read_failed(fs_walk_t *w, const char *name, int e)
-{
-	if (e != EIO && e != ECKSUM)
-		return (false);
-	char msg[DSL_NAME_MAX + 128];
-	(void) snprintf(msg, sizeof (msg), "%s (damaged metadata: see '%s status -v %.*s')",
-	    tarn_strerror(e), strcmp(cli_fs_prog, "zfs") == 0 ? "zpool" : "tarn pool",
-	    (int)strcspn(name, "/@"), name);
-	(void) cli_cannot("read", name, e, msg);
-	w->fw_read_err = e;
-	return (true);
-}
-
-/* One dataset: a row of list, or rows of get. */
-static int
-fs_row(void *arg, const char *name, int depth)
-{
-	fs_walk_t *w = arg;
-	if (!w->fw_types_fs)
-		return (0);
-	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
+	const char *name = fs_field(ds, "name");
+	json_object *vals = json_object_object_get(ds, "props"), *user, *un;
 	const char *cells[FS_MAXCOLS];
-	char *bufs[FS_MAXCOLS];
-	int ncell = 0;
-	bool unreadable = false;
+	int ncell = 0, vi = 0;
+	bool unreadable = json_object_object_get_ex(ds, "unreadable", &un) &&
+	    json_object_get_boolean(un);
 	for (int i = 0; i < w->fw_nprops; i++) {
 		int p = w->fw_props[i];
-		if (p < 0 && w->fw_get) {
-			(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "%s", name);
-			v->dpv_source = DSL_SRC_NONE;
-			fs_get_row(w, name, "name", v);
-			continue;
-		}
-		if (p < 0) {
-			cells[ncell++] = name;
-			continue;
-		}
-		int e = fs_prop_get(w, name, p, w->fw_exact, v);
-		if (e != 0 && !unreadable)
-			unreadable = fs_read_failed(w, name, e);
-		if (e != 0) {
-			(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "-");
-			v->dpv_source = DSL_SRC_NONE;
-		}
-		if (!w->fw_get) {
-			bufs[ncell] = tarn_strdup(v->dpv_str);
-			cells[ncell] = bufs[ncell];
-			ncell++;
-			continue;
-		}
-		fs_get_row(w, name, p >= FS_USER ? w->fw_user[p - FS_USER] : dsl_prop_name(p), v);
+		json_object *val = p < 0 ? NULL : json_object_array_get_idx(vals, vi++);
+		if (!w->fw_get)
+			cells[ncell++] = p < 0 ? name : fs_field(val, "value");
+		else
+			fs_get_row(w, name, p < 0 ? "name" : p >= FS_USER ?
+			    w->fw_user[p - FS_USER] : dsl_prop_name(p), val);
 	}
-	if (w->fw_get && w->fw_all) {
-		fs_user_all_t ua = { w, name, v };
-		(void) dsl_prop_user_iter(w->fw_fs->hf_dp, name, fs_user_all_one, &ua);
+	if (w->fw_get && json_object_object_get_ex(ds, "user", &user)) {
+		for (size_t i = 0; i < json_object_array_length(user); i++) {
+			json_object *val = json_object_array_get_idx(user, i);
+			fs_get_row(w, name, fs_field(val, "property"), val);
+		}
 	}
 	/* list: no row of '-' that would read as "does not apply" */
 	if (!w->fw_get && !unreadable) {
 		if (w->fw_nsort > 0)
-			fs_hold_row(w, name, cells, ncell, v);
+			fs_hold_row(w, name, cells, ncell, json_object_object_get(ds, "sort"));
 		else
 			cli_table_row(w->fw_table, cells);
 		w->fw_rows++;
 	}
-	if (!w->fw_get) {
-		for (int i = 0; i < ncell; i++)
-			if (w->fw_props[i] >= 0)
-				tarn_free(bufs[i]);
-	}
-	tarn_free(v);
-	return (0);
 }
 
-/* Walk the named datasets, or every pool's datasets when none are named. */
+/* A property code of the walk by the name the host knows it by. */
+static const char *
+fs_prop_word(const fs_walk_t *w, int p)
+{
+	return (p >= FS_USER ? w->fw_user[p - FS_USER] : dsl_prop_name(p));
+}
+
+/* The arguments of fs.props for the walk and the named datasets. */
+static json_object *
+fs_walk_args(const fs_walk_t *w, int argc, char **argv)
+{
+	json_object *args = json_object_new_object(), *props = json_object_new_array();
+	if (argc > 0) {
+		json_object *names = json_object_new_array_ext(argc);
+		for (int i = 0; i < argc; i++)
+			json_object_array_add(names, json_object_new_string(argv[i]));
+		json_object_object_add(args, "names", names);
+	}
+	json_object_object_add(args, "depth", json_object_new_int(w->fw_depth));
+	for (int i = 0; i < w->fw_nprops; i++)
+		if (w->fw_props[i] >= 0)
+			json_object_array_add(props, json_object_new_string(
+			    fs_prop_word(w, w->fw_props[i])));
+	json_object_object_add(args, "props", props);
+	if (w->fw_nsort > 0) {
+		json_object *sort = json_object_new_array();
+		for (int k = 0; k < w->fw_nsort; k++)
+			if (w->fw_sort[k] >= 0)
+				json_object_array_add(sort, json_object_new_string(
+				    fs_prop_word(w, w->fw_sort[k])));
+		json_object_object_add(args, "sort", sort);
+	}
+	json_object_object_add(args, "parsable", json_object_new_boolean(w->fw_exact));
+	json_object_object_add(args, "user_all", json_object_new_boolean(w->fw_get && w->fw_all));
+	json_object_object_add(args, "filesystems", json_object_new_boolean(w->fw_types_fs));
+	json_object_object_add(args, "zpool", json_object_new_string(
+	    strcmp(cli_fs_prog, "zfs") == 0 ? "zpool" : "tarn pool"));
+	return (args);
+}
+
+/*
+ * The named datasets, or every pool's datasets when none are named: one
+ * call of the host (fs.props) for all of them, then the table.
+ */
 static int
 fs_walk(fs_walk_t *w, int argc, char **argv)
 {
-	char **names = NULL;
-	int n = argc, r = 0;
-	bool all = argc == 0;
-	if (all) {
-		int e = host_pool_names(&names, &n);
-		if (e != 0) {
-			fprintf(cli_err, "cannot read the cache file %s: %s\n",
-			    spa_cachefile_path(), tarn_strerror(e));
-			return (CLI_EXIT_ERROR);
-		}
-		argv = names;
+	json_object *res, *dss;
+	int r = cli_call("fs.props", fs_walk_args(w, argc, argv), &res);
+	if (res == NULL || !json_object_object_get_ex(res, "datasets", &dss)) {
+		json_object_put(res);   /* the pools could not be listed */
+		return (r != CLI_EXIT_OK ? r : CLI_EXIT_ERROR);
 	}
-	for (int i = 0; i < n; i++) {
-		host_fs_t fs;
-		int rr = host_fs_open_existing(argv[i], true, &fs);
-		if (rr != 0) {
-			r = rr;
-			continue;
-		}
-		w->fw_fs = &fs;
-		(void) dsl_dataset_iter(fs.hf_dp, argv[i], all ? -1 : w->fw_depth, fs_row, w);
-		host_fs_close(&fs);
-	}
-	if (all)
-		host_names_free(names, n);
+	for (size_t i = 0; i < json_object_array_length(dss); i++)
+		fs_row(w, json_object_array_get_idx(dss, i));
 	if (w->fw_nsort > 0)
 		fs_flush_held(w);
 	if (w->fw_rows > 0 || w->fw_get)        /* zfs list: no header for no rows */
 		cli_table_print(w->fw_table, cli_out, w->fw_scripted);
-	if (all && w->fw_rows == 0 && r == 0 && !w->fw_get && w->fw_read_err == 0)
+	if (argc == 0 && w->fw_rows == 0 && r == CLI_EXIT_OK && !w->fw_get)
 		fprintf(cli_err, "no datasets available\n");
-	return (r != 0 ? r : w->fw_read_err != 0 ? CLI_EXIT_ERROR : 0);
+	json_object_put(res);
+	return (r);
 }
 
 int

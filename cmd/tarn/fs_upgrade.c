@@ -10,76 +10,35 @@
  * Tarn has had one file system version so far, so there is nothing to
  * convert yet: an upgrade reads every dataset's version and counts it as
  * current, and names one it cannot upgrade (written by a newer Tarn, or
- * damaged).  Pool features are `tarn pool upgrade`.
+ * damaged).  Pool features are `tarn pool upgrade`.  The reading and
+ * counting is the host's (fs.upgrade, host/host_op_fs.c); here the
+ * options and the text.
  */
 #include "tarn.h"
-#include "dsl.h"
 #include "posix.h"
 
 #include <getopt.h>
 
-typedef struct up_walk {
-	dsl_pool_t *uw_dp;
-	bool        uw_list;        /* plain `upgrade`: print those not current */
-	uint64_t    uw_current;     /* datasets at this build's version */
-	uint64_t    uw_other;       /* at another one */
-	int         uw_ret;
-} up_walk_t;
-
+/* fs.upgrade on names (NULL: every pool's datasets); its status, *resp its result. */
 static int
-up_one(void *arg, const char *name, int depth)
+up_call(char **names, int n, bool recurse, bool list, json_object **resp)
 {
-	up_walk_t *w = arg;
-	objset_t *os;
-	uint64_t v = 0;
-	int e = dsl_dataset_objset(w->uw_dp, name, &os);
-	if (e == 0)
-		e = posix_fs_version(os, &v);
-	if (e == 0 && v == POSIX_VERSION) {
-		w->uw_current++;
-		return (0);
+	json_object *args = json_object_new_object();
+	if (names != NULL) {
+		json_object *a = json_object_new_array_ext(n);
+		for (int i = 0; i < n; i++)
+			json_object_array_add(a, json_object_new_string(names[i]));
+		json_object_object_add(args, "names", a);
 	}
-	w->uw_other++;
-	if (e == 0 && w->uw_list) {
-		fprintf(cli_out, "%2" PRIu64 "   %s\n", v, name);
-		return (0);
-	}
-	char msg[96];
-	(void) snprintf(msg, sizeof (msg), "file system version %" PRIu64 " is %s", v,
-	    v > POSIX_VERSION ? "newer than this software supports" : "not one it knows");
-	w->uw_ret = cli_cannot("upgrade", name, e != 0 ? e : ENOTSUP, e != 0 ? NULL : msg);
-	return (0);
+	json_object_object_add(args, "recursive", json_object_new_boolean(recurse));
+	json_object_object_add(args, "list", json_object_new_boolean(list));
+	return (cli_call("fs.upgrade", args, resp));
 }
 
-/* name, and its descendants when all */
-static void
-up_tree(up_walk_t *w, const char *name, bool all)
+static uint64_t
+up_count(json_object *res, const char *key)
 {
-	host_fs_t fs;
-	if (host_fs_open_existing(name, true, &fs) != 0) {
-		w->uw_ret = CLI_EXIT_ERROR;
-		return;
-	}
-	w->uw_dp = fs.hf_dp;
-	if (all)
-		(void) dsl_dataset_iter(fs.hf_dp, name, -1, up_one, w);
-	else
-		(void) up_one(w, name, 0);
-	host_fs_close(&fs);
-}
-
-static void
-up_all_pools(up_walk_t *w)
-{
-	char **names;
-	int n;
-	if (host_pool_names(&names, &n) != 0) {
-		w->uw_ret = CLI_EXIT_ERROR;
-		return;
-	}
-	for (int i = 0; i < n; i++)
-		up_tree(w, names[i], true);
-	host_names_free(names, n);
+	return (json_object_get_uint64(json_object_object_get(res, key)));
 }
 
 int
@@ -111,24 +70,34 @@ cli_fs_upgrade(int argc, char **argv)
 		    "For more information on a particular version, see docs/FORMAT.md.\n");
 		return (CLI_EXIT_OK);
 	}
-	up_walk_t w = { .uw_ret = CLI_EXIT_OK };
+	json_object *res;
+	int r;
 	if (!all && argc == 0) {
 		fprintf(cli_out, "This system is currently running ZFS filesystem version %d.\n\n",
 		    POSIX_VERSION);
-		w.uw_list = true;
-		up_all_pools(&w);
-		if (w.uw_other == 0)
+		r = up_call(NULL, 0, false, true, &res);
+		if (res == NULL)
+			return (r);
+		json_object *old = json_object_object_get(res, "old");
+		for (size_t i = 0; i < json_object_array_length(old); i++) {
+			json_object *row = json_object_array_get_idx(old, i);
+			fprintf(cli_out, "%2" PRIu64 "   %s\n",
+			    json_object_get_uint64(json_object_array_get_idx(row, 0)),
+			    json_object_get_string(json_object_array_get_idx(row, 1)));
+		}
+		if (up_count(res, "other") == 0)
 			fprintf(cli_out, "All filesystems are formatted with the current "
 			    "version.\n");
-		return (w.uw_ret);
+		json_object_put(res);
+		return (r);
 	}
-	if (all)
-		up_all_pools(&w);
-	for (int i = 0; i < argc; i++)
-		up_tree(&w, argv[i], recurse);
+	r = up_call(all ? NULL : argv, argc, recurse, false, &res);
+	if (res == NULL)
+		return (r);
 	fprintf(cli_out, "0 filesystems upgraded\n");
-	if (w.uw_current > 0)
+	if (up_count(res, "current") > 0)
 		fprintf(cli_out, "%" PRIu64 " filesystems already at this version\n",
-		    w.uw_current);
-	return (w.uw_ret);
+		    up_count(res, "current"));
+	json_object_put(res);
+	return (r);
 }
