@@ -15,6 +15,7 @@
 static const host_op_t *const host_op_tables[] = {
 	host_ops_mount,
 	host_ops_sync,
+	host_ops_info,
 };
 
 /* ---- argument helpers ---- */
