@@ -17,6 +17,9 @@
  * imported, so set never changes anything: it says, in zpool's words, why
  * the property cannot be set (read-only, creation or import time only,
  * `upgrade` for features and versions, not in Tarn) and exits with 1.
+ *
+ * Both look at the pools through the host (operation pool.info,
+ * host/host_op_info.c); set needs only the pool's features to say why.
  */
 #include "tarn.h"
 

@@ -7,7 +7,8 @@
  * (with -H after a tab), capacity only on top-level vdevs, a leaf's size
  * is its device's, then the spares under a "spare" row.  The pool's
  * values come from list_value(), which `pool get` shares
- * (cli_pool_prop_value).
+ * (cli_pool_prop_value).  The host describes the pools (operation
+ * pool.info, host/host_op_info.c; the tree with -v); this file prints.
  */
 #include "tarn.h"
 
@@ -365,7 +366,8 @@ list_json_pool(FILE *f, json_object *pool, const char *name, const list_opts_t *
 		if (cli_j_len(sp) > 0) {
 			fprintf(f, ", \"spares\": {");
 			for (int c = 0; c < cli_j_len(sp); c++)
-				list_json_vdev(f, pool, name, cli_j_idx(sp, c), lo, true, 6, c == 0);
+				list_json_vdev(f, pool, name, cli_j_idx(sp, c), lo, true, 6,
+				    c == 0);
 			fprintf(f, "\n    }");
 		}
 	}

@@ -23,6 +23,10 @@
  * device has error counts, no data errors are logged and no resilver runs
  * (an old format version alone does not count, as in zpool).  -p prints
  * exact error counts, -j prints JSON.
+ *
+ * The host describes the pools (operation pool.info, host/host_op_info.c:
+ * the tree, the scan statistics and with -v the error log, each damaged
+ * file by its path when its dataset is mounted); this file only prints.
  */
 #include "tarn.h"
 
