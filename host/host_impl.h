@@ -19,6 +19,7 @@ extern const host_op_t host_ops_mount[];
 extern const host_op_t host_ops_fs_props[];
 extern const host_op_t host_ops_fs[];
 extern const host_op_t host_ops_sync[];
+extern const host_op_t host_ops_info[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */
 const char *host_arg_str(json_object *args, const char *key);

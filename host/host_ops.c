@@ -17,6 +17,7 @@ static const host_op_t *const host_op_tables[] = {
 	host_ops_fs_props,
 	host_ops_fs,
 	host_ops_sync,
+	host_ops_info,
 };
 
 /* ---- argument helpers ---- */

@@ -25,9 +25,9 @@ static const cli_verb_t cli_verbs[] = {
 	{ "export", cli_pool_export,
 	    "\texport [-f] <pool> ...\n" },
 	{ "list", cli_pool_list,
-	    "\tlist [-Hpj] [-o property[,...]] [pool] ...\n" },
+	    "\tlist [-Hpj] [-o property[,...]] [pool] ...\n", CLI_VERB_OPS },
 	{ "status", cli_pool_status,
-	    "\tstatus [-xvpj] [pool] ...\n" },
+	    "\tstatus [-xvpj] [pool] ...\n", CLI_VERB_OPS },
 	{ "iostat", cli_pool_iostat,
 	    "\tiostat [-vyHp] [pool] ... [interval [count]]\n" },
 	{ "scrub", cli_pool_scrub,
@@ -61,9 +61,9 @@ static const cli_verb_t cli_verbs[] = {
 	    "\tupgrade [-V version] <-a | pool ...>\n" },
 	{ "get", cli_pool_get,
 	    "\tget [-Hp] [-o \"all\" | field[,...]] <\"all\" | property[,...]>\n"
-	    "\t    [pool] ...\n" },
+	    "\t    [pool] ...\n", CLI_VERB_OPS },
 	{ "set", cli_pool_set,
-	    "\tset <property=value> <pool>\n" },
+	    "\tset <property=value> <pool>\n", CLI_VERB_OPS },
 };
 
 const cli_verb_t *

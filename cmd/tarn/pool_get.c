@@ -17,6 +17,9 @@
  * imported, so set never changes anything: it says, in zpool's words, why
  * the property cannot be set (read-only, creation or import time only,
  * `upgrade` for features and versions, not in Tarn) and exits with 1.
+ *
+ * Both look at the pools through the host (operation pool.info,
+ * host/host_op_info.c); set needs only the pool's features to say why.
  */
 #include "tarn.h"
 
@@ -144,112 +147,51 @@ get_parse_props(get_opts_t *go, const char *arg)
 }
 
 /*
- * Was the pool given its ashift at creation (create -o ashift=N)?  The
- * labels keep only the ashift in use, so the answer comes from the pool's
- * history, whose first record is the create command line as typed: 1
- * given, 0 not, -1 cannot tell (no history: a version-1 pool, or one
- * upgraded since; the create record gone from the ring or cut short).
- */
-static int
-get_ashift_given(spa_t *spa)
-{
-	spa_history_ent_t *ents;
-	int n, given = -1;
-
-	if (spa_history_get(spa, &ents, &n) != 0)
-		return (-1);
-	/* the first command (internal events, as the pool's creation, come first) */
-	int first = 0;
-	while (first < n && ents[first].she_kind != SPA_HIST_CMD)
-		first++;
-	if (first < n && strncmp(ents[first].she_cmd, "zpool create ", 13) == 0) {
-		const spa_history_ent_t *e = &ents[first];
-		char *save = NULL, *copy = tarn_strdup(e->she_cmd + 13);
-		given = 0;
-		/* create's options are -f -n -o ARG -O ARG -m ARG, anywhere */
-		for (char *t = strtok_r(copy, " ", &save); t != NULL && given == 0;
-		    t = strtok_r(NULL, " ", &save)) {
-			if (t[0] != '-' || strcmp(t, "--") == 0)
-				continue;
-			for (const char *c = t + 1; *c != '\0'; c++) {
-				if (strchr("oOm", *c) == NULL)
-					continue;
-				const char *arg = c[1] != '\0' ? c + 1 : strtok_r(NULL, " ", &save);
-				if (*c == 'o' && arg != NULL && strncmp(arg, "ashift=", 7) == 0)
-					given = 1;
-				break;
-			}
-		}
-		/* the record may have lost the option (layouts keep 495 or 399 bytes) */
-		if (given == 0 && strlen(e->she_cmd) >= (e->she_long ? 399 : 495))
-			given = -1;
-		tarn_free(copy);
-	}
-	tarn_free(ents);
-	return (given);
-}
-
-/* The ashift the pool's top-level vdevs use (the first one's; 0: none). */
-static uint64_t
-get_ashift(spa_t *spa)
-{
-	uint64_t ashift = 0;
-
-	spa_vdev_hold(spa);
-	const vdev_t *root = spa_root_vdev(spa);
-	if (root != NULL && vdev_children(root) > 0)
-		ashift = vdev_ashift(vdev_child(root, 0));
-	spa_vdev_rele(spa);
-	return (ashift);
-}
-
-/*
- * Value and source of property p of the pool `pool` (spa NULL: it could
- * not be opened; every value is then list's or "-").  readonly and
- * cachefile describe the import: a pool the daemon holds says how it was
- * imported (host_pool_held); in-process, or a pool the daemon could not
- * open, this command looked at it read-only itself, and the pool is one
- * of the cache file's, which are imported read-write.
+ * Value and source of property p of the pool `name` as pool.info
+ * describes it (pool NULL: it could not be opened; every value is then
+ * list's or "-").  readonly and cachefile describe the import (the host
+ * says: readonly, uncached); ashift's source is "local" when create was
+ * given -o ashift=N, as the pool's history tells (ashift_given).
  */
 static void
-get_value(const get_opts_t *go, spa_t *spa, const char *pool, int p, char *val, size_t vlen,
-    const char **src)
+get_value(const get_opts_t *go, json_object *pool, const char *name, int p, char *val,
+    size_t vlen, const char **src)
 {
 	*src = "-";
 	if (p >= GET_NPROPS) {
 		const cli_feature_t *f = &cli_features[p - GET_NPROPS];
-		bool active = spa != NULL && (spa_features(spa) & f->cf_flag) != 0;
-		(void) snprintf(val, vlen, "%s", spa == NULL ? "-" : active ? "active" :
+		bool active = pool != NULL && (cli_j_u64(pool, "features") & f->cf_flag) != 0;
+		(void) snprintf(val, vlen, "%s", pool == NULL ? "-" : active ? "active" :
 		    "disabled");
-		if (spa != NULL)
+		if (pool != NULL)
 			*src = active ? "local" : "default";
 		return;
 	}
 	get_kind_t kind = get_props[p].gp_kind;
 	if (kind == GK_STAT || kind == GK_ALTROOT || kind == GK_VERSION) {
-		VERIFY0(cli_pool_prop_value(spa, pool, get_props[p].gp_name, go->go_exact,
+		VERIFY0(cli_pool_prop_value(pool, name, get_props[p].gp_name, go->go_exact,
 		    val, vlen));
 		if (kind == GK_ALTROOT)
 			*src = "default";
-		else if (kind == GK_VERSION && spa != NULL)
-			*src = spa_version(spa) == SPA_VERSION ? "default" : "local";
+		else if (kind == GK_VERSION && pool != NULL)
+			*src = cli_j_u64(pool, "version") == SPA_VERSION ? "default" : "local";
 		return;
 	}
 	(void) snprintf(val, vlen, "-");
-	if (spa == NULL)
+	if (pool == NULL)
 		return;
-	bool uncached, held = host_pool_held(spa, &uncached);
+	bool uncached = cli_j_bool(pool, "uncached");
 	switch (kind) {
 	case GK_CACHEFILE:
 		(void) snprintf(val, vlen, "%s", uncached ? "none" : "-");
 		*src = uncached ? "local" : "default";
 		break;
 	case GK_READONLY:
-		(void) snprintf(val, vlen, "%s", held && spa_readonly(spa) ? "on" : "off");
+		(void) snprintf(val, vlen, "%s", cli_j_bool(pool, "readonly") ? "on" : "off");
 		break;
 	case GK_ASHIFT: {
-		int given = get_ashift_given(spa);
-		(void) snprintf(val, vlen, "%" PRIu64, get_ashift(spa));
+		int given = cli_j_int(pool, "ashift_given");
+		(void) snprintf(val, vlen, "%" PRIu64, cli_j_u64(pool, "ashift"));
 		*src = given > 0 ? "local" : given == 0 ? "default" : "-";
 		break;
 	}
@@ -260,7 +202,7 @@ get_value(const get_opts_t *go, spa_t *spa, const char *pool, int p, char *val, 
 
 /* The rows of one pool. */
 static void
-get_pool_rows(const get_opts_t *go, cli_table_t *t, spa_t *spa, const char *pool)
+get_pool_rows(const get_opts_t *go, cli_table_t *t, json_object *pool, const char *name)
 {
 	for (int i = 0; i < go->go_nprops; i++) {
 		int p = go->go_props[i];
@@ -272,10 +214,10 @@ get_pool_rows(const get_opts_t *go, cli_table_t *t, spa_t *spa, const char *pool
 			    cli_features[p - GET_NPROPS].cf_name);
 		else
 			(void) snprintf(prop, sizeof (prop), "%s", get_props[p].gp_name);
-		get_value(go, spa, pool, p, val, sizeof (val), &src);
+		get_value(go, pool, name, p, val, sizeof (val), &src);
 		for (int f = 0; f < go->go_nfields; f++) {
 			switch (go->go_fields[f]) {
-			case CLI_GET_NAME: cells[f] = pool; break;
+			case CLI_GET_NAME: cells[f] = name; break;
 			case CLI_GET_PROPERTY: cells[f] = prop; break;
 			case CLI_GET_VALUE: cells[f] = val; break;
 			default: cells[f] = src; break;
@@ -316,10 +258,10 @@ typedef struct get_look {
 } get_look_t;
 
 static void
-get_look_one(void *arg, spa_t *spa, const char *name, const char *err)
+get_look_one(void *arg, json_object *pool, const char *name, const char *err)
 {
 	get_look_t *gl = arg;
-	get_pool_rows(gl->gl_opts, gl->gl_table, spa, name);
+	get_pool_rows(gl->gl_opts, gl->gl_table, pool, name);
 	gl->gl_shown++;
 }
 
@@ -327,8 +269,8 @@ int
 cli_pool_get(int argc, char **argv)
 {
 	get_opts_t go = { 0 };
-	char **names = NULL;
-	int n = 0, ret = CLI_EXIT_OK, error;
+	json_object *args, *res;
+	int ret;
 
 	if ((ret = get_parse_args(argc, argv, &go)) != 0) {
 		tarn_free(go.go_props);
@@ -336,19 +278,21 @@ cli_pool_get(int argc, char **argv)
 	}
 	argc -= optind + 1;
 	argv += optind + 1;
-	if (argc == 0 && (error = host_pool_names(&names, &n)) != 0) {
+	args = json_object_new_object();
+	json_object_object_add(args, "props", json_object_new_boolean(true));
+	if ((ret = cli_pool_info("get", argc, argv, args, &res)) != 0 && res == NULL) {
 		tarn_free(go.go_props);
-		return (cli_cannot("get", spa_cachefile_path(), error, NULL));
+		return (ret);
 	}
 	get_look_t gl = { &go, cli_table_new(), 0 };
 	for (int f = 0; f < go.go_nfields; f++)
 		cli_table_column(gl.gl_table, get_field_heads[go.go_fields[f]], CLI_LEFT, 0);
-	ret = cli_pool_look_each(argc, argv, names, n, get_look_one, &gl);
+	ret = cli_pool_info_each(res, get_look_one, &gl);
 	if (gl.gl_shown > 0)
 		cli_table_print(gl.gl_table, cli_out, go.go_scripted);
 	cli_table_free(gl.gl_table);
 	tarn_free(go.go_props);
-	host_names_free(names, n);
+	json_object_put(res);
 	return (ret);
 }
 
@@ -359,7 +303,8 @@ cli_pool_get(int argc, char **argv)
  * msg; false when there is nothing to do (a feature already active).
  */
 static bool
-set_refusal(spa_t *spa, const char *prop, int p, const char *value, char *msg, size_t len)
+set_refusal(json_object *pool, const char *poolname, const char *prop, int p, const char *value,
+    char *msg, size_t len)
 {
 	if (p == -2) {
 		(void) snprintf(msg, len, "property '%s' is not supported by Tarn", prop);
@@ -374,12 +319,12 @@ set_refusal(spa_t *spa, const char *prop, int p, const char *value, char *msg, s
 		if (strcmp(value, "enabled") != 0)
 			(void) snprintf(msg, len, "property '%s' can only be set to "
 			    "'enabled' (features cannot be disabled)", prop);
-		else if (spa_features(spa) & f->cf_flag)
+		else if (cli_j_u64(pool, "features") & f->cf_flag)
 			return (false);
 		else if (f->cf_flag & SPA_FEATURES_ALL)
 			(void) snprintf(msg, len, "features are enabled by '%s upgrade "
 			    "%s', which enables every feature this build supports",
-			    cli_pool_prog, spa_name(spa));
+			    cli_pool_prog, poolname);
 		else if (f->cf_flag & SPA_FEATURES_NEW)
 			(void) snprintf(msg, len, "feature '%s' can only be enabled when "
 			    "a pool is created", f->cf_name);
@@ -420,9 +365,9 @@ set_refusal(spa_t *spa, const char *prop, int p, const char *value, char *msg, s
 int
 cli_pool_set(int argc, char **argv)
 {
-	char err[1024], msg[512], prop[128];
-	spa_t *spa;
-	int c, error;
+	char msg[512], prop[128];
+	json_object *res;
+	int c;
 
 	if ((c = getopt(argc, argv, ":")) != -1)
 		return (cli_bad_option("set", c, optopt));
@@ -441,12 +386,18 @@ cli_pool_set(int argc, char **argv)
 		return (cli_usage_error("set", "missing property in property=value argument"));
 	(void) snprintf(prop, sizeof (prop), "%.*s", (int)MIN(eq - argv[0], 127), argv[0]);
 
-	error = host_pool_open(argv[1], SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
-	    err, sizeof (err));
-	if (error != 0)
-		return (cli_cannot("open", argv[1], error, err));
-	bool refused = set_refusal(spa, prop, get_lookup(prop), eq + 1, msg, sizeof (msg));
-	host_pool_close(spa);
+	/* nothing changes: a look at the pool (its features) is all it takes */
+	(void) cli_pool_info("set", 1, argv + 1, json_object_new_object(), &res);
+	json_object *pool = cli_j_idx(cli_j_get(res, "pools"), 0);
+	if (pool == NULL || cli_j_get(pool, "error") != NULL) {
+		int r = pool == NULL ? CLI_EXIT_ERROR : cli_cannot("open", argv[1],
+		    cli_j_int(pool, "errno"), cli_j_str(pool, "error"));
+		json_object_put(res);
+		return (r);
+	}
+	bool refused = set_refusal(pool, argv[1], prop, get_lookup(prop), eq + 1, msg,
+	    sizeof (msg));
+	json_object_put(res);
 	if (refused)
 		return (cli_cannot("set property for", argv[1], EINVAL, msg));
 	return (CLI_EXIT_OK);

@@ -7,7 +7,8 @@
  * (with -H after a tab), capacity only on top-level vdevs, a leaf's size
  * is its device's, then the spares under a "spare" row.  The pool's
  * values come from list_value(), which `pool get` shares
- * (cli_pool_prop_value).
+ * (cli_pool_prop_value).  The host describes the pools (operation
+ * pool.info, host/host_op_info.c; the tree with -v); this file prints.
  */
 #include "tarn.h"
 
@@ -90,41 +91,44 @@ list_parse_props(list_opts_t *lo, const char *arg)
 	return (error);
 }
 
-/* The value of one property of a pool (spa NULL: it could not be opened). */
+/*
+ * The value of one property of a pool, as pool.info describes it (NULL:
+ * it could not be opened).
+ */
 static void
-list_value(spa_t *spa, const char *name, list_prop_t p, bool exact, char *buf, size_t len)
+list_value(json_object *pool, const char *name, list_prop_t p, bool exact, char *buf,
+    size_t len)
 {
-	spa_space_t ss = { 0 };
+	json_object *space = cli_j_get(pool, "space");
+	uint64_t size = cli_j_u64(space, "size"), alloc = cli_j_u64(space, "alloc");
 
-	if (spa != NULL)
-		spa_get_space(spa, &ss);
 	switch (p) {
 	case LP_NAME:
 		(void) snprintf(buf, len, "%s", name);
 		return;
 	case LP_HEALTH:
-		(void) snprintf(buf, len, "%s", spa != NULL ?
-		    vdev_state_name(spa_state(spa)) : "UNAVAIL");
+		(void) snprintf(buf, len, "%s", pool != NULL ? cli_jvdev_state(pool) :
+		    "UNAVAIL");
 		return;
 	case LP_GUID:
-		if (spa != NULL)
-			(void) snprintf(buf, len, "%" PRIu64, spa_guid(spa));
+		if (pool != NULL)
+			(void) snprintf(buf, len, "%" PRIu64, cli_j_u64(pool, "guid"));
 		else
 			(void) snprintf(buf, len, "-");
 		return;
 	default:
 		break;
 	}
-	if (spa == NULL) {
+	if (pool == NULL) {
 		(void) snprintf(buf, len, "-");
 		return;
 	}
 	switch (p) {
-	case LP_SIZE: cli_nicenum(ss.ss_size, exact, buf, len); break;
-	case LP_ALLOC: cli_nicenum(ss.ss_alloc, exact, buf, len); break;
-	case LP_FREE: cli_nicenum(ss.ss_free, exact, buf, len); break;
+	case LP_SIZE: cli_nicenum(size, exact, buf, len); break;
+	case LP_ALLOC: cli_nicenum(alloc, exact, buf, len); break;
+	case LP_FREE: cli_nicenum(cli_j_u64(space, "free"), exact, buf, len); break;
 	case LP_CAP: {
-		uint64_t cap = ss.ss_size ? ss.ss_alloc * 100 / ss.ss_size : 0;
+		uint64_t cap = size ? alloc * 100 / size : 0;
 		(void) snprintf(buf, len, "%" PRIu64 "%s", cap, exact ? "" : "%");
 		break;
 	}
@@ -132,7 +136,7 @@ list_value(spa_t *spa, const char *name, list_prop_t p, bool exact, char *buf, s
 		(void) snprintf(buf, len, "%s", exact ? "1.00" : "1.00x");
 		break;
 	case LP_VERSION:
-		(void) snprintf(buf, len, "%" PRIu64, spa_version(spa));
+		(void) snprintf(buf, len, "%" PRIu64, cli_j_u64(pool, "version"));
 		break;
 	default:   /* checkpoint, expandsize, fragmentation: not tracked yet */
 		(void) snprintf(buf, len, "-");
@@ -149,14 +153,14 @@ cli_pool_prop_name(const char *prop)
 }
 
 int
-cli_pool_prop_value(spa_t *spa, const char *name, const char *prop, bool exact,
+cli_pool_prop_value(json_object *pool, const char *name, const char *prop, bool exact,
     char *buf, size_t len)
 {
 	list_prop_t p = list_prop_lookup(prop);
 
 	if (p == LP_NPROPS)
 		return (SET_ERROR(ENOENT));
-	list_value(spa, name, p, exact, buf, len);
+	list_value(pool, name, p, exact, buf, len);
 	return (0);
 }
 
@@ -167,35 +171,32 @@ typedef struct list_vspace {
 } list_vspace_t;
 
 static void
-list_vspace(spa_t *spa, const vdev_t *vd, list_vspace_t *vs)
+list_vspace(json_object *vd, list_vspace_t *vs)
 {
 	vs->lv_size = vs->lv_alloc = 0;
-	vs->lv_top = cli_vdev_space(spa, vd, &vs->lv_size, &vs->lv_alloc);
+	vs->lv_top = cli_jvdev_space(vd, &vs->lv_size, &vs->lv_alloc);
 }
 
 /*
  * One value of a vdev's row (list -v).  zpool gives capacity figures to
  * top-level vdevs only, a size to every vdev (a leaf's is its device's),
  * a capacity in hundredths of a percent ("0.42%", "12.5%"), no dedup
- * ratio; a spare is AVAIL or INUSE.  Checkpoint, expansion and
- * fragmentation are not tracked ("-", as in the pool's row).
+ * ratio; a spare is AVAIL or INUSE (its size, when in use, is that of
+ * its open copy in the tree: the host gives that as its psize).
+ * Checkpoint, expansion and fragmentation are not tracked ("-", as in
+ * the pool's row).
  */
 static void
-list_vdev_value(spa_t *spa, const vdev_t *vd, const list_vspace_t *vs, bool spare,
-    list_prop_t p, bool exact, char *buf, size_t len)
+list_vdev_value(json_object *vd, const list_vspace_t *vs, bool spare, list_prop_t p,
+    bool exact, char *buf, size_t len)
 {
 	bool top = vs->lv_top;
 	uint64_t size = vs->lv_size, alloc = vs->lv_alloc;
 	(void) snprintf(buf, len, "-");
 	switch (p) {
 	case LP_SIZE:
-		if (top || vdev_children(vd) == 0) {
-			/* a spare in use: its entry is closed, the tree's copy is open */
-			const vdev_t *in = spare ? vdev_lookup_guid(spa_root_vdev(spa),
-			    vdev_guid(vd)) : NULL;
-			cli_nicenum(top ? size : vdev_psize((in != NULL ? in : vd)), exact,
-			    buf, len);
-		}
+		if (top || cli_jvdev_nchildren(vd) == 0)
+			cli_nicenum(top ? size : cli_j_u64(vd, "psize"), exact, buf, len);
 		break;
 	case LP_ALLOC:
 		if (top)
@@ -217,13 +218,13 @@ list_vdev_value(spa_t *spa, const vdev_t *vd, const list_vspace_t *vs, bool spar
 		}
 		break;
 	case LP_HEALTH:
-		(void) snprintf(buf, len, "%s", !spare ? vdev_state_name(vdev_state(vd)) :
-		    cli_spare_inuse(spa_root_vdev(spa), vd) ? "INUSE" :
-		    vdev_state(vd) == VDEV_STATE_HEALTHY ? "AVAIL" :
-		    vdev_state_name(vdev_state(vd)));
+		(void) snprintf(buf, len, "%s", !spare ? cli_jvdev_state(vd) :
+		    cli_j_bool(vd, "inuse") ? "INUSE" :
+		    cli_jvdev_state_is(vd, VDEV_STATE_HEALTHY) ? "AVAIL" :
+		    cli_jvdev_state(vd));
 		break;
 	case LP_GUID:
-		(void) snprintf(buf, len, "%" PRIu64, vdev_guid(vd));
+		(void) snprintf(buf, len, "%" PRIu64, cli_j_u64(vd, "guid"));
 		break;
 	case LP_ALTROOT:
 		buf[0] = '\0';
@@ -235,15 +236,15 @@ list_vdev_value(spa_t *spa, const vdev_t *vd, const list_vspace_t *vs, bool spar
 
 /* A row of list -v: name (indented by depth, or after a tab with -H), values. */
 static void
-list_vdev_row(cli_table_t *t, const list_opts_t *lo, spa_t *spa, const vdev_t *vd,
-    const char *label, int depth, bool spare)
+list_vdev_row(cli_table_t *t, const list_opts_t *lo, json_object *vd, const char *label,
+    int depth, bool spare)
 {
 	char vals[LP_NPROPS * 4][64], name[VDEV_PATH_MAX + 32], cell0[VDEV_PATH_MAX + 64];
 	const char *cells[LP_NPROPS * 4] = { NULL };
 	list_vspace_t vs = { 0 };
 	if (vd != NULL) {
-		cli_vdev_name(vd, true, name, sizeof (name));
-		list_vspace(spa, vd, &vs);
+		cli_jvdev_name(vd, true, name, sizeof (name));
+		list_vspace(vd, &vs);
 	} else {
 		(void) snprintf(name, sizeof (name), "%s", label);
 	}
@@ -255,7 +256,7 @@ list_vdev_row(cli_table_t *t, const list_opts_t *lo, spa_t *spa, const vdev_t *v
 			    lo->lo_scripted ? 0 : depth, lo->lo_scripted ? "\t" : "", name);
 			cells[j] = cell0;
 		} else if (vd != NULL)
-			list_vdev_value(spa, vd, &vs, spare, p, lo->lo_exact, vals[j],
+			list_vdev_value(vd, &vs, spare, p, lo->lo_exact, vals[j],
 			    sizeof (vals[j]));
 		else
 			(void) snprintf(vals[j], sizeof (vals[j]), "%s",
@@ -265,27 +266,23 @@ list_vdev_row(cli_table_t *t, const list_opts_t *lo, spa_t *spa, const vdev_t *v
 	while (n > 1 && lo->lo_props[n - 1] == LP_ALTROOT)
 		n--;            /* the row ends at HEALTH, as zpool's */
 	cli_table_row_short(t, cells, n);
-	for (int c = 0; vd != NULL && c < vdev_children(vd); c++)
-		list_vdev_row(t, lo, spa, vdev_child(vd, c), "", depth + 2, spare);
+	for (int c = 0; vd != NULL && c < cli_jvdev_nchildren(vd); c++)
+		list_vdev_row(t, lo, cli_jvdev_child(vd, c), "", depth + 2, spare);
 }
 
-/*
- * The rows of list -v below a pool's: its vdev tree, then its spares,
- * read under spa_vdev_hold (a resilver that ends detaches devices).
- */
+/* The rows of list -v below a pool's: its vdev tree, then its spares. */
 static void
-list_vdev_rows(cli_table_t *t, const list_opts_t *lo, spa_t *spa)
+list_vdev_rows(cli_table_t *t, const list_opts_t *lo, json_object *pool)
 {
-	spa_vdev_hold(spa);
-	const vdev_t *root = spa_root_vdev(spa), *sp = vdev_spares(root);
-	for (int c = 0; c < vdev_children(root); c++)
-		list_vdev_row(t, lo, spa, vdev_child(root, c), "", 2, false);
-	if (sp != NULL && vdev_children(sp) > 0) {
-		list_vdev_row(t, lo, spa, NULL, "spare", 0, false);
-		for (int c = 0; c < vdev_children(sp); c++)
-			list_vdev_row(t, lo, spa, vdev_child(sp, c), "", 2, true);
+	json_object *root = cli_j_get(pool, "vdevs"), *sp = cli_j_get(pool, "spares");
+
+	for (int c = 0; c < cli_jvdev_nchildren(root); c++)
+		list_vdev_row(t, lo, cli_jvdev_child(root, c), "", 2, false);
+	if (cli_j_len(sp) > 0) {
+		list_vdev_row(t, lo, NULL, "spare", 0, false);
+		for (int c = 0; c < cli_j_len(sp); c++)
+			list_vdev_row(t, lo, cli_j_idx(sp, c), "", 2, true);
 	}
-	spa_vdev_rele(spa);
 }
 
 /*
@@ -293,49 +290,51 @@ list_vdev_rows(cli_table_t *t, const list_opts_t *lo, spa_t *spa)
  * the pool's name, as status -j has it), its children inside.
  */
 static void
-list_json_vdev(FILE *f, spa_t *spa, const char *pool, const vdev_t *vd,
+list_json_vdev(FILE *f, json_object *pool, const char *poolname, json_object *vd,
     const list_opts_t *lo, bool spare, int indent, bool first)
 {
 	char name[VDEV_PATH_MAX + 32], val[64];
-	if (vdev_type(vd) == VDEV_TYPE_ROOT)
-		(void) snprintf(name, sizeof (name), "%s", pool);
+	bool root = cli_jvdev_type_is(vd, "root");
+	if (root)
+		(void) snprintf(name, sizeof (name), "%s", poolname);
 	else
-		cli_vdev_name(vd, true, name, sizeof (name));
+		cli_jvdev_name(vd, true, name, sizeof (name));
 	fprintf(f, "%s\n%*s", first ? "" : ",", indent, "");
 	cli_json_str(f, name);
 	fprintf(f, ": {\"name\": ");
 	cli_json_str(f, name);
 	fprintf(f, ", \"vdev_type\": \"%s\", \"guid\": \"%" PRIu64 "\", \"class\": \"%s\", "
-	    "\"state\": \"%s\", \"properties\": {", cli_vdev_type_json(vd), vdev_guid(vd),
-	    spare ? "spare" : "normal", vdev_state_name(vdev_state(vd)));
+	    "\"state\": \"%s\", \"properties\": {", cli_j_str(vd, "type"),
+	    cli_j_u64(vd, "guid"), spare ? "spare" : "normal", cli_jvdev_state(vd));
 	int shown = 0;
 	list_vspace_t vs;
-	list_vspace(spa, vd, &vs);
+	list_vspace(vd, &vs);
 	for (int i = 0; i < lo->lo_nprops; i++) {
 		list_prop_t p = lo->lo_props[i];
 		if (p == LP_NAME || p == LP_ALTROOT)
 			continue;
-		if (vdev_type(vd) == VDEV_TYPE_ROOT)
-			list_value(spa, pool, p, lo->lo_exact, val, sizeof (val));
+		if (root)
+			list_value(pool, poolname, p, lo->lo_exact, val, sizeof (val));
 		else
-			list_vdev_value(spa, vd, &vs, spare, p, lo->lo_exact, val, sizeof (val));
+			list_vdev_value(vd, &vs, spare, p, lo->lo_exact, val, sizeof (val));
 		fprintf(f, "%s\"%s\": {\"value\": ", shown++ ? ", " : "", list_props[p].lp_name);
 		cli_json_str(f, val);
 		fputc('}', f);
 	}
 	fputc('}', f);
-	if (vdev_children(vd) > 0) {
+	if (cli_jvdev_nchildren(vd) > 0) {
 		fprintf(f, ", \"vdevs\": {");
-		for (int c = 0; c < vdev_children(vd); c++)
-			list_json_vdev(f, spa, pool, vdev_child(vd, c), lo, spare, indent + 2,
-			    c == 0);
+		for (int c = 0; c < cli_jvdev_nchildren(vd); c++)
+			list_json_vdev(f, pool, poolname, cli_jvdev_child(vd, c), lo, spare,
+			    indent + 2, c == 0);
 		fprintf(f, "\n%*s}", indent, "");
 	}
 	fputc('}', f);
 }
 
 static void
-list_json_pool(FILE *f, spa_t *spa, const char *name, const list_opts_t *lo, bool first)
+list_json_pool(FILE *f, json_object *pool, const char *name, const list_opts_t *lo,
+    bool first)
 {
 	char val[512];
 
@@ -344,34 +343,33 @@ list_json_pool(FILE *f, spa_t *spa, const char *name, const list_opts_t *lo, boo
 	fprintf(f, ": {\"name\": ");
 	cli_json_str(f, name);
 	fprintf(f, ", \"type\": \"POOL\", \"state\": \"%s\"",
-	    spa != NULL ? vdev_state_name(spa_state(spa)) : "UNAVAIL");
-	if (spa != NULL)
+	    pool != NULL ? cli_jvdev_state(pool) : "UNAVAIL");
+	if (pool != NULL)
 		fprintf(f, ", \"pool_guid\": \"%" PRIu64 "\", \"txg\": \"%" PRIu64
-		    "\", \"spa_version\": \"%" PRIu64 "\"", spa_guid(spa),
-		    spa_last_synced_txg(spa), spa_version(spa));
+		    "\", \"spa_version\": \"%" PRIu64 "\"", cli_j_u64(pool, "guid"),
+		    cli_j_u64(pool, "txg"), cli_j_u64(pool, "version"));
 	fprintf(f, ", \"properties\": {");
 	for (int i = 0; i < lo->lo_nprops; i++) {
 		list_prop_t p = lo->lo_props[i];
-		list_value(spa, name, p, lo->lo_exact, val, sizeof (val));
+		list_value(pool, name, p, lo->lo_exact, val, sizeof (val));
 		fprintf(f, "%s\n      \"%s\": {\"value\": ", i ? "," : "",
 		    list_props[p].lp_name);
 		cli_json_str(f, val);
 		fprintf(f, ", \"source\": {\"type\": \"NONE\", \"data\": \"-\"}}");
 	}
 	fprintf(f, "\n    }");
-	if (lo->lo_verbose && spa != NULL) {
-		spa_vdev_hold(spa);
-		const vdev_t *root = spa_root_vdev(spa), *sp = vdev_spares(root);
+	if (lo->lo_verbose && pool != NULL) {
+		json_object *sp = cli_j_get(pool, "spares");
 		fprintf(f, ", \"vdevs\": {");
-		list_json_vdev(f, spa, name, root, lo, false, 6, true);
+		list_json_vdev(f, pool, name, cli_j_get(pool, "vdevs"), lo, false, 6, true);
 		fprintf(f, "\n    }");
-		if (sp != NULL && vdev_children(sp) > 0) {
+		if (cli_j_len(sp) > 0) {
 			fprintf(f, ", \"spares\": {");
-			for (int c = 0; c < vdev_children(sp); c++)
-				list_json_vdev(f, spa, name, vdev_child(sp, c), lo, true, 6, c == 0);
+			for (int c = 0; c < cli_j_len(sp); c++)
+				list_json_vdev(f, pool, name, cli_j_idx(sp, c), lo, true, 6,
+				    c == 0);
 			fprintf(f, "\n    }");
 		}
-		spa_vdev_rele(spa);
 	}
 	fputc('}', f);
 }
@@ -406,23 +404,23 @@ typedef struct list_look {
 
 /* One pool's row (and its vdevs' with -v), or its JSON object. */
 static void
-list_look_one(void *arg, spa_t *spa, const char *name, const char *err)
+list_look_one(void *arg, json_object *pool, const char *name, const char *err)
 {
 	list_look_t *ll = arg;
 	const list_opts_t *lo = ll->ll_opts;
 	if (lo->lo_json) {
-		list_json_pool(cli_out, spa, name, lo, ll->ll_shown == 0);
+		list_json_pool(cli_out, pool, name, lo, ll->ll_shown == 0);
 	} else {
 		char vals[LP_NPROPS * 4][512];
 		const char *cells[LP_NPROPS * 4];
 		for (int j = 0; j < lo->lo_nprops; j++) {
-			list_value(spa, name, lo->lo_props[j], lo->lo_exact, vals[j],
+			list_value(pool, name, lo->lo_props[j], lo->lo_exact, vals[j],
 			    sizeof (vals[j]));
 			cells[j] = vals[j];
 		}
 		cli_table_row(ll->ll_table, cells);
-		if (lo->lo_verbose && spa != NULL)
-			list_vdev_rows(ll->ll_table, lo, spa);
+		if (lo->lo_verbose && pool != NULL)
+			list_vdev_rows(ll->ll_table, lo, pool);
 	}
 	ll->ll_shown++;
 }
@@ -431,16 +429,18 @@ int
 cli_pool_list(int argc, char **argv)
 {
 	list_opts_t lo = { 0 };
-	char **names = NULL;
-	int n = 0, ret = CLI_EXIT_OK, error;
+	json_object *args, *res;
+	int ret, error;
 
 	VERIFY0(list_parse_props(&lo, LIST_DEFAULT));
 	if ((error = list_parse_args(argc, argv, &lo)) != 0)
 		return (error);
 	argc -= optind;
 	argv += optind;
-	if (argc == 0 && (error = host_pool_names(&names, &n)) != 0)
-		return (cli_cannot("list", spa_cachefile_path(), error, NULL));
+	args = json_object_new_object();
+	json_object_object_add(args, "tree", json_object_new_boolean(lo.lo_verbose));
+	if ((ret = cli_pool_info("list", argc, argv, args, &res)) != 0 && res == NULL)
+		return (ret);
 
 	cli_table_t *t = cli_table_new();
 	for (int i = 0; i < lo.lo_nprops; i++)
@@ -450,7 +450,7 @@ cli_pool_list(int argc, char **argv)
 		fprintf(cli_out, "{\"output_version\": {\"command\": \"zpool list\", "
 		    "\"vers_major\": 0, \"vers_minor\": 1},\n  \"pools\": {");
 	list_look_t ll = { &lo, t, 0 };
-	ret = cli_pool_look_each(argc, argv, names, n, list_look_one, &ll);
+	ret = cli_pool_info_each(res, list_look_one, &ll);
 	if (lo.lo_json)
 		fprintf(cli_out, "\n  }\n}\n");
 	else if (ll.ll_shown > 0)
@@ -458,6 +458,6 @@ cli_pool_list(int argc, char **argv)
 	else if (argc == 0 && !lo.lo_scripted)
 		fprintf(cli_out, "no pools available\n");
 	cli_table_free(t);
-	host_names_free(names, n);
+	json_object_put(res);
 	return (ret);
 }

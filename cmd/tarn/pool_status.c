@@ -23,12 +23,15 @@
  * device has error counts, no data errors are logged and no resilver runs
  * (an old format version alone does not count, as in zpool).  -p prints
  * exact error counts, -j prints JSON.
+ *
+ * The host describes the pools (operation pool.info, host/host_op_info.c:
+ * the tree, the scan statistics and with -v the error log, each damaged
+ * file by its path when its dataset is mounted); this file only prints.
  */
 #include "tarn.h"
-#include "dsl.h"
 
 #include <getopt.h>
-#include <limits.h>
+#include <time.h>
 
 typedef struct status_opts {
 	bool so_explain;   /* -x */
@@ -37,58 +40,67 @@ typedef struct status_opts {
 	bool so_json;      /* -j */
 } status_opts_t;
 
+/*
+ * The pool as the host describes it (pool.info): pool, its vdev tree
+ * (root) and its scan statistics (scan).
+ */
+typedef struct status_pool {
+	json_object    *sp_pool;
+	json_object    *sp_root;
+	spa_scan_stat_t sp_scan;
+} status_pool_t;
+
 /* One row of the config tree and the rows below it. */
 static void
-status_vdev(const vdev_t *vd, const char *poolname, int depth, int width, bool exact,
+status_vdev(json_object *vd, const char *poolname, int depth, int width, bool exact,
     bool resilvering)
 {
-	const vdev_stat_t *vs = vdev_stat(vd);
 	char name[VDEV_PATH_MAX + 32], r[32], w[32], c[32];
+	int nchildren = cli_jvdev_nchildren(vd);
 
-	if (vdev_type(vd) == VDEV_TYPE_ROOT)
+	if (cli_jvdev_type_is(vd, "root"))
 		(void) snprintf(name, sizeof (name), "%s", poolname);
 	else
-		cli_vdev_name(vd, true, name, sizeof (name));
-	cli_nicenum(vs->vs_read_errors, exact, r, sizeof (r));
-	cli_nicenum(vs->vs_write_errors, exact, w, sizeof (w));
-	cli_nicenum(vs->vs_checksum_errors, exact, c, sizeof (c));
+		cli_jvdev_name(vd, true, name, sizeof (name));
+	cli_nicenum(cli_j_u64(vd, "read_errors"), exact, r, sizeof (r));
+	cli_nicenum(cli_j_u64(vd, "write_errors"), exact, w, sizeof (w));
+	cli_nicenum(cli_j_u64(vd, "checksum_errors"), exact, c, sizeof (c));
 	fprintf(cli_out, "\t%*s%-*s  %-8s %5s %5s %5s", depth, "", width - depth, name,
-	    vdev_state_name(vdev_state(vd)), r, w, c);
-	if (vdev_type(vd) == VDEV_TYPE_MISSING)
-		fprintf(cli_out, "  %s", vdev_path(vd) != NULL ? "cannot open (missing)" :
-		    "missing");
-	else if (vdev_children(vd) == 0 && vdev_state(vd) == VDEV_STATE_CANT_OPEN)
+	    cli_jvdev_state(vd), r, w, c);
+	if (cli_jvdev_type_is(vd, "missing"))
+		fprintf(cli_out, "  %s", cli_j_str(vd, "path") != NULL ?
+		    "cannot open (missing)" : "missing");
+	else if (nchildren == 0 && cli_jvdev_state_is(vd, VDEV_STATE_CANT_OPEN))
 		fprintf(cli_out, "  cannot open");
-	else if (vdev_children(vd) == 0 && vdev_state(vd) == VDEV_STATE_FAULTED)
+	else if (nchildren == 0 && cli_jvdev_state_is(vd, VDEV_STATE_FAULTED))
 		fprintf(cli_out, "  too many errors");
-	if (resilvering && vdev_children(vd) == 0 && vdev_resilvering(vd) &&
-	    vdev_state(vd) == VDEV_STATE_HEALTHY)
+	if (resilvering && nchildren == 0 && cli_j_bool(vd, "resilvering") &&
+	    cli_jvdev_state_is(vd, VDEV_STATE_HEALTHY))
 		fprintf(cli_out, "  (resilvering)");
 	cli_putc('\n');
-	for (int i = 0; i < vdev_children(vd); i++)
-		status_vdev(vdev_child(vd, i), poolname, depth + 2, width, exact, resilvering);
+	for (int i = 0; i < nchildren; i++)
+		status_vdev(cli_jvdev_child(vd, i), poolname, depth + 2, width, exact,
+		    resilvering);
 }
 
 /* The "spares" section: AVAIL, or INUSE while standing in for a device. */
 static void
-status_spares(const vdev_t *root, int width)
+status_spares(json_object *spares, int width)
 {
-	const vdev_t *sp = vdev_spares(root);
-
-	if (sp == NULL || vdev_children(sp) == 0)
+	if (cli_j_len(spares) == 0)
 		return;
 	fprintf(cli_out, "\tspares\n");
-	for (int i = 0; i < vdev_children(sp); i++) {
-		const vdev_t *vd = vdev_child(sp, i);
+	for (int i = 0; i < cli_j_len(spares); i++) {
+		json_object *vd = cli_j_idx(spares, i);
 		char name[VDEV_PATH_MAX + 32];
-		bool inuse = cli_spare_inuse(root, vd);
-		cli_vdev_name(vd, true, name, sizeof (name));
+		bool inuse = cli_j_bool(vd, "inuse");
+		cli_jvdev_name(vd, true, name, sizeof (name));
 		fprintf(cli_out, "\t  %-*s  %-8s", width - 2, name, inuse ? "INUSE" :
-		    vdev_state(vd) == VDEV_STATE_HEALTHY ? "AVAIL" :
-		    vdev_state_name(vdev_state(vd)));
+		    cli_jvdev_state_is(vd, VDEV_STATE_HEALTHY) ? "AVAIL" :
+		    cli_jvdev_state(vd));
 		if (inuse)
 			fprintf(cli_out, "  currently in use");
-		else if (vdev_state(vd) == VDEV_STATE_CANT_OPEN)
+		else if (cli_jvdev_state_is(vd, VDEV_STATE_CANT_OPEN))
 			fprintf(cli_out, "  cannot open");
 		cli_putc('\n');
 	}
@@ -96,14 +108,13 @@ status_spares(const vdev_t *root, int width)
 
 /* Width of the NAME column: the tree and the spares. */
 static int
-status_namewidth(const vdev_t *root, const char *name)
+status_namewidth(json_object *root, json_object *spares, const char *name)
 {
-	int width = cli_tree_namewidth(root, name, 0, 0);
-	const vdev_t *sp = vdev_spares(root);
+	int width = cli_jtree_namewidth(root, name, 0, 0);
 
-	for (int i = 0; sp != NULL && i < vdev_children(sp); i++) {
+	for (int i = 0; i < cli_j_len(spares); i++) {
 		char n[VDEV_PATH_MAX + 32];
-		cli_vdev_name(vdev_child(sp, i), true, n, sizeof (n));
+		cli_jvdev_name(cli_j_idx(spares, i), true, n, sizeof (n));
 		width = MAX(width, 2 + (int)strlen(n));
 	}
 	return (width);
@@ -130,33 +141,33 @@ typedef enum status_problem {
 } status_problem_t;
 
 static bool
-status_find(const vdev_t *vd, status_problem_t p)
+status_find(json_object *vd, status_problem_t p)
 {
-	const vdev_stat_t *vs = vdev_stat(vd);
+	int nchildren = cli_jvdev_nchildren(vd);
 
-	if (vdev_children(vd) == 0) {
+	if (nchildren == 0) {
 		switch (p) {
-		case SP_FAULTED: return (vdev_state(vd) == VDEV_STATE_FAULTED);
-		case SP_MISSING: return (vdev_type(vd) == VDEV_TYPE_MISSING ||
-			    vdev_state(vd) == VDEV_STATE_CANT_OPEN);
-		case SP_OFFLINE: return (vdev_offline(vd) ||
-			    vdev_state(vd) == VDEV_STATE_OFFLINE);
-		case SP_REMOVED: return (vdev_state(vd) == VDEV_STATE_REMOVED);
+		case SP_FAULTED: return (cli_jvdev_state_is(vd, VDEV_STATE_FAULTED));
+		case SP_MISSING: return (cli_jvdev_type_is(vd, "missing") ||
+			    cli_jvdev_state_is(vd, VDEV_STATE_CANT_OPEN));
+		case SP_OFFLINE: return (cli_j_bool(vd, "offline") ||
+			    cli_jvdev_state_is(vd, VDEV_STATE_OFFLINE));
+		case SP_REMOVED: return (cli_jvdev_state_is(vd, VDEV_STATE_REMOVED));
 		case SP_ERRORS: break;
 		}
 	}
-	if (p == SP_ERRORS && (vs->vs_read_errors != 0 || vs->vs_write_errors != 0 ||
-	    vs->vs_checksum_errors != 0))
+	if (p == SP_ERRORS && (cli_j_u64(vd, "read_errors") != 0 ||
+	    cli_j_u64(vd, "write_errors") != 0 || cli_j_u64(vd, "checksum_errors") != 0))
 		return (true);
-	for (int i = 0; i < vdev_children(vd); i++)
-		if (status_find(vdev_child(vd, i), p))
+	for (int i = 0; i < nchildren; i++)
+		if (status_find(cli_jvdev_child(vd, i), p))
 			return (true);
 	return (false);
 }
 
 /* The first device problem of the tree, in status_reason's order. */
 static status_reason_t
-status_tree_reason(spa_t *spa)
+status_tree_reason(json_object *root)
 {
 	static const struct {
 		status_problem_t p;
@@ -166,44 +177,50 @@ status_tree_reason(spa_t *spa)
 		{ SP_ERRORS, SR_FAILING_DEV }, { SP_OFFLINE, SR_OFFLINE_DEV },
 		{ SP_REMOVED, SR_REMOVED_DEV },
 	};
-	status_reason_t r = SR_OK;
 
-	spa_vdev_hold(spa);
-	for (size_t i = 0; i < ARRAY_SIZE(order) && r == SR_OK; i++)
-		if (status_find(spa_root_vdev(spa), order[i].p))
-			r = order[i].r;
-	spa_vdev_rele(spa);
-	return (r);
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+		if (status_find(root, order[i].p))
+			return (order[i].r);
+	return (SR_OK);
+}
+
+/* Is a resilver running? */
+static bool
+status_resilvering(const status_pool_t *sp)
+{
+	return (sp->sp_scan.sss_state == SPA_SCAN_STATE_SCANNING &&
+	    sp->sp_scan.sss_func == SPA_SCAN_RESILVER);
 }
 
 static status_reason_t
-status_reason(spa_t *spa)
+status_reason(const status_pool_t *sp)
 {
-	vdev_state_t st = spa_state(spa);
+	json_object *pool = sp->sp_pool;
 	status_reason_t r;
 
-	if (spa_suspended(spa) != 0)
+	if (cli_j_int(pool, "suspended") != 0)
 		return (SR_SUSPENDED);
-	if (cli_scan_active(spa, SPA_SCAN_RESILVER))
+	if (status_resilvering(sp))
 		return (SR_RESILVERING);
-	if (st != VDEV_STATE_HEALTHY && st != VDEV_STATE_DEGRADED)
+	if (!cli_jvdev_state_is(pool, VDEV_STATE_HEALTHY) &&
+	    !cli_jvdev_state_is(pool, VDEV_STATE_DEGRADED))
 		return (SR_MISSING_DEV_NR);
-	if (spa_errlog_count(spa) != 0)
+	if (cli_j_u64(pool, "errors") != 0)
 		return (SR_CORRUPT_DATA);
-	if ((r = status_tree_reason(spa)) != SR_OK)
+	if ((r = status_tree_reason(sp->sp_root)) != SR_OK)
 		return (r);
-	if (spa_version(spa) < SPA_VERSION)
+	if (cli_j_u64(pool, "version") < SPA_VERSION)
 		return (SR_VERSION_OLDER);
-	if ((spa_features(spa) & SPA_FEATURES_ALL) != SPA_FEATURES_ALL)
+	if ((cli_j_u64(pool, "features") & SPA_FEATURES_ALL) != SPA_FEATURES_ALL)
 		return (SR_FEAT_DISABLED);
 	return (SR_OK);
 }
 
 /* What `status -x` leaves out: nothing wrong, at most an old format. */
 static bool
-status_healthy(spa_t *spa)
+status_healthy(const status_pool_t *sp)
 {
-	status_reason_t r = status_reason(spa);
+	status_reason_t r = status_reason(sp);
 
 	return (r == SR_OK || r == SR_VERSION_OLDER || r == SR_FEAT_DISABLED);
 }
@@ -213,18 +230,18 @@ status_healthy(spa_t *spa)
  * what is wrong, an "action:" line saying what to do), in Tarn's words.
  */
 static void
-status_explain(spa_t *spa)
+status_explain(const status_pool_t *sp)
 {
 	const char *p = cli_pool_prog;
 
-	switch (status_reason(spa)) {
+	switch (status_reason(sp)) {
 	case SR_SUSPENDED:
 		fprintf(cli_out, "status: The pool could not write a transaction group (%s)\n"
 		    "\tand is suspended: every change fails with an I/O error.  What is on\n"
 		    "\tthe devices is its last committed state.\n"
 		    "action: See the daemon's log for the cause; then '%s export' and\n"
 		    "\t'%s import' the pool (or restart the daemon) to go on from there.\n",
-		    tarn_strerror(spa_suspended(spa)), p, p);
+		    tarn_strerror(cli_j_int(sp->sp_pool, "suspended")), p, p);
 		break;
 	case SR_RESILVERING:
 		fprintf(cli_out, "status: A resilver is copying data onto one or more devices.\n"
@@ -291,90 +308,205 @@ status_explain(spa_t *spa)
 	}
 }
 
-#define DSL_NAME_MAX_CLI 256      /* a dataset's full name, NUL included */
+/* ---- the scan: paragraph (as pool_scrub.c's cli_status_scan, from pool.info) ---- */
 
-/* errors: paragraph; -v lists the damaged files of the persistent error log. */
 static void
-status_errors(spa_t *spa, bool verbose)
+status_scan_stat(json_object *scan, spa_scan_stat_t *ss)
 {
-	spa_errlog_ent_t *ents = NULL;
-	uint64_t nerr = spa_errlog_count(spa);
-	int n = 0;
+	memset(ss, 0, sizeof (*ss));
+	ss->sss_func = cli_j_u64(scan, "func");
+	ss->sss_state = cli_j_u64(scan, "state");
+	ss->sss_start_time = cli_j_u64(scan, "start_time");
+	ss->sss_end_time = cli_j_u64(scan, "end_time");
+	ss->sss_to_examine = cli_j_u64(scan, "to_examine");
+	ss->sss_examined = cli_j_u64(scan, "examined");
+	ss->sss_issued = cli_j_u64(scan, "issued");
+	ss->sss_repaired = cli_j_u64(scan, "repaired");
+	ss->sss_errors = cli_j_u64(scan, "errors");
+	ss->sss_paused = cli_j_u64(scan, "paused");
+	ss->sss_pass_start = cli_j_u64(scan, "pass_start");
+	ss->sss_pass_issued = cli_j_u64(scan, "pass_issued");
+}
+
+/* "00:00:12", or "2 days 01:00:00". */
+static void
+status_dhms(uint64_t secs, char *buf, size_t len)
+{
+	uint64_t d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
+
+	if (d > 0)
+		(void) snprintf(buf, len, "%" PRIu64 " days %02" PRIu64 ":%02" PRIu64
+		    ":%02" PRIu64, d, h, m, s);
+	else
+		(void) snprintf(buf, len, "%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64, h, m, s);
+}
+
+/* ctime(3) without its newline. */
+static void
+status_ctime(uint64_t secs, char *buf, size_t len)
+{
+	time_t t = (time_t)secs;
+	char tmp[64];
+
+	if (ctime_r(&t, tmp) == NULL) {
+		(void) snprintf(buf, len, "%" PRIu64, secs);
+		return;
+	}
+	tmp[strcspn(tmp, "\n")] = '\0';
+	(void) snprintf(buf, len, "%s", tmp);
+}
+
+/*
+ * The two progress lines of a running or paused scan.  The scan rate is
+ * estimated (bytes visited in this pass in proportion to those issued);
+ * a paused scrub is shown "paused since" the start of its last pass
+ * (the scan statistics keep no pause time).
+ */
+static void
+status_scan_progress(const spa_scan_stat_t *ss, bool resilver)
+{
+	char scanned[16], issued[16], total[16], srate[16], irate[16], done[16], left[48];
+	bool paused = ss->sss_paused != 0;
+	uint64_t now = (uint64_t)time(NULL), issue_rate, secs_left;
+	uint64_t elapsed = now > ss->sss_pass_start ? now - ss->sss_pass_start : 1;
+	/* bytes visited in this pass: in proportion to what it issued */
+	uint64_t pass_exam = ss->sss_issued > 0 ? (uint64_t)((double)ss->sss_examined *
+	    ((double)ss->sss_pass_issued / (double)ss->sss_issued)) : ss->sss_examined;
+	double frac = ss->sss_to_examine > 0 ?
+	    (double)ss->sss_issued / (double)ss->sss_to_examine : 0.0;
+
+	spa_scan_rate(ss, now, &issue_rate, &secs_left);
+	cli_nicebytes(ss->sss_examined, scanned, sizeof (scanned));
+	cli_nicebytes(ss->sss_issued, issued, sizeof (issued));
+	cli_nicebytes(ss->sss_to_examine, total, sizeof (total));
+	cli_nicebytes(ss->sss_repaired, done, sizeof (done));
+	if (!paused) {
+		cli_nicebytes(pass_exam / elapsed, srate, sizeof (srate));
+		cli_nicebytes(issue_rate, irate, sizeof (irate));
+		fprintf(cli_out, "\t%s scanned at %s/s, %s issued at %s/s, %s total\n",
+		    scanned, srate, issued, irate, total);
+	} else {
+		fprintf(cli_out, "\t%s scanned, %s issued, %s total\n", scanned, issued, total);
+	}
+	fprintf(cli_out, "\t%s %s, %.2f%% done", done, resilver ? "resilvered" : "repaired",
+	    100.0 * MIN(frac, 1.0));
+	if (paused) {
+		cli_putc('\n');
+	} else if (ss->sss_to_examine >= ss->sss_issued && issue_rate >= 10 * MiB &&
+	    ss->sss_issued > 0) {
+		/* zpool gives an estimate only from 10M/s on */
+		status_dhms(secs_left, left, sizeof (left));
+		fprintf(cli_out, ", %s to go\n", left);
+	} else {
+		fprintf(cli_out, ", no estimated completion time\n");
+	}
+}
+
+/* The "  scan: ..." paragraph (nothing when never scanned). */
+static void
+status_scan(const spa_scan_stat_t *ss)
+{
+	char when[64], took[48], bytes[16];
+	bool resilver = ss->sss_func == SPA_SCAN_RESILVER;
+
+	if ((ss->sss_func != SPA_SCAN_SCRUB && !resilver) ||
+	    ss->sss_state == SPA_SCAN_STATE_NONE)
+		return;   /* never scanned: zpool prints no scan: line either */
+	fprintf(cli_out, "  scan: ");
+	if (ss->sss_state == SPA_SCAN_STATE_FINISHED) {
+		status_dhms(ss->sss_end_time > ss->sss_start_time ?
+		    ss->sss_end_time - ss->sss_start_time : 0, took, sizeof (took));
+		status_ctime(ss->sss_end_time, when, sizeof (when));
+		cli_nicebytes(ss->sss_repaired, bytes, sizeof (bytes));
+		fprintf(cli_out, "%s %s in %s with %" PRIu64 " errors on %s\n",
+		    resilver ? "resilvered" : "scrub repaired", bytes, took, ss->sss_errors,
+		    when);
+		return;
+	}
+	if (ss->sss_state == SPA_SCAN_STATE_CANCELED) {
+		status_ctime(ss->sss_end_time, when, sizeof (when));
+		fprintf(cli_out, "%s canceled on %s\n", resilver ? "resilver" : "scrub", when);
+		return;
+	}
+	status_ctime(ss->sss_start_time, when, sizeof (when));
+	if (resilver) {
+		fprintf(cli_out, "resilver in progress since %s\n", when);
+	} else if (ss->sss_paused) {
+		char since[64];
+		/* the pass start is when it was paused (or last resumed) */
+		status_ctime(ss->sss_pass_start, since, sizeof (since));
+		fprintf(cli_out, "scrub paused since %s\n\tscrub started on %s\n", since, when);
+	} else {
+		fprintf(cli_out, "scrub in progress since %s\n", when);
+	}
+	status_scan_progress(ss, resilver);
+}
+
+/* ---- errors: ---- */
+
+/* One entry of the -v list: a file by its path, else a block of a dataset. */
+static void
+status_errlog_entry(json_object *e)
+{
+	const char *path = cli_j_str(e, "path"), *ds = cli_j_str(e, "dataset");
+
+	if (path != NULL) {
+		fprintf(cli_out, "%7s %s\n", "", path);
+		return;
+	}
+	if (cli_j_u64(e, "level") == 0)
+		fprintf(cli_out, "%7s %s:<0x%" PRIx64 "> offset 0x%" PRIx64 "\n", "",
+		    ds != NULL ? ds : "", cli_j_u64(e, "object"), cli_j_u64(e, "offset"));
+	else
+		fprintf(cli_out, "%7s %s:<0x%" PRIx64 "> level %" PRIu64 " block %"
+		    PRIu64 "\n", "", ds != NULL ? ds : "", cli_j_u64(e, "object"),
+		    cli_j_u64(e, "level"), cli_j_u64(e, "blkid"));
+}
+
+/*
+ * errors: paragraph; -v lists the damaged files of the persistent error
+ * log (the host gives them by path where their dataset is mounted).
+ */
+static void
+status_errors(json_object *pool, bool verbose)
+{
+	uint64_t nerr = cli_j_u64(pool, "errors");
+	json_object *log = cli_j_get(pool, "errlog");
 
 	if (nerr == 0) {
 		fprintf(cli_out, "\nerrors: No known data errors\n");
 		return;
 	}
-	if (!verbose || spa_errlog_list(spa, &ents, &n) != 0) {
+	if (!verbose || log == NULL) {
 		fprintf(cli_out, "\nerrors: %" PRIu64 " data errors, use '-v' for a list\n",
 		    nerr);
 		return;
 	}
 	fprintf(cli_out, "\nerrors: Permanent errors have been detected in the "
 	    "following files:\n\n");
-	dsl_pool_t *dp = NULL;
-	if (dsl_pool_open_reader(spa, &dp) != 0)      /* status only reads */
-		dp = NULL;
-	char *where = tarn_alloc(PATH_MAX), *ds = tarn_alloc(DSL_NAME_MAX_CLI);
-	bool by_path = false;           /* the previous entry was listed by its path */
-	for (int i = 0; i < n; i++) {
-		const spa_errlog_ent_t *e = &ents[i];
-		/*
-		 * A file of a mounted dataset: its path, once (as zpool prints
-		 * it); the log is sorted by object set and object, so an
-		 * object's blocks follow one another.
-		 */
-		bool again = i > 0 && ents[i - 1].see_object == e->see_object &&
-		    strcmp(ents[i - 1].see_objset, e->see_objset) == 0;
-		if (again && by_path)
-			continue;
-		by_path = host_mount_obj_path(spa, e->see_objset, e->see_object, where, PATH_MAX);
-		if (by_path) {
-			fprintf(cli_out, "%7s %s\n", "", where);
-			continue;
-		}
-		/* else each block, the object set by its dataset's name where it has one */
-		(void) snprintf(ds, DSL_NAME_MAX_CLI, "%s", e->see_objset);
-		if (dp != NULL)
-			(void) dsl_dataset_key_name(dp, e->see_objset, ds, DSL_NAME_MAX_CLI);
-		if (e->see_level == 0)
-			fprintf(cli_out, "%7s %s:<0x%" PRIx64 "> offset 0x%" PRIx64 "\n", "",
-			    ds, e->see_object, e->see_offset);
-		else
-			fprintf(cli_out, "%7s %s:<0x%" PRIx64 "> level %" PRIu64 " block %"
-			    PRIu64 "\n", "", ds, e->see_object, e->see_level, e->see_blkid);
-	}
-	if (dp != NULL)
-		dsl_pool_close(dp);
-	tarn_free(where);
-	tarn_free(ds);
-	tarn_free(ents);
+	for (int i = 0; i < cli_j_len(log); i++)
+		status_errlog_entry(cli_j_idx(log, i));
 }
 
-/*
- * The tree is read under spa_vdev_hold (in the daemon the pool's thread
- * detaches devices when a resilver ends), and only there: no other pool
- * lock is taken while it is held.
- */
+/* ---- the text ---- */
+
 static void
-status_pool(spa_t *spa, const char *name, const status_opts_t *so)
+status_pool(const status_pool_t *sp, const char *name, const status_opts_t *so)
 {
+	json_object *pool = sp->sp_pool, *spares = cli_j_get(pool, "spares");
+
 	fprintf(cli_out, "  pool: %s\n", name);
-	fprintf(cli_out, " state: %s\n", spa_suspended(spa) != 0 ? "SUSPENDED" :
-	    vdev_state_name(spa_state(spa)));
-	status_explain(spa);
-	cli_status_scan(spa);
+	fprintf(cli_out, " state: %s\n", cli_j_int(pool, "suspended") != 0 ? "SUSPENDED" :
+	    cli_jvdev_state(pool));
+	status_explain(sp);
+	status_scan(&sp->sp_scan);
 	fprintf(cli_out, "config:\n\n");
-	bool resilvering = cli_scan_active(spa, SPA_SCAN_RESILVER);
-	spa_vdev_hold(spa);
-	vdev_t *root = spa_root_vdev(spa);
-	int width = status_namewidth(root, name);
+	int width = status_namewidth(sp->sp_root, spares, name);
 	fprintf(cli_out, "\t%-*s  %-8s %5s %5s %5s\n", width, "NAME", "STATE", "READ",
 	    "WRITE", "CKSUM");
-	status_vdev(root, name, 0, width, so->so_exact, resilvering);
-	status_spares(root, width);
-	spa_vdev_rele(spa);
-	status_errors(spa, so->so_verbose);
+	status_vdev(sp->sp_root, name, 0, width, so->so_exact, status_resilvering(sp));
+	status_spares(spares, width);
+	status_errors(pool, so->so_verbose);
 }
 
 static void
@@ -387,36 +519,39 @@ status_unopenable(const char *name, const char *err)
 	    "on this host\n\twith 'tarn pool export -f %s'.\n", name);
 }
 
-static void
-status_json_vdev(const vdev_t *vd, const char *poolname, int indent)
-{
-	const vdev_stat_t *vs = vdev_stat(vd);
-	char name[VDEV_PATH_MAX + 32];
+/* ---- -j ---- */
 
-	if (vdev_type(vd) == VDEV_TYPE_ROOT)
+static void
+status_json_vdev(json_object *vd, const char *poolname, int indent)
+{
+	char name[VDEV_PATH_MAX + 32];
+	const char *path = cli_j_str(vd, "path");
+	int nchildren = cli_jvdev_nchildren(vd);
+
+	if (cli_jvdev_type_is(vd, "root"))
 		(void) snprintf(name, sizeof (name), "%s", poolname);
 	else
-		cli_vdev_name(vd, true, name, sizeof (name));
+		cli_jvdev_name(vd, true, name, sizeof (name));
 	cli_json_str(cli_out, name);
 	fprintf(cli_out, ": {\"name\": ");
 	cli_json_str(cli_out, name);
 	fprintf(cli_out, ", \"vdev_type\": \"%s\", \"guid\": \"%" PRIu64 "\"",
-	    cli_vdev_type_json(vd), vdev_guid(vd));
-	if (vdev_path(vd) != NULL) {
+	    cli_j_str(vd, "type"), cli_j_u64(vd, "guid"));
+	if (path != NULL) {
 		fprintf(cli_out, ", \"path\": ");
-		cli_json_str(cli_out, vdev_path(vd));
+		cli_json_str(cli_out, path);
 	}
-	if (vdev_type(vd) == VDEV_TYPE_RAIDZ)
-		fprintf(cli_out, ", \"nparity\": \"%d\"", vdev_nparity(vd));
+	if (cli_jvdev_type_is(vd, "raidz"))
+		fprintf(cli_out, ", \"nparity\": \"%d\"", cli_j_int(vd, "nparity"));
 	fprintf(cli_out, ", \"state\": \"%s\", \"read_errors\": \"%" PRIu64 "\", "
 	    "\"write_errors\": \"%" PRIu64 "\", \"checksum_errors\": \"%" PRIu64 "\"",
-	    vdev_state_name(vdev_state(vd)), vs->vs_read_errors,
-	    vs->vs_write_errors, vs->vs_checksum_errors);
-	if (vdev_children(vd) > 0) {
+	    cli_jvdev_state(vd), cli_j_u64(vd, "read_errors"),
+	    cli_j_u64(vd, "write_errors"), cli_j_u64(vd, "checksum_errors"));
+	if (nchildren > 0) {
 		fprintf(cli_out, ", \"vdevs\": {");
-		for (int i = 0; i < vdev_children(vd); i++) {
+		for (int i = 0; i < nchildren; i++) {
 			fprintf(cli_out, "%s\n%*s", i ? "," : "", indent + 2, "");
-			status_json_vdev(vdev_child(vd, i), poolname, indent + 2);
+			status_json_vdev(cli_jvdev_child(vd, i), poolname, indent + 2);
 		}
 		fprintf(cli_out, "}");
 	}
@@ -425,34 +560,34 @@ status_json_vdev(const vdev_t *vd, const char *poolname, int indent)
 
 /* "scan_stats": {...}, in the shape of OpenZFS's zpool status -j. */
 static void
-status_json_scan(spa_t *spa)
+status_json_scan(const spa_scan_stat_t *ss)
 {
 	static const char *const funcs[] = { "NONE", "SCRUB", "RESILVER" };
 	static const char *const states[] = { "NONE", "SCANNING", "FINISHED", "CANCELED" };
-	spa_scan_stat_t ss;
 
-	spa_scan_get_stat(spa, &ss);
-	if (ss.sss_func == SPA_SCAN_NONE || ss.sss_func > SPA_SCAN_RESILVER ||
-	    ss.sss_state > SPA_SCAN_STATE_CANCELED)
+	if (ss->sss_func == SPA_SCAN_NONE || ss->sss_func > SPA_SCAN_RESILVER ||
+	    ss->sss_state > SPA_SCAN_STATE_CANCELED)
 		return;
 	fprintf(cli_out, "\"scan_stats\": {\"function\": \"%s\", \"state\": \"%s\", "
 	    "\"start_time\": \"%" PRIu64 "\", \"end_time\": \"%" PRIu64 "\", "
 	    "\"to_examine\": \"%" PRIu64 "\", \"examined\": \"%" PRIu64 "\", "
 	    "\"issued\": \"%" PRIu64 "\", \"processed\": \"%" PRIu64 "\", "
 	    "\"errors\": \"%" PRIu64 "\", \"paused\": \"%" PRIu64 "\"},\n      ",
-	    funcs[ss.sss_func], states[ss.sss_state], ss.sss_start_time, ss.sss_end_time,
-	    ss.sss_to_examine, ss.sss_examined, ss.sss_issued, ss.sss_repaired,
-	    ss.sss_errors, ss.sss_paused);
+	    funcs[ss->sss_func], states[ss->sss_state], ss->sss_start_time,
+	    ss->sss_end_time, ss->sss_to_examine, ss->sss_examined, ss->sss_issued,
+	    ss->sss_repaired, ss->sss_errors, ss->sss_paused);
 }
 
 static void
-status_json_pool(spa_t *spa, const char *name, const char *err, bool first)
+status_json_pool(const status_pool_t *sp, const char *name, const char *err, bool first)
 {
+	json_object *pool = sp != NULL ? sp->sp_pool : NULL;
+
 	fprintf(cli_out, "%s\n    ", first ? "" : ",");
 	cli_json_str(cli_out, name);
 	fprintf(cli_out, ": {\"name\": ");
 	cli_json_str(cli_out, name);
-	if (spa == NULL) {
+	if (pool == NULL) {
 		fprintf(cli_out, ", \"state\": \"UNAVAIL\", \"error\": ");
 		cli_json_str(cli_out, err);
 		fprintf(cli_out, "}");
@@ -460,15 +595,15 @@ status_json_pool(spa_t *spa, const char *name, const char *err, bool first)
 	}
 	fprintf(cli_out, ", \"state\": \"%s\", \"pool_guid\": \"%" PRIu64 "\", "
 	    "\"txg\": \"%" PRIu64 "\", \"spa_version\": \"%" PRIu64 "\",\n      "
-	    "\"vdevs\": {", vdev_state_name(spa_state(spa)), spa_guid(spa),
-	    spa_last_synced_txg(spa), spa_version(spa));
-	spa_vdev_hold(spa);
-	status_json_vdev(spa_root_vdev(spa), name, 6);
-	spa_vdev_rele(spa);
+	    "\"vdevs\": {", cli_jvdev_state(pool), cli_j_u64(pool, "guid"),
+	    cli_j_u64(pool, "txg"), cli_j_u64(pool, "version"));
+	status_json_vdev(sp->sp_root, name, 6);
 	fprintf(cli_out, "},\n      ");
-	status_json_scan(spa);
-	fprintf(cli_out, "\"error_count\": \"%" PRIu64 "\"}", spa_errlog_count(spa));
+	status_json_scan(&sp->sp_scan);
+	fprintf(cli_out, "\"error_count\": \"%" PRIu64 "\"}", cli_j_u64(pool, "errors"));
 }
+
+/* ---- the verb ---- */
 
 static int
 status_parse_args(int argc, char **argv, status_opts_t *so)
@@ -497,23 +632,27 @@ typedef struct status_look {
 } status_look_t;
 
 static void
-status_look_one(void *arg, spa_t *spa, const char *name, const char *err)
+status_look_one(void *arg, json_object *pool, const char *name, const char *err)
 {
 	status_look_t *sl = arg;
 	const status_opts_t *so = sl->sl_opts;
+	status_pool_t sp = { pool, cli_j_get(pool, "vdevs"), { 0 } };
+
+	if (pool != NULL)
+		status_scan_stat(cli_j_get(pool, "scan"), &sp.sp_scan);
 	sl->sl_seen++;
-	bool healthy = spa != NULL && status_healthy(spa);
+	bool healthy = pool != NULL && status_healthy(&sp);
 	if (so->so_explain && healthy) {
 		if (sl->sl_named && !so->so_json)
 			fprintf(cli_out, "pool '%s' is healthy\n", name);
 	} else if (so->so_json) {
-		status_json_pool(spa, name, err, sl->sl_shown == 0);
+		status_json_pool(pool != NULL ? &sp : NULL, name, err, sl->sl_shown == 0);
 		sl->sl_shown++;
 	} else {
 		if (sl->sl_shown++ > 0)
 			cli_putc('\n');
-		if (spa != NULL)
-			status_pool(spa, name, so);
+		if (pool != NULL)
+			status_pool(&sp, name, so);
 		else
 			status_unopenable(name, err);
 	}
@@ -523,26 +662,31 @@ int
 cli_pool_status(int argc, char **argv)
 {
 	status_opts_t so = { 0 };
-	char **names = NULL;
-	int n = 0, ret = CLI_EXIT_OK, error;
+	json_object *args = json_object_new_object(), *res;
+	int ret, error;
 
-	if ((error = status_parse_args(argc, argv, &so)) != 0)
+	if ((error = status_parse_args(argc, argv, &so)) != 0) {
+		json_object_put(args);
 		return (error);
+	}
 	argc -= optind;
 	argv += optind;
-	if (argc == 0 && (error = host_pool_names(&names, &n)) != 0)
-		return (cli_cannot("status", spa_cachefile_path(), error, NULL));
+	json_object_object_add(args, "tree", json_object_new_boolean(true));
+	json_object_object_add(args, "errlog",
+	    json_object_new_boolean(so.so_verbose && !so.so_json));
+	if ((ret = cli_pool_info("status", argc, argv, args, &res)) != 0 && res == NULL)
+		return (ret);
 	if (so.so_json)
 		fprintf(cli_out, "{\"output_version\": {\"command\": \"zpool status\", "
 		    "\"vers_major\": 0, \"vers_minor\": 1},\n  \"pools\": {");
 	status_look_t sl = { &so, argc > 0, 0, 0 };
-	ret = cli_pool_look_each(argc, argv, names, n, status_look_one, &sl);
+	ret = cli_pool_info_each(res, status_look_one, &sl);
 	if (so.so_json)
 		fprintf(cli_out, "\n  }\n}\n");
 	else if (argc == 0 && sl.sl_seen == 0)
 		fprintf(cli_out, "no pools available\n");
 	else if (so.so_explain && sl.sl_shown == 0 && argc == 0)
 		fprintf(cli_out, "all pools are healthy\n");
-	host_names_free(names, n);
+	json_object_put(res);
 	return (ret);
 }

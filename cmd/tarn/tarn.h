@@ -114,6 +114,49 @@ const char *cli_vdev_type_json(const vdev_t *vd);
 /* Is the spare leaf standing in for a device (in a spare group below vd)? */
 bool cli_spare_inuse(const vdev_t *vd, const vdev_t *spare);
 
+/*
+ * pool_tree.c: pools as the host's operation pool.info describes them
+ * (host/host_op_info.c lists the fields), and reading such JSON.
+ * cli_j_*: a member of o (0, NULL or false when absent); cli_j_len: an
+ * array's length (0 when not one); cli_j_idx: its element i.
+ */
+json_object *cli_j_get(json_object *o, const char *key);
+uint64_t cli_j_u64(json_object *o, const char *key);
+int cli_j_int(json_object *o, const char *key);
+const char *cli_j_str(json_object *o, const char *key);
+bool cli_j_bool(json_object *o, const char *key);
+int cli_j_len(json_object *a);
+json_object *cli_j_idx(json_object *a, int i);
+/* A vdev of the tree: its children, type ("raidz"), state. */
+int cli_jvdev_nchildren(json_object *vd);
+json_object *cli_jvdev_child(json_object *vd, int i);
+bool cli_jvdev_type_is(json_object *vd, const char *type);
+bool cli_jvdev_state_is(json_object *vd, vdev_state_t st);
+const char *cli_jvdev_state(json_object *vd);
+/* Display name of a vdev: "mirror-0", "raidz2-1", the leaf path or GUID. */
+void cli_jvdev_name(json_object *vd, bool with_id, char *buf, size_t len);
+/* Width of the NAME column for a tree: max(depth*2 + len(name)), >= 10. */
+int cli_jtree_namewidth(json_object *vd, const char *rootname, int depth, int width);
+/* Space of the pool's root or a top-level vdev; false for any other vdev. */
+bool cli_jvdev_space(json_object *vd, uint64_t *size, uint64_t *alloc);
+/*
+ * Ask pool.info about the pools named (argc > 0), else every pool; args
+ * (consumed) holds what else to describe (tree, errlog, props).  *resp
+ * NULL when there is nothing to show (a failure was printed); else the
+ * exit status says whether a named pool was not imported here.
+ */
+int cli_pool_info(const char *verb, int argc, char **argv, json_object *args,
+    json_object **resp);
+/*
+ * Each pool of a pool.info result in order, given to fn (pool NULL when
+ * it would not open, err then says why); "cannot open 'X': no such pool"
+ * for one that is not imported here.  CLI_EXIT_OK, or CLI_EXIT_ERROR
+ * after such a message.
+ */
+typedef void (*cli_pool_info_fn_t)(void *arg, json_object *pool, const char *name,
+    const char *err);
+int cli_pool_info_each(json_object *res, cli_pool_info_fn_t fn, void *arg);
+
 /* table.c */
 typedef struct cli_table cli_table_t;
 typedef enum cli_align { CLI_LEFT, CLI_RIGHT } cli_align_t;
@@ -179,11 +222,12 @@ int cli_pool_set(int argc, char **argv);
  * pool_list.c: the pool's values as `list` shows them, which `get`
  * shows too.  cli_pool_prop_name: the property's name for a name or a
  * column header in any case ("ALLOC", "cap"), NULL when list has no such
- * property.  cli_pool_prop_value: its value for the pool `name` (spa
- * NULL: it could not be opened); 0, or ENOENT for no such property.
+ * property.  cli_pool_prop_value: its value for the pool `name` (pool:
+ * as pool.info describes it, NULL when it could not be opened); 0, or
+ * ENOENT for no such property.
  */
 const char *cli_pool_prop_name(const char *prop);
-int cli_pool_prop_value(spa_t *spa, const char *name, const char *prop, bool exact,
+int cli_pool_prop_value(json_object *pool, const char *name, const char *prop, bool exact,
     char *buf, size_t len);
 
 /* pool_upgrade.c: the feature flags this build knows, in `upgrade -v` order */
