@@ -17,11 +17,22 @@ typedef struct host_op {
 
 extern const host_op_t host_ops_mount[];
 extern const host_op_t host_ops_sync[];
+extern const host_op_t host_ops_scan[];
+extern const host_op_t host_ops_iostat[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */
 const char *host_arg_str(json_object *args, const char *key);
 bool host_arg_bool(json_object *args, const char *key);
 /* A string argument that must be there: reports and fails when absent. */
 int host_arg_need(json_object *args, const char *key, const char *op, const char **vp);
+
+/*
+ * host_op_scan.c: the pool's scan statistics as fields of obj (for a
+ * result: status's "scan" object; the fields are listed there), and the
+ * wait for a scan's end (in tarnd it polls and gives up, EINTR, when the
+ * client went away; call after host_pool_unlock()).
+ */
+void host_scan_json(spa_t *spa, json_object *obj);
+int host_scan_wait(spa_t *spa);
 
 #endif /* TARN_HOST_IMPL_H */

@@ -15,6 +15,8 @@
 static const host_op_t *const host_op_tables[] = {
 	host_ops_mount,
 	host_ops_sync,
+	host_ops_scan,
+	host_ops_iostat,
 };
 
 /* ---- argument helpers ---- */

@@ -207,6 +207,13 @@ void cli_history_begin_zfs(int argc, char **argv);
 void cli_nicebytes(uint64_t n, char *buf, size_t len);
 /* The "  scan: ..." paragraph of status (nothing when never scanned). */
 void cli_status_scan(spa_t *spa);
+/*
+ * The same from the statistics a host operation put into a JSON object
+ * (host_scan_json: func, state, paused, times and byte counts);
+ * cli_scan_stat_json turns them back into spa_scan_stat_t.
+ */
+void cli_status_scan_json(json_object *scan);
+void cli_scan_stat_json(json_object *scan, spa_scan_stat_t *ss);
 /* Is a scan of that kind (SPA_SCAN_NONE: any) running? */
 bool cli_scan_active(spa_t *spa, spa_scan_func_t func);
 /*
