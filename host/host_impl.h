@@ -19,6 +19,9 @@ extern const host_op_t host_ops_mount[];
 extern const host_op_t host_ops_sync[];
 extern const host_op_t host_ops_scan[];
 extern const host_op_t host_ops_iostat[];
+extern const host_op_t host_ops_history[];
+extern const host_op_t host_ops_daemon[];
+extern const host_op_t host_ops_upgrade[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */
 const char *host_arg_str(json_object *args, const char *key);
@@ -34,5 +37,11 @@ int host_arg_need(json_object *args, const char *key, const char *op, const char
  */
 void host_scan_json(spa_t *spa, json_object *obj);
 int host_scan_wait(spa_t *spa);
+
+/*
+ * host_pool.c: is the pool `name` held (open in the daemon's registry)?
+ * Then its state's word and how many commands use it now.
+ */
+bool host_pool_holding(const char *name, const char **state, int *refs);
 
 #endif /* TARN_HOST_IMPL_H */

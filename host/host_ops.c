@@ -17,6 +17,9 @@ static const host_op_t *const host_op_tables[] = {
 	host_ops_sync,
 	host_ops_scan,
 	host_ops_iostat,
+	host_ops_history,
+	host_ops_daemon,
+	host_ops_upgrade,
 };
 
 /* ---- argument helpers ---- */

@@ -52,13 +52,13 @@ static const cli_verb_t cli_verbs[] = {
 	{ "labelclear", cli_pool_labelclear,
 	    "\tlabelclear [-f] <vdev>\n" },
 	{ "history", cli_pool_history,
-	    "\thistory [pool] ...\n" },
+	    "\thistory [pool] ...\n", CLI_VERB_OPS },
 	{ "sync", cli_pool_sync,
 	    "\tsync [pool] ...\n", CLI_VERB_OPS },
 	{ "upgrade", cli_pool_upgrade,
 	    "\tupgrade\n"
 	    "\tupgrade -v\n"
-	    "\tupgrade [-V version] <-a | pool ...>\n" },
+	    "\tupgrade [-V version] <-a | pool ...>\n", CLI_VERB_OPS },
 	{ "get", cli_pool_get,
 	    "\tget [-Hp] [-o \"all\" | field[,...]] <\"all\" | property[,...]>\n"
 	    "\t    [pool] ...\n" },

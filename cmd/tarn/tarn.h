@@ -201,6 +201,12 @@ extern const size_t cli_nfeatures;
 void cli_history_begin(int argc, char **argv);
 /* The same for a zfs verb ("zfs VERB ARGS...", argv[0] is the verb). */
 void cli_history_begin_zfs(int argc, char **argv);
+/*
+ * pool_history.c: the pools of the cache file, from the host (operation
+ * pool.names), as a JSON array of names (put it); NULL when they could not
+ * be read ("cannot VERB 'FILE'" printed, *ret the exit status).
+ */
+json_object *cli_pool_names(const char *verb, int *ret);
 
 /* pool_scrub.c: scans as status shows them */
 /* zpool's "0B", "512B", "1.50M" (cli_nicenum with B below 1K). */
