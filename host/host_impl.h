@@ -22,6 +22,7 @@ extern const host_op_t host_ops_iostat[];
 extern const host_op_t host_ops_history[];
 extern const host_op_t host_ops_daemon[];
 extern const host_op_t host_ops_upgrade[];
+extern const host_op_t host_ops_label[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */
 const char *host_arg_str(json_object *args, const char *key);

@@ -20,6 +20,7 @@ static const host_op_t *const host_op_tables[] = {
 	host_ops_history,
 	host_ops_daemon,
 	host_ops_upgrade,
+	host_ops_label,
 };
 
 /* ---- argument helpers ---- */

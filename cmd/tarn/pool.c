@@ -50,7 +50,7 @@ static const cli_verb_t cli_verbs[] = {
 	    "\tadd [-fn] <pool> <vdev> ...\n"
 	    "\tadd [-f] <pool> spare <device> ...\n" },
 	{ "labelclear", cli_pool_labelclear,
-	    "\tlabelclear [-f] <vdev>\n" },
+	    "\tlabelclear [-f] <vdev>\n", CLI_VERB_OPS },
 	{ "history", cli_pool_history,
 	    "\thistory [pool] ...\n", CLI_VERB_OPS },
 	{ "sync", cli_pool_sync,
