@@ -74,8 +74,6 @@ void host_start(host_log_fn_t logf);
 /* Close every held pool; pools still in use after wait_ms are left
  * unclosed (they recover at the next import).  Returns how many. */
 int host_stop(int wait_ms);
-/* One line per pool the daemon holds: "NAME STATE users" (daemon status). */
-void host_print_pools(FILE *f);
 
 /* ---- the request a command runs for (host_req.c) ---- */
 

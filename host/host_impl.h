@@ -20,11 +20,32 @@ extern const host_op_t host_ops_fs_props[];
 extern const host_op_t host_ops_fs[];
 extern const host_op_t host_ops_sync[];
 extern const host_op_t host_ops_info[];
+extern const host_op_t host_ops_scan[];
+extern const host_op_t host_ops_iostat[];
+extern const host_op_t host_ops_history[];
+extern const host_op_t host_ops_daemon[];
+extern const host_op_t host_ops_upgrade[];
+extern const host_op_t host_ops_label[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */
 const char *host_arg_str(json_object *args, const char *key);
 bool host_arg_bool(json_object *args, const char *key);
 /* A string argument that must be there: reports and fails when absent. */
 int host_arg_need(json_object *args, const char *key, const char *op, const char **vp);
+
+/*
+ * host_op_scan.c: the pool's scan statistics as fields of obj (for a
+ * result: status's "scan" object; the fields are listed there), and the
+ * wait for a scan's end (in tarnd it polls and gives up, EINTR, when the
+ * client went away; call after host_pool_unlock()).
+ */
+void host_scan_json(spa_t *spa, json_object *obj);
+int host_scan_wait(spa_t *spa);
+
+/*
+ * host_pool.c: is the pool `name` held (open in the daemon's registry)?
+ * Then its state's word and how many commands use it now.
+ */
+bool host_pool_holding(const char *name, const char **state, int *refs);
 
 #endif /* TARN_HOST_IMPL_H */

@@ -18,6 +18,12 @@ static const host_op_t *const host_op_tables[] = {
 	host_ops_fs,
 	host_ops_sync,
 	host_ops_info,
+	host_ops_scan,
+	host_ops_iostat,
+	host_ops_history,
+	host_ops_daemon,
+	host_ops_upgrade,
+	host_ops_label,
 };
 
 /* ---- argument helpers ---- */

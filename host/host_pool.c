@@ -546,26 +546,16 @@ host_stop(int wait_ms)
 	return (left);
 }
 
-void
-host_print_pools(FILE *f)
+bool
+host_pool_holding(const char *name, const char **state, int *refs)
 {
-	char **names;
-	int n;
-
-	if (host_pool_names(&names, &n) != 0) {
-		fprintf(f, "pools: cannot read the cache file %s\n", spa_cachefile_path());
-		return;
+	pthread_mutex_lock(&reg_lock);
+	reg_pool_t *rp = reg_find(name);
+	bool held = rp != NULL && rp->rp_spa != NULL;
+	if (held) {
+		*state = vdev_state_name(spa_state(rp->rp_spa));
+		*refs = rp->rp_refs;
 	}
-	fprintf(f, "pools: %d\n", n);
-	for (int i = 0; i < n; i++) {
-		pthread_mutex_lock(&reg_lock);
-		reg_pool_t *rp = reg_find(names[i]);
-		if (rp != NULL && rp->rp_spa != NULL)
-			fprintf(f, "\t%-20s held, %s, %d command(s)\n", names[i],
-			    vdev_state_name(spa_state(rp->rp_spa)), rp->rp_refs);
-		else
-			fprintf(f, "\t%-20s not open (UNAVAIL)\n", names[i]);
-		pthread_mutex_unlock(&reg_lock);
-	}
-	host_names_free(names, n);
+	pthread_mutex_unlock(&reg_lock);
+	return (held);
 }

@@ -29,11 +29,11 @@ static const cli_verb_t cli_verbs[] = {
 	{ "status", cli_pool_status,
 	    "\tstatus [-xvpj] [pool] ...\n", CLI_VERB_OPS },
 	{ "iostat", cli_pool_iostat,
-	    "\tiostat [-vyHp] [pool] ... [interval [count]]\n" },
+	    "\tiostat [-vyHp] [pool] ... [interval [count]]\n", CLI_VERB_OPS },
 	{ "scrub", cli_pool_scrub,
-	    "\tscrub [-s | -p] [-w] <pool> ...\n" },
+	    "\tscrub [-s | -p] [-w] <pool> ...\n", CLI_VERB_OPS },
 	{ "resilver", cli_pool_resilver,
-	    "\tresilver [-w] <pool> ...\n" },
+	    "\tresilver [-w] <pool> ...\n", CLI_VERB_OPS },
 	{ "attach", cli_pool_attach,
 	    "\tattach [-fw] <pool> <device> <new-device>\n" },
 	{ "detach", cli_pool_detach,
@@ -50,15 +50,15 @@ static const cli_verb_t cli_verbs[] = {
 	    "\tadd [-fn] <pool> <vdev> ...\n"
 	    "\tadd [-f] <pool> spare <device> ...\n" },
 	{ "labelclear", cli_pool_labelclear,
-	    "\tlabelclear [-f] <vdev>\n" },
+	    "\tlabelclear [-f] <vdev>\n", CLI_VERB_OPS },
 	{ "history", cli_pool_history,
-	    "\thistory [pool] ...\n" },
+	    "\thistory [pool] ...\n", CLI_VERB_OPS },
 	{ "sync", cli_pool_sync,
 	    "\tsync [pool] ...\n", CLI_VERB_OPS },
 	{ "upgrade", cli_pool_upgrade,
 	    "\tupgrade\n"
 	    "\tupgrade -v\n"
-	    "\tupgrade [-V version] <-a | pool ...>\n" },
+	    "\tupgrade [-V version] <-a | pool ...>\n", CLI_VERB_OPS },
 	{ "get", cli_pool_get,
 	    "\tget [-Hp] [-o \"all\" | field[,...]] <\"all\" | property[,...]>\n"
 	    "\t    [pool] ...\n", CLI_VERB_OPS },

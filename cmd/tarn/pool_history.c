@@ -8,7 +8,8 @@
  * before parsing it (getopt permutes argv), which keeps the command line
  * as zpool would write it ("zpool create tank mirror a b", "zfs set
  * atime=off tank/a"); the host writes it into each pool the command
- * changed (host/host_history.c).
+ * changed (host/host_history.c).  The records come from the host
+ * (operation pool.history, host/host_op_history.c).
  *
  * Output, as zpool's:
  *
@@ -54,66 +55,88 @@ history_time(uint64_t secs, char *buf, size_t len)
 
 /* " [user 0 (root) on HOST]" (an internal event: " [on HOST]") for -l. */
 static void
-history_long(const spa_history_ent_t *e)
+history_long(json_object *e, bool internal)
 {
-	if (!e->she_long)
+	if (!json_object_get_boolean(json_object_object_get(e, "long")))
 		return;
 	fputs(" [", cli_out);
-	if (e->she_kind == SPA_HIST_CMD) {
+	if (!internal) {
 		struct passwd pw, *res = NULL;
 		char buf[1024];
-		fprintf(cli_out, "user %" PRIu32 " ", e->she_uid);
-		if (getpwuid_r((uid_t)e->she_uid, &pw, buf, sizeof (buf), &res) == 0 &&
-		    res != NULL)
+		uint32_t uid = (uint32_t)json_object_get_uint64(json_object_object_get(e, "uid"));
+		fprintf(cli_out, "user %" PRIu32 " ", uid);
+		if (getpwuid_r((uid_t)uid, &pw, buf, sizeof (buf), &res) == 0 && res != NULL)
 			fprintf(cli_out, "(%s) ", pw.pw_name);
 	}
-	fprintf(cli_out, "on %s]", e->she_host);
+	fprintf(cli_out, "on %s]", json_object_get_string(json_object_object_get(e, "host")));
 }
 
+/* One pool's history (operation pool.history); the exit status. */
 static int
 history_one(const char *name, bool internal, bool longfmt)
 {
-	spa_history_ent_t *ents;
-	spa_t *spa;
-	char err[1024], when[64];
-	int n, error;
+	json_object *args = json_object_new_object(), *res, *ents;
+	char when[64];
 
-	error = host_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
-	    err, sizeof (err));
-	if (error != 0)
-		return (cli_cannot("get history", name, error, err));
-	error = spa_history_get(spa, &ents, &n);
-	if (error != 0) {
-		host_pool_close(spa);
-		return (cli_cannot("get history", name, error, NULL));
+	json_object_object_add(args, "name", json_object_new_string(name));
+	int r = cli_call("pool.history", args, &res);
+	if (r != 0 || !json_object_object_get_ex(res, "entries", &ents)) {
+		json_object_put(res);
+		return (r != 0 ? r : CLI_EXIT_ERROR);
 	}
 	fprintf(cli_out, "History for '%s':\n", name);
-	for (int i = 0; i < n; i++) {
-		const spa_history_ent_t *e = &ents[i];
-		if (e->she_kind == SPA_HIST_INTERNAL && !internal)
+	for (size_t i = 0; i < json_object_array_length(ents); i++) {
+		json_object *e = json_object_array_get_idx(ents, i);
+		const char *kind = json_object_get_string(json_object_object_get(e, "kind"));
+		const char *cmd = json_object_get_string(json_object_object_get(e, "cmd"));
+		bool in = kind != NULL && strcmp(kind, "internal") == 0;
+		if (in && !internal)
 			continue;
-		history_time(e->she_time, when, sizeof (when));
-		if (e->she_kind == SPA_HIST_INTERNAL)
-			fprintf(cli_out, "%s [txg:%" PRIu64 "] %s", when, e->she_txg,
-			    e->she_cmd);
+		history_time(json_object_get_uint64(json_object_object_get(e, "time")), when,
+		    sizeof (when));
+		if (in)
+			fprintf(cli_out, "%s [txg:%" PRIu64 "] %s", when, json_object_get_uint64(
+			    json_object_object_get(e, "txg")), cmd);
 		else
-			fprintf(cli_out, "%s %s", when, e->she_cmd);
+			fprintf(cli_out, "%s %s", when, cmd);
 		if (longfmt)
-			history_long(e);
+			history_long(e, in);
 		cli_putc('\n');
 	}
 	cli_putc('\n');
-	tarn_free(ents);
-	host_pool_close(spa);
+	json_object_put(res);
 	return (CLI_EXIT_OK);
+}
+
+/*
+ * The pools of the cache file (operation pool.names); verb names the
+ * command in "cannot VERB 'FILE'".  NULL when they could not be read
+ * (*ret the exit status), else an array (put it with json_object_put).
+ */
+json_object *
+cli_pool_names(const char *verb, int *ret)
+{
+	json_object *args = json_object_new_object(), *res, *names;
+
+	json_object_object_add(args, "verb", json_object_new_string(verb));
+	*ret = cli_call("pool.names", args, &res);
+	if (*ret != 0 || !json_object_object_get_ex(res, "names", &names)) {
+		json_object_put(res);
+		if (*ret == 0)
+			*ret = CLI_EXIT_ERROR;
+		return (NULL);
+	}
+	json_object_get(names);
+	json_object_put(res);
+	return (names);
 }
 
 int
 cli_pool_history(int argc, char **argv)
 {
-	char **names = NULL;
+	json_object *names = NULL;
 	bool internal = false, longfmt = false;
-	int c, n = 0, ret = CLI_EXIT_OK, error;
+	int c, n = 0, ret = CLI_EXIT_OK;
 
 	while ((c = getopt(argc, argv, ":il")) != -1) {
 		if (c == 'i')
@@ -126,14 +149,22 @@ cli_pool_history(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if (argc == 0) {
-		if ((error = host_pool_names(&names, &n)) != 0)
-			return (cli_cannot("get history", spa_cachefile_path(), error, NULL));
+		if ((names = cli_pool_names("get history", &ret)) == NULL)
+			return (ret);
+		n = (int)json_object_array_length(names);
 		if (n == 0)
 			fprintf(cli_err, "no pools available\n");
 	}
-	for (int i = 0; i < (argc > 0 ? argc : n); i++)
-		if (history_one(argc > 0 ? argv[i] : names[i], internal, longfmt) != 0)
+	for (int i = 0; i < (argc > 0 ? argc : n); i++) {
+		int r = history_one(argc > 0 ? argv[i] : json_object_get_string(
+		    json_object_array_get_idx(names, i)), internal, longfmt);
+		if (r == CLI_EXIT_LOST) {
+			ret = r;   /* the daemon died: no other pool either */
+			break;
+		}
+		if (r != 0)
 			ret = CLI_EXIT_ERROR;
-	host_names_free(names, n);
+	}
+	json_object_put(names);
 	return (ret);
 }

@@ -16,33 +16,15 @@
  * vdev (its metaslab group); leaves have none ("-").  -v adds a row per
  * vdev, -H prints tab-separated rows without headers, -p exact numbers.
  * Counters come from vdev_stat (vs_ops, vs_bytes); the pool row sums the
- * top-level vdevs.
+ * top-level vdevs.  The host keeps the pools open and sends one part per
+ * round with the rates (operation pool.iostat, host/host_op_iostat.c);
+ * this file parses argv and prints the rounds.
  */
 #include "tarn.h"
 
 #include <getopt.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
-
-/*
- * When the pool was opened (tarn_now_ns() clock), if the library says so;
- * the reference is weak so that this builds before spa.h offers it.
- */
-extern uint64_t spa_open_time(const spa_t *spa) __attribute__((weak));
-
-typedef struct iostat_snap {
-	uint64_t    is_guid;
-	vdev_stat_t is_vs;
-} iostat_snap_t;
-
-typedef struct iostat_pool {
-	const char    *ip_name;
-	spa_t         *ip_spa;
-	iostat_snap_t *ip_snap;       /* counters at the last report */
-	int            ip_nsnap;
-	uint64_t       ip_snap_ns;    /* when they were taken */
-} iostat_pool_t;
 
 typedef struct iostat_opts {
 	bool io_verbose, io_skip, io_scripted, io_exact;
@@ -50,91 +32,58 @@ typedef struct iostat_opts {
 	unsigned long io_count;
 	int io_namewidth;
 	int io_colwidth;
+	unsigned long io_iter;  /* rounds printed or skipped */
+	int io_rows;            /* a header every io_rows rounds on a terminal (0: never) */
 } iostat_opts_t;
 
-/* Counters of a vdev; the root's are the sum of its top-level vdevs'. */
-static void
-iostat_vs(const vdev_t *vd, vdev_stat_t *out)
+static uint64_t
+iostat_u64(json_object *o, const char *key)
 {
-	if (vdev_type(vd) != VDEV_TYPE_ROOT) {
-		for (int rw = 0; rw < 2; rw++) {
-			out->vs_ops[rw] = __atomic_load_n(&vdev_stat(vd)->vs_ops[rw],
-			    __ATOMIC_RELAXED);
-			out->vs_bytes[rw] = __atomic_load_n(&vdev_stat(vd)->vs_bytes[rw],
-			    __ATOMIC_RELAXED);
-		}
-		return;
+	return (json_object_get_uint64(json_object_object_get(o, key)));
+}
+
+/* A vdev's name as zpool shows it: "mirror-0", "raidz2-1", the path or GUID. */
+static void
+iostat_vdev_name(json_object *vd, char *buf, size_t len)
+{
+	const char *type = json_object_get_string(json_object_object_get(vd, "type"));
+	const char *path = json_object_get_string(json_object_object_get(vd, "path"));
+	uint64_t id = iostat_u64(vd, "id");
+
+	if (type == NULL || strcmp(type, "leaf") == 0) {
+		if (path != NULL)
+			(void) snprintf(buf, len, "%s", path);
+		else
+			(void) snprintf(buf, len, "%" PRIu64, iostat_u64(vd, "guid"));
+	} else if (strcmp(type, "root") == 0) {
+		(void) snprintf(buf, len, "%s",
+		    json_object_get_string(json_object_object_get(vd, "name")));
+	} else if (strcmp(type, "raidz") == 0) {
+		(void) snprintf(buf, len, "raidz%d-%" PRIu64,
+		    json_object_get_int(json_object_object_get(vd, "nparity")), id);
+	} else {
+		(void) snprintf(buf, len, "%s-%" PRIu64, type, id);
 	}
-	memset(out, 0, sizeof (*out));
-	for (int c = 0; c < vdev_children(vd); c++) {
-		vdev_stat_t cs;
-		iostat_vs(vdev_child(vd, c), &cs);
-		for (int rw = 0; rw < 2; rw++) {
-			out->vs_ops[rw] += cs.vs_ops[rw];
-			out->vs_bytes[rw] += cs.vs_bytes[rw];
-		}
-	}
+}
+
+static json_object *
+iostat_children(json_object *vd)
+{
+	json_object *kids = json_object_object_get(vd, "children");
+
+	return (json_object_is_type(kids, json_type_array) ? kids : NULL);
 }
 
 static int
-iostat_count_vdevs(const vdev_t *vd)
-{
-	int n = 1;
-
-	for (int c = 0; c < vdev_children(vd); c++)
-		n += iostat_count_vdevs(vdev_child(vd, c));
-	return (n);
-}
-
-static void
-iostat_take(const vdev_t *vd, iostat_snap_t *snap, int *i)
-{
-	snap[*i].is_guid = vdev_guid(vd);
-	iostat_vs(vd, &snap[*i].is_vs);
-	(*i)++;
-	for (int c = 0; c < vdev_children(vd); c++)
-		iostat_take(vdev_child(vd, c), snap, i);
-}
-
-/* Remember every vdev's counters now (the base of the next report). */
-static void
-iostat_snapshot(iostat_pool_t *ip, uint64_t now_ns)
-{
-	spa_vdev_hold(ip->ip_spa);
-	vdev_t *root = spa_root_vdev(ip->ip_spa);
-	int n = iostat_count_vdevs(root), i = 0;
-
-	tarn_free(ip->ip_snap);
-	ip->ip_snap = tarn_alloc(sizeof (iostat_snap_t) * (size_t)n);
-	iostat_take(root, ip->ip_snap, &i);
-	spa_vdev_rele(ip->ip_spa);
-	ip->ip_nsnap = i;
-	ip->ip_snap_ns = now_ns;
-}
-
-static const vdev_stat_t *
-iostat_old(const iostat_pool_t *ip, uint64_t guid)
-{
-	static const vdev_stat_t zero;
-
-	for (int i = 0; i < ip->ip_nsnap; i++)
-		if (ip->ip_snap[i].is_guid == guid)
-			return (&ip->ip_snap[i].is_vs);
-	return (&zero);
-}
-
-static int
-iostat_namewidth(const vdev_t *vd, const char *poolname, int depth, bool verbose, int w)
+iostat_namewidth(json_object *vd, int depth, bool verbose, int w)
 {
 	char name[VDEV_PATH_MAX + 32];
+	json_object *kids = iostat_children(vd);
 
-	if (vdev_type(vd) == VDEV_TYPE_ROOT)
-		(void) snprintf(name, sizeof (name), "%s", poolname);
-	else
-		cli_vdev_name(vd, true, name, sizeof (name));
+	iostat_vdev_name(vd, name, sizeof (name));
 	w = MAX(w, depth + (int)strlen(name));
-	for (int c = 0; verbose && c < vdev_children(vd); c++)
-		w = iostat_namewidth(vdev_child(vd, c), poolname, depth + 2, true, w);
+	for (size_t c = 0; verbose && kids != NULL && c < json_object_array_length(kids); c++)
+		w = iostat_namewidth(json_object_array_get_idx(kids, c), depth + 2, true, w);
 	return (w);
 }
 
@@ -154,37 +103,30 @@ iostat_cell(const iostat_opts_t *io, uint64_t v, bool na)
 }
 
 static void
-iostat_row(const iostat_opts_t *io, const iostat_pool_t *ip, const vdev_t *vd,
-    int depth, double scale)
+iostat_row(const iostat_opts_t *io, json_object *vd, int depth)
 {
 	char name[VDEV_PATH_MAX + 32];
-	vdev_stat_t vs;
-	uint64_t alloc = 0, free = 0;
+	json_object *kids = iostat_children(vd), *v;
+	bool cap = json_object_object_get_ex(vd, "size", &v);
+	uint64_t size = iostat_u64(vd, "size"), alloc = iostat_u64(vd, "alloc");
 
-	if (vdev_type(vd) == VDEV_TYPE_ROOT)
-		(void) snprintf(name, sizeof (name), "%s", ip->ip_name);
-	else
-		cli_vdev_name(vd, true, name, sizeof (name));
+	iostat_vdev_name(vd, name, sizeof (name));
 	if (io->io_scripted)
 		fprintf(cli_out, "%s", name);
 	else
 		fprintf(cli_out, "%*s%-*s", depth, "", MAX(io->io_namewidth - depth, 0), name);
-	uint64_t size = 0;
-	bool cap = cli_vdev_space(ip->ip_spa, vd, &size, &alloc);
-	free = size - MIN(alloc, size);
-	iostat_cell(io, alloc, !cap);
-	iostat_cell(io, free, !cap);
-	iostat_vs(vd, &vs);
-	const vdev_stat_t *old = iostat_old(ip, vdev_guid(vd));
-	for (int rw = 0; rw < 2; rw++)
-		iostat_cell(io, (uint64_t)((double)(vs.vs_ops[rw] - MIN(old->vs_ops[rw],
-		    vs.vs_ops[rw])) * scale), false);
-	for (int rw = 0; rw < 2; rw++)
-		iostat_cell(io, (uint64_t)((double)(vs.vs_bytes[rw] - MIN(old->vs_bytes[rw],
-		    vs.vs_bytes[rw])) * scale), false);
+	iostat_cell(io, cap ? alloc : 0, !cap);
+	iostat_cell(io, cap ? size - MIN(alloc, size) : 0, !cap);
+	for (int k = 0; k < 2; k++) {
+		json_object *pair = json_object_object_get(vd, k == 0 ? "ops" : "bytes");
+		for (size_t rw = 0; rw < 2; rw++)
+			iostat_cell(io, json_object_get_uint64(json_object_array_get_idx(pair,
+			    rw)), false);
+	}
 	cli_putc('\n');
-	for (int c = 0; io->io_verbose && c < vdev_children(vd); c++)
-		iostat_row(io, ip, vdev_child(vd, c), depth + 2, scale);
+	for (size_t c = 0; io->io_verbose && kids != NULL && c < json_object_array_length(kids);
+	    c++)
+		iostat_row(io, json_object_array_get_idx(kids, c), depth + 2);
 }
 
 static void
@@ -224,52 +166,57 @@ iostat_header(const iostat_opts_t *io)
 	iostat_dashes(io);
 }
 
-/*
- * The base of the first report: zero counters when the pool was opened.
- * Without that time (ip_snap_ns 0) the first report shows plain totals.
- */
-static void
-iostat_first_base(iostat_pool_t *ip, uint64_t now_ns)
-{
-	ip->ip_nsnap = 0;
-	ip->ip_snap_ns = spa_open_time != NULL ? spa_open_time(ip->ip_spa) : 0;
-	if (ip->ip_snap_ns > now_ns)
-		ip->ip_snap_ns = now_ns;
-}
-
 /* The NAME column fits every row of every pool (at least 10). */
 static void
-iostat_set_namewidth(iostat_opts_t *io, iostat_pool_t *pools, int n)
+iostat_set_namewidth(iostat_opts_t *io, json_object *pools)
 {
 	io->io_namewidth = 0;
-	for (int i = 0; i < n; i++) {
-		spa_vdev_hold(pools[i].ip_spa);
-		io->io_namewidth = iostat_namewidth(spa_root_vdev(pools[i].ip_spa),
-		    pools[i].ip_name, 0, io->io_verbose, io->io_namewidth);
-		spa_vdev_rele(pools[i].ip_spa);
-	}
+	for (size_t i = 0; i < json_object_array_length(pools); i++)
+		io->io_namewidth = iostat_namewidth(json_object_array_get_idx(pools, i), 0,
+		    io->io_verbose, io->io_namewidth);
 	io->io_namewidth = MAX(io->io_namewidth, 10);
 }
 
-/* One report of every pool; with print false only the counters are taken. */
-static void
-iostat_report(iostat_opts_t *io, iostat_pool_t *pools, int n, bool print)
+/*
+ * One round the host sent: the failures it reported before it (tarnd
+ * sends them with the first round), the header when one is due, and the
+ * rows unless it is the base round of -y.  Nonzero when the output is
+ * gone (the reader went away), which ends the rounds.
+ */
+static int
+iostat_part(void *arg, json_object *part)
 {
-	uint64_t now = tarn_now_ns();
+	iostat_opts_t *io = arg;
+	json_object *pools = json_object_object_get(part, "pools"), *reps;
+	bool skip = json_object_get_boolean(json_object_object_get(part, "skip"));
+	size_t n = json_object_is_type(pools, json_type_array) ?
+	    json_object_array_length(pools) : 0;
 
-	for (int i = 0; i < n && print; i++) {
-		uint64_t dt = now - pools[i].ip_snap_ns;
-		double scale = pools[i].ip_snap_ns != 0 && dt > 0 ? 1e9 / (double)dt : 1.0;
-		spa_vdev_hold(pools[i].ip_spa);    /* one pool at a time */
-		iostat_row(io, &pools[i], spa_root_vdev(pools[i].ip_spa), 0, scale);
-		spa_vdev_rele(pools[i].ip_spa);
+	if (json_object_object_get_ex(part, "reports", &reps)) {
+		for (size_t i = 0; i < json_object_array_length(reps); i++) {
+			json_object *r = json_object_array_get_idx(reps, i);
+			(void) cli_cannot(json_object_get_string(json_object_array_get_idx(r, 0)),
+			    json_object_get_string(json_object_array_get_idx(r, 1)),
+			    json_object_get_int(json_object_array_get_idx(r, 2)),
+			    json_object_get_string(json_object_array_get_idx(r, 3)));
+		}
+		fflush(cli_err);
+	}
+	io->io_iter++;
+	if (n > 0)
+		iostat_set_namewidth(io, pools);
+	if (!io->io_scripted && ((io->io_iter == 1 && !skip) || skip != io->io_verbose ||
+	    (io->io_rows > 0 && io->io_iter % (unsigned long)io->io_rows == 0)))
+		iostat_header(io);
+	for (size_t i = 0; i < n && !skip; i++) {
+		iostat_row(io, json_object_array_get_idx(pools, i), 0);
 		if (io->io_verbose && !io->io_scripted)
 			iostat_dashes(io);
 	}
-	if (print && n > 1 && !io->io_verbose && !io->io_scripted)
+	if (!skip && n > 1 && !io->io_verbose && !io->io_scripted)
 		iostat_dashes(io);
-	for (int i = 0; i < n; i++)
-		iostat_snapshot(&pools[i], now);
+	(void) fflush(cli_out);
+	return (ferror(cli_out) ? EPIPE : 0);
 }
 
 static bool
@@ -323,107 +270,31 @@ iostat_parse(int argc, char **argv, iostat_opts_t *io, int *npools)
 	return (0);
 }
 
-/*
- * Sleep secs, in slices of 100 ms so that inside tarnd a client that went
- * away (Ctrl-C) ends the command at once.  False when it did.
- */
-static bool
-iostat_sleep(double secs)
-{
-	uint64_t end = tarn_now_ns() + (uint64_t)(secs * 1e9);
-
-	for (;;) {
-		if (host_cancelled())
-			return (false);
-		uint64_t now = tarn_now_ns();
-		if (now >= end)
-			return (true);
-		uint64_t ns = MIN(end - now, 100 * 1000 * 1000ULL);
-		struct timespec ts = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
-		(void) nanosleep(&ts, NULL);
-	}
-}
-
-static int
-iostat_run(iostat_opts_t *io, iostat_pool_t *pools, int n)
-{
-	bool tty = isatty(STDOUT_FILENO) && cli_out == stdout;
-	int rows = 24;
-	unsigned long iter = 0, count = io->io_count;
-	struct winsize ws;
-
-	if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
-		rows = ws.ws_row;
-	uint64_t now = tarn_now_ns();
-	for (int i = 0; i < n; i++)
-		iostat_first_base(&pools[i], now);
-	for (;;) {
-		bool skip = io->io_skip && iter == 0;
-		iter++;
-		iostat_set_namewidth(io, pools, n);
-		if (!io->io_scripted && ((iter == 1 && !skip) || skip != io->io_verbose ||
-		    (tty && iter % (unsigned long)rows == 0)))
-			iostat_header(io);
-		iostat_report(io, pools, n, !skip);
-		(void) fflush(cli_out);
-		if (ferror(cli_out))
-			return (CLI_EXIT_ERROR);   /* the reader went away */
-		if (skip) {
-			if (!iostat_sleep(io->io_interval))
-				return (CLI_EXIT_ERROR);
-			continue;
-		}
-		if (io->io_interval == 0 || (count != 0 && --count == 0))
-			break;
-		if (!iostat_sleep(io->io_interval))
-			return (CLI_EXIT_ERROR);
-	}
-	return (CLI_EXIT_OK);
-}
-
 int
 cli_pool_iostat(int argc, char **argv)
 {
 	iostat_opts_t io = { 0 };
-	iostat_pool_t *pools;
-	char **names = NULL, err[1024];
-	int npools = 0, nnames = 0, n = 0, error, ret = CLI_EXIT_OK;
+	json_object *args, *res;
+	struct winsize ws;
+	int npools = 0, error;
 
 	if ((error = iostat_parse(argc, argv, &io, &npools)) != 0)
 		return (error);
 	argv += optind;
-	if (npools == 0) {
-		if ((error = host_pool_names(&names, &nnames)) != 0)
-			return (cli_cannot("iostat", spa_cachefile_path(), error, NULL));
-		if (nnames == 0) {
-			host_names_free(names, nnames);
-			fprintf(cli_err, "no pools available\n");
-			return (CLI_EXIT_ERROR);
-		}
+	if (isatty(STDOUT_FILENO) && cli_out == stdout)
+		io.io_rows = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 ?
+		    ws.ws_row : 24;
+	args = json_object_new_object();
+	if (npools > 0) {
+		json_object *names = json_object_new_array_ext(npools);
+		for (int i = 0; i < npools; i++)
+			json_object_array_add(names, json_object_new_string(argv[i]));
+		json_object_object_add(args, "names", names);
 	}
-	int want = npools > 0 ? npools : nnames;
-	pools = tarn_alloc(sizeof (iostat_pool_t) * (size_t)want);
-	for (int i = 0; i < want; i++) {
-		const char *name = npools > 0 ? argv[i] : names[i];
-		spa_t *spa;
-		error = host_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY, &spa,
-		    err, sizeof (err));
-		if (error != 0) {
-			ret = cli_cannot("open", name, error, err);
-			continue;
-		}
-		if (io.io_interval > 0)
-			host_pool_unlock(spa);   /* a long watch must not hold others up */
-		pools[n].ip_name = name;
-		pools[n++].ip_spa = spa;
-	}
-	if (n > 0 && iostat_run(&io, pools, n) != 0)
-		ret = CLI_EXIT_ERROR;
-	for (int i = 0; i < n; i++) {
-		tarn_free(pools[i].ip_snap);
-		host_pool_close(pools[i].ip_spa);
-	}
-	tarn_free(pools);
-	host_names_free(names, nnames);
-	return (ret);
+	json_object_object_add(args, "interval", json_object_new_double(io.io_interval));
+	json_object_object_add(args, "count", json_object_new_uint64(io.io_count));
+	json_object_object_add(args, "skip", json_object_new_boolean(io.io_skip));
+	int r = cli_call_parts("pool.iostat", args, iostat_part, &io, &res);
+	json_object_put(res);
+	return (r);
 }

@@ -5,7 +5,11 @@
  * A scrub runs in the pool's owner: inside tarnd it goes on after the
  * command returns (status shows its progress; -w waits for the end).  Run
  * in-process (TARN_NO_DAEMON=1) nobody would carry it on once the command
- * exits, so there `scrub` always waits, as with -w.
+ * exits, so there `scrub` always waits, as with -w.  The host does it
+ * (operation pool.scrub, host/host_op_scan.c); this file parses argv and
+ * prints the scan: paragraph from the statistics the host gives
+ * (cli_status_scan_json; cli_status_scan and cli_scan_wait still take
+ * the pool for the verbs that open it themselves).
  *
  * The scan: paragraph, as zpool prints it:
  *
@@ -105,13 +109,13 @@ scan_progress(const spa_scan_stat_t *ss, bool resilver)
 	}
 }
 
-void
-cli_status_scan(spa_t *spa)
+/* The scan: paragraph of these statistics (nothing when never scanned). */
+static void
+scan_print(const spa_scan_stat_t *ssp)
 {
-	spa_scan_stat_t ss;
+	spa_scan_stat_t ss = *ssp;
 	char when[64], took[48], bytes[16];
 
-	spa_scan_get_stat(spa, &ss);
 	bool resilver = ss.sss_func == SPA_SCAN_RESILVER;
 	if ((ss.sss_func != SPA_SCAN_SCRUB && !resilver) || ss.sss_state == SPA_SCAN_STATE_NONE)
 		return;   /* never scanned: zpool prints no scan: line either */
@@ -145,6 +149,63 @@ cli_status_scan(spa_t *spa)
 	scan_progress(&ss, resilver);
 }
 
+void
+cli_status_scan(spa_t *spa)
+{
+	spa_scan_stat_t ss;
+
+	spa_scan_get_stat(spa, &ss);
+	scan_print(&ss);
+}
+
+/* The index of word in words (the host's names of func and state), or 0. */
+static uint64_t
+scan_word(json_object *scan, const char *key, const char *const *words, size_t n)
+{
+	const char *w = json_object_get_string(json_object_object_get(scan, key));
+
+	for (size_t i = 0; w != NULL && i < n; i++)
+		if (strcmp(w, words[i]) == 0)
+			return (i);
+	return (0);
+}
+
+static uint64_t
+scan_u64(json_object *scan, const char *key)
+{
+	return (json_object_get_uint64(json_object_object_get(scan, key)));
+}
+
+void
+cli_scan_stat_json(json_object *scan, spa_scan_stat_t *ss)
+{
+	static const char *const funcs[] = { "none", "scrub", "resilver" };
+	static const char *const states[] = { "none", "scanning", "finished", "canceled" };
+
+	memset(ss, 0, sizeof (*ss));
+	ss->sss_func = scan_word(scan, "func", funcs, ARRAY_SIZE(funcs));
+	ss->sss_state = scan_word(scan, "state", states, ARRAY_SIZE(states));
+	ss->sss_paused = json_object_get_boolean(json_object_object_get(scan, "paused"));
+	ss->sss_start_time = scan_u64(scan, "start_time");
+	ss->sss_end_time = scan_u64(scan, "end_time");
+	ss->sss_pass_start = scan_u64(scan, "pass_start");
+	ss->sss_to_examine = scan_u64(scan, "to_examine");
+	ss->sss_examined = scan_u64(scan, "examined");
+	ss->sss_issued = scan_u64(scan, "issued");
+	ss->sss_repaired = scan_u64(scan, "repaired");
+	ss->sss_pass_issued = scan_u64(scan, "pass_issued");
+	ss->sss_errors = scan_u64(scan, "errors");
+}
+
+void
+cli_status_scan_json(json_object *scan)
+{
+	spa_scan_stat_t ss;
+
+	cli_scan_stat_json(scan, &ss);
+	scan_print(&ss);
+}
+
 bool
 cli_scan_active(spa_t *spa, spa_scan_func_t func)
 {
@@ -173,70 +234,25 @@ cli_scan_wait(spa_t *spa)
 	}
 }
 
-typedef enum scrub_cmd { SCRUB_START, SCRUB_STOP, SCRUB_PAUSE } scrub_cmd_t;
-
-/* A scan could not start: say why, as zpool does. */
+/* Start, cancel or pause one pool's scan (operation pool.scrub). */
 static int
-scrub_start_error(const char *verb, const char *name, spa_t *spa, int error)
+scrub_one(const char *name, const char *verb, const char *cmd, bool wait)
 {
-	char msg[256];
-	spa_scan_stat_t ss;
+	json_object *args = json_object_new_object(), *res;
 
-	spa_scan_get_stat(spa, &ss);
-	if (error == EBUSY && ss.sss_func == SPA_SCAN_RESILVER) {
-		(void) snprintf(msg, sizeof (msg), "currently resilvering");
-	} else if (error == EBUSY) {
-		(void) snprintf(msg, sizeof (msg), "currently scrubbing; use '%s scrub -s' "
-		    "to cancel the current scrub", cli_pool_prog);
-	} else if (error == EROFS) {
-		(void) snprintf(msg, sizeof (msg), "pool is read-only");
-	} else {
-		msg[0] = '\0';
-	}
-	return (cli_cannot(verb, name, error, msg));
-}
-
-static int
-scrub_one(const char *name, spa_scan_func_t func, scrub_cmd_t cmd, bool wait)
-{
-	const char *verb = func == SPA_SCAN_RESILVER ? "resilver" : "scrub";
-	spa_t *spa;
-	char err[1024];
-	int error;
-
-	if ((error = host_pool_open(name, 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot(verb, name, error, err));
-	if (cmd == SCRUB_STOP || cmd == SCRUB_PAUSE) {
-		error = cmd == SCRUB_STOP ? spa_scan_stop(spa) : spa_scan_pause(spa);
-		if (error == 0)
-			host_history_log(spa);
-		host_pool_close(spa);
-		if (error == ENOENT)
-			return (cli_cannot(cmd == SCRUB_STOP ? "cancel scrubbing" :
-			    "pause scrubbing", name, error, "there is no active scrub"));
-		if (error == ENOTSUP && cmd == SCRUB_PAUSE)
-			return (cli_cannot("pause scrubbing", name, error, "a resilver is "
-			    "running, and a resilver cannot be paused"));
-		return (error == 0 ? CLI_EXIT_OK : cli_cannot(verb, name, error, NULL));
-	}
-	if ((error = spa_scan_start(spa, func, 0)) != 0) {
-		int ret = scrub_start_error(verb, name, spa, error);
-		host_pool_close(spa);
-		return (ret);
-	}
-	host_history_log(spa);
-	if (wait || !host_daemon_mode()) {
-		host_pool_unlock(spa);   /* let status and others in meanwhile */
-		error = cli_scan_wait(spa);
-	}
-	host_pool_close(spa);
-	return (error == 0 ? CLI_EXIT_OK : cli_cannot(verb, name, error, NULL));
+	json_object_object_add(args, "name", json_object_new_string(name));
+	json_object_object_add(args, "func", json_object_new_string(verb));
+	json_object_object_add(args, "cmd", json_object_new_string(cmd));
+	json_object_object_add(args, "wait", json_object_new_boolean(wait));
+	json_object_object_add(args, "prog", json_object_new_string(cli_pool_prog));
+	int r = cli_call("pool.scrub", args, &res);
+	json_object_put(res);
+	return (r);
 }
 
 static int
 scrub_main(const char *verb, spa_scan_func_t func, int argc, char **argv)
 {
-	scrub_cmd_t cmd = SCRUB_START;
 	bool wait = false, stop = false, pause = false;
 	int c, ret = CLI_EXIT_OK;
 
@@ -260,10 +276,14 @@ scrub_main(const char *verb, spa_scan_func_t func, int argc, char **argv)
 		    "be used with -p or -s"));
 	if (argc < 1)
 		return (cli_usage_error(verb, "missing pool name argument"));
-	cmd = stop ? SCRUB_STOP : pause ? SCRUB_PAUSE : SCRUB_START;
-	for (int i = 0; i < argc; i++)
-		if (scrub_one(argv[i], func, cmd, wait) != 0)
+	const char *cmd = stop ? "stop" : pause ? "pause" : "start";
+	for (int i = 0; i < argc; i++) {
+		int r = scrub_one(argv[i], verb, cmd, wait);
+		if (r == CLI_EXIT_LOST)
+			return (r);   /* the daemon died: no other pool either */
+		if (r != 0)
 			ret = CLI_EXIT_ERROR;
+	}
 	return (ret);
 }
 

@@ -11,6 +11,9 @@
  * Tarn's versions (lib/util/format.h): version 1 is the first format,
  * without feature flags (the "legacy" version in zpool's terms); version 2
  * brings feature flags, each enabled per pool.  An upgrade is one-way.
+ * The host reads the pools' versions and upgrades them (operations
+ * pool.versions, pool.upgrade, host/host_op_upgrade.c); this file parses
+ * argv and says what they found or did.
  */
 #include "tarn.h"
 
@@ -64,10 +67,9 @@ upgrade_create_only(void)
 
 /* Create-only features a pool lacks (which no upgrade will enable). */
 static uint64_t
-upgrade_never(spa_t *spa)
+upgrade_never(uint64_t version, uint64_t features)
 {
-	return (upgrade_create_only() & ~(spa_version(spa) < SPA_VERSION_2 ? 0 :
-	    spa_features(spa)));
+	return (upgrade_create_only() & ~(version < SPA_VERSION_2 ? 0 : features));
 }
 
 /* The create-only features of `flags`, one a line, each with its reason. */
@@ -84,11 +86,17 @@ static const char upgrade_banner[] = "This system supports ZFS pool feature flag
 
 /* Features this build knows that the pool lacks. */
 static uint64_t
-upgrade_missing(spa_t *spa)
+upgrade_missing(uint64_t version, uint64_t features)
 {
-	if (spa_version(spa) < SPA_VERSION_2)
+	if (version < SPA_VERSION_2)
 		return (SPA_FEATURES_ALL);
-	return (SPA_FEATURES_ALL & ~spa_features(spa));
+	return (SPA_FEATURES_ALL & ~features);
+}
+
+static uint64_t
+upgrade_u64(json_object *o, const char *key)
+{
+	return (json_object_get_uint64(json_object_object_get(o, key)));
 }
 
 static void
@@ -129,9 +137,11 @@ static const char upgrade_never_head[] = "The following features can only be "
 
 /* One pool of `upgrade`'s listing: pass 0 legacy, 1 missing features, 2 never. */
 static void
-upgrade_show_one(spa_t *spa, const char *name, int pass, int *count)
+upgrade_show_one(json_object *pool, int pass, int *count)
 {
-	uint64_t v = spa_version(spa), missing = upgrade_missing(spa);
+	const char *name = json_object_get_string(json_object_object_get(pool, "name"));
+	uint64_t v = upgrade_u64(pool, "version"), f = upgrade_u64(pool, "features");
+	uint64_t missing = upgrade_missing(v, f);
 	if (pass == 0 && v < SPA_VERSION_2) {
 		if ((*count)++ == 0)
 			fprintf(cli_out, "The following pools are formatted with legacy "
@@ -149,11 +159,11 @@ upgrade_show_one(spa_t *spa, const char *name, int pass, int *count)
 			    "---------------\n");
 		fprintf(cli_out, "%s\n", name);
 		upgrade_print_features(missing, "      ");
-	} else if (pass == 2 && v >= SPA_VERSION_2 && upgrade_never(spa) != 0) {
+	} else if (pass == 2 && v >= SPA_VERSION_2 && upgrade_never(v, f) != 0) {
 		if ((*count)++ == 0)
 			fputs(upgrade_never_head, cli_out);
 		fprintf(cli_out, "%s\n", name);
-		upgrade_print_never(upgrade_never(spa), "      ");
+		upgrade_print_never(upgrade_never(v, f), "      ");
 	}
 }
 
@@ -161,24 +171,21 @@ upgrade_show_one(spa_t *spa, const char *name, int pass, int *count)
 static int
 upgrade_show(void)
 {
-	char **names;
-	int n, error, count[3] = { 0, 0, 0 };
-	spa_t *spa;
-	char err[1024];
+	json_object *args = json_object_new_object(), *res, *pools;
+	int count[3] = { 0, 0, 0 };
 
-	if ((error = host_pool_names(&names, &n)) != 0)
-		return (cli_cannot("upgrade", spa_cachefile_path(), error, NULL));
+	json_object_object_add(args, "verb", json_object_new_string("upgrade"));
+	int r = cli_call("pool.versions", args, &res);
+	if (r != 0 || !json_object_object_get_ex(res, "pools", &pools)) {
+		json_object_put(res);
+		return (r != 0 ? r : CLI_EXIT_ERROR);
+	}
 	fputs(upgrade_banner, cli_out);
 	for (int pass = 0; pass < 3; pass++) {
 		if (pass > 0 && count[pass - 1] > 0)
 			cli_putc('\n');
-		for (int i = 0; i < n; i++) {
-			if (host_pool_open(names[i], SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
-			    &spa, err, sizeof (err)) != 0)
-				continue;
-			upgrade_show_one(spa, names[i], pass, &count[pass]);
-			host_pool_close(spa);
-		}
+		for (size_t i = 0; i < json_object_array_length(pools); i++)
+			upgrade_show_one(json_object_array_get_idx(pools, i), pass, &count[pass]);
 		if (pass == 0 && count[0] > 0)
 			fprintf(cli_out, "\nUse 'zpool upgrade -v' for a list of available "
 			    "legacy versions.\n");
@@ -191,64 +198,36 @@ upgrade_show(void)
 	else if (count[1] == 0)
 		fprintf(cli_out, "\nEvery feature flags pool has all the features an "
 		    "upgrade can enable.\n");
-	host_names_free(names, n);
+	json_object_put(res);
 	return (CLI_EXIT_OK);
 }
 
-/*
- * Upgrade one pool to `version` (0: the newest).  *did says whether
- * anything changed, *never whether create-only features stay disabled.
- * Returns the exit status.
- */
-static int
-upgrade_one(const char *name, uint64_t version, bool *did, bool *never)
+/* A pool the upgrade found current: say so; *never as for upgrade_one. */
+static void
+upgrade_current(const char *name, uint64_t target, uint64_t v, uint64_t f, bool *never)
 {
-	spa_t *spa;
-	char err[1024];
-	int error;
+	*never = target >= SPA_VERSION_2 && upgrade_never(v, f) != 0;
+	if (*never) {
+		fprintf(cli_out, "Pool '%s' already has all the features an upgrade "
+		    "can enable; these can\nonly be enabled when a pool is "
+		    "created:\n", name);
+		upgrade_print_never(upgrade_never(v, f), "  ");
+	} else if (target >= SPA_VERSION_2)
+		fprintf(cli_out, "Pool '%s' already has all supported and "
+		    "requested features enabled.\n", name);
+	else
+		fprintf(cli_out, "Pool '%s' is already formatted using version "
+		    "%" PRIu64 ".\n", name, v);
+}
 
-	*did = *never = false;
-	if ((error = host_pool_open(name, 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot("upgrade", name, error, err));
-	uint64_t from = spa_version(spa), before = spa_features(spa);
-	uint64_t target = version != 0 ? version : SPA_VERSION;
-	if (from > target) {
-		fprintf(cli_out, "Pool '%s' is already formatted using more current "
-		    "version '%" PRIu64 "'.\n\n", name, from);
-		host_pool_close(spa);
-		return (CLI_EXIT_OK);
-	}
-	if (from == target && (target < SPA_VERSION_2 || upgrade_missing(spa) == 0)) {
-		*never = target >= SPA_VERSION_2 && upgrade_never(spa) != 0;
-		if (*never) {
-			fprintf(cli_out, "Pool '%s' already has all the features an upgrade "
-			    "can enable; these can\nonly be enabled when a pool is "
-			    "created:\n", name);
-			upgrade_print_never(upgrade_never(spa), "  ");
-		} else if (target >= SPA_VERSION_2)
-			fprintf(cli_out, "Pool '%s' already has all supported and "
-			    "requested features enabled.\n", name);
-		else
-			fprintf(cli_out, "Pool '%s' is already formatted using version "
-			    "%" PRIu64 ".\n", name, from);
-		host_pool_close(spa);
-		return (CLI_EXIT_OK);
-	}
-	err[0] = '\0';
-	if ((error = spa_upgrade(spa, target, err, sizeof (err))) != 0) {
-		host_pool_close(spa);
-		return (cli_cannot("upgrade", name, error, err));
-	}
-	*did = true;
-	uint64_t added = spa_features(spa) & ~(from < SPA_VERSION_2 ? 0 : before);
-	/* zpool history -i: what the upgrade changed, then the command */
-	if (from != target)
-		(void) spa_history_log_internal(spa, 0, "set version=%" PRIu64, target);
-	for (size_t i = 0; i < ARRAY_SIZE(cli_features); i++)
-		if (added & cli_features[i].cf_flag)
-			(void) spa_history_log_internal(spa, 0, "set feature@%s=enabled",
-			    cli_features[i].cf_name);
-	host_history_log(spa);
+/* What an upgrade did (res: pool.upgrade's result); *never as for upgrade_one. */
+static void
+upgrade_done(const char *name, uint64_t target, json_object *res, bool *never)
+{
+	uint64_t from = upgrade_u64(res, "from"), before = upgrade_u64(res, "before");
+	uint64_t v = upgrade_u64(res, "version"), f = upgrade_u64(res, "features");
+	uint64_t added = f & ~(from < SPA_VERSION_2 ? 0 : before);
+
 	if (from < SPA_VERSION_2 && target >= SPA_VERSION_2)
 		fprintf(cli_out, "Successfully upgraded '%s' from version %" PRIu64
 		    " to feature flags.\n", name, from);
@@ -259,28 +238,75 @@ upgrade_one(const char *name, uint64_t version, bool *did, bool *never)
 		fprintf(cli_out, "Enabled the following features on '%s':\n", name);
 		upgrade_print_features(added, "  ");
 	}
-	*never = spa_version(spa) >= SPA_VERSION_2 && upgrade_never(spa) != 0;
+	*never = v >= SPA_VERSION_2 && upgrade_never(v, f) != 0;
 	if (*never) {
 		fprintf(cli_out, "These features can only be enabled when a pool is "
 		    "created and stay\ndisabled on '%s':\n", name);
-		upgrade_print_never(upgrade_never(spa), "  ");
+		upgrade_print_never(upgrade_never(v, f), "  ");
 	}
-	host_pool_close(spa);
+}
+
+/*
+ * Upgrade one pool to `version` (0: the newest), through the host
+ * (pool.upgrade), which names the features it enabled in the history as
+ * cli_features does.  *did says whether anything changed, *never whether
+ * create-only features stay disabled.  Returns the exit status.
+ */
+static int
+upgrade_one(const char *name, uint64_t version, bool *did, bool *never)
+{
+	json_object *args = json_object_new_object(), *res;
+	json_object *fn = json_object_new_array_ext((int)ARRAY_SIZE(cli_features));
+	uint64_t target = version != 0 ? version : SPA_VERSION;
+
+	*did = *never = false;
+	for (size_t i = 0; i < ARRAY_SIZE(cli_features); i++) {
+		json_object *f = json_object_new_array_ext(2);
+		json_object_array_add(f, json_object_new_uint64(cli_features[i].cf_flag));
+		json_object_array_add(f, json_object_new_string(cli_features[i].cf_name));
+		json_object_array_add(fn, f);
+	}
+	json_object_object_add(args, "name", json_object_new_string(name));
+	json_object_object_add(args, "version", json_object_new_uint64(version));
+	json_object_object_add(args, "feature_names", fn);
+	int r = cli_call("pool.upgrade", args, &res);
+	const char *outcome = json_object_get_string(json_object_object_get(res, "outcome"));
+	if (r != 0 || outcome == NULL) {
+		json_object_put(res);
+		return (r != 0 ? r : CLI_EXIT_ERROR);
+	}
+	if (strcmp(outcome, "newer") == 0) {
+		fprintf(cli_out, "Pool '%s' is already formatted using more current "
+		    "version '%" PRIu64 "'.\n\n", name, upgrade_u64(res, "from"));
+	} else if (strcmp(outcome, "current") == 0) {
+		upgrade_current(name, target, upgrade_u64(res, "version"),
+		    upgrade_u64(res, "features"), never);
+	} else {
+		*did = true;
+		upgrade_done(name, target, res, never);
+	}
+	json_object_put(res);
 	return (CLI_EXIT_OK);
 }
 
 static int
 upgrade_all(uint64_t version)
 {
-	char **names;
-	int n, error, ret = CLI_EXIT_OK, done = 0, never = 0;
+	json_object *names;
+	int ret = CLI_EXIT_OK, done = 0, never = 0;
 
-	if ((error = host_pool_names(&names, &n)) != 0)
-		return (cli_cannot("upgrade", spa_cachefile_path(), error, NULL));
+	if ((names = cli_pool_names("upgrade", &ret)) == NULL)
+		return (ret);
 	fputs(upgrade_banner, cli_out);
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < json_object_array_length(names); i++) {
 		bool did, nev;
-		if (upgrade_one(names[i], version, &did, &nev) != 0)
+		int r = upgrade_one(json_object_get_string(json_object_array_get_idx(names, i)),
+		    version, &did, &nev);
+		if (r == CLI_EXIT_LOST) {
+			json_object_put(names);
+			return (r);   /* the daemon died: no other pool either */
+		}
+		if (r != 0)
 			ret = CLI_EXIT_ERROR;
 		done += did;
 		never += nev;
@@ -294,7 +320,7 @@ upgrade_all(uint64_t version)
 		    "Every feature flags pool already has all the features an upgrade can "
 		    "enable;\nthose listed above can only be enabled when a pool is "
 		    "created.\n");
-	host_names_free(names, n);
+	json_object_put(names);
 	return (ret);
 }
 
@@ -343,8 +369,12 @@ cli_pool_upgrade(int argc, char **argv)
 		return (upgrade_show());
 	}
 	fputs(upgrade_banner, cli_out);
-	for (int i = 0; i < argc; i++)
-		if (upgrade_one(argv[i], version, &did, &never) != 0)
+	for (int i = 0; i < argc; i++) {
+		int r = upgrade_one(argv[i], version, &did, &never);
+		if (r == CLI_EXIT_LOST)
+			return (r);   /* the daemon died: no other pool either */
+		if (r != 0)
 			ret = CLI_EXIT_ERROR;
+	}
 	return (ret);
 }

@@ -245,12 +245,25 @@ extern const size_t cli_nfeatures;
 void cli_history_begin(int argc, char **argv);
 /* The same for a zfs verb ("zfs VERB ARGS...", argv[0] is the verb). */
 void cli_history_begin_zfs(int argc, char **argv);
+/*
+ * pool_history.c: the pools of the cache file, from the host (operation
+ * pool.names), as a JSON array of names (put it); NULL when they could not
+ * be read ("cannot VERB 'FILE'" printed, *ret the exit status).
+ */
+json_object *cli_pool_names(const char *verb, int *ret);
 
 /* pool_scrub.c: scans as status shows them */
 /* zpool's "0B", "512B", "1.50M" (cli_nicenum with B below 1K). */
 void cli_nicebytes(uint64_t n, char *buf, size_t len);
 /* The "  scan: ..." paragraph of status (nothing when never scanned). */
 void cli_status_scan(spa_t *spa);
+/*
+ * The same from the statistics a host operation put into a JSON object
+ * (host_scan_json: func, state, paused, times and byte counts);
+ * cli_scan_stat_json turns them back into spa_scan_stat_t.
+ */
+void cli_status_scan_json(json_object *scan);
+void cli_scan_stat_json(json_object *scan, spa_scan_stat_t *ss);
 /* Is a scan of that kind (SPA_SCAN_NONE: any) running? */
 bool cli_scan_active(spa_t *spa, spa_scan_func_t func);
 /*

@@ -341,6 +341,35 @@ cache_mismatch(const request_t *rq, char *msg, size_t len)
 
 /* ---- control commands: tarn daemon status|stop ---- */
 
+/* The pools the host holds (operation daemon.status), one a line. */
+static void
+serve_status_pools(FILE *out)
+{
+	json_object *args = json_object_new_object(), *res = NULL, *pools;
+
+	/* collect: a cache file that cannot be read is said here, not reported */
+	if (host_exec("daemon.status", args, true, &res) != 0 ||
+	    !json_object_object_get_ex(res, "pools", &pools)) {
+		fprintf(out, "pools: cannot read the cache file %s\n", spa_cachefile_path());
+		json_object_put(args);
+		json_object_put(res);
+		return;
+	}
+	json_object_put(args);
+	fprintf(out, "pools: %d\n", (int)json_object_array_length(pools));
+	for (size_t i = 0; i < json_object_array_length(pools); i++) {
+		json_object *p = json_object_array_get_idx(pools, i);
+		const char *name = json_object_get_string(json_object_object_get(p, "name"));
+		if (json_object_get_boolean(json_object_object_get(p, "held")))
+			fprintf(out, "\t%-20s held, %s, %d command(s)\n", name,
+			    json_object_get_string(json_object_object_get(p, "state")),
+			    json_object_get_int(json_object_object_get(p, "commands")));
+		else
+			fprintf(out, "\t%-20s not open (UNAVAIL)\n", name);
+	}
+	json_object_put(res);
+}
+
 static int
 serve_daemon_status(FILE *out)
 {
@@ -354,7 +383,7 @@ serve_daemon_status(FILE *out)
 	    tarnd_info.ti_logfile : "standard error");
 	fprintf(out, "cache file: %s\n", spa_cachefile_path());
 	fprintf(out, "commands:   %d running (this one included)\n", tarnd_active());
-	host_print_pools(out);
+	serve_status_pools(out);
 	return (CLI_EXIT_OK);
 }
 
