@@ -105,13 +105,18 @@ cli_call_parts(const char *op, json_object *args, cli_call_part_fn_t fn, void *a
 		res = json_tokener_parse(text);
 		tarn_free(text);
 		error = res != NULL && json_object_is_type(res, json_type_object) ? 0 : EPROTO;
+		json_object *e;
+		if (error == 0 && json_object_object_get_ex(res, "error", &e))
+			error = json_object_get_int(e);    /* the daemon could not run it */
 		if (error == 0)
 			call_reports(res);
 	}
 	json_object_put(args);
 	if (error != 0) {
 		json_object_put(res);
-		fprintf(cli_err, "tarn: the host cannot run '%s': %s\n", op, tarn_strerror(error));
+		fprintf(cli_err, "tarn: the %s cannot run '%s': %s%s\n", cli_local() ? "host" :
+		    "daemon", op, tarn_strerror(error), error == ENOENT && !cli_local() ?
+		    " (a tarnd older than this tarn? restart it: tarn daemon stop)" : "");
 		return (CLI_EXIT_ERROR);
 	}
 	ret = json_object_get_int(json_object_object_get(res, "ret"));
