@@ -15,6 +15,9 @@
 static const host_op_t *const host_op_tables[] = {
 	host_ops_mount,
 	host_ops_sync,
+	host_ops_create,
+	host_ops_import,
+	host_ops_vdev,
 };
 
 /* ---- argument helpers ---- */

@@ -16,14 +16,14 @@ static const cli_verb_t cli_verbs[] = {
 	{ "create", cli_pool_create,
 	    "\tcreate [-fn] [-o property=value] ... [-O file-system-property=value] ...\n\t    [-m mountpoint] <pool> <vdev> ...\n" },
 	{ "destroy", cli_pool_destroy,
-	    "\tdestroy [-f] <pool>\n" },
+	    "\tdestroy [-f] <pool>\n", CLI_VERB_OPS },
 	{ "import", cli_pool_import,
 	    "\timport [-d dir] ...\n"
 	    "\timport [-o readonly=on] [-d dir] ... [-f] [-F [-n]] [-N] -a\n"
 	    "\timport [-o readonly=on] [-d dir] ... [-f] [-F [-n]] [-N]\n"
 	    "\t    <pool | id> [newpool]\n" },
 	{ "export", cli_pool_export,
-	    "\texport [-f] <pool> ...\n" },
+	    "\texport [-f] <pool> ...\n", CLI_VERB_OPS },
 	{ "list", cli_pool_list,
 	    "\tlist [-Hpj] [-o property[,...]] [pool] ...\n" },
 	{ "status", cli_pool_status,

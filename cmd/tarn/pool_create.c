@@ -321,10 +321,9 @@ cli_pool_create(int argc, char **argv)
 int
 cli_pool_destroy(int argc, char **argv)
 {
+	json_object *args, *res;
 	bool force = false;
-	spa_t *spa;
-	char err[1024];
-	int c, error;
+	int c, r;
 
 	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":f")) != -1) {
@@ -339,30 +338,10 @@ cli_pool_destroy(int argc, char **argv)
 		return (cli_usage_error("destroy", "missing pool argument"));
 	if (argc > 1)
 		return (cli_usage_error("destroy", "too many arguments"));
-	error = host_pool_open(argv[0], 0, &spa, err, sizeof (err));
-	if (error != 0 && force && error != HOST_ENOPOOL) {
-		/* The devices are gone: forget the pool on this host at least. */
-		int e2 = spa_cache_remove(argv[0]);
-		if (e2 == 0) {
-			fprintf(cli_err, "note: '%s' could not be opened (%s); it was "
-			    "removed from the cache file, its devices are "
-			    "untouched\n", argv[0], err);
-			return (CLI_EXIT_OK);
-		}
-	}
-	if (error != 0) {
-		char msg[sizeof (err) + 64];
-		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
-		    error == HOST_ENOPOOL ? "" : "; use -f to forget it on this host");
-		return (cli_cannot("destroy", argv[0], error, msg));
-	}
-	if (host_unmount_tree(argv[0], force, "destroy") != 0) {
-		host_pool_close(spa);
-		return (CLI_EXIT_ERROR);
-	}
-	host_history_log(spa);   /* as zpool: the record goes down with the pool */
-	err[0] = '\0';
-	if ((error = host_pool_destroy(spa)) != 0)
-		return (cli_cannot("destroy", argv[0], error, NULL));
-	return (CLI_EXIT_OK);
+	args = json_object_new_object();
+	json_object_object_add(args, "name", json_object_new_string(argv[0]));
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	r = cli_call("pool.destroy", args, &res);
+	json_object_put(res);
+	return (r);
 }

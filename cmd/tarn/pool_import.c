@@ -521,41 +521,12 @@ import_main(import_opts_t *iop, int argc, char **argv)
 	return (import_one(&io, argv[0], argc == 2 ? argv[1] : NULL));
 }
 
-static int
-export_one(const char *name, bool force)
-{
-	spa_t *spa;
-	char err[1024];
-	int error;
-
-	error = host_pool_open(name, 0, &spa, err, sizeof (err));
-	if (error != 0 && force && error != HOST_ENOPOOL && spa_cache_remove(name) == 0) {
-		fprintf(cli_err, "note: '%s' could not be opened (%s); it was removed "
-		    "from the cache file, its devices are untouched\n", name, err);
-		return (CLI_EXIT_OK);
-	}
-	if (error != 0) {
-		char msg[sizeof (err) + 64];
-		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
-		    error == HOST_ENOPOOL ? "" : "; use -f to forget it on this host");
-		return (cli_cannot("export", name, error, msg));
-	}
-	if (host_unmount_tree(name, force, "export") != 0) {
-		host_pool_close(spa);
-		return (CLI_EXIT_ERROR);
-	}
-	host_history_log(spa);   /* kept in the pool for its next import */
-	if ((error = host_pool_export(spa)) != 0)
-		return (cli_cannot("export", name, error, NULL));
-	return (CLI_EXIT_OK);
-}
-
 int
 cli_pool_export(int argc, char **argv)
 {
 	bool force = false, all = false;
-	char **names = NULL;
-	int c, n = 0, ret = CLI_EXIT_OK, error;
+	json_object *args, *res;
+	int c, r;
 
 	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":fa")) != -1) {
@@ -572,11 +543,16 @@ cli_pool_export(int argc, char **argv)
 		return (cli_usage_error("export", "-a takes no pool names"));
 	if (!all && argc < 1)
 		return (cli_usage_error("export", "missing pool argument"));
-	if (all && (error = host_pool_names(&names, &n)) != 0)
-		return (cli_cannot("export", spa_cachefile_path(), error, NULL));
-	for (int i = 0; i < (all ? n : argc); i++)
-		if (export_one(all ? names[i] : argv[i], force) != 0)
-			ret = CLI_EXIT_ERROR;
-	host_names_free(names, n);
-	return (ret);
+	args = json_object_new_object();
+	json_object_object_add(args, "all", json_object_new_boolean(all));
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	if (!all) {
+		json_object *names = json_object_new_array_ext(argc);
+		for (int i = 0; i < argc; i++)
+			json_object_array_add(names, json_object_new_string(argv[i]));
+		json_object_object_add(args, "names", names);
+	}
+	r = cli_call("pool.export", args, &res);
+	json_object_put(res);
+	return (r);
 }
