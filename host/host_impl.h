@@ -32,5 +32,11 @@ int host_arg_need(json_object *args, const char *key, const char *op, const char
  */
 int host_arg_spec(json_object *args, const char *key, const char *verb, const char *name,
     spa_vdev_spec_t **specp);
+/*
+ * host_op_vdev.c: a vdev tree as JSON: {type ("root", "mirror", "raidz",
+ * "replacing", "spare", "disk", "file", "missing"), id, nparity (raidz),
+ * path?, guid, state (vdev_state_name), children?}.
+ */
+json_object *host_op_tree_json(const vdev_t *vd);
 
 #endif /* TARN_HOST_IMPL_H */

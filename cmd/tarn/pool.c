@@ -14,7 +14,7 @@ __thread const char *cli_pool_prog = "tarn pool";
 
 static const cli_verb_t cli_verbs[] = {
 	{ "create", cli_pool_create,
-	    "\tcreate [-fn] [-o property=value] ... [-O file-system-property=value] ...\n\t    [-m mountpoint] <pool> <vdev> ...\n" },
+	    "\tcreate [-fn] [-o property=value] ... [-O file-system-property=value] ...\n\t    [-m mountpoint] <pool> <vdev> ...\n", CLI_VERB_OPS },
 	{ "destroy", cli_pool_destroy,
 	    "\tdestroy [-f] <pool>\n", CLI_VERB_OPS },
 	{ "import", cli_pool_import,
@@ -48,7 +48,7 @@ static const cli_verb_t cli_verbs[] = {
 	    "\tclear <pool> [device]\n" },
 	{ "add", cli_pool_add,
 	    "\tadd [-fn] <pool> <vdev> ...\n"
-	    "\tadd [-f] <pool> spare <device> ...\n" },
+	    "\tadd [-f] <pool> spare <device> ...\n", CLI_VERB_OPS },
 	{ "labelclear", cli_pool_labelclear,
 	    "\tlabelclear [-f] <vdev>\n" },
 	{ "history", cli_pool_history,

@@ -304,25 +304,58 @@ cli_pool_clear(int argc, char **argv)
 	    cli_cannot("clear errors for", argv[argc - 1], error, err));
 }
 
+/*
+ * A vdev of a tree the host answered (host_op_tree_json) by its display
+ * name with its number: "mirror-0", "raidz2-1", "spare-2", the leaf's
+ * path or GUID; "root" for the root.
+ */
+void
+cli_tree_vdev_name(json_object *vd, char *buf, size_t len)
+{
+	const char *type = json_object_get_string(json_object_object_get(vd, "type"));
+	uint64_t id = json_object_get_uint64(json_object_object_get(vd, "id"));
+	json_object *path;
+
+	if (type == NULL)
+		type = "file";
+	if (strcmp(type, "mirror") == 0 || strcmp(type, "spare") == 0 ||
+	    strcmp(type, "replacing") == 0)
+		(void) snprintf(buf, len, "%s-%" PRIu64, type, id);
+	else if (strcmp(type, "raidz") == 0)
+		(void) snprintf(buf, len, "raidz%d-%" PRIu64,
+		    json_object_get_int(json_object_object_get(vd, "nparity")), id);
+	else if (strcmp(type, "root") == 0)
+		(void) snprintf(buf, len, "root");
+	else if (json_object_object_get_ex(vd, "path", &path))
+		(void) snprintf(buf, len, "%s", json_object_get_string(path));
+	else
+		(void) snprintf(buf, len, "%" PRIu64,
+		    json_object_get_uint64(json_object_object_get(vd, "guid")));
+}
+
 /* add -n: the pool's tree as it would be, new vdevs last (without numbers). */
 static void
-add_print(spa_t *spa, const char *pool, const spa_vdev_spec_t *spec)
+add_print(json_object *root, const char *pool, const spa_vdev_spec_t *spec)
 {
 	char name[VDEV_PATH_MAX + 32];
+	json_object *tops, *kids;
+
 	fprintf(cli_out, "would update '%s' to the following configuration:\n\n\t%s\n",
 	    pool, pool);
-	spa_vdev_hold(spa);
-	const vdev_t *root = spa_root_vdev(spa);
-	for (int t = 0; t < root->vdev_children; t++) {
-		const vdev_t *top = root->vdev_child[t];
-		cli_vdev_name(top, true, name, sizeof (name));
-		fprintf(cli_out, "\t  %s\n", name);
-		for (int c = 0; c < top->vdev_children; c++) {
-			cli_vdev_name(top->vdev_child[c], true, name, sizeof (name));
-			fprintf(cli_out, "\t    %s\n", name);
+	if (json_object_object_get_ex(root, "children", &tops)) {
+		for (size_t t = 0; t < json_object_array_length(tops); t++) {
+			json_object *top = json_object_array_get_idx(tops, t);
+			cli_tree_vdev_name(top, name, sizeof (name));
+			fprintf(cli_out, "\t  %s\n", name);
+			if (!json_object_object_get_ex(top, "children", &kids))
+				continue;
+			for (size_t c = 0; c < json_object_array_length(kids); c++) {
+				cli_tree_vdev_name(json_object_array_get_idx(kids, c), name,
+				    sizeof (name));
+				fprintf(cli_out, "\t    %s\n", name);
+			}
 		}
 	}
-	spa_vdev_rele(spa);
 	for (int t = 0; t < spec->nchildren; t++)
 		cli_print_spec(spec->children[t], pool, 2);
 }
@@ -332,9 +365,9 @@ static int
 add_tops(const char *pool, int nwords, char **words, bool force, bool dryrun)
 {
 	spa_vdev_spec_t *spec;
+	json_object *args, *res, *tree;
 	char err[1024];
-	spa_t *spa;
-	int error;
+	int error, ret;
 
 	for (int i = 0; i < nwords; i++)
 		if (strcmp(words[i], "spare") == 0)
@@ -342,38 +375,26 @@ add_tops(const char *pool, int nwords, char **words, bool force, bool dryrun)
 			    "themselves ('add POOL spare DEVICE...')"));
 	if ((error = spa_vdev_spec_parse(nwords, words, &spec, err, sizeof (err))) != 0)
 		return (cli_cannot("add to", pool, error, err));
-	if ((error = host_pool_open(pool, dryrun ? SPA_OPEN_READONLY : 0, &spa, err,
-	    sizeof (err))) != 0) {
-		spa_vdev_spec_free(spec);
-		return (cli_cannot("add to", pool, error, err));
-	}
-	err[0] = '\0';
-	if (dryrun) {
-		error = spa_vdev_add_check(spa, spec, force, err, sizeof (err));
-		if (error == 0)
-			add_print(spa, pool, spec);
-		host_pool_close(spa);
-		spa_vdev_spec_free(spec);
-		return (error == 0 ? CLI_EXIT_OK : cli_cannot("add to", pool, error, err));
-	}
-	error = spa_vdev_add(spa, spec, force, err, sizeof (err));
-	if (error == 0) {
-		host_history_log(spa);
-		vdev_cache_refresh(spa);
-	}
-	host_pool_close(spa);
+	args = json_object_new_object();
+	json_object_object_add(args, "pool", json_object_new_string(pool));
+	json_object_object_add(args, "vdevs", cli_spec_words(spec));
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	json_object_object_add(args, "dryrun", json_object_new_boolean(dryrun));
+	ret = cli_call("pool.add", args, &res);
+	if (ret == CLI_EXIT_OK && dryrun && json_object_object_get_ex(res, "tree", &tree))
+		add_print(tree, pool, spec);
+	json_object_put(res);
 	spa_vdev_spec_free(spec);
-	return (error == 0 ? CLI_EXIT_OK : cli_cannot("add to", pool, error, err));
+	return (ret);
 }
 
 int
 cli_pool_add(int argc, char **argv)
 {
 	bool force = false, dryrun = false;
-	char err[1024];
-	char **paths;
-	spa_t *spa;
-	int c, error, ret;
+	char path[VDEV_PATH_MAX + 1];
+	json_object *args, *res, *paths;
+	int c, ret;
 
 	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":fn")) != -1) {
@@ -396,37 +417,26 @@ cli_pool_add(int argc, char **argv)
 		return (cli_usage_error("add", "-n is for top-level vdevs, not spares"));
 	if (argc < 3)
 		return (cli_usage_error("add", "missing device after 'spare'"));
-	paths = tarn_alloc(sizeof (char *) * (size_t)argc);
-	ret = CLI_EXIT_OK;
-	for (int i = 2; i < argc && ret == CLI_EXIT_OK; i++) {
-		paths[i - 2] = tarn_alloc(VDEV_PATH_MAX + 1);
+	paths = json_object_new_array_ext(argc - 2);
+	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "spare") == 0 || strcmp(argv[i], "mirror") == 0 ||
 		    strncmp(argv[i], "raidz", 5) == 0 || strcmp(argv[i], "log") == 0 ||
 		    strcmp(argv[i], "cache") == 0)
 			ret = cli_cannot("add to", argv[0], ENOTSUP, "only devices may "
 			    "follow 'spare'; other vdev groups cannot be added yet");
 		else
-			ret = cli_vdev_newpath("add to", argv[0], argv[i], paths[i - 2],
-			    VDEV_PATH_MAX + 1);
-	}
-	if (ret == CLI_EXIT_OK) {
-		if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0) {
-			ret = cli_cannot("add to", argv[0], error, err);
-		} else {
-			err[0] = '\0';
-			error = spa_vdev_add_spares(spa, argc - 2, paths, force, err,
-			    sizeof (err));
-			if (error == 0) {
-				host_history_log(spa);
-				vdev_cache_refresh(spa);
-			}
-			host_pool_close(spa);
-			if (error != 0)
-				ret = cli_cannot("add to", argv[0], error, err);
+			ret = cli_vdev_newpath("add to", argv[0], argv[i], path, sizeof (path));
+		if (ret != CLI_EXIT_OK) {
+			json_object_put(paths);
+			return (ret);
 		}
+		json_object_array_add(paths, json_object_new_string(path));
 	}
-	for (int i = 2; i < argc; i++)
-		tarn_free(paths[i - 2]);
-	tarn_free(paths);
+	args = json_object_new_object();
+	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+	json_object_object_add(args, "paths", paths);
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	ret = cli_call("pool.add_spares", args, &res);
+	json_object_put(res);
 	return (ret);
 }
