@@ -165,12 +165,22 @@ cli_pool_replace(int argc, char **argv)
 	return (vdev_attach_replace("replace", false, argc, argv));
 }
 
+/* Run op with args; its exit status. */
+static int
+vdev_call(const char *op, json_object *args)
+{
+	json_object *res;
+	int r = cli_call(op, args, &res);
+
+	json_object_put(res);
+	return (r);
+}
+
 int
 cli_pool_detach(int argc, char **argv)
 {
-	char err[1024];
-	spa_t *spa;
-	int c, error;
+	json_object *args;
+	int c;
 
 	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":")) != -1)
@@ -183,53 +193,52 @@ cli_pool_detach(int argc, char **argv)
 		return (cli_usage_error("detach", "missing <device> specification"));
 	if (argc > 2)
 		return (cli_usage_error("detach", "too many arguments"));
-	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot("detach", argv[0], error, err));
-	err[0] = '\0';
-	if ((error = spa_vdev_detach(spa, argv[1], err, sizeof (err))) == 0) {
-		host_history_log(spa);
-		vdev_cache_refresh(spa);
-	}
-	host_pool_close(spa);
-	return (error == 0 ? CLI_EXIT_OK : cli_cannot("detach", argv[1], error, err));
+	args = json_object_new_object();
+	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+	json_object_object_add(args, "device", json_object_new_string(argv[1]));
+	return (vdev_call("pool.detach", args));
 }
 
-/* online/offline: one pool, several devices; the history line once. */
+/*
+ * online/offline: one pool, several devices; each device's outcome in
+ * order (a failure, or online's warning for a device still faulted).
+ */
 static int
 vdev_online_offline(const char *verb, bool online, bool temporary, int argc, char **argv)
 {
-	char err[1024];
-	spa_t *spa;
-	int error, ret = CLI_EXIT_OK, done = 0;
+	json_object *args, *res, *devs, *names;
+	int ret;
 
 	if (argc < 1)
 		return (cli_usage_error(verb, "missing pool name"));
 	if (argc < 2)
 		return (cli_usage_error(verb, "missing device name"));
-	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot(verb, argv[0], error, err));
-	for (int i = 1; i < argc; i++) {
-		err[0] = '\0';
-		error = online ? spa_vdev_online(spa, argv[i], err, sizeof (err)) :
-		    spa_vdev_offline(spa, argv[i], temporary, err, sizeof (err));
-		if (error != 0) {
-			ret = cli_cannot(verb, argv[i], error, err);
-			continue;
-		}
-		done++;
-		/* read under the tree's lock: a finishing resilver may free the leaf */
-		vdev_state_t st;
-		if (online && spa_leaf_state(spa, argv[i], &st) == 0 && st != VDEV_STATE_HEALTHY)
+	args = json_object_new_object();
+	names = json_object_new_array_ext(argc - 1);
+	for (int i = 1; i < argc; i++)
+		json_object_array_add(names, json_object_new_string(argv[i]));
+	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+	json_object_object_add(args, "devices", names);
+	if (!online)
+		json_object_object_add(args, "temporary", json_object_new_boolean(temporary));
+	ret = cli_call(online ? "pool.online" : "pool.offline", args, &res);
+	if (res == NULL || !json_object_object_get_ex(res, "devices", &devs)) {
+		json_object_put(res);
+		return (ret);
+	}
+	for (size_t i = 0; i < json_object_array_length(devs); i++) {
+		json_object *d = json_object_array_get_idx(devs, i);
+		const char *name = json_object_get_string(json_object_object_get(d, "name"));
+		int error = json_object_get_int(json_object_object_get(d, "error"));
+		if (error != 0)
+			(void) cli_cannot(verb, name, error,
+			    json_object_get_string(json_object_object_get(d, "msg")));
+		else if (json_object_get_boolean(json_object_object_get(d, "faulted")))
 			fprintf(cli_err, "warning: device '%s' onlined, but remains in "
 			    "faulted state\nuse '%s replace' to replace devices that are "
-			    "no longer present\n", argv[i], cli_pool_prog);
+			    "no longer present\n", name, cli_pool_prog);
 	}
-	if (done > 0) {
-		host_history_log(spa);
-		if (online)   /* in-process: the resilver it started ends first */
-			(void) vdev_wait_resilver(spa, false);
-	}
-	host_pool_close(spa);
+	json_object_put(res);
 	return (ret);
 }
 
@@ -280,9 +289,8 @@ cli_pool_offline(int argc, char **argv)
 int
 cli_pool_clear(int argc, char **argv)
 {
-	char err[1024];
-	spa_t *spa;
-	int c, error;
+	json_object *args;
+	int c;
 
 	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":")) != -1)
@@ -293,15 +301,11 @@ cli_pool_clear(int argc, char **argv)
 		return (cli_usage_error("clear", "missing pool name"));
 	if (argc > 2)
 		return (cli_usage_error("clear", "too many arguments"));
-	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot("clear errors for", argv[0], error, err));
-	err[0] = '\0';
-	error = spa_vdev_clear(spa, argc == 2 ? argv[1] : NULL, err, sizeof (err));
-	if (error == 0)
-		host_history_log(spa);
-	host_pool_close(spa);
-	return (error == 0 ? CLI_EXIT_OK :
-	    cli_cannot("clear errors for", argv[argc - 1], error, err));
+	args = json_object_new_object();
+	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+	if (argc == 2)
+		json_object_object_add(args, "device", json_object_new_string(argv[1]));
+	return (vdev_call("pool.clear", args));
 }
 
 /*
