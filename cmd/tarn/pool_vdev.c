@@ -17,6 +17,12 @@
  * and online start a resilver, which inside tarnd goes on after the
  * command returns; -w waits for it (attach, replace).  In-process
  * (without tarnd) they always wait: nobody would carry it on.
+ *
+ * Here: the options and arguments, device words made absolute paths (the
+ * host's directory is not this process's), and the printing; the host
+ * changes the pool (host/host_op_vdev.c: pool.attach, pool.replace,
+ * pool.detach, pool.online, pool.offline, pool.clear, pool.add,
+ * pool.add_spares).
  */
 #include "tarn.h"
 
@@ -50,37 +56,6 @@ cli_vdev_newpath(const char *verb, const char *pool, const char *word, char *buf
 	return (0);
 }
 
-/*
- * After a change of the tree: the cache file lists the pool's leaves as
- * they are now, so that the next open (in-process, or tarnd restarting)
- * finds a new device.  Only for a pool the cache file lists at all.
- */
-static void
-vdev_cache_refresh(spa_t *spa)
-{
-	spa_cache_entry_t *ents;
-	bool listed = false;
-	int n;
-
-	if (spa_readonly(spa) || spa_cache_read(&ents, &n) != 0)
-		return;
-	for (int i = 0; i < n; i++)
-		listed |= ents[i].sce_guid == spa_guid(spa);
-	spa_cache_free(ents, n);
-	if (listed)
-		(void) spa_cache_add(spa);
-}
-
-/* After attach/replace: wait for the resilver when asked (or in-process). */
-static int
-vdev_wait_resilver(spa_t *spa, bool wait)
-{
-	if (!wait && host_daemon_mode())
-		return (0);
-	host_pool_unlock(spa);
-	return (cli_scan_wait(spa));
-}
-
 static int
 vdev_parse_fw(const char *verb, int argc, char **argv, bool *force, bool *wait)
 {
@@ -97,16 +72,19 @@ vdev_parse_fw(const char *verb, int argc, char **argv, bool *force, bool *wait)
 	return (0);
 }
 
+static int vdev_call(const char *op, json_object *args);
+
 /*
- * attach (NEW required) and replace (NEW optional): parse, open the pool,
- * change the tree, refresh the cache file, wait for the resilver if asked.
+ * attach (NEW required) and replace (NEW optional): parse, make NEW an
+ * absolute path, and ask the host (which changes the tree, refreshes the
+ * cache file and waits for the resilver if asked).
  */
 static int
 vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 {
 	bool force = false, wait = false;
-	char err[1024], newpath[VDEV_PATH_MAX + 1], verb[VDEV_PATH_MAX + 32];
-	spa_t *spa;
+	char newpath[VDEV_PATH_MAX + 1];
+	json_object *args;
 	int error;
 
 	cli_history_begin(argc, argv);
@@ -125,32 +103,14 @@ vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 	bool hasnew = argc == 3;
 	if (hasnew && cli_vdev_newpath(cmd, argv[0], argv[2], newpath, sizeof (newpath)) != 0)
 		return (CLI_EXIT_ERROR);
-	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot(cmd, argv[0], error, err));
-	err[0] = '\0';
-	if (attach)
-		error = spa_vdev_attach(spa, argv[1], newpath, force, err, sizeof (err));
-	else
-		error = spa_vdev_replace(spa, argv[1], hasnew ? newpath : NULL, force,
-		    err, sizeof (err));
-	if (error == 0) {
-		host_history_log(spa);
-		vdev_cache_refresh(spa);
-		error = vdev_wait_resilver(spa, wait);
-		vdev_cache_refresh(spa);
-	}
-	host_pool_close(spa);
-	if (error == 0)
-		return (CLI_EXIT_OK);
-	if (attach) {
-		(void) snprintf(verb, sizeof (verb), "attach '%s' to", newpath);
-		return (cli_cannot(verb, argv[1], error, err));
-	}
-	if (hasnew) {
-		(void) snprintf(verb, sizeof (verb), "replace '%s' with", argv[1]);
-		return (cli_cannot(verb, newpath, error, err));
-	}
-	return (cli_cannot(cmd, argv[1], error, err));
+	args = json_object_new_object();
+	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+	json_object_object_add(args, "device", json_object_new_string(argv[1]));
+	if (hasnew)
+		json_object_object_add(args, "new", json_object_new_string(newpath));
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	json_object_object_add(args, "wait", json_object_new_boolean(wait));
+	return (vdev_call(attach ? "pool.attach" : "pool.replace", args));
 }
 
 int
