@@ -21,7 +21,7 @@ static const cli_verb_t cli_verbs[] = {
 	    "\timport [-d dir] ...\n"
 	    "\timport [-o readonly=on] [-d dir] ... [-f] [-F [-n]] [-N] -a\n"
 	    "\timport [-o readonly=on] [-d dir] ... [-f] [-F [-n]] [-N]\n"
-	    "\t    <pool | id> [newpool]\n" },
+	    "\t    <pool | id> [newpool]\n", CLI_VERB_OPS },
 	{ "export", cli_pool_export,
 	    "\texport [-f] <pool> ...\n", CLI_VERB_OPS },
 	{ "list", cli_pool_list,

@@ -17,7 +17,10 @@
 #define CREATE_MAX_FSPROPS 32
 
 typedef struct create_opts {
-	spa_create_opts_t co_spa;
+	uint64_t    co_ashift;      /* 0: from the devices */
+	uint64_t    co_version;     /* 0: current */
+	bool        co_force;
+	bool        co_no_cache;
 	bool        co_dryrun;
 	const char *co_mountpoint;
 	int         co_nfsprops;                      /* -O prop=value */
@@ -53,11 +56,11 @@ create_prop(create_opts_t *co, const char *arg)
 	(void) snprintf(prop, sizeof (prop), "%.*s", (int)MIN(eq - arg, 63), arg);
 	const char *val = eq + 1;
 	if (strcmp(prop, "ashift") == 0) {
-		if (!parse_u64(val, 9, 16, &co->co_spa.sco_ashift))
+		if (!parse_u64(val, 9, 16, &co->co_ashift))
 			return (cli_usage_error("create", "invalid value '%s' for "
 			    "property 'ashift': must be 9 to 16", val));
 	} else if (strcmp(prop, "version") == 0) {
-		if (!parse_u64(val, 1, SPA_VERSION, &co->co_spa.sco_version))
+		if (!parse_u64(val, 1, SPA_VERSION, &co->co_version))
 			return (cli_usage_error("create", "invalid value '%s' for "
 			    "property 'version': this build supports 1 to %llu",
 			    val, (unsigned long long)SPA_VERSION));
@@ -66,7 +69,7 @@ create_prop(create_opts_t *co, const char *arg)
 			return (cli_usage_error("create", "property 'cachefile' "
 			    "can only be 'none'; set TARN_CACHEFILE to move the "
 			    "cache file"));
-		co->co_spa.sco_no_cache = true;
+		co->co_no_cache = true;
 	} else {
 		return (cli_usage_error("create", "property '%s' is not a valid "
 		    "pool property (supported: ashift, version, cachefile)", prop));
@@ -109,7 +112,7 @@ create_parse_args(int argc, char **argv, create_opts_t *co)
 
 	while ((c = getopt(argc, argv, ":fno:O:m:")) != -1) {
 		switch (c) {
-		case 'f': co->co_spa.sco_force = true; break;
+		case 'f': co->co_force = true; break;
 		case 'n': co->co_dryrun = true; break;
 		case 'O':
 			if ((error = create_fsprop(co, optarg)) != 0)
@@ -187,16 +190,16 @@ create_args(const char *name, const create_opts_t *co, const spa_vdev_spec_t *sp
 
 	json_object_object_add(args, "name", json_object_new_string(name));
 	json_object_object_add(args, "vdevs", cli_spec_words(spec));
-	json_object_object_add(args, "force", json_object_new_boolean(co->co_spa.sco_force));
+	json_object_object_add(args, "force", json_object_new_boolean(co->co_force));
 	json_object_object_add(args, "dryrun", json_object_new_boolean(co->co_dryrun));
 	json_object_object_add(args, "no_cache",
-	    json_object_new_boolean(co->co_spa.sco_no_cache));
-	if (co->co_spa.sco_ashift != 0)
+	    json_object_new_boolean(co->co_no_cache));
+	if (co->co_ashift != 0)
 		json_object_object_add(args, "ashift",
-		    json_object_new_uint64(co->co_spa.sco_ashift));
-	if (co->co_spa.sco_version != 0)
+		    json_object_new_uint64(co->co_ashift));
+	if (co->co_version != 0)
 		json_object_object_add(args, "version",
-		    json_object_new_uint64(co->co_spa.sco_version));
+		    json_object_new_uint64(co->co_version));
 	if (co->co_mountpoint != NULL)
 		json_object_object_add(args, "mountpoint",
 		    json_object_new_string(co->co_mountpoint));

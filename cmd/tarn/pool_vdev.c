@@ -72,7 +72,16 @@ vdev_parse_fw(const char *verb, int argc, char **argv, bool *force, bool *wait)
 	return (0);
 }
 
-static int vdev_call(const char *op, json_object *args);
+/* Run op with args; its exit status. */
+static int
+vdev_call(const char *op, json_object *args)
+{
+	json_object *res;
+	int r = cli_call(op, args, &res);
+
+	json_object_put(res);
+	return (r);
+}
 
 /*
  * attach (NEW required) and replace (NEW optional): parse, make NEW an
@@ -123,17 +132,6 @@ int
 cli_pool_replace(int argc, char **argv)
 {
 	return (vdev_attach_replace("replace", false, argc, argv));
-}
-
-/* Run op with args; its exit status. */
-static int
-vdev_call(const char *op, json_object *args)
-{
-	json_object *res;
-	int r = cli_call(op, args, &res);
-
-	json_object_put(res);
-	return (r);
 }
 
 int
