@@ -26,12 +26,27 @@ extern const host_op_t host_ops_history[];
 extern const host_op_t host_ops_daemon[];
 extern const host_op_t host_ops_upgrade[];
 extern const host_op_t host_ops_label[];
+extern const host_op_t host_ops_create[];
+extern const host_op_t host_ops_import[];
+extern const host_op_t host_ops_vdev[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */
 const char *host_arg_str(json_object *args, const char *key);
 bool host_arg_bool(json_object *args, const char *key);
 /* A string argument that must be there: reports and fails when absent. */
 int host_arg_need(json_object *args, const char *key, const char *op, const char **vp);
+/*
+ * host_op_create.c: args[key], the words of a vdev specification, parsed;
+ * failures reported as "cannot VERB 'NAME'".  0 or HOST_FAILED.
+ */
+int host_arg_spec(json_object *args, const char *key, const char *verb, const char *name,
+    spa_vdev_spec_t **specp);
+/*
+ * host_op_vdev.c: a vdev tree as JSON: {type ("root", "mirror", "raidz",
+ * "replacing", "spare", "disk", "file", "missing"), id, nparity (raidz),
+ * path?, guid, state (vdev_state_name), children?}.
+ */
+json_object *host_op_tree_json(const vdev_t *vd);
 
 /*
  * host_op_scan.c: the pool's scan statistics as fields of obj (for a

@@ -24,6 +24,9 @@ static const host_op_t *const host_op_tables[] = {
 	host_ops_daemon,
 	host_ops_upgrade,
 	host_ops_label,
+	host_ops_create,
+	host_ops_import,
+	host_ops_vdev,
 };
 
 /* ---- argument helpers ---- */

@@ -1,21 +1,26 @@
 /*
  * pool_create.c — `tarn pool create` and `tarn pool destroy`.
  *
- * create parses the pool name and the vdev specification here (so that
- * syntax errors come back before any device is opened) and leaves every
- * check of the devices themselves to spa_create(), which writes nothing
- * until all of them pass.  -n prints the layout that would be created.
+ * create parses the pool name, its options and the vdev specification
+ * here (so that syntax errors come back before any device is opened) and
+ * asks the host (operation pool.create, host/host_op_create.c), where
+ * spa_create() checks the devices themselves and writes nothing until
+ * all of them pass.  -n: the host makes only the checks that write
+ * nothing, and the layout that would be created is printed here.
+ * destroy is the host's pool.destroy.
  */
 #include "tarn.h"
 #include "dsl.h"
 
 #include <getopt.h>
-#include <sys/stat.h>
 
 #define CREATE_MAX_FSPROPS 32
 
 typedef struct create_opts {
-	spa_create_opts_t co_spa;
+	uint64_t    co_ashift;      /* 0: from the devices */
+	uint64_t    co_version;     /* 0: current */
+	bool        co_force;
+	bool        co_no_cache;
 	bool        co_dryrun;
 	const char *co_mountpoint;
 	int         co_nfsprops;                      /* -O prop=value */
@@ -51,11 +56,11 @@ create_prop(create_opts_t *co, const char *arg)
 	(void) snprintf(prop, sizeof (prop), "%.*s", (int)MIN(eq - arg, 63), arg);
 	const char *val = eq + 1;
 	if (strcmp(prop, "ashift") == 0) {
-		if (!parse_u64(val, 9, 16, &co->co_spa.sco_ashift))
+		if (!parse_u64(val, 9, 16, &co->co_ashift))
 			return (cli_usage_error("create", "invalid value '%s' for "
 			    "property 'ashift': must be 9 to 16", val));
 	} else if (strcmp(prop, "version") == 0) {
-		if (!parse_u64(val, 1, SPA_VERSION, &co->co_spa.sco_version))
+		if (!parse_u64(val, 1, SPA_VERSION, &co->co_version))
 			return (cli_usage_error("create", "invalid value '%s' for "
 			    "property 'version': this build supports 1 to %llu",
 			    val, (unsigned long long)SPA_VERSION));
@@ -64,7 +69,7 @@ create_prop(create_opts_t *co, const char *arg)
 			return (cli_usage_error("create", "property 'cachefile' "
 			    "can only be 'none'; set TARN_CACHEFILE to move the "
 			    "cache file"));
-		co->co_spa.sco_no_cache = true;
+		co->co_no_cache = true;
 	} else {
 		return (cli_usage_error("create", "property '%s' is not a valid "
 		    "pool property (supported: ashift, version, cachefile)", prop));
@@ -107,7 +112,7 @@ create_parse_args(int argc, char **argv, create_opts_t *co)
 
 	while ((c = getopt(argc, argv, ":fno:O:m:")) != -1) {
 		switch (c) {
-		case 'f': co->co_spa.sco_force = true; break;
+		case 'f': co->co_force = true; break;
 		case 'n': co->co_dryrun = true; break;
 		case 'O':
 			if ((error = create_fsprop(co, optarg)) != 0)
@@ -148,127 +153,63 @@ cli_print_spec(const spa_vdev_spec_t *s, const char *name, int depth)
 		cli_print_spec(s->children[c], name, depth + 2);
 }
 
-/* -n: the checks that need no writing, then the layout. */
 /*
- * A device of a pool imported on this host (in the cache file) is never
- * taken, -f or not: -f is for devices of exported pools or of pools last
- * used elsewhere.  Returns 0 or prints the error and returns 1.
+ * The words of a parsed spec, as spa_vdev_spec_parse takes them again:
+ * group keywords and absolute device paths (the host's directory is not
+ * this process's).
  */
-static int
-create_check_imported(const char *name, const spa_vdev_spec_t *s)
+json_object *
+cli_spec_words(const spa_vdev_spec_t *spec)
 {
-	vdev_label_config_t cfg;
-	spa_cache_entry_t *ents;
-	int n, ret = 0;
+	json_object *words = json_object_new_array();
 
-	for (int c = 0; c < s->nchildren && ret == 0; c++)
-		ret = create_check_imported(name, s->children[c]);
-	if (ret != 0 || s->path == NULL)
-		return (ret);
-	memset(&cfg, 0, sizeof (cfg));
-	if (vdev_label_read_path(s->path, &cfg) != 0)
-		return (0);
-	if (cfg.vlc_state == POOL_STATE_ACTIVE && spa_cache_read(&ents, &n) == 0) {
-		for (int i = 0; i < n && ret == 0; i++) {
-			char msg[VDEV_PATH_MAX + 2 * VDEV_POOL_NAME_MAX + 128];
-			if (ents[i].sce_guid != cfg.vlc_pool_guid)
-				continue;
-			(void) snprintf(msg, sizeof (msg), "%s is part of imported "
-			    "pool '%s'; export or destroy '%s' first (-f does not "
-			    "override this)", s->path, ents[i].sce_name,
-			    ents[i].sce_name);
-			ret = cli_cannot("create", name, EBUSY, msg);
+	for (int t = 0; t < spec->nchildren; t++) {
+		const spa_vdev_spec_t *top = spec->children[t];
+		char kw[16];
+		if (top->type == VDEV_TYPE_MIRROR || top->type == VDEV_TYPE_RAIDZ) {
+			if (top->type == VDEV_TYPE_MIRROR)
+				(void) snprintf(kw, sizeof (kw), "mirror");
+			else
+				(void) snprintf(kw, sizeof (kw), "raidz%d", top->nparity);
+			json_object_array_add(words, json_object_new_string(kw));
+			for (int c = 0; c < top->nchildren; c++)
+				json_object_array_add(words,
+				    json_object_new_string(top->children[c]->path));
+		} else {
+			json_object_array_add(words, json_object_new_string(top->path));
 		}
-		spa_cache_free(ents, n);
 	}
-	vdev_config_free(&cfg);
-	return (ret);
+	return (words);
 }
 
-/* -n: a device that holds a live pool needs -f, as spa_create() says. */
-static int
-create_check_label(const char *name, const char *path, bool force)
+/* The request of create: the options and the spec's words. */
+static json_object *
+create_args(const char *name, const create_opts_t *co, const spa_vdev_spec_t *spec)
 {
-	vdev_label_config_t cfg;
-	char msg[VDEV_PATH_MAX + VDEV_POOL_NAME_MAX + 64];
+	json_object *args = json_object_new_object();
 
-	memset(&cfg, 0, sizeof (cfg));
-	if (vdev_label_read_path(path, &cfg) != 0)
-		return (0);
-	if (!force && cfg.vlc_state != POOL_STATE_DESTROYED) {
-		(void) snprintf(msg, sizeof (msg), "%s is part of %s pool '%s'; use "
-		    "-f to override", path, cfg.vlc_state == POOL_STATE_EXPORTED ?
-		    "exported" : "active", cfg.vlc_name);
-		vdev_config_free(&cfg);
-		return (cli_cannot("create", name, EBUSY, msg));
+	json_object_object_add(args, "name", json_object_new_string(name));
+	json_object_object_add(args, "vdevs", cli_spec_words(spec));
+	json_object_object_add(args, "force", json_object_new_boolean(co->co_force));
+	json_object_object_add(args, "dryrun", json_object_new_boolean(co->co_dryrun));
+	json_object_object_add(args, "no_cache",
+	    json_object_new_boolean(co->co_no_cache));
+	if (co->co_ashift != 0)
+		json_object_object_add(args, "ashift",
+		    json_object_new_uint64(co->co_ashift));
+	if (co->co_version != 0)
+		json_object_object_add(args, "version",
+		    json_object_new_uint64(co->co_version));
+	if (co->co_mountpoint != NULL)
+		json_object_object_add(args, "mountpoint",
+		    json_object_new_string(co->co_mountpoint));
+	if (co->co_nfsprops > 0) {
+		json_object *p = json_object_new_array_ext(co->co_nfsprops);
+		for (int i = 0; i < co->co_nfsprops; i++)
+			json_object_array_add(p, json_object_new_string(co->co_fsprops[i]));
+		json_object_object_add(args, "fsprops", p);
 	}
-	vdev_config_free(&cfg);
-	return (0);
-}
-
-static int
-create_dryrun(const char *name, const spa_vdev_spec_t *s, const spa_vdev_spec_t *root,
-    bool force)
-{
-	if (s->path != NULL) {
-		struct stat st;
-		if (stat(s->path, &st) != 0) {
-			char msg[VDEV_PATH_MAX + 64];
-			(void) snprintf(msg, sizeof (msg), "cannot open '%s': %s",
-			    s->path, strerror(errno));
-			return (cli_cannot("create", name, errno, msg));
-		}
-		if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < SPA_MINDEVSIZE) {
-			char msg[VDEV_PATH_MAX + 64];
-			(void) snprintf(msg, sizeof (msg), "%s is too small (at "
-			    "least %lluM is needed)", s->path,
-			    (unsigned long long)(SPA_MINDEVSIZE / MiB));
-			return (cli_cannot("create", name, EOVERFLOW, msg));
-		}
-		return (create_check_label(name, s->path, force));
-	}
-	for (int c = 0; c < s->nchildren; c++) {
-		int ret = create_dryrun(name, s->children[c], root, force);
-		if (ret != 0)
-			return (ret);
-	}
-	if (s == root) {
-		fprintf(cli_out, "would create '%s' with the following layout:\n\n", name);
-		cli_print_spec(root, name, 0);
-	}
-	return (0);
-}
-
-/*
- * The root dataset of a new pool, with -m's mountpoint.  Made here only
- * when it matters (-m, or the daemon mounts it); otherwise the first
- * dataset command makes it.
- */
-static int
-create_root_dataset(spa_t *spa, const char *mountpoint, const create_opts_t *co)
-{
-	dsl_pool_t *dp;
-	char err[512];
-	int e;
-
-	if (mountpoint == NULL && co->co_nfsprops == 0 && !host_mount_auto())
-		return (0);
-	if ((e = dsl_pool_open(spa, host_fs_init, NULL, &dp)) != 0)
-		return (cli_cannot("create", spa_name(spa), e, NULL));
-	if (mountpoint != NULL && (e = dsl_prop_set(dp, spa_name(spa), "mountpoint",
-	    mountpoint, err, sizeof (err))) != 0)
-		(void) cli_cannot("create", spa_name(spa), e, err);
-	for (int i = 0; e == 0 && i < co->co_nfsprops; i++) {
-		char prop[DSL_NAME_MAX + 1];
-		const char *eq = strchr(co->co_fsprops[i], '=');
-		snprintf(prop, sizeof (prop), "%.*s", (int)(eq - co->co_fsprops[i]),
-		    co->co_fsprops[i]);
-		if ((e = dsl_prop_set_create(dp, spa_name(spa), prop, eq + 1, err,
-		    sizeof (err))) != 0)
-			(void) cli_cannot("create", spa_name(spa), e, err);
-	}
-	dsl_pool_close(dp);
-	return (e ? CLI_EXIT_ERROR : 0);
+	return (args);
 }
 
 int
@@ -276,7 +217,7 @@ cli_pool_create(int argc, char **argv)
 {
 	create_opts_t co = { 0 };
 	spa_vdev_spec_t *spec;
-	spa_t *spa;
+	json_object *res;
 	char err[1024];
 	int error, ret;
 
@@ -295,36 +236,22 @@ cli_pool_create(int argc, char **argv)
 	if ((error = spa_vdev_spec_parse(argc - 1, argv + 1, &spec, err,
 	    sizeof (err))) != 0)
 		return (cli_cannot("create", name, error, err));
-	if ((ret = create_check_imported(name, spec)) != 0) {
-		spa_vdev_spec_free(spec);
-		return (ret);
+	ret = cli_call("pool.create", create_args(name, &co, spec), &res);
+	json_object_put(res);
+	if (ret == CLI_EXIT_OK && co.co_dryrun) {
+		fprintf(cli_out, "would create '%s' with the following layout:\n\n", name);
+		cli_print_spec(spec, name, 0);
 	}
-	if (co.co_dryrun) {
-		ret = create_dryrun(name, spec, spec, co.co_spa.sco_force);
-		spa_vdev_spec_free(spec);
-		return (ret);
-	}
-	err[0] = '\0';
-	error = spa_create(name, spec, &co.co_spa, &spa, err, sizeof (err));
 	spa_vdev_spec_free(spec);
-	if (error != 0)
-		return (cli_cannot("create", name, error, err));
-	host_history_event(spa, "create");
-	host_history_log(spa);
-	ret = create_root_dataset(spa, co.co_mountpoint, &co);
-	host_pool_adopt(spa);
-	if (ret == 0)
-		ret = host_mount_pool(name);
 	return (ret);
 }
 
 int
 cli_pool_destroy(int argc, char **argv)
 {
+	json_object *args, *res;
 	bool force = false;
-	spa_t *spa;
-	char err[1024];
-	int c, error;
+	int c, r;
 
 	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":f")) != -1) {
@@ -339,30 +266,10 @@ cli_pool_destroy(int argc, char **argv)
 		return (cli_usage_error("destroy", "missing pool argument"));
 	if (argc > 1)
 		return (cli_usage_error("destroy", "too many arguments"));
-	error = host_pool_open(argv[0], 0, &spa, err, sizeof (err));
-	if (error != 0 && force && error != HOST_ENOPOOL) {
-		/* The devices are gone: forget the pool on this host at least. */
-		int e2 = spa_cache_remove(argv[0]);
-		if (e2 == 0) {
-			fprintf(cli_err, "note: '%s' could not be opened (%s); it was "
-			    "removed from the cache file, its devices are "
-			    "untouched\n", argv[0], err);
-			return (CLI_EXIT_OK);
-		}
-	}
-	if (error != 0) {
-		char msg[sizeof (err) + 64];
-		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
-		    error == HOST_ENOPOOL ? "" : "; use -f to forget it on this host");
-		return (cli_cannot("destroy", argv[0], error, msg));
-	}
-	if (host_unmount_tree(argv[0], force, "destroy") != 0) {
-		host_pool_close(spa);
-		return (CLI_EXIT_ERROR);
-	}
-	host_history_log(spa);   /* as zpool: the record goes down with the pool */
-	err[0] = '\0';
-	if ((error = host_pool_destroy(spa)) != 0)
-		return (cli_cannot("destroy", argv[0], error, NULL));
-	return (CLI_EXIT_OK);
+	args = json_object_new_object();
+	json_object_object_add(args, "name", json_object_new_string(argv[0]));
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	r = cli_call("pool.destroy", args, &res);
+	json_object_put(res);
+	return (r);
 }

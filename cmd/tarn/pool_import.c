@@ -10,6 +10,12 @@
  * (as zpool) to which date the pool returned and roughly how many
  * seconds of transactions were discarded; -n with -F only says so, after
  * a read-only trial that leaves no trace.
+ *
+ * Here: the options, -d directories made absolute (the host's directory
+ * is not this process's), and the text; the host scans, imports and
+ * exports (host/host_op_import.c: pool.import_list, pool.import,
+ * pool.export).  The listing prints the candidates' trees as the host
+ * answers them (host_op_tree_json, with each node's state).
  */
 #include "tarn.h"
 
@@ -23,7 +29,9 @@
 typedef struct import_opts {
 	const char       *io_dirs[IMPORT_MAX_DIRS];
 	int               io_ndirs;
-	spa_import_opts_t io_spa;
+	bool              io_readonly; /* -o readonly=on */
+	bool              io_no_cache; /* -o cachefile=none */
+	bool              io_force;    /* -f */
 	bool              io_all;
 	bool              io_nomount;  /* -N */
 	bool              io_rewind;   /* -F */
@@ -34,11 +42,11 @@ static int
 import_prop(import_opts_t *io, const char *arg)
 {
 	if (strcmp(arg, "readonly=on") == 0) {
-		io->io_spa.sio_flags |= SPA_OPEN_READONLY;
+		io->io_readonly = true;
 	} else if (strcmp(arg, "readonly=off") == 0) {
-		io->io_spa.sio_flags &= ~SPA_OPEN_READONLY;
+		io->io_readonly = false;
 	} else if (strcmp(arg, "cachefile=none") == 0) {
-		io->io_spa.sio_no_cache = true;
+		io->io_no_cache = true;
 	} else {
 		return (cli_usage_error("import", "property '%s' is not supported "
 		    "at import (supported: readonly=on|off, cachefile=none)", arg));
@@ -86,7 +94,7 @@ import_parse_args(int argc, char **argv, import_opts_t *io)
 			if ((error = import_add_dir(io, optarg)) != 0)
 				return (error);
 			break;
-		case 'f': io->io_spa.sio_force = true; break;
+		case 'f': io->io_force = true; break;
 		case 'N': io->io_nomount = true; break;
 		case 'o':
 			if ((error = import_prop(io, optarg)) != 0)
@@ -104,93 +112,99 @@ import_parse_args(int argc, char **argv, import_opts_t *io)
 	return (0);
 }
 
-/* Is a pool with this GUID imported on this host (in the cache file)? */
-static bool
-import_is_imported(uint64_t guid)
+/* The request's common arguments: directories and options. */
+static json_object *
+import_args(const import_opts_t *io)
 {
-	spa_cache_entry_t *ents;
-	bool found = false;
-	int n;
+	json_object *args = json_object_new_object();
 
-	if (spa_cache_read(&ents, &n) != 0)
-		return (false);
-	for (int i = 0; i < n; i++)
-		found |= ents[i].sce_guid == guid;
-	spa_cache_free(ents, n);
-	return (found);
+	if (io->io_ndirs > 0) {
+		json_object *dirs = json_object_new_array_ext(io->io_ndirs);
+		for (int i = 0; i < io->io_ndirs; i++)
+			json_object_array_add(dirs, json_object_new_string(io->io_dirs[i]));
+		json_object_object_add(args, "dirs", dirs);
+	}
+	json_object_object_add(args, "readonly", json_object_new_boolean(io->io_readonly));
+	json_object_object_add(args, "no_cache", json_object_new_boolean(io->io_no_cache));
+	json_object_object_add(args, "force", json_object_new_boolean(io->io_force));
+	json_object_object_add(args, "rewind", json_object_new_boolean(io->io_rewind));
+	json_object_object_add(args, "dryrun", json_object_new_boolean(io->io_dryrun));
+	json_object_object_add(args, "nomount", json_object_new_boolean(io->io_nomount));
+	return (args);
 }
 
-/*
- * Health of a candidate's (unopened) tree from which leaves were found:
- * stored in vdev_state of each node.  Returns the node's state.
- */
-static vdev_state_t
-import_tree_state(vdev_t *vd)
+static const char *
+jstr(json_object *o, const char *key)
 {
-	int bad = 0, degraded = 0;
+	const char *v = json_object_get_string(json_object_object_get(o, key));
 
-	if (vdev_children(vd) == 0) {
-		bool missing = vdev_type(vd) == VDEV_TYPE_MISSING ||
-		    vdev_state(vd) == VDEV_STATE_CANT_OPEN ||
-		    vdev_state(vd) == VDEV_STATE_FAULTED ||
-		    vdev_state(vd) == VDEV_STATE_REMOVED;
-		vdev_set_state(vd, missing ? VDEV_STATE_CANT_OPEN : VDEV_STATE_HEALTHY);
-		return (vdev_state(vd));
-	}
-	for (int c = 0; c < vdev_children(vd); c++) {
-		vdev_state_t s = import_tree_state(vdev_child(vd, c));
-		bad += s == VDEV_STATE_CANT_OPEN;
-		degraded += s == VDEV_STATE_DEGRADED;
-	}
-	int tolerated = vdev_type(vd) == VDEV_TYPE_MIRROR ? vdev_children(vd) - 1 :
-	    vdev_type(vd) == VDEV_TYPE_RAIDZ ? vdev_nparity(vd) : 0;
-	if (bad > tolerated)
-		vdev_set_state(vd, VDEV_STATE_CANT_OPEN);
-	else if (bad > 0 || degraded > 0)
-		vdev_set_state(vd, VDEV_STATE_DEGRADED);
-	else
-		vdev_set_state(vd, VDEV_STATE_HEALTHY);
-	return (vdev_state(vd));
+	return (v != NULL ? v : "");
 }
 
+/* A node's name in the listing: the pool's for the root. */
 static void
-import_print_tree(const vdev_t *vd, const char *poolname, int depth, int width)
+import_node_name(json_object *vd, const char *poolname, char *buf, size_t len)
+{
+	if (strcmp(jstr(vd, "type"), "root") == 0)
+		(void) snprintf(buf, len, "%s", poolname);
+	else
+		cli_tree_vdev_name(vd, buf, len);
+}
+
+/* Width of the NAME column: max(depth*2 + len(name)), at least 10. */
+static int
+import_tree_width(json_object *vd, const char *poolname, int depth, int width)
 {
 	char name[VDEV_PATH_MAX + 32];
+	json_object *kids;
 
-	if (vdev_type(vd) == VDEV_TYPE_ROOT)
-		(void) snprintf(name, sizeof (name), "%s", poolname);
-	else
-		cli_vdev_name(vd, true, name, sizeof (name));
-	fprintf(cli_out, "\t%*s%-*s  %s", depth, "", width - depth, name,
-	    vdev_state_name(vdev_state(vd)));
-	if (vdev_children(vd) == 0 && vdev_state(vd) == VDEV_STATE_CANT_OPEN)
-		fprintf(cli_out, "  cannot open");
-	cli_putc('\n');
-	for (int c = 0; c < vdev_children(vd); c++)
-		import_print_tree(vdev_child(vd, c), poolname, depth + 2, width);
+	import_node_name(vd, poolname, name, sizeof (name));
+	width = MAX(width, depth + (int)strlen(name));
+	width = MAX(width, 10);
+	if (json_object_object_get_ex(vd, "children", &kids))
+		for (size_t c = 0; c < json_object_array_length(kids); c++)
+			width = import_tree_width(json_object_array_get_idx(kids, c),
+			    poolname, depth + 2, width);
+	return (width);
 }
 
 static void
-import_print_cand(spa_import_cand_t *c)
+import_print_tree(json_object *vd, const char *poolname, int depth, int width)
 {
-	vdev_state_t st = c->sic_tree != NULL ? import_tree_state(c->sic_tree) :
-	    VDEV_STATE_CANT_OPEN;
+	char name[VDEV_PATH_MAX + 32];
+	const char *state = jstr(vd, "state");
+	json_object *kids;
+	bool leaf = !json_object_object_get_ex(vd, "children", &kids);
 
-	if (!c->sic_can_open)
-		st = VDEV_STATE_CANT_OPEN;
-	fprintf(cli_out, "   pool: %s\n", c->sic_name);
-	fprintf(cli_out, "     id: %" PRIu64 "\n", c->sic_guid);
-	fprintf(cli_out, "  state: %s\n", vdev_state_name(st));
-	if (st == VDEV_STATE_CANT_OPEN) {
+	import_node_name(vd, poolname, name, sizeof (name));
+	fprintf(cli_out, "\t%*s%-*s  %s", depth, "", width - depth, name, state);
+	if (leaf && strcmp(state, vdev_state_name(VDEV_STATE_CANT_OPEN)) == 0)
+		fprintf(cli_out, "  cannot open");
+	cli_putc('\n');
+	for (size_t c = 0; !leaf && c < json_object_array_length(kids); c++)
+		import_print_tree(json_object_array_get_idx(kids, c), poolname, depth + 2,
+		    width);
+}
+
+static void
+import_print_cand(json_object *c)
+{
+	const char *name = jstr(c, "name"), *st = jstr(c, "state");
+	json_object *tree;
+
+	fprintf(cli_out, "   pool: %s\n", name);
+	fprintf(cli_out, "     id: %" PRIu64 "\n",
+	    json_object_get_uint64(json_object_object_get(c, "guid")));
+	fprintf(cli_out, "  state: %s\n", st);
+	if (strcmp(st, vdev_state_name(VDEV_STATE_CANT_OPEN)) == 0) {
 		fprintf(cli_out, " status: One or more devices are missing or damaged.\n"
 		    " action: The pool cannot be imported.  Bring the missing "
 		    "devices back\n\t(or add their directory with -d) and try again.\n");
-	} else if (c->sic_state == POOL_STATE_ACTIVE) {
+	} else if (json_object_get_boolean(json_object_object_get(c, "active"))) {
 		fprintf(cli_out, " status: The pool was not exported; another system may "
 		    "still use it.\n action: Import it by name or numeric id with -f, once "
 		    "you are sure\n\tnothing else has it open.\n");
-	} else if (st == VDEV_STATE_DEGRADED) {
+	} else if (strcmp(st, vdev_state_name(VDEV_STATE_DEGRADED)) == 0) {
 		fprintf(cli_out, " status: One or more devices are missing or damaged.\n"
 		    " action: The pool can be imported despite the missing devices, "
 		    "with less\n\tredundancy than it was built with.\n");
@@ -198,49 +212,30 @@ import_print_cand(spa_import_cand_t *c)
 		fprintf(cli_out, " action: Import it by name or by numeric id.\n");
 	}
 	fprintf(cli_out, " config:\n\n");
-	if (c->sic_tree != NULL)
-		import_print_tree(c->sic_tree, c->sic_name, 0,
-		    cli_tree_namewidth(c->sic_tree, c->sic_name, 0, 0));
+	if (json_object_object_get_ex(c, "tree", &tree))
+		import_print_tree(tree, name, 0, import_tree_width(tree, name, 0, 0));
 }
 
-/* Candidates worth showing: not destroyed, not imported here already. */
-static bool
-import_cand_visible(const spa_import_cand_t *c)
-{
-	return (c->sic_state != POOL_STATE_DESTROYED &&
-	    !(c->sic_state == POOL_STATE_ACTIVE && import_is_imported(c->sic_guid)));
-}
-
-static int
-import_scan(const import_opts_t *io, spa_import_cand_t **cands, int *n)
-{
-	int error = spa_import_scan(io->io_ndirs > 0 ? io->io_dirs : NULL,
-	    io->io_ndirs, cands, n);
-
-	if (error != 0) {
-		fprintf(cli_err, "cannot search for pools: %s\n", tarn_strerror(error));
-		return (CLI_EXIT_ERROR);
-	}
-	return (0);
-}
-
+/* No pool named: what could be imported, from the host's scan. */
 static int
 import_list(const import_opts_t *io)
 {
-	spa_import_cand_t *cands;
-	int n, shown = 0, ret;
+	json_object *res, *pools;
+	int ret = cli_call("pool.import_list", import_args(io), &res);
+	size_t n = 0;
 
-	if ((ret = import_scan(io, &cands, &n)) != 0)
-		return (ret);
-	for (int i = 0; i < n; i++) {
-		if (!import_cand_visible(&cands[i]))
-			continue;
-		if (shown++ > 0)
-			cli_putc('\n');
-		import_print_cand(&cands[i]);
+	if (ret != CLI_EXIT_OK || !json_object_object_get_ex(res, "pools", &pools)) {
+		json_object_put(res);
+		return (ret != CLI_EXIT_OK ? ret : CLI_EXIT_ERROR);
 	}
-	spa_import_cands_free(cands, n);
-	if (shown == 0) {
+	n = json_object_array_length(pools);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			cli_putc('\n');
+		import_print_cand(json_object_array_get_idx(pools, i));
+	}
+	json_object_put(res);
+	if (n == 0) {
 		fprintf(cli_err, "no pools available to import\n");
 		return (CLI_EXIT_ERROR);
 	}
@@ -248,112 +243,21 @@ import_list(const import_opts_t *io)
 }
 
 /*
- * Find the candidates named (or numbered) `which`, destroyed pools aside:
- * returns how many match; the last one's GUID, name and newest txg.
- */
-static int
-import_find_cand(const import_opts_t *io, const char *which, uint64_t *guidp,
-    char *name, size_t namelen, uint64_t *txgp)
-{
-	spa_import_cand_t *cands;
-	int n, found = 0;
-
-	*guidp = 0;
-	*txgp = 0;
-	if (spa_import_scan(io->io_ndirs > 0 ? io->io_dirs : NULL, io->io_ndirs,
-	    &cands, &n) != 0)
-		return (0);
-	for (int i = 0; i < n; i++) {
-		char guid[32];
-		(void) snprintf(guid, sizeof (guid), "%" PRIu64, cands[i].sic_guid);
-		if (cands[i].sic_state == POOL_STATE_DESTROYED ||
-		    (strcmp(cands[i].sic_name, which) != 0 && strcmp(guid, which) != 0))
-			continue;
-		found++;
-		*guidp = cands[i].sic_guid;
-		*txgp = MAX(*txgp, cands[i].sic_txg);
-		(void) snprintf(name, namelen, "%s", cands[i].sic_name);
-	}
-	spa_import_cands_free(cands, n);
-	return (found);
-}
-
-/*
- * The name the pool would get must not belong to another imported pool:
- * 0, or EEXIST with the message in err.
- */
-static int
-import_name_free(const import_opts_t *io, const char *which, const char *newname,
-    char *err, size_t errlen)
-{
-	char name[SPA_NAME_MAX + 1];
-	uint64_t guid, txg;
-	spa_cache_entry_t *ents;
-	int n, error = 0;
-
-	if (io->io_spa.sio_no_cache || (io->io_spa.sio_flags & SPA_OPEN_READONLY))
-		return (0);
-	if (import_find_cand(io, which, &guid, name, sizeof (name), &txg) != 1)
-		return (0);   /* none or ambiguous: spa_import says which */
-	const char *target = newname != NULL ? newname : name;
-	if (spa_cache_read(&ents, &n) != 0)
-		return (0);
-	for (int i = 0; i < n && error == 0; i++) {
-		if (strcmp(ents[i].sce_name, target) == 0 && ents[i].sce_guid != guid) {
-			(void) snprintf(err, errlen, "a pool named '%s' is already "
-			    "imported; give a new name: import %s NEWNAME", target, which);
-			error = SET_ERROR(EEXIST);
-		}
-	}
-	spa_cache_free(ents, n);
-	return (error);
-}
-
-/*
- * The pool's uberblocks as its devices hold them (newest first), read
- * before the import so that a rewind can say what it discards; *np is 0
- * when they cannot be read.
- */
-static void
-import_ubs(const import_opts_t *io, const char *which, uberblock_t **ubsp, int *np)
-{
-	spa_import_cand_t *cands;
-	int n;
-
-	*ubsp = NULL;
-	*np = 0;
-	if (spa_import_scan(io->io_ndirs > 0 ? io->io_dirs : NULL, io->io_ndirs,
-	    &cands, &n) != 0)
-		return;
-	for (int i = 0; i < n && *np == 0; i++) {
-		spa_import_cand_t *c = &cands[i];
-		char guid[32];
-		(void) snprintf(guid, sizeof (guid), "%" PRIu64, c->sic_guid);
-		if (c->sic_state == POOL_STATE_DESTROYED || c->sic_tree == NULL ||
-		    (strcmp(c->sic_name, which) != 0 && strcmp(guid, which) != 0))
-			continue;
-		(void) vdev_open(c->sic_tree, true);   /* what opens is enough */
-		(void) vdev_uberblock_collect(c->sic_tree, c->sic_guid, ubsp, np);
-		vdev_close(c->sic_tree);
-	}
-	spa_import_cands_free(cands, n);
-}
-
-/*
  * What zpool says after a rewind: the date of the state the pool went
  * back to and roughly how much time of transactions was discarded.
  */
 static void
-import_rewind_report(const char *name, bool dryrun, const uberblock_t *ubs, int n,
-    uint64_t txg)
+import_rewind_report(json_object *imp, bool dryrun)
 {
-	uint64_t when = 0;
+	json_object *jwhen;
 	char date[128];
 	struct tm tm;
 
-	for (int i = 0; i < n && when == 0; i++)
-		if (ubs[i].ub_txg == txg)
-			when = ubs[i].ub_timestamp;
+	if (!json_object_object_get_ex(imp, "when", &jwhen))
+		return;
+	uint64_t when = json_object_get_uint64(jwhen);
+	uint64_t newest = json_object_get_uint64(json_object_object_get(imp, "newest"));
+	const char *name = jstr(imp, "name");
 	time_t t = (time_t)when;
 	if (when == 0 || localtime_r(&t, &tm) == NULL ||
 	    strftime(date, sizeof (date), "%c", &tm) == 0)
@@ -363,7 +267,7 @@ import_rewind_report(const char *name, bool dryrun, const uberblock_t *ubs, int 
 		    name, date);
 	else
 		fprintf(cli_out, "Pool %s returned to its state as of %s.\n", name, date);
-	int64_t loss = (int64_t)ubs[0].ub_timestamp - (int64_t)when;
+	int64_t loss = (int64_t)newest - (int64_t)when;
 	if (loss > 120)
 		fprintf(cli_out, "%s approximately %" PRId64 " minutes of transactions.\n",
 		    dryrun ? "Would discard" : "Discarded", (loss + 30) / 60);
@@ -373,109 +277,52 @@ import_rewind_report(const char *name, bool dryrun, const uberblock_t *ubs, int 
 }
 
 /*
- * -F: import from the newest txg whose tree verifies, going back through
- * the uberblock ring as far as needed (sio_rewind_txg UINT64_MAX).  With
- * -n the trial is read-only and leaves no trace.  Returns 0 and the pool
- * on success, having said what was (or would be) discarded.
+ * Import one pool (which set) or all (-a): the host's pool.import; then
+ * what each rewind discarded.  *triedp: how many -a tried (-1: unknown).
  */
 static int
-import_rewind(const import_opts_t *io, const spa_import_opts_t *base,
-    const char *which, spa_t **spap, char *err, size_t errlen)
+import_call(const import_opts_t *io, json_object *args, int *triedp)
 {
-	spa_import_opts_t so = *base;
-	uberblock_t *ubs;
-	int n, error;
+	json_object *res, *imported, *tried;
+	int ret = cli_call("pool.import", args, &res);
 
-	import_ubs(io, which, &ubs, &n);
-	if (io->io_dryrun) {
-		so.sio_flags |= SPA_OPEN_READONLY;
-		so.sio_no_cache = true;
-	}
-	so.sio_rewind_txg = UINT64_MAX;
-	err[0] = '\0';
-	error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
-	    io->io_ndirs, &so, spap, err, errlen);
-	if (error == 0)
-		import_rewind_report(spa_name(*spap), io->io_dryrun, ubs, n,
-		    spa_loaded_txg(*spap));
-	tarn_free(ubs);
-	return (error);
+	if (json_object_object_get_ex(res, "imported", &imported))
+		for (size_t i = 0; i < json_object_array_length(imported); i++)
+			import_rewind_report(json_object_array_get_idx(imported, i),
+			    io->io_dryrun);
+	*triedp = json_object_object_get_ex(res, "tried", &tried) ?
+	    json_object_get_int(tried) : -1;
+	json_object_put(res);
+	return (ret);
 }
 
 static int
 import_one(const import_opts_t *io, const char *which, const char *newname)
 {
-	spa_import_opts_t so = io->io_spa;
-	spa_t *spa = NULL;
 	char err[1024] = "";
-	int error;
+	int tried;
 
-	so.sio_newname = newname;
 	if (newname != NULL && spa_name_validate(newname, err, sizeof (err)) != 0) {
 		char msg[sizeof (err) + 64];
 		(void) snprintf(msg, sizeof (msg), "invalid new name '%s': %s",
 		    newname, err);
 		return (cli_cannot("import", which, EINVAL, msg));
 	}
-	if (io->io_dryrun) {
-		/* -Fn: a read-only trial that leaves no trace */
-		error = import_rewind(io, &so, which, &spa, err, sizeof (err));
-		if (error == 0)
-			spa_close(spa);
-		return (error == 0 ? CLI_EXIT_OK : cli_cannot("import", which, error, err));
-	}
-	if ((error = import_name_free(io, which, newname, err, sizeof (err))) != 0)
-		return (cli_cannot("import", which, error, err));
-	if (io->io_rewind)
-		error = import_rewind(io, &so, which, &spa, err, sizeof (err));
-	else
-		error = spa_import(which, io->io_ndirs > 0 ? io->io_dirs : NULL,
-		    io->io_ndirs, &so, &spa, err, sizeof (err));
-	if (error != 0) {
-		if ((error == EIO || error == ECKSUM) && !io->io_rewind &&
-		    strstr(err, "-F") == NULL && strlen(err) + 60 < sizeof (err))
-			(void) strcat(err, "; -F may recover it by discarding the "
-			    "last transactions");
-		return (cli_cannot("import", which, error, err));
-	}
-	host_history_event(spa, "import");
-	host_history_log(spa);
-	/* in-process, a resilver the import started ends before we exit */
-	if (!host_daemon_mode() && cli_scan_active(spa, SPA_SCAN_RESILVER))
-		(void) spa_scan_wait(spa);
-	if (spa_readonly(spa) && !so.sio_no_cache && !host_daemon_mode())
-		fprintf(cli_err, "note: '%s' was opened read-only; without the daemon a "
-		    "read-only import is not remembered, so later commands will not "
-		    "find it\n", spa_name(spa));
-	char pname[SPA_NAME_MAX + 1];
-	(void) snprintf(pname, sizeof (pname), "%s", spa_name(spa));
-	host_pool_adopt(spa);
-	/* as zpool: imported, but a dataset that did not mount is an error */
-	if (!io->io_nomount)
-		return (host_mount_pool(pname));
-	return (CLI_EXIT_OK);
+	json_object *args = import_args(io);
+	json_object_object_add(args, "which", json_object_new_string(which));
+	if (newname != NULL)
+		json_object_object_add(args, "newname", json_object_new_string(newname));
+	return (import_call(io, args, &tried));
 }
 
 static int
 import_all(const import_opts_t *io)
 {
-	spa_import_cand_t *cands;
-	int n, ret, tried = 0;
+	json_object *args = import_args(io);
+	int tried, ret;
 
-	if ((ret = import_scan(io, &cands, &n)) != 0)
-		return (ret);
-	for (int i = 0; i < n; i++) {
-		char guid[32];
-		if (!import_cand_visible(&cands[i]) || !cands[i].sic_can_open)
-			continue;
-		if (cands[i].sic_state == POOL_STATE_ACTIVE && !io->io_spa.sio_force)
-			continue;
-		(void) snprintf(guid, sizeof (guid), "%" PRIu64, cands[i].sic_guid);
-		tried++;
-		if (import_one(io, guid, NULL) != 0)
-			ret = CLI_EXIT_ERROR;
-	}
-	spa_import_cands_free(cands, n);
+	json_object_object_add(args, "all", json_object_new_boolean(true));
+	ret = import_call(io, args, &tried);
 	if (tried == 0)
 		fprintf(cli_err, "no pools available to import\n");
 	return (ret);
@@ -521,41 +368,12 @@ import_main(import_opts_t *iop, int argc, char **argv)
 	return (import_one(&io, argv[0], argc == 2 ? argv[1] : NULL));
 }
 
-static int
-export_one(const char *name, bool force)
-{
-	spa_t *spa;
-	char err[1024];
-	int error;
-
-	error = host_pool_open(name, 0, &spa, err, sizeof (err));
-	if (error != 0 && force && error != HOST_ENOPOOL && spa_cache_remove(name) == 0) {
-		fprintf(cli_err, "note: '%s' could not be opened (%s); it was removed "
-		    "from the cache file, its devices are untouched\n", name, err);
-		return (CLI_EXIT_OK);
-	}
-	if (error != 0) {
-		char msg[sizeof (err) + 64];
-		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
-		    error == HOST_ENOPOOL ? "" : "; use -f to forget it on this host");
-		return (cli_cannot("export", name, error, msg));
-	}
-	if (host_unmount_tree(name, force, "export") != 0) {
-		host_pool_close(spa);
-		return (CLI_EXIT_ERROR);
-	}
-	host_history_log(spa);   /* kept in the pool for its next import */
-	if ((error = host_pool_export(spa)) != 0)
-		return (cli_cannot("export", name, error, NULL));
-	return (CLI_EXIT_OK);
-}
-
 int
 cli_pool_export(int argc, char **argv)
 {
 	bool force = false, all = false;
-	char **names = NULL;
-	int c, n = 0, ret = CLI_EXIT_OK, error;
+	json_object *args, *res;
+	int c, r;
 
 	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":fa")) != -1) {
@@ -572,11 +390,16 @@ cli_pool_export(int argc, char **argv)
 		return (cli_usage_error("export", "-a takes no pool names"));
 	if (!all && argc < 1)
 		return (cli_usage_error("export", "missing pool argument"));
-	if (all && (error = host_pool_names(&names, &n)) != 0)
-		return (cli_cannot("export", spa_cachefile_path(), error, NULL));
-	for (int i = 0; i < (all ? n : argc); i++)
-		if (export_one(all ? names[i] : argv[i], force) != 0)
-			ret = CLI_EXIT_ERROR;
-	host_names_free(names, n);
-	return (ret);
+	args = json_object_new_object();
+	json_object_object_add(args, "all", json_object_new_boolean(all));
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	if (!all) {
+		json_object *names = json_object_new_array_ext(argc);
+		for (int i = 0; i < argc; i++)
+			json_object_array_add(names, json_object_new_string(argv[i]));
+		json_object_object_add(args, "names", names);
+	}
+	r = cli_call("pool.export", args, &res);
+	json_object_put(res);
+	return (r);
 }

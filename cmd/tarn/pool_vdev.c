@@ -17,6 +17,12 @@
  * and online start a resilver, which inside tarnd goes on after the
  * command returns; -w waits for it (attach, replace).  In-process
  * (without tarnd) they always wait: nobody would carry it on.
+ *
+ * Here: the options and arguments, device words made absolute paths (the
+ * host's directory is not this process's), and the printing; the host
+ * changes the pool (host/host_op_vdev.c: pool.attach, pool.replace,
+ * pool.detach, pool.online, pool.offline, pool.clear, pool.add,
+ * pool.add_spares).
  */
 #include "tarn.h"
 
@@ -50,37 +56,6 @@ cli_vdev_newpath(const char *verb, const char *pool, const char *word, char *buf
 	return (0);
 }
 
-/*
- * After a change of the tree: the cache file lists the pool's leaves as
- * they are now, so that the next open (in-process, or tarnd restarting)
- * finds a new device.  Only for a pool the cache file lists at all.
- */
-static void
-vdev_cache_refresh(spa_t *spa)
-{
-	spa_cache_entry_t *ents;
-	bool listed = false;
-	int n;
-
-	if (spa_readonly(spa) || spa_cache_read(&ents, &n) != 0)
-		return;
-	for (int i = 0; i < n; i++)
-		listed |= ents[i].sce_guid == spa_guid(spa);
-	spa_cache_free(ents, n);
-	if (listed)
-		(void) spa_cache_add(spa);
-}
-
-/* After attach/replace: wait for the resilver when asked (or in-process). */
-static int
-vdev_wait_resilver(spa_t *spa, bool wait)
-{
-	if (!wait && host_daemon_mode())
-		return (0);
-	host_pool_unlock(spa);
-	return (cli_scan_wait(spa));
-}
-
 static int
 vdev_parse_fw(const char *verb, int argc, char **argv, bool *force, bool *wait)
 {
@@ -97,16 +72,28 @@ vdev_parse_fw(const char *verb, int argc, char **argv, bool *force, bool *wait)
 	return (0);
 }
 
+/* Run op with args; its exit status. */
+static int
+vdev_call(const char *op, json_object *args)
+{
+	json_object *res;
+	int r = cli_call(op, args, &res);
+
+	json_object_put(res);
+	return (r);
+}
+
 /*
- * attach (NEW required) and replace (NEW optional): parse, open the pool,
- * change the tree, refresh the cache file, wait for the resilver if asked.
+ * attach (NEW required) and replace (NEW optional): parse, make NEW an
+ * absolute path, and ask the host (which changes the tree, refreshes the
+ * cache file and waits for the resilver if asked).
  */
 static int
 vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 {
 	bool force = false, wait = false;
-	char err[1024], newpath[VDEV_PATH_MAX + 1], verb[VDEV_PATH_MAX + 32];
-	spa_t *spa;
+	char newpath[VDEV_PATH_MAX + 1];
+	json_object *args;
 	int error;
 
 	cli_history_begin(argc, argv);
@@ -125,32 +112,14 @@ vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 	bool hasnew = argc == 3;
 	if (hasnew && cli_vdev_newpath(cmd, argv[0], argv[2], newpath, sizeof (newpath)) != 0)
 		return (CLI_EXIT_ERROR);
-	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot(cmd, argv[0], error, err));
-	err[0] = '\0';
-	if (attach)
-		error = spa_vdev_attach(spa, argv[1], newpath, force, err, sizeof (err));
-	else
-		error = spa_vdev_replace(spa, argv[1], hasnew ? newpath : NULL, force,
-		    err, sizeof (err));
-	if (error == 0) {
-		host_history_log(spa);
-		vdev_cache_refresh(spa);
-		error = vdev_wait_resilver(spa, wait);
-		vdev_cache_refresh(spa);
-	}
-	host_pool_close(spa);
-	if (error == 0)
-		return (CLI_EXIT_OK);
-	if (attach) {
-		(void) snprintf(verb, sizeof (verb), "attach '%s' to", newpath);
-		return (cli_cannot(verb, argv[1], error, err));
-	}
-	if (hasnew) {
-		(void) snprintf(verb, sizeof (verb), "replace '%s' with", argv[1]);
-		return (cli_cannot(verb, newpath, error, err));
-	}
-	return (cli_cannot(cmd, argv[1], error, err));
+	args = json_object_new_object();
+	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+	json_object_object_add(args, "device", json_object_new_string(argv[1]));
+	if (hasnew)
+		json_object_object_add(args, "new", json_object_new_string(newpath));
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	json_object_object_add(args, "wait", json_object_new_boolean(wait));
+	return (vdev_call(attach ? "pool.attach" : "pool.replace", args));
 }
 
 int
@@ -168,9 +137,8 @@ cli_pool_replace(int argc, char **argv)
 int
 cli_pool_detach(int argc, char **argv)
 {
-	char err[1024];
-	spa_t *spa;
-	int c, error;
+	json_object *args;
+	int c;
 
 	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":")) != -1)
@@ -183,53 +151,52 @@ cli_pool_detach(int argc, char **argv)
 		return (cli_usage_error("detach", "missing <device> specification"));
 	if (argc > 2)
 		return (cli_usage_error("detach", "too many arguments"));
-	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot("detach", argv[0], error, err));
-	err[0] = '\0';
-	if ((error = spa_vdev_detach(spa, argv[1], err, sizeof (err))) == 0) {
-		host_history_log(spa);
-		vdev_cache_refresh(spa);
-	}
-	host_pool_close(spa);
-	return (error == 0 ? CLI_EXIT_OK : cli_cannot("detach", argv[1], error, err));
+	args = json_object_new_object();
+	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+	json_object_object_add(args, "device", json_object_new_string(argv[1]));
+	return (vdev_call("pool.detach", args));
 }
 
-/* online/offline: one pool, several devices; the history line once. */
+/*
+ * online/offline: one pool, several devices; each device's outcome in
+ * order (a failure, or online's warning for a device still faulted).
+ */
 static int
 vdev_online_offline(const char *verb, bool online, bool temporary, int argc, char **argv)
 {
-	char err[1024];
-	spa_t *spa;
-	int error, ret = CLI_EXIT_OK, done = 0;
+	json_object *args, *res, *devs, *names;
+	int ret;
 
 	if (argc < 1)
 		return (cli_usage_error(verb, "missing pool name"));
 	if (argc < 2)
 		return (cli_usage_error(verb, "missing device name"));
-	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot(verb, argv[0], error, err));
-	for (int i = 1; i < argc; i++) {
-		err[0] = '\0';
-		error = online ? spa_vdev_online(spa, argv[i], err, sizeof (err)) :
-		    spa_vdev_offline(spa, argv[i], temporary, err, sizeof (err));
-		if (error != 0) {
-			ret = cli_cannot(verb, argv[i], error, err);
-			continue;
-		}
-		done++;
-		/* read under the tree's lock: a finishing resilver may free the leaf */
-		vdev_state_t st;
-		if (online && spa_leaf_state(spa, argv[i], &st) == 0 && st != VDEV_STATE_HEALTHY)
+	args = json_object_new_object();
+	names = json_object_new_array_ext(argc - 1);
+	for (int i = 1; i < argc; i++)
+		json_object_array_add(names, json_object_new_string(argv[i]));
+	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+	json_object_object_add(args, "devices", names);
+	if (!online)
+		json_object_object_add(args, "temporary", json_object_new_boolean(temporary));
+	ret = cli_call(online ? "pool.online" : "pool.offline", args, &res);
+	if (res == NULL || !json_object_object_get_ex(res, "devices", &devs)) {
+		json_object_put(res);
+		return (ret);
+	}
+	for (size_t i = 0; i < json_object_array_length(devs); i++) {
+		json_object *d = json_object_array_get_idx(devs, i);
+		const char *name = json_object_get_string(json_object_object_get(d, "name"));
+		int error = json_object_get_int(json_object_object_get(d, "error"));
+		if (error != 0)
+			(void) cli_cannot(verb, name, error,
+			    json_object_get_string(json_object_object_get(d, "msg")));
+		else if (json_object_get_boolean(json_object_object_get(d, "faulted")))
 			fprintf(cli_err, "warning: device '%s' onlined, but remains in "
 			    "faulted state\nuse '%s replace' to replace devices that are "
-			    "no longer present\n", argv[i], cli_pool_prog);
+			    "no longer present\n", name, cli_pool_prog);
 	}
-	if (done > 0) {
-		host_history_log(spa);
-		if (online)   /* in-process: the resilver it started ends first */
-			(void) vdev_wait_resilver(spa, false);
-	}
-	host_pool_close(spa);
+	json_object_put(res);
 	return (ret);
 }
 
@@ -280,9 +247,8 @@ cli_pool_offline(int argc, char **argv)
 int
 cli_pool_clear(int argc, char **argv)
 {
-	char err[1024];
-	spa_t *spa;
-	int c, error;
+	json_object *args;
+	int c;
 
 	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":")) != -1)
@@ -293,36 +259,65 @@ cli_pool_clear(int argc, char **argv)
 		return (cli_usage_error("clear", "missing pool name"));
 	if (argc > 2)
 		return (cli_usage_error("clear", "too many arguments"));
-	if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0)
-		return (cli_cannot("clear errors for", argv[0], error, err));
-	err[0] = '\0';
-	error = spa_vdev_clear(spa, argc == 2 ? argv[1] : NULL, err, sizeof (err));
-	if (error == 0)
-		host_history_log(spa);
-	host_pool_close(spa);
-	return (error == 0 ? CLI_EXIT_OK :
-	    cli_cannot("clear errors for", argv[argc - 1], error, err));
+	args = json_object_new_object();
+	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+	if (argc == 2)
+		json_object_object_add(args, "device", json_object_new_string(argv[1]));
+	return (vdev_call("pool.clear", args));
+}
+
+/*
+ * A vdev of a tree the host answered (host_op_tree_json) by its display
+ * name with its number: "mirror-0", "raidz2-1", "spare-2", the leaf's
+ * path or GUID; "root" for the root.
+ */
+void
+cli_tree_vdev_name(json_object *vd, char *buf, size_t len)
+{
+	const char *type = json_object_get_string(json_object_object_get(vd, "type"));
+	uint64_t id = json_object_get_uint64(json_object_object_get(vd, "id"));
+	json_object *path;
+
+	if (type == NULL)
+		type = "file";
+	if (strcmp(type, "mirror") == 0 || strcmp(type, "spare") == 0 ||
+	    strcmp(type, "replacing") == 0)
+		(void) snprintf(buf, len, "%s-%" PRIu64, type, id);
+	else if (strcmp(type, "raidz") == 0)
+		(void) snprintf(buf, len, "raidz%d-%" PRIu64,
+		    json_object_get_int(json_object_object_get(vd, "nparity")), id);
+	else if (strcmp(type, "root") == 0)
+		(void) snprintf(buf, len, "root");
+	else if (json_object_object_get_ex(vd, "path", &path))
+		(void) snprintf(buf, len, "%s", json_object_get_string(path));
+	else
+		(void) snprintf(buf, len, "%" PRIu64,
+		    json_object_get_uint64(json_object_object_get(vd, "guid")));
 }
 
 /* add -n: the pool's tree as it would be, new vdevs last (without numbers). */
 static void
-add_print(spa_t *spa, const char *pool, const spa_vdev_spec_t *spec)
+add_print(json_object *root, const char *pool, const spa_vdev_spec_t *spec)
 {
 	char name[VDEV_PATH_MAX + 32];
+	json_object *tops, *kids;
+
 	fprintf(cli_out, "would update '%s' to the following configuration:\n\n\t%s\n",
 	    pool, pool);
-	spa_vdev_hold(spa);
-	const vdev_t *root = spa_root_vdev(spa);
-	for (int t = 0; t < vdev_children(root); t++) {
-		const vdev_t *top = vdev_child(root, t);
-		cli_vdev_name(top, true, name, sizeof (name));
-		fprintf(cli_out, "\t  %s\n", name);
-		for (int c = 0; c < vdev_children(top); c++) {
-			cli_vdev_name(vdev_child(top, c), true, name, sizeof (name));
-			fprintf(cli_out, "\t    %s\n", name);
+	if (json_object_object_get_ex(root, "children", &tops)) {
+		for (size_t t = 0; t < json_object_array_length(tops); t++) {
+			json_object *top = json_object_array_get_idx(tops, t);
+			cli_tree_vdev_name(top, name, sizeof (name));
+			fprintf(cli_out, "\t  %s\n", name);
+			if (!json_object_object_get_ex(top, "children", &kids))
+				continue;
+			for (size_t c = 0; c < json_object_array_length(kids); c++) {
+				cli_tree_vdev_name(json_object_array_get_idx(kids, c), name,
+				    sizeof (name));
+				fprintf(cli_out, "\t    %s\n", name);
+			}
 		}
 	}
-	spa_vdev_rele(spa);
 	for (int t = 0; t < spec->nchildren; t++)
 		cli_print_spec(spec->children[t], pool, 2);
 }
@@ -332,9 +327,9 @@ static int
 add_tops(const char *pool, int nwords, char **words, bool force, bool dryrun)
 {
 	spa_vdev_spec_t *spec;
+	json_object *args, *res, *tree;
 	char err[1024];
-	spa_t *spa;
-	int error;
+	int error, ret;
 
 	for (int i = 0; i < nwords; i++)
 		if (strcmp(words[i], "spare") == 0)
@@ -342,38 +337,26 @@ add_tops(const char *pool, int nwords, char **words, bool force, bool dryrun)
 			    "themselves ('add POOL spare DEVICE...')"));
 	if ((error = spa_vdev_spec_parse(nwords, words, &spec, err, sizeof (err))) != 0)
 		return (cli_cannot("add to", pool, error, err));
-	if ((error = host_pool_open(pool, dryrun ? SPA_OPEN_READONLY : 0, &spa, err,
-	    sizeof (err))) != 0) {
-		spa_vdev_spec_free(spec);
-		return (cli_cannot("add to", pool, error, err));
-	}
-	err[0] = '\0';
-	if (dryrun) {
-		error = spa_vdev_add_check(spa, spec, force, err, sizeof (err));
-		if (error == 0)
-			add_print(spa, pool, spec);
-		host_pool_close(spa);
-		spa_vdev_spec_free(spec);
-		return (error == 0 ? CLI_EXIT_OK : cli_cannot("add to", pool, error, err));
-	}
-	error = spa_vdev_add(spa, spec, force, err, sizeof (err));
-	if (error == 0) {
-		host_history_log(spa);
-		vdev_cache_refresh(spa);
-	}
-	host_pool_close(spa);
+	args = json_object_new_object();
+	json_object_object_add(args, "pool", json_object_new_string(pool));
+	json_object_object_add(args, "vdevs", cli_spec_words(spec));
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	json_object_object_add(args, "dryrun", json_object_new_boolean(dryrun));
+	ret = cli_call("pool.add", args, &res);
+	if (ret == CLI_EXIT_OK && dryrun && json_object_object_get_ex(res, "tree", &tree))
+		add_print(tree, pool, spec);
+	json_object_put(res);
 	spa_vdev_spec_free(spec);
-	return (error == 0 ? CLI_EXIT_OK : cli_cannot("add to", pool, error, err));
+	return (ret);
 }
 
 int
 cli_pool_add(int argc, char **argv)
 {
 	bool force = false, dryrun = false;
-	char err[1024];
-	char **paths;
-	spa_t *spa;
-	int c, error, ret;
+	char path[VDEV_PATH_MAX + 1];
+	json_object *args, *res, *paths;
+	int c, ret;
 
 	cli_history_begin(argc, argv);
 	while ((c = getopt(argc, argv, ":fn")) != -1) {
@@ -396,37 +379,26 @@ cli_pool_add(int argc, char **argv)
 		return (cli_usage_error("add", "-n is for top-level vdevs, not spares"));
 	if (argc < 3)
 		return (cli_usage_error("add", "missing device after 'spare'"));
-	paths = tarn_alloc(sizeof (char *) * (size_t)argc);
-	ret = CLI_EXIT_OK;
-	for (int i = 2; i < argc && ret == CLI_EXIT_OK; i++) {
-		paths[i - 2] = tarn_alloc(VDEV_PATH_MAX + 1);
+	paths = json_object_new_array_ext(argc - 2);
+	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "spare") == 0 || strcmp(argv[i], "mirror") == 0 ||
 		    strncmp(argv[i], "raidz", 5) == 0 || strcmp(argv[i], "log") == 0 ||
 		    strcmp(argv[i], "cache") == 0)
 			ret = cli_cannot("add to", argv[0], ENOTSUP, "only devices may "
 			    "follow 'spare'; other vdev groups cannot be added yet");
 		else
-			ret = cli_vdev_newpath("add to", argv[0], argv[i], paths[i - 2],
-			    VDEV_PATH_MAX + 1);
-	}
-	if (ret == CLI_EXIT_OK) {
-		if ((error = host_pool_open(argv[0], 0, &spa, err, sizeof (err))) != 0) {
-			ret = cli_cannot("add to", argv[0], error, err);
-		} else {
-			err[0] = '\0';
-			error = spa_vdev_add_spares(spa, argc - 2, paths, force, err,
-			    sizeof (err));
-			if (error == 0) {
-				host_history_log(spa);
-				vdev_cache_refresh(spa);
-			}
-			host_pool_close(spa);
-			if (error != 0)
-				ret = cli_cannot("add to", argv[0], error, err);
+			ret = cli_vdev_newpath("add to", argv[0], argv[i], path, sizeof (path));
+		if (ret != CLI_EXIT_OK) {
+			json_object_put(paths);
+			return (ret);
 		}
+		json_object_array_add(paths, json_object_new_string(path));
 	}
-	for (int i = 2; i < argc; i++)
-		tarn_free(paths[i - 2]);
-	tarn_free(paths);
+	args = json_object_new_object();
+	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+	json_object_object_add(args, "paths", paths);
+	json_object_object_add(args, "force", json_object_new_boolean(force));
+	ret = cli_call("pool.add_spares", args, &res);
+	json_object_put(res);
 	return (ret);
 }

@@ -208,8 +208,15 @@ int cli_pool_labelclear(int argc, char **argv);
  */
 int cli_vdev_newpath(const char *verb, const char *what, const char *word, char *buf,
     size_t len);
+/*
+ * pool_vdev.c: the display name, with its number, of a vdev of a tree the
+ * host answered (host_op_tree_json): "mirror-0", "raidz2-1", path or GUID.
+ */
+void cli_tree_vdev_name(json_object *vd, char *buf, size_t len);
 /* pool_create.c: a vdev spec as create -n / add -n print it (depth: indent). */
 void cli_print_spec(const spa_vdev_spec_t *s, const char *name, int depth);
+/* pool_create.c: a parsed spec as words again (group keywords, absolute paths). */
+json_object *cli_spec_words(const spa_vdev_spec_t *spec);
 int cli_pool_sync(int argc, char **argv);
 int cli_pool_add(int argc, char **argv);
 int cli_pool_iostat(int argc, char **argv);     /* pool_iostat.c */
