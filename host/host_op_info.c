@@ -23,9 +23,7 @@
  *   features                    SPA_FEATURE_* bits enabled
  *   errors                      blocks in the persistent error log
  *   space: {size, alloc, free}  spa_get_space()
- *   scan: {func, state, start_time, end_time, to_examine, examined,
- *          issued, repaired, errors, paused, pass_start, pass_issued}
- *                               spa_scan_stat_t (func, state: its enums)
+ *   scan                        the scan's statistics (host_scan_json)
  *   ashift                      the first top-level vdev's (0: none)
  *   vdevs, spares               (tree) the vdev tree from its root, and
  *                               the hot spares, each a vdev as below
@@ -185,28 +183,6 @@ info_spares(spa_t *spa, vdev_t *root)
 	return (a);
 }
 
-static json_object *
-info_scan(spa_t *spa)
-{
-	json_object *o = json_object_new_object();
-	spa_scan_stat_t ss;
-
-	spa_scan_get_stat(spa, &ss);
-	info_u64(o, "func", ss.sss_func);
-	info_u64(o, "state", ss.sss_state);
-	info_u64(o, "start_time", ss.sss_start_time);
-	info_u64(o, "end_time", ss.sss_end_time);
-	info_u64(o, "to_examine", ss.sss_to_examine);
-	info_u64(o, "examined", ss.sss_examined);
-	info_u64(o, "issued", ss.sss_issued);
-	info_u64(o, "repaired", ss.sss_repaired);
-	info_u64(o, "errors", ss.sss_errors);
-	info_u64(o, "paused", ss.sss_paused);
-	info_u64(o, "pass_start", ss.sss_pass_start);
-	info_u64(o, "pass_issued", ss.sss_pass_issued);
-	return (o);
-}
-
 #define INFO_DSNAME_MAX 256      /* a dataset's full name, NUL included */
 
 /* One block of the error log that is not listed by its path. */
@@ -360,7 +336,9 @@ info_spa(spa_t *spa, const info_opts_t *io, json_object *p)
 	info_u64(space, "alloc", ss.ss_alloc);
 	info_u64(space, "free", ss.ss_free);
 	json_object_object_add(p, "space", space);
-	json_object_object_add(p, "scan", info_scan(spa));
+	json_object *scan = json_object_new_object();
+	host_scan_json(spa, scan);
+	json_object_object_add(p, "scan", scan);
 	spa_vdev_hold(spa);
 	vdev_t *root = spa_root_vdev(spa);
 	info_u64(p, "ashift", root != NULL && vdev_children(root) > 0 ?

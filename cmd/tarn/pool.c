@@ -75,35 +75,6 @@ cli_pool_verb(const char *name)
 	return (NULL);
 }
 
-/*
- * The reading verbs' loop (list, get, status): each pool named, or each
- * of `names` when none is, opened read-only for a look and given to fn
- * (spa NULL when it would not open, err then says why); a pool that is
- * not imported here gets "cannot open 'X': no such pool" and the others
- * are still shown.  CLI_EXIT_OK, or CLI_EXIT_ERROR after such a message.
- */
-int
-cli_pool_look_each(int argc, char **argv, char **names, int n, cli_pool_look_fn_t fn,
-    void *arg)
-{
-	char err[1024];
-	int ret = CLI_EXIT_OK;
-
-	for (int i = 0; i < (argc > 0 ? argc : n); i++) {
-		const char *name = argc > 0 ? argv[i] : names[i];
-		spa_t *spa;
-		int error = host_pool_open(name, SPA_OPEN_READONLY | SPA_OPEN_NOVERIFY,
-		    &spa, err, sizeof (err));
-		if (error == HOST_ENOPOOL) {
-			ret = cli_cannot("open", name, error, err);
-			continue;
-		}
-		fn(arg, spa, name, err);
-		if (spa != NULL)
-			host_pool_close(spa);
-	}
-	return (ret);
-}
 
 void
 cli_pool_usage(FILE *f)
@@ -204,122 +175,9 @@ cli_pool_main(int argc, char **argv)
 	return (v->cv_fn(argc - 1, argv + 1));
 }
 
-/* host_pool_names() and host_pool_open() live in host/host_pool.c. */
 
-void
-cli_vdev_name(const vdev_t *vd, bool with_id, char *buf, size_t len)
-{
-	switch (vdev_type(vd)) {
-	case VDEV_TYPE_MIRROR:
-		if (with_id)
-			(void) snprintf(buf, len, "mirror-%" PRIu64, vdev_id(vd));
-		else
-			(void) snprintf(buf, len, "mirror");
-		break;
-	case VDEV_TYPE_RAIDZ:
-		if (with_id)
-			(void) snprintf(buf, len, "raidz%d-%" PRIu64,
-			    vdev_nparity(vd), vdev_id(vd));
-		else
-			(void) snprintf(buf, len, "raidz%d", vdev_nparity(vd));
-		break;
-	case VDEV_TYPE_REPLACING:
-	case VDEV_TYPE_SPARE:
-		if (with_id)
-			(void) snprintf(buf, len, "%s-%" PRIu64, vdev_type(vd) ==
-			    VDEV_TYPE_SPARE ? "spare" : "replacing", vdev_id(vd));
-		else
-			(void) snprintf(buf, len, "%s", vdev_type(vd) ==
-			    VDEV_TYPE_SPARE ? "spare" : "replacing");
-		break;
-	case VDEV_TYPE_ROOT:
-		(void) snprintf(buf, len, "root");
-		break;
-	default:
-		if (vdev_path(vd) != NULL && vdev_path(vd)[0] != '\0')
-			(void) snprintf(buf, len, "%s", vdev_path(vd));
-		else
-			(void) snprintf(buf, len, "%" PRIu64, vdev_guid(vd));
-		break;
-	}
-}
 
-int
-cli_tree_namewidth(const vdev_t *vd, const char *rootname, int depth, int width)
-{
-	char name[VDEV_PATH_MAX + 32];
 
-	if (vdev_type(vd) == VDEV_TYPE_ROOT)
-		(void) snprintf(name, sizeof (name), "%s", rootname);
-	else
-		cli_vdev_name(vd, true, name, sizeof (name));
-	width = MAX(width, depth + (int)strlen(name));
-	width = MAX(width, 10);
-	for (int c = 0; c < vdev_children(vd); c++)
-		width = cli_tree_namewidth(vdev_child(vd, c), rootname, depth + 2, width);
-	return (width);
-}
 
-bool
-cli_vdev_healthy(const vdev_t *vd)
-{
-	const vdev_stat_t *vs = vdev_stat(vd);
 
-	if (vdev_state(vd) != VDEV_STATE_HEALTHY || vs->vs_read_errors != 0 ||
-	    vs->vs_write_errors != 0 || vs->vs_checksum_errors != 0)
-		return (false);
-	for (int c = 0; c < vdev_children(vd); c++)
-		if (!cli_vdev_healthy(vdev_child(vd, c)))
-			return (false);
-	return (true);
-}
 
-bool
-cli_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc)
-{
-	if (vdev_type(vd) == VDEV_TYPE_ROOT) {
-		spa_space_t ss;
-		spa_get_space(spa, &ss);
-		*size = ss.ss_size;
-		*alloc = ss.ss_alloc;
-		return (true);
-	}
-	if (vdev_top(vd) != vd || vdev_ms_group(vd) == NULL)
-		return (false);
-	metaslab_space_t ms;
-	metaslab_group_space((metaslab_group_t *)vdev_ms_group(vd), &ms);
-	*size = ms.ms_total;
-	*alloc = ms.ms_alloc + ms.ms_deferred;  /* as the pool's (spa_get_space) */
-	return (true);
-}
-
-bool
-cli_spare_inuse(const vdev_t *vd, const vdev_t *spare)
-{
-	if (vdev_type(vd) == VDEV_TYPE_SPARE) {
-		for (int i = 0; i < vdev_children(vd); i++)
-			if (vdev_guid(vdev_child(vd, i)) == vdev_guid(spare) ||
-			    (vdev_path(spare) != NULL && vdev_path(vdev_child(vd, i)) != NULL &&
-			    strcmp(vdev_path(vdev_child(vd, i)), vdev_path(spare)) == 0))
-				return (true);
-	}
-	for (int i = 0; i < vdev_children(vd); i++)
-		if (cli_spare_inuse(vdev_child(vd, i), spare))
-			return (true);
-	return (false);
-}
-
-const char *
-cli_vdev_type_json(const vdev_t *vd)
-{
-	switch (vdev_type(vd)) {
-	case VDEV_TYPE_ROOT: return ("root");
-	case VDEV_TYPE_MIRROR: return ("mirror");
-	case VDEV_TYPE_RAIDZ: return ("raidz");
-	case VDEV_TYPE_REPLACING: return ("replacing");
-	case VDEV_TYPE_SPARE: return ("spare");
-	case VDEV_TYPE_DISK: return ("disk");
-	case VDEV_TYPE_MISSING: return ("missing");
-	default: return ("file");
-	}
-}

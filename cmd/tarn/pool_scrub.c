@@ -110,8 +110,8 @@ scan_progress(const spa_scan_stat_t *ss, bool resilver)
 }
 
 /* The scan: paragraph of these statistics (nothing when never scanned). */
-static void
-scan_print(const spa_scan_stat_t *ssp)
+void
+cli_scan_paragraph(const spa_scan_stat_t *ssp)
 {
 	spa_scan_stat_t ss = *ssp;
 	char when[64], took[48], bytes[16];
@@ -149,14 +149,6 @@ scan_print(const spa_scan_stat_t *ssp)
 	scan_progress(&ss, resilver);
 }
 
-void
-cli_status_scan(spa_t *spa)
-{
-	spa_scan_stat_t ss;
-
-	spa_scan_get_stat(spa, &ss);
-	scan_print(&ss);
-}
 
 /* The index of word in words (the host's names of func and state), or 0. */
 static uint64_t
@@ -203,36 +195,10 @@ cli_status_scan_json(json_object *scan)
 	spa_scan_stat_t ss;
 
 	cli_scan_stat_json(scan, &ss);
-	scan_print(&ss);
+	cli_scan_paragraph(&ss);
 }
 
-bool
-cli_scan_active(spa_t *spa, spa_scan_func_t func)
-{
-	spa_scan_stat_t ss;
 
-	spa_scan_get_stat(spa, &ss);
-	return (ss.sss_state == SPA_SCAN_STATE_SCANNING &&
-	    (func == SPA_SCAN_NONE || ss.sss_func == func));
-}
-
-int
-cli_scan_wait(spa_t *spa)
-{
-	struct timespec tick = { 0, 100 * 1000 * 1000 };
-
-	if (!host_daemon_mode())
-		return (spa_scan_wait(spa));
-	for (;;) {
-		spa_scan_stat_t ss;
-		spa_scan_get_stat(spa, &ss);
-		if (ss.sss_state != SPA_SCAN_STATE_SCANNING || ss.sss_paused)
-			return (0);
-		if (host_cancelled())
-			return (SET_ERROR(EINTR));
-		(void) nanosleep(&tick, NULL);
-	}
-}
 
 /* Start, cancel or pause one pool's scan (operation pool.scrub). */
 static int

@@ -308,139 +308,6 @@ status_explain(const status_pool_t *sp)
 	}
 }
 
-/* ---- the scan: paragraph (as pool_scrub.c's cli_status_scan, from pool.info) ---- */
-
-static void
-status_scan_stat(json_object *scan, spa_scan_stat_t *ss)
-{
-	memset(ss, 0, sizeof (*ss));
-	ss->sss_func = cli_j_u64(scan, "func");
-	ss->sss_state = cli_j_u64(scan, "state");
-	ss->sss_start_time = cli_j_u64(scan, "start_time");
-	ss->sss_end_time = cli_j_u64(scan, "end_time");
-	ss->sss_to_examine = cli_j_u64(scan, "to_examine");
-	ss->sss_examined = cli_j_u64(scan, "examined");
-	ss->sss_issued = cli_j_u64(scan, "issued");
-	ss->sss_repaired = cli_j_u64(scan, "repaired");
-	ss->sss_errors = cli_j_u64(scan, "errors");
-	ss->sss_paused = cli_j_u64(scan, "paused");
-	ss->sss_pass_start = cli_j_u64(scan, "pass_start");
-	ss->sss_pass_issued = cli_j_u64(scan, "pass_issued");
-}
-
-/* "00:00:12", or "2 days 01:00:00". */
-static void
-status_dhms(uint64_t secs, char *buf, size_t len)
-{
-	uint64_t d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
-
-	if (d > 0)
-		(void) snprintf(buf, len, "%" PRIu64 " days %02" PRIu64 ":%02" PRIu64
-		    ":%02" PRIu64, d, h, m, s);
-	else
-		(void) snprintf(buf, len, "%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64, h, m, s);
-}
-
-/* ctime(3) without its newline. */
-static void
-status_ctime(uint64_t secs, char *buf, size_t len)
-{
-	time_t t = (time_t)secs;
-	char tmp[64];
-
-	if (ctime_r(&t, tmp) == NULL) {
-		(void) snprintf(buf, len, "%" PRIu64, secs);
-		return;
-	}
-	tmp[strcspn(tmp, "\n")] = '\0';
-	(void) snprintf(buf, len, "%s", tmp);
-}
-
-/*
- * The two progress lines of a running or paused scan.  The scan rate is
- * estimated (bytes visited in this pass in proportion to those issued);
- * a paused scrub is shown "paused since" the start of its last pass
- * (the scan statistics keep no pause time).
- */
-static void
-status_scan_progress(const spa_scan_stat_t *ss, bool resilver)
-{
-	char scanned[16], issued[16], total[16], srate[16], irate[16], done[16], left[48];
-	bool paused = ss->sss_paused != 0;
-	uint64_t now = (uint64_t)time(NULL), issue_rate, secs_left;
-	uint64_t elapsed = now > ss->sss_pass_start ? now - ss->sss_pass_start : 1;
-	/* bytes visited in this pass: in proportion to what it issued */
-	uint64_t pass_exam = ss->sss_issued > 0 ? (uint64_t)((double)ss->sss_examined *
-	    ((double)ss->sss_pass_issued / (double)ss->sss_issued)) : ss->sss_examined;
-	double frac = ss->sss_to_examine > 0 ?
-	    (double)ss->sss_issued / (double)ss->sss_to_examine : 0.0;
-
-	spa_scan_rate(ss, now, &issue_rate, &secs_left);
-	cli_nicebytes(ss->sss_examined, scanned, sizeof (scanned));
-	cli_nicebytes(ss->sss_issued, issued, sizeof (issued));
-	cli_nicebytes(ss->sss_to_examine, total, sizeof (total));
-	cli_nicebytes(ss->sss_repaired, done, sizeof (done));
-	if (!paused) {
-		cli_nicebytes(pass_exam / elapsed, srate, sizeof (srate));
-		cli_nicebytes(issue_rate, irate, sizeof (irate));
-		fprintf(cli_out, "\t%s scanned at %s/s, %s issued at %s/s, %s total\n",
-		    scanned, srate, issued, irate, total);
-	} else {
-		fprintf(cli_out, "\t%s scanned, %s issued, %s total\n", scanned, issued, total);
-	}
-	fprintf(cli_out, "\t%s %s, %.2f%% done", done, resilver ? "resilvered" : "repaired",
-	    100.0 * MIN(frac, 1.0));
-	if (paused) {
-		cli_putc('\n');
-	} else if (ss->sss_to_examine >= ss->sss_issued && issue_rate >= 10 * MiB &&
-	    ss->sss_issued > 0) {
-		/* zpool gives an estimate only from 10M/s on */
-		status_dhms(secs_left, left, sizeof (left));
-		fprintf(cli_out, ", %s to go\n", left);
-	} else {
-		fprintf(cli_out, ", no estimated completion time\n");
-	}
-}
-
-/* The "  scan: ..." paragraph (nothing when never scanned). */
-static void
-status_scan(const spa_scan_stat_t *ss)
-{
-	char when[64], took[48], bytes[16];
-	bool resilver = ss->sss_func == SPA_SCAN_RESILVER;
-
-	if ((ss->sss_func != SPA_SCAN_SCRUB && !resilver) ||
-	    ss->sss_state == SPA_SCAN_STATE_NONE)
-		return;   /* never scanned: zpool prints no scan: line either */
-	fprintf(cli_out, "  scan: ");
-	if (ss->sss_state == SPA_SCAN_STATE_FINISHED) {
-		status_dhms(ss->sss_end_time > ss->sss_start_time ?
-		    ss->sss_end_time - ss->sss_start_time : 0, took, sizeof (took));
-		status_ctime(ss->sss_end_time, when, sizeof (when));
-		cli_nicebytes(ss->sss_repaired, bytes, sizeof (bytes));
-		fprintf(cli_out, "%s %s in %s with %" PRIu64 " errors on %s\n",
-		    resilver ? "resilvered" : "scrub repaired", bytes, took, ss->sss_errors,
-		    when);
-		return;
-	}
-	if (ss->sss_state == SPA_SCAN_STATE_CANCELED) {
-		status_ctime(ss->sss_end_time, when, sizeof (when));
-		fprintf(cli_out, "%s canceled on %s\n", resilver ? "resilver" : "scrub", when);
-		return;
-	}
-	status_ctime(ss->sss_start_time, when, sizeof (when));
-	if (resilver) {
-		fprintf(cli_out, "resilver in progress since %s\n", when);
-	} else if (ss->sss_paused) {
-		char since[64];
-		/* the pass start is when it was paused (or last resumed) */
-		status_ctime(ss->sss_pass_start, since, sizeof (since));
-		fprintf(cli_out, "scrub paused since %s\n\tscrub started on %s\n", since, when);
-	} else {
-		fprintf(cli_out, "scrub in progress since %s\n", when);
-	}
-	status_scan_progress(ss, resilver);
-}
 
 /* ---- errors: ---- */
 
@@ -499,7 +366,7 @@ status_pool(const status_pool_t *sp, const char *name, const status_opts_t *so)
 	fprintf(cli_out, " state: %s\n", cli_j_int(pool, "suspended") != 0 ? "SUSPENDED" :
 	    cli_jvdev_state(pool));
 	status_explain(sp);
-	status_scan(&sp->sp_scan);
+	cli_scan_paragraph(&sp->sp_scan);
 	fprintf(cli_out, "config:\n\n");
 	int width = status_namewidth(sp->sp_root, spares, name);
 	fprintf(cli_out, "\t%-*s  %-8s %5s %5s %5s\n", width, "NAME", "STATE", "READ",
@@ -639,7 +506,7 @@ status_look_one(void *arg, json_object *pool, const char *name, const char *err)
 	status_pool_t sp = { pool, cli_j_get(pool, "vdevs"), { 0 } };
 
 	if (pool != NULL)
-		status_scan_stat(cli_j_get(pool, "scan"), &sp.sp_scan);
+		cli_scan_stat_json(cli_j_get(pool, "scan"), &sp.sp_scan);
 	sl->sl_seen++;
 	bool healthy = pool != NULL && status_healthy(&sp);
 	if (so->so_explain && healthy) {

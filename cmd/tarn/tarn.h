@@ -92,28 +92,6 @@ int cli_cannot(const char *verb, const char *name, int error, const char *err);
 int cli_bad_option(const char *verb, int opt, int optopt);
 
 
-/* pool.c: each pool named (or each of names) for a look; see there. */
-typedef void (*cli_pool_look_fn_t)(void *arg, spa_t *spa, const char *name, const char *err);
-int cli_pool_look_each(int argc, char **argv, char **names, int n, cli_pool_look_fn_t fn,
-    void *arg);
-
-/* Display name of a vdev: "mirror-0", "raidz2-1", the leaf path or GUID. */
-void cli_vdev_name(const vdev_t *vd, bool with_id, char *buf, size_t len);
-/* Width of the NAME column for a tree: max(depth*2 + len(name)), >= 10. */
-int cli_tree_namewidth(const vdev_t *vd, const char *rootname, int depth, int width);
-/* Healthy: ONLINE and no error counts anywhere below vd. */
-bool cli_vdev_healthy(const vdev_t *vd);
-/*
- * Space of the pool (vd the root) or of a top-level vdev: size and what
- * is allocated (deferred frees counted, as the pool's row counts them);
- * false for any other vdev (zpool shows capacity only for those two).
- */
-bool cli_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc);
-/* A vdev's "vdev_type" in JSON (status -j, list -jv): "raidz", "file", ... */
-const char *cli_vdev_type_json(const vdev_t *vd);
-/* Is the spare leaf standing in for a device (in a spare group below vd)? */
-bool cli_spare_inuse(const vdev_t *vd, const vdev_t *spare);
-
 /*
  * pool_tree.c: pools as the host's operation pool.info describes them
  * (host/host_op_info.c lists the fields), and reading such JSON.
@@ -262,22 +240,15 @@ json_object *cli_pool_names(const char *verb, int *ret);
 /* pool_scrub.c: scans as status shows them */
 /* zpool's "0B", "512B", "1.50M" (cli_nicenum with B below 1K). */
 void cli_nicebytes(uint64_t n, char *buf, size_t len);
-/* The "  scan: ..." paragraph of status (nothing when never scanned). */
-void cli_status_scan(spa_t *spa);
 /*
- * The same from the statistics a host operation put into a JSON object
- * (host_scan_json: func, state, paused, times and byte counts);
- * cli_scan_stat_json turns them back into spa_scan_stat_t.
+ * The "  scan: ..." paragraph of status (nothing when never scanned) from
+ * the statistics a host operation put into a JSON object (host_scan_json:
+ * func, state, paused, times and byte counts); cli_scan_stat_json turns
+ * them back into spa_scan_stat_t.
  */
 void cli_status_scan_json(json_object *scan);
+void cli_scan_paragraph(const spa_scan_stat_t *ss);
 void cli_scan_stat_json(json_object *scan, spa_scan_stat_t *ss);
-/* Is a scan of that kind (SPA_SCAN_NONE: any) running? */
-bool cli_scan_active(spa_t *spa, spa_scan_func_t func);
-/*
- * spa_scan_wait(), but inside tarnd it polls and gives up (EINTR) when
- * the client went away (host_cancelled).  Call after host_pool_unlock().
- */
-int cli_scan_wait(spa_t *spa);
 
 /* ---- `tarn fs` (zfs syntax; the `zfs` symlink): fs.c, fs_list.c ---- */
 
