@@ -14,8 +14,8 @@
  *                        operation's name and its arguments as JSON text;
  *                        HISTORY is the command line to record in the
  *                        pools it changes
- *   HOST_PROTO_MAGIC     a command line, run by the daemon as `tarn` would
- *                        run it (the verbs not yet split into operations)
+ *   HOST_PROTO_MAGIC     a control request of the daemon itself: the words
+ *                        "tarn daemon status" or "tarn daemon stop"
  * Reply, daemon to client: frames {u32 type, u32 length, bytes}:
  *   HOST_FRAME_OUT / HOST_FRAME_ERR  bytes for the client's stdout / stderr
  *   HOST_FRAME_PART                  a part of an operation's result sent

@@ -1,7 +1,7 @@
 /*
  * call.c — how a verb asks the host for something: cli_call(op, args)
  * runs the host operation op (host_ops.c) in this process when pools are
- * opened here (TARN_NO_DAEMON=1, or inside tarnd), else sends it to tarnd
+ * opened here (TARN_NO_DAEMON=1), else sends it to tarnd
  * (client.c) and turns the reply back into the same result.  Failures
  * the host reported come back as [verb, name, errno, message] and are
  * printed here as "cannot VERB 'NAME': message", in the order they
@@ -20,7 +20,7 @@ cli_no_daemon(void)
 bool
 cli_local(void)
 {
-	return (host_daemon_mode() || cli_no_daemon());
+	return (cli_no_daemon());
 }
 
 /* Print the failures the daemon reported. */

@@ -338,25 +338,6 @@ client_receive(int fd, char **resultp, cli_part_fn_t partfn, void *partarg)
 }
 
 int
-cli_client_run(int argc, char **argv)
-{
-	const char *sock = host_socket_path();
-	int fd, error, status;
-
-	if (client_connect_or_start(sock, &fd) != 0)
-		return (CLI_EXIT_ERROR);
-	if ((error = client_send(fd, HOST_PROTO_MAGIC, argc, argv, NULL)) != 0) {
-		fprintf(stderr, "tarn: cannot send the command to the daemon: %s\n",
-		    strerror(error));
-		(void) close(fd);
-		return (CLI_EXIT_ERROR);
-	}
-	status = client_receive(fd, NULL, NULL, NULL);
-	(void) close(fd);
-	return (status);
-}
-
-int
 cli_client_call(const char *op, const char *args, const char *history, char **resultp,
     cli_part_fn_t partfn, void *partarg)
 {
@@ -375,7 +356,8 @@ cli_client_call(const char *op, const char *args, const char *history, char **re
 	}
 	status = client_receive(fd, resultp, partfn, partarg);
 	(void) close(fd);
-	if (status != CLI_EXIT_LOST && *resultp == NULL) {
+	if (status == CLI_EXIT_OK && *resultp == NULL) {
+		/* a refusal said why on stderr; silence needs saying */
 		fprintf(stderr, "tarn: the daemon did not answer the operation '%s'\n", op);
 		status = CLI_EXIT_ERROR;
 	}

@@ -1,65 +1,9 @@
 /*
- * dispatch.c — run one command line, the same way in `tarn` (in-process)
- * and in tarnd (for a client, in a thread of its own): dispatch to the
- * command groups, with the per-thread output streams and the per-thread
- * getopt that let the daemon run several commands at once.
+ * dispatch.c — run one command line: dispatch to the command groups
+ * (`tarn pool`, `tarn fs`, or `zpool`/`zfs` by the program's name), with
+ * the host's failures printed as the command's own.
  */
 #include "tarn.h"
-
-#include <pthread.h>
-
-__thread FILE *cli_out_tls, *cli_err_tls;
-
-/*
- * Per-thread getopt.  glibc's getopt keeps its scan state in globals, so
- * a command's whole option scan runs under one mutex: taken at its first
- * getopt() call, given back when getopt() says -1, or by cli_dispatch()
- * when the command returned in the middle of its scan (a bad option).
- * Each scan starts afresh (optind = 0 for glibc), so no state of an
- * earlier scan (possibly of freed argv) is used.
- */
-#undef getopt
-#undef optarg
-#undef optind
-#undef opterr
-#undef optopt
-
-__thread char *cli_optarg;
-__thread int cli_optind = 1, cli_opterr = 1, cli_optopt = '?';
-static pthread_mutex_t cli_getopt_lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread bool cli_getopt_busy;
-
-int
-cli_getopt(int argc, char *const argv[], const char *optstring)
-{
-	int c;
-
-	if (!cli_getopt_busy) {
-		pthread_mutex_lock(&cli_getopt_lock);
-		cli_getopt_busy = true;
-		optind = cli_optind <= 1 ? 0 : cli_optind;
-	}
-	opterr = cli_opterr;
-	c = getopt(argc, argv, optstring);
-	cli_optind = optind;
-	cli_optarg = optarg;
-	cli_optopt = optopt;
-	if (c == -1) {
-		cli_getopt_busy = false;
-		pthread_mutex_unlock(&cli_getopt_lock);
-	}
-	return (c);
-}
-
-static void
-cli_getopt_end(void)
-{
-	if (cli_getopt_busy) {
-		cli_getopt_busy = false;
-		pthread_mutex_unlock(&cli_getopt_lock);
-	}
-	cli_optind = 1;
-}
 
 void
 cli_usage(FILE *f)
@@ -89,23 +33,6 @@ progname(const char *argv0)
 		return ("tarn");
 	slash = strrchr(argv0, '/');
 	return (slash != NULL ? slash + 1 : argv0);
-}
-
-bool
-cli_runs_here(int argc, char **argv)
-{
-	const char *prog = progname(argv[0]);
-	const cli_verb_t *v = NULL;
-
-	if (strcmp(prog, "zpool") == 0 && argc >= 2)
-		v = cli_pool_verb(argv[1]);
-	else if (strcmp(prog, "zfs") == 0 && argc >= 2)
-		v = cli_fs_verb(argv[1]);
-	else if (argc >= 3 && strcmp(argv[1], "pool") == 0)
-		v = cli_pool_verb(argv[2]);
-	else if (argc >= 3 && strcmp(argv[1], "fs") == 0)
-		v = cli_fs_verb(argv[2]);
-	return (v != NULL && (v->cv_flags & CLI_VERB_OPS) != 0);
 }
 
 static int
@@ -162,7 +89,6 @@ cli_dispatch(int argc, char **argv)
 	host_set_reporter(cli_report);
 	int ret = cli_dispatch_cmd(argc, argv);
 
-	cli_getopt_end();
 	fflush(cli_out);
 	fflush(cli_err);
 	return (ret);

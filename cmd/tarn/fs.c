@@ -16,29 +16,29 @@ __thread const char *cli_fs_prog = "tarn fs";
 
 static const cli_verb_t cli_fs_verbs[] = {
 	{ "create", cli_fs_create,
-	    "\tcreate [-p] [-o property=value] ... <filesystem>\n", CLI_VERB_OPS },
+	    "\tcreate [-p] [-o property=value] ... <filesystem>\n" },
 	{ "destroy", cli_fs_destroy,
-	    "\tdestroy [-fr] <filesystem>\n", CLI_VERB_OPS },
+	    "\tdestroy [-fr] <filesystem>\n" },
 	{ "rename", cli_fs_rename,
-	    "\trename [-fp] <filesystem> <filesystem>\n", CLI_VERB_OPS },
+	    "\trename [-fp] <filesystem> <filesystem>\n" },
 	{ "list", cli_fs_list,
 	    "\tlist [-rHp] [-d max] [-o property[,...]] [-s property]...\n"
-	    "\t    [-S property]... [-t type[,...]] [filesystem] ...\n", CLI_VERB_OPS },
+	    "\t    [-S property]... [-t type[,...]] [filesystem] ...\n" },
 	{ "get", cli_fs_get,
 	    "\tget [-rHp] [-d max] [-o \"all\" | field[,...]]\n"
-	    "\t    <\"all\" | property[,...]> [filesystem] ...\n", CLI_VERB_OPS },
+	    "\t    <\"all\" | property[,...]> [filesystem] ...\n" },
 	{ "set", cli_fs_set,
-	    "\tset <property=value> ... <filesystem> ...\n", CLI_VERB_OPS },
+	    "\tset <property=value> ... <filesystem> ...\n" },
 	{ "inherit", cli_fs_inherit,
-	    "\tinherit [-r] <property> <filesystem> ...\n", CLI_VERB_OPS },
+	    "\tinherit [-r] <property> <filesystem> ...\n" },
 	{ "mount", cli_fs_mount,
-	    "\tmount\n\tmount [-o opts] [-a | <filesystem>]\n", CLI_VERB_OPS },
+	    "\tmount\n\tmount [-o opts] [-a | <filesystem>]\n" },
 	{ "unmount", cli_fs_unmount,
-	    "\tunmount [-f] <-a | filesystem|mountpoint>\n", CLI_VERB_OPS },
+	    "\tunmount [-f] <-a | filesystem|mountpoint>\n" },
 	{ "umount", cli_fs_unmount,
-	    "\tumount [-f] <-a | filesystem|mountpoint>\n", CLI_VERB_OPS },
+	    "\tumount [-f] <-a | filesystem|mountpoint>\n" },
 	{ "upgrade", cli_fs_upgrade,
-	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n", CLI_VERB_OPS },
+	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n" },
 };
 
 const cli_verb_t *

@@ -81,7 +81,7 @@ cli_fs_mount(int argc, char **argv)
 	argv += optind;
 	if (argc > 2 || (all && argc > 0))
 		return (cli_fs_usage_error("mount", "too many arguments"));
-	if (cli_local() && !host_daemon_mode())
+	if (cli_local())
 		return (cli_cannot("mount", argc > 0 ? argv[0] : "-a", ENOTSUP,
 		    "mounting needs the daemon (tarnd)"));
 	if (!all && argc == 0)

@@ -1,18 +1,16 @@
 /*
  * main.c — the `tarn` command.  Pool and dataset commands (`tarn pool
- * VERB`, `tarn fs VERB`, or `zpool`/`zfs VERB` through symlinks) run in
- * the daemon, tarnd, which holds
- * the imported pools: this process sends the command line and prints
- * what comes back (client.c), starting tarnd when none runs.  With
- * TARN_NO_DAEMON=1 they run in this process instead (dispatch.c), as do
- * help and --version always.  `tarn daemon start|stop|status` manages
+ * VERB`, `tarn fs VERB`, or `zpool`/`zfs VERB` through symlinks) are
+ * parsed and printed here (dispatch.c); what they ask of the pools goes
+ * as host operations to the daemon, tarnd, which holds the imported
+ * pools (call.c, client.c; tarnd is started when none runs).  With
+ * TARN_NO_DAEMON=1 the operations run in this process instead.  `tarn daemon start|stop|status` manages
  * the daemon.  Called as mount.tarn (a symlink in /sbin), it is mount(8)'s
  * helper for datasets whose mountpoint is legacy: `mount -t tarn tank/fs
  * /mnt` and fstab lines of type tarn become `tarn fs mount -o OPTS tank/fs
  * /mnt`.
  */
 #include "tarn.h"
-#include "host_wire.h"
 
 #include <locale.h>
 
@@ -25,38 +23,6 @@ progname(const char *argv0)
 		return ("tarn");
 	slash = strrchr(argv0, '/');
 	return (slash != NULL ? slash + 1 : argv0);
-}
-
-static bool
-help_word(const char *s)
-{
-	return (strcmp(s, "help") == 0 || strcmp(s, "-h") == 0 ||
-	    strcmp(s, "--help") == 0 || strcmp(s, "-?") == 0);
-}
-
-/* Does this command line use pools (and so belong in the daemon)? */
-static bool
-uses_pools(int argc, char **argv)
-{
-	const char *prog = progname(argv[0]);
-
-	if (strcmp(prog, "zpool") == 0 || strcmp(prog, "zfs") == 0)
-		return (argc >= 2 && !help_word(argv[1]));
-	return (argc >= 3 && (strcmp(argv[1], "pool") == 0 || strcmp(argv[1], "fs") == 0) &&
-	    !help_word(argv[2]));
-}
-
-/*
- * Run a command line: in this process when it needs no pool, when there
- * is no daemon (TARN_NO_DAEMON=1), or when its verb talks to the host in
- * operations (cli_call sends them to tarnd); else whole inside tarnd.
- */
-static int
-run(int argc, char **argv)
-{
-	if (uses_pools(argc, argv) && !cli_no_daemon() && !cli_runs_here(argc, argv))
-		return (cli_client_run(argc, argv));
-	return (cli_dispatch(argc, argv));
 }
 
 /* mount(8)'s helper exit codes (mount(8), RETURN CODES) */
@@ -110,7 +76,7 @@ mount_helper(int argc, char **argv)
 		return (0);
 	char *args[] = { (char *)"tarn", (char *)"fs", (char *)"mount", (char *)"-o",
 		(char *)(opts != NULL ? opts : "defaults"), (char *)spec, (char *)dir, NULL };
-	int n = (int)ARRAY_SIZE(args) - 1, r = run(n, args);
+	int n = (int)ARRAY_SIZE(args) - 1, r = cli_dispatch(n, args);
 	return (r == 0 ? 0 : r == CLI_EXIT_USAGE ? MOUNT_EX_USAGE : MOUNT_EX_FAIL);
 usage:
 	fprintf(stderr, "usage: mount.tarn DATASET DIR [-sfnv] [-o OPTIONS]\n"
@@ -135,5 +101,5 @@ main(int argc, char **argv)
 			return (cli_client_daemon(2, stop));
 		}
 	}
-	return (run(argc, argv));
+	return (cli_dispatch(argc, argv));
 }

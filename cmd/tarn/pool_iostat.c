@@ -281,7 +281,7 @@ cli_pool_iostat(int argc, char **argv)
 	if ((error = iostat_parse(argc, argv, &io, &npools)) != 0)
 		return (error);
 	argv += optind;
-	if (isatty(STDOUT_FILENO) && cli_out == stdout)
+	if (isatty(STDOUT_FILENO))
 		io.io_rows = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 ?
 		    ws.ws_row : 24;
 	args = json_object_new_object();

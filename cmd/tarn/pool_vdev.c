@@ -57,7 +57,7 @@ cli_vdev_newpath(const char *verb, const char *pool, const char *word, char *buf
 }
 
 static int
-vdev_parse_fw(const char *verb, int argc, char **argv, bool *force, bool *wait)
+pv_parse_fw(const char *verb, int argc, char **argv, bool *force, bool *wait)
 {
 	int c;
 
@@ -74,7 +74,7 @@ vdev_parse_fw(const char *verb, int argc, char **argv, bool *force, bool *wait)
 
 /* Run op with args; its exit status. */
 static int
-vdev_call(const char *op, json_object *args)
+pv_call(const char *op, json_object *args)
 {
 	json_object *res;
 	int r = cli_call(op, args, &res);
@@ -89,7 +89,7 @@ vdev_call(const char *op, json_object *args)
  * cache file and waits for the resilver if asked).
  */
 static int
-vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
+pv_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 {
 	bool force = false, wait = false;
 	char newpath[VDEV_PATH_MAX + 1];
@@ -97,7 +97,7 @@ vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 	int error;
 
 	cli_history_begin(argc, argv);
-	if ((error = vdev_parse_fw(cmd, argc, argv, &force, &wait)) != 0)
+	if ((error = pv_parse_fw(cmd, argc, argv, &force, &wait)) != 0)
 		return (error);
 	argc -= optind;
 	argv += optind;
@@ -119,19 +119,19 @@ vdev_attach_replace(const char *cmd, bool attach, int argc, char **argv)
 		json_object_object_add(args, "new", json_object_new_string(newpath));
 	json_object_object_add(args, "force", json_object_new_boolean(force));
 	json_object_object_add(args, "wait", json_object_new_boolean(wait));
-	return (vdev_call(attach ? "pool.attach" : "pool.replace", args));
+	return (pv_call(attach ? "pool.attach" : "pool.replace", args));
 }
 
 int
 cli_pool_attach(int argc, char **argv)
 {
-	return (vdev_attach_replace("attach", true, argc, argv));
+	return (pv_attach_replace("attach", true, argc, argv));
 }
 
 int
 cli_pool_replace(int argc, char **argv)
 {
-	return (vdev_attach_replace("replace", false, argc, argv));
+	return (pv_attach_replace("replace", false, argc, argv));
 }
 
 int
@@ -154,7 +154,7 @@ cli_pool_detach(int argc, char **argv)
 	args = json_object_new_object();
 	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
 	json_object_object_add(args, "device", json_object_new_string(argv[1]));
-	return (vdev_call("pool.detach", args));
+	return (pv_call("pool.detach", args));
 }
 
 /*
@@ -162,7 +162,7 @@ cli_pool_detach(int argc, char **argv)
  * order (a failure, or online's warning for a device still faulted).
  */
 static int
-vdev_online_offline(const char *verb, bool online, bool temporary, int argc, char **argv)
+pv_online_offline(const char *verb, bool online, bool temporary, int argc, char **argv)
 {
 	json_object *args, *res, *devs, *names;
 	int ret;
@@ -224,7 +224,7 @@ cli_pool_online(int argc, char **argv)
 		    "yet; the device keeps the size it had when it was added\n", argv[1]);
 		return (CLI_EXIT_ERROR);
 	}
-	return (vdev_online_offline("online", true, false, argc, argv));
+	return (pv_online_offline("online", true, false, argc, argv));
 }
 
 int
@@ -240,7 +240,7 @@ cli_pool_offline(int argc, char **argv)
 		else
 			return (cli_bad_option("offline", c, optopt));
 	}
-	return (vdev_online_offline("offline", false, temporary, argc - optind,
+	return (pv_online_offline("offline", false, temporary, argc - optind,
 	    argv + optind));
 }
 
@@ -263,7 +263,7 @@ cli_pool_clear(int argc, char **argv)
 	json_object_object_add(args, "pool", json_object_new_string(argv[0]));
 	if (argc == 2)
 		json_object_object_add(args, "device", json_object_new_string(argv[1]));
-	return (vdev_call("pool.clear", args));
+	return (pv_call("pool.clear", args));
 }
 
 /*

@@ -25,30 +25,13 @@
 #endif
 
 /*
- * Where a command's output goes: stdout/stderr when tarn runs a command
- * itself, the client's connection when the daemon runs it for a client.
- * Per thread, because the daemon serves several clients at once.  All
- * command code prints through these, never to stdout/stderr directly.
+ * Where a command's output goes.  The command line runs in its own
+ * process (the daemon runs host operations, never command code), so
+ * these are the process's streams; command code prints through them.
  */
-extern __thread FILE *cli_out_tls, *cli_err_tls;
-#define cli_out (cli_out_tls ? cli_out_tls : stdout)
-#define cli_err (cli_err_tls ? cli_err_tls : stderr)
+#define cli_out stdout
+#define cli_err stderr
 #define cli_putc(c) fputc((c), cli_out)
-
-/*
- * getopt() keeps its state in globals; the daemon runs several commands
- * at once, so the command code gets a per-thread getopt (dispatch.c)
- * under the usual names.  <unistd.h> and <getopt.h> are included above,
- * before these names are redefined.
- */
-extern __thread char *cli_optarg;
-extern __thread int cli_optind, cli_opterr, cli_optopt;
-int cli_getopt(int argc, char *const argv[], const char *optstring);
-#define getopt(c, v, o) cli_getopt((c), (v), (o))
-#define optarg cli_optarg
-#define optind cli_optind
-#define opterr cli_opterr
-#define optopt cli_optopt
 
 #define CLI_EXIT_OK    0
 #define CLI_EXIT_ERROR 1
@@ -59,19 +42,10 @@ typedef struct cli_verb {
 	const char *cv_name;
 	int       (*cv_fn)(int argc, char **argv);  /* argv[0] is the verb */
 	const char *cv_usage;                       /* lines after "usage:" */
-	int         cv_flags;                       /* CLI_VERB_* */
 } cli_verb_t;
-/*
- * The verb asks the host only through cli_call (host operations), so it
- * runs in the `tarn` process, which sends those to tarnd.  A verb without
- * it still runs whole inside tarnd (its command line forwarded).
- */
-#define CLI_VERB_OPS 0x1
 /* pool.c, fs.c: a verb by name, or NULL. */
 const cli_verb_t *cli_pool_verb(const char *name);
 const cli_verb_t *cli_fs_verb(const char *name);
-/* dispatch.c: does this command line run here, with its host calls sent to tarnd? */
-bool cli_runs_here(int argc, char **argv);
 
 /* dispatch.c: run one command line (argv[0] is "tarn" or "zpool"). */
 int cli_dispatch(int argc, char **argv);
@@ -288,12 +262,10 @@ int cli_call(const char *op, json_object *args, json_object **resp);
 typedef int (*cli_call_part_fn_t)(void *arg, json_object *part);
 int cli_call_parts(const char *op, json_object *args, cli_call_part_fn_t fn, void *arg,
     json_object **resp);
-/* Operations run in this process (TARN_NO_DAEMON=1, or inside tarnd). */
+/* Operations run in this process (TARN_NO_DAEMON=1), not in tarnd. */
 bool cli_local(void);
 bool cli_no_daemon(void);
 
-/* client.c: run argv in the daemon (starting it if needed); its status. */
-int cli_client_run(int argc, char **argv);
 /*
  * client.c: one host operation in the daemon: its exit status and result
  * text; partfn gets each part (host_emit) as JSON text while it runs.

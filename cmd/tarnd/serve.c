@@ -1,16 +1,19 @@
 /*
  * serve.c — one client connection of tarnd, in a thread of its own: read
- * the request (host/host_wire.h), refuse anyone but root, take the client's
- * working directory and umask, run the command with cli_out/cli_err
- * going back to the client as frames, then send the exit status.
+ * the request (host/host_wire.h), refuse anyone but root, take the
+ * client's working directory and umask, run the host operation it names
+ * (host_exec, its failures gathered into the result) with what the
+ * libraries write to stderr going back to the client as frames, then send
+ * the result and the exit status.  The only other requests are the
+ * daemon's own controls: `tarn daemon status` and `tarn daemon stop`.
  *
- * The client's cwd.  Threads share the process's cwd, but Linux lets one
- * thread leave that sharing (unshare(CLONE_FS)); the thread then fchdir()s
- * to the directory the client passed as a descriptor, so relative paths
- * (devices, import -d) mean exactly what they mean in-process.  Where
- * unshare is refused (a seccomp filter), arguments that look like
- * relative paths (with a '/', or after -d) are made absolute with the
- * client's PWD instead.
+ * The client's cwd.  The command line sends absolute paths, but the
+ * daemon still works in the client's directory and with its umask (the
+ * mode of a mountpoint it makes): threads share the process's cwd and
+ * umask, but Linux lets one thread leave that sharing (unshare(CLONE_FS));
+ * the thread then fchdir()s to the directory the client passed as a
+ * descriptor.  Where unshare is refused (a seccomp filter, or
+ * TARND_NO_UNSHARE=1) the daemon's own directory and umask stay.
  */
 #include "tarnd.h"
 
@@ -20,6 +23,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#define SERVE_EXIT_OK     0
+#define SERVE_EXIT_ERROR  1
+#define SERVE_EXIT_USAGE  2
 #define SERVE_REQ_TIMEOUT 10   /* seconds for a client to send its request */
 
 typedef struct conn {
@@ -232,40 +238,6 @@ path_join(const char *dir, const char *rel)
 	return (p);
 }
 
-/* pwd/rel as the library would make it: real path if it exists. */
-static char *
-path_resolve(const char *pwd, const char *rel)
-{
-	char real[PATH_MAX];
-	char *p = path_join(pwd, rel);
-
-	if (realpath(p, real) != NULL) {
-		tarn_free(p);
-		return (tarn_strdup(real));
-	}
-	tarn_free(p);
-	while (strncmp(rel, "./", 2) == 0)
-		rel += 2;
-	return (path_join(strcmp(pwd, "/") == 0 ? "" : pwd, rel));
-}
-
-/* Without unshare: make relative-looking path arguments absolute. */
-static void
-req_absolutize(request_t *rq, const char *pwd)
-{
-	for (int i = 1; i < rq->rq_argc; i++) {
-		char *a = rq->rq_argv[i];
-		bool after_d = strcmp(rq->rq_argv[i - 1], "-d") == 0;
-
-		if (a[0] == '\0' || a[0] == '/')
-			continue;
-		if (after_d || (a[0] != '-' && strchr(a, '/') != NULL && strchr(a, '=') == NULL)) {
-			rq->rq_argv[i] = path_resolve(pwd, a);
-			tarn_free(a);
-		}
-	}
-}
-
 /* Work in the client's directory, with its umask.  0 or an errno. */
 static int
 req_enter_cwd(request_t *rq)
@@ -274,15 +246,12 @@ req_enter_cwd(request_t *rq)
 	const char *um = req_env(rq, "UMASK");
 
 	if (tarnd_info.ti_unshare && unshare(CLONE_FS) != 0) {
-		tarnd_log("unshare(CLONE_FS): %s; relative paths are made absolute "
-		    "from the client's PWD instead", strerror(errno));
+		tarnd_log("unshare(CLONE_FS): %s; operations run in the daemon's "
+		    "directory, with its umask", strerror(errno));
 		tarnd_info.ti_unshare = false;
 	}
-	if (!tarnd_info.ti_unshare) {
-		if (pwd != NULL && pwd[0] == '/' && !rq->rq_op)
-			req_absolutize(rq, pwd);
+	if (!tarnd_info.ti_unshare)
 		return (0);
-	}
 	if (um != NULL)
 		(void) umask((mode_t)strtoul(um, NULL, 8) & 0777);
 	if (rq->rq_cwdfd >= 0 && fchdir(rq->rq_cwdfd) == 0)
@@ -384,7 +353,7 @@ serve_daemon_status(FILE *out)
 	fprintf(out, "cache file: %s\n", spa_cachefile_path());
 	fprintf(out, "commands:   %d running (this one included)\n", tarnd_active());
 	serve_status_pools(out);
-	return (CLI_EXIT_OK);
+	return (SERVE_EXIT_OK);
 }
 
 /* ---- one connection ---- */
@@ -392,7 +361,7 @@ serve_daemon_status(FILE *out)
 static void
 serve_refuse(int fd, const char *msg)
 {
-	int32_t st = CLI_EXIT_ERROR;
+	int32_t st = SERVE_EXIT_ERROR;
 
 	(void) host_send_frame(fd, HOST_FRAME_ERR, msg, (uint32_t)strlen(msg));
 	(void) host_send_frame(fd, HOST_FRAME_EXIT, &st, sizeof (st));
@@ -409,9 +378,12 @@ serve_allowed(int fd, struct ucred *cr)
 	return (cr->uid == 0 || cr->uid == geteuid());
 }
 
-/* Run the command with its output going to the client; its exit status. */
+/*
+ * A control request of the daemon's own: `tarn daemon status` (its text
+ * to the client); anything else is refused.  Its exit status.
+ */
 static int
-serve_command(conn_t *c, request_t *rq)
+serve_control(conn_t *c, request_t *rq)
 {
 	static const cookie_io_functions_t outf = { .write = out_write };
 	static const cookie_io_functions_t errf = { .write = err_write };
@@ -423,18 +395,17 @@ serve_command(conn_t *c, request_t *rq)
 	(void) setvbuf(out, NULL, _IOFBF, 65536);
 	(void) setvbuf(err, NULL, _IOLBF, 4096);
 	c->c_out = out;
-	cli_out_tls = out;
-	cli_err_tls = err;
 	host_err_tls = err;
 	host_conn_fd_tls = c->c_fd;
 	if (rq->rq_argc == 3 && strcmp(rq->rq_argv[0], "tarn") == 0 &&
 	    strcmp(rq->rq_argv[1], "daemon") == 0 &&
-	    strcmp(rq->rq_argv[2], "status") == 0)
+	    strcmp(rq->rq_argv[2], "status") == 0) {
 		ret = serve_daemon_status(out);
-	else
-		ret = cli_dispatch(rq->rq_argc, rq->rq_argv);
-	cli_out_tls = NULL;
-	cli_err_tls = NULL;
+	} else {
+		fprintf(err, "tarn: the daemon runs operations, not command lines "
+		    "(a tarn older than this tarnd?)\n");
+		ret = SERVE_EXIT_USAGE;
+	}
 	host_err_tls = NULL;
 	host_conn_fd_tls = -1;
 	(void) fclose(out);
@@ -542,7 +513,7 @@ serve_thread(void *arg)
 		serve_refuse(c.c_fd, msg);
 	} else {
 		int32_t st;
-		ret = rq.rq_op ? serve_op(&c, &rq) : serve_command(&c, &rq);
+		ret = rq.rq_op ? serve_op(&c, &rq) : serve_control(&c, &rq);
 		st = ret;
 		(void) host_send_frame(c.c_fd, HOST_FRAME_EXIT, &st, sizeof (st));
 	}

@@ -18,10 +18,12 @@
  * The daemon also ends cleanly when its socket file is removed or
  * replaced: nobody could reach it any more.
  *
- * Output: command code prints through cli_out/cli_err (per thread); the
- * library's own warnings go to the process-wide stderr, which the daemon
- * replaces with a stream that sends them to the client of the thread
- * that wrote them, or to the log for the daemon's own threads.
+ * Output: the daemon prints nothing for a client but its own status; an
+ * operation's failures travel in its result (host_report).  Notes
+ * (host_warn) and the libraries' own warnings go to stderr, which the
+ * daemon replaces with a stream that sends them to the client of the
+ * thread that wrote them (host_err_tls), or to the log for the daemon's
+ * own threads.
  */
 #include "tarnd.h"
 #include "tarn_fuse.h"

@@ -5,11 +5,12 @@
 #ifndef TARN_TARND_H
 #define TARN_TARND_H
 
-#include "tarn.h"
+#include "host.h"
 #include "host_wire.h"
 
 #include <limits.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 typedef struct tarnd_info {
 	char   ti_sock[PATH_MAX];       /* the control socket */
@@ -22,10 +23,6 @@ typedef struct tarnd_info {
 } tarnd_info_t;
 
 extern tarnd_info_t tarnd_info;
-
-/* dispatch.c: what host_cancelled() looks at. */
-extern __thread int host_conn_fd_tls;
-extern volatile bool host_stopping;
 
 /* One line to the log, with time and pid. */
 void tarnd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
