@@ -182,37 +182,38 @@ client_connect_or_start(const char *sock, int *fdp)
 	return (error);
 }
 
-static void
-req_u32(char **bufp, size_t *lenp, size_t *capp, uint32_t v)
+/* Strings as the request carries them: u32 count, then u32 length + bytes each. */
+static size_t
+req_strings_size(int n, const char *const *v)
 {
-	if (*lenp + sizeof (v) > *capp) {
-		*capp = MAX(*capp * 2, *lenp + sizeof (v) + 4096);
-		*bufp = tarn_realloc(*bufp, *capp);
-	}
-	memcpy(*bufp + *lenp, &v, sizeof (v));
-	*lenp += sizeof (v);
+	size_t len = sizeof (uint32_t);
+
+	for (int i = 0; i < n; i++)
+		len += sizeof (uint32_t) + strlen(v[i]);
+	return (len);
 }
 
-static void
-req_str(char **bufp, size_t *lenp, size_t *capp, const char *s)
+static char *
+req_put_strings(char *p, int n, const char *const *v)
 {
-	size_t n = strlen(s);
+	uint32_t u = (uint32_t)n;
 
-	req_u32(bufp, lenp, capp, (uint32_t)n);
-	if (*lenp + n > *capp) {
-		*capp = MAX(*capp * 2, *lenp + n + 4096);
-		*bufp = tarn_realloc(*bufp, *capp);
+	memcpy(p, &u, sizeof (u));
+	p += sizeof (u);
+	for (int i = 0; i < n; i++) {
+		u = (uint32_t)strlen(v[i]);
+		memcpy(p, &u, sizeof (u));
+		memcpy(p + sizeof (u), v[i], u);
+		p += sizeof (u) + u;
 	}
-	memcpy(*bufp + *lenp, s, n);
-	*lenp += n;
+	return (p);
 }
 
 /* Send the request: the magic with the cwd descriptor, then the rest. */
 static int
 client_send(int fd, uint32_t magic, int argc, char **argv, const char *history)
 {
-	char *buf = NULL, cwd[PATH_MAX], env[PATH_MAX + 32];
-	size_t len = 0, cap = 0;
+	char cwd[PATH_MAX], env[PATH_MAX + 32];
 	const char *envs[HOST_PROTO_MAXENV];
 	int nenv = 0, error;
 	mode_t mask = umask(022);
@@ -232,14 +233,12 @@ client_send(int fd, uint32_t magic, int argc, char **argv, const char *history)
 		(void) snprintf(env, sizeof (env), "HISTORY=%s", history);
 		envs[nenv++] = tarn_strdup(env);
 	}
-	req_u32(&buf, &len, &cap, (uint32_t)argc);
-	for (int i = 0; i < argc; i++)
-		req_str(&buf, &len, &cap, argv[i]);
-	req_u32(&buf, &len, &cap, (uint32_t)nenv);
-	for (int i = 0; i < nenv; i++) {
-		req_str(&buf, &len, &cap, envs[i]);
+	size_t len = req_strings_size(argc, (const char *const *)argv) +
+	    req_strings_size(nenv, envs);
+	char *buf = tarn_alloc(len);
+	req_put_strings(req_put_strings(buf, argc, (const char *const *)argv), nenv, envs);
+	for (int i = 0; i < nenv; i++)
 		tarn_free((void *)envs[i]);
-	}
 
 	struct iovec iov = { .iov_base = &magic, .iov_len = sizeof (magic) };
 	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof (int))]; } cm;

@@ -19,6 +19,7 @@
  * for the whole command (fs.props, host/host_op_fs_props.c).
  */
 #include "tarn.h"
+#include "tarn_array.h"
 #include "dsl.h"
 
 #include <ctype.h>
@@ -48,8 +49,7 @@ typedef struct fs_walk {
 	int   fw_sort[FS_MAXCOLS];    /* property, -1: name, FS_USER + k */
 	bool  fw_sort_desc[FS_MAXCOLS];
 	int   fw_nsort;
-	struct fs_sorted *fw_held;
-	int   fw_nheld, fw_cheld;
+	tarn_array_t fw_held;   /* struct fs_sorted: rows held for sorting */
 } fs_walk_t;
 
 /* A row of list held for sorting: its cells and its sort keys. */
@@ -231,12 +231,8 @@ static void
 fs_hold_row(fs_walk_t *w, const char *name, const char *const *cells, int ncell,
     json_object *keys)
 {
-	if (w->fw_nheld == w->fw_cheld) {
-		w->fw_cheld = MAX(64, w->fw_cheld * 2);
-		w->fw_held = tarn_realloc(w->fw_held, sizeof (*w->fw_held) * w->fw_cheld);
-	}
-	fs_sorted_t *r = &w->fw_held[w->fw_nheld];
-	r->fs_seq = w->fw_nheld++;
+	fs_sorted_t *r = tarn_array_push(&w->fw_held);
+	r->fs_seq = (int)tarn_array_len(&w->fw_held) - 1;
 	r->fs_walk = w;
 	r->fs_cells = tarn_alloc(sizeof (char *) * (size_t)ncell);
 	for (int i = 0; i < ncell; i++)
@@ -249,9 +245,9 @@ fs_hold_row(fs_walk_t *w, const char *name, const char *const *cells, int ncell,
 static void
 fs_flush_held(fs_walk_t *w)
 {
-	qsort(w->fw_held, (size_t)w->fw_nheld, sizeof (*w->fw_held), fs_sorted_cmp);
-	for (int i = 0; i < w->fw_nheld; i++) {
-		fs_sorted_t *r = &w->fw_held[i];
+	tarn_array_sort(&w->fw_held, fs_sorted_cmp);
+	for (size_t i = 0; i < tarn_array_len(&w->fw_held); i++) {
+		fs_sorted_t *r = tarn_array_get(&w->fw_held, i);
 		cli_table_row(w->fw_table, (const char *const *)r->fs_cells);
 		for (int c = 0; c < w->fw_nprops; c++)
 			tarn_free(r->fs_cells[c]);
@@ -259,9 +255,7 @@ fs_flush_held(fs_walk_t *w)
 		tarn_free(r->fs_name);
 		json_object_put(r->fs_keys);
 	}
-	tarn_free(w->fw_held);
-	w->fw_held = NULL;
-	w->fw_nheld = w->fw_cheld = 0;
+	tarn_array_clear(&w->fw_held);
 }
 
 /* A string field of a JSON object ("-" when absent). */
@@ -397,10 +391,12 @@ fs_walk(fs_walk_t *w, int argc, char **argv)
 		json_object_put(res);   /* the pools could not be listed */
 		return (r != CLI_EXIT_OK ? r : CLI_EXIT_ERROR);
 	}
+	tarn_array_init(&w->fw_held, sizeof (fs_sorted_t));
 	for (size_t i = 0; i < json_object_array_length(dss); i++)
 		fs_row(w, json_object_array_get_idx(dss, i));
 	if (w->fw_nsort > 0)
 		fs_flush_held(w);
+	tarn_array_fini(&w->fw_held);
 	if (w->fw_rows > 0 || w->fw_get)        /* zfs list: no header for no rows */
 		cli_table_print(w->fw_table, cli_out, w->fw_scripted);
 	if (argc == 0 && w->fw_rows == 0 && r == CLI_EXIT_OK && !w->fw_get)

@@ -22,6 +22,7 @@
  * host/host_op_info.c); set needs only the pool's features to say why.
  */
 #include "tarn.h"
+#include "tarn_array.h"
 
 #include <getopt.h>
 #include <strings.h>
@@ -102,15 +103,13 @@ typedef struct get_opts {
 	bool        go_exact;
 	int         go_fields[CLI_GET_NFIELDS];
 	int         go_nfields;
-	int        *go_props;    /* get_lookup() results */
-	int         go_nprops;
+	tarn_array_t go_props;   /* int: get_lookup() results */
 } get_opts_t;
 
 static void
 get_add_prop(get_opts_t *go, int p)
 {
-	go->go_props = tarn_realloc(go->go_props, (size_t)(go->go_nprops + 1) * sizeof (int));
-	go->go_props[go->go_nprops++] = p;
+	TARN_ARRAY_APPEND(&go->go_props, int, p);
 }
 
 /* "all", or a list of properties ("all" in it stands for them all). */
@@ -140,7 +139,7 @@ get_parse_props(get_opts_t *go, const char *arg)
 		else
 			get_add_prop(go, p);
 	}
-	if (r == 0 && go->go_nprops == 0)
+	if (r == 0 && tarn_array_len(&go->go_props) == 0)
 		r = cli_usage_error("get", "bad property list: empty");
 	tarn_free(copy);
 	return (r);
@@ -204,8 +203,8 @@ get_value(const get_opts_t *go, json_object *pool, const char *name, int p, char
 static void
 get_pool_rows(const get_opts_t *go, cli_table_t *t, json_object *pool, const char *name)
 {
-	for (int i = 0; i < go->go_nprops; i++) {
-		int p = go->go_props[i];
+	for (size_t i = 0; i < tarn_array_len(&go->go_props); i++) {
+		int p = TARN_ARRAY_AT(&go->go_props, int, i);
 		char val[512], prop[128];
 		const char *src, *cells[CLI_GET_NFIELDS];
 
@@ -268,12 +267,12 @@ get_look_one(void *arg, json_object *pool, const char *name, const char *err)
 int
 cli_pool_get(int argc, char **argv)
 {
-	get_opts_t go = { 0 };
+	get_opts_t go = { .go_props = TARN_ARRAY_INIT(int) };
 	json_object *args, *res;
 	int ret;
 
 	if ((ret = get_parse_args(argc, argv, &go)) != 0) {
-		tarn_free(go.go_props);
+		tarn_array_fini(&go.go_props);
 		return (ret);
 	}
 	argc -= optind + 1;
@@ -281,7 +280,7 @@ cli_pool_get(int argc, char **argv)
 	args = json_object_new_object();
 	json_object_object_add(args, "props", json_object_new_boolean(true));
 	if ((ret = cli_pool_info("get", argc, argv, args, &res)) != 0 && res == NULL) {
-		tarn_free(go.go_props);
+		tarn_array_fini(&go.go_props);
 		return (ret);
 	}
 	get_look_t gl = { &go, cli_table_new(), 0 };
@@ -291,7 +290,7 @@ cli_pool_get(int argc, char **argv)
 	if (gl.gl_shown > 0)
 		cli_table_print(gl.gl_table, cli_out, go.go_scripted);
 	cli_table_free(gl.gl_table);
-	tarn_free(go.go_props);
+	tarn_array_fini(&go.go_props);
 	json_object_put(res);
 	return (ret);
 }

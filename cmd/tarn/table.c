@@ -6,6 +6,7 @@
  * zpool's human-readable numbers and JSON string quoting.
  */
 #include "tarn.h"
+#include "tarn_array.h"
 
 
 typedef struct cli_col {
@@ -15,24 +16,30 @@ typedef struct cli_col {
 } cli_col_t;
 
 struct cli_table {
-	cli_col_t *t_cols;
-	int        t_ncols;
-	char    ***t_rows;   /* t_nrows arrays of t_ncols strings */
-	int        t_nrows;
+	tarn_array_t t_cols;    /* cli_col_t */
+	int          t_ncols;
+	tarn_array_t t_rows;    /* char **: arrays of t_ncols strings */
 };
+
+#define T_COL(t, i) TARN_ARRAY_AT(&(t)->t_cols, cli_col_t, (i))
+#define T_ROW(t, r) TARN_ARRAY_AT(&(t)->t_rows, char **, (r))
 
 cli_table_t *
 cli_table_new(void)
 {
-	return (tarn_alloc(sizeof (cli_table_t)));
+	cli_table_t *t = tarn_alloc(sizeof (cli_table_t));
+
+	tarn_array_init(&t->t_cols, sizeof (cli_col_t));
+	tarn_array_init(&t->t_rows, sizeof (char **));
+	return (t);
 }
 
 void
 cli_table_column(cli_table_t *t, const char *header, cli_align_t align, int minwidth)
 {
-	ASSERT(t->t_nrows == 0);
-	t->t_cols = tarn_realloc(t->t_cols, (size_t)(t->t_ncols + 1) * sizeof (cli_col_t));
-	cli_col_t *c = &t->t_cols[t->t_ncols++];
+	ASSERT(tarn_array_len(&t->t_rows) == 0);
+	cli_col_t *c = tarn_array_push(&t->t_cols);
+	t->t_ncols++;
 	c->cc_header = tarn_strdup(header);
 	c->cc_align = align;
 	c->cc_width = MAX((int)strlen(header), minwidth);
@@ -51,10 +58,9 @@ cli_table_row_short(cli_table_t *t, const char *const *cells, int n)
 
 	for (int i = 0; i < MIN(n, t->t_ncols); i++) {
 		row[i] = tarn_strdup(cells[i] != NULL ? cells[i] : "-");
-		t->t_cols[i].cc_width = MAX(t->t_cols[i].cc_width, (int)strlen(row[i]));
+		T_COL(t, i).cc_width = MAX(T_COL(t, i).cc_width, (int)strlen(row[i]));
 	}
-	t->t_rows = tarn_realloc(t->t_rows, (size_t)(t->t_nrows + 1) * sizeof (char **));
-	t->t_rows[t->t_nrows++] = row;
+	TARN_ARRAY_APPEND(&t->t_rows, char **, row);
 }
 
 /* A line: the row's cells, up to the first absent one (NULL). */
@@ -65,7 +71,7 @@ table_print_line(const cli_table_t *t, FILE *f, char *const *cells, bool scripte
 	while (n < t->t_ncols && cells[n] != NULL)
 		n++;
 	for (int i = 0; i < n; i++) {
-		const cli_col_t *c = &t->t_cols[i];
+		const cli_col_t *c = &T_COL(t, i);
 		bool last = i == n - 1;
 
 		if (scripted) {
@@ -90,12 +96,12 @@ cli_table_print(const cli_table_t *t, FILE *f, bool scripted)
 	if (!scripted) {
 		char **hdr = tarn_alloc((size_t)t->t_ncols * sizeof (char *));
 		for (int i = 0; i < t->t_ncols; i++)
-			hdr[i] = t->t_cols[i].cc_header;
+			hdr[i] = T_COL(t, i).cc_header;
 		table_print_line(t, f, hdr, false);
 		tarn_free(hdr);
 	}
-	for (int r = 0; r < t->t_nrows; r++)
-		table_print_line(t, f, t->t_rows[r], scripted);
+	for (size_t r = 0; r < tarn_array_len(&t->t_rows); r++)
+		table_print_line(t, f, T_ROW(t, r), scripted);
 }
 
 void
@@ -103,15 +109,15 @@ cli_table_free(cli_table_t *t)
 {
 	if (t == NULL)
 		return;
-	for (int r = 0; r < t->t_nrows; r++) {
+	for (size_t r = 0; r < tarn_array_len(&t->t_rows); r++) {
 		for (int i = 0; i < t->t_ncols; i++)
-			tarn_free(t->t_rows[r][i]);
-		tarn_free(t->t_rows[r]);
+			tarn_free(T_ROW(t, r)[i]);
+		tarn_free(T_ROW(t, r));
 	}
 	for (int i = 0; i < t->t_ncols; i++)
-		tarn_free(t->t_cols[i].cc_header);
-	tarn_free(t->t_rows);
-	tarn_free(t->t_cols);
+		tarn_free(T_COL(t, i).cc_header);
+	tarn_array_fini(&t->t_rows);
+	tarn_array_fini(&t->t_cols);
 	tarn_free(t);
 }
 
