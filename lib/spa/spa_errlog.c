@@ -373,7 +373,8 @@ spa_errlog_load(spa_t *spa)
 	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	el->el_obj = obj;
 	el->el_synced_n = e == 0 ? phys.sep_count : 0;
-	el->el_dirty = tarn_array_len(&el->el_log.es_v) > 0 || el->el_npend > 0 || el->el_dropped > 0;
+	el->el_dirty = tarn_array_len(&el->el_log.es_v) > 0 || el->el_npend > 0 ||
+	    el->el_dropped > 0;
 	for (uint64_t i = 0; e == 0 && i < phys.sep_count; i++) {
 		recs[i].ser_objset[sizeof (recs[i].ser_objset) - 1] = '\0';
 		(void) el_insert(&el->el_log, &recs[i]);
