@@ -103,11 +103,20 @@ tarn_array_remove_swap(tarn_array_t *a, size_t i)
 void *
 tarn_array_insert(tarn_array_t *a, size_t i)
 {
+	return (tarn_array_insert_n(a, i, 1));
+}
+
+void *
+tarn_array_insert_n(tarn_array_t *a, size_t i, size_t n)
+{
 	ASSERT3U(i, <=, a->ta_len);
-	(void) tarn_array_push(a);
+	if (n == 0)
+		return (NULL);
+	VERIFY0(tarn_array_reserve(a, n));
 	char *e = (char *)a->ta_v + i * a->ta_esize;
-	memmove(e + a->ta_esize, e, (a->ta_len - 1 - i) * a->ta_esize);
-	memset(e, 0, a->ta_esize);
+	memmove(e + n * a->ta_esize, e, (a->ta_len - i) * a->ta_esize);
+	memset(e, 0, n * a->ta_esize);
+	a->ta_len += n;
 	return (e);
 }
 

@@ -49,6 +49,8 @@ void *tarn_array_steal(tarn_array_t *a, size_t *lenp);
  * up by one (for arrays kept sorted); allocation failure is fatal.
  */
 void *tarn_array_insert(tarn_array_t *a, size_t i);
+/* n new zeroed elements at i..i+n-1 (i <= len), the same way; NULL when n is 0. */
+void *tarn_array_insert_n(tarn_array_t *a, size_t i, size_t n);
 /* Remove element i by moving the last element into its place. */
 void tarn_array_remove_swap(tarn_array_t *a, size_t i);
 /* Remove element i keeping the order of the others. */

@@ -161,6 +161,21 @@ test_array_insert(void)
 	tarn_array_remove_range(&a, 2, 0);
 	tarn_array_remove_range(&a, 0, 2);
 	TT_EQ(tarn_array_len(&a), 0);
+	/* insert_n: several at once, zeroed, the others moved up */
+	TT_CHECK(tarn_array_insert_n(&a, 0, 0) == NULL);
+	for (uint64_t i = 0; i < 10; i++)
+		TARN_ARRAY_APPEND(&a, uint64_t, i);
+	uint64_t *ins = tarn_array_insert_n(&a, 4, 100);
+	TT_CHECK(ins == &TARN_ARRAY_AT(&a, uint64_t, 4));
+	TT_EQ(tarn_array_len(&a), 110);
+	for (uint64_t i = 0; i < 110; i++)
+		TT_EQ(TARN_ARRAY_AT(&a, uint64_t, i), i < 4 ? i : i < 104 ? 0 : i - 100);
+	tarn_array_remove_range(&a, 4, 100);
+	ins = tarn_array_insert_n(&a, 10, 3);       /* at the end */
+	ins[0] = 10, ins[1] = 11, ins[2] = 12;
+	for (uint64_t i = 0; i < 13; i++)
+		TT_EQ(TARN_ARRAY_AT(&a, uint64_t, i), i);
+	tarn_array_clear(&a);
 	for (int step = 0; step < 100000; step++) {
 		if (tarn_rand_range(&r, 100) < 97 && n < MAXN) {
 			uint64_t v = tarn_rand_range(&r, 1000000);
