@@ -402,8 +402,9 @@ main(int argc, char **argv)
 		snprintf(lim + strlen(lim), sizeof (lim) - strlen(lim), ", %" PRIu64 " ops",
 		    c.sc_ops);
 	printf("tarn-stress: seed %" PRIu64 ", layout %s (%d x %" PRIu64 " MiB in %s), "
-	    "%d thread%s%s\n", c.sc_seed, c.sc_layout, stress_npaths(&c), (uint64_t)(c.sc_devsize / MiB),
-	    c.sc_dir, c.sc_threads, c.sc_threads == 1 ? "" : "s", lim);
+	    "%d thread%s%s\n", c.sc_seed, c.sc_layout, stress_npaths(&c),
+	    (uint64_t)(c.sc_devsize / MiB), c.sc_dir, c.sc_threads, c.sc_threads == 1 ? "" : "s",
+	    lim);
 	fflush(stdout);
 
 	uint64_t t0 = tarn_now_ns();

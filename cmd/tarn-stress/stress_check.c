@@ -184,8 +184,8 @@ stress_check_objects(const stress_cfg_t *c, objset_t *os, const stress_model_t *
 		for (int j = 0; j < stress_owner_nobjs(ow); j++) {
 			char msg[768];
 			uint64_t bytes = 0;
-			int e = stress_obj_verify(os, m, stress_owner_obj(ow, j), 4 * MiB, &bytes, msg,
-			    sizeof (msg));
+			int e = stress_obj_verify(os, m, stress_owner_obj(ow, j), 4 * MiB, &bytes,
+			    msg, sizeof (msg));
 			st->st_bytes_checked += bytes;
 			if (e == 0)
 				continue;

@@ -499,8 +499,8 @@ stress_model_verify(objset_t *os, const stress_model_t *m, uint64_t obj_max,
 	for (int i = 0; i < m->sm_nowners; i++) {
 		const stress_owner_t *ow = &m->sm_own[i];
 		for (int j = 0; j < stress_owner_nobjs(ow); j++) {
-			int e = stress_obj_verify(os, m, stress_owner_obj(ow, j), obj_max, bytes, err,
-			    errlen);
+			int e = stress_obj_verify(os, m, stress_owner_obj(ow, j), obj_max, bytes,
+			    err, errlen);
 			if (e != 0)
 				return (e);
 		}
