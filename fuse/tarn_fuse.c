@@ -658,20 +658,11 @@ tarn_fuse_invalidate_entry(tarn_fuse_t *t, posix_ino_t dir, const char *name)
 	    strlen(name))));
 }
 
-typedef struct tf_inos {
-	posix_ino_t *ti_ino;
-	uint64_t     ti_n, ti_cap;
-} tf_inos_t;
-
+/* Add ino to the array of posix_ino_t at arg. */
 static int
 tf_collect_ino(void *arg, posix_ino_t ino, uint64_t nlookup)
 {
-	tf_inos_t *a = arg;
-	if (a->ti_n == a->ti_cap) {
-		a->ti_cap = a->ti_cap ? a->ti_cap * 2 : 256;
-		a->ti_ino = tarn_realloc(a->ti_ino, a->ti_cap * sizeof (posix_ino_t));
-	}
-	a->ti_ino[a->ti_n++] = ino;
+	TARN_ARRAY_APPEND((tarn_array_t *)arg, posix_ino_t, ino);
 	return (0);
 }
 
@@ -699,12 +690,13 @@ tarn_fuse_invalidate_all(tarn_fuse_t *t)
 {
 	atomic_fetch_add(&t->tf_gen_epoch, 1);
 	int e = tf_notify_inc_epoch(t);
-	tf_inos_t a = { 0 };
+	tarn_array_t a = TARN_ARRAY_INIT(posix_ino_t);
+	VERIFY0(tarn_array_reserve(&a, 256));     /* the first size */
 	tarn_fuse_nodes_walk(&t->tf_nodes, tf_collect_ino, &a);
 	(void) tarn_fuse_invalidate_inode(t, t->tf_root);
-	for (uint64_t i = 0; i < a.ti_n; i++)
-		(void) tarn_fuse_invalidate_inode(t, a.ti_ino[i]);
-	tarn_free(a.ti_ino);
+	for (size_t i = 0; i < tarn_array_len(&a); i++)
+		(void) tarn_fuse_invalidate_inode(t, TARN_ARRAY_AT(&a, posix_ino_t, i));
+	tarn_array_fini(&a);
 	return (e);
 }
 

@@ -18,7 +18,7 @@ typedef struct tf_dent {
 	posix_ino_t td_ino;
 	uint32_t    td_dtype;
 	uint64_t    td_next;     /* cookie after this entry */
-	uint32_t    td_name;     /* offset in td_names */
+	uint32_t    td_name;     /* offset in tl_names */
 } tf_dent_t;
 
 typedef struct tf_listing {
@@ -26,10 +26,8 @@ typedef struct tf_listing {
 	bool        tl_plus;
 	size_t      tl_size;     /* the kernel's buffer */
 	size_t      tl_used;     /* bytes the gathered entries will take */
-	tf_dent_t  *tl_ents;
-	uint32_t    tl_n, tl_cap;
-	char       *tl_names;
-	uint32_t    tl_names_used, tl_names_cap;
+	tarn_array_t tl_ents;    /* tf_dent_t */
+	tarn_array_t tl_names;   /* char: the names, each NUL-terminated */
 } tf_listing_t;
 
 static int
@@ -41,22 +39,12 @@ tf_gather(void *arg, const char *name, posix_ino_t ino, uint32_t dtype, uint64_t
 	    fuse_add_direntry(l->tl_req, NULL, 0, name, NULL, 0);
 	if (l->tl_used + esz > l->tl_size)
 		return (1);
-	size_t nl = strlen(name) + 1;
-	if (l->tl_n == l->tl_cap) {
-		l->tl_cap = l->tl_cap ? l->tl_cap * 2 : 64;
-		l->tl_ents = tarn_realloc(l->tl_ents, l->tl_cap * sizeof (tf_dent_t));
-	}
-	if (l->tl_names_used + nl > l->tl_names_cap) {
-		l->tl_names_cap = MAX(l->tl_names_cap * 2, l->tl_names_used + (uint32_t)nl + 1024);
-		l->tl_names = tarn_realloc(l->tl_names, l->tl_names_cap);
-	}
-	tf_dent_t *d = &l->tl_ents[l->tl_n++];
+	tf_dent_t *d = tarn_array_push(&l->tl_ents);
 	d->td_ino = ino;
 	d->td_dtype = dtype;
 	d->td_next = next;
-	d->td_name = l->tl_names_used;
-	memcpy(l->tl_names + l->tl_names_used, name, nl);
-	l->tl_names_used += (uint32_t)nl;
+	d->td_name = (uint32_t)tarn_array_len(&l->tl_names);
+	(void) tarn_array_append(&l->tl_names, name, strlen(name) + 1);
 	l->tl_used += esz;
 	return (0);
 }
@@ -72,9 +60,10 @@ static size_t
 tf_fill(tarn_fuse_t *t, posix_ino_t dir, tf_listing_t *l, char *buf, bool *took)
 {
 	size_t off = 0;
-	for (uint32_t i = 0; i < l->tl_n; i++) {
-		tf_dent_t *d = &l->tl_ents[i];
-		const char *name = l->tl_names + d->td_name;
+	const char *names = tarn_array_base(&l->tl_names);
+	for (size_t i = 0; i < tarn_array_len(&l->tl_ents); i++) {
+		tf_dent_t *d = &TARN_ARRAY_AT(&l->tl_ents, tf_dent_t, i);
+		const char *name = names + d->td_name;
 		size_t n;
 		took[i] = false;
 		if (!l->tl_plus) {
@@ -116,28 +105,35 @@ tf_list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 	l.tl_req = req;
 	l.tl_plus = plus;
 	l.tl_size = size;
+	/* the first sizes: 64 entries, 1 KiB of names */
+	tarn_array_init(&l.tl_ents, sizeof (tf_dent_t));
+	tarn_array_init(&l.tl_names, 1);
+	VERIFY0(tarn_array_reserve(&l.tl_ents, 64));
+	VERIFY0(tarn_array_reserve(&l.tl_names, 1024));
 	int e = off < 0 ? SET_ERROR(EINVAL) :
 	    posix_readdir(t->tf_fs, dir, (uint64_t)off, tf_gather, &l);
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
 	} else {
 		char *buf = tarn_fuse_scratch(size);
-		bool *took = tarn_alloc(l.tl_n * sizeof (bool) + 1);
+		size_t n = tarn_array_len(&l.tl_ents);
+		bool *took = tarn_alloc(n * sizeof (bool) + 1);
 		size_t len = tf_fill(t, dir, &l, buf, took);
 		if (off == 0)
 			posix_touch_atime(t->tf_fs, dir);
 		if (fuse_reply_buf(req, buf, len) == -ENOENT) {
-			for (uint32_t i = 0; i < l.tl_n; i++) {
+			for (size_t i = 0; i < n; i++) {
 				if (!took[i])
 					continue;
-				posix_attr_t pa = { .pa_ino = l.tl_ents[i].td_ino };
+				const tf_dent_t *d = tarn_array_get(&l.tl_ents, i);
+				posix_attr_t pa = { .pa_ino = d->td_ino };
 				tarn_fuse_entry_unref(t, &pa);
 			}
 		}
 		tarn_free(took);
 	}
-	tarn_free(l.tl_ents);
-	tarn_free(l.tl_names);
+	tarn_array_fini(&l.tl_ents);
+	tarn_array_fini(&l.tl_names);
 }
 
 static void

@@ -42,8 +42,8 @@ static int tf_guard_fd = -1;    /* the write end; -1: no watcher */
 static void __attribute__((noreturn))
 tf_guard_run(int rfd)
 {
-	unsigned *conn = NULL;
-	size_t n = 0, cap = 0, ll = 0;
+	tarn_array_t conn = TARN_ARRAY_INIT(unsigned);     /* connections listed */
+	size_t ll = 0;
 	char buf[512], line[32];
 
 	for (;;) {
@@ -62,26 +62,24 @@ tf_guard_run(int rfd)
 			ll = 0;
 			unsigned c = (unsigned)strtoul(line + 1, NULL, 10);
 			if (line[0] == '+') {
-				if (n == cap) {
-					cap = cap ? cap * 2 : 16;
-					conn = realloc(conn, cap * sizeof (*conn));
-					if (conn == NULL)
-						_exit(1);
-				}
-				conn[n++] = c;
+				void *e;
+				if (tarn_array_try_push(&conn, &e) != 0)
+					_exit(1);
+				*(unsigned *)e = c;
 			} else if (line[0] == '-') {
-				for (size_t k = 0; k < n; k++) {
-					if (conn[k] == c) {
-						conn[k] = conn[--n];
+				for (size_t k = 0; k < tarn_array_len(&conn); k++) {
+					if (TARN_ARRAY_AT(&conn, unsigned, k) == c) {
+						tarn_array_remove_swap(&conn, k);
 						break;
 					}
 				}
 			}
 		}
 	}
-	for (size_t k = 0; k < n; k++) {
+	for (size_t k = 0; k < tarn_array_len(&conn); k++) {
 		char path[96];
-		snprintf(path, sizeof (path), "/sys/fs/fuse/connections/%u/abort", conn[k]);
+		snprintf(path, sizeof (path), "/sys/fs/fuse/connections/%u/abort",
+		    TARN_ARRAY_AT(&conn, unsigned, k));
 		int fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0 && errno == ENOENT && geteuid() == 0 &&
 		    mount("fusectl", "/sys/fs/fuse/connections", "fusectl", 0, NULL) == 0)

@@ -11,6 +11,7 @@
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include "tarn_array.h"
 #include "tarn_hash.h"
 
 /* ---- the node table: what the kernel holds (tarn_fuse_nodes.c) ---- */

@@ -361,7 +361,7 @@ int
 main(int argc, char **argv)
 {
 	stress_cfg_t c;
-	memset(&c, 0, sizeof (c));
+	stress_cfg_init(&c);
 	c.sc_threads = 4;
 	c.sc_layout = "mirror:2,raidz1:3";
 	c.sc_devsize = 128 * MiB;
@@ -376,8 +376,8 @@ main(int argc, char **argv)
 		e = stress_layout_parse(&c, err, sizeof (err));
 	if (e == 0 && c.sc_faults != 0) {
 		bool redundant = false;
-		for (int i = 0; i < c.sc_ngroups; i++)
-			redundant |= c.sc_groups[i].sg_tol > 0;
+		for (int i = 0; i < stress_ngroups(&c); i++)
+			redundant |= stress_group(&c, i)->sg_tol > 0;
 		if (!redundant) {
 			snprintf(err, sizeof (err), "-f needs redundancy: layout '%s' has none "
 			    "(plain disks only); use mirror or raidz groups", c.sc_layout);
@@ -402,8 +402,9 @@ main(int argc, char **argv)
 		snprintf(lim + strlen(lim), sizeof (lim) - strlen(lim), ", %" PRIu64 " ops",
 		    c.sc_ops);
 	printf("tarn-stress: seed %" PRIu64 ", layout %s (%d x %" PRIu64 " MiB in %s), "
-	    "%d thread%s%s\n", c.sc_seed, c.sc_layout, c.sc_npaths, (uint64_t)(c.sc_devsize / MiB),
-	    c.sc_dir, c.sc_threads, c.sc_threads == 1 ? "" : "s", lim);
+	    "%d thread%s%s\n", c.sc_seed, c.sc_layout, stress_npaths(&c),
+	    (uint64_t)(c.sc_devsize / MiB), c.sc_dir, c.sc_threads, c.sc_threads == 1 ? "" : "s",
+	    lim);
 	fflush(stdout);
 
 	uint64_t t0 = tarn_now_ns();
@@ -433,8 +434,8 @@ main(int argc, char **argv)
 	stress_summary(&c, &st, secs);
 	if (c.sc_keep) {
 		printf("tarn-stress: kept pool '%s' (exported) in %s:", STRESS_POOL_NAME, c.sc_dir);
-		for (int i = 0; i < c.sc_npaths; i++)
-			printf(" %s", c.sc_paths[i]);
+		for (int i = 0; i < stress_npaths(&c); i++)
+			printf(" %s", stress_path(&c, i));
 		printf("\ntarn-stress: check it with: tarn-stress --check -d %s -s %" PRIu64 "\n",
 		    c.sc_dir, c.sc_seed);
 		stress_cfg_fini(&c);

@@ -8,6 +8,7 @@
 #define TARN_STRESS_H
 
 #include "tarn_util.h"
+#include "tarn_array.h"
 #include "spa.h"
 #include "dmu.h"
 
@@ -60,19 +61,43 @@ typedef struct stress_obj {
 	uint32_t sob_blksz;
 	uint32_t sob_bonuslen;
 	uint8_t  sob_bonus[DN_MAX_BONUSLEN];
-	stress_extent_t *sob_ext;
-	int      sob_next, sob_cext;
+	tarn_array_t sob_ext;           /* stress_extent_t: stress_obj_ext, stress_obj_next */
 	uint64_t sob_bytes;             /* sum of extent lengths */
 	uint64_t sob_end;               /* end of the last extent (0 if none) */
 } stress_obj_t;
 
 /* The objects of one owner (a worker thread). */
 typedef struct stress_owner {
-	stress_obj_t **so_objs;
-	int      so_nobjs, so_cobjs;
+	tarn_array_t so_objs;           /* stress_obj_t *: stress_owner_obj, stress_owner_nobjs */
 	uint64_t so_bytes;              /* live bytes of all its objects */
 	uint64_t so_next_id;            /* next oid / generation counter */
 } stress_owner_t;
+
+/* Extent k of o (0 <= k < stress_obj_next(o)), and their number. */
+static inline stress_extent_t *
+stress_obj_ext(const stress_obj_t *o, int k)
+{
+	return (&TARN_ARRAY_AT(&o->sob_ext, stress_extent_t, k));
+}
+
+static inline int
+stress_obj_next(const stress_obj_t *o)
+{
+	return ((int)tarn_array_len(&o->sob_ext));
+}
+
+/* Object j of ow (0 <= j < stress_owner_nobjs(ow)), and their number. */
+static inline stress_obj_t *
+stress_owner_obj(const stress_owner_t *ow, int j)
+{
+	return (TARN_ARRAY_AT(&ow->so_objs, stress_obj_t *, j));
+}
+
+static inline int
+stress_owner_nobjs(const stress_owner_t *ow)
+{
+	return ((int)tarn_array_len(&ow->so_objs));
+}
 
 /*
  * The model of an object set.  Each object belongs to one owner and only

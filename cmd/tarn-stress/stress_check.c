@@ -153,9 +153,9 @@ stress_check_devices(stress_cfg_t *c, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read directory %s: %s", c->sc_dir, strerror(errno));
 		return (SET_ERROR(ENOENT));
 	}
-	for (int i = 0; i < c->sc_npaths; i++)
-		tarn_free(c->sc_paths[i]);
-	c->sc_npaths = 0;
+	for (int i = 0; i < stress_npaths(c); i++)
+		tarn_free(stress_path(c, i));
+	tarn_array_clear(&c->sc_paths);
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		char p[4096];
@@ -164,12 +164,10 @@ stress_check_devices(stress_cfg_t *c, char *err, size_t errlen)
 		if (strcmp(de->d_name, STRESS_JOURNAL_NAME) == 0 || stat(p, &st) != 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		c->sc_paths = tarn_realloc(c->sc_paths,
-		    sizeof (char *) * (size_t)(c->sc_npaths + 1));
-		c->sc_paths[c->sc_npaths++] = tarn_strdup(p);
+		TARN_ARRAY_APPEND(&c->sc_paths, char *, tarn_strdup(p));
 	}
 	closedir(d);
-	if (c->sc_npaths == 0) {
+	if (stress_npaths(c) == 0) {
 		snprintf(err, errlen, "no device files in %s", c->sc_dir);
 		return (SET_ERROR(ENOENT));
 	}
@@ -183,11 +181,11 @@ stress_check_objects(const stress_cfg_t *c, objset_t *os, const stress_model_t *
 {
 	for (int i = 0; i < m->sm_nowners; i++) {
 		const stress_owner_t *ow = &m->sm_own[i];
-		for (int j = 0; j < ow->so_nobjs; j++) {
+		for (int j = 0; j < stress_owner_nobjs(ow); j++) {
 			char msg[768];
 			uint64_t bytes = 0;
-			int e = stress_obj_verify(os, m, ow->so_objs[j], 4 * MiB, &bytes, msg,
-			    sizeof (msg));
+			int e = stress_obj_verify(os, m, stress_owner_obj(ow, j), 4 * MiB, &bytes,
+			    msg, sizeof (msg));
 			st->st_bytes_checked += bytes;
 			if (e == 0)
 				continue;

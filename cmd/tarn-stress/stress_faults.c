@@ -91,14 +91,14 @@ stress_faults_attach(const stress_cfg_t *c)
 {
 	stress_faulter_t *f = tarn_alloc(sizeof (*f));
 	f->sf_cfg = c;
-	f->sf_vf = tarn_alloc(sizeof (vdev_fault_t *) * (size_t)c->sc_npaths);
-	f->sf_aff = tarn_alloc(sizeof (bool) * (size_t)c->sc_npaths);
+	f->sf_vf = tarn_alloc(sizeof (vdev_fault_t *) * (size_t)stress_npaths(c));
+	f->sf_aff = tarn_alloc(sizeof (bool) * (size_t)stress_npaths(c));
 	tarn_rand_seed(&f->sf_rand, c->sc_seed ^ 0xfa17fa17fa17ULL);
-	for (int i = 0; i < c->sc_npaths; i++) {
+	for (int i = 0; i < stress_npaths(c); i++) {
 		vdev_fault_cfg_t fc;
 		memset(&fc, 0, sizeof (fc));
 		fc.vfc_seed = c->sc_seed * 1000003ULL + (uint64_t)i;
-		f->sf_vf[i] = vdev_fault_attach(c->sc_paths[i], &fc);
+		f->sf_vf[i] = vdev_fault_attach(stress_path(c, i), &fc);
 	}
 	VERIFY0(pthread_mutex_init(&f->sf_lock, NULL));
 	VERIFY0(pthread_cond_init(&f->sf_cv, NULL));
@@ -111,7 +111,7 @@ stress_faults_detach(stress_faulter_t *f)
 	if (f == NULL)
 		return;
 	VERIFY(!f->sf_running);
-	for (int i = 0; i < f->sf_cfg->sc_npaths; i++)
+	for (int i = 0; i < stress_npaths(f->sf_cfg); i++)
 		vdev_fault_detach(f->sf_vf[i]);
 	VERIFY0(pthread_cond_destroy(&f->sf_cv));
 	VERIFY0(pthread_mutex_destroy(&f->sf_lock));
@@ -152,7 +152,7 @@ static void
 stress_faults_count(stress_faulter_t *f, int i)
 {
 	/* only this thread changes devices: the pointer stays valid */
-	vdev_t *vd = spa_lookup_leaf(f->sf_spa, f->sf_cfg->sc_paths[i]);
+	vdev_t *vd = spa_lookup_leaf(f->sf_spa, stress_path(f->sf_cfg, i));
 	if (vd != NULL) {
 		f->sf_st->st_ck_errors += __atomic_load_n(&vdev_stat(vd)->vs_checksum_errors,
 		    __ATOMIC_RELAXED);
@@ -178,9 +178,9 @@ static void
 stress_faults_choose(stress_faulter_t *f)
 {
 	const stress_cfg_t *c = f->sf_cfg;
-	memset(f->sf_aff, 0, sizeof (bool) * (size_t)c->sc_npaths);
-	for (int g = 0; g < c->sc_ngroups; g++) {
-		const stress_group_t *sg = &c->sc_groups[g];
+	memset(f->sf_aff, 0, sizeof (bool) * (size_t)stress_npaths(c));
+	for (int g = 0; g < stress_ngroups(c); g++) {
+		const stress_group_t *sg = stress_group(c, g);
 		if (sg->sg_tol == 0)
 			continue;
 		int k = 1 + (int)tarn_rand_range(&f->sf_rand, (uint64_t)sg->sg_tol);
@@ -192,7 +192,7 @@ stress_faults_choose(stress_faulter_t *f)
 			f->sf_aff[i] = true;
 		}
 	}
-	for (int i = 0; i < c->sc_npaths; i++) {
+	for (int i = 0; i < stress_npaths(c); i++) {
 		if (!f->sf_aff[i])
 			continue;
 		uint32_t flip = (c->sc_faults & STRESS_F_BITFLIP) ?
@@ -212,7 +212,7 @@ stress_faults_kill_one(stress_faulter_t *f, bool *offlined)
 {
 	const stress_cfg_t *c = f->sf_cfg;
 	int cand[256], n = 0;
-	for (int i = 0; i < c->sc_npaths && n < 256; i++)
+	for (int i = 0; i < stress_npaths(c) && n < 256; i++)
 		if (f->sf_aff[i])
 			cand[n++] = i;
 	*offlined = false;
@@ -222,12 +222,12 @@ stress_faults_kill_one(stress_faulter_t *f, bool *offlined)
 	if (tarn_rand_range(&f->sf_rand, 2) == 0) {
 		char err[256];
 		/* EBUSY: the pool still needs it (a resilver not finished) */
-		*offlined = spa_vdev_offline(f->sf_spa, c->sc_paths[i], true, err,
+		*offlined = spa_vdev_offline(f->sf_spa, stress_path(c, i), true, err,
 		    sizeof (err)) == 0;
 	}
 	vdev_fault_set_dead(f->sf_vf[i], true);
 	f->sf_st->st_dead++;
-	stress_verbose(c, "faults: %s disappears%s", c->sc_paths[i],
+	stress_verbose(c, "faults: %s disappears%s", stress_path(c, i),
 	    *offlined ? " (offline -t)" : "");
 	return (i);
 }
@@ -239,22 +239,22 @@ stress_faults_heal(stress_faulter_t *f, int dead)
 	const stress_cfg_t *c = f->sf_cfg;
 	char err[256] = "";
 	int e = 0;
-	for (int i = 0; i < c->sc_npaths; i++)
+	for (int i = 0; i < stress_npaths(c); i++)
 		vdev_fault_set_rates(f->sf_vf[i], 0, 0, 0);
 	if (dead >= 0) {
 		vdev_fault_set_dead(f->sf_vf[dead], false);
-		stress_verbose(c, "faults: %s comes back", c->sc_paths[dead]);
+		stress_verbose(c, "faults: %s comes back", stress_path(c, dead));
 	}
-	for (int i = 0; i < c->sc_npaths && e == 0; i++) {
+	for (int i = 0; i < stress_npaths(c) && e == 0; i++) {
 		if (!f->sf_aff[i])
 			continue;
 		stress_faults_count(f, i);
-		e = spa_vdev_clear(f->sf_spa, c->sc_paths[i], err, sizeof (err));
+		e = spa_vdev_clear(f->sf_spa, stress_path(c, i), err, sizeof (err));
 		if (e != 0)
 			stress_faults_fail(f, e, "clear", err);
 	}
 	if (e == 0 && dead >= 0) {
-		e = spa_vdev_online(f->sf_spa, c->sc_paths[dead], err, sizeof (err));
+		e = spa_vdev_online(f->sf_spa, stress_path(c, dead), err, sizeof (err));
 		if (e != 0)
 			stress_faults_fail(f, e, "online", err);
 	}
@@ -343,7 +343,7 @@ stress_faults_finish(stress_faulter_t *f, char *err, size_t errlen)
 {
 	const stress_cfg_t *c = f->sf_cfg;
 	char perr[256] = "";
-	for (int i = 0; i < c->sc_npaths; i++) {
+	for (int i = 0; i < stress_npaths(c); i++) {
 		vdev_fault_set_rates(f->sf_vf[i], 0, 0, 0);
 		vdev_fault_set_dead(f->sf_vf[i], false);
 		stress_faults_count(f, i);

@@ -103,15 +103,17 @@ stress_model_create(uint64_t seed, int nowners)
 	m->sm_seed = seed;
 	m->sm_nowners = nowners;
 	m->sm_own = tarn_alloc(sizeof (stress_owner_t) * (size_t)nowners);
-	for (int i = 0; i < nowners; i++)
+	for (int i = 0; i < nowners; i++) {
+		tarn_array_init(&m->sm_own[i].so_objs, sizeof (stress_obj_t *));
 		m->sm_own[i].so_next_id = 1;
+	}
 	return (m);
 }
 
 static void
 stress_obj_free(stress_obj_t *o)
 {
-	tarn_free(o->sob_ext);
+	tarn_array_fini(&o->sob_ext);
 	tarn_free(o);
 }
 
@@ -122,9 +124,9 @@ stress_model_free(stress_model_t *m)
 		return;
 	for (int i = 0; i < m->sm_nowners; i++) {
 		stress_owner_t *ow = &m->sm_own[i];
-		for (int j = 0; j < ow->so_nobjs; j++)
-			stress_obj_free(ow->so_objs[j]);
-		tarn_free(ow->so_objs);
+		for (int j = 0; j < stress_owner_nobjs(ow); j++)
+			stress_obj_free(stress_owner_obj(ow, j));
+		tarn_array_fini(&ow->so_objs);
 	}
 	tarn_free(m->sm_own);
 	tarn_free(m);
@@ -138,18 +140,16 @@ stress_model_clone(const stress_model_t *m)
 		const stress_owner_t *ow = &m->sm_own[i];
 		stress_owner_t *cw = &c->sm_own[i];
 		*cw = *ow;
-		cw->so_cobjs = MAX(ow->so_nobjs, 1);
-		cw->so_objs = tarn_alloc(sizeof (stress_obj_t *) * (size_t)cw->so_cobjs);
-		for (int j = 0; j < ow->so_nobjs; j++) {
-			const stress_obj_t *o = ow->so_objs[j];
+		tarn_array_init(&cw->so_objs, sizeof (stress_obj_t *));
+		VERIFY0(tarn_array_reserve(&cw->so_objs, (size_t)MAX(stress_owner_nobjs(ow), 1)));
+		for (int j = 0; j < stress_owner_nobjs(ow); j++) {
+			const stress_obj_t *o = stress_owner_obj(ow, j);
 			stress_obj_t *n = tarn_alloc(sizeof (*n));
 			*n = *o;
-			n->sob_cext = MAX(o->sob_next, 1);
-			n->sob_ext = tarn_alloc(sizeof (stress_extent_t) * (size_t)n->sob_cext);
-			if (o->sob_next > 0)
-				memcpy(n->sob_ext, o->sob_ext,
-				    sizeof (stress_extent_t) * (size_t)o->sob_next);
-			cw->so_objs[j] = n;
+			tarn_array_init(&n->sob_ext, sizeof (stress_extent_t));
+			(void) tarn_array_append(&n->sob_ext, tarn_array_base(&o->sob_ext),
+			    tarn_array_len(&o->sob_ext));
+			TARN_ARRAY_APPEND(&cw->so_objs, stress_obj_t *, n);
 		}
 	}
 	return (c);
@@ -161,9 +161,9 @@ stress_model_find(const stress_model_t *m, int owner, uint64_t obj)
 	if (owner < 0 || owner >= m->sm_nowners)
 		return (NULL);
 	const stress_owner_t *ow = &m->sm_own[owner];
-	for (int j = 0; j < ow->so_nobjs; j++)
-		if (ow->so_objs[j]->sob_obj == obj)
-			return (ow->so_objs[j]);
+	for (int j = 0; j < stress_owner_nobjs(ow); j++)
+		if (stress_owner_obj(ow, j)->sob_obj == obj)
+			return (stress_owner_obj(ow, j));
 	return (NULL);
 }
 
@@ -172,7 +172,7 @@ stress_model_objects(const stress_model_t *m)
 {
 	uint64_t n = 0;
 	for (int i = 0; i < m->sm_nowners; i++)
-		n += (uint64_t)m->sm_own[i].so_nobjs;
+		n += (uint64_t)stress_owner_nobjs(&m->sm_own[i]);
 	return (n);
 }
 
@@ -194,64 +194,55 @@ static void
 stress_obj_set_range(stress_obj_t *o, uint64_t off, uint64_t len, uint64_t gen)
 {
 	uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
-	int lo = 0, hi = o->sob_next;
+	int lo = 0, hi = stress_obj_next(o);
 	while (lo < hi) {                   /* first extent ending after off */
 		int mid = (lo + hi) / 2;
-		stress_extent_t *e = &o->sob_ext[mid];
+		stress_extent_t *e = stress_obj_ext(o, mid);
 		if (e->se_off + e->se_len <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	int i = lo, j = lo;
-	while (j < o->sob_next && o->sob_ext[j].se_off < end)
+	while (j < stress_obj_next(o) && stress_obj_ext(o, j)->se_off < end)
 		j++;
 	stress_extent_t repl[3];
 	int nr = 0;
-	if (i < j && o->sob_ext[i].se_off < off)
-		repl[nr++] = (stress_extent_t){ o->sob_ext[i].se_off,
-		    off - o->sob_ext[i].se_off, o->sob_ext[i].se_gen };
+	if (i < j && stress_obj_ext(o, i)->se_off < off)
+		repl[nr++] = (stress_extent_t){ stress_obj_ext(o, i)->se_off,
+		    off - stress_obj_ext(o, i)->se_off, stress_obj_ext(o, i)->se_gen };
 	if (gen != 0 && end > off)
 		repl[nr++] = (stress_extent_t){ off, end - off, gen };
-	if (i < j && o->sob_ext[j - 1].se_off + o->sob_ext[j - 1].se_len > end) {
-		stress_extent_t *l = &o->sob_ext[j - 1];
+	if (i < j && stress_obj_ext(o, j - 1)->se_off + stress_obj_ext(o, j - 1)->se_len > end) {
+		stress_extent_t *l = stress_obj_ext(o, j - 1);
 		repl[nr++] = (stress_extent_t){ end, l->se_off + l->se_len - end, l->se_gen };
 	}
 	for (int k = i; k < j; k++)
-		o->sob_bytes -= o->sob_ext[k].se_len;
+		o->sob_bytes -= stress_obj_ext(o, k)->se_len;
 	for (int k = 0; k < nr; k++)
 		o->sob_bytes += repl[k].se_len;
-	int newn = o->sob_next - (j - i) + nr;
-	if (newn > o->sob_cext) {
-		o->sob_cext = MAX(newn, o->sob_cext * 2);
-		o->sob_ext = tarn_realloc(o->sob_ext, sizeof (stress_extent_t) * (size_t)o->sob_cext);
-	}
-	if (o->sob_next > j)
-		memmove(&o->sob_ext[i + nr], &o->sob_ext[j],
-		    sizeof (stress_extent_t) * (size_t)(o->sob_next - j));
+	/* the extents [i, j) give way to repl[0 .. nr-1] */
+	tarn_array_remove_range(&o->sob_ext, (size_t)i, (size_t)(j - i));
 	if (nr > 0)
-		memcpy(&o->sob_ext[i], repl, sizeof (stress_extent_t) * (size_t)nr);
-	o->sob_next = newn;
+		memcpy(tarn_array_insert_n(&o->sob_ext, (size_t)i, (size_t)nr), repl,
+		    sizeof (stress_extent_t) * (size_t)nr);
+	int newn = stress_obj_next(o);
 	o->sob_end = newn == 0 ? 0 :
-	    o->sob_ext[newn - 1].se_off + o->sob_ext[newn - 1].se_len;
+	    stress_obj_ext(o, newn - 1)->se_off + stress_obj_ext(o, newn - 1)->se_len;
 }
 
 static void
 stress_owner_add(stress_owner_t *ow, stress_obj_t *o)
 {
-	if (ow->so_nobjs == ow->so_cobjs) {
-		ow->so_cobjs = MAX(8, ow->so_cobjs * 2);
-		ow->so_objs = tarn_realloc(ow->so_objs, sizeof (stress_obj_t *) * (size_t)ow->so_cobjs);
-	}
-	ow->so_objs[ow->so_nobjs++] = o;
+	TARN_ARRAY_APPEND(&ow->so_objs, stress_obj_t *, o);
 }
 
 static void
 stress_owner_remove(stress_owner_t *ow, stress_obj_t *o)
 {
-	for (int j = 0; j < ow->so_nobjs; j++) {
-		if (ow->so_objs[j] == o) {
-			ow->so_objs[j] = ow->so_objs[--ow->so_nobjs];
+	for (int j = 0; j < stress_owner_nobjs(ow); j++) {
+		if (stress_owner_obj(ow, j) == o) {
+			tarn_array_remove_swap(&ow->so_objs, (size_t)j);
 			return;
 		}
 	}
@@ -290,6 +281,7 @@ stress_model_apply(stress_model_t *m, const stress_op_t *op, char *err, size_t e
 	switch (op->so_type) {
 	case STRESS_OP_CREATE:
 		o = tarn_alloc(sizeof (*o));
+		tarn_array_init(&o->sob_ext, sizeof (stress_extent_t));
 		o->sob_obj = op->so_obj;
 		o->sob_oid = op->so_gen;
 		o->sob_blksz = (uint32_t)op->so_a;
@@ -331,8 +323,8 @@ stress_obj_expect(const stress_model_t *m, const stress_obj_t *o, uint64_t off,
 {
 	memset(buf, 0, len);
 	uint64_t end = off + len;
-	for (int k = 0; k < o->sob_next; k++) {
-		const stress_extent_t *e = &o->sob_ext[k];
+	for (int k = 0; k < stress_obj_next(o); k++) {
+		const stress_extent_t *e = stress_obj_ext(o, k);
 		uint64_t s = MAX(off, e->se_off), t = MIN(end, e->se_off + e->se_len);
 		if (e->se_off >= end)
 			break;
@@ -345,15 +337,15 @@ stress_obj_expect(const stress_model_t *m, const stress_obj_t *o, uint64_t off,
 static void
 stress_obj_describe(const stress_obj_t *o, uint64_t off, char *buf, size_t len)
 {
-	for (int k = 0; k < o->sob_next; k++) {
-		const stress_extent_t *e = &o->sob_ext[k];
+	for (int k = 0; k < stress_obj_next(o); k++) {
+		const stress_extent_t *e = stress_obj_ext(o, k);
 		if (off >= e->se_off && off < e->se_off + e->se_len) {
 			snprintf(buf, len, "written by generation %" PRIx64 " in [%" PRIu64 ", %"
 			    PRIu64 ")", e->se_gen, e->se_off, e->se_off + e->se_len);
 			return;
 		}
 	}
-	snprintf(buf, len, "a hole (%d extents, data ends at %" PRIu64 ")", o->sob_next,
+	snprintf(buf, len, "a hole (%d extents, data ends at %" PRIu64 ")", stress_obj_next(o),
 	    o->sob_end);
 }
 
@@ -473,8 +465,8 @@ stress_model_check_extra(objset_t *os, const stress_model_t *m, char *err, size_
 	uint64_t n = stress_model_objects(m), k = 0;
 	uint64_t *nums = tarn_alloc(sizeof (uint64_t) * (size_t)MAX(n, 1));
 	for (int i = 0; i < m->sm_nowners; i++)
-		for (int j = 0; j < m->sm_own[i].so_nobjs; j++)
-			nums[k++] = m->sm_own[i].so_objs[j]->sob_obj;
+		for (int j = 0; j < stress_owner_nobjs(&m->sm_own[i]); j++)
+			nums[k++] = stress_owner_obj(&m->sm_own[i], j)->sob_obj;
 	qsort(nums, (size_t)n, sizeof (uint64_t), stress_u64_cmp);
 	uint64_t obj = 0, seen = 0;
 	int e;
@@ -506,8 +498,9 @@ stress_model_verify(objset_t *os, const stress_model_t *m, uint64_t obj_max,
 {
 	for (int i = 0; i < m->sm_nowners; i++) {
 		const stress_owner_t *ow = &m->sm_own[i];
-		for (int j = 0; j < ow->so_nobjs; j++) {
-			int e = stress_obj_verify(os, m, ow->so_objs[j], obj_max, bytes, err, errlen);
+		for (int j = 0; j < stress_owner_nobjs(ow); j++) {
+			int e = stress_obj_verify(os, m, stress_owner_obj(ow, j), obj_max, bytes,
+			    err, errlen);
 			if (e != 0)
 				return (e);
 		}

@@ -221,14 +221,15 @@ stress_plan(stress_worker_t *w, stress_tx_t *t, stress_obj_t **rop)
 {
 	stress_owner_t *ow = stress_own(w);
 	uint64_t r = rnd(w, 1000);
-	stress_obj_t *o = ow->so_nobjs ? ow->so_objs[rnd(w, (uint64_t)ow->so_nobjs)] : NULL;
+	int nobjs = stress_owner_nobjs(ow);
+	stress_obj_t *o = nobjs ? stress_owner_obj(ow, (int)rnd(w, (uint64_t)nobjs)) : NULL;
 	t->st_oid = o ? o->sob_oid : 0;
 	bool full = ow->so_bytes >= w->sw_lim.sl_budget;
-	if (o != NULL && (w->sw_pressure || full || o->sob_next > STRESS_MAX_EXTENTS)) {
+	if (o != NULL && (w->sw_pressure || full || stress_obj_next(o) > STRESS_MAX_EXTENTS)) {
 		stress_plan_free(t, w, o);
 		return ('X');
 	}
-	if (o == NULL || (r < 80 && ow->so_nobjs < w->sw_lim.sl_max_objs)) {
+	if (o == NULL || (r < 80 && nobjs < w->sw_lim.sl_max_objs)) {
 		stress_plan_create(t, w);
 		return ('X');
 	}

@@ -23,26 +23,22 @@
 static void
 stress_word_add(stress_cfg_t *c, const char *w)
 {
-	c->sc_words = tarn_realloc(c->sc_words, sizeof (char *) * (size_t)(c->sc_nwords + 1));
-	c->sc_words[c->sc_nwords++] = tarn_strdup(w);
+	TARN_ARRAY_APPEND(&c->sc_words, char *, tarn_strdup(w));
 }
 
 static void
 stress_path_add(stress_cfg_t *c)
 {
 	char p[4096];
-	snprintf(p, sizeof (p), "%s/dev%d", c->sc_dir, c->sc_npaths);
-	c->sc_paths = tarn_realloc(c->sc_paths, sizeof (char *) * (size_t)(c->sc_npaths + 1));
-	c->sc_paths[c->sc_npaths++] = tarn_strdup(p);
+	snprintf(p, sizeof (p), "%s/dev%d", c->sc_dir, stress_npaths(c));
+	TARN_ARRAY_APPEND(&c->sc_paths, char *, tarn_strdup(p));
 	stress_word_add(c, p);
 }
 
 static void
 stress_group_add(stress_cfg_t *c, int first, int n, int tol)
 {
-	c->sc_groups = tarn_realloc(c->sc_groups,
-	    sizeof (stress_group_t) * (size_t)(c->sc_ngroups + 1));
-	stress_group_t *g = &c->sc_groups[c->sc_ngroups++];
+	stress_group_t *g = tarn_array_push(&c->sc_groups);
 	g->sg_first = first;
 	g->sg_n = n;
 	g->sg_tol = tol;
@@ -66,7 +62,7 @@ stress_layout_parse(stress_cfg_t *c, char *err, size_t errlen)
 		*colon = '\0';
 		if (strcmp(g, "stripe") == 0 || strcmp(g, "file") == 0) {
 			for (long i = 0; i < n; i++) {
-				stress_group_add(c, c->sc_npaths, 1, 0);
+				stress_group_add(c, stress_npaths(c), 1, 0);
 				stress_path_add(c);
 			}
 			continue;
@@ -89,12 +85,12 @@ stress_layout_parse(stress_cfg_t *c, char *err, size_t errlen)
 		stress_word_add(c, parity == 0 ? "mirror" : parity == 1 ? "raidz1" :
 		    parity == 2 ? "raidz2" : "raidz3");
 		c->sc_maxparity = MAX(c->sc_maxparity, parity);
-		stress_group_add(c, c->sc_npaths, (int)n, parity == 0 ? (int)n - 1 : parity);
+		stress_group_add(c, stress_npaths(c), (int)n, parity == 0 ? (int)n - 1 : parity);
 		for (long i = 0; i < n; i++)
 			stress_path_add(c);
 	}
 	tarn_free(dup);
-	if (e == 0 && c->sc_npaths == 0) {
+	if (e == 0 && stress_npaths(c) == 0) {
 		snprintf(err, errlen, "empty layout");
 		e = SET_ERROR(EINVAL);
 	}
@@ -102,7 +98,8 @@ stress_layout_parse(stress_cfg_t *c, char *err, size_t errlen)
 		/* let the pool layer judge the shape (device counts per group) */
 		spa_vdev_spec_t *spec = NULL;
 		char perr[256];
-		e = spa_vdev_spec_parse(c->sc_nwords, c->sc_words, &spec, perr, sizeof (perr));
+		e = spa_vdev_spec_parse((int)tarn_array_len(&c->sc_words),
+		    tarn_array_base(&c->sc_words), &spec, perr, sizeof (perr));
 		if (e != 0)
 			snprintf(err, errlen, "bad layout '%s': %s", c->sc_layout, perr);
 		else
@@ -112,31 +109,41 @@ stress_layout_parse(stress_cfg_t *c, char *err, size_t errlen)
 }
 
 void
+stress_cfg_init(stress_cfg_t *c)
+{
+	memset(c, 0, sizeof (*c));
+	tarn_array_init(&c->sc_paths, sizeof (char *));
+	tarn_array_init(&c->sc_words, sizeof (char *));
+	tarn_array_init(&c->sc_groups, sizeof (stress_group_t));
+}
+
+/* Free the strings of an array of char * and the array's memory. */
+static void
+stress_strings_fini(tarn_array_t *a)
+{
+	for (size_t i = 0; i < tarn_array_len(a); i++)
+		tarn_free(TARN_ARRAY_AT(a, char *, i));
+	tarn_array_fini(a);
+}
+
+void
 stress_cfg_fini(stress_cfg_t *c)
 {
-	for (int i = 0; i < c->sc_nwords; i++)
-		tarn_free(c->sc_words[i]);
-	tarn_free(c->sc_words);
-	for (int i = 0; i < c->sc_npaths; i++)
-		tarn_free(c->sc_paths[i]);
-	tarn_free(c->sc_paths);
-	tarn_free(c->sc_groups);
-	c->sc_groups = NULL;
-	c->sc_ngroups = 0;
+	stress_strings_fini(&c->sc_words);
+	stress_strings_fini(&c->sc_paths);
+	tarn_array_fini(&c->sc_groups);
 	tarn_free(c->sc_dir);
-	c->sc_words = c->sc_paths = NULL;
 	c->sc_dir = NULL;
-	c->sc_nwords = c->sc_npaths = 0;
 }
 
 int
 stress_devices_create(const stress_cfg_t *c, char *err, size_t errlen)
 {
-	for (int i = 0; i < c->sc_npaths; i++) {
-		(void) unlink(c->sc_paths[i]);
-		int fd = open(c->sc_paths[i], O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+	for (int i = 0; i < stress_npaths(c); i++) {
+		(void) unlink(stress_path(c, i));
+		int fd = open(stress_path(c, i), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
 		if (fd < 0 || ftruncate(fd, (off_t)c->sc_devsize) != 0) {
-			snprintf(err, errlen, "cannot create device file %s: %s", c->sc_paths[i],
+			snprintf(err, errlen, "cannot create device file %s: %s", stress_path(c, i),
 			    strerror(errno));
 			if (fd >= 0)
 				(void) close(fd);
@@ -150,8 +157,8 @@ stress_devices_create(const stress_cfg_t *c, char *err, size_t errlen)
 void
 stress_devices_remove(const stress_cfg_t *c)
 {
-	for (int i = 0; i < c->sc_npaths; i++)
-		(void) unlink(c->sc_paths[i]);
+	for (int i = 0; i < stress_npaths(c); i++)
+		(void) unlink(stress_path(c, i));
 }
 
 /* ---- the pool ---- */
@@ -170,7 +177,8 @@ stress_pool_create(const stress_cfg_t *c, spa_t **spap, objset_t **osp, char *er
 {
 	spa_vdev_spec_t *spec = NULL;
 	char perr[256];
-	int e = spa_vdev_spec_parse(c->sc_nwords, c->sc_words, &spec, perr, sizeof (perr));
+	int e = spa_vdev_spec_parse((int)tarn_array_len(&c->sc_words),
+	    tarn_array_base(&c->sc_words), &spec, perr, sizeof (perr));
 	if (e == 0) {
 		spa_create_opts_t o;
 		memset(&o, 0, sizeof (o));
@@ -204,7 +212,7 @@ stress_pool_open(const stress_cfg_t *c, bool readonly, spa_t **spap, objset_t **
 	o.sio_flags = readonly ? SPA_OPEN_READONLY : 0;
 	o.sio_dmu = stress_dmu_opts();
 	char perr[256] = "";
-	int e = spa_open_paths((const char *const *)c->sc_paths, c->sc_npaths, &o, spap,
+	int e = spa_open_paths(tarn_array_base(&c->sc_paths), stress_npaths(c), &o, spap,
 	    perr, sizeof (perr));
 	if (e != 0) {
 		snprintf(err, errlen, "cannot open the pool%s: %s (%s)",

@@ -7,6 +7,7 @@
 #define TARN_STRESS_RUN_H
 
 #include "stress.h"
+#include "tarn_array.h"
 
 #define STRESS_POOL_NAME "stress"
 #define STRESS_OS_NAME   "stress"
@@ -39,18 +40,41 @@ typedef struct stress_cfg {
 	double   sc_verify_secs;   /* verify at least this often */
 	uint64_t sc_verify_ops;    /* ... and every this many operations */
 	/* derived from the layout (stress_layout_parse) */
-	char   **sc_paths;
-	int      sc_npaths;
-	char   **sc_words;         /* "mirror /d/dev0 /d/dev1 ..." for the spec parser */
-	int      sc_nwords;
+	tarn_array_t sc_paths;     /* char *: stress_path, stress_npaths */
+	tarn_array_t sc_words;     /* char *: "mirror /d/dev0 /d/dev1 ..." for the spec parser */
 	int      sc_maxparity;
-	stress_group_t *sc_groups;
-	int      sc_ngroups;
+	tarn_array_t sc_groups;    /* stress_group_t: stress_group, stress_ngroups */
 	unsigned sc_faults;        /* -f: STRESS_F_* (0: none) */
 	bool     sc_keep;          /* --keep: export the pool and keep the devices */
 	bool     sc_check;         /* --check: verify a kept pool against the model */
 	stress_limits_t sc_lim;    /* set by stress_limits_setup */
 } stress_cfg_t;
+
+/* Device path i of the layout (0 <= i < stress_npaths(c)). */
+static inline char *
+stress_path(const stress_cfg_t *c, int i)
+{
+	return (TARN_ARRAY_AT(&c->sc_paths, char *, i));
+}
+
+static inline int
+stress_npaths(const stress_cfg_t *c)
+{
+	return ((int)tarn_array_len(&c->sc_paths));
+}
+
+/* Top-level group g of the layout (0 <= g < stress_ngroups(c)). */
+static inline const stress_group_t *
+stress_group(const stress_cfg_t *c, int g)
+{
+	return (&TARN_ARRAY_AT(&c->sc_groups, stress_group_t, g));
+}
+
+static inline int
+stress_ngroups(const stress_cfg_t *c)
+{
+	return ((int)tarn_array_len(&c->sc_groups));
+}
 
 typedef struct stress_stats {
 	uint64_t st_ops, st_txs, st_bytes_written, st_bytes_checked, st_enospc;
@@ -73,6 +97,8 @@ void stress_verbose(const stress_cfg_t *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 int stress_layout_parse(stress_cfg_t *c, char *err, size_t errlen);
+/* All zero but the (empty) arrays; stress_cfg_fini frees what was derived. */
+void stress_cfg_init(stress_cfg_t *c);
 void stress_cfg_fini(stress_cfg_t *c);
 int stress_devices_create(const stress_cfg_t *c, char *err, size_t errlen);
 void stress_devices_remove(const stress_cfg_t *c);

@@ -682,13 +682,8 @@ static void
 dnode_add_free_range(dnode_t *dn, uint64_t txg, uint64_t start, uint64_t end)
 {
 	dnode_txg_t *dt = &dn->dn_txg[TXG_IDX(txg)];
-	if (dt->dt_nranges == dt->dt_cranges) {
-		dt->dt_cranges = dt->dt_cranges ? dt->dt_cranges * 2 : 4;
-		dt->dt_ranges = tarn_realloc(dt->dt_ranges, sizeof (free_range_t) * dt->dt_cranges);
-	}
-	dt->dt_ranges[dt->dt_nranges].fr_start = start;
-	dt->dt_ranges[dt->dt_nranges].fr_end = end;
-	dt->dt_nranges++;
+	TARN_ARRAY_APPEND(&dt->dt_ranges, free_range_t,
+	    ((free_range_t){ .fr_start = start, .fr_end = end }));
 }
 
 int

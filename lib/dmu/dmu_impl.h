@@ -128,7 +128,7 @@ typedef struct dnode_txg {
 	bool      dt_in_synced;     /* on os_synced[txg] */
 	bool      dt_listed;        /* dnode is on os_dirty[txg] for the next pass */
 	bool      dt_trunc_applied;
-	int       dt_ranges_applied;
+	size_t    dt_ranges_applied;
 	bool      dt_alloc;         /* allocated in this txg */
 	bool      dt_free;          /* freed in this txg */
 	bool      dt_bonus_dirty;
@@ -138,8 +138,7 @@ typedef struct dnode_txg {
 	uint32_t  dt_bonuslen;
 	bool      dt_trunc;         /* freed to the end at dt_trunc_blkid */
 	uint64_t  dt_trunc_blkid;
-	free_range_t *dt_ranges;
-	int       dt_nranges, dt_cranges;
+	tarn_array_t dt_ranges;     /* free_range_t */
 	dirty_record_t *dt_records; /* unordered */
 	dnode_t  *dt_dirty_next;    /* os_dirty list link */
 } dnode_txg_t;

@@ -53,6 +53,8 @@ dnode_create(objset_t *os, uint64_t obj, const dnode_phys_t *phys)
 	dn->dn_object = obj;
 	tarn_hash_init(&dn->dn_dbufs, &dbuf_table_conf);
 	tarn_array_init(&dn->dn_sdirty, sizeof (dbuf_t *));
+	for (int i = 0; i < TXG_SIZE; i++)
+		tarn_array_init(&dn->dn_txg[i].dt_ranges, sizeof (free_range_t));
 	pthread_rwlock_init(&dn->dn_struct_rwlock, NULL);
 	pthread_mutex_init(&dn->dn_mtx, NULL);
 	pthread_cond_init(&dn->dn_cv, NULL);
@@ -69,7 +71,7 @@ dnode_destroy(dnode_t *dn)
 	dbuf_destroy_all(dn);
 	pthread_mutex_unlock(&dn->dn_mtx);
 	for (int i = 0; i < TXG_SIZE; i++)
-		tarn_free(dn->dn_txg[i].dt_ranges);
+		tarn_array_fini(&dn->dn_txg[i].dt_ranges);
 	tarn_array_fini(&dn->dn_sdirty);
 	pthread_rwlock_destroy(&dn->dn_struct_rwlock);
 	pthread_mutex_destroy(&dn->dn_mtx);
@@ -265,9 +267,11 @@ dnode_block_freed(dnode_t *dn, uint64_t blkid)
 			return (true);
 		if (dt->dt_trunc && blkid >= dt->dt_trunc_blkid)
 			return (true);
-		for (int i = 0; i < dt->dt_nranges; i++)
-			if (blkid >= dt->dt_ranges[i].fr_start && blkid < dt->dt_ranges[i].fr_end)
+		for (size_t i = 0; i < tarn_array_len(&dt->dt_ranges); i++) {
+			const free_range_t *fr = &TARN_ARRAY_AT(&dt->dt_ranges, free_range_t, i);
+			if (blkid >= fr->fr_start && blkid < fr->fr_end)
 				return (true);
+		}
 	}
 	return (false);
 }

@@ -213,12 +213,13 @@ dnode_sync_prepare(dnode_t *dn, uint64_t txg, sync_item_t **itemsp, int *nitemsp
 	}
 	if (!freeing && dt->dt_blksz != 0 && dn->dn_phys.dn_type != DMU_OT_NONE)
 		dn->dn_phys.dn_datablkszsec = (uint16_t)(dt->dt_blksz >> SPA_MINBLOCKSHIFT);
-	int nr = dt->dt_nranges - dt->dt_ranges_applied;
+	int nr = (int)(tarn_array_len(&dt->dt_ranges) - dt->dt_ranges_applied);
 	free_range_t *ranges = NULL;
 	if (nr > 0) {
 		ranges = tarn_alloc(sizeof (*ranges) * nr);
-		memcpy(ranges, dt->dt_ranges + dt->dt_ranges_applied, sizeof (*ranges) * nr);
-		dt->dt_ranges_applied = dt->dt_nranges;
+		memcpy(ranges, tarn_array_get(&dt->dt_ranges, dt->dt_ranges_applied),
+		    sizeof (*ranges) * nr);
+		dt->dt_ranges_applied = tarn_array_len(&dt->dt_ranges);
 	}
 	bool trunc = dt->dt_trunc && !dt->dt_trunc_applied;
 	uint64_t trunc_blkid = dt->dt_trunc_blkid;
@@ -480,9 +481,10 @@ dnode_sync_done(dnode_t *dn, uint64_t txg)
 		dbuf_sync_done(dr->dr_dbuf, dr);
 		dr = next;
 	}
-	tarn_free(dt->dt_ranges);
+	tarn_array_fini(&dt->dt_ranges);
 	bool had = dt->dt_dirty;
 	memset(dt, 0, sizeof (*dt));
+	tarn_array_init(&dt->dt_ranges, sizeof (free_range_t));
 	if (freed) {
 		/* evict the dead object's clean dbufs before the number is reused */
 		dbuf_t *db;

@@ -7,6 +7,7 @@
  * (inheritable ones) or its default.  Theory: dsl_dataset.c.
  */
 #include "dsl_impl.h"
+#include "tarn_array.h"
 #include <ctype.h>
 #include <math.h>
 #include <time.h>
@@ -795,8 +796,7 @@ dsl_str_cmp(const void *a, const void *b)
 int
 dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void *arg)
 {
-	char **names = NULL;
-	size_t n = 0, cap = 0;
+	tarn_array_t all = TARN_ARRAY_INIT(char *);
 	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	char *cur = tarn_strdup(name);
 	int e;
@@ -808,13 +808,8 @@ dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void
 		zap_attribute_t za;
 		zap_cursor_init(&zc, dp->dp_mos, obj, 0);
 		while ((e = zap_cursor_retrieve(&zc, &za)) == 0) {
-			if (dsl_prop_user_name(za.za_name)) {
-				if (n == cap) {
-					cap = MAX(16, cap * 2);
-					names = tarn_realloc(names, cap * sizeof (char *));
-				}
-				names[n++] = tarn_strdup(za.za_name);
-			}
+			if (dsl_prop_user_name(za.za_name))
+				TARN_ARRAY_APPEND(&all, char *, tarn_strdup(za.za_name));
 			zap_cursor_advance(&zc);
 		}
 		zap_cursor_fini(&zc);
@@ -827,8 +822,9 @@ dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void
 	tarn_mutex_unlock(&dp->dp_lock);
 	if (e == ENOENT)
 		e = 0;
-	if (n > 0)
-		qsort(names, n, sizeof (char *), dsl_str_cmp);
+	tarn_array_sort(&all, dsl_str_cmp);
+	size_t n;
+	char **names = tarn_array_steal(&all, &n);
 	for (size_t i = 0; i < n; i++)
 		if (e == 0 && (i == 0 || strcmp(names[i], names[i - 1]) != 0))
 			fn(arg, names[i]);

@@ -22,6 +22,7 @@
  * either the old file or the new one, whole.
  */
 #include "spa.h"
+#include "tarn_array.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -147,12 +148,17 @@ spec_alloc(vdev_type_t type)
 	return (s);
 }
 
+/*
+ * A node's children grow in kids, a tarn_array the parser holds while it
+ * adds to that node; children/nchildren always show kids' elements (the
+ * node owns that memory, so kids is never freed: spa_vdev_spec_free frees it).
+ */
 static void
-spec_add_child(spa_vdev_spec_t *parent, spa_vdev_spec_t *child)
+spec_add_child(spa_vdev_spec_t *parent, tarn_array_t *kids, spa_vdev_spec_t *child)
 {
-	parent->children = tarn_realloc(parent->children,
-	    (size_t)(parent->nchildren + 1) * sizeof (*parent->children));
-	parent->children[parent->nchildren++] = child;
+	TARN_ARRAY_APPEND(kids, spa_vdev_spec_t *, child);
+	parent->children = tarn_array_base(kids);
+	parent->nchildren = (int)tarn_array_len(kids);
 }
 
 /* Two leaves are the same device when their files are the same inode. */
@@ -214,16 +220,17 @@ spec_make_leaf(const spa_vdev_spec_t *root, const char *word,
  * devices run to the next keyword.  Returns the words consumed.
  */
 static int
-spec_parse_group(spa_vdev_spec_t *root, int argc, char *const argv[],
+spec_parse_group(spa_vdev_spec_t *root, tarn_array_t *tops, int argc, char *const argv[],
     spec_word_t kind, int nparity, char *err, size_t errlen, int *errorp)
 {
 	spa_vdev_spec_t *g = spec_alloc(kind == SPEC_MIRROR ?
 	    VDEV_TYPE_MIRROR : VDEV_TYPE_RAIDZ);
+	tarn_array_t kids = TARN_ARRAY_INIT(spa_vdev_spec_t *);
 	int mindev = kind == SPEC_MIRROR ? 2 : nparity + 1;
 	int np, c;
 
 	g->nparity = kind == SPEC_MIRROR ? 0 : nparity;
-	spec_add_child(root, g);   /* so duplicates inside the group are found */
+	spec_add_child(root, tops, g);   /* so duplicates inside the group are found */
 	for (c = 1; c < argc && argv[c] != NULL &&
 	    spec_classify(argv[c], &np) == SPEC_DEVICE; c++) {
 		spa_vdev_spec_t *leaf;
@@ -236,7 +243,7 @@ spec_parse_group(spa_vdev_spec_t *root, int argc, char *const argv[],
 		*errorp = spec_make_leaf(root, argv[c], &leaf, err, errlen);
 		if (*errorp != 0)
 			return (c);
-		spec_add_child(g, leaf);
+		spec_add_child(g, &kids, leaf);
 	}
 	if (g->nchildren < mindev) {
 		spa_errf(err, errlen, "%s requires at least %d devices%s",
@@ -253,6 +260,7 @@ spa_vdev_spec_parse(int argc, char *const argv[], spa_vdev_spec_t **specp,
     char *err, size_t errlen)
 {
 	spa_vdev_spec_t *root = spec_alloc(VDEV_TYPE_ROOT);
+	tarn_array_t tops = TARN_ARRAY_INIT(spa_vdev_spec_t *);
 	int error = 0, i = 0, nparity = 0;
 
 	*specp = NULL;
@@ -280,10 +288,10 @@ spa_vdev_spec_parse(int argc, char *const argv[], spa_vdev_spec_t **specp,
 			spa_vdev_spec_t *leaf;
 			error = spec_make_leaf(root, w, &leaf, err, errlen);
 			if (error == 0)
-				spec_add_child(root, leaf);
+				spec_add_child(root, &tops, leaf);
 			i++;
 		} else {
-			i += spec_parse_group(root, argc - i, argv + i, kind,
+			i += spec_parse_group(root, &tops, argc - i, argv + i, kind,
 			    nparity, err, errlen, &error);
 		}
 	}
@@ -416,12 +424,26 @@ spa_cache_free(spa_cache_entry_t *ents, int n)
 	tarn_free(ents);
 }
 
+/* Free the entries of an array of spa_cache_entry_t (it stays usable, empty). */
 static void
-cache_entry_add_path(spa_cache_entry_t *e, const char *path)
+cache_ents_fini(tarn_array_t *ents)
 {
-	e->sce_paths = tarn_realloc(e->sce_paths,
-	    (size_t)(e->sce_npaths + 1) * sizeof (char *));
-	e->sce_paths[e->sce_npaths++] = tarn_strdup(path);
+	size_t n;
+	spa_cache_entry_t *v = tarn_array_steal(ents, &n);
+	spa_cache_free(v, (int)n);
+}
+
+/*
+ * An entry's paths grow in paths, a tarn_array its builder holds;
+ * sce_paths/sce_npaths always show its elements (the entry owns that
+ * memory: cache_entry_clear frees it, paths is never freed).
+ */
+static void
+cache_entry_add_path(spa_cache_entry_t *e, tarn_array_t *paths, const char *path)
+{
+	TARN_ARRAY_APPEND(paths, char *, tarn_strdup(path));
+	e->sce_paths = tarn_array_base(paths);
+	e->sce_npaths = (int)tarn_array_len(paths);
 }
 
 /* Undo the escapes of a path line in place; false on a bad escape. */
@@ -450,8 +472,8 @@ cache_unescape(char *s)
 /* The parser's state between lines. */
 typedef struct cache_parse {
 	const char        *cp_file;
-	spa_cache_entry_t *cp_ents;
-	int                cp_n;
+	tarn_array_t       cp_ents;     /* spa_cache_entry_t */
+	tarn_array_t       cp_paths;    /* char *: the open entry's paths */
 	bool               cp_open;     /* inside a pool ... end block */
 	bool               cp_skip;     /* inside a block being ignored */
 } cache_parse_t;
@@ -478,17 +500,15 @@ cache_parse_pool(cache_parse_t *cp, int lineno, char *args)
 		cache_warn(cp->cp_file, lineno, "bad pool name");
 		return;
 	}
-	for (int i = 0; i < cp->cp_n; i++) {
-		if (strcmp(cp->cp_ents[i].sce_name, name) == 0 ||
-		    cp->cp_ents[i].sce_guid == guid) {
+	for (size_t i = 0; i < tarn_array_len(&cp->cp_ents); i++) {
+		const spa_cache_entry_t *o = tarn_array_get(&cp->cp_ents, i);
+		if (strcmp(o->sce_name, name) == 0 || o->sce_guid == guid) {
 			cache_warn(cp->cp_file, lineno, "pool listed twice");
 			return;
 		}
 	}
-	cp->cp_ents = tarn_realloc(cp->cp_ents,
-	    (size_t)(cp->cp_n + 1) * sizeof (*cp->cp_ents));
-	spa_cache_entry_t *e = &cp->cp_ents[cp->cp_n++];
-	memset(e, 0, sizeof (*e));
+	spa_cache_entry_t *e = tarn_array_push(&cp->cp_ents);
+	tarn_array_init(&cp->cp_paths, sizeof (char *));     /* e's, empty */
 	(void) snprintf(e->sce_name, sizeof (e->sce_name), "%s", name);
 	e->sce_guid = guid;
 	cp->cp_open = true;
@@ -503,7 +523,8 @@ cache_parse_line(cache_parse_t *cp, int lineno, char *line)
 	if (strncmp(line, "pool ", 5) == 0) {
 		cache_parse_pool(cp, lineno, line + 5);
 	} else if (strncmp(line, "path ", 5) == 0) {
-		spa_cache_entry_t *e = cp->cp_open ? &cp->cp_ents[cp->cp_n - 1] : NULL;
+		spa_cache_entry_t *e = cp->cp_open ?
+		    tarn_array_get(&cp->cp_ents, tarn_array_len(&cp->cp_ents) - 1) : NULL;
 		char *p = line + 5;
 		if (cp->cp_skip)
 			return;
@@ -514,7 +535,7 @@ cache_parse_line(cache_parse_t *cp, int lineno, char *line)
 		else if (e->sce_npaths >= SPA_CACHE_MAXPATHS)
 			cache_warn(cp->cp_file, lineno, "too many paths");
 		else
-			cache_entry_add_path(e, p);
+			cache_entry_add_path(e, &cp->cp_paths, p);
 	} else if (strcmp(line, "end") == 0) {
 		if (!cp->cp_open && !cp->cp_skip)
 			cache_warn(cp->cp_file, lineno, "'end' without 'pool'");
@@ -552,9 +573,12 @@ cache_parse_text(cache_parse_t *cp, char *buf, size_t len)
 	cache_quiet = true;
 }
 
-/* Read and parse path; a missing file is an empty cache. */
+/*
+ * Read and parse path into *ents (spa_cache_entry_t, initialised here);
+ * a missing file is an empty cache.
+ */
 static int
-cache_read_path(const char *path, spa_cache_entry_t **ents, int *n)
+cache_read_path(const char *path, tarn_array_t *ents)
 {
 	cache_parse_t cp = { .cp_file = path };
 	struct stat st;
@@ -562,8 +586,8 @@ cache_read_path(const char *path, spa_cache_entry_t **ents, int *n)
 	size_t len = 0;
 	int fd;
 
-	*ents = NULL;
-	*n = 0;
+	tarn_array_init(&cp.cp_ents, sizeof (spa_cache_entry_t));
+	*ents = cp.cp_ents;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return (errno == ENOENT ? 0 : SET_ERROR(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -591,7 +615,6 @@ cache_read_path(const char *path, spa_cache_entry_t **ents, int *n)
 	cache_parse_text(&cp, buf, len);
 	tarn_free(buf);
 	*ents = cp.cp_ents;
-	*n = cp.cp_n;
 	return (0);
 }
 
@@ -600,12 +623,14 @@ spa_cache_parse(const char *file, const char *text, size_t len, spa_cache_entry_
     int *n)
 {
 	cache_parse_t cp = { .cp_file = file };
+	tarn_array_init(&cp.cp_ents, sizeof (spa_cache_entry_t));
 	char *buf = tarn_alloc(len + 1);
 	memcpy(buf, text, len);
 	cache_parse_text(&cp, buf, len);
 	tarn_free(buf);
-	*ents = cp.cp_ents;
-	*n = cp.cp_n;
+	size_t nents;
+	*ents = tarn_array_steal(&cp.cp_ents, &nents);
+	*n = (int)nents;
 }
 
 int
@@ -618,7 +643,12 @@ spa_cache_read(spa_cache_entry_t **ents, int *n)
 		*n = 0;
 		return (0);
 	}
-	return (cache_read_path(path, ents, n));
+	tarn_array_t all;
+	int error = cache_read_path(path, &all);
+	size_t nents;
+	*ents = tarn_array_steal(&all, &nents);
+	*n = (int)nents;
+	return (error);
 }
 
 /* mkdir -p of the directory part of path; the directory's name in *dirp. */
@@ -673,11 +703,10 @@ cache_write_all(int fd, const char *s, size_t len)
 char *
 spa_cache_render(const spa_cache_entry_t *ents, int n, size_t *lenp)
 {
-	size_t cap = 256, len = 0;
-	char *out = tarn_alloc(cap);
+	tarn_array_t out = TARN_ARRAY_INIT(char);
+	VERIFY0(tarn_array_reserve(&out, 256));
 
-#define CACHE_PUT(c) do { if (len + 1 >= cap) { cap *= 2; \
-	out = tarn_realloc(out, cap); } out[len++] = (c); } while (0)
+#define CACHE_PUT(c) TARN_ARRAY_APPEND(&out, char, (c))
 	const char *hdr = "# Tarn cache file, format 1: the pools this host has "
 	    "imported.\n# Written by tarn (temp file + rename); a damaged line "
 	    "is ignored.\n";
@@ -703,9 +732,11 @@ spa_cache_render(const spa_cache_entry_t *ents, int n, size_t *lenp)
 			CACHE_PUT(*c);
 	}
 #undef CACHE_PUT
-	out[len] = '\0';
-	*lenp = len;
-	return (out);
+	TARN_ARRAY_APPEND(&out, char, '\0');
+	size_t tlen;
+	char *text = tarn_array_steal(&out, &tlen);
+	*lenp = tlen - 1;
+	return (text);
 }
 
 /* Replace the file at path with the entries: temp + fsync + rename. */
@@ -740,17 +771,17 @@ cache_write_path(const char *path, int dirfd, const spa_cache_entry_t *ents, int
 
 /*
  * Read-modify-write under the directory lock: `change` edits the entries
- * in place (it may shrink *n or grow the array).
+ * (an array of spa_cache_entry_t) in place, dropping and adding entries.
  */
-typedef void (*cache_change_fn_t)(spa_cache_entry_t **ents, int *n, void *arg);
+typedef void (*cache_change_fn_t)(tarn_array_t *ents, void *arg);
 
 static int
 cache_update(cache_change_fn_t change, void *arg)
 {
 	const char *path = spa_cachefile_path();
-	spa_cache_entry_t *ents;
+	tarn_array_t ents;
 	char *dir = NULL;
-	int n, dirfd, error;
+	int dirfd, error;
 
 	if (cache_disabled(path))
 		return (0);
@@ -767,12 +798,13 @@ cache_update(cache_change_fn_t change, void *arg)
 			return (error);
 		}
 	}
-	error = cache_read_path(path, &ents, &n);
+	error = cache_read_path(path, &ents);
 	if (error == 0) {
-		change(&ents, &n, arg);
-		error = cache_write_path(path, dirfd, ents, n);
-		spa_cache_free(ents, n);
+		change(&ents, arg);
+		error = cache_write_path(path, dirfd, tarn_array_base(&ents),
+		    (int)tarn_array_len(&ents));
 	}
+	cache_ents_fini(&ents);
 	(void) flock(dirfd, LOCK_UN);
 	(void) close(dirfd);
 	return (error);
@@ -780,47 +812,54 @@ cache_update(cache_change_fn_t change, void *arg)
 
 /* Drop entries whose name is `name` or whose GUID is `guid` (0: none). */
 static void
-cache_drop(spa_cache_entry_t *ents, int *n, const char *name, uint64_t guid)
+cache_drop(tarn_array_t *ents, const char *name, uint64_t guid)
 {
-	int w = 0;
+	spa_cache_entry_t *v = tarn_array_base(ents);
+	size_t w = 0;
 
-	for (int i = 0; i < *n; i++) {
-		if ((name != NULL && strcmp(ents[i].sce_name, name) == 0) ||
-		    (guid != 0 && ents[i].sce_guid == guid)) {
-			cache_entry_clear(&ents[i]);
+	for (size_t i = 0; i < tarn_array_len(ents); i++) {
+		if ((name != NULL && strcmp(v[i].sce_name, name) == 0) ||
+		    (guid != 0 && v[i].sce_guid == guid)) {
+			cache_entry_clear(&v[i]);
 			continue;
 		}
-		ents[w++] = ents[i];
+		v[w++] = v[i];
 	}
-	*n = w;
+	tarn_array_truncate(ents, w);
 }
 
 static void
-cache_collect_leaves(const vdev_t *vd, spa_cache_entry_t *e)
+cache_collect_leaves(const vdev_t *vd, spa_cache_entry_t *e, tarn_array_t *paths)
 {
 	if (vd == NULL)
 		return;
 	if (vdev_children(vd) == 0 && vdev_path(vd) != NULL &&
 	    vdev_path(vd)[0] == '/' && e->sce_npaths < SPA_CACHE_MAXPATHS) {
-		cache_entry_add_path(e, vdev_path(vd));
+		cache_entry_add_path(e, paths, vdev_path(vd));
 		return;
 	}
 	for (int c = 0; c < vdev_children(vd); c++)
-		cache_collect_leaves(vdev_child(vd, c), e);
+		cache_collect_leaves(vdev_child(vd, c), e, paths);
+}
+
+/* Drop the entries of name or guid, then add one for them with tree's leaves. */
+static void
+cache_replace(tarn_array_t *ents, const char *name, uint64_t guid, const vdev_t *tree)
+{
+	cache_drop(ents, name, guid);
+	spa_cache_entry_t *e = tarn_array_push(ents);
+	(void) snprintf(e->sce_name, sizeof (e->sce_name), "%s", name);
+	e->sce_guid = guid;
+	tarn_array_t paths = TARN_ARRAY_INIT(char *);
+	cache_collect_leaves(tree, e, &paths);
 }
 
 static void
-cache_change_add(spa_cache_entry_t **ents, int *n, void *arg)
+cache_change_add(tarn_array_t *ents, void *arg)
 {
 	spa_t *spa = arg;
 
-	cache_drop(*ents, n, spa_name(spa), spa_guid(spa));
-	*ents = tarn_realloc(*ents, (size_t)(*n + 1) * sizeof (**ents));
-	spa_cache_entry_t *e = &(*ents)[(*n)++];
-	memset(e, 0, sizeof (*e));
-	(void) snprintf(e->sce_name, sizeof (e->sce_name), "%s", spa_name(spa));
-	e->sce_guid = spa_guid(spa);
-	cache_collect_leaves(spa_root_vdev(spa), e);
+	cache_replace(ents, spa_name(spa), spa_guid(spa), spa_root_vdev(spa));
 }
 
 int
@@ -836,17 +875,11 @@ typedef struct cache_cand_arg {
 } cache_cand_arg_t;
 
 static void
-cache_change_add_cand(spa_cache_entry_t **ents, int *n, void *arg)
+cache_change_add_cand(tarn_array_t *ents, void *arg)
 {
 	cache_cand_arg_t *ca = arg;
 
-	cache_drop(*ents, n, ca->name, ca->guid);
-	*ents = tarn_realloc(*ents, (size_t)(*n + 1) * sizeof (**ents));
-	spa_cache_entry_t *e = &(*ents)[(*n)++];
-	memset(e, 0, sizeof (*e));
-	(void) snprintf(e->sce_name, sizeof (e->sce_name), "%s", ca->name);
-	e->sce_guid = ca->guid;
-	cache_collect_leaves(ca->tree, e);
+	cache_replace(ents, ca->name, ca->guid, ca->tree);
 }
 
 int
@@ -857,9 +890,9 @@ spa_cache_add_found(const char *name, uint64_t guid, const vdev_t *tree)
 }
 
 static void
-cache_change_remove(spa_cache_entry_t **ents, int *n, void *arg)
+cache_change_remove(tarn_array_t *ents, void *arg)
 {
-	cache_drop(*ents, n, arg, 0);
+	cache_drop(ents, arg, 0);
 }
 
 int

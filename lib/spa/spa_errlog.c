@@ -56,9 +56,7 @@ typedef struct spa_errlog_phys {
 } spa_errlog_phys_t;
 
 typedef struct el_set {
-	spa_errlog_rec_t *es_v;         /* sorted by (objset, object, level, blkid) */
-	size_t            es_n;
-	size_t            es_cap;
+	tarn_array_t es_v;      /* spa_errlog_rec_t sorted by (objset, object, level, blkid) */
 } el_set_t;
 
 typedef struct el_pending {
@@ -111,11 +109,11 @@ el_cmp(const spa_errlog_rec_t *a, const spa_errlog_rec_t *b)
 static bool
 el_insert_new(el_set_t *es, const spa_errlog_rec_t *r, bool *added)
 {
-	size_t lo = 0, hi = es->es_n;
+	size_t lo = 0, hi = tarn_array_len(&es->es_v);
 	*added = false;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int c = el_cmp(&es->es_v[mid], r);
+		int c = el_cmp(tarn_array_get(&es->es_v, mid), r);
 		if (c == 0)
 			return (true);
 		if (c < 0)
@@ -123,15 +121,9 @@ el_insert_new(el_set_t *es, const spa_errlog_rec_t *r, bool *added)
 		else
 			hi = mid;
 	}
-	if (es->es_n >= ERRLOG_MAX)
+	if (tarn_array_len(&es->es_v) >= ERRLOG_MAX)
 		return (false);
-	if (es->es_n == es->es_cap) {
-		es->es_cap = es->es_cap ? es->es_cap * 2 : 16;
-		es->es_v = tarn_realloc(es->es_v, es->es_cap * sizeof (*r));
-	}
-	memmove(&es->es_v[lo + 1], &es->es_v[lo], (es->es_n - lo) * sizeof (*r));
-	es->es_v[lo] = *r;
-	es->es_n++;
+	*(spa_errlog_rec_t *)tarn_array_insert(&es->es_v, lo) = *r;
 	*added = true;
 	return (true);
 }
@@ -146,9 +138,7 @@ el_insert(el_set_t *es, const spa_errlog_rec_t *r)
 static void
 el_set_clear(el_set_t *es)
 {
-	tarn_free(es->es_v);
-	es->es_v = NULL;
-	es->es_n = es->es_cap = 0;
+	tarn_array_fini(&es->es_v);
 }
 
 static void
@@ -220,6 +210,8 @@ spa_errlog_init(spa_t *spa)
 {
 	spa_errlog_t *el = tarn_alloc(sizeof (*el));
 	VERIFY0(pthread_mutex_init(&el->el_lock, NULL));
+	tarn_array_init(&el->el_log.es_v, sizeof (spa_errlog_rec_t));
+	tarn_array_init(&el->el_scrub.es_v, sizeof (spa_errlog_rec_t));
 	spa->spa_errlog = el;
 }
 
@@ -381,7 +373,8 @@ spa_errlog_load(spa_t *spa)
 	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
 	el->el_obj = obj;
 	el->el_synced_n = e == 0 ? phys.sep_count : 0;
-	el->el_dirty = el->el_log.es_n > 0 || el->el_npend > 0 || el->el_dropped > 0;
+	el->el_dirty = tarn_array_len(&el->el_log.es_v) > 0 || el->el_npend > 0 ||
+	    el->el_dropped > 0;
 	for (uint64_t i = 0; e == 0 && i < phys.sep_count; i++) {
 		recs[i].ser_objset[sizeof (recs[i].ser_objset) - 1] = '\0';
 		(void) el_insert(&el->el_log, &recs[i]);
@@ -412,14 +405,16 @@ spa_errlog_sync(spa_t *spa, uint64_t txg)
 		return (0);
 	el_resolve(spa);
 	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
-	if (!el->el_dirty || (el->el_log.es_n == 0 && el->el_obj == 0)) {
+	if (!el->el_dirty || (tarn_array_len(&el->el_log.es_v) == 0 && el->el_obj == 0)) {
 		el->el_dirty = false;
 		tarn_mutex_unlock(&el->el_lock);
 		return (0);
 	}
-	uint64_t n = el->el_log.es_n, obj = el->el_obj, old_n = el->el_synced_n;
+	uint64_t n = tarn_array_len(&el->el_log.es_v), obj = el->el_obj;
+	uint64_t old_n = el->el_synced_n;
 	spa_errlog_rec_t *recs = tarn_alloc((n + 1) * sizeof (*recs));
-	memcpy(recs, el->el_log.es_v, n * sizeof (*recs));
+	if (n > 0)
+		memcpy(recs, tarn_array_base(&el->el_log.es_v), n * sizeof (*recs));
 	el->el_dirty = false;
 	tarn_mutex_unlock(&el->el_lock);
 
@@ -473,10 +468,10 @@ spa_errlog_list(spa_t *spa, spa_errlog_ent_t **entsp, int *np)
 	spa_errlog_t *el = spa->spa_errlog;
 	el_resolve(spa);
 	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
-	size_t n = el->el_log.es_n;
+	size_t n = tarn_array_len(&el->el_log.es_v);
 	spa_errlog_ent_t *ents = tarn_alloc((n + 1) * sizeof (*ents));
 	for (size_t i = 0; i < n; i++) {
-		const spa_errlog_rec_t *r = &el->el_log.es_v[i];
+		const spa_errlog_rec_t *r = tarn_array_get(&el->el_log.es_v, i);
 		snprintf(ents[i].see_objset, sizeof (ents[i].see_objset), "%s", r->ser_objset);
 		ents[i].see_object = r->ser_object;
 		ents[i].see_level = r->ser_level;
@@ -500,7 +495,7 @@ spa_errlog_count(spa_t *spa)
 	spa_errlog_t *el = spa->spa_errlog;
 	el_resolve(spa);
 	tarn_mutex_lock(&el->el_lock, SPA_ERRLOG);
-	uint64_t n = el->el_log.es_n + el->el_dropped;
+	uint64_t n = tarn_array_len(&el->el_log.es_v) + el->el_dropped;
 	tarn_mutex_unlock(&el->el_lock);
 	return (n);
 }

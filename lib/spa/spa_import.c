@@ -119,28 +119,24 @@ spa_tree_can_open(const vdev_t *root)
 static int
 spa_scan_to_cands(scan_t *sc, spa_import_cand_t **candsp, int *np)
 {
-	spa_import_cand_t *cands = NULL;
-	int n = 0;
+	tarn_array_t all = TARN_ARRAY_INIT(spa_import_cand_t);
 	for (int i = 0; i < (int)tarn_array_len(&sc->sc_found); i++) {
 		vdev_label_config_t *c = &TARN_ARRAY_AT(&sc->sc_found, found_label_t, i).fl_cfg;
 		/* A hot spare's label (SPARE) never describes its pool (spa_vdev.c). */
 		if (c->vlc_state == POOL_STATE_DESTROYED || c->vlc_state == POOL_STATE_SPARE ||
 		    c->vlc_tree == NULL)
 			continue;
-		int j;
-		for (j = 0; j < n; j++)
-			if (cands[j].sic_guid == c->vlc_pool_guid)
-				break;
-		if (j < n) {
-			if (c->vlc_txg <= cands[j].sic_txg)
+		spa_import_cand_t *ic = NULL;
+		for (size_t j = 0; j < tarn_array_len(&all) && ic == NULL; j++)
+			if (TARN_ARRAY_AT(&all, spa_import_cand_t, j).sic_guid == c->vlc_pool_guid)
+				ic = tarn_array_get(&all, j);
+		if (ic != NULL) {
+			if (c->vlc_txg <= ic->sic_txg)
 				continue;
-			vdev_free(cands[j].sic_tree);
+			vdev_free(ic->sic_tree);
 		} else {
-			cands = tarn_realloc(cands, sizeof (*cands) * (n + 1));
-			memset(&cands[n], 0, sizeof (cands[n]));
-			j = n++;
+			ic = tarn_array_push(&all);
 		}
-		spa_import_cand_t *ic = &cands[j];
 		snprintf(ic->sic_name, sizeof (ic->sic_name), "%s", c->vlc_name);
 		ic->sic_guid = c->vlc_pool_guid;
 		ic->sic_txg = c->vlc_txg;
@@ -148,12 +144,14 @@ spa_scan_to_cands(scan_t *sc, spa_import_cand_t **candsp, int *np)
 		ic->sic_tree = c->vlc_tree;
 		c->vlc_tree = NULL;
 	}
-	for (int j = 0; j < n; j++) {
+	size_t n;
+	spa_import_cand_t *cands = tarn_array_steal(&all, &n);
+	for (size_t j = 0; j < n; j++) {
 		spa_attach_paths(cands[j].sic_tree, sc, cands[j].sic_guid);
 		cands[j].sic_can_open = spa_tree_can_open(cands[j].sic_tree);
 	}
 	*candsp = cands;
-	*np = n;
+	*np = (int)n;
 	return (0);
 }
 

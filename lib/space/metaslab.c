@@ -371,7 +371,7 @@ ms_mark_synced(metaslab_t *ms, uint64_t txg)
 int
 metaslab_sync(metaslab_t *ms, uint64_t txg, void **buf, size_t *len)
 {
-	sm_buf_t b = { 0 };
+	sm_buf_t b = SM_BUF_INIT;
 	int t = (int)(txg & TXG_MASK);
 	tarn_mutex_lock(&ms->ms_lock, MS);
 	if (ms_dirty(ms, txg)) {
@@ -423,8 +423,8 @@ metaslab_class_sync_done(metaslab_class_t *mc, uint64_t txg)
 {
 	bool maturing = false;
 	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
-	for (int g = 0; g < mc->mc_ngroups; g++) {
-		metaslab_group_t *mg = mc->mc_groups[g];
+	for (int g = 0; g < mc_ngroups(mc); g++) {
+		metaslab_group_t *mg = mc_group(mc, g);
 		for (uint64_t i = 0; i < mg->mg_count; i++)
 			maturing |= ms_sync_done(mg->mg_ms[i], txg);
 	}
@@ -443,8 +443,8 @@ metaslab_class_next_dirty(metaslab_class_t *mc, uint64_t txg, metaslab_t *prev)
 		g = prev->ms_group->mg_index;
 		i = prev->ms_id + 1;
 	}
-	for (; g < mc->mc_ngroups && found == NULL; g++, i = 0) {
-		metaslab_group_t *mg = mc->mc_groups[g];
+	for (; g < mc_ngroups(mc) && found == NULL; g++, i = 0) {
+		metaslab_group_t *mg = mc_group(mc, g);
 		for (; i < mg->mg_count; i++) {
 			metaslab_t *ms = mg->mg_ms[i];
 			tarn_mutex_lock(&ms->ms_lock, MS);
@@ -489,7 +489,7 @@ metaslab_should_condense(const metaslab_t *ms, uint64_t smlen)
 int
 metaslab_condense(metaslab_t *ms, uint64_t txg, void **buf, size_t *len)
 {
-	sm_buf_t b = { 0 };
+	sm_buf_t b = SM_BUF_INIT;
 	int t = (int)(txg & TXG_MASK);
 	tarn_mutex_lock(&ms->ms_lock, MS);
 	if (!ms->ms_loaded) {
@@ -566,16 +566,18 @@ metaslab_class_create(void)
 	pthread_rwlockattr_destroy(&attr);
 	VERIFY0(pthread_mutex_init(&mc->mc_rotor_lock, NULL));
 	VERIFY0(pthread_mutex_init(&mc->mc_hold_lock, NULL));
+	tarn_array_init(&mc->mc_groups, sizeof (metaslab_group_t *));
+	tarn_array_init(&mc->mc_byid, sizeof (metaslab_group_t *));
 	return (mc);
 }
 
 void
 metaslab_class_destroy(metaslab_class_t *mc)
 {
-	while (mc->mc_ngroups > 0)
-		metaslab_group_destroy(mc->mc_groups[mc->mc_ngroups - 1]);
-	tarn_free(mc->mc_groups);
-	tarn_free(mc->mc_byid);
+	while (mc_ngroups(mc) > 0)
+		metaslab_group_destroy(mc_group(mc, mc_ngroups(mc) - 1));
+	tarn_array_fini(&mc->mc_groups);
+	tarn_array_fini(&mc->mc_byid);
 	pthread_rwlock_destroy(&mc->mc_groups_lock);
 	pthread_mutex_destroy(&mc->mc_rotor_lock);
 	pthread_mutex_destroy(&mc->mc_hold_lock);
@@ -585,10 +587,8 @@ metaslab_class_destroy(metaslab_class_t *mc)
 metaslab_group_t *
 metaslab_class_group_by_id(metaslab_class_t *mc, uint64_t id)
 {
-	metaslab_group_t *mg = NULL;
 	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
-	if (id < mc->mc_nbyid)
-		mg = mc->mc_byid[id];
+	metaslab_group_t *mg = mc_group_byid(mc, id);
 	tarn_rw_unlock(&mc->mc_groups_lock);
 	return (mg);
 }
@@ -598,18 +598,12 @@ mc_add_group(metaslab_class_t *mc, metaslab_group_t *mg)
 {
 	uint64_t id = mg->mg_id;
 	tarn_rw_wrlock(&mc->mc_groups_lock, MC_GROUPS);
-	if (id >= mc->mc_nbyid) {
-		uint64_t n = MAX(id + 1, mc->mc_nbyid * 2);
-		mc->mc_byid = tarn_realloc(mc->mc_byid, n * sizeof (mg));
-		memset(mc->mc_byid + mc->mc_nbyid, 0, (n - mc->mc_nbyid) * sizeof (mg));
-		mc->mc_nbyid = n;
-	}
-	VERIFY(mc->mc_byid[id] == NULL);        /* one group per vdev id */
-	mc->mc_byid[id] = mg;
-	mc->mc_groups = tarn_realloc(mc->mc_groups,
-	    (size_t)(mc->mc_ngroups + 1) * sizeof (mg));
-	mg->mg_index = mc->mc_ngroups;
-	mc->mc_groups[mc->mc_ngroups++] = mg;
+	while (tarn_array_len(&mc->mc_byid) <= id)
+		(void) tarn_array_push(&mc->mc_byid);          /* NULL: no group */
+	VERIFY(mc_group_byid(mc, id) == NULL);        /* one group per vdev id */
+	TARN_ARRAY_AT(&mc->mc_byid, metaslab_group_t *, id) = mg;
+	mg->mg_index = mc_ngroups(mc);
+	TARN_ARRAY_APPEND(&mc->mc_groups, metaslab_group_t *, mg);
 	tarn_rw_unlock(&mc->mc_groups_lock);
 }
 
@@ -656,12 +650,10 @@ metaslab_group_destroy(metaslab_group_t *mg)
 	metaslab_class_t *mc = mg->mg_class;
 	tarn_rw_wrlock(&mc->mc_groups_lock, MC_GROUPS);
 	int i = mg->mg_index;
-	memmove(&mc->mc_groups[i], &mc->mc_groups[i + 1],
-	    (size_t)(mc->mc_ngroups - i - 1) * sizeof (mg));
-	mc->mc_ngroups--;
-	for (int g = i; g < mc->mc_ngroups; g++)
-		mc->mc_groups[g]->mg_index = g;
-	mc->mc_byid[mg->mg_id] = NULL;
+	tarn_array_remove(&mc->mc_groups, (size_t)i);
+	for (int g = i; g < mc_ngroups(mc); g++)
+		mc_group(mc, g)->mg_index = g;
+	TARN_ARRAY_AT(&mc->mc_byid, metaslab_group_t *, mg->mg_id) = NULL;
 	tarn_rw_unlock(&mc->mc_groups_lock);
 
 	for (uint64_t m = 0; m < mg->mg_count; m++)
@@ -704,8 +696,8 @@ metaslab_class_release_frees(metaslab_class_t *mc)
 	if (__atomic_sub_fetch(&mc->mc_holds, 1, __ATOMIC_ACQ_REL) == 0) {
 		/* sync_done reads the count under ms_lock: nothing comes after us */
 		tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
-		for (int g = 0; g < mc->mc_ngroups; g++) {
-			metaslab_group_t *mg = mc->mc_groups[g];
+		for (int g = 0; g < mc_ngroups(mc); g++) {
+			metaslab_group_t *mg = mc_group(mc, g);
 			for (uint64_t i = 0; i < mg->mg_count; i++) {
 				metaslab_t *ms = mg->mg_ms[i];
 				tarn_mutex_lock(&ms->ms_lock, MS);
@@ -806,9 +798,9 @@ metaslab_class_dspace(metaslab_class_t *mc, metaslab_space_t *out)
 {
 	memset(out, 0, sizeof (*out));
 	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
-	for (int g = 0; g < mc->mc_ngroups; g++) {
+	for (int g = 0; g < mc_ngroups(mc); g++) {
 		metaslab_space_t one;
-		metaslab_group_t *mg = mc->mc_groups[g];
+		metaslab_group_t *mg = mc_group(mc, g);
 		metaslab_group_space(mg, &one);
 		uint64_t r = vdev_deflate_ratio(mg->mg_vd);
 #define	MS_DEFLATE(x)	((x) / VDEV_DEFLATE_UNIT * r)
@@ -828,7 +820,7 @@ metaslab_class_space(metaslab_class_t *mc, metaslab_space_t *out)
 {
 	memset(out, 0, sizeof (*out));
 	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
-	for (int g = 0; g < mc->mc_ngroups; g++)
-		mg_space_add(mc->mc_groups[g], out);
+	for (int g = 0; g < mc_ngroups(mc); g++)
+		mg_space_add(mc_group(mc, g), out);
 	tarn_rw_unlock(&mc->mc_groups_lock);
 }

@@ -184,10 +184,10 @@ mg_free_space(const metaslab_group_t *mg)
 static int64_t
 mc_aliquot(metaslab_class_t *mc, int gi)
 {
-	uint64_t sum = 0, mine = mg_free_space(mc->mc_groups[gi]);
-	for (int g = 0; g < mc->mc_ngroups; g++)
-		sum += mg_free_space(mc->mc_groups[g]);
-	uint64_t avg = sum / (uint64_t)mc->mc_ngroups;
+	uint64_t sum = 0, mine = mg_free_space(mc_group(mc, gi));
+	for (int g = 0; g < mc_ngroups(mc); g++)
+		sum += mg_free_space(mc_group(mc, g));
+	uint64_t avg = sum / (uint64_t)mc_ngroups(mc);
 	if (avg == 0)
 		return ((int64_t)MC_ALIQUOT);
 	double r = (double)mine / (double)avg;
@@ -200,10 +200,10 @@ static int
 mc_rotor_start(metaslab_class_t *mc)
 {
 	tarn_mutex_lock(&mc->mc_rotor_lock, MC_ROTOR);
-	if (mc->mc_rotor >= mc->mc_ngroups)
+	if (mc->mc_rotor >= mc_ngroups(mc))
 		mc->mc_rotor = 0;
 	if (mc->mc_aliquot_left <= 0) {
-		mc->mc_rotor = (mc->mc_rotor + 1) % mc->mc_ngroups;
+		mc->mc_rotor = (mc->mc_rotor + 1) % mc_ngroups(mc);
 		mc->mc_aliquot_left = mc_aliquot(mc, mc->mc_rotor);
 	}
 	int gi = mc->mc_rotor;
@@ -253,11 +253,11 @@ static int
 mc_alloc_copy(metaslab_class_t *mc, int gi0, uint64_t psize, uint64_t txg,
     int ndvas, dva_t *dvas, int d, int *gi_out)
 {
-	int n = mc->mc_ngroups;
+	int n = mc_ngroups(mc);
 	for (int pass = 0; pass < 2; pass++) {
 		for (int k = 0; k < n; k++) {
 			int gi = (gi0 + k) % n;
-			metaslab_group_t *mg = mc->mc_groups[gi];
+			metaslab_group_t *mg = mc_group(mc, gi);
 			if (dvas_use_group(dvas, d, mg) != (pass == 1))
 				continue;
 			uint64_t asize = metaslab_group_asize(mg, psize), off;
@@ -288,8 +288,8 @@ mc_alloc_copy(metaslab_class_t *mc, int gi0, uint64_t psize, uint64_t txg,
 static metaslab_t *
 mc_dva_ms(metaslab_class_t *mc, const dva_t *dva)
 {
-	VERIFY3U(dva->dva_vdev, <, mc->mc_nbyid);
-	metaslab_group_t *mg = mc->mc_byid[dva->dva_vdev];
+	VERIFY3U(dva->dva_vdev, <, tarn_array_len(&mc->mc_byid));
+	metaslab_group_t *mg = mc_group_byid(mc, dva->dva_vdev);
 	VERIFY(mg != NULL);
 	uint64_t idx = dva->dva_offset >> mg->mg_shift;
 	VERIFY3U(idx, <, mg->mg_count);
@@ -306,7 +306,7 @@ metaslab_alloc(metaslab_class_t *mc, uint64_t psize, int ndvas,
 	VERIFY3U(psize, >, 0);
 	memset(dvas, 0, (size_t)ndvas * sizeof (dva_t));
 	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
-	if (mc->mc_ngroups == 0) {
+	if (mc_ngroups(mc) == 0) {
 		tarn_rw_unlock(&mc->mc_groups_lock);
 		return (SET_ERROR(ENOSPC));
 	}
@@ -314,7 +314,7 @@ metaslab_alloc(metaslab_class_t *mc, uint64_t psize, int ndvas,
 	for (int d = 0; d < ndvas && err == 0; d++) {
 		int gi = gi0;
 		/* later copies start after the first copy's group */
-		int from = d == 0 ? gi0 : (gi_first + 1) % mc->mc_ngroups;
+		int from = d == 0 ? gi0 : (gi_first + 1) % mc_ngroups(mc);
 		err = mc_alloc_copy(mc, from, psize, txg, ndvas, dvas, d, &gi);
 		if (err == 0 && d == 0)
 			gi_first = gi;
@@ -381,7 +381,7 @@ metaslab_claim(metaslab_class_t *mc, const dva_t *dva, uint64_t txg)
 	if (!DVA_IS_VALID(dva))
 		return (SET_ERROR(EINVAL));
 	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
-	metaslab_group_t *mg = dva->dva_vdev < mc->mc_nbyid ? mc->mc_byid[dva->dva_vdev] : NULL;
+	metaslab_group_t *mg = mc_group_byid(mc, dva->dva_vdev);
 	int err = SET_ERROR(EINVAL);
 	uint64_t idx = mg != NULL ? dva->dva_offset >> mg->mg_shift : 0;
 	if (mg != NULL && idx < mg->mg_count) {

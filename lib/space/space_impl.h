@@ -7,6 +7,7 @@
 #define TARN_SPACE_IMPL_H
 
 #include "space.h"
+#include "tarn_array.h"
 
 #define TXG_SIZE        4               /* txgs in flight: open, quiescing, syncing, + 1 */
 #define TXG_MASK        (TXG_SIZE - 1)
@@ -14,12 +15,13 @@
 
 /* A growable buffer of encoded space map entries. */
 typedef struct sm_buf {
-	uint8_t *sb_data;
-	size_t   sb_len;
-	size_t   sb_cap;
+	tarn_array_t sb_ents;   /* uint8_t[SM_ENTRY_SIZE]: the entries, encoded */
 	uint64_t sb_txg;        /* txg of the last marker written */
 	bool     sb_have_txg;
 } sm_buf_t;
+
+/* sm_buf_t b = SM_BUF_INIT; */
+#define SM_BUF_INIT { .sb_ents = TARN_ARRAY_INIT(uint8_t[SM_ENTRY_SIZE]) }
 
 /* Emit a TXG marker unless the last one written has this txg. */
 void space_map_buf_txg(sm_buf_t *b, uint64_t txg);
@@ -84,10 +86,8 @@ uint64_t metaslab_group_asize(const metaslab_group_t *mg, uint64_t psize);
 
 struct metaslab_class {
 	pthread_rwlock_t   mc_groups_lock;  /* guards the arrays below */
-	metaslab_group_t **mc_groups;       /* in creation order */
-	int                mc_ngroups;
-	metaslab_group_t **mc_byid;         /* by top-level vdev id */
-	uint64_t           mc_nbyid;
+	tarn_array_t       mc_groups;       /* metaslab_group_t *, in creation order */
+	tarn_array_t       mc_byid;         /* metaslab_group_t * by top-level vdev id, or NULL */
 
 	pthread_mutex_t    mc_rotor_lock;
 	int                mc_rotor;        /* index in mc_groups */
@@ -97,6 +97,27 @@ struct metaslab_class {
 	uint64_t           mc_holds;        /* atomic: metaslab_class_hold_frees count */
 	uint64_t           mc_held;         /* atomic: bytes in every ms_held */
 };
+
+/* mc's groups, in creation order (mc_groups_lock held). */
+static inline int
+mc_ngroups(const metaslab_class_t *mc)
+{
+	return ((int)tarn_array_len(&mc->mc_groups));
+}
+
+static inline metaslab_group_t *
+mc_group(const metaslab_class_t *mc, int g)
+{
+	return (TARN_ARRAY_AT(&mc->mc_groups, metaslab_group_t *, g));
+}
+
+/* The group of top-level vdev id, or NULL (mc_groups_lock held). */
+static inline metaslab_group_t *
+mc_group_byid(const metaslab_class_t *mc, uint64_t id)
+{
+	return (id < tarn_array_len(&mc->mc_byid) ?
+	    TARN_ARRAY_AT(&mc->mc_byid, metaslab_group_t *, id) : NULL);
+}
 
 /* metaslab.c, used by metaslab_alloc.c */
 void metaslab_update_stats(metaslab_t *ms);

@@ -116,12 +116,7 @@ space_map_iterate(const void *buf, size_t len, uint64_t msize,
 static void
 sm_buf_put(sm_buf_t *b, const sm_entry_t *e)
 {
-	if (b->sb_len + SM_ENTRY_SIZE > b->sb_cap) {
-		b->sb_cap = MAX(b->sb_cap * 2, 64 * SM_ENTRY_SIZE);
-		b->sb_data = tarn_realloc(b->sb_data, b->sb_cap);
-	}
-	space_map_encode(e, b->sb_data + b->sb_len);
-	b->sb_len += SM_ENTRY_SIZE;
+	space_map_encode(e, tarn_array_push(&b->sb_ents));
 }
 
 void
@@ -129,6 +124,8 @@ space_map_buf_txg(sm_buf_t *b, uint64_t txg)
 {
 	if (b->sb_have_txg && b->sb_txg == txg)
 		return;
+	if (tarn_array_len(&b->sb_ents) == 0)
+		VERIFY0(tarn_array_reserve(&b->sb_ents, 64));     /* the first size */
 	ASSERT(!b->sb_have_txg || txg >= b->sb_txg);
 	sm_entry_t e = { .sme_type = SM_TXG, .sme_txg = txg };
 	sm_buf_put(b, &e);
@@ -153,12 +150,13 @@ space_map_buf_range(sm_buf_t *b, sm_type_t type, uint64_t off, uint64_t size)
 void
 space_map_buf_take(sm_buf_t *b, void **buf, size_t *len)
 {
-	if (b->sb_len == 0) {
-		tarn_free(b->sb_data);
+	size_t n;
+	*buf = tarn_array_steal(&b->sb_ents, &n);
+	if (n == 0) {
+		tarn_free(*buf);
 		*buf = NULL;
-	} else {
-		*buf = b->sb_data;
 	}
-	*len = b->sb_len;
-	memset(b, 0, sizeof (*b));
+	*len = n * SM_ENTRY_SIZE;
+	b->sb_txg = 0;
+	b->sb_have_txg = false;
 }

@@ -100,13 +100,42 @@ tarn_array_remove_swap(tarn_array_t *a, size_t i)
 		    (char *)a->ta_v + a->ta_len * a->ta_esize, a->ta_esize);
 }
 
+void *
+tarn_array_insert(tarn_array_t *a, size_t i)
+{
+	return (tarn_array_insert_n(a, i, 1));
+}
+
+void *
+tarn_array_insert_n(tarn_array_t *a, size_t i, size_t n)
+{
+	ASSERT3U(i, <=, a->ta_len);
+	if (n == 0)
+		return (NULL);
+	VERIFY0(tarn_array_reserve(a, n));
+	char *e = (char *)a->ta_v + i * a->ta_esize;
+	memmove(e + n * a->ta_esize, e, (a->ta_len - i) * a->ta_esize);
+	memset(e, 0, n * a->ta_esize);
+	a->ta_len += n;
+	return (e);
+}
+
 void
 tarn_array_remove(tarn_array_t *a, size_t i)
 {
-	ASSERT3U(i, <, a->ta_len);
-	a->ta_len--;
-	memmove((char *)a->ta_v + i * a->ta_esize, (char *)a->ta_v + (i + 1) * a->ta_esize,
-	    (a->ta_len - i) * a->ta_esize);
+	tarn_array_remove_range(a, i, 1);
+}
+
+void
+tarn_array_remove_range(tarn_array_t *a, size_t i, size_t n)
+{
+	ASSERT3U(i, <=, a->ta_len);
+	ASSERT3U(n, <=, a->ta_len - i);
+	if (n == 0)
+		return;
+	memmove((char *)a->ta_v + i * a->ta_esize, (char *)a->ta_v + (i + n) * a->ta_esize,
+	    (a->ta_len - i - n) * a->ta_esize);
+	a->ta_len -= n;
 }
 
 void

@@ -6,7 +6,7 @@
  * An array is a plain struct the caller embeds (no allocation until the
  * first element); it has no lock of its own: the caller's lock guards it
  * like any other field.  Element addresses stay valid until the next call
- * that may grow the array (push, reserve) or the array is freed.
+ * that may grow the array (push, insert, append, reserve) or the array is freed.
  */
 #ifndef TARN_ARRAY_H
 #define TARN_ARRAY_H
@@ -44,10 +44,19 @@ int tarn_array_try_push(tarn_array_t *a, void **elemp);
  * array never held any): *lenp gets the count.  The array is left empty.
  */
 void *tarn_array_steal(tarn_array_t *a, size_t *lenp);
+/*
+ * A new zeroed element at index i (i <= len), the elements from i on moved
+ * up by one (for arrays kept sorted); allocation failure is fatal.
+ */
+void *tarn_array_insert(tarn_array_t *a, size_t i);
+/* n new zeroed elements at i..i+n-1 (i <= len), the same way; NULL when n is 0. */
+void *tarn_array_insert_n(tarn_array_t *a, size_t i, size_t n);
 /* Remove element i by moving the last element into its place. */
 void tarn_array_remove_swap(tarn_array_t *a, size_t i);
 /* Remove element i keeping the order of the others. */
 void tarn_array_remove(tarn_array_t *a, size_t i);
+/* Remove the n elements from i on (i + n <= len) keeping the order of the others. */
+void tarn_array_remove_range(tarn_array_t *a, size_t i, size_t n);
 /* qsort the elements. */
 void tarn_array_sort(tarn_array_t *a, int (*cmp)(const void *, const void *));
 
@@ -83,6 +92,23 @@ tarn_array_push(tarn_array_t *a)
 		tarn_array_grow_(a);
 	void *e = (char *)a->ta_v + a->ta_len++ * a->ta_esize;
 	memset(e, 0, a->ta_esize);
+	return (e);
+}
+
+/*
+ * Append n elements copied from src (for byte buffers: esize 1) and return
+ * the first of them (NULL when n is 0); allocation failure is fatal.
+ */
+static inline void *
+tarn_array_append(tarn_array_t *a, const void *src, size_t n)
+{
+	if (n == 0)
+		return (NULL);
+	if (n > a->ta_cap - a->ta_len)
+		VERIFY0(tarn_array_reserve(a, n));
+	void *e = (char *)a->ta_v + a->ta_len * a->ta_esize;
+	memcpy(e, src, n * a->ta_esize);
+	a->ta_len += n;
 	return (e);
 }
 

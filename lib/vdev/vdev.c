@@ -75,8 +75,8 @@ vdev_clear_errors(vdev_t *vd)
 	__atomic_store_n(&vd->vdev_stat.vs_read_errors, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&vd->vdev_stat.vs_write_errors, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&vd->vdev_stat.vs_checksum_errors, 0, __ATOMIC_RELAXED);
-	for (int c = 0; c < vd->vdev_children; c++)
-		vdev_clear_errors(vd->vdev_child[c]);
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
+		vdev_clear_errors(VDEV_CHILD(vd, c));
 }
 
 /* ---- per-thread scratch ---- */
@@ -152,6 +152,7 @@ vdev_alloc(vdev_type_t type, uint64_t guid)
 	vd->vdev_guid_sum = vd->vdev_guid;
 	vd->vdev_state = VDEV_STATE_CLOSED;
 	vd->vdev_fd = -1;
+	tarn_array_init(&vd->vdev_child, sizeof (vdev_t *));
 	if (type == VDEV_TYPE_ROOT)
 		vd->vdev_top = NULL;
 	else
@@ -175,8 +176,8 @@ static void
 vdev_set_top(vdev_t *vd, vdev_t *top)
 {
 	vd->vdev_top = top;
-	for (int c = 0; c < vd->vdev_children; c++)
-		vdev_set_top(vd->vdev_child[c], top);
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
+		vdev_set_top(VDEV_CHILD(vd, c), top);
 }
 
 void
@@ -184,8 +185,8 @@ vdev_guid_sum_update(vdev_t *vd)
 {
 	for (; vd != NULL; vd = vd->vdev_parent) {
 		uint64_t sum = vd->vdev_guid;
-		for (int c = 0; c < vd->vdev_children; c++)
-			sum += vd->vdev_child[c]->vdev_guid_sum;
+		for (int c = 0; c < VDEV_NCHILD(vd); c++)
+			sum += VDEV_CHILD(vd, c)->vdev_guid_sum;
 		vd->vdev_guid_sum = sum;
 	}
 }
@@ -220,12 +221,10 @@ vdev_add_child(vdev_t *parent, vdev_t *child)
 		VERIFY(child->vdev_ops->vop_leaf || vdev_is_pair(child->vdev_type));
 	else if (parent->vdev_type != VDEV_TYPE_ROOT)
 		VERIFY(child->vdev_ops->vop_leaf);
-	VERIFY3S(parent->vdev_children, <, VDEV_MAX_CHILDREN);
+	VERIFY3S(VDEV_NCHILD(parent), <, VDEV_MAX_CHILDREN);
 
-	parent->vdev_child = tarn_realloc(parent->vdev_child,
-	    (size_t)(parent->vdev_children + 1) * sizeof (vdev_t *));
-	child->vdev_id = (uint64_t)parent->vdev_children;
-	parent->vdev_child[parent->vdev_children++] = child;
+	child->vdev_id = (uint64_t)VDEV_NCHILD(parent);
+	TARN_ARRAY_APPEND(&parent->vdev_child, vdev_t *, child);
 	child->vdev_parent = parent;
 	vdev_set_top(child, parent->vdev_type == VDEV_TYPE_ROOT ? child :
 	    parent->vdev_top);
@@ -238,19 +237,17 @@ vdev_free(vdev_t *vd)
 	if (vd == NULL)
 		return;
 	vdev_close(vd);
-	while (vd->vdev_children > 0) {
-		vdev_t *c = vd->vdev_child[vd->vdev_children - 1];
+	while (VDEV_NCHILD(vd) > 0) {
+		vdev_t *c = VDEV_CHILD(vd, VDEV_NCHILD(vd) - 1);
 		vdev_free(c);
 	}
 	vdev_t *p = vd->vdev_parent;
 	if (p != NULL) {
 		int i = (int)vd->vdev_id;
-		VERIFY(i < p->vdev_children && p->vdev_child[i] == vd);
-		for (int c = i; c + 1 < p->vdev_children; c++) {
-			p->vdev_child[c] = p->vdev_child[c + 1];
-			p->vdev_child[c]->vdev_id = (uint64_t)c;
-		}
-		p->vdev_children--;
+		VERIFY(i < VDEV_NCHILD(p) && VDEV_CHILD(p, i) == vd);
+		tarn_array_remove(&p->vdev_child, (size_t)i);
+		for (int c = i; c < VDEV_NCHILD(p); c++)
+			VDEV_CHILD(p, c)->vdev_id = (uint64_t)c;
 		vdev_guid_sum_update(p);
 	}
 	if (vd->vdev_spares != NULL)
@@ -259,7 +256,7 @@ vdev_free(vdev_t *vd)
 		VERIFY0(pthread_rwlock_destroy(vd->vdev_tree_lock));
 		tarn_free(vd->vdev_tree_lock);
 	}
-	tarn_free(vd->vdev_child);
+	tarn_array_fini(&vd->vdev_child);
 	tarn_free(vd->vdev_path);
 	tarn_free(vd->vdev_tsd);
 	tarn_free(vd);
@@ -271,8 +268,8 @@ static void
 vdev_open_subtree(vdev_t *vd, bool readonly)
 {
 	vd->vdev_readonly = readonly;
-	for (int c = 0; c < vd->vdev_children; c++)
-		vdev_open_subtree(vd->vdev_child[c], readonly);
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
+		vdev_open_subtree(VDEV_CHILD(vd, c), readonly);
 	if (!vd->vdev_ops->vop_leaf) {
 		(void) vd->vdev_ops->vop_open(vd);  /* sets the state too */
 		return;
@@ -305,8 +302,8 @@ vdev_any_busy(const vdev_t *vd)
 {
 	if (vd->vdev_open_error == EBUSY)
 		return (true);
-	for (int c = 0; c < vd->vdev_children; c++)
-		if (vdev_any_busy(vd->vdev_child[c]))
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
+		if (vdev_any_busy(VDEV_CHILD(vd, c)))
 			return (true);
 	return (false);
 }
@@ -325,8 +322,8 @@ vdev_open(vdev_t *vd, bool readonly)
 void
 vdev_close(vdev_t *vd)
 {
-	for (int c = 0; c < vd->vdev_children; c++)
-		vdev_close(vd->vdev_child[c]);
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
+		vdev_close(VDEV_CHILD(vd, c));
 	if (vd->vdev_spares != NULL)
 		vdev_close(vd->vdev_spares);
 	if (vd->vdev_ops->vop_close != NULL)
@@ -409,9 +406,9 @@ vdev_t *
 vdev_lookup_top(vdev_t *root, uint64_t id)
 {
 	if (root == NULL || root->vdev_type != VDEV_TYPE_ROOT ||
-	    id >= (uint64_t)root->vdev_children)
+	    id >= (uint64_t)VDEV_NCHILD(root))
 		return (NULL);
-	return (root->vdev_child[id]);
+	return (VDEV_CHILD(root, id));
 }
 
 vdev_t *
@@ -421,8 +418,8 @@ vdev_lookup_guid(vdev_t *vd, uint64_t guid)
 		return (NULL);
 	if (vd->vdev_guid == guid)
 		return (vd);
-	for (int c = 0; c < vd->vdev_children; c++) {
-		vdev_t *r = vdev_lookup_guid(vd->vdev_child[c], guid);
+	for (int c = 0; c < VDEV_NCHILD(vd); c++) {
+		vdev_t *r = vdev_lookup_guid(VDEV_CHILD(vd, c), guid);
 		if (r != NULL)
 			return (r);
 	}
@@ -435,13 +432,13 @@ vdev_group_child_asize(vdev_t *vd, uint64_t min_child_asize)
 	uint64_t ashift = vd->vdev_ashift;
 	uint64_t best = UINT64_MAX;
 
-	for (int c = 0; ashift == 0 && c < vd->vdev_children; c++)
-		ashift = MAX(ashift, vd->vdev_child[c]->vdev_ashift);
+	for (int c = 0; ashift == 0 && c < VDEV_NCHILD(vd); c++)
+		ashift = MAX(ashift, VDEV_CHILD(vd, c)->vdev_ashift);
 	if (ashift == 0)
 		ashift = SPA_MINBLOCKSHIFT;
 	vd->vdev_ashift = ashift;
-	for (int c = 0; c < vd->vdev_children; c++) {
-		vdev_t *cvd = vd->vdev_child[c];
+	for (int c = 0; c < VDEV_NCHILD(vd); c++) {
+		vdev_t *cvd = VDEV_CHILD(vd, c);
 		if (!vdev_usable(cvd))
 			continue;
 		uint64_t a = P2ALIGN(cvd->vdev_asize, 1ULL << ashift);
@@ -607,7 +604,7 @@ vdev_flush_task(void *arg)
 void
 vdev_children_flush(vdev_t *vd, int *errs)
 {
-	int n = vd->vdev_children, nusable = 0;
+	int n = VDEV_NCHILD(vd), nusable = 0;
 	vdev_flush_batch_t *b = tarn_alloc(sizeof (*b) + (size_t)n * sizeof (b->vfb_arg[0]));
 	pthread_mutex_init(&b->vfb_lock, NULL);
 	pthread_cond_init(&b->vfb_cv, NULL);
@@ -615,7 +612,7 @@ vdev_children_flush(vdev_t *vd, int *errs)
 	for (int c = 0; c < n; c++) {
 		vdev_flush_arg_t *a = &b->vfb_arg[c];
 		a->vfa_batch = b;
-		a->vfa_vd = vd->vdev_child[c];
+		a->vfa_vd = VDEV_CHILD(vd, c);
 		a->vfa_err = vdev_usable(a->vfa_vd) ? 0 : SET_ERROR(ENXIO);
 		a->vfa_state = a->vfa_err == 0 ? VF_PENDING : VF_DONE;
 		nusable += a->vfa_err == 0;
@@ -668,8 +665,8 @@ static int
 vdev_root_open(vdev_t *vd)
 {
 	uint64_t asize = 0;
-	for (int c = 0; c < vd->vdev_children; c++)
-		asize += vd->vdev_child[c]->vdev_asize;
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
+		asize += VDEV_CHILD(vd, c)->vdev_asize;
 	vd->vdev_asize = asize;
 	vdev_root_ops.vop_state_change(vd);
 	return (vdev_usable(vd) ? 0 : SET_ERROR(ENXIO));
@@ -679,10 +676,10 @@ static void
 vdev_root_state_change(vdev_t *vd)
 {
 	vdev_state_t st = VDEV_STATE_HEALTHY;
-	if (vd->vdev_children == 0)
+	if (VDEV_NCHILD(vd) == 0)
 		st = VDEV_STATE_CANT_OPEN;
-	for (int c = 0; c < vd->vdev_children; c++) {
-		vdev_t *top = vd->vdev_child[c];
+	for (int c = 0; c < VDEV_NCHILD(vd); c++) {
+		vdev_t *top = VDEV_CHILD(vd, c);
 		if (!vdev_usable(top))
 			st = VDEV_STATE_FAULTED;
 		else if (top->vdev_state == VDEV_STATE_DEGRADED &&
@@ -702,10 +699,10 @@ vdev_root_io(vdev_t *vd, vdev_io_t *io)
 static int
 vdev_root_flush(vdev_t *vd)
 {
-	int *errs = tarn_alloc((size_t)MAX(vd->vdev_children, 1) * sizeof (int));
+	int *errs = tarn_alloc((size_t)MAX(VDEV_NCHILD(vd), 1) * sizeof (int));
 	int err = 0;
 	vdev_children_flush(vd, errs);
-	for (int c = 0; c < vd->vdev_children; c++)
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
 		if (errs[c] != 0 && err == 0)
 			err = SET_ERROR(EIO);
 	tarn_free(errs);

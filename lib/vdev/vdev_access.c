@@ -48,7 +48,7 @@ vdev_top(const vdev_t *vd)
 int
 vdev_children(const vdev_t *vd)
 {
-	return (vd->vdev_children);
+	return (VDEV_NCHILD(vd));
 }
 
 int
@@ -133,8 +133,8 @@ vdev_t *
 vdev_child(const vdev_t *vd, int c)
 {
 	ASSERT3S(c, >=, 0);
-	ASSERT3S(c, <, vd->vdev_children);
-	return (vd->vdev_child[c]);
+	ASSERT3S(c, <, VDEV_NCHILD(vd));
+	return (VDEV_CHILD(vd, c));
 }
 
 const vdev_stat_t *

@@ -107,14 +107,14 @@ vcfg_count(const vdev_t *vd, uint32_t *nrec, size_t *strlen_total)
 	} else if (vd->vdev_ops->vop_leaf && vd->vdev_type != VDEV_TYPE_MISSING) {
 		return (false);
 	}
-	for (int c = 0; c < vd->vdev_children; c++)
-		if (!vcfg_count(vd->vdev_child[c], nrec, strlen_total))
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
+		if (!vcfg_count(VDEV_CHILD(vd, c), nrec, strlen_total))
 			return (false);
 	if (vd->vdev_type == VDEV_TYPE_ROOT && vd->vdev_spares != NULL) {
 		const vdev_t *sp = vd->vdev_spares;
-		for (int c = 0; c < sp->vdev_children; c++)
-			if (!sp->vdev_child[c]->vdev_ops->vop_leaf ||
-			    !vcfg_count(sp->vdev_child[c], nrec, strlen_total))
+		for (int c = 0; c < VDEV_NCHILD(sp); c++)
+			if (!VDEV_CHILD(sp, c)->vdev_ops->vop_leaf ||
+			    !vcfg_count(VDEV_CHILD(sp, c), nrec, strlen_total))
 				return (false);
 	}
 	return (true);
@@ -125,7 +125,7 @@ static int
 vcfg_nspares(const vdev_t *vd)
 {
 	return (vd->vdev_type == VDEV_TYPE_ROOT && vd->vdev_spares != NULL ?
-	    vd->vdev_spares->vdev_children : 0);
+	    VDEV_NCHILD(vd->vdev_spares) : 0);
 }
 
 /* The missed txgs of a leaf as recorded (vdev_dtl_encoded). */
@@ -155,7 +155,7 @@ vcfg_put_rec(vcfg_enc_t *e, const vdev_t *vd, uint32_t parent, uint64_t id,
 	put32(r + VR_PARENT, parent);
 	put32(r + VR_NPARITY, (uint32_t)vd->vdev_nparity);
 	put32(r + VR_ASHIFT, (uint32_t)vd->vdev_ashift);
-	put32(r + VR_NCHILD, (uint32_t)(vd->vdev_children + vcfg_nspares(vd)));
+	put32(r + VR_NCHILD, (uint32_t)(VDEV_NCHILD(vd) + vcfg_nspares(vd)));
 	if (vd->vdev_offline && !vd->vdev_offline_temp)
 		flags |= VCFG_F_OFFLINE;
 	if (vd->vdev_type == VDEV_TYPE_SPARE && vd->vdev_spare_auto)
@@ -169,11 +169,11 @@ vcfg_put_rec(vcfg_enc_t *e, const vdev_t *vd, uint32_t parent, uint64_t id,
 		memcpy(e->ve_str + e->ve_strlen, vd->vdev_path, len + 1);
 		e->ve_strlen += len + 1;
 	}
-	for (int c = 0; c < vd->vdev_children; c++)
-		vcfg_put_rec(e, vd->vdev_child[c], self, vd->vdev_child[c]->vdev_id, 0);
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
+		vcfg_put_rec(e, VDEV_CHILD(vd, c), self, VDEV_CHILD(vd, c)->vdev_id, 0);
 	for (int c = 0; c < vcfg_nspares(vd); c++)
-		vcfg_put_rec(e, vd->vdev_spares->vdev_child[c], self,
-		    (uint64_t)(vd->vdev_children + c), VCFG_F_SPARE);
+		vcfg_put_rec(e, VDEV_CHILD(vd->vdev_spares, c), self,
+		    (uint64_t)(VDEV_NCHILD(vd) + c), VCFG_F_SPARE);
 }
 
 /* Is leaf in root's tree (not one of its spares)? */
@@ -215,7 +215,7 @@ vdev_config_encode(const vdev_label_config_t *cfg, const vdev_t *root,
 	uint32_t nrec = 0;
 	size_t slen = 0;
 	if (root == NULL || root->vdev_type != VDEV_TYPE_ROOT ||
-	    root->vdev_children == 0 || !vcfg_count(root, &nrec, &slen))
+	    VDEV_NCHILD(root) == 0 || !vcfg_count(root, &nrec, &slen))
 		return (SET_ERROR(EINVAL));
 	size_t paylen = VCFG_POOL_SIZE + (size_t)nrec * VCFG_REC_SIZE + slen;
 	if (VCFG_HDR_SIZE + paylen > bufsize)

@@ -95,15 +95,15 @@ vdev_complete(const vdev_t *vd, const vdev_t *without)
 	if (vd->vdev_ops->vop_leaf)
 		return (vdev_leaf_usable(vd) && vdev_dtl_empty(vd));
 	int bad = 0;
-	for (int c = 0; c < vd->vdev_children; c++)
-		bad += !vdev_complete(vd->vdev_child[c], without);
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
+		bad += !vdev_complete(VDEV_CHILD(vd, c), without);
 	switch (vd->vdev_type) {
 	case VDEV_TYPE_RAIDZ:
 		return (bad <= vd->vdev_nparity);
 	case VDEV_TYPE_ROOT:
 		return (bad == 0);
 	default:                /* mirror, replacing, spare */
-		return (bad < vd->vdev_children);
+		return (bad < VDEV_NCHILD(vd));
 	}
 }
 
@@ -131,8 +131,8 @@ vdev_child_writable(const vdev_t *cvd)
 {
 	if (cvd->vdev_ops->vop_leaf)
 		return (vdev_leaf_usable(cvd));
-	for (int c = 0; c < cvd->vdev_children; c++)
-		if (vdev_leaf_usable(cvd->vdev_child[c]))
+	for (int c = 0; c < VDEV_NCHILD(cvd); c++)
+		if (vdev_leaf_usable(VDEV_CHILD(cvd, c)))
 			return (true);
 	return (false);
 }
@@ -142,8 +142,8 @@ vdev_child_readable(const vdev_t *cvd, uint64_t txg)
 {
 	if (cvd->vdev_ops->vop_leaf)
 		return (vdev_leaf_usable(cvd) && !vdev_dtl_contains(cvd, txg));
-	for (int c = 0; c < cvd->vdev_children; c++)
-		if (vdev_child_readable(cvd->vdev_child[c], txg))
+	for (int c = 0; c < VDEV_NCHILD(cvd); c++)
+		if (vdev_child_readable(VDEV_CHILD(cvd, c), txg))
 			return (true);
 	return (false);
 }
@@ -172,8 +172,8 @@ vdev_child_write(vdev_t *cvd, const vdev_io_t *pio, const void *buf, uint64_t si
 	if (cvd->vdev_ops->vop_leaf)
 		return (vdev_child_write_leaf(cvd, pio, buf, size, off, flags));
 	int ok = 0;
-	for (int c = 0; c < cvd->vdev_children; c++)
-		if (vdev_child_write_leaf(cvd->vdev_child[c], pio, buf, size, off,
+	for (int c = 0; c < VDEV_NCHILD(cvd); c++)
+		if (vdev_child_write_leaf(VDEV_CHILD(cvd, c), pio, buf, size, off,
 		    flags) == 0)
 			ok++;
 	return (ok > 0 ? 0 : SET_ERROR(EIO));
@@ -187,13 +187,13 @@ vdev_child_read(vdev_t *cvd, const vdev_io_t *pio, void *buf, uint64_t size,
 	if (cvd->vdev_ops->vop_leaf)
 		return (vdev_leaf_read(cvd, buf, size, off, flags));
 	/* A group: the leaves that hold the block first, in turn. */
-	int n = cvd->vdev_children, err = SET_ERROR(ENXIO);
+	int n = VDEV_NCHILD(cvd), err = SET_ERROR(ENXIO);
 	uint64_t *rotor = cvd->vdev_tsd;
 	int start = rotor != NULL ?
 	    (int)(__atomic_fetch_add(rotor, 1, __ATOMIC_RELAXED) % (uint64_t)n) : 0;
 	for (int pass = 0; pass < (lacking_ok ? 2 : 1); pass++) {
 		for (int i = 0; i < n; i++) {
-			vdev_t *leaf = cvd->vdev_child[(start + i) % n];
+			vdev_t *leaf = VDEV_CHILD(cvd, (start + i) % n);
 			if (!vdev_leaf_usable(leaf) ||
 			    vdev_dtl_contains(leaf, pio->vio_txg) != (pass == 1))
 				continue;
@@ -230,8 +230,8 @@ vdev_child_settle(vdev_t *cvd, vdev_io_t *pio, const void *want, uint64_t size,
 			vdev_child_fix(cvd, pio, want, size, off);
 		return;
 	}
-	for (int c = 0; c < cvd->vdev_children; c++) {
-		vdev_t *leaf = cvd->vdev_child[c];
+	for (int c = 0; c < VDEV_NCHILD(cvd); c++) {
+		vdev_t *leaf = VDEV_CHILD(cvd, c);
 		if (leaf == served || !vdev_leaf_usable(leaf))
 			continue;
 		if (vdev_dtl_contains(leaf, pio->vio_txg)) {

@@ -8,6 +8,7 @@
 #define TARN_VDEV_IMPL_H
 
 #include "vdev.h"
+#include "tarn_array.h"
 
 /*
  * A node of the vdev tree.  Other layers read it through vdev.h's
@@ -20,8 +21,7 @@ struct vdev {
 	uint64_t      vdev_id;          /* index in parent */
 	vdev_t       *vdev_parent;
 	vdev_t       *vdev_top;         /* top-level ancestor (self if top) */
-	vdev_t      **vdev_child;
-	int           vdev_children;
+	tarn_array_t  vdev_child;       /* vdev_t *, by vdev_id: VDEV_CHILD, VDEV_NCHILD */
 	int           vdev_nparity;     /* raidz */
 	uint64_t      vdev_ashift;      /* log2 of the smallest I/O */
 	uint64_t      vdev_asize;       /* allocatable bytes */
@@ -73,6 +73,10 @@ struct vdev {
 	                                   goes back by itself once that leaf is
 	                                   whole again */
 };
+
+/* Child c of vd (0 <= c < VDEV_NCHILD(vd)) and the number of children, inline for I/O paths. */
+#define VDEV_CHILD(vd, c)   TARN_ARRAY_AT(&(vd)->vdev_child, vdev_t *, (c))
+#define VDEV_NCHILD(vd)     ((int)tarn_array_len(&(vd)->vdev_child))
 
 /* Ops tables, one per vdev type (VDEV_TYPE_FILE and _DISK share one). */
 extern const vdev_ops_t vdev_root_ops;

@@ -32,8 +32,8 @@ vdev_label_each_leaf(vdev_t *vd, vdev_leaf_fn_t fn, void *arg, bool writable)
 			return (0);
 		return (fn(vd, arg) == 0 ? 1 : 0);
 	}
-	for (int c = 0; c < vd->vdev_children; c++)
-		good += vdev_label_each_leaf(vd->vdev_child[c], fn, arg, writable);
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
+		good += vdev_label_each_leaf(VDEV_CHILD(vd, c), fn, arg, writable);
 	return (good);
 }
 
@@ -95,8 +95,8 @@ vdev_label_write_spares(vdev_t *root, const vdev_label_config_t *cfg)
 	vdev_label_config_t scfg = *cfg;
 	if (cfg->vlc_state != POOL_STATE_DESTROYED)
 		scfg.vlc_state = POOL_STATE_SPARE;
-	for (int c = 0; c < root->vdev_spares->vdev_children; c++) {
-		vdev_t *sp = root->vdev_spares->vdev_child[c];
+	for (int c = 0; c < VDEV_NCHILD(root->vdev_spares); c++) {
+		vdev_t *sp = VDEV_CHILD(root->vdev_spares, c);
 		if (vdev_lookup_guid(root, sp->vdev_guid) == NULL)
 			(void) vdev_label_write_leaf(sp, root, &scfg);
 	}
@@ -114,17 +114,17 @@ vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rin
 	 * Pass 0 on every leaf of the pool, flush, then pass 1: run the
 	 * passes pool-wide so that the order holds across top-levels too.
 	 */
-	int *good = tarn_alloc((size_t)MAX(root->vdev_children, 1) * sizeof (int));
+	int *good = tarn_alloc((size_t)MAX(VDEV_NCHILD(root), 1) * sizeof (int));
 	for (a.lwa_pass = 0; a.lwa_pass < 2; a.lwa_pass++) {
-		for (int c = 0; c < root->vdev_children; c++)
-			good[c] = vdev_label_each_leaf(root->vdev_child[c],
+		for (int c = 0; c < VDEV_NCHILD(root); c++)
+			good[c] = vdev_label_each_leaf(VDEV_CHILD(root, c),
 			    vdev_label_write_pass, &a, true);
 		(void) vdev_flush(root);   /* every leaf, in parallel */
 	}
-	for (int c = 0; c < root->vdev_children; c++)
+	for (int c = 0; c < VDEV_NCHILD(root); c++)
 		if (good[c] == 0 && err == 0)
 			err = SET_ERROR(EIO);
-	if (root->vdev_children == 0)
+	if (VDEV_NCHILD(root) == 0)
 		err = SET_ERROR(EINVAL);
 	tarn_free(good);
 	tarn_free(a.lwa_buf);

@@ -58,15 +58,15 @@ vdev_mirror_state_change(vdev_t *vd)
 {
 	int usable = 0;
 	bool partial = false;
-	for (int c = 0; c < vd->vdev_children; c++) {
-		if (vdev_usable(vd->vdev_child[c])) {
+	for (int c = 0; c < VDEV_NCHILD(vd); c++) {
+		if (vdev_usable(VDEV_CHILD(vd, c))) {
 			usable++;
-			partial |= !vdev_mirror_side_whole(vd->vdev_child[c]);
+			partial |= !vdev_mirror_side_whole(VDEV_CHILD(vd, c));
 		}
 	}
 	if (usable == 0)
 		vd->vdev_state = VDEV_STATE_CANT_OPEN;
-	else if (usable < vd->vdev_children || partial)
+	else if (usable < VDEV_NCHILD(vd) || partial)
 		vd->vdev_state = VDEV_STATE_DEGRADED;
 	else
 		vd->vdev_state = VDEV_STATE_HEALTHY;
@@ -81,11 +81,11 @@ vdev_mirror_asize(vdev_t *vd, uint64_t psize)
 static int
 vdev_mirror_write(vdev_t *vd, vdev_io_t *io)
 {
-	int ok = 0, n = vd->vdev_children;
+	int ok = 0, n = VDEV_NCHILD(vd);
 	uint8_t order[VDEV_MAX_CHILDREN];
-	vdev_write_order(vd->vdev_child, n, io, order);
+	vdev_write_order(tarn_array_base(&vd->vdev_child), n, io, order);
 	for (int i = 0; i < n; i++)
-		if (vdev_child_write(vd->vdev_child[order[i]], io, io->vio_buf,
+		if (vdev_child_write(VDEV_CHILD(vd, order[i]), io, io->vio_buf,
 		    io->vio_size, io->vio_offset, io->vio_flags) == 0)
 			ok++;
 	return (ok > 0 ? 0 : SET_ERROR(EIO));
@@ -101,8 +101,8 @@ vdev_mirror_finish(vdev_t *vd, vdev_io_t *io, mirror_res_t *mr)
 {
 	bool any_cksum = false;
 	int good = mr->mr_good;
-	for (int c = 0; c < vd->vdev_children; c++) {
-		vdev_t *cvd = vd->vdev_child[c];
+	for (int c = 0; c < VDEV_NCHILD(vd); c++) {
+		vdev_t *cvd = VDEV_CHILD(vd, c);
 		uint8_t bad = mr->mr_bad[c];
 		if (bad == MIRROR_OK || bad == MIRROR_SKIP) {
 			if (good >= 0)
@@ -139,7 +139,7 @@ static int
 vdev_mirror_read_side(vdev_t *vd, int c, vdev_io_t *io, void *buf, mirror_res_t *mr,
     bool lacking)
 {
-	vdev_t *cvd = vd->vdev_child[c];
+	vdev_t *cvd = VDEV_CHILD(vd, c);
 	int flags = lacking ? io->vio_flags | VDEV_IO_PROBE : io->vio_flags;
 	mr->mr_lacking[c] = lacking;
 	if (vdev_child_read(cvd, io, buf, io->vio_size, io->vio_offset, flags, lacking,
@@ -158,8 +158,8 @@ vdev_mirror_read_side(vdev_t *vd, int c, vdev_io_t *io, void *buf, mirror_res_t 
 static void
 vdev_mirror_last_resort(vdev_t *vd, vdev_io_t *io, mirror_res_t *mr)
 {
-	for (int c = 0; c < vd->vdev_children && mr->mr_good < 0; c++) {
-		vdev_t *cvd = vd->vdev_child[c];
+	for (int c = 0; c < VDEV_NCHILD(vd) && mr->mr_good < 0; c++) {
+		vdev_t *cvd = VDEV_CHILD(vd, c);
 		if (mr->mr_bad[c] != MIRROR_SKIP || !vdev_child_writable(cvd))
 			continue;
 		mr->mr_bad[c] = (uint8_t)vdev_mirror_read_side(vd, c, io, io->vio_buf, mr,
@@ -188,9 +188,9 @@ vdev_mirror_scrub(vdev_t *vd, vdev_io_t *io)
 	mirror_res_t mr;
 	uint8_t *alt = NULL;
 
-	mirror_res_init(&mr, vd->vdev_children);
-	for (int c = 0; c < vd->vdev_children; c++) {
-		if (!vdev_child_readable(vd->vdev_child[c], io->vio_txg))
+	mirror_res_init(&mr, VDEV_NCHILD(vd));
+	for (int c = 0; c < VDEV_NCHILD(vd); c++) {
+		if (!vdev_child_readable(VDEV_CHILD(vd, c), io->vio_txg))
 			continue;
 		uint8_t *buf = io->vio_buf;
 		if (mr.mr_good >= 0) {
@@ -211,7 +211,7 @@ static int
 vdev_mirror_read(vdev_t *vd, vdev_io_t *io)
 {
 	mirror_res_t mr;
-	int n = vd->vdev_children;
+	int n = VDEV_NCHILD(vd);
 
 	if (io->vio_flags & VDEV_IO_SCRUB)
 		return (vdev_mirror_scrub(vd, io));
@@ -220,7 +220,7 @@ vdev_mirror_read(vdev_t *vd, vdev_io_t *io)
 	int start = (int)(__atomic_fetch_add(rotor, 1, __ATOMIC_RELAXED) % (uint64_t)n);
 	for (int i = 0; i < n && mr.mr_good < 0; i++) {
 		int c = (start + i) % n;
-		if (!vdev_child_readable(vd->vdev_child[c], io->vio_txg))
+		if (!vdev_child_readable(VDEV_CHILD(vd, c), io->vio_txg))
 			continue;
 		mr.mr_bad[c] = (uint8_t)vdev_mirror_read_side(vd, c, io, io->vio_buf, &mr,
 		    false);
@@ -239,7 +239,7 @@ vdev_mirror_flush(vdev_t *vd)
 	int errs[VDEV_MAX_CHILDREN];
 	int ok = 0;
 	vdev_children_flush(vd, errs);
-	for (int c = 0; c < vd->vdev_children; c++)
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
 		if (errs[c] == 0)
 			ok++;
 	return (ok > 0 ? 0 : SET_ERROR(EIO));

@@ -253,7 +253,7 @@ static uint64_t
 vdev_raidz_asize(vdev_t *vd, uint64_t psize)
 {
 	uint64_t ashift = vd->vdev_ashift;
-	uint64_t n = (uint64_t)vd->vdev_children, p = (uint64_t)vd->vdev_nparity;
+	uint64_t n = (uint64_t)VDEV_NCHILD(vd), p = (uint64_t)vd->vdev_nparity;
 	if (n <= p)
 		return (0);     /* not a valid raidz (never opened) */
 	uint64_t d = DIV_ROUND_UP(psize, 1ULL << ashift);
@@ -275,7 +275,7 @@ raidz_map_alloc(vdev_t *vd, uint64_t offset, uint64_t psize, uint8_t *buf,
     uint64_t txg, enum raidz_use use)
 {
 	uint64_t ashift = vd->vdev_ashift, sec = 1ULL << ashift;
-	uint64_t n = (uint64_t)vd->vdev_children, p = (uint64_t)vd->vdev_nparity;
+	uint64_t n = (uint64_t)VDEV_NCHILD(vd), p = (uint64_t)vd->vdev_nparity;
 	uint64_t b = offset >> ashift, s = DIV_ROUND_UP(psize, sec);
 	uint64_t f = b % n, o = b / n;
 	uint64_t q = s / (n - p), r = s - q * (n - p);
@@ -295,7 +295,7 @@ raidz_map_alloc(vdev_t *vd, uint64_t offset, uint64_t psize, uint8_t *buf,
 			child -= n;
 			coff++;
 		}
-		rc->rc_vd = vd->vdev_child[child];
+		rc->rc_vd = VDEV_CHILD(vd, child);
 		rc->rc_offset = coff << ashift;
 		rc->rc_size = (c < bc ? q + 1 : q) << ashift;
 		rc->rc_leaf = rc->rc_vd;
@@ -334,7 +334,7 @@ raidz_vectors(raidz_map_t *rm, bool copies, uint8_t **cols, uint64_t *valid)
 static int
 vdev_raidz_open(vdev_t *vd)
 {
-	uint64_t n = (uint64_t)vd->vdev_children;
+	uint64_t n = (uint64_t)VDEV_NCHILD(vd);
 	if (vd->vdev_nparity < 1 || vd->vdev_nparity > VDEV_RAIDZ_MAXPARITY ||
 	    n <= (uint64_t)vd->vdev_nparity) {
 		vd->vdev_state = VDEV_STATE_CANT_OPEN;
@@ -358,8 +358,8 @@ vdev_raidz_state_change(vdev_t *vd)
 {
 	int failed = 0;
 	bool partial = false;
-	for (int c = 0; c < vd->vdev_children; c++) {
-		const vdev_t *cvd = vd->vdev_child[c];
+	for (int c = 0; c < VDEV_NCHILD(vd); c++) {
+		const vdev_t *cvd = VDEV_CHILD(vd, c);
 		if (!vdev_usable(cvd))
 			failed++;
 		else
@@ -380,7 +380,7 @@ vdev_raidz_flush(vdev_t *vd)
 	int errs[VDEV_MAX_CHILDREN];
 	int failed = 0;
 	vdev_children_flush(vd, errs);
-	for (int c = 0; c < vd->vdev_children; c++)
+	for (int c = 0; c < VDEV_NCHILD(vd); c++)
 		if (errs[c] != 0)
 			failed++;
 	return (failed <= vd->vdev_nparity ? 0 : SET_ERROR(EIO));

@@ -113,6 +113,7 @@ vdev_group_insert(vdev_t **leafp, vdev_type_t type)
 	if (parent->vdev_type == VDEV_TYPE_ROOT) {
 		/* In place: the top-level vdev_t becomes the group. */
 		vdev_t *top = leaf, *nl = tarn_alloc(sizeof (*nl));
+		tarn_array_init(&nl->vdev_child, sizeof (vdev_t *));
 		vdev_leaf_fields_move(nl, top);
 		nl->vdev_ashift = top->vdev_ashift;
 		nl->vdev_asize = top->vdev_asize;
@@ -132,7 +133,7 @@ vdev_group_insert(vdev_t **leafp, vdev_type_t type)
 	g->vdev_id = leaf->vdev_id;
 	g->vdev_parent = parent;
 	g->vdev_top = parent->vdev_top;
-	parent->vdev_child[leaf->vdev_id] = g;
+	VDEV_CHILD(parent, leaf->vdev_id) = g;
 	leaf->vdev_parent = NULL;
 	leaf->vdev_id = 0;
 	vdev_add_child(g, leaf);
@@ -145,29 +146,27 @@ vdev_t *
 vdev_group_collapse(vdev_t *g)
 {
 	vdev_t *parent = g->vdev_parent;
-	VERIFY3S(g->vdev_children, ==, 1);
+	VERIFY3S(VDEV_NCHILD(g), ==, 1);
 	VERIFY(vdev_is_group(g) && g->vdev_type != VDEV_TYPE_RAIDZ);
-	vdev_t *leaf = g->vdev_child[0];
+	vdev_t *leaf = VDEV_CHILD(g, 0);
 	if (parent->vdev_type == VDEV_TYPE_ROOT) {
 		/* In place: the top-level vdev_t becomes the leaf again. */
 		tarn_free(g->vdev_tsd);
 		g->vdev_tsd = NULL;
 		/* allocation may read ops meanwhile; asize and ashift stay */
 		vdev_leaf_fields_move(g, leaf);
-		tarn_free(g->vdev_child);
-		g->vdev_child = NULL;
-		g->vdev_children = 0;
+		tarn_array_fini(&g->vdev_child);
 		tarn_free(leaf);
 		vdev_guid_sum_update(g);
 		vdev_propagate_state(parent);
 		return (g);
 	}
 	uint64_t id = g->vdev_id;
-	parent->vdev_child[id] = leaf;
+	VDEV_CHILD(parent, id) = leaf;
 	leaf->vdev_id = id;
 	leaf->vdev_parent = parent;
 	leaf->vdev_top = parent->vdev_top;
-	g->vdev_children = 0;
+	tarn_array_clear(&g->vdev_child);
 	g->vdev_parent = NULL;
 	vdev_free(g);
 	vdev_guid_sum_update(parent);
@@ -204,7 +203,7 @@ vdev_slot_asize(const vdev_t *vd)
 	if (p == NULL || p->vdev_type == VDEV_TYPE_ROOT)
 		return (vd->vdev_asize);
 	if (p->vdev_type == VDEV_TYPE_RAIDZ)
-		return (p->vdev_children > 0 ? p->vdev_asize / (uint64_t)p->vdev_children : 0);
+		return (VDEV_NCHILD(p) > 0 ? p->vdev_asize / (uint64_t)VDEV_NCHILD(p) : 0);
 	return (vdev_slot_asize(p));   /* mirror, replacing, spare */
 }
 

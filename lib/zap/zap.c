@@ -473,8 +473,9 @@ zap_cursor_batch_ok(const zap_cursor_t *zc, const zap_cursor_state_t *cs)
 static void
 zap_cursor_fill_attr(const zap_batch_t *b, uint32_t i, zap_attribute_t *za)
 {
-	const zap_batch_ent_t *e = &b->zb_ents[i];
-	memcpy(za->za_name, b->zb_names + e->be_nameoff, e->be_namelen);
+	const zap_batch_ent_t *e = &TARN_ARRAY_AT(&b->zb_ents, zap_batch_ent_t, i);
+	memcpy(za->za_name, (const char *)tarn_array_base(&b->zb_names) + e->be_nameoff,
+	    e->be_namelen);
 	za->za_name[e->be_namelen] = '\0';
 	za->za_intsize = e->be_intsize;
 	za->za_num = e->be_num;
@@ -484,8 +485,11 @@ zap_cursor_fill_attr(const zap_batch_t *b, uint32_t i, zap_attribute_t *za)
 int
 zap_cursor_retrieve(zap_cursor_t *zc, zap_attribute_t *za)
 {
-	if (zc->zc_priv == NULL)
-		zc->zc_priv = tarn_alloc(sizeof(zap_cursor_state_t));
+	if (zc->zc_priv == NULL) {
+		zap_cursor_state_t *ncs = tarn_alloc(sizeof(zap_cursor_state_t));
+		zap_batch_init(&ncs->cs_batch);
+		zc->zc_priv = ncs;
+	}
 	zap_cursor_state_t *cs = zc->zc_priv;
 	while (zc->zc_cookie < ZAP_KEY_END) {
 		if (!zap_cursor_batch_ok(zc, cs)) {
@@ -494,17 +498,18 @@ zap_cursor_retrieve(zap_cursor_t *zc, zap_attribute_t *za)
 				return (err);
 		}
 		const zap_batch_t *b = &cs->cs_batch;
-		uint32_t lo = 0, hi = b->zb_n;
+		const uint32_t n = (uint32_t)tarn_array_len(&b->zb_ents);
+		uint32_t lo = 0, hi = n;
 		while (lo < hi) {
 			uint32_t mid = lo + (hi - lo) / 2;
-			if (b->zb_ents[mid].be_key < zc->zc_cookie)
+			if (TARN_ARRAY_AT(&b->zb_ents, zap_batch_ent_t, mid).be_key < zc->zc_cookie)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		if (lo < b->zb_n) {
+		if (lo < n) {
 			zap_cursor_fill_attr(b, lo, za);
-			zc->zc_cookie = b->zb_ents[lo].be_key;
+			zc->zc_cookie = TARN_ARRAY_AT(&b->zb_ents, zap_batch_ent_t, lo).be_key;
 			cs->cs_have_cur = true;
 			return (0);
 		}
@@ -545,8 +550,7 @@ zap_cursor_fini(zap_cursor_t *zc)
 {
 	zap_cursor_state_t *cs = zc->zc_priv;
 	if (cs != NULL) {
-		tarn_free(cs->cs_batch.zb_ents);
-		tarn_free(cs->cs_batch.zb_names);
+		zap_batch_fini(&cs->cs_batch);
 		tarn_free(cs);
 	}
 	zc->zc_priv = NULL;

@@ -10,6 +10,7 @@
 #define TARN_ZAP_IMPL_H
 
 #include "zap.h"
+#include "tarn_array.h"
 
 /*
  * Keys.  An entry's key is its 48-bit name hash and a 15-bit collision
@@ -229,11 +230,11 @@ typedef struct zap_batch_ent {
 
 typedef struct zap_batch {
 	uint64_t zb_lo, zb_hi; /* key range covered: [lo, hi) */
-	uint32_t zb_n, zb_cap;
-	zap_batch_ent_t *zb_ents;
-	char *zb_names;
-	uint32_t zb_namelen, zb_namecap;
+	tarn_array_t zb_ents;  /* zap_batch_ent_t, by key */
+	tarn_array_t zb_names; /* char: the names, unterminated, at be_nameoff */
 } zap_batch_t;
+void zap_batch_init(zap_batch_t *b);
+void zap_batch_fini(zap_batch_t *b);
 void zap_batch_reset(zap_batch_t *b, uint64_t lo, uint64_t hi);
 void zap_batch_add(zap_batch_t *b, uint64_t key, const char *name, int namelen, int intsize,
     uint64_t num, uint64_t first);

@@ -418,33 +418,42 @@ zap_leaf_validate(const void *buf, size_t size)
 }
 
 void
+zap_batch_init(zap_batch_t *b)
+{
+	b->zb_lo = b->zb_hi = 0;
+	tarn_array_init(&b->zb_ents, sizeof (zap_batch_ent_t));
+	tarn_array_init(&b->zb_names, 1);
+}
+
+void
+zap_batch_fini(zap_batch_t *b)
+{
+	tarn_array_fini(&b->zb_ents);
+	tarn_array_fini(&b->zb_names);
+}
+
+/* Empty the batch for [lo, hi); the first fill gets room for 64 entries and 4 KiB of names. */
+void
 zap_batch_reset(zap_batch_t *b, uint64_t lo, uint64_t hi)
 {
 	b->zb_lo = lo;
 	b->zb_hi = hi;
-	b->zb_n = 0;
-	b->zb_namelen = 0;
+	tarn_array_clear(&b->zb_ents);
+	tarn_array_clear(&b->zb_names);
+	VERIFY0(tarn_array_reserve(&b->zb_ents, 64));
+	VERIFY0(tarn_array_reserve(&b->zb_names, 4096));
 }
 
 void
 zap_batch_add(zap_batch_t *b, uint64_t key, const char *name, int namelen, int intsize,
     uint64_t num, uint64_t first)
 {
-	if (b->zb_n == b->zb_cap) {
-		b->zb_cap = MAX(64, b->zb_cap * 2);
-		b->zb_ents = tarn_realloc(b->zb_ents, b->zb_cap * sizeof(zap_batch_ent_t));
-	}
-	if (b->zb_namelen + namelen > b->zb_namecap) {
-		b->zb_namecap = MAX(4096, MAX(b->zb_namecap * 2, b->zb_namelen + namelen));
-		b->zb_names = tarn_realloc(b->zb_names, b->zb_namecap);
-	}
-	zap_batch_ent_t *e = &b->zb_ents[b->zb_n++];
+	zap_batch_ent_t *e = tarn_array_push(&b->zb_ents);
 	e->be_key = key;
 	e->be_first = first;
 	e->be_num = num;
 	e->be_intsize = (uint8_t)intsize;
 	e->be_namelen = (uint8_t)namelen;
-	e->be_nameoff = b->zb_namelen;
-	memcpy(b->zb_names + b->zb_namelen, name, namelen);
-	b->zb_namelen += namelen;
+	e->be_nameoff = (uint32_t)tarn_array_len(&b->zb_names);
+	(void) tarn_array_append(&b->zb_names, name, (size_t)namelen);
 }

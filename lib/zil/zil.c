@@ -62,6 +62,7 @@
  * still not be ours).
  */
 #include "zil.h"
+#include "tarn_array.h"
 
 #include <pthread.h>
 #include <sys/random.h>
@@ -88,6 +89,12 @@ typedef struct zil_lwb {
 	uint64_t lwb_max_txg;
 } zil_lwb_t;
 
+/* Replay progress: the record at zr_pos has its effect in txg zr_txg. */
+typedef struct zil_rpos {
+	uint64_t zr_pos;
+	uint64_t zr_txg;
+} zil_rpos_t;
+
 struct zil {
 	objset_t *zl_os;
 	dmu_pool_t *zl_dp;
@@ -109,13 +116,11 @@ struct zil {
 	uint64_t zl_guid;
 	uint64_t zl_seq;              /* seq of the open block */
 	blkptr_t zl_open;             /* next block to write; hole: no chain */
-	zil_lwb_t *zl_lwb;
-	int zl_nlwb, zl_clwb;
+	tarn_array_t zl_lwb;          /* zil_lwb_t, oldest first */
 	zil_header_t zl_header;       /* as last given to the dmu */
 	bool zl_replay;               /* a claimed chain waits for replay */
 	/* replay progress: (position, txg holding its effect), oldest first */
-	uint64_t (*zl_rpos)[2];
-	int zl_nrpos, zl_crpos;
+	tarn_array_t zl_rpos;         /* zil_rpos_t */
 	uint64_t zl_last_bytes;       /* size of the last commit (block sizing) */
 	uint8_t *zl_wbuf;             /* the committer's block buffer (ZIL_MAX_BLOCK) */
 	zil_stats_t zl_stats;
@@ -136,6 +141,8 @@ zil_open(objset_t *os, bool readonly)
 	dmu_objset_zil_header(os, &zl->zl_header);
 	zl->zl_replay = zl->zl_header.zh_claim_txg != 0;
 	zl->zl_last_bytes = ZIL_MIN_BLOCK;
+	tarn_array_init(&zl->zl_lwb, sizeof (zil_lwb_t));
+	tarn_array_init(&zl->zl_rpos, sizeof (zil_rpos_t));
 	return (zl);
 }
 
@@ -161,8 +168,8 @@ zil_close(zil_t *zl)
 	    zl->zl_stats.zs_blocks, zl->zl_stats.zs_bytes, zl->zl_stats.zs_records);
 	zil_itxs_free(zl->zl_head);
 	tarn_free(zl->zl_wbuf);
-	tarn_free(zl->zl_lwb);
-	tarn_free(zl->zl_rpos);
+	tarn_array_fini(&zl->zl_lwb);
+	tarn_array_fini(&zl->zl_rpos);
 	pthread_mutex_destroy(&zl->zl_lock);
 	pthread_cond_destroy(&zl->zl_cv);
 	tarn_free(zl);
@@ -180,12 +187,9 @@ zil_get_stats(zil_t *zl, zil_stats_t *out)
 static void
 zil_lwb_add(zil_t *zl, const blkptr_t *bp, uint64_t max_txg)
 {
-	if (zl->zl_nlwb == zl->zl_clwb) {
-		zl->zl_clwb = zl->zl_clwb ? zl->zl_clwb * 2 : 16;
-		zl->zl_lwb = tarn_realloc(zl->zl_lwb, sizeof (zil_lwb_t) * zl->zl_clwb);
-	}
-	zl->zl_lwb[zl->zl_nlwb].lwb_bp = *bp;
-	zl->zl_lwb[zl->zl_nlwb++].lwb_max_txg = max_txg;
+	zil_lwb_t *lwb = tarn_array_push(&zl->zl_lwb);
+	lwb->lwb_bp = *bp;
+	lwb->lwb_max_txg = max_txg;
 }
 
 /* ---- block verification and reading ---- */
@@ -727,7 +731,7 @@ zil_must_sync(zil_t *zl, uint64_t synced)
 {
 	return (zl->zl_unlogged_txg > synced || zl->zl_force_txg > synced ||
 	    zl->zl_itx_bytes > ZIL_MAX_COMMIT || zl->zl_replay ||
-	    (BP_IS_HOLE(&zl->zl_open) && zl->zl_nlwb > 0));
+	    (BP_IS_HOLE(&zl->zl_open) && tarn_array_len(&zl->zl_lwb) > 0));
 }
 
 int
@@ -798,28 +802,23 @@ zil_sync(zil_t *zl, uint64_t txg)
 	 * space allocatable at once, to a log block written before this
 	 * txg commits.  Freed in a later txg, its space waits out the deferral.
 	 */
-	int n = 0;
-	while (n < zl->zl_nlwb && zl->zl_lwb[n].lwb_max_txg <= txg &&
-	    zl->zl_lwb[n].lwb_bp.bp_birth < txg) {
-		const blkptr_t *bp = &zl->zl_lwb[n].lwb_bp;
-		metaslab_free(mc, &bp->bp_dva[0], bp->bp_birth, txg);
+	size_t n = 0;
+	while (n < tarn_array_len(&zl->zl_lwb)) {
+		const zil_lwb_t *lwb = tarn_array_get(&zl->zl_lwb, n);
+		if (lwb->lwb_max_txg > txg || lwb->lwb_bp.bp_birth >= txg)
+			break;
+		metaslab_free(mc, &lwb->lwb_bp.bp_dva[0], lwb->lwb_bp.bp_birth, txg);
 		n++;
 	}
-	if (n > 0) {
-		memmove(zl->zl_lwb, zl->zl_lwb + n, sizeof (zil_lwb_t) * (zl->zl_nlwb - n));
-		zl->zl_nlwb -= n;
-	}
+	tarn_array_remove_range(&zl->zl_lwb, 0, n);
 	if (zl->zl_replay) {
 		/* replay progress whose effect this txg commits */
 		uint64_t pos = 0;
-		int k = 0;
-		while (k < zl->zl_nrpos && zl->zl_rpos[k][1] <= txg)
-			pos = zl->zl_rpos[k++][0];
-		if (k > 0) {
-			memmove(zl->zl_rpos, zl->zl_rpos + k,
-			    sizeof (zl->zl_rpos[0]) * (zl->zl_nrpos - k));
-			zl->zl_nrpos -= k;
-		}
+		size_t k = 0;
+		while (k < tarn_array_len(&zl->zl_rpos) &&
+		    TARN_ARRAY_AT(&zl->zl_rpos, zil_rpos_t, k).zr_txg <= txg)
+			pos = TARN_ARRAY_AT(&zl->zl_rpos, zil_rpos_t, k++).zr_pos;
+		tarn_array_remove_range(&zl->zl_rpos, 0, k);
 		if (pos > zl->zl_header.zh_replay_pos) {
 			zl->zl_header.zh_replay_pos = pos;
 			dmu_objset_set_zil_header(zl->zl_os, &zl->zl_header, txg);
@@ -827,7 +826,8 @@ zil_sync(zil_t *zl, uint64_t txg)
 	} else {
 		zil_header_t zh;
 		memset(&zh, 0, sizeof (zh));
-		zh.zh_log = zl->zl_nlwb > 0 ? zl->zl_lwb[0].lwb_bp : zl->zl_open;
+		zh.zh_log = tarn_array_len(&zl->zl_lwb) > 0 ?
+		    TARN_ARRAY_AT(&zl->zl_lwb, zil_lwb_t, 0).lwb_bp : zl->zl_open;
 		if (memcmp(&zh, &zl->zl_header, sizeof (zh)) != 0) {
 			zl->zl_header = zh;
 			dmu_objset_set_zil_header(zl->zl_os, &zh, txg);
@@ -941,12 +941,7 @@ zil_replay_lr(void *arg, const zil_lr_t *lr, const void *data)
 	/* its effect is in the open txg or an older one */
 	uint64_t txg = txg_open_txg(zl->zl_dp);
 	tarn_mutex_lock(&zl->zl_lock, ZIL);
-	if (zl->zl_nrpos == zl->zl_crpos) {
-		zl->zl_crpos = zl->zl_crpos ? zl->zl_crpos * 2 : 64;
-		zl->zl_rpos = tarn_realloc(zl->zl_rpos, sizeof (zl->zl_rpos[0]) * zl->zl_crpos);
-	}
-	zl->zl_rpos[zl->zl_nrpos][0] = pos;
-	zl->zl_rpos[zl->zl_nrpos++][1] = txg;
+	TARN_ARRAY_APPEND(&zl->zl_rpos, zil_rpos_t, ((zil_rpos_t){ .zr_pos = pos, .zr_txg = txg }));
 	tarn_mutex_unlock(&zl->zl_lock);
 	return (0);
 }
@@ -980,10 +975,10 @@ zil_replay(zil_t *zl, zil_replay_fn_t fn, void *arg, uint64_t *nrec)
 	if (err != 0)
 		return (err);
 	tarn_mutex_lock(&zl->zl_lock, ZIL);
-	for (int i = 0; i < zl->zl_nlwb; i++)
-		zl->zl_lwb[i].lwb_max_txg = 0;
+	for (size_t i = 0; i < tarn_array_len(&zl->zl_lwb); i++)
+		TARN_ARRAY_AT(&zl->zl_lwb, zil_lwb_t, i).lwb_max_txg = 0;
 	zl->zl_replay = false;
-	zl->zl_nrpos = 0;
+	tarn_array_clear(&zl->zl_rpos);
 	tarn_mutex_unlock(&zl->zl_lock);
 	/* the next sync frees the chain and clears the header */
 	return (txg_wait_synced(zl->zl_dp, 0));
@@ -995,12 +990,12 @@ zil_destroy(zil_t *zl, dmu_tx_t *tx)
 	uint64_t txg = dmu_tx_get_txg(tx);
 	metaslab_class_t *mc = zio_ctx_class(zl->zl_zc);
 	tarn_mutex_lock(&zl->zl_lock, ZIL);
-	for (int i = 0; i < zl->zl_nlwb; i++) {
-		const blkptr_t *bp = &zl->zl_lwb[i].lwb_bp;
+	for (size_t i = 0; i < tarn_array_len(&zl->zl_lwb); i++) {
+		const blkptr_t *bp = &TARN_ARRAY_AT(&zl->zl_lwb, zil_lwb_t, i).lwb_bp;
 		if (bp->bp_birth <= txg)
 			metaslab_free(mc, &bp->bp_dva[0], bp->bp_birth, txg);
 	}
-	zl->zl_nlwb = 0;
+	tarn_array_clear(&zl->zl_lwb);
 	if (!BP_IS_HOLE(&zl->zl_open) && zl->zl_open.bp_birth <= txg)
 		metaslab_free(mc, &zl->zl_open.bp_dva[0], zl->zl_open.bp_birth, txg);
 	BP_ZERO(&zl->zl_open);

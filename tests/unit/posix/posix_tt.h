@@ -9,6 +9,7 @@
 #include "posix.h"             /* first: posix_falloc is ours */
 #include "tt.h"
 #include "spa.h"
+#include "tarn_array.h"
 
 #include <dirent.h>
 #include <linux/falloc.h>
@@ -168,8 +169,9 @@ typedef struct tp_dirent {
 } tp_dirent_t;
 
 typedef struct tp_rd {
-	tp_dirent_t *ents;
-	size_t n, cap;
+	tp_dirent_t *ents;      /* the entries read so far: all's elements */
+	size_t n;
+	tarn_array_t all;       /* tp_dirent_t: where ents grows */
 	size_t batch, limit;    /* refuse after `limit` entries per call (0: none) */
 	uint64_t cookie;        /* where to continue */
 } tp_rd_t;
@@ -180,14 +182,12 @@ tp_rd_fn(void *arg, const char *name, posix_ino_t ino, uint32_t dtype, uint64_t 
 	tp_rd_t *r = arg;
 	if (r->limit != 0 && r->batch >= r->limit)
 		return (1);
-	if (r->n == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 256;
-		r->ents = tarn_realloc(r->ents, r->cap * sizeof (tp_dirent_t));
-	}
-	snprintf(r->ents[r->n].name, sizeof (r->ents[r->n].name), "%s", name);
-	r->ents[r->n].ino = ino;
-	r->ents[r->n].type = dtype;
-	r->n++;
+	tp_dirent_t *e = tarn_array_push(&r->all);
+	snprintf(e->name, sizeof (e->name), "%s", name);
+	e->ino = ino;
+	e->type = dtype;
+	r->ents = tarn_array_base(&r->all);
+	r->n = tarn_array_len(&r->all);
 	r->batch++;
 	r->cookie = next;
 	return (0);
@@ -202,11 +202,20 @@ tp_rd_step(tfs_t *t, posix_ino_t dir, tp_rd_t *r)
 	return (r->limit != 0 && r->batch >= r->limit);
 }
 
+/* An empty listing that refuses after `limit` entries a call (0: none). */
+static void
+tp_rd_init(tp_rd_t *r, size_t limit)
+{
+	memset(r, 0, sizeof (*r));
+	tarn_array_init(&r->all, sizeof (tp_dirent_t));
+	VERIFY0(tarn_array_reserve(&r->all, 256));
+	r->limit = limit;
+}
+
 static void
 tp_rd_all(tfs_t *t, posix_ino_t dir, tp_rd_t *r, size_t limit)
 {
-	memset(r, 0, sizeof (*r));
-	r->limit = limit;
+	tp_rd_init(r, limit);
 	while (tp_rd_step(t, dir, r))
 		;
 }
@@ -214,7 +223,7 @@ tp_rd_all(tfs_t *t, posix_ino_t dir, tp_rd_t *r, size_t limit)
 static void
 tp_rd_free(tp_rd_t *r)
 {
-	tarn_free(r->ents);
+	tarn_array_fini(&r->all);
 	memset(r, 0, sizeof (*r));
 }
 

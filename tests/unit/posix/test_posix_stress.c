@@ -50,8 +50,7 @@ bigdir_churn(posix_ino_t dir, uint8_t *seen, uint8_t *removed)
 	memset(seen, 0, BIG_N);
 	uint8_t *seen_new = tarn_alloc(BIG_N);
 	int added = 0;
-	memset(&rd, 0, sizeof (rd));
-	rd.limit = 500;
+	tp_rd_init(&rd, 500);
 	bool more = true;
 	while (more) {
 		size_t from = rd.n;

@@ -12,6 +12,7 @@
 #include "spa.h"
 #include "dmu.h"
 #include "tt_pool.h"
+#include "tarn_array.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -154,18 +155,14 @@ typedef struct blk {
 
 typedef struct blklist {
 	blk_t *bl_v;
-	size_t bl_n, bl_cap;
+	size_t bl_n;
 } blklist_t;
 
+/* Add the block to the array of blk_t at arg. */
 static int
 collect_cb(void *arg, objset_t *os, uint64_t obj, const blkptr_t *bp, uint64_t blkid)
 {
-	blklist_t *bl = arg;
-	if (bl->bl_n == bl->bl_cap) {
-		bl->bl_cap = bl->bl_cap ? bl->bl_cap * 2 : 256;
-		bl->bl_v = realloc(bl->bl_v, bl->bl_cap * sizeof (blk_t));
-	}
-	bl->bl_v[bl->bl_n++] = (blk_t){ *bp, obj, blkid };
+	TARN_ARRAY_APPEND((tarn_array_t *)arg, blk_t, ((blk_t){ *bp, obj, blkid }));
 	return (0);
 }
 
@@ -175,8 +172,11 @@ collect_blocks(spa_t *spa, const char *name, blklist_t *bl)
 	objset_t *os;
 	TT_OK(spa_objset_open(spa, name, &os));
 	memset(bl, 0, sizeof (*bl));
+	tarn_array_t all = TARN_ARRAY_INIT(blk_t);
+	VERIFY0(tarn_array_reserve(&all, 256));      /* the first size */
 	uint64_t errors = 0;
-	TT_OK(dmu_traverse(os, 0, ZIO_FLAG_SPECULATIVE, 0, collect_cb, bl, &errors));
+	TT_OK(dmu_traverse(os, 0, ZIO_FLAG_SPECULATIVE, 0, collect_cb, &all, &errors));
+	bl->bl_v = tarn_array_steal(&all, &bl->bl_n);
 	TT_EQ(errors, 0);
 }
 

@@ -72,8 +72,7 @@ typedef struct pc_pool {
 	stress_limits_t pp_lim;
 	stress_model_t *pp_base;      /* the model as of the last import */
 	stress_model_t *pp_live;      /* base + everything done since */
-	stress_op_t *pp_jnl;          /* records since the last import */
-	int       pp_njnl, pp_cjnl;
+	tarn_array_t pp_jnl;          /* stress_op_t: records since the last import */
 	uint64_t  pp_max_synced;      /* newest txg seen synced before the cut */
 	uint64_t  pp_case_txg;        /* last synced txg when the case began */
 	/* the cut */
@@ -210,11 +209,7 @@ pc_journal(void *arg, const stress_op_t *ops, int nops)
 			pp->pp_max_synced = MAX(pp->pp_max_synced, ops[i].so_txg);
 			continue;
 		}
-		if (pp->pp_njnl == pp->pp_cjnl) {
-			pp->pp_cjnl = MAX(64, pp->pp_cjnl * 2);
-			pp->pp_jnl = tarn_realloc(pp->pp_jnl, sizeof (stress_op_t) * (size_t)pp->pp_cjnl);
-		}
-		pp->pp_jnl[pp->pp_njnl++] = ops[i];
+		TARN_ARRAY_APPEND(&pp->pp_jnl, stress_op_t, ops[i]);
 	}
 }
 
@@ -248,7 +243,7 @@ pc_after_open(pc_pool_t *pp)
 	dmu_pool_set_synced_cb(spa_dmu_pool(pp->pp_spa), pc_synced_cb, pp);
 	stress_model_free(pp->pp_live);
 	pp->pp_live = stress_model_clone(pp->pp_base);
-	pp->pp_njnl = 0;
+	tarn_array_clear(&pp->pp_jnl);
 	pp->pp_max_synced = spa_last_synced_txg(pp->pp_spa);
 }
 
@@ -372,8 +367,8 @@ static void
 pc_replay(pc_pool_t *pp, uint64_t U)
 {
 	char err[512];
-	for (int i = 0; i < pp->pp_njnl; i++) {
-		stress_op_t *op = &pp->pp_jnl[i];
+	for (size_t i = 0; i < tarn_array_len(&pp->pp_jnl); i++) {
+		stress_op_t *op = tarn_array_get(&pp->pp_jnl, i);
 		if (op->so_txg > U) {
 			pp->pp_st.discarded++;
 			continue;
@@ -490,6 +485,8 @@ pc_run(const char *test, const char *type, int ndev)
 {
 	pc_setup();
 	pc_pool_t *pp = tarn_alloc(sizeof (*pp));
+	tarn_array_init(&pp->pp_jnl, sizeof (stress_op_t));
+	VERIFY0(tarn_array_reserve(&pp->pp_jnl, 64));     /* the first size */
 	pp->pp_test = test;
 	pp->pp_type = type;
 	pp->pp_ndev = ndev;
@@ -529,7 +526,7 @@ pc_run(const char *test, const char *type, int ndev)
 	    (double)s->ns_ro / 1e9, (double)s->ns_rw / 1e9);
 	stress_model_free(pp->pp_base);
 	stress_model_free(pp->pp_live);
-	tarn_free(pp->pp_jnl);
+	tarn_array_fini(&pp->pp_jnl);
 	pthread_mutex_destroy(&pp->pp_cut_lock);
 	tarn_free(pp);
 }

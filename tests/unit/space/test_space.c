@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "tt.h"
 #include "tarn_util.h"
+#include "tarn_array.h"
 #include "space.h"
 #include "vdev.h"
 
@@ -30,6 +31,18 @@ seed_init(tarn_rand_t *r)
 	fprintf(stderr, "  (rerun with TARN_SEED=%" PRIu64 ")\n", g_seed); \
 	TT_EQ(a, b); } } while (0)
 
+/*
+ * This file's growable arrays are plain (pointer, count, capacity)
+ * triples, so that a zeroed one is empty and the tests read them
+ * directly; each grows through a tarn_array made of its triple for the
+ * push (ts_array), whose fields are then stored back.
+ */
+static tarn_array_t
+ts_array(void *v, size_t n, size_t cap, size_t esize)
+{
+	return ((tarn_array_t){ .ta_v = v, .ta_len = n, .ta_cap = cap, .ta_esize = esize });
+}
+
 /* ---- segment lists, filled by walks ---- */
 
 typedef struct seglist {
@@ -41,14 +54,16 @@ typedef struct seglist {
 static void
 sl_push(seglist_t *sl, uint64_t txg, uint64_t start, uint64_t size)
 {
-	if (sl->sl_n == sl->sl_cap) {
-		sl->sl_cap = sl->sl_cap ? sl->sl_cap * 2 : 256;
-		sl->sl_v = realloc(sl->sl_v, sl->sl_cap * 3 * sizeof (uint64_t));
-	}
-	sl->sl_v[sl->sl_n * 3] = txg;
-	sl->sl_v[sl->sl_n * 3 + 1] = start;
-	sl->sl_v[sl->sl_n * 3 + 2] = size;
-	sl->sl_n++;
+	tarn_array_t a = ts_array(sl->sl_v, sl->sl_n, sl->sl_cap, 3 * sizeof (uint64_t));
+	if (a.ta_cap == 0)
+		VERIFY0(tarn_array_reserve(&a, 256));       /* the first size */
+	uint64_t *t = tarn_array_push(&a);
+	t[0] = txg;
+	t[1] = start;
+	t[2] = size;
+	sl->sl_v = a.ta_v;
+	sl->sl_n = a.ta_len;
+	sl->sl_cap = a.ta_cap;
 }
 
 static void
@@ -489,6 +504,7 @@ test_space_map_damage(void)
 typedef struct tbuf {
 	uint8_t *tb_data;
 	size_t   tb_len;
+	size_t   tb_cap;
 } tbuf_t;
 
 typedef struct tpool {
@@ -556,9 +572,11 @@ tpool_fini(tpool_t *tp)
 static void
 tbuf_append(tbuf_t *tb, const void *p, size_t n)
 {
-	tb->tb_data = realloc(tb->tb_data, tb->tb_len + n);
-	memcpy(tb->tb_data + tb->tb_len, p, n);
-	tb->tb_len += n;
+	tarn_array_t a = ts_array(tb->tb_data, tb->tb_len, tb->tb_cap, 1);
+	(void) tarn_array_append(&a, p, n);
+	tb->tb_data = a.ta_v;
+	tb->tb_len = a.ta_len;
+	tb->tb_cap = a.ta_cap;
 }
 
 /* One sync pass: append every dirty metaslab's entries to its map. */
@@ -1003,21 +1021,30 @@ typedef struct wl {
 	size_t  w_cap;
 } wl_t;
 
+/* A new zeroed last block of w (the first allocation holds 1024). */
+static blk_t *
+wl_push(wl_t *w)
+{
+	tarn_array_t a = ts_array(w->w_blk, w->w_n, w->w_cap, sizeof (blk_t));
+	if (a.ta_cap == 0)
+		VERIFY0(tarn_array_reserve(&a, 1024));
+	blk_t *b = tarn_array_push(&a);
+	w->w_blk = a.ta_v;
+	w->w_n = a.ta_len;
+	w->w_cap = a.ta_cap;
+	return (b);
+}
+
 static void
 wl_alloc(tpool_t *tp, wl_t *w, tarn_rand_t *r, uint64_t txg, int n)
 {
 	for (int i = 0; i < n; i++) {
-		if (w->w_n == w->w_cap) {
-			w->w_cap = w->w_cap ? 2 * w->w_cap : 1024;
-			w->w_blk = realloc(w->w_blk, w->w_cap * sizeof (blk_t));
-		}
-		blk_t *b = &w->w_blk[w->w_n];
-		memset(b, 0, sizeof (*b));
+		blk_t *b = wl_push(w);
 		uint64_t psize = 512 * (1 + tarn_rand_range(r, tarn_rand_range(r, 4) ? 16 : 256));
 		b->b_ndvas = 1 + (int)(tarn_rand_range(r, 8) == 0);
 		b->b_birth = txg;
-		if (metaslab_alloc(tp->tp_mc, psize, b->b_ndvas, txg, b->b_dva) == 0)
-			w->w_n++;
+		if (metaslab_alloc(tp->tp_mc, psize, b->b_ndvas, txg, b->b_dva) != 0)
+			w->w_n--;                       /* not allocated: not kept */
 	}
 }
 
@@ -1154,7 +1181,7 @@ test_condense(void)
 		after += len;
 		free(tb->tb_data);
 		tb->tb_data = NULL;
-		tb->tb_len = 0;
+		tb->tb_len = tb->tb_cap = 0;
 		tbuf_append(tb, buf, len);
 		tarn_free(buf);
 	}
@@ -1166,13 +1193,8 @@ test_condense(void)
 	txg++;
 	tpool_sync(&tp, txg);                   /* the open txg's turn */
 	check_reload(&tp, txg, true);
-	for (size_t i = 0; i < open.w_n; i++) {
-		if (w.w_n == w.w_cap) {
-			w.w_cap *= 2;
-			w.w_blk = realloc(w.w_blk, w.w_cap * sizeof (blk_t));
-		}
-		w.w_blk[w.w_n++] = open.w_blk[i];
-	}
+	for (size_t i = 0; i < open.w_n; i++)
+		*wl_push(&w) = open.w_blk[i];
 	free(open.w_blk);
 	/* deferral survived: keep going and compare as frees mature */
 	for (int i = 0; i < 4; i++) {
@@ -1210,7 +1232,7 @@ test_should_condense(void)
 	TT_ASSERT(!metaslab_should_condense(ms, len));
 	free(tp.tp_maps[0][0].tb_data);
 	tp.tp_maps[0][0].tb_data = buf;
-	tp.tp_maps[0][0].tb_len = len;
+	tp.tp_maps[0][0].tb_len = tp.tp_maps[0][0].tb_cap = len;
 	metaslab_class_sync_done(tp.tp_mc, txg);
 	check_reload(&tp, txg, false);
 	tpool_fini(&tp);
@@ -1363,13 +1385,8 @@ test_threads(void)
 	wl_t all = { 0 };
 	for (int i = 0; i < 4; i++) {
 		VERIFY0(pthread_join(tid[i], NULL));
-		for (size_t k = 0; k < t[i].t_w.w_n; k++) {
-			if (all.w_n == all.w_cap) {
-				all.w_cap = all.w_cap ? 2 * all.w_cap : 1024;
-				all.w_blk = realloc(all.w_blk, all.w_cap * sizeof (blk_t));
-			}
-			all.w_blk[all.w_n++] = t[i].t_w.w_blk[k];
-		}
+		for (size_t k = 0; k < t[i].t_w.w_n; k++)
+			*wl_push(&all) = t[i].t_w.w_blk[k];
 		free(t[i].t_w.w_blk);
 	}
 	uint64_t total = check_disjoint(all.w_blk, all.w_n);
@@ -1484,7 +1501,7 @@ test_hold_condense(void)
 		TT_OK(metaslab_condense(ms, txg, &buf, &len));
 		free(tb->tb_data);
 		tb->tb_data = NULL;
-		tb->tb_len = 0;
+		tb->tb_len = tb->tb_cap = 0;
 		tbuf_append(tb, buf, len);
 		tarn_free(buf);
 	}
@@ -1505,13 +1522,8 @@ wl_free_into(tpool_t *tp, wl_t *w, tarn_rand_t *r, uint64_t txg, int n, wl_t *ou
 		blk_t *b = &w->w_blk[k];
 		for (int j = 0; j < b->b_ndvas; j++)
 			metaslab_free(tp->tp_mc, &b->b_dva[j], b->b_birth, txg);
-		if (out != NULL && b->b_birth != txg) {
-			if (out->w_n == out->w_cap) {
-				out->w_cap = out->w_cap ? 2 * out->w_cap : 1024;
-				out->w_blk = realloc(out->w_blk, out->w_cap * sizeof (blk_t));
-			}
-			out->w_blk[out->w_n++] = *b;
-		}
+		if (out != NULL && b->b_birth != txg)
+			*wl_push(out) = *b;
 		w->w_blk[k] = w->w_blk[--w->w_n];
 	}
 }

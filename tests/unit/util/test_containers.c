@@ -131,6 +131,120 @@ test_array_model(void)
 	tarn_array_fini(&a);
 }
 
+/*
+ * A sorted set kept by tarn_array_insert (at the place a binary search
+ * finds) and thinned by tarn_array_remove_range, against a plain array.
+ */
+static void
+test_array_insert(void)
+{
+	uint64_t seed = tarn_now_ns();
+	printf("  seed %" PRIu64 "\n", seed);
+	tarn_rand_t r;
+	tarn_rand_seed(&r, seed);
+	enum { MAXN = 3000 };
+	static uint64_t model[MAXN];
+	size_t n = 0;
+	tarn_array_t a = TARN_ARRAY_INIT(uint64_t);
+	/* insert at both ends and in the middle of an empty and a small array */
+	*(uint64_t *)tarn_array_insert(&a, 0) = 2;
+	*(uint64_t *)tarn_array_insert(&a, 0) = 0;
+	*(uint64_t *)tarn_array_insert(&a, 2) = 3;
+	TT_EQ(*(uint64_t *)tarn_array_insert(&a, 1), 0);   /* inserted zeroed */
+	TARN_ARRAY_AT(&a, uint64_t, 1) = 1;
+	for (uint64_t i = 0; i < 4; i++)
+		TT_EQ(TARN_ARRAY_AT(&a, uint64_t, i), i);
+	tarn_array_remove_range(&a, 1, 2);
+	TT_EQ(tarn_array_len(&a), 2);
+	TT_EQ(TARN_ARRAY_AT(&a, uint64_t, 0), 0);
+	TT_EQ(TARN_ARRAY_AT(&a, uint64_t, 1), 3);
+	tarn_array_remove_range(&a, 2, 0);
+	tarn_array_remove_range(&a, 0, 2);
+	TT_EQ(tarn_array_len(&a), 0);
+	/* insert_n: several at once, zeroed, the others moved up */
+	TT_CHECK(tarn_array_insert_n(&a, 0, 0) == NULL);
+	for (uint64_t i = 0; i < 10; i++)
+		TARN_ARRAY_APPEND(&a, uint64_t, i);
+	uint64_t *ins = tarn_array_insert_n(&a, 4, 100);
+	TT_CHECK(ins == &TARN_ARRAY_AT(&a, uint64_t, 4));
+	TT_EQ(tarn_array_len(&a), 110);
+	for (uint64_t i = 0; i < 110; i++)
+		TT_EQ(TARN_ARRAY_AT(&a, uint64_t, i), i < 4 ? i : i < 104 ? 0 : i - 100);
+	tarn_array_remove_range(&a, 4, 100);
+	ins = tarn_array_insert_n(&a, 10, 3);       /* at the end */
+	ins[0] = 10, ins[1] = 11, ins[2] = 12;
+	for (uint64_t i = 0; i < 13; i++)
+		TT_EQ(TARN_ARRAY_AT(&a, uint64_t, i), i);
+	tarn_array_clear(&a);
+	for (int step = 0; step < 100000; step++) {
+		if (tarn_rand_range(&r, 100) < 97 && n < MAXN) {
+			uint64_t v = tarn_rand_range(&r, 1000000);
+			size_t lo = 0, hi = tarn_array_len(&a);
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (TARN_ARRAY_AT(&a, uint64_t, mid) < v)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			*(uint64_t *)tarn_array_insert(&a, lo) = v;
+			memmove(&model[lo + 1], &model[lo], (n - lo) * sizeof (uint64_t));
+			model[lo] = v;
+			n++;
+		} else {
+			size_t i = tarn_rand_range(&r, n + 1);
+			size_t k = tarn_rand_range(&r, n - i + 1);
+			tarn_array_remove_range(&a, i, k);
+			memmove(&model[i], &model[i + k], (n - i - k) * sizeof (uint64_t));
+			n -= k;
+		}
+		TT_ASSERT(tarn_array_len(&a) == n);
+		if (step % 1000 == 0 || n < 8)
+			for (size_t i = 0; i < n; i++)
+				TT_EQ(TARN_ARRAY_AT(&a, uint64_t, i), model[i]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		TT_EQ(TARN_ARRAY_AT(&a, uint64_t, i), model[i]);
+		if (i > 0)
+			TT_ASSERT(model[i - 1] <= model[i]);
+	}
+	tarn_array_fini(&a);
+}
+
+/* A byte buffer filled by tarn_array_append, against a plain buffer. */
+static void
+test_array_append(void)
+{
+	tarn_array_t a = TARN_ARRAY_INIT(char);
+	static char model[1 << 20];
+	char chunk[300];
+	size_t n = 0;
+	TT_CHECK(tarn_array_append(&a, chunk, 0) == NULL);
+	TT_CHECK(tarn_array_base(&a) == NULL);
+	for (unsigned i = 0; n + sizeof (chunk) <= sizeof (model); i++) {
+		size_t k = (i * 37) % sizeof (chunk);
+		for (size_t j = 0; j < k; j++)
+			chunk[j] = (char)(i + j);
+		char *at = tarn_array_append(&a, chunk, k);
+		TT_CHECK(k == 0 || at == (char *)tarn_array_base(&a) + n);
+		memcpy(model + n, chunk, k);
+		n += k;
+		TT_EQ(tarn_array_len(&a), n);
+		TT_ASSERT(a.ta_cap < 2 * n + 64 + sizeof (chunk));
+	}
+	TT_CHECK(memcmp(tarn_array_base(&a), model, n) == 0);
+	/* elements larger than a byte are copied whole */
+	tarn_array_t w = TARN_ARRAY_INIT(uint64_t);
+	uint64_t v[3] = { 1, 2, 3 };
+	tarn_array_append(&w, v, 3);
+	tarn_array_append(&w, v, 2);
+	TT_EQ(tarn_array_len(&w), 5);
+	TT_EQ(TARN_ARRAY_AT(&w, uint64_t, 2), 3);
+	TT_EQ(TARN_ARRAY_AT(&w, uint64_t, 4), 2);
+	tarn_array_fini(&w);
+	tarn_array_fini(&a);
+}
+
 /* ---- tarn_hash ---- */
 
 typedef struct ent {
@@ -330,6 +444,8 @@ TT_MAIN(
 	{ "array_grow", test_array_grow },
 	{ "array_reserve", test_array_reserve },
 	{ "array_model", test_array_model },
+	{ "array_insert", test_array_insert },
+	{ "array_append", test_array_append },
 	{ "hash_grow", test_hash_grow },
 	{ "hash_walk_break", test_hash_walk_break },
 	{ "hash_model", test_hash_model },

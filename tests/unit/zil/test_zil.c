@@ -10,6 +10,7 @@
 #include "tt.h"
 #include "tt_pool.h"
 #include "vdev.h"
+#include "tarn_array.h"
 
 #define ZT_FILE_SIZE (1 * MiB)
 #define ZT_BS        4096
@@ -256,21 +257,11 @@ test_zil_claimed_then_reimported(void)
 
 /* ---- namespace records ---- */
 
-typedef struct zt_dump {
-	char *buf;
-	size_t len, cap;
-} zt_dump_t;
-
+/* A dump of the namespace: the lines, in an array of char (no NUL until zt_dump ends it). */
 static void
-zt_dump_add(zt_dump_t *d, const char *line)
+zt_dump_add(tarn_array_t *d, const char *line)
 {
-	size_t n = strlen(line);
-	if (d->len + n + 1 > d->cap) {
-		d->cap = MAX(d->cap * 2, d->len + n + 4096);
-		d->buf = tarn_realloc(d->buf, d->cap);
-	}
-	memcpy(d->buf + d->len, line, n + 1);
-	d->len += n;
+	(void) tarn_array_append(d, line, strlen(line));
 }
 
 typedef struct zt_names {
@@ -321,7 +312,7 @@ zt_xattrs(posix_fs_t *fs, posix_ino_t ino, char *out, size_t cap)
 
 /* Every entry below dir: path, ino, type+mode, owner, size, links, mtime, ctime, content, xattrs. */
 static void
-zt_dump_tree(posix_fs_t *fs, posix_ino_t dir, const char *path, zt_dump_t *d)
+zt_dump_tree(posix_fs_t *fs, posix_ino_t dir, const char *path, tarn_array_t *d)
 {
 	zt_names_t *nm = tarn_alloc(sizeof (*nm));
 	TT_OK(posix_readdir(fs, dir, 0, zt_collect_name, nm));
@@ -360,10 +351,11 @@ zt_dump_tree(posix_fs_t *fs, posix_ino_t dir, const char *path, zt_dump_t *d)
 static char *
 zt_dump(zt_t *z)
 {
-	zt_dump_t d = { 0 };
-	zt_dump_add(&d, "");
+	tarn_array_t d = TARN_ARRAY_INIT(char);
 	zt_dump_tree(z->fs, posix_fs_root(z->fs), "", &d);
-	return (d.buf);
+	TARN_ARRAY_APPEND(&d, char, '\0');
+	size_t n;
+	return (tarn_array_steal(&d, &n));
 }
 
 static posix_ino_t
