@@ -6,7 +6,7 @@
 #include "lockorder.h"
 #include "tarn_util.h"
 
-#ifndef NDEBUG
+#ifdef TARN_LOCKORDER
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -9,10 +9,14 @@
  * of order; the lock then counts as held like any other.
  *
  * Call sites name the rank: tarn_mutex_lock(&spa->spa_lock, TLR_SPA).
- * Without NDEBUG (the default debugoptimized build) each thread keeps the
- * locks it holds on a small stack and a lock taken out of order panics,
- * naming both locks and where each was taken.  With NDEBUG (the release
- * build) the macros are the plain pthread calls and cost nothing.
+ * In the debug builds (buildtype debug or debugoptimized, the default,
+ * which the tests use) each thread keeps the locks it holds on a small
+ * stack and a lock taken out of order panics, naming both locks and where
+ * each was taken.  In the release build (meson defines TARN_LOCKORDER_OFF
+ * there; assertions stay on in every build, so NDEBUG alone would not do)
+ * and with NDEBUG the macros are the plain pthread calls and cost nothing:
+ * the checks cost 10-15% of a metadata operation's CPU time (bench/run-cpu.sh,
+ * docs/PERFORMANCE.md).
  *
  * TARN_LOCKORDER_TRACE=FILE (debug builds) turns the panics off and
  * instead appends one line per distinct pair "HELD -> TAKEN at file:line"
@@ -65,7 +69,11 @@ typedef enum tarn_lock_rank {
 } tarn_lock_rank_t;
 #undef TARN_LOCK_RANK_ENUM
 
-#ifndef NDEBUG
+#if !defined(NDEBUG) && !defined(TARN_LOCKORDER_OFF)
+#define TARN_LOCKORDER 1
+#endif
+
+#ifdef TARN_LOCKORDER
 
 /* The name of a rank, for messages. */
 const char *tarn_lock_rank_name(int rank);
@@ -137,7 +145,7 @@ tarn_lo_rw_unlock(pthread_rwlock_t *l)
 #define tarn_rw_trywrlock(l, r)   tarn_lo_rw_trylock((l), true, TLR_##r, __FILE__, __LINE__)
 #define tarn_rw_unlock(l)         tarn_lo_rw_unlock(l)
 
-#else /* NDEBUG: the plain calls */
+#else /* !TARN_LOCKORDER: the plain calls */
 
 #define tarn_mutex_lock(m, r)     pthread_mutex_lock(m)
 #define tarn_mutex_trylock(m, r)  pthread_mutex_trylock(m)

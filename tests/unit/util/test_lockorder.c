@@ -2,7 +2,7 @@
  * test_lockorder.c — the debug-build lock-order checker (lib/util/lockorder.h):
  * locks taken in the order pass, a lock taken out of order (or twice)
  * aborts the process, a trylock may go against the order.  The aborting
- * cases run in a forked child.  In a release build (NDEBUG) the wrappers
+ * cases run in a forked child.  In a release build (TARN_LOCKORDER_OFF) the wrappers
  * are the plain calls and only the passing cases mean anything.
  */
 #include "tt.h"
@@ -17,7 +17,7 @@ static pthread_mutex_t middle = PTHREAD_MUTEX_INITIALIZER;     /* SPA */
 static pthread_rwlock_t groups = PTHREAD_RWLOCK_INITIALIZER;   /* MC_GROUPS */
 static pthread_mutex_t inner = PTHREAD_MUTEX_INITIALIZER;      /* MS */
 
-#ifndef NDEBUG
+#ifdef TARN_LOCKORDER
 /* Run fn in a child; true if the child died of SIGABRT (a failed check). */
 static bool
 aborts(void (*fn)(void))
@@ -81,7 +81,7 @@ test_trylock_out_of_order(void)
 	TT_OK(tarn_mutex_unlock(&inner));
 }
 
-#ifndef NDEBUG
+#ifdef TARN_LOCKORDER
 static void
 inner_then_outer(void)
 {
@@ -122,7 +122,7 @@ after_trylock(void)
 static void
 test_out_of_order_aborts(void)
 {
-#ifdef NDEBUG
+#ifndef TARN_LOCKORDER
 	printf("  (release build: nothing is checked)\n");
 #else
 	TT_CHECK(aborts(inner_then_outer));
