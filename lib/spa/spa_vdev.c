@@ -1378,6 +1378,23 @@ spa_vdev_add_check(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *er
 	return (e);
 }
 
+/*
+ * The add's sync failed: its metaslab arrays are in no committed txg (the
+ * pool is suspended, nothing more gets written).  Take the new top-level
+ * vdevs out of the tree again, or the next label write (the async thread
+ * faulting a leaf, a command) would name a vdev that no uberblock's tree
+ * has, and no txg would import.
+ */
+static void
+spa_vdev_add_undo(spa_t *spa, vdev_t **tops, int n)
+{
+	vdev_tree_enter_write(spa->spa_root);
+	for (int t = n - 1; t >= 0; t--)
+		vdev_free(tops[t]);      /* the last children: no other id moves */
+	vdev_propagate_state(spa->spa_root);
+	vdev_tree_exit(spa->spa_root);
+}
+
 int
 spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
     size_t errlen)
@@ -1460,6 +1477,13 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 	vdev_tree_exit(root);
 	/* (3) on disk, rings of the new devices written */
 	e = txg_wait_synced(spa->spa_dp, 0);
+	if (e != 0) {
+		spa_vdev_add_undo(spa, tops, n);
+		tarn_free(tops);
+		e = spa_vdev_fail(e, err, errlen, "the new vdevs could not be recorded "
+		    "(%s); the pool is not changed", tarn_strerror(e));
+		return (spa_vdev_exit(spa, e, false, err, errlen));
+	}
 	/*
 	 * (4) labels.  First the new devices get the new config in state
 	 * SPARE, as hot spares have: an import finds a device by any label
@@ -1470,17 +1494,15 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 	 * after a crash among the first, the old tree is the newest.
 	 */
 	int le = 0;
-	if (e == 0) {
-		for (int t = 0; t < n && le == 0; t++)
-			le = spa_write_labels_under(spa, tops[t], POOL_STATE_SPARE);
-		if (le == 0)
-			le = spa_vdev_write_config(spa);
-	}
-	if (e != 0 || le != 0) {
+	for (int t = 0; t < n && le == 0; t++)
+		le = spa_write_labels_under(spa, tops[t], POOL_STATE_SPARE);
+	if (le == 0)
+		le = spa_vdev_write_config(spa);
+	if (le != 0) {
 		/* in the tree without metaslabs: nothing goes there; say so */
-		e = spa_vdev_fail(e != 0 ? e : le, err, errlen, "the new vdevs could not "
-		    "be recorded (%s); they stay unused until the pool is imported "
-		    "again", tarn_strerror(e != 0 ? e : le));
+		e = spa_vdev_fail(le, err, errlen, "the new vdevs could not be recorded "
+		    "(%s); they stay unused until the pool is imported again",
+		    tarn_strerror(le));
 		tarn_free(tops);
 		return (spa_vdev_exit(spa, e, false, err, errlen));
 	}

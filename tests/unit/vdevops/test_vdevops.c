@@ -854,6 +854,52 @@ test_add_powercut(void)
 }
 
 /*
+ * The add's own sync fails (the old devices die: the pool suspends), so
+ * the new vdev's metaslab array reaches no committed txg.  Labels written
+ * afterwards (here by a hot spare added to the suspended pool; in
+ * add_powercut by the async thread faulting leaves before the power cut)
+ * must not name the new vdev: an import would find its array in no
+ * uberblock's tree, at any txg.  The failed add leaves the old tree.
+ */
+static void
+test_add_sync_fails(void)
+{
+	vdev_fault_t *vf[2];
+	for (int i = 0; i < 5; i++)
+		dev_create(i, DEVSIZE);
+	for (int i = 0; i < 2; i++) {
+		vdev_fault_cfg_t cfg;
+		memset(&cfg, 0, sizeof (cfg));
+		cfg.vfc_seed = 500 + (uint64_t)i;
+		vf[i] = vdev_fault_attach(paths[i], &cfg);
+	}
+	data_t d = { .n = 0 };
+	spa_t *spa = pool_create("mirror", 0, 2);
+	data_add(spa, &d, 2, 128 * KiB, 1);
+	for (int i = 0; i < 2; i++)
+		vdev_fault_set_dead(vf[i], true);
+	char *two[] = { "mirror", paths[2], paths[3] };
+	spa_vdev_spec_t *spec;
+	TT_OK(spa_vdev_spec_parse(3, two, &spec, errbuf, sizeof (errbuf)));
+	TT_CHECK(spa_vdev_add(spa, spec, false, errbuf, sizeof (errbuf)) != 0);
+	spa_vdev_spec_free(spec);
+	TT_CHECK(spa_suspended(spa) != 0);
+	TT_EQ(vdev_children(spa_root_vdev(spa)), 1);
+	for (int i = 0; i < 2; i++)
+		vdev_fault_set_dead(vf[i], false);
+	char *sp[] = { paths[4] };
+	(void) spa_vdev_add_spares(spa, 1, sp, false, errbuf, sizeof (errbuf));
+	spa_abandon(spa);
+	for (int i = 0; i < 2; i++)
+		vdev_fault_detach(vf[i]);
+	spa = pool_open((const int[]){ 0, 1, 2, 3, 4, -1 });
+	TT_EQ(vdev_children(spa_root_vdev(spa)), 1);
+	data_verify(spa, &d);
+	spa_close(spa);
+	dev_remove_all();
+}
+
+/*
  * A device comes back with old contents and nothing recorded about it
  * (a stale copy, or a DTL lost in a crash): its uberblock ring says
  * which txgs it lacks, and a resilver brings it up to date.
@@ -1120,6 +1166,7 @@ TT_MAIN(
 	{ "walk_during_replace", test_walk_during_replace },
 	{ "add_top", test_add_top },
 	{ "add_powercut", test_add_powercut },
+	{ "add_sync_fails", test_add_sync_fails },
 	{ "offline_online", test_offline_online },
 	{ "offline_persist", test_offline_persist },
 	{ "missing_at_import", test_missing_at_import },
