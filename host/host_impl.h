@@ -56,6 +56,15 @@ json_object *host_op_tree_json(const vdev_t *vd);
  */
 void host_scan_json(spa_t *spa, json_object *obj);
 int host_scan_wait(spa_t *spa);
+/*
+ * host_vdev.c: a vdev's type as the command line names it ("raidz",
+ * "file", ...), and the space of the pool (vd the root) or of a top-level
+ * vdev as zpool shows it (deferred frees counted); false for other vdevs.
+ */
+const char *host_vdev_type(const vdev_t *vd);
+bool host_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc);
+/* host_op_import.c: zpool export (destroy: zpool destroy) of one pool; 0 or reported. */
+int host_pool_end(const char *verb, const char *name, bool force, bool destroy);
 
 /*
  * host_pool.c: is the pool `name` held (open in the daemon's registry)?

@@ -209,35 +209,11 @@ op_pool_create(json_object *args, json_object *res)
 static int
 op_pool_destroy(json_object *args, json_object *res)
 {
-	bool force = host_arg_bool(args, "force");
 	const char *name;
-	char err[1024] = "";
-	spa_t *spa;
-	int error;
 
 	if (host_arg_need(args, "name", "destroy", &name) != 0)
 		return (HOST_FAILED);
-	error = host_pool_open(name, 0, &spa, err, sizeof (err));
-	if (error != 0 && force && error != HOST_ENOPOOL && spa_cache_remove(name) == 0) {
-		/* The devices are gone: forget the pool on this host at least. */
-		host_warn("note: '%s' could not be opened (%s); it was removed from the "
-		    "cache file, its devices are untouched\n", name, err);
-		return (0);
-	}
-	if (error != 0) {
-		char msg[sizeof (err) + 64];
-		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
-		    error == HOST_ENOPOOL ? "" : "; use -f to forget it on this host");
-		return (host_report("destroy", name, error, msg));
-	}
-	if (host_unmount_tree(name, force, "destroy") != 0) {
-		host_pool_close(spa);
-		return (HOST_FAILED);
-	}
-	host_history_log(spa);   /* as zpool: the record goes down with the pool */
-	if ((error = host_pool_destroy(spa)) != 0)
-		return (host_report("destroy", name, error, NULL));
-	return (0);
+	return (host_pool_end("destroy", name, host_arg_bool(args, "force"), true));
 }
 
 const host_op_t host_ops_create[] = {

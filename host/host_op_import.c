@@ -409,8 +409,15 @@ op_pool_import(json_object *args, json_object *res)
 }
 
 
-static int
-export_one(const char *name, bool force)
+/*
+ * Export or destroy one pool (zpool export / destroy): unmount its
+ * datasets, record the command in its history (kept in the pool for its
+ * next import, or gone down with it, as zpool does), end it.  With force
+ * a pool that will not open is forgotten on this host (its cache file
+ * entry removed), its devices untouched.  0 or reported.
+ */
+int
+host_pool_end(const char *verb, const char *name, bool force, bool destroy)
 {
 	char err[1024] = "";
 	spa_t *spa;
@@ -426,15 +433,15 @@ export_one(const char *name, bool force)
 		char msg[sizeof (err) + 64];
 		(void) snprintf(msg, sizeof (msg), "%s%s", err, force ||
 		    error == HOST_ENOPOOL ? "" : "; use -f to forget it on this host");
-		return (host_report("export", name, error, msg));
+		return (host_report(verb, name, error, msg));
 	}
-	if (host_unmount_tree(name, force, "export") != 0) {
+	if (host_unmount_tree(name, force, verb) != 0) {
 		host_pool_close(spa);
 		return (HOST_FAILED);
 	}
-	host_history_log(spa);   /* kept in the pool for its next import */
-	if ((error = host_pool_export(spa)) != 0)
-		return (host_report("export", name, error, NULL));
+	host_history_log(spa);
+	if ((error = destroy ? host_pool_destroy(spa) : host_pool_export(spa)) != 0)
+		return (host_report(verb, name, error, NULL));
 	return (0);
 }
 
@@ -452,7 +459,7 @@ op_pool_export(json_object *args, json_object *res)
 			return (host_report("export", "-", EINVAL, "missing pool argument"));
 		for (size_t i = 0; i < json_object_array_length(names); i++) {
 			const char *name = json_object_get_string(json_object_array_get_idx(names, i));
-			if (name == NULL || export_one(name, force) != 0)
+			if (name == NULL || host_pool_end("export", name, force, false) != 0)
 				ret = HOST_FAILED;
 		}
 		return (ret);
@@ -460,7 +467,7 @@ op_pool_export(json_object *args, json_object *res)
 	if ((error = host_pool_names(&all, &n)) != 0)
 		return (host_report("export", spa_cachefile_path(), error, NULL));
 	for (int i = 0; i < n; i++)
-		if (export_one(all[i], force) != 0)
+		if (host_pool_end("export", all[i], force, false) != 0)
 			ret = HOST_FAILED;
 	host_names_free(all, n);
 	return (ret);

@@ -75,41 +75,6 @@ info_str(json_object *o, const char *key, const char *v)
 	json_object_object_add(o, key, json_object_new_string(v));
 }
 
-static const char *
-info_type(const vdev_t *vd)
-{
-	switch (vdev_type(vd)) {
-	case VDEV_TYPE_ROOT: return ("root");
-	case VDEV_TYPE_MIRROR: return ("mirror");
-	case VDEV_TYPE_RAIDZ: return ("raidz");
-	case VDEV_TYPE_REPLACING: return ("replacing");
-	case VDEV_TYPE_SPARE: return ("spare");
-	case VDEV_TYPE_DISK: return ("disk");
-	case VDEV_TYPE_MISSING: return ("missing");
-	default: return ("file");
-	}
-}
-
-/* Space of the pool (vd the root) or of a top-level vdev; false for others. */
-static bool
-info_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc)
-{
-	if (vdev_type(vd) == VDEV_TYPE_ROOT) {
-		spa_space_t ss;
-		spa_get_space(spa, &ss);
-		*size = ss.ss_size;
-		*alloc = ss.ss_alloc;
-		return (true);
-	}
-	if (vdev_top(vd) != vd || vdev_ms_group(vd) == NULL)
-		return (false);
-	metaslab_space_t ms;
-	metaslab_group_space((metaslab_group_t *)vdev_ms_group(vd), &ms);
-	*size = ms.ms_total;
-	*alloc = ms.ms_alloc + ms.ms_deferred;  /* as the pool's (spa_get_space) */
-	return (true);
-}
-
 /* Is the spare leaf standing in for a device (in a spare group below vd)? */
 static bool
 info_spare_inuse(const vdev_t *vd, const vdev_t *spare)
@@ -135,7 +100,7 @@ info_vdev(spa_t *spa, const vdev_t *vd)
 	const vdev_stat_t *vs = vdev_stat(vd);
 	uint64_t size, alloc;
 
-	info_str(o, "type", info_type(vd));
+	info_str(o, "type", host_vdev_type(vd));
 	info_u64(o, "id", vdev_id(vd));
 	if (vdev_type(vd) == VDEV_TYPE_RAIDZ)
 		json_object_object_add(o, "nparity", json_object_new_int(vdev_nparity(vd)));
@@ -151,7 +116,7 @@ info_vdev(spa_t *spa, const vdev_t *vd)
 	if (vdev_resilvering(vd))
 		json_object_object_add(o, "resilvering", json_object_new_boolean(true));
 	info_u64(o, "psize", vdev_psize(vd));
-	if (info_space(spa, vd, &size, &alloc)) {
+	if (host_vdev_space(spa, vd, &size, &alloc)) {
 		info_u64(o, "size", size);
 		info_u64(o, "alloc", alloc);
 	}

@@ -115,26 +115,6 @@ iostat_old(const iostat_pool_t *ip, uint64_t guid)
 	return (&zero);
 }
 
-/* The space of the pool (vd the root) or of a top-level vdev; false for others. */
-static bool
-iostat_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc)
-{
-	if (vdev_type(vd) == VDEV_TYPE_ROOT) {
-		spa_space_t ss;
-		spa_get_space(spa, &ss);
-		*size = ss.ss_size;
-		*alloc = ss.ss_alloc;
-		return (true);
-	}
-	if (vdev_top(vd) != vd || vdev_ms_group(vd) == NULL)
-		return (false);
-	metaslab_space_t ms;
-	metaslab_group_space((metaslab_group_t *)vdev_ms_group(vd), &ms);
-	*size = ms.ms_total;
-	*alloc = ms.ms_alloc + ms.ms_deferred;  /* as the pool's (spa_get_space) */
-	return (true);
-}
-
 static const char *
 iostat_type(const vdev_t *vd)
 {
@@ -173,7 +153,7 @@ iostat_vdev(const iostat_pool_t *ip, const vdev_t *vd, double scale)
 	if (vdev_path(vd) != NULL && vdev_path(vd)[0] != '\0')
 		json_object_object_add(o, "path", json_object_new_string(vdev_path(vd)));
 	json_object_object_add(o, "guid", json_object_new_uint64(vdev_guid(vd)));
-	if (iostat_space(ip->ip_spa, vd, &size, &alloc)) {
+	if (host_vdev_space(ip->ip_spa, vd, &size, &alloc)) {
 		json_object_object_add(o, "size", json_object_new_uint64(size));
 		json_object_object_add(o, "alloc", json_object_new_uint64(alloc));
 	}

@@ -32,28 +32,12 @@
 
 #include <time.h>
 
-/* A vdev's type as the command line names it ("raidz", "file", ...). */
-static const char *
-tree_type(const vdev_t *vd)
-{
-	switch (vdev_type(vd)) {
-	case VDEV_TYPE_ROOT: return ("root");
-	case VDEV_TYPE_MIRROR: return ("mirror");
-	case VDEV_TYPE_RAIDZ: return ("raidz");
-	case VDEV_TYPE_REPLACING: return ("replacing");
-	case VDEV_TYPE_SPARE: return ("spare");
-	case VDEV_TYPE_DISK: return ("disk");
-	case VDEV_TYPE_MISSING: return ("missing");
-	default: return ("file");
-	}
-}
-
 json_object *
 host_op_tree_json(const vdev_t *vd)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "type", json_object_new_string(tree_type(vd)));
+	json_object_object_add(o, "type", json_object_new_string(host_vdev_type(vd)));
 	json_object_object_add(o, "id", json_object_new_uint64(vdev_id(vd)));
 	if (vdev_type(vd) == VDEV_TYPE_RAIDZ)
 		json_object_object_add(o, "nparity", json_object_new_int(vdev_nparity(vd)));
@@ -100,22 +84,10 @@ vdev_cache_refresh(spa_t *spa)
 static int
 vdev_wait_resilver(spa_t *spa, bool wait)
 {
-	struct timespec tick = { 0, 100 * 1000 * 1000 };
-
 	if (!wait && host_daemon_mode())
 		return (0);
 	host_pool_unlock(spa);
-	if (!host_daemon_mode())
-		return (spa_scan_wait(spa));
-	for (;;) {
-		spa_scan_stat_t ss;
-		spa_scan_get_stat(spa, &ss);
-		if (ss.sss_state != SPA_SCAN_STATE_SCANNING || ss.sss_paused)
-			return (0);
-		if (host_cancelled())
-			return (SET_ERROR(EINTR));
-		(void) nanosleep(&tick, NULL);
-	}
+	return (host_scan_wait(spa));
 }
 
 /* Open args' "pool" for a change; 0 or reported (as "cannot VERB 'POOL'"). */

@@ -1,0 +1,41 @@
+/*
+ * host_vdev.c — what the operations that describe a vdev tree (pool.info,
+ * pool.iostat, the import listing) say of one vdev the same way: its type
+ * as the command line names it, and the space zpool shows for it.
+ */
+#include "host_impl.h"
+#include "space.h"
+
+const char *
+host_vdev_type(const vdev_t *vd)
+{
+	switch (vdev_type(vd)) {
+	case VDEV_TYPE_ROOT: return ("root");
+	case VDEV_TYPE_MIRROR: return ("mirror");
+	case VDEV_TYPE_RAIDZ: return ("raidz");
+	case VDEV_TYPE_REPLACING: return ("replacing");
+	case VDEV_TYPE_SPARE: return ("spare");
+	case VDEV_TYPE_DISK: return ("disk");
+	case VDEV_TYPE_MISSING: return ("missing");
+	default: return ("file");
+	}
+}
+
+bool
+host_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc)
+{
+	if (vdev_type(vd) == VDEV_TYPE_ROOT) {
+		spa_space_t ss;
+		spa_get_space(spa, &ss);
+		*size = ss.ss_size;
+		*alloc = ss.ss_alloc;
+		return (true);
+	}
+	if (vdev_top(vd) != vd || vdev_ms_group(vd) == NULL)
+		return (false);
+	metaslab_space_t ms;
+	metaslab_group_space((metaslab_group_t *)vdev_ms_group(vd), &ms);
+	*size = ms.ms_total;
+	*alloc = ms.ms_alloc + ms.ms_deferred;  /* as the pool's (spa_get_space) */
+	return (true);
+}
