@@ -63,6 +63,8 @@ int host_scan_wait(spa_t *spa);
  */
 const char *host_vdev_type(const vdev_t *vd);
 bool host_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc);
+/* Into o: type (as given), id, nparity (raidz), path (when set), guid. */
+void host_vdev_ident(json_object *o, const vdev_t *vd, const char *type);
 /* host_op_import.c: zpool export (destroy: zpool destroy) of one pool; 0 or reported. */
 int host_pool_end(const char *verb, const char *name, bool force, bool destroy);
 

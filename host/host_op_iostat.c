@@ -146,13 +146,7 @@ iostat_vdev(const iostat_pool_t *ip, const vdev_t *vd, double scale)
 	uint64_t size = 0, alloc = 0, rate[2][2];
 	vdev_stat_t vs;
 
-	json_object_object_add(o, "type", json_object_new_string(iostat_type(vd)));
-	json_object_object_add(o, "id", json_object_new_uint64(vdev_id(vd)));
-	if (vdev_type(vd) == VDEV_TYPE_RAIDZ)
-		json_object_object_add(o, "nparity", json_object_new_int(vdev_nparity(vd)));
-	if (vdev_path(vd) != NULL && vdev_path(vd)[0] != '\0')
-		json_object_object_add(o, "path", json_object_new_string(vdev_path(vd)));
-	json_object_object_add(o, "guid", json_object_new_uint64(vdev_guid(vd)));
+	host_vdev_ident(o, vd, iostat_type(vd));
 	if (host_vdev_space(ip->ip_spa, vd, &size, &alloc)) {
 		json_object_object_add(o, "size", json_object_new_uint64(size));
 		json_object_object_add(o, "alloc", json_object_new_uint64(alloc));

@@ -37,13 +37,7 @@ host_op_tree_json(const vdev_t *vd)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "type", json_object_new_string(host_vdev_type(vd)));
-	json_object_object_add(o, "id", json_object_new_uint64(vdev_id(vd)));
-	if (vdev_type(vd) == VDEV_TYPE_RAIDZ)
-		json_object_object_add(o, "nparity", json_object_new_int(vdev_nparity(vd)));
-	if (vdev_path(vd) != NULL && vdev_path(vd)[0] != '\0')
-		json_object_object_add(o, "path", json_object_new_string(vdev_path(vd)));
-	json_object_object_add(o, "guid", json_object_new_uint64(vdev_guid(vd)));
+	host_vdev_ident(o, vd, host_vdev_type(vd));
 	json_object_object_add(o, "state",
 	    json_object_new_string(vdev_state_name(vdev_state(vd))));
 	if (vdev_children(vd) > 0) {

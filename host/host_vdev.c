@@ -1,7 +1,8 @@
 /*
  * host_vdev.c — what the operations that describe a vdev tree (pool.info,
  * pool.iostat, the import listing) say of one vdev the same way: its type
- * as the command line names it, and the space zpool shows for it.
+ * as the command line names it, the space zpool shows for it, and the
+ * fields that name it in a result (host_vdev_ident).
  */
 #include "host_impl.h"
 #include "space.h"
@@ -38,4 +39,16 @@ host_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc)
 	*size = ms.ms_total;
 	*alloc = ms.ms_alloc + ms.ms_deferred;  /* as the pool's (spa_get_space) */
 	return (true);
+}
+
+void
+host_vdev_ident(json_object *o, const vdev_t *vd, const char *type)
+{
+	json_object_object_add(o, "type", json_object_new_string(type));
+	json_object_object_add(o, "id", json_object_new_uint64(vdev_id(vd)));
+	if (vdev_type(vd) == VDEV_TYPE_RAIDZ)
+		json_object_object_add(o, "nparity", json_object_new_int(vdev_nparity(vd)));
+	if (vdev_path(vd) != NULL && vdev_path(vd)[0] != '\0')
+		json_object_object_add(o, "path", json_object_new_string(vdev_path(vd)));
+	json_object_object_add(o, "guid", json_object_new_uint64(vdev_guid(vd)));
 }
