@@ -265,10 +265,21 @@ typedef struct dsl_space {
 	/* logical (uncompressed) and stored bytes: own, and with the descendants' */
 	uint64_t ds_lreferenced, ds_preferenced, ds_lused, ds_pused;
 	uint64_t ds_available;     /* what it may still write */
+	uint64_t ds_usedsnap;      /* held only by its snapshots (usedbysnapshots) */
+	uint64_t ds_written;       /* referenced and born since its newest snapshot */
+	uint64_t ds_nsnaps;        /* its snapshots (snapshot_count counts the subtree) */
 	bool     ds_quota_bound;   /* a quota or refquota limits ds_available,
 	                              not the pool's space */
 } dsl_space_t;
 int dsl_dataset_space(dsl_pool_t *dp, const char *name, dsl_space_t *out);
+/*
+ * written@SNAP: bytes dataset name (a file system, or a later snapshot of
+ * it) references that were born after snapshot snap ("fs@snap", or just
+ * "@snap" / "snap" for one of name's own).  ENOENT, EXDEV when snap is
+ * not an earlier snapshot of the same file system.
+ */
+int dsl_dataset_written_since(dsl_pool_t *dp, const char *name, const char *snap,
+    uint64_t *out, char *err, size_t errlen);
 /*
  * Bytes the dataset may still write: pool space less other datasets'
  * unused reservations, limited by its refquota and by the quota of it and
@@ -276,5 +287,133 @@ int dsl_dataset_space(dsl_pool_t *dp, const char *name, dsl_space_t *out);
  * For the POSIX layer's pfo_avail hook.
  */
 uint64_t dsl_dataset_avail(dsl_pool_t *dp, const char *name, bool *quota);
+
+
+/* ---- snapshots, clones, holds, bookmarks (dsl_snap.c, dsl_deadlist.c) ---- */
+
+/*
+ * Names: a snapshot is "FS@SNAP", a bookmark "FS#BM".  Every call below
+ * is one sync task (all of it in one txg, or nothing) followed by a wait
+ * for that txg (invariant 12), and refuses with ENOTSUP "pool must be
+ * upgraded" on a pool without the `snapshots` feature.  Messages are zfs's.
+ */
+
+/*
+ * Take the snapshots `names` ("tank/a@x", ...) in one txg.  recursive:
+ * also every descendant of each file system, with the same snapshot name.
+ * props: user properties (module:name) set on every new snapshot.
+ * Errors: ENOENT "dataset does not exist", EEXIST "dataset already
+ * exists", EINVAL (name; "multiple snapshots of same fs not allowed"),
+ * EDQUOT "out of space" when a snapshot_limit would be passed.
+ */
+int dsl_snapshot_create(dsl_pool_t *dp, const char *const *names, int n, bool recursive,
+    const dsl_prop_setting_t *props, int nprops, char *err, size_t errlen);
+
+typedef struct dsl_snap_info {
+	char     dsi_name[DSL_NAME_MAX];    /* fs@snap */
+	uint64_t dsi_obj;                   /* MOS object (objsetid) */
+	uint64_t dsi_txg;                   /* createtxg */
+	uint64_t dsi_creation;              /* seconds since the epoch */
+	uint64_t dsi_guid;
+	uint64_t dsi_used;                  /* bytes only it holds: what destroy frees */
+	uint64_t dsi_referenced;            /* its tree, as the file system had it */
+	uint64_t dsi_lreferenced, dsi_preferenced; /* logical / stored (0 without logical_space) */
+	uint64_t dsi_written;               /* referenced and born since the previous snapshot */
+	uint64_t dsi_userrefs;              /* holds */
+	uint64_t dsi_nclones;               /* file systems cloned from it */
+	bool     dsi_defer_destroy;         /* destroy -d waits for its holds */
+} dsl_snap_info_t;
+
+/* The snapshots of file system fs, oldest first (caller frees *out).  ENOENT. */
+int dsl_snapshot_list(dsl_pool_t *dp, const char *fs, dsl_snap_info_t **out, int *n,
+    char *err, size_t errlen);
+/* One snapshot ("fs@snap").  ENOENT "dataset does not exist". */
+int dsl_snapshot_info(dsl_pool_t *dp, const char *snap, dsl_snap_info_t *out,
+    char *err, size_t errlen);
+/* Names of the file systems cloned from snap (zfs's `clones`), comma-separated. */
+int dsl_snapshot_clones(dsl_pool_t *dp, const char *snap, char *buf, size_t len);
+
+#define DSL_DESTROY_RECURSIVE 0x01  /* -r: the same snapshot name in descendants */
+#define DSL_DESTROY_CLONES    0x02  /* -R: clones of it (and their descendants) too */
+#define DSL_DESTROY_DEFER     0x04  /* -d: a held snapshot is marked, destroyed at release */
+#define DSL_DESTROY_DRYRUN    0x08  /* -n: nothing changes; *reclaim is what would be freed */
+/*
+ * Destroy snapshots (the CLI expands "fs@a%b" and "fs@a,b" into names)
+ * in one txg.  A name that does not exist is skipped (zfs's behaviour),
+ * unless none exists: ENOENT "could not find any snapshots to destroy;
+ * check snapshot names.".  EBUSY "dataset is busy" (held, without -d; or
+ * open under .zfs and the busy function refused), EEXIST "snapshot has
+ * dependent clones" (without -R).  *reclaim (may be NULL): bytes freed
+ * (or, with DRYRUN, that would be).  visit (may be NULL) is called with
+ * each dataset name that is (or would be) destroyed, in order.
+ */
+typedef void (*dsl_name_fn_t)(void *arg, const char *name);
+int dsl_snapshot_destroy(dsl_pool_t *dp, const char *const *names, int n, int flags,
+    uint64_t *reclaim, dsl_name_fn_t visit, void *visit_arg, char *err, size_t errlen);
+/*
+ * Rename "fs@a" to "fs@b" (newname may also be just "b"); recursive: every
+ * descendant's snapshot of that name too.  EEXIST, ENOENT, EXDEV "snapshots
+ * must be part of same dataset".
+ */
+int dsl_snapshot_rename(dsl_pool_t *dp, const char *oldname, const char *newname,
+    bool recursive, char *err, size_t errlen);
+
+/*
+ * Roll file system fs back to its snapshot snap ("fs@snap").  Later
+ * snapshots: EEXIST "more recent snapshots or bookmarks exist" unless
+ * destroy_later (-r); clones of them need destroy_clones (-R) too.  The
+ * caller has closed every user of the file system's object set (its
+ * mount): the object set is replaced; dsl_dataset_objset gives the new
+ * one.
+ */
+int dsl_dataset_rollback(dsl_pool_t *dp, const char *snap, bool destroy_later,
+    bool destroy_clones, dsl_name_fn_t visit, void *visit_arg, char *err, size_t errlen);
+
+/*
+ * zfs clone [-p] [-o p=v] SNAP FS: a new file system whose first state is
+ * the snapshot's (no data copied).  ENOENT "parent does not exist" without
+ * parents, EEXIST, EINVAL for a bad property.
+ */
+int dsl_clone_create(dsl_pool_t *dp, const char *snap, const char *fs, bool parents,
+    const dsl_prop_setting_t *props, int nprops, char *err, size_t errlen);
+/* zfs promote CLONE: the origin's older snapshots move to the clone. EINVAL "not a cloned filesystem". */
+int dsl_dataset_promote(dsl_pool_t *dp, const char *fs, char *err, size_t errlen);
+/* The origin snapshot of a clone ("" for other file systems). */
+int dsl_dataset_origin(dsl_pool_t *dp, const char *fs, char *buf, size_t len);
+
+/*
+ * Holds: zfs hold [-r] TAG SNAP...; EEXIST "tag already exists on this
+ * dataset"; release: ESRCH "no such tag on this dataset".  Releasing the
+ * last hold of a snapshot marked by destroy -d destroys it.
+ */
+int dsl_hold(dsl_pool_t *dp, const char *const *snaps, int n, const char *tag, bool recursive,
+    char *err, size_t errlen);
+int dsl_release(dsl_pool_t *dp, const char *const *snaps, int n, const char *tag,
+    bool recursive, char *err, size_t errlen);
+typedef void (*dsl_hold_fn_t)(void *arg, const char *snap, const char *tag, uint64_t when);
+int dsl_holds(dsl_pool_t *dp, const char *snap, dsl_hold_fn_t fn, void *arg,
+    char *err, size_t errlen);
+
+/*
+ * Bookmarks: zfs bookmark SNAP|BM FS#BM (the same file system).  A bookmark
+ * keeps what an incremental send needs of its snapshot: guid, txg, time.
+ */
+typedef struct dsl_bookmark_info {
+	char     dbi_name[DSL_NAME_MAX];    /* fs#bm */
+	uint64_t dbi_guid, dbi_txg, dbi_creation;
+} dsl_bookmark_info_t;
+int dsl_bookmark_create(dsl_pool_t *dp, const char *src, const char *bm, char *err, size_t errlen);
+int dsl_bookmark_list(dsl_pool_t *dp, const char *fs, dsl_bookmark_info_t **out, int *n,
+    char *err, size_t errlen);
+int dsl_bookmark_destroy(dsl_pool_t *dp, const char *bm, char *err, size_t errlen);
+
+/*
+ * A snapshot's object set, read-only, for .zfs/snapshot, diff and send.
+ * Shared between opens of the same snapshot; a snapshot that is open
+ * cannot be destroyed or renamed (EBUSY) until the last close.
+ */
+int dsl_snapshot_objset_open(dsl_pool_t *dp, const char *snap, objset_t **osp,
+    char *err, size_t errlen);
+void dsl_snapshot_objset_close(dsl_pool_t *dp, objset_t *os);
 
 #endif
