@@ -138,8 +138,8 @@ snaps_are "pass at 21:46"
 # ---- 22:00: frequently and hourly; the dry run says so and changes nothing
 S2=2026-12-02_22:00:00
 autosnap "2026-12-02 22:00:00" -n
-{ names "as as/on as/nodaily" $S2 "frequently hourly" | sort
-  echo "as/nodaily@autosnap_${S1}_frequently"; } >"$E2E_TMP/dry.want"
+{ names "as as/on as/nodaily" $S2 "frequently hourly"
+  echo "as/nodaily@autosnap_${S1}_frequently"; } | sort >"$E2E_TMP/dry.want"
 sed 's/^would take //; s/^would destroy //' "$OUT" | sort | cmp -s - "$E2E_TMP/dry.want" &&
 	pass || { fail "dry run at 22:00 says other things"; show_output; }
 snaps_are "dry run at 22:00"
