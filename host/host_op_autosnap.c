@@ -398,9 +398,11 @@ static int
 as_scan_one(void *arg, const char *name, int depth)
 {
 	as_pass_t *p = arg;
-	as_fs_t *af = tarn_array_push(&p->ps_fs);
 	bool any = false;
 
+	if (strpbrk(name, "@#") != NULL)
+		return (0);             /* file systems only */
+	as_fs_t *af = tarn_array_push(&p->ps_fs);
 	(void) snprintf(af->af_name, sizeof (af->af_name), "%s", name);
 	for (int l = 0; l < AS_NLABELS; l++) {
 		tarn_array_init(&af->af_snaps[l], sizeof (as_snap_t));
