@@ -60,7 +60,7 @@ rate() {
 	s=$(date +%s.%N)
 	dd if="$1" of=/dev/null bs=1M status=none || die "read of $1 failed"
 	e=$(date +%s.%N)
-	echo "$SIZE / ($e - $s)" | bc -l
+	awk -v n="$SIZE" -v s="$s" -v e="$e" 'BEGIN { print n / (e - s) }'
 }
 
 truncate -s $((SIZE * 3 + 512))M "$T/d0"
@@ -74,6 +74,6 @@ echo "# $SIZE MiB, cold reads, 1 MiB dd; vdev in $DIR; $(uname -r)"
 for ((r = 1; r <= ROUNDS; r++)); do
 	live=$(rate "$MNT/f")
 	snap=$(rate "$MNT/.zfs/snapshot/bench/f")
-	printf 'round %d: live %.1f MiB/s, .zfs/snapshot %.1f MiB/s, ratio %.3f\n' "$r" \
-	    "$live" "$snap" "$(echo "$snap / $live" | bc -l)"
+	awk -v r="$r" -v l="$live" -v s="$snap" 'BEGIN { printf "round %d: live %.1f MiB/s, " \
+	    ".zfs/snapshot %.1f MiB/s, ratio %.3f\n", r, l, s, s / l }'
 done
