@@ -353,7 +353,7 @@ tf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	posix_cred_t cred;
 	tarn_fuse_cred(req, &cred);
 	int e = flags != 0 || off_in < 0 || off_out < 0 ? SET_ERROR(EINVAL) : 0;
-	tf_tgt_t in = { 0 }, out;
+	tf_tgt_t in = { 0 }, out = { 0 };
 	if (e == 0)
 		e = tf_resolve_rw(t, ino_out, &out);
 	if (e == 0)
