@@ -632,7 +632,7 @@ dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_pro
 		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
 		return (0);
 	}
-	dsl_space_t s;
+	dsl_space_t s = { 0 };
 	if ((e = dsl_space_locked(dp, name, &s)) != 0)
 		return (e);
 	switch (prop) {
@@ -845,7 +845,7 @@ static int
 dsl_count_one(void *arg, const char *name, int depth)
 {
 	dsl_count_arg_t *ca = arg;
-	dsl_space_t s;
+	dsl_space_t s = { 0 };
 	if (depth > 0)
 		ca->ca_fs++;
 	if (dsl_dataset_space(ca->ca_dp, name, &s) == 0)
@@ -1204,7 +1204,7 @@ dsl_prop_space_check(dsl_pool_t *dp, const char *name, int prop, uint64_t num, c
 {
 	if (num == 0)
 		return (0);
-	dsl_space_t s;
+	dsl_space_t s = { 0 };
 	int e = dsl_space_locked(dp, name, &s);
 	if (e != 0)
 		return (e);
