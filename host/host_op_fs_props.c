@@ -283,7 +283,7 @@ props_named_snap(props_walk_t *w, const char *name)
 	char fsname[DSL_NAME_MAX];
 	dsl_prop_val_t *v = &w->pw_v;
 	(void) snprintf(fsname, sizeof (fsname), "%.*s", (int)strcspn(name, "@#"), name);
-	if (host_fs_open_existing(fsname, true, &fs) != 0) {
+	if (host_fs_open("open", fsname, true, &fs) != 0) {
 		w->pw_ret = HOST_FAILED;
 		return;
 	}
