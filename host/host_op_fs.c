@@ -344,6 +344,30 @@ op_fs_rename(json_object *args, json_object *res)
 
 /* ---- set ---- */
 
+/*
+ * Open the pool of a file system or snapshot that must exist (set and
+ * inherit take snapshots too); reported as host_fs_open_existing does.
+ */
+static int
+fs_open_any(const char *name, host_fs_t *fs)
+{
+	char fsname[DSL_NAME_MAX];
+	dsl_snap_info_t *si;
+	if (strchr(name, '@') == NULL && strchr(name, '#') == NULL)
+		return (host_fs_open_existing(name, false, fs));
+	(void) snprintf(fsname, sizeof (fsname), "%.*s", (int)strcspn(name, "@#"), name);
+	if (host_fs_open("open", fsname, false, fs) != 0)
+		return (HOST_FAILED);
+	si = tarn_alloc(sizeof (*si));
+	int e = strchr(name, '@') != NULL ? dsl_snapshot_info(fs->hf_dp, name, si, NULL, 0) : 0;
+	tarn_free(si);
+	if (e != 0 || !dsl_dataset_exists(fs->hf_dp, fsname)) {
+		host_fs_close(fs);
+		return (host_report("open", name, ENOENT, "dataset does not exist"));
+	}
+	return (0);
+}
+
 /* Set each of props on dataset name (open in fs), in order. */
 static int
 fs_set_props(host_fs_t *fs, const char *name, json_object *props)
@@ -382,7 +406,7 @@ op_fs_set(json_object *args, json_object *res)
 	for (size_t d = 0; d < json_object_array_length(names); d++) {
 		const char *name = fs_arg_idx(names, d);
 		host_fs_t fs = { 0 };
-		int rr = name != NULL ? host_fs_open_existing(name, false, &fs) :
+		int rr = name != NULL ? fs_open_any(name, &fs) :
 		    host_report("set", "-", EINVAL, "bad dataset name");
 		if (rr == 0)
 			rr = fs_set_props(&fs, name, props);
@@ -438,7 +462,7 @@ op_fs_inherit(json_object *args, json_object *res)
 	for (size_t d = 0; d < json_object_array_length(names); d++) {
 		const char *name = fs_arg_idx(names, d);
 		host_fs_t fs = { 0 };
-		int rr = name != NULL ? host_fs_open_existing(name, false, &fs) :
+		int rr = name != NULL ? fs_open_any(name, &fs) :
 		    host_report("inherit", "-", EINVAL, "bad dataset name");
 		if (rr == 0) {
 			fs_inherit_arg_t ia = { &fs, prop, 0 };

@@ -845,11 +845,13 @@ static int
 dsl_count_one(void *arg, const char *name, int depth)
 {
 	dsl_count_arg_t *ca = arg;
-	dsl_space_t s = { 0 };
+	dsl_snap_info_t *si = NULL;
+	int n = 0;
 	if (depth > 0)
 		ca->ca_fs++;
-	if (dsl_dataset_space(ca->ca_dp, name, &s) == 0)
-		ca->ca_snaps += s.ds_nsnaps;
+	if (dsl_snapshot_list(ca->ca_dp, name, &si, &n, NULL, 0) == 0)
+		ca->ca_snaps += (uint64_t)n;
+	tarn_free(si);
 	return (0);
 }
 
@@ -1099,13 +1101,13 @@ dsl_prop_user_get(dsl_pool_t *dp, const char *name, const char *prop, dsl_prop_v
 	cur[strcspn(cur, "@")] = '\0';
 	val->dpv_source = DSL_SRC_NONE;
 	(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
-	if (sobj != 0 && dsl_prop_user_local(dp, sobj, prop, val->dpv_str,
-	    DSL_USERPROP_MAX) == 0) {
+	bool snap = strchr(name, '@') != NULL;
+	if (snap && dsl_prop_user_local(dp, sobj, prop, val->dpv_str, DSL_USERPROP_MAX) == 0) {
 		val->dpv_source = DSL_SRC_LOCAL;
 		(void) snprintf(val->dpv_setpoint, sizeof (val->dpv_setpoint), "%s", name);
 		goto out;
 	}
-	for (bool first = sobj == 0; ; first = false) {
+	for (bool first = !snap; ; first = false) {
 		uint64_t obj;
 		e = dsl_lookup(dp, cur, &obj, first ? err : NULL, first ? errlen : 0);
 		if (e != 0)
@@ -1152,7 +1154,7 @@ dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void
 	int e;
 	for (bool first = true; ; first = false) {
 		uint64_t obj;
-		if (first && sobj != 0)
+		if (first && strchr(name, '@') != NULL)
 			obj = sobj;     /* the snapshot's own, then its file system's */
 		else if ((e = dsl_lookup(dp, cur, &obj, NULL, 0)) != 0)
 			break;
@@ -1165,7 +1167,7 @@ dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void
 			zap_cursor_advance(&zc);
 		}
 		zap_cursor_fini(&zc);
-		if (first && sobj != 0 && e == ENOENT)
+		if (first && strchr(name, '@') != NULL && e == ENOENT)
 			continue;
 		char *slash = strrchr(cur, '/');
 		if (e != ENOENT || slash == NULL)
