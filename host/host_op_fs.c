@@ -191,7 +191,7 @@ typedef struct fs_doomed {
 	dsl_pool_t  *fd_dp;
 	tarn_array_t fd_snaps;      /* char *: every snapshot, file system by file system */
 	tarn_array_t fd_bms;        /* char *: bookmarks */
-	json_object *fd_fs;         /* the file systems, parents first */
+	json_object *fd_fs;         /* [file system, its snapshots...], parents first */
 } fs_doomed_t;
 
 static int
@@ -201,13 +201,18 @@ fs_doomed_one(void *arg, const char *name, int depth)
 	dsl_snap_info_t *si = NULL;
 	dsl_bookmark_info_t *bi = NULL;
 	int n = 0, nb = 0;
-	if (dsl_snapshot_list(fd->fd_dp, name, &si, &n, NULL, 0) == 0)
-		for (int i = 0; i < n; i++)
+	json_object *row = json_object_new_array();
+	json_object_array_add(row, json_object_new_string(name));
+	if (dsl_snapshot_list(fd->fd_dp, name, &si, &n, NULL, 0) == 0) {
+		for (int i = 0; i < n; i++) {
 			TARN_ARRAY_APPEND(&fd->fd_snaps, char *, tarn_strdup(si[i].dsi_name));
+			json_object_array_add(row, json_object_new_string(si[i].dsi_name));
+		}
+	}
 	if (dsl_bookmark_list(fd->fd_dp, name, &bi, &nb, NULL, 0) == 0)
 		for (int i = 0; i < nb; i++)
 			TARN_ARRAY_APPEND(&fd->fd_bms, char *, tarn_strdup(bi[i].dbi_name));
-	json_object_array_add(fd->fd_fs, json_object_new_string(name));
+	json_object_array_add(fd->fd_fs, row);
 	tarn_free(si);
 	tarn_free(bi);
 	return (0);
@@ -249,14 +254,18 @@ fs_destroy_snaps(host_fs_t *fs, const char *name, json_object *args, json_object
 		json_object_object_add(res, "children", kids);
 		r = host_report("destroy", name, EEXIST, "filesystem has children");
 	} else if (dry) {
+		/* as zfs -nv lists them: children first, each one's snapshots before it */
 		json_object *d = json_object_new_array();
-		for (size_t i = 0; i < ns; i++)
-			json_object_array_add(d, json_object_new_string(
-			    TARN_ARRAY_AT(&fd.fd_snaps, char *, i)));
-		for (size_t i = json_object_array_length(fd.fd_fs); i > 0; i--)
-			json_object_array_add(d, json_object_get(
-			    json_object_array_get_idx(fd.fd_fs, i - 1)));
+		dsl_space_t sp;
+		for (size_t i = json_object_array_length(fd.fd_fs); i > 0; i--) {
+			json_object *row = json_object_array_get_idx(fd.fd_fs, i - 1);
+			for (size_t j = 1; j <= json_object_array_length(row); j++)
+				json_object_array_add(d, json_object_get(json_object_array_get_idx(
+				    row, j % json_object_array_length(row))));
+		}
 		json_object_object_add(res, "destroyed", d);
+		if (dsl_dataset_space(fs->hf_dp, name, &sp) == 0)
+			json_object_object_add(res, "reclaim", json_object_new_uint64(sp.ds_used));
 	} else if (ns > 0) {
 		int flags = host_arg_bool(args, "clones") ? DSL_DESTROY_CLONES : 0;
 		int e = dsl_snapshot_destroy(fs->hf_dp, (const char *const *)fd.fd_snaps.ta_v,

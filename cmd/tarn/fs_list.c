@@ -471,9 +471,10 @@ cli_fs_list(int argc, char **argv)
 				head[j] = (char)toupper((unsigned char)u[j]);
 			head[j] = '\0';
 		}
+		bool right = p >= 0 && (p < FS_USER ? dsl_prop_is_numeric(p) :
+		    strncmp(w.fw_user[p - FS_USER], "written@", 8) == 0);
 		cli_table_column(w.fw_table, p < 0 ? "NAME" : p >= FS_USER ? head :
-		    dsl_prop_column(p), p >= 0 && p < FS_USER && dsl_prop_is_numeric(p) ?
-		    CLI_RIGHT : CLI_LEFT, 0);
+		    dsl_prop_column(p), right ? CLI_RIGHT : CLI_LEFT, 0);
 	}
 	r = fs_walk(&w, argc, argv);
 	cli_table_free(w.fw_table);

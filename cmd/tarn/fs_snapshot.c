@@ -226,7 +226,8 @@ cli_fs_destroy_after(json_object *res, bool verbose, bool parsable)
 			    json_object_get_string(json_object_array_get_idx(a, i)));
 	}
 	if ((verbose || parsable) && json_object_object_get_ex(res, "destroyed", &a))
-		snap_destroy_print(a, 0, false, parsable, "would");
+		snap_destroy_print(a, cli_j_u64(res, "reclaim"),
+		    json_object_object_get_ex(res, "reclaim", NULL), parsable, "would");
 }
 
 /* ---- rename ---- */

@@ -268,7 +268,10 @@ tarn fs destroy tank/a/b
 tarn_ok fs list -H -o name -t all -r tank/a/b
 out_is "$(printf 'tank/a/b\ntank/a/b@z')"
 tarn_ok fs destroy -nv -r tank/a/b
-out_is "$(printf 'would destroy tank/a/b@z\nwould destroy tank/a/b')"
+out_is "$(printf 'would destroy tank/a/b@z\nwould destroy tank/a/b\n%s' "$(tail -n 1 "$OUT")")"
+tail -n 1 "$OUT" | grep -Eq '^would reclaim [0-9.]+[BKMG]$' && pass || { fail "would reclaim"; show_output; }
+tarn_ok fs list -H -o name tank/a/b
+out_is "tank/a/b"
 tarn_ok fs destroy -r tank/a/b
 tarn_err 1 "^cannot open 'tank/a/b': dataset does not exist$" fs list tank/a/b
 
