@@ -475,8 +475,11 @@ op_fs_inherit(json_object *args, json_object *res)
 		    host_report("inherit", "-", EINVAL, "bad dataset name");
 		if (rr == 0) {
 			fs_inherit_arg_t ia = { &fs, prop, 0 };
-			(void) dsl_dataset_iter(fs.hf_dp, name, recursive ? -1 : 0,
-			    fs_inherit_one, &ia);
+			if (strchr(name, '@') != NULL)     /* a snapshot: itself only */
+				(void) fs_inherit_one(&ia, name, 0);
+			else
+				(void) dsl_dataset_iter(fs.hf_dp, name, recursive ? -1 : 0,
+				    fs_inherit_one, &ia);
 			rr = ia.ia_ret;
 			if (rr == 0)
 				host_history_log(fs.hf_spa);

@@ -243,6 +243,16 @@ props_array(json_object *args, const char *key)
 	return (a);
 }
 
+/* Bookmarks as zfs lists them: by createtxg, then by name. */
+static int
+props_bm_cmp(const void *a, const void *b)
+{
+	const dsl_bookmark_info_t *x = a, *y = b;
+	if (x->dbi_txg != y->dbi_txg)
+		return (x->dbi_txg < y->dbi_txg ? -1 : 1);
+	return (strcmp(x->dbi_name, y->dbi_name));
+}
+
 /*
  * A file system of the walk: its row (when file systems are listed), then
  * its snapshots oldest first and its bookmarks, one level below it.
@@ -267,8 +277,9 @@ props_fs(void *arg, const char *name, int depth)
 	if (w->pw_bookmarks) {
 		dsl_bookmark_info_t *bi = NULL;
 		int n = 0;
-		if (dsl_bookmark_list(dp, name, &bi, &n, NULL, 0) == 0)
-			for (int i = 0; i < n; i++)
+		if (dsl_bookmark_list(dp, name, &bi, &n, NULL, 0) == 0 && n > 1)
+			qsort(bi, (size_t)n, sizeof (*bi), props_bm_cmp);
+		for (int i = 0; bi != NULL && i < n; i++)
 				(void) props_row(w, bi[i].dbi_name, depth + 1);
 		tarn_free(bi);
 	}

@@ -112,6 +112,58 @@ snap_create_check(host_fs_t *fs, const char **names, int n)
 	return (r);
 }
 
+/* The file systems a snapshot request touches: each name's, and with -r all below. */
+static int
+snap_limit_fs(void *arg, const char *name, int depth)
+{
+	json_object_array_add(arg, json_object_new_string(name));
+	return (0);
+}
+
+/*
+ * snapshot_limit (checked here; see the report of issue 28): no ancestor
+ * (or the file system itself) may end up with more snapshots in its
+ * subtree than its limit.  0, or reported with zfs's "out of space".
+ */
+static int
+snap_limit_check(host_fs_t *fs, const char **names, int n, bool recursive)
+{
+	json_object *touched = json_object_new_array();
+	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
+	int r = 0;
+	for (int i = 0; i < n; i++) {
+		char fsname[DSL_NAME_MAX];
+		(void) snprintf(fsname, sizeof (fsname), "%.*s", (int)strcspn(names[i], "@"),
+		    names[i]);
+		(void) dsl_dataset_iter(fs->hf_dp, fsname, recursive ? -1 : 0, snap_limit_fs,
+		    touched);
+	}
+	for (int i = 0; i < n && r == 0; i++) {
+		char anc[DSL_NAME_MAX];
+		(void) snprintf(anc, sizeof (anc), "%.*s", (int)strcspn(names[i], "@"), names[i]);
+		for (char *slash = anc; slash != NULL && r == 0; slash = strrchr(anc, '/')) {
+			if (slash != anc)
+				*slash = '\0';
+			if (dsl_prop_get(fs->hf_dp, anc, DSL_PROP_SNAPSHOT_LIMIT, true, v, NULL,
+			    0) != 0 || v->dpv_num == DSL_LIMIT_NONE)
+				continue;
+			uint64_t limit = v->dpv_num, adding = 0;
+			size_t al = strlen(anc);
+			for (size_t j = 0; j < json_object_array_length(touched); j++) {
+				const char *t = json_object_get_string(
+				    json_object_array_get_idx(touched, j));
+				adding += strncmp(t, anc, al) == 0 && (t[al] == '\0' || t[al] == '/');
+			}
+			if (dsl_prop_get(fs->hf_dp, anc, DSL_PROP_SNAPSHOT_COUNT, true, v, NULL,
+			    0) == 0 && v->dpv_num + adding > limit)
+				r = host_report("create snapshot", names[i], EDQUOT, "out of space");
+		}
+	}
+	tarn_free(v);
+	json_object_put(touched);
+	return (r);
+}
+
 static int
 op_fs_snapshot(json_object *args, json_object *res)
 {
@@ -139,7 +191,8 @@ op_fs_snapshot(json_object *args, json_object *res)
 	}
 	if ((r = snap_open("create snapshot", names[0], false, &fs)) != 0)
 		goto out;
-	if ((r = snap_create_check(&fs, names, n)) == 0) {
+	if ((r = snap_create_check(&fs, names, n)) == 0 &&
+	    (r = snap_limit_check(&fs, names, n, host_arg_bool(args, "recursive"))) == 0) {
 		int e = dsl_snapshot_create(fs.hf_dp, names, n, host_arg_bool(args, "recursive"),
 		    s, np, err, sizeof (err));
 		r = e != 0 ? host_report("create snapshot", names[0], e, err) : 0;

@@ -14,51 +14,23 @@
 #include "tarn.h"
 #include "dsl.h"
 
-#include <ctype.h>
 #include <time.h>
 
 /*
- * A snapshot ('@') or bookmark ('#') name as zfs checks it: the file
- * system part as dsl_name_validate says, then one delimiter and a
- * non-empty component of the same characters.  0, or EINVAL with the
- * message in err.
+ * A snapshot ('@') or bookmark ('#') name as zfs checks it
+ * (dsl_snap_name_validate), with libzfs's own word for a name without its
+ * delimiter.  0, or EINVAL with the message in err.
  */
 int
 cli_snap_name_check(const char *name, char delim, char *err, size_t errlen)
 {
-	if (strlen(name) >= DSL_NAME_MAX) {
-		(void) snprintf(err, errlen, "name is too long");
-		return (EINVAL);
-	}
 	const char *d = strpbrk(name, "@#");
-	if (d == NULL || *d != delim) {
+	if (strlen(name) < DSL_NAME_MAX && (d == NULL || *d != delim)) {
 		(void) snprintf(err, errlen, "missing '%c' delimiter in %s name", delim,
 		    delim == '@' ? "snapshot" : "bookmark");
 		return (EINVAL);
 	}
-	if (strpbrk(d + 1, "@#") != NULL) {
-		(void) snprintf(err, errlen, "multiple '@' and/or '#' delimiters in name");
-		return (EINVAL);
-	}
-	char fs[DSL_NAME_MAX];
-	(void) snprintf(fs, sizeof (fs), "%.*s", (int)(d - name), name);
-	if (d == name || d[1] == '\0') {
-		(void) snprintf(err, errlen, "empty component or misplaced '@' or '#' "
-		    "delimiter in name");
-		return (EINVAL);
-	}
-	if (dsl_name_validate(fs, err, errlen) != 0)
-		return (EINVAL);
-	for (const char *p = d + 1; *p != '\0'; p++) {
-		if (isalnum((unsigned char)*p) || strchr("-_.: ", *p) != NULL)
-			continue;
-		if (isprint((unsigned char)*p))
-			(void) snprintf(err, errlen, "invalid character '%c' in name", *p);
-		else
-			(void) snprintf(err, errlen, "invalid character in name");
-		return (EINVAL);
-	}
-	return (0);
+	return (dsl_snap_name_validate(name, delim, err, errlen) != 0 ? EINVAL : 0);
 }
 
 static json_object *
