@@ -152,11 +152,13 @@ snap_limit_check(host_fs_t *fs, const char **names, int n, bool recursive)
 			for (size_t j = 0; j < json_object_array_length(touched); j++) {
 				const char *t = json_object_get_string(
 				    json_object_array_get_idx(touched, j));
-				adding += strncmp(t, anc, al) == 0 && (t[al] == '\0' || t[al] == '/');
+				adding += strncmp(t, anc, al) == 0 &&
+				    (t[al] == '\0' || t[al] == '/');
 			}
 			if (dsl_prop_get(fs->hf_dp, anc, DSL_PROP_SNAPSHOT_COUNT, true, v, NULL,
 			    0) == 0 && v->dpv_num + adding > limit)
-				r = host_report("create snapshot", names[i], EDQUOT, "out of space");
+				r = host_report("create snapshot", names[i], EDQUOT,
+				    "out of space");
 		}
 	}
 	tarn_free(v);
@@ -384,7 +386,8 @@ snap_hold_op(json_object *args, bool hold)
 	}
 	for (int i = 0; i < n && r == 0; i++) {
 		if (!snap_same_pool(snaps[0], snaps[i]))
-			r = host_report(verb, snaps[i], EXDEV, "snapshots must be in the same pool");
+			r = host_report(verb, snaps[i], EXDEV,
+			    "snapshots must be in the same pool");
 		else if (dsl_snapshot_info(fs.hf_dp, snaps[i], si, err, sizeof (err)) != 0)
 			r = host_report(verb, snaps[i], ENOENT, "dataset does not exist");
 	}
