@@ -55,6 +55,8 @@ static const cli_verb_t cli_fs_verbs[] = {
 	    "\trelease [-r] <tag> <snapshot> ...\n" },
 	{ "upgrade", cli_fs_upgrade,
 	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n" },
+	{ "autosnap", cli_fs_autosnap,
+	    "\tautosnap [-nv] [--dry-run] [--config FILE]\n" },
 };
 
 const cli_verb_t *

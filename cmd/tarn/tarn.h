@@ -257,6 +257,7 @@ int cli_fs_get(int argc, char **argv);
 int cli_fs_mount(int argc, char **argv);
 int cli_fs_unmount(int argc, char **argv);
 int cli_fs_upgrade(int argc, char **argv);
+int cli_fs_autosnap(int argc, char **argv);  /* fs_autosnap.c */
 
 /*
  * call.c: run a host operation (host_exec) here or in tarnd.  args is

@@ -320,6 +320,88 @@ test_holds_rollback_clone(void)
 	spa_close(spa);
 }
 
+static int
+count_snaps(dsl_pool_t *dp, const char *fs, const char *want)
+{
+	dsl_snap_info_t *v;
+	int n;
+	TT_OK(dsl_snapshot_list(dp, fs, &v, &n, err, sizeof (err)));
+	char got[1024] = "";
+	for (int i = 0; i < n; i++) {
+		strcat(got, strchr(v[i].dsi_name, '@'));
+	}
+	tarn_free(v);
+	if (strcmp(got, want) != 0)
+		fprintf(stderr, "  %s has '%s', want '%s'\n", fs, got, want);
+	return (strcmp(got, want) == 0);
+}
+
+/* Promote: the origin's older snapshots move to the clone; everything still reads. */
+static void
+test_promote(void)
+{
+	tt_pool_files(&devs, 1, 512 * MB);
+	spa_t *spa = tt_pool_create(&devs, "tank", NULL, NULL);
+	dsl_pool_t *dp;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	TT_OK(dsl_dataset_create(dp, "tank/fs", false, NULL, 0, err, sizeof (err)));
+	uint64_t base = settled_alloc(spa);
+	uint64_t a = put(dp, "tank/fs", 0, 2 * MB, 1);
+	snap(dp, "tank/fs@s1");
+	put(dp, "tank/fs", a, 2 * MB, 2);
+	uint64_t b = put(dp, "tank/fs", 0, 1 * MB, 4);
+	snap(dp, "tank/fs@s2");
+	put(dp, "tank/fs", a, 2 * MB, 3);
+	snap(dp, "tank/fs@s3");
+	TT_OK(dsl_clone_create(dp, "tank/fs@s2", "tank/cl", false, NULL, 0, err, sizeof (err)));
+	drop(dp, "tank/cl", b);                 /* the clone frees an origin block */
+	put(dp, "tank/cl", a, 2 * MB, 5);
+	snap(dp, "tank/cl@c1");
+	put(dp, "tank/cl", a, 2 * MB, 6);
+	TT_CHECK(dsl_dataset_promote(dp, "tank/fs", err, sizeof (err)) == EINVAL);
+	TT_OK(dsl_dataset_promote(dp, "tank/cl", err, sizeof (err)));
+	TT_CHECK(count_snaps(dp, "tank/cl", "@s1@s2@c1"));
+	TT_CHECK(count_snaps(dp, "tank/fs", "@s3"));
+	char origin[256];
+	TT_OK(dsl_dataset_origin(dp, "tank/fs", origin, sizeof (origin)));
+	TT_CHECK(strcmp(origin, "tank/cl@s2") == 0);
+	TT_OK(dsl_dataset_origin(dp, "tank/cl", origin, sizeof (origin)));
+	TT_CHECK(origin[0] == '\0');
+	for (int round = 0; round < 2; round++) {
+		TT_CHECK(snap_holds(dp, "tank/cl@s1", a, 2 * MB, 1));
+		TT_CHECK(snap_holds(dp, "tank/cl@s2", a, 2 * MB, 2));
+		TT_CHECK(snap_holds(dp, "tank/cl@s2", b, 1 * MB, 4));
+		TT_CHECK(snap_holds(dp, "tank/cl@c1", a, 2 * MB, 5));
+		TT_CHECK(snap_holds(dp, "tank/fs@s3", a, 2 * MB, 3));
+		objset_t *os;
+		TT_OK(dsl_dataset_objset(dp, "tank/fs", &os));
+		TT_CHECK(holds(os, a, 2 * MB, 3));
+		TT_OK(dsl_dataset_objset(dp, "tank/cl", &os));
+		TT_CHECK(holds(os, a, 2 * MB, 6));
+		/* the clone's snapshots now hold what only they hold */
+		TT_CHECK(about(info(dp, "tank/cl@s1").dsi_used, 2 * MB));
+		verify_all(spa);
+		dsl_pool_close(dp);
+		spa_close(spa);
+		spa = tt_pool_reopen(&devs, 0, NULL);
+		TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	}
+	/* the old file system is a clone now: it goes, then the rest */
+	TT_CHECK(dsl_dataset_destroy(dp, "tank/cl", true, err, sizeof (err)) != 0);
+	TT_OK(dsl_dataset_destroy(dp, "tank/fs", true, err, sizeof (err)));
+	TT_CHECK(snap_holds(dp, "tank/cl@s2", b, 1 * MB, 4));
+	verify_all(spa);
+	TT_OK(dsl_dataset_destroy(dp, "tank/cl", true, err, sizeof (err)));
+	TT_OK(dsl_dataset_create(dp, "tank/fs", false, NULL, 0, err, sizeof (err)));
+	uint64_t end = settled_alloc(spa);
+	if (end > base + 1 * MB)
+		fprintf(stderr, "  base %" PRIu64 " end %" PRIu64 "\n", base, end);
+	TT_CHECK(end <= base + 1 * MB);
+	verify_all(spa);
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
 typedef struct snap_blocks {
 	uint64_t obj;
 	tarn_array_t bps;       /* of blkptr_t: obj's level-0 blocks */
@@ -403,5 +485,6 @@ TT_MAIN(
 	{ "basic", test_basic },
 	{ "holds_rollback_clone", test_holds_rollback_clone },
 	{ "scrub_snapshot", test_scrub_snapshot },
+	{ "promote", test_promote },
 	{ "cleanup", cleanup },
 )
