@@ -340,6 +340,23 @@ op_fs_snap_destroy(json_object *args, json_object *res)
 
 /* ---- rename ---- */
 
+typedef struct snap_rel {
+	const char *sr_snap;        /* the part after '@' */
+	int         sr_err;
+} snap_rel_t;
+
+/* Close fs@snap where .zfs/snapshot of a mount has it open (EBUSY: files open in it). */
+static int
+snap_release_one(void *arg, const char *fs, int depth)
+{
+	snap_rel_t *sr = arg;
+	char name[DSL_NAME_MAX * 2];
+	(void) snprintf(name, sizeof (name), "%s@%s", fs, sr->sr_snap);
+	if (sr->sr_err == 0)
+		sr->sr_err = host_mount_snap_release(name);
+	return (0);
+}
+
 static int
 op_fs_snap_rename(json_object *args, json_object *res)
 {
@@ -351,8 +368,17 @@ op_fs_snap_rename(json_object *args, json_object *res)
 	    host_arg_need(args, "to", "rename", &to) != 0 ||
 	    snap_open("rename", from, false, &fs) != 0)
 		return (HOST_FAILED);
-	int e = dsl_snapshot_rename(fs.hf_dp, from, to, host_arg_bool(args, "recursive"), err,
-	    sizeof (err));
+	/* a snapshot open under .zfs/snapshot is closed first, as zfs unmounts it */
+	bool rec = host_arg_bool(args, "recursive");
+	char fsname[DSL_NAME_MAX];
+	snap_rel_t sr = { strchr(from, '@') + 1, 0 };
+	(void) snprintf(fsname, sizeof (fsname), "%.*s", (int)strcspn(from, "@"), from);
+	(void) dsl_dataset_iter(fs.hf_dp, fsname, rec ? -1 : 0, snap_release_one, &sr);
+	int e = sr.sr_err;
+	if (e != 0)
+		(void) snprintf(err, sizeof (err), "dataset is busy");
+	else
+		e = dsl_snapshot_rename(fs.hf_dp, from, to, rec, err, sizeof (err));
 	int r = 0;
 	if (e == EEXIST || e == EXDEV)
 		r = host_report("rename to", to, e, err);
