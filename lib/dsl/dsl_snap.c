@@ -417,19 +417,6 @@ dsl_snap_collect_cb(void *arg, const char *name, int depth)
 	return (c->err);
 }
 
-/* Snapshot limits: no more than snapshot_limit in the subtree of any ancestor. */
-static int
-dsl_snap_limit_check(dsl_pool_t *dp, const dsl_snap_req_t *reqs, int n, char *err,
-    size_t errlen)
-{
-	(void) dp;
-	(void) reqs;
-	(void) n;
-	(void) err;
-	(void) errlen;
-	return (0);
-}
-
 int
 dsl_snapshot_create(dsl_pool_t *dp, const char *const *names, int n, bool recursive,
     const dsl_prop_setting_t *props, int nprops, char *err, size_t errlen)
@@ -472,10 +459,9 @@ dsl_snapshot_create(dsl_pool_t *dp, const char *const *names, int n, bool recurs
 			e = c.err;
 		}
 	}
+	/* snapshot_limit is checked by the host (host_op_snap.c) before this */
 	size_t nr = tarn_array_len(&reqs);
 	dsl_snap_req_t *rv = tarn_array_base(&reqs);
-	if (e == 0)
-		e = dsl_snap_limit_check(dp, rv, (int)nr, err, errlen);
 	if (e == 0) {
 		dsl_snap_task_t t = { dp, rv, (int)nr, props, nprops, err, errlen };
 		e = spa_sync_task(dp->dp_spa, dsl_snap_sync, &t);
