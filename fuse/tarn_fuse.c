@@ -449,6 +449,8 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 		t->tf_opts.tfo_uring = false;
 	if (tarn_fuse_hook_io(t) != 0)
 		t->tf_opts.tfo_uring = false;   /* and no killpriv v2: libfuse's INIT reply as is */
+	else
+		t->tf_hooked = true;
 	e = tf_start_loop(t);
 	if (e != 0) {
 		fuse_session_unmount(t->tf_se);
@@ -671,7 +673,7 @@ tf_collect_ino(void *arg, posix_ino_t ino, uint64_t nlookup)
  * negative, is looked up again before its next use.  The notification
  * has no payload; libfuse 3.14 has no call for it, so we write it.
  */
-static int
+int
 tf_notify_inc_epoch(tarn_fuse_t *t)
 {
 	struct {
@@ -685,11 +687,9 @@ tf_notify_inc_epoch(tarn_fuse_t *t)
 	return (n < 0 && errno != EINVAL ? SET_ERROR(errno) : SET_ERROR(ENOTSUP));
 }
 
-int
-tarn_fuse_invalidate_all(tarn_fuse_t *t)
+void
+tf_invalidate_nodes(tarn_fuse_t *t)
 {
-	atomic_fetch_add(&t->tf_gen_epoch, 1);
-	int e = tf_notify_inc_epoch(t);
 	tarn_array_t a = TARN_ARRAY_INIT(posix_ino_t);
 	VERIFY0(tarn_array_reserve(&a, 256));     /* the first size */
 	tarn_fuse_nodes_walk(&t->tf_nodes, tf_collect_ino, &a);
@@ -697,6 +697,14 @@ tarn_fuse_invalidate_all(tarn_fuse_t *t)
 	for (size_t i = 0; i < tarn_array_len(&a); i++)
 		(void) tarn_fuse_invalidate_inode(t, TARN_ARRAY_AT(&a, posix_ino_t, i));
 	tarn_array_fini(&a);
+}
+
+int
+tarn_fuse_invalidate_all(tarn_fuse_t *t)
+{
+	atomic_fetch_add(&t->tf_gen_epoch, 1);
+	int e = tf_notify_inc_epoch(t);
+	tf_invalidate_nodes(t);
 	return (e);
 }
 

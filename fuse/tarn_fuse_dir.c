@@ -139,8 +139,7 @@ tf_list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 static void
 tf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void) tf_enter(req);
-	fi->fh = 0;
+	fi->fh = tf_swap_fh(tf_enter(req));
 	/*
 	 * No kernel readdir cache (FOPEN_CACHE_DIR): its validity stamp is
 	 * taken when a listing starts on an empty cache, so a second listing

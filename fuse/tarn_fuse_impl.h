@@ -20,7 +20,10 @@
 
 typedef struct tarn_fuse_node {
 	posix_ino_t              tn_ino;
-	uint64_t                 tn_nlookup;  /* kernel lookup count (>= 1 while here) */
+	uint64_t                 tn_nlookup;  /* kernel lookup count on the served fs */
+	uint64_t                 tn_stale;    /* lookups the kernel holds from before the last
+	                                       * swap (tarn_fuse_swap.c); a node is here while
+	                                       * tn_nlookup + tn_stale >= 1 */
 	int                      tn_wb_err;   /* a write-back write failed: for fsync/close */
 	uint32_t                 tn_writers;  /* opens that may write (tarn_fuse_space.c) */
 	tarn_hlink_t             tn_link;     /* in ts_nodes */
@@ -34,6 +37,7 @@ typedef struct tarn_fuse_shard {
 
 typedef struct tarn_fuse_nodes {
 	tarn_fuse_shard_t        tns_shard[TF_NODE_SHARDS];
+	atomic_uint_fast64_t     tns_nstale;  /* nodes with tn_stale > 0 */
 } tarn_fuse_nodes_t;
 
 typedef int (*tarn_fuse_node_fn_t)(void *arg, posix_ino_t ino, uint64_t nlookup);
@@ -47,9 +51,21 @@ void tarn_fuse_nodes_ref(tarn_fuse_nodes_t *n, posix_ino_t ino);
  * (a larger count is a kernel/server bug, logged and clamped).
  */
 uint64_t tarn_fuse_nodes_unref(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count);
+/*
+ * The kernel forgot count lookups of ino: those from before the last swap
+ * go first (tarn_fuse_swap.c).  Returns how many were the served fs's.
+ */
+uint64_t tarn_fuse_nodes_forget(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count);
+/*
+ * A swap: every node's lookups become stale, each node's after fn(arg,
+ * ino, nlookup) gave them back to the fs that goes (nlookup > 0 only).
+ */
+void tarn_fuse_nodes_retire(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg);
+/* Does the kernel know ino only from before the last swap? */
+bool tarn_fuse_nodes_stale(tarn_fuse_nodes_t *n, posix_ino_t ino);
 /* Visit every node under its shard's lock; stops when fn returns non-zero. */
 void tarn_fuse_nodes_walk(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg);
-/* Remove every node, calling fn for each (after the session ended). */
+/* Remove every node, calling fn for each with lookups on the served fs (after the session ended). */
 void tarn_fuse_nodes_drain(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg);
 void tarn_fuse_nodes_count(tarn_fuse_nodes_t *n, uint64_t *nodes, uint64_t *lookups);
 /* Remember that a write-back write to ino failed (the first error sticks). */
@@ -98,7 +114,13 @@ struct tarn_fuse {
 	struct tf_uring     *tf_uring;
 	pthread_mutex_t      tf_rd_lock;      /* one reader of /dev/fuse at a time... */
 	uint64_t             tf_rd_last;      /* ...(tf_rd_lock) and when it last read */
-	atomic_uint_fast64_t tf_gen_epoch;   /* bumped by invalidate_all */
+	atomic_uint_fast64_t tf_gen_epoch;   /* bumped by invalidate_all and swaps */
+	bool                 tf_hooked;       /* our session I/O hooks see every request */
+	/* the swap of the served fs (tarn_fuse_swap.c) */
+	atomic_uint          tf_sw_inflight;  /* requests between the gate and their end */
+	atomic_bool          tf_sw_closed;    /* the gate: new requests wait (tf_lock, tf_cv) */
+	atomic_bool          tf_sw_dead;      /* no fs to serve: requests get EIO */
+	atomic_uint_fast64_t tf_sw_epoch;     /* swaps so far: file handles carry it */
 	struct tf_space     *tf_space;        /* the full-pool gate (tarn_fuse_space.c) */
 	atomic_uint_fast64_t tf_requests;
 	atomic_uint_fast64_t tf_errors;
@@ -211,6 +233,29 @@ bool tarn_fuse_req_tmpfile(void);
 bool tarn_fuse_req_statx(void);
 /* The reply to a STATX: pa's attributes and birth time, valid for timeout seconds. */
 int tarn_fuse_reply_statx(fuse_req_t req, const posix_attr_t *pa, double timeout);
+
+/* ---- swapping the served file system (tarn_fuse_swap.c) ---- */
+
+/* fi->fh of a new open: the swap epoch in the bits above TF_FH_WRITER. */
+uint64_t tf_swap_fh(tarn_fuse_t *t);
+#define TF_FH_WRITER 1                  /* fi->fh of an open that may write */
+/*
+ * A request read from /dev/fuse (fd), len bytes at req: wait while a swap
+ * runs, then either answer it here (ESTALE for an inode or handle from
+ * before a swap: returns 0, read the next one) or note it for libfuse
+ * (returns tf_req_begin's length).
+ */
+size_t tf_swap_take(tarn_fuse_t *t, int fd, char *req, size_t len);
+/* The same for a request from an io_uring entry: 0, or the errno to answer with. */
+int tf_swap_enter(tarn_fuse_t *t, const char *req, size_t len);
+/* The request this thread served has ended (tf_req_end calls it). */
+void tf_swap_leave(void);
+/* Bump the kernel's dentry epoch (tarn_fuse.c): 0 or ENOTSUP. */
+int tf_notify_inc_epoch(tarn_fuse_t *t);
+/* Drop the kernel's attributes and pages of the root and of every node it holds. */
+void tf_invalidate_nodes(tarn_fuse_t *t);
+/* The served fs changed: its reserve for the kernel's dirty pages (tarn_fuse_space.c). */
+void tf_space_swapped(tarn_fuse_t *t);
 
 /* ---- the handler tables' parts ---- */
 
