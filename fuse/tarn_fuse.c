@@ -687,9 +687,11 @@ tf_notify_inc_epoch(tarn_fuse_t *t)
 	return (n < 0 && errno != EINVAL ? SET_ERROR(errno) : SET_ERROR(ENOTSUP));
 }
 
-void
-tf_invalidate_nodes(tarn_fuse_t *t)
+int
+tarn_fuse_invalidate_all(tarn_fuse_t *t)
 {
+	atomic_fetch_add(&t->tf_gen_epoch, 1);
+	int e = tf_notify_inc_epoch(t);
 	tarn_array_t a = TARN_ARRAY_INIT(posix_ino_t);
 	VERIFY0(tarn_array_reserve(&a, 256));     /* the first size */
 	tarn_fuse_nodes_walk(&t->tf_nodes, tf_collect_ino, &a);
@@ -697,14 +699,6 @@ tf_invalidate_nodes(tarn_fuse_t *t)
 	for (size_t i = 0; i < tarn_array_len(&a); i++)
 		(void) tarn_fuse_invalidate_inode(t, TARN_ARRAY_AT(&a, posix_ino_t, i));
 	tarn_array_fini(&a);
-}
-
-int
-tarn_fuse_invalidate_all(tarn_fuse_t *t)
-{
-	atomic_fetch_add(&t->tf_gen_epoch, 1);
-	int e = tf_notify_inc_epoch(t);
-	tf_invalidate_nodes(t);
 	return (e);
 }
 

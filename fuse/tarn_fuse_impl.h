@@ -21,9 +21,9 @@
 typedef struct tarn_fuse_node {
 	posix_ino_t              tn_ino;
 	uint64_t                 tn_nlookup;  /* kernel lookup count on the served fs */
-	uint64_t                 tn_stale;    /* lookups the kernel holds from before the last
-	                                       * swap (tarn_fuse_swap.c); a node is here while
-	                                       * tn_nlookup + tn_stale >= 1 */
+	uint64_t                 tn_stale;    /* lookups the kernel holds of the inode's node
+	                                       * ids from before a swap (tarn_fuse_swap.c); a
+	                                       * node is here while tn_nlookup + tn_stale >= 1 */
 	int                      tn_wb_err;   /* a write-back write failed: for fsync/close */
 	uint32_t                 tn_writers;  /* opens that may write (tarn_fuse_space.c) */
 	tarn_hlink_t             tn_link;     /* in ts_nodes */
@@ -37,7 +37,6 @@ typedef struct tarn_fuse_shard {
 
 typedef struct tarn_fuse_nodes {
 	tarn_fuse_shard_t        tns_shard[TF_NODE_SHARDS];
-	atomic_uint_fast64_t     tns_nstale;  /* nodes with tn_stale > 0 */
 } tarn_fuse_nodes_t;
 
 typedef int (*tarn_fuse_node_fn_t)(void *arg, posix_ino_t ino, uint64_t nlookup);
@@ -51,18 +50,13 @@ void tarn_fuse_nodes_ref(tarn_fuse_nodes_t *n, posix_ino_t ino);
  * (a larger count is a kernel/server bug, logged and clamped).
  */
 uint64_t tarn_fuse_nodes_unref(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count);
-/*
- * The kernel forgot count lookups of ino: those from before the last swap
- * go first (tarn_fuse_swap.c).  Returns how many were the served fs's.
- */
-uint64_t tarn_fuse_nodes_forget(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count);
+/* The kernel forgot count lookups of a node id of ino from before a swap. */
+void tarn_fuse_nodes_forget_stale(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count);
 /*
  * A swap: every node's lookups become stale, each node's after fn(arg,
  * ino, nlookup) gave them back to the fs that goes (nlookup > 0 only).
  */
 void tarn_fuse_nodes_retire(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg);
-/* Does the kernel know ino only from before the last swap? */
-bool tarn_fuse_nodes_stale(tarn_fuse_nodes_t *n, posix_ino_t ino);
 /* Visit every node under its shard's lock; stops when fn returns non-zero. */
 void tarn_fuse_nodes_walk(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg);
 /* Remove every node, calling fn for each with lookups on the served fs (after the session ended). */
@@ -120,7 +114,9 @@ struct tarn_fuse {
 	atomic_uint          tf_sw_inflight;  /* requests between the gate and their end */
 	atomic_bool          tf_sw_closed;    /* the gate: new requests wait (tf_lock, tf_cv) */
 	atomic_bool          tf_sw_dead;      /* no fs to serve: requests get EIO */
-	atomic_uint_fast64_t tf_sw_epoch;     /* swaps so far: file handles carry it */
+	atomic_uint_fast64_t tf_sw_epoch;     /* swaps so far: node ids and file handles
+	                                       * carry it (TF_FINO, tf_swap_fh) */
+	tarn_array_t         tf_sw_old;       /* during a swap: the node ids that go */
 	struct tf_space     *tf_space;        /* the full-pool gate (tarn_fuse_space.c) */
 	atomic_uint_fast64_t tf_requests;
 	atomic_uint_fast64_t tf_errors;
@@ -130,18 +126,48 @@ struct tarn_fuse {
 	atomic_uint_fast64_t tf_uring_unpinned; /* large requests served by an unpinned thread */
 };
 
-/* FUSE node ids and posix inode numbers: the root swaps with 1. */
+/*
+ * FUSE node ids and posix inode numbers: the root swaps with 1, and the
+ * bits from TF_TAG_SHIFT up carry the swap epoch (tarn_fuse_swap.c), so
+ * that the kernel never takes an inode of a file system served before a
+ * swap for one of the file system served now (0 until the first swap).
+ */
+#define TF_TAG_SHIFT 48
+#define TF_INO_MASK  ((1ULL << TF_TAG_SHIFT) - 1)
+
+/* The tag of node ids given out now. */
 static inline uint64_t
-tf_ino_swap(const tarn_fuse_t *t, uint64_t ino)
+tf_tag(tarn_fuse_t *t)
 {
-	if (ino == FUSE_ROOT_ID)
-		return (t->tf_root);
-	if (ino == t->tf_root)
-		return (FUSE_ROOT_ID);
-	return (ino);
+	return ((atomic_load_explicit(&t->tf_sw_epoch, memory_order_relaxed) & 0xffff) <<
+	    TF_TAG_SHIFT);
 }
-#define TF_PINO(t, fino) ((posix_ino_t)tf_ino_swap((t), (fino)))
-#define TF_FINO(t, pino) ((fuse_ino_t)tf_ino_swap((t), (pino)))
+
+static inline uint64_t
+tf_fino(tarn_fuse_t *t, uint64_t pino)
+{
+	if (pino == t->tf_root)
+		return (FUSE_ROOT_ID);
+	return ((pino == FUSE_ROOT_ID ? t->tf_root : pino) | tf_tag(t));
+}
+
+static inline uint64_t
+tf_pino(const tarn_fuse_t *t, uint64_t fino)
+{
+	if (fino == FUSE_ROOT_ID)
+		return (t->tf_root);
+	fino &= TF_INO_MASK;
+	return (fino == t->tf_root ? FUSE_ROOT_ID : fino);
+}
+#define TF_PINO(t, fino) ((posix_ino_t)tf_pino((t), (fino)))
+#define TF_FINO(t, pino) ((fuse_ino_t)tf_fino((t), (pino)))
+
+/* Is fino a node id from before the last swap (its inode is stale)? */
+static inline bool
+tf_fino_stale(tarn_fuse_t *t, uint64_t fino)
+{
+	return (fino != FUSE_ROOT_ID && fino != 0 && (fino & ~TF_INO_MASK) != tf_tag(t));
+}
 
 /* Every handler starts here: the server, and one more request counted. */
 static inline tarn_fuse_t *
@@ -252,8 +278,6 @@ int tf_swap_enter(tarn_fuse_t *t, const char *req, size_t len);
 void tf_swap_leave(void);
 /* Bump the kernel's dentry epoch (tarn_fuse.c): 0 or ENOTSUP. */
 int tf_notify_inc_epoch(tarn_fuse_t *t);
-/* Drop the kernel's attributes and pages of the root and of every node it holds. */
-void tf_invalidate_nodes(tarn_fuse_t *t);
 /* The served fs changed: its reserve for the kernel's dirty pages (tarn_fuse_space.c). */
 void tf_space_swapped(tarn_fuse_t *t);
 

@@ -7,8 +7,8 @@
  * which inodes the kernel caches; it also keeps the error of a failed
  * write-back write until fsync or close reports it.  After a swap of the
  * served file system (tarn_fuse_swap.c) a node also counts the lookups
- * the kernel still holds from before (tn_stale), which its forgets give
- * back first.  Sharded by inode number, one mutex a shard, each shard a
+ * the kernel still holds of the inode's node ids from before (tn_stale),
+ * which their forgets take back without a word to posix.  Sharded by inode number, one mutex a shard, each shard a
  * tarn_hash table (doubles past two nodes a bucket).
  */
 #include "tarn_fuse_impl.h"
@@ -65,7 +65,6 @@ node_drop_if_done(tarn_fuse_shard_t *s, tarn_fuse_node_t *tn)
 void
 tarn_fuse_nodes_init(tarn_fuse_nodes_t *n)
 {
-	atomic_init(&n->tns_nstale, 0);
 	for (int i = 0; i < TF_NODE_SHARDS; i++) {
 		tarn_fuse_shard_t *s = &n->tns_shard[i];
 		VERIFY0(pthread_mutex_init(&s->ts_lock, NULL));
@@ -122,21 +121,17 @@ tarn_fuse_nodes_unref(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count)
 	return (count);
 }
 
-uint64_t
-tarn_fuse_nodes_forget(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count)
+void
+tarn_fuse_nodes_forget_stale(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count)
 {
 	tarn_fuse_shard_t *s = node_shard(n, ino);
 	pthread_mutex_lock(&s->ts_lock);
 	tarn_fuse_node_t *tn = node_find(s, ino);
-	uint64_t stale = tn != NULL ? MIN(tn->tn_stale, count) : 0;
-	if (stale != 0) {
-		tn->tn_stale -= stale;
-		if (tn->tn_stale == 0)
-			atomic_fetch_sub(&n->tns_nstale, 1);
+	if (tn != NULL) {
+		tn->tn_stale -= MIN(tn->tn_stale, count);
 		node_drop_if_done(s, tn);
 	}
 	pthread_mutex_unlock(&s->ts_lock);
-	return (count > stale ? tarn_fuse_nodes_unref(n, ino, count - stale) : 0);
 }
 
 void
@@ -150,8 +145,6 @@ tarn_fuse_nodes_retire(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg)
 			if (tn->tn_nlookup == 0)
 				continue;
 			(void) fn(arg, tn->tn_ino, tn->tn_nlookup);
-			if (tn->tn_stale == 0)
-				atomic_fetch_add(&n->tns_nstale, 1);
 			tn->tn_stale += tn->tn_nlookup;
 			tn->tn_nlookup = 0;
 			tn->tn_wb_err = 0;
@@ -159,19 +152,6 @@ tarn_fuse_nodes_retire(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg)
 		s->ts_lookups = 0;
 		pthread_mutex_unlock(&s->ts_lock);
 	}
-}
-
-bool
-tarn_fuse_nodes_stale(tarn_fuse_nodes_t *n, posix_ino_t ino)
-{
-	if (atomic_load_explicit(&n->tns_nstale, memory_order_relaxed) == 0)
-		return (false);
-	tarn_fuse_shard_t *s = node_shard(n, ino);
-	pthread_mutex_lock(&s->ts_lock);
-	tarn_fuse_node_t *tn = node_find(s, ino);
-	bool stale = tn != NULL && tn->tn_stale != 0 && tn->tn_nlookup == 0;
-	pthread_mutex_unlock(&s->ts_lock);
-	return (stale);
 }
 
 void
@@ -196,7 +176,6 @@ tarn_fuse_nodes_walk(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg)
 void
 tarn_fuse_nodes_drain(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg)
 {
-	atomic_store(&n->tns_nstale, 0);
 	for (int i = 0; i < TF_NODE_SHARDS; i++) {
 		tarn_fuse_shard_t *s = &n->tns_shard[i];
 		pthread_mutex_lock(&s->ts_lock);

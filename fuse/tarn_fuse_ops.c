@@ -215,7 +215,11 @@ tf_forget_one(tarn_fuse_t *t, fuse_ino_t ino, uint64_t nlookup)
 	atomic_fetch_add_explicit(&t->tf_forgets, 1, memory_order_relaxed);
 	if (pino == t->tf_root)
 		return;
-	uint64_t n = tarn_fuse_nodes_forget(&t->tf_nodes, pino, nlookup);
+	if (tf_fino_stale(t, ino)) {    /* its references went with the old fs */
+		tarn_fuse_nodes_forget_stale(&t->tf_nodes, pino, nlookup);
+		return;
+	}
+	uint64_t n = tarn_fuse_nodes_unref(&t->tf_nodes, pino, nlookup);
 	if (n != 0)
 		posix_forget(t->tf_fs, pino, n);
 }

@@ -37,37 +37,39 @@
  *   option; a kernel without the epoch gets ENOTSUP from begin (it probes
  *   with a first bump, which costs nothing but lookups), before anything
  *   changed, and the caller unmounts and mounts again instead.
- * - Inodes: end also starts a new generation epoch (entry replies carry
- *   pa_gen changed by it; the root keeps generation 0), so a name looked
- *   up again that gives an old node id gives it with another generation:
- *   the kernel marks its old inode bad (programs using it get EIO from the
- *   kernel) and makes a new one from our attributes, with the new size.
- *   Then the attributes and pages of the root and of every inode in the
- *   node table are dropped (notify_inval_inode, after the gate opened,
- *   since dropping dirty pages writes them back through us).
- * - Stale inodes: a node id the kernel knows only from before the swap
- *   (the node table's tn_stale, and no lookup since) can only come from
- *   an old inode, kept by an open file, a working directory or an NFS
- *   handle: every request about it gets ESTALE (a file that did not
- *   exist in the new state reads as "Stale file handle", not as old data
- *   nor as another file that now has its number).  The root (node id 1)
- *   is always the new fs's root.
+ * - Inodes: node ids carry the swap epoch in their top 16 bits (TF_FINO;
+ *   0 before the first swap, so nothing changes for a mount never
+ *   swapped), so a file looked up again after a swap gets a node id the
+ *   kernel has never seen and a fresh inode built from our attributes,
+ *   with the new size, even where its object number is the same.  (Bumping
+ *   the generation instead would make the kernel mark the old inode bad,
+ *   and its users would get EIO or ESTALE depending on whether somebody
+ *   had looked the name up again.)  The root is node id 1 in every epoch,
+ *   always the served fs's root.  After the gate opens the attributes and
+ *   pages of the root and of every old inode the kernel holds are dropped
+ *   (notify_inval_inode on the old node ids; after, because dropping a
+ *   dirty page writes it back through us), so nothing of the old state is
+ *   served from the kernel's cache either.
+ * - Stale inodes: a request about an old node id can only come from an
+ *   old inode, kept by an open file, a working directory or an NFS
+ *   handle: it gets ESTALE ("Stale file handle"), never old data nor
+ *   another file that has its object number now.
  * - Open files: file handles (fi->fh) carry the swap epoch above the
  *   writer bit (tf_swap_fh); a request with a handle of an earlier epoch
- *   gets ESTALE, including the write-back of the old inode's dirty pages
- *   the invalidation starts (that data belonged to the old state).  So
- *   every file open across a swap is stale, even one whose file exists
- *   in both states: stricter than zfs, which lets such a file go on, but
- *   with the writeback cache the kernel's size of it would be the old
- *   one.  Releases pass (they only settle counts).
+ *   gets ESTALE too, so the write-back of an old inode's dirty pages (that
+ *   data belonged to the old state) never lands in the new one.  Every
+ *   file open across a swap is stale, even one whose file exists in both
+ *   states: stricter than zfs, which lets such a file go on, but with the
+ *   writeback cache the kernel's size of it would be the old one.
+ *   Releases pass (they only settle counts); a node id that wraps around
+ *   (65536 swaps of one mount) could meet an inode still open from then.
  *
- * Lookup counts.  The kernel's old inodes are forgotten later, by node
- * id, possibly after a new inode of the same id got lookups of its own;
- * a forget cannot say which.  The node table counts both (tn_stale from
- * before, tn_nlookup on the served fs) and a forget takes from tn_stale
- * first: the new fs's references are then given back late rather than
- * early, and late only delays freeing a file unlinked while open.
- *
+ * Lookup counts.  begin gives every reference the kernel holds back to
+ * the old fs and keeps the counts as tn_stale in the node table; the
+ * kernel forgets its old inodes later, by their old node ids, and those
+ * forgets only take from tn_stale.  Lookups of the new epoch are counted
+ * and given back to the new fs as ever.
+
  * A swap that finds nothing to serve (the new fs does not open): end with
  * NULL; every request then gets EIO (forgets are dropped) until the
  * caller unmounts with force.
@@ -181,13 +183,6 @@ tf_fh_stale(tarn_fuse_t *t, uint64_t fh)
 	return ((fh >> 1) != (atomic_load(&t->tf_sw_epoch) & (UINT64_MAX >> 1)));
 }
 
-static bool
-tf_node_stale(tarn_fuse_t *t, uint64_t fino)
-{
-	return (fino != FUSE_ROOT_ID && fino != 0 &&
-	    tarn_fuse_nodes_stale(&t->tf_nodes, TF_PINO(t, fino)));
-}
-
 /*
  * The file handle and the second node id a request carries, where its
  * operation has them (*fh: UINT64_MAX when none).
@@ -263,7 +258,7 @@ tf_swap_verdict(tarn_fuse_t *t, const char *req, size_t len, bool *noreply)
 	tf_req_refs(&in, req + sizeof (in), len - sizeof (in), &fh, &fh2, &node2);
 	if ((fh != UINT64_MAX && tf_fh_stale(t, fh)) || (fh2 != UINT64_MAX && tf_fh_stale(t, fh2)))
 		return (SET_ERROR(ESTALE));
-	if (tf_node_stale(t, in.nodeid) || tf_node_stale(t, node2))
+	if (tf_fino_stale(t, in.nodeid) || tf_fino_stale(t, node2))
 		return (SET_ERROR(ESTALE));
 	return (0);
 }
@@ -308,12 +303,13 @@ tf_swap_enter(tarn_fuse_t *t, const char *req, size_t len)
 
 /* ---- the swap ---- */
 
-/* Give one node's references back to the fs that goes. */
+/* Give one node's references back to the fs that goes; keep its node id. */
 static int
 tf_swap_giveback(void *arg, posix_ino_t ino, uint64_t nlookup)
 {
 	tarn_fuse_t *t = arg;
 	posix_forget(t->tf_fs, ino, nlookup);
+	TARN_ARRAY_APPEND(&t->tf_sw_old, uint64_t, (uint64_t)TF_FINO(t, ino));
 	return (0);
 }
 
@@ -330,6 +326,7 @@ tarn_fuse_swap_begin(tarn_fuse_t *t)
 		return (e);
 	if ((e = tf_gate_close(t)) != 0)
 		return (e);
+	t->tf_sw_old = (tarn_array_t)TARN_ARRAY_INIT(uint64_t);
 	tarn_fuse_nodes_retire(&t->tf_nodes, tf_swap_giveback, t);
 	return (0);
 }
@@ -345,10 +342,14 @@ tarn_fuse_swap_end(tarn_fuse_t *t, posix_fs_t *fs)
 		atomic_store(&t->tf_sw_dead, true);
 	}
 	atomic_fetch_add(&t->tf_sw_epoch, 1);
-	atomic_fetch_add(&t->tf_gen_epoch, 1);
 	/* with the gate closed: every lookup sent after it is answered from fs */
 	(void) tf_notify_inc_epoch(t);
 	tf_gate_open(t);
-	if (fs != NULL)
-		tf_invalidate_nodes(t);
+	if (fs != NULL) {
+		(void) fuse_lowlevel_notify_inval_inode(t->tf_se, FUSE_ROOT_ID, 0, 0);
+		for (size_t i = 0; i < tarn_array_len(&t->tf_sw_old); i++)
+			(void) fuse_lowlevel_notify_inval_inode(t->tf_se,
+			    TARN_ARRAY_AT(&t->tf_sw_old, uint64_t, i), 0, 0);
+	}
+	tarn_array_fini(&t->tf_sw_old);
 }
