@@ -210,7 +210,19 @@ struct objset {
 	pthread_mutex_t os_ra_lock;
 	pthread_cond_t  os_ra_cv;
 	int       os_ra_pending;            /* os_ra_lock */
+	/*
+	 * Snapshots (lib/dsl): blocks born at or before os_prev_snap_txg are
+	 * still in a snapshot's tree, so the sync hands them to os_dead (of
+	 * blkptr_t) instead of freeing them, and the dataset layer
+	 * takes them after the sync (dmu_objset_dead_take) for its dead list.
+	 */
+	uint64_t  os_prev_snap_txg;         /* atomic */
+	pthread_mutex_t os_dead_lock;       /* os_dead; a leaf lock */
+	tarn_array_t os_dead;
 };
+
+/* Free bp in txg, or keep it for a snapshot's dead list (see os_prev_snap_txg). */
+void dmu_objset_free_bp(objset_t *os, const blkptr_t *bp, uint64_t txg);
 
 struct dmu_tx {
 	objset_t *tx_os;

@@ -67,6 +67,8 @@ dmu_objset_alloc(dmu_pool_t *dp, dmu_objset_type_t type, const dmu_objset_props_
 	pthread_mutex_init(&os->os_dirty_lock, NULL);
 	pthread_mutex_init(&os->os_ra_lock, NULL);
 	pthread_cond_init(&os->os_ra_cv, NULL);
+	pthread_mutex_init(&os->os_dead_lock, NULL);
+	tarn_array_init(&os->os_dead, sizeof (blkptr_t));
 	return (os);
 }
 
@@ -161,6 +163,9 @@ dmu_objset_close(objset_t *os)
 	pthread_mutex_destroy(&os->os_dirty_lock);
 	pthread_mutex_destroy(&os->os_ra_lock);
 	pthread_cond_destroy(&os->os_ra_cv);
+	ASSERT(tarn_array_len(&os->os_dead) == 0);   /* taken after every sync */
+	tarn_array_fini(&os->os_dead);
+	pthread_mutex_destroy(&os->os_dead_lock);
 	tarn_free(os);
 }
 
@@ -413,4 +418,71 @@ dmu_objset_set_zil_header(objset_t *os, const zil_header_t *zh, uint64_t txg)
 	os->os_zil_header = *zh;
 	os->os_zil_dirty[TXG_IDX(txg)] = true;
 	tarn_mutex_unlock(&os->os_dirty_lock);
+}
+
+/* ---- snapshots: blocks the object set frees but a snapshot still holds ---- */
+
+void
+dmu_objset_free_bp(objset_t *os, const blkptr_t *bp, uint64_t txg)
+{
+	uint64_t snap = __atomic_load_n(&os->os_prev_snap_txg, __ATOMIC_ACQUIRE);
+	if (snap == 0 || bp->bp_birth > snap) {
+		zio_free(os->os_dp->dp_zio, bp, txg);
+		return;
+	}
+	pthread_mutex_lock(&os->os_dead_lock);
+	*(blkptr_t *)tarn_array_push(&os->os_dead) = *bp;
+	pthread_mutex_unlock(&os->os_dead_lock);
+}
+
+void
+dmu_objset_set_prev_snap_txg(objset_t *os, uint64_t txg)
+{
+	__atomic_store_n(&os->os_prev_snap_txg, txg, __ATOMIC_RELEASE);
+}
+
+uint64_t
+dmu_objset_prev_snap_txg(objset_t *os)
+{
+	return (__atomic_load_n(&os->os_prev_snap_txg, __ATOMIC_ACQUIRE));
+}
+
+size_t
+dmu_objset_dead_take(objset_t *os, blkptr_t **bps)
+{
+	size_t n;
+	pthread_mutex_lock(&os->os_dead_lock);
+	*bps = tarn_array_steal(&os->os_dead, &n);
+	pthread_mutex_unlock(&os->os_dead_lock);
+	return (n);
+}
+
+int
+dmu_objset_copy_root(dmu_pool_t *dp, const blkptr_t *src, uint64_t txg, blkptr_t *out,
+    uint64_t space[3])
+{
+	if (BP_IS_HOLE(src) || src->bp_lsize != OBJSET_PHYS_SIZE || src->bp_type != DMU_OT_OBJSET)
+		return (SET_ERROR(EINVAL));
+	objset_phys_t *phys = tarn_alloc_aligned(OBJSET_PHYS_SIZE);
+	int err = zio_read(dp->dp_zio, src, phys, 0);
+	if (err == 0) {
+		if (space != NULL) {
+			space[0] = phys->os_used;
+			space[1] = phys->os_lsize;
+			space[2] = phys->os_psize;
+		}
+		memset(&phys->os_zil_header, 0, sizeof (phys->os_zil_header));
+		zio_prop_t zp;
+		memset(&zp, 0, sizeof (zp));
+		zp.zp_checksum = src->bp_cksum;
+		zp.zp_compress = ZIO_COMPRESS_OFF;
+		zp.zp_copies = src->bp_ndvas ? src->bp_ndvas : 1;
+		zp.zp_type = DMU_OT_OBJSET;
+		BP_ZERO(out);
+		err = zio_write(dp->dp_zio, txg, &zp, phys, OBJSET_PHYS_SIZE, out, true);
+		if (err == 0)
+			out->bp_fill = 1;
+	}
+	tarn_free(phys);
+	return (err);
 }

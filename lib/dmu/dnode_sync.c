@@ -105,7 +105,7 @@ dnode_free_bp(dnode_t *dn, uint64_t txg, blkptr_t *bp)
 	dn->dn_phys.dn_used -= d;
 	dmu_objset_used_delta(dn->dn_os, -(int64_t)d);
 	dmu_objset_bp_delta(dn->dn_os, bp, -1);
-	zio_free(dn->dn_os->os_dp->dp_zio, bp, txg);
+	dmu_objset_free_bp(dn->dn_os, bp, txg);
 	BP_ZERO(bp);
 }
 
@@ -312,7 +312,7 @@ dnode_install(dnode_t *dn, uint64_t txg, blkptr_t *slot, const blkptr_t *old,
 		dmu_objset_bp_delta(dn->dn_os, old, -1);
 		/* A block born in txg that zio did not reuse was freed by zio. */
 		if (BP_IS_HOLE(newbp) || old->bp_phys_birth < txg)
-			zio_free(dn->dn_os->os_dp->dp_zio, old, txg);
+			dmu_objset_free_bp(dn->dn_os, old, txg);
 	}
 	uint64_t add = bp_dsize(dn, newbp);
 	dn->dn_phys.dn_used += add;

@@ -29,6 +29,7 @@ spa_alloc(const char *name)
 	pthread_mutex_init(&spa->spa_lock, NULL);
 	tarn_array_init(&spa->spa_os, sizeof (spa_os_t));
 	tarn_array_init(&spa->spa_dead_roots, sizeof (spa_dead_root_t));
+	spa_task_init(spa);
 	pthread_mutex_init(&spa->spa_vdev_lock, NULL);
 	pthread_mutex_init(&spa->spa_dir_lock, NULL);
 	spa->spa_open_ns = tarn_now_ns();
@@ -49,6 +50,7 @@ spa_free(spa_t *spa)
 		vdev_free(spa->spa_root);
 	tarn_array_fini(&spa->spa_os);
 	tarn_array_fini(&spa->spa_dead_roots);
+	spa_task_fini(spa);
 	spa_vdev_fini(spa);          /* device lifecycle (spa_vdev.c) */
 	spa_history_fini(spa);
 	spa_errlog_fini(spa);

@@ -205,6 +205,53 @@ int spa_foreach_objset(spa_t *spa, spa_objset_fn_t fn, void *arg);
  * ENOENT if no such object set; EBUSY if it is still dirty.
  */
 int spa_objset_destroy(spa_t *spa, const char *name);
+/* ---- sync tasks and the dataset layer's hooks (spa_task.c; for lib/dsl) ---- */
+
+/*
+ * Run fn(arg, tx) in syncing context of the open txg — in its first pass,
+ * after the object sets have written their blocks and before the MOS is
+ * written — and wait until that txg is on disk.  Returns fn's result, or
+ * the sync's error (the pool suspended).  fn must not wait for a txg nor
+ * take locks a txg waiter may hold (lib/dsl's dp_lock).  Everything fn
+ * changes lands in that one txg: a task is all or nothing.
+ */
+typedef int (*spa_sync_task_fn_t)(void *arg, dmu_tx_t *tx);
+int spa_sync_task(spa_t *spa, spa_sync_task_fn_t fn, void *arg);
+
+/* A root the scan must also walk (a snapshot): fn(arg, name, bp, min_txg). */
+typedef int (*spa_root_fn_t)(void *arg, const char *name, const blkptr_t *bp,
+    uint64_t min_txg);
+typedef struct spa_dsl_hooks {
+	/* An object set registered under name was opened (set its snapshot txg). */
+	void (*sdh_opened)(spa_t *spa, const char *name, objset_t *os);
+	/*
+	 * Syncing context: object set name has dead blocks (dmu_objset_dead_take)
+	 * after its sync in tx's txg; record them.
+	 */
+	int (*sdh_synced)(spa_t *spa, const char *name, objset_t *os, dmu_tx_t *tx);
+	/* Visit every other root of the datasets in mos (a committed MOS: scans). */
+	int (*sdh_roots)(spa_t *spa, objset_t *mos, spa_root_fn_t fn, void *arg);
+} spa_dsl_hooks_t;
+void spa_set_dsl_hooks(spa_t *spa, const spa_dsl_hooks_t *hooks);
+
+/*
+ * Syncing context: register a new object set `name` whose root is bp
+ * (a clone's first root), or set the root of a registered one that is
+ * not open (rollback; spa_objset_evict first).
+ */
+int spa_objset_register_sync(spa_t *spa, const char *name, const blkptr_t *bp, dmu_tx_t *tx);
+int spa_objset_set_root_sync(spa_t *spa, const char *name, const blkptr_t *bp, dmu_tx_t *tx);
+/* The root of registered object set name as last written.  ENOENT. */
+int spa_objset_root(spa_t *spa, const char *name, blkptr_t *bp);
+/*
+ * Close the open object set name and forget it (the registration stays;
+ * the next spa_objset_open reads it again).  EBUSY while it has unsynced
+ * changes.  The caller has closed its users.
+ */
+int spa_objset_evict(spa_t *spa, const char *name);
+/* The open object set registered as name, or NULL (nothing is opened). */
+objset_t *spa_objset_find(spa_t *spa, const char *name);
+
 /*
  * Added for lib/dsl: bytes new data may still use (after the slop
  * reserve and RAID-Z parity), as the dmu's ENOSPC check sees it.

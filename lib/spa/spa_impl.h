@@ -78,11 +78,22 @@ struct spa {
 	pthread_mutex_t spa_dir_lock;  /* pool directory read-modify-write */
 	pthread_rwlock_t spa_sync_rwlock; /* writer: a txg syncing; reader: whole-pool walks */
 	struct spa_vdev_async *spa_vdev_async;  /* spa_vdev.c: its thread and state */
+	/* spa_task.c: sync tasks waiting for their txg (of spa_sync_task_t *) */
+	pthread_mutex_t spa_task_lock; /* a leaf */
+	tarn_array_t spa_tasks;
+	const spa_dsl_hooks_t *spa_dsl_hooks;   /* set once by lib/dsl */
 };
 
 /* spa.c: a vdev tree from a spec (leaves not opened); a spec's checks */
 vdev_t *spa_tree_from_spec(const spa_vdev_spec_t *spec, uint64_t ashift);
 int spa_check_spec(const spa_vdev_spec_t *root, bool force, char *err, size_t errlen);
+
+/* spa_task.c: run txg's sync tasks (pass 1, after the object sets) */
+int spa_sync_tasks_run(spa_t *spa, uint64_t txg);
+void spa_task_init(spa_t *spa);
+void spa_task_fini(spa_t *spa);
+/* After os (registered as name) synced in txg: hand its dead blocks to lib/dsl. */
+int spa_os_synced(spa_t *spa, const char *name, objset_t *os, uint64_t txg);
 
 /* spa_sync.c */
 int spa_sync(void *arg, uint64_t txg);

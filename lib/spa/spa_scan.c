@@ -502,7 +502,9 @@ scan_cb(void *arg, objset_t *os, uint64_t obj, const blkptr_t *bp, uint64_t blki
 
 typedef struct scan_os_ent {
 	char     soe_name[SPA_DIR_NAMELEN];
-	uint64_t soe_obj;
+	uint64_t soe_obj;           /* MOS object holding the root; 0: soe_bp */
+	blkptr_t soe_bp;            /* a snapshot's root (lib/dsl's hook) */
+	uint64_t soe_min_txg;       /* blocks born earlier are walked elsewhere */
 } scan_os_ent_t;
 
 static int
@@ -511,9 +513,51 @@ scan_os_cmp(const void *a, const void *b)
 	return (strcmp(((const scan_os_ent_t *)a)->soe_name, ((const scan_os_ent_t *)b)->soe_name));
 }
 
+static int scan_list_registered(objset_t *mos, scan_os_ent_t **entsp, int *np);
+
+typedef struct scan_roots_arg {
+	tarn_array_t sra_ents;      /* of scan_os_ent_t */
+} scan_roots_arg_t;
+
+static int
+scan_root_cb(void *arg, const char *name, const blkptr_t *bp, uint64_t min_txg)
+{
+	scan_roots_arg_t *ra = arg;
+	scan_os_ent_t *ent = tarn_array_push(&ra->sra_ents);
+	snprintf(ent->soe_name, sizeof (ent->soe_name), "%s", name);
+	ent->soe_bp = *bp;
+	ent->soe_min_txg = min_txg;
+	return (0);
+}
+
+/*
+ * The object sets named in mos's pool directory and the snapshots the
+ * dataset layer knows of, sorted by name.
+ */
+static int
+scan_list_objsets(spa_t *spa, objset_t *mos, scan_os_ent_t **entsp, int *np)
+{
+	int e = scan_list_registered(mos, entsp, np);
+	const spa_dsl_hooks_t *h = __atomic_load_n(&spa->spa_dsl_hooks, __ATOMIC_ACQUIRE);
+	if (e != 0 || h == NULL || h->sdh_roots == NULL)
+		return (e);
+	scan_roots_arg_t ra;
+	tarn_array_init(&ra.sra_ents, sizeof (scan_os_ent_t));
+	e = h->sdh_roots(spa, mos, scan_root_cb, &ra);
+	size_t extra = tarn_array_len(&ra.sra_ents);
+	if (e == 0 && extra > 0) {
+		*entsp = tarn_realloc(*entsp, sizeof (scan_os_ent_t) * ((size_t)*np + extra + 1));
+		memcpy(*entsp + *np, tarn_array_base(&ra.sra_ents), sizeof (scan_os_ent_t) * extra);
+		*np += (int)extra;
+		qsort(*entsp, (size_t)*np, sizeof (scan_os_ent_t), scan_os_cmp);
+	}
+	tarn_array_fini(&ra.sra_ents);
+	return (e);
+}
+
 /* The object sets named in mos's pool directory, sorted by name. */
 static int
-scan_list_objsets(objset_t *mos, scan_os_ent_t **entsp, int *np)
+scan_list_registered(objset_t *mos, scan_os_ent_t **entsp, int *np)
 {
 	dmu_object_info_t doi;
 	*entsp = NULL;
@@ -548,8 +592,8 @@ scan_list_objsets(objset_t *mos, scan_os_ent_t **entsp, int *np)
 static int
 scan_open_os(scan_walk_t *w, objset_t *mos, const scan_os_ent_t *ent, objset_t **osp)
 {
-	blkptr_t bp;
-	int e = dmu_bonus_read(mos, ent->soe_obj, &bp, sizeof (bp));
+	blkptr_t bp = ent->soe_bp;
+	int e = ent->soe_obj == 0 ? 0 : dmu_bonus_read(mos, ent->soe_obj, &bp, sizeof (bp));
 	if (e == 0 && BP_IS_HOLE(&bp))
 		return (SET_ERROR(ENOENT));         /* never synced: nothing to walk */
 	if (e == 0)
@@ -583,7 +627,7 @@ scan_walk_zil(scan_walk_t *w, objset_t *os)
 
 /* Walk one object set; on EAGAIN its counters are rolled back. */
 static int
-scan_walk_os(scan_walk_t *w, objset_t *os, const char *name)
+scan_walk_os(scan_walk_t *w, objset_t *os, const char *name, uint64_t min_txg)
 {
 	spa_scan_t *sc = w->sw_sc;
 	tarn_mutex_lock(&sc->ss_lock, SPA_SCAN);
@@ -592,7 +636,8 @@ scan_walk_os(scan_walk_t *w, objset_t *os, const char *name)
 	spa_errlog_alias(w->sw_spa, os, name);
 	w->sw_os = os;
 	uint64_t errors = 0;
-	int rc = dmu_traverse(os, 0, ZIO_FLAG_SCRUB, w->sw_min_txg, scan_cb, w, &errors);
+	int rc = dmu_traverse(os, 0, ZIO_FLAG_SCRUB, MAX(w->sw_min_txg, min_txg), scan_cb, w,
+	    &errors);
 	scan_flush(w);
 	if (rc == 0)
 		scan_walk_zil(w, os);
@@ -640,7 +685,7 @@ scan_walk(scan_walk_t *w)
 	}
 	scan_os_ent_t *ents = NULL;
 	int n = 0;
-	if (rc == 0 && scan_list_objsets(mos, &ents, &n) != 0)
+	if (rc == 0 && scan_list_objsets(spa, mos, &ents, &n) != 0)
 		scan_stat_add(w->sw_sc, 0, 1);      /* the MOS walk reports the block */
 	for (int i = 0; rc == 0 && i <= n; i++) {
 		objset_t *os = mos;
@@ -648,7 +693,7 @@ scan_walk(scan_walk_t *w)
 		if (i == 0 ? w->sw_mos_done : strcmp(name, w->sw_done) <= 0)
 			continue;
 		if (i == 0 || scan_open_os(w, mos, &ents[i - 1], &os) == 0) {
-			rc = scan_walk_os(w, os, name);
+			rc = scan_walk_os(w, os, name, i == 0 ? 0 : ents[i - 1].soe_min_txg);
 			if (os != mos)
 				dmu_objset_close(os);
 		}

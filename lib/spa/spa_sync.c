@@ -149,6 +149,8 @@ spa_sync_objsets(spa_t *spa, uint64_t txg, int pass)
 		dmu_tx_t *tx = dmu_tx_create_syncing(spa->spa_mos, txg);
 		e = dmu_bonus_write(spa->spa_mos, so->so_obj, &bp, sizeof (bp), tx);
 		dmu_tx_commit(tx);
+		if (e == 0)
+			e = spa_os_synced(spa, so->so_name, so->so_os, txg);
 	}
 	tarn_mutex_unlock(&spa->spa_lock);
 	return (e);
@@ -212,6 +214,8 @@ spa_sync_impl(spa_t *spa, uint64_t txg)
 	spa_zil_sync(spa, txg);
 	for (pass = 1; pass <= SPA_MAX_PASSES; pass++) {
 		e = spa_sync_objsets(spa, txg, pass);
+		if (e == 0 && pass == 1)
+			e = spa_sync_tasks_run(spa, txg);
 		if (e == 0 && (pass == 1 || dmu_objset_is_dirty(spa->spa_mos, txg)))
 			e = dmu_objset_sync(spa->spa_mos, txg, pass, &rootbp);
 		bool any = false;
@@ -486,6 +490,9 @@ spa_objset_open(spa_t *spa, const char *name, objset_t **osp)
 		spa_errlog_add(spa, name, 0, 0, 0);
 	if (e != 0)
 		return (e);
+	const spa_dsl_hooks_t *h = __atomic_load_n(&spa->spa_dsl_hooks, __ATOMIC_ACQUIRE);
+	if (h != NULL && h->sdh_opened != NULL)
+		h->sdh_opened(spa, name, os);
 	/* Another thread may have opened it meanwhile: keep the first. */
 	objset_t *first = NULL;
 	tarn_mutex_lock(&spa->spa_lock, SPA);
@@ -678,6 +685,31 @@ spa_verify_os(spa_t *spa, objset_t *os, void *arg)
 	return (0);
 }
 
+typedef struct spa_verify_root_arg {
+	spa_t *spa;
+	spa_verify_arg_t *va;
+} spa_verify_root_arg_t;
+
+/* A snapshot's tree (lib/dsl's roots hook), from the blocks born after min_txg. */
+static int
+spa_verify_root(void *arg, const char *name, const blkptr_t *bp, uint64_t min_txg)
+{
+	spa_verify_root_arg_t *ra = arg;
+	dmu_objset_props_t p = { .osp_checksum = ZIO_CHECKSUM_DEFAULT,
+		.osp_compress = ZIO_COMPRESS_OFF, .osp_copies = 1 };
+	objset_t *os;
+	if (dmu_objset_open(ra->spa->spa_dp, bp, &p, &os) != 0) {
+		ra->va->errors++;
+		return (0);
+	}
+	uint64_t err2 = 0;
+	(void) dmu_traverse(os, ra->va->flags, ZIO_FLAG_SPECULATIVE, min_txg, spa_verify_cb, ra->va,
+	    &err2);
+	ra->va->errors += err2;
+	dmu_objset_close(os);
+	return (0);
+}
+
 static int
 spa_verify_all_impl(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors)
 {
@@ -689,6 +721,11 @@ spa_verify_all_impl(spa_t *spa, bool data, uint64_t *blocks, uint64_t *errors)
 	va.flags = flags;
 	if (e == 0)
 		e = spa_foreach_objset(spa, spa_verify_os, &va);
+	const spa_dsl_hooks_t *h = __atomic_load_n(&spa->spa_dsl_hooks, __ATOMIC_ACQUIRE);
+	if (e == 0 && h != NULL && h->sdh_roots != NULL) {
+		spa_verify_root_arg_t ra = { spa, &va };
+		e = h->sdh_roots(spa, spa->spa_mos, spa_verify_root, &ra);
+	}
 	total_err += va.errors;
 	if (blocks != NULL)
 		*blocks = va.blocks;

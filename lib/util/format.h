@@ -46,10 +46,16 @@
 #define SPA_FEATURE_LOGICAL_SPACE_V0 (1ULL << 5)
 /* Blocks may be stored with bp_comp 6, zle (docs/FORMAT.md "Compressed blocks"). */
 #define SPA_FEATURE_ZLE_COMPRESS (1ULL << 7)
+/*
+ * Snapshots, clones, holds and bookmarks (lib/dsl): an object set may
+ * share blocks with snapshots, which software without this feature would
+ * free.  An upgrade turns it on (nothing to convert).
+ */
+#define SPA_FEATURE_SNAPSHOTS (1ULL << 8)
 /* What an upgrade enables. */
 #define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY | SPA_FEATURE_INTENT_LOG | \
                               SPA_FEATURE_LOG_XATTR_PUNCH | SPA_FEATURE_XATTR_INLINE | \
-                              SPA_FEATURE_ZLE_COMPRESS)
+                              SPA_FEATURE_ZLE_COMPRESS | SPA_FEATURE_SNAPSHOTS)
 /* What a new pool gets. */
 #define SPA_FEATURES_NEW     (SPA_FEATURES_ALL | SPA_FEATURE_SPACE_DEFLATE | \
                               SPA_FEATURE_LOGICAL_SPACE)
@@ -144,6 +150,9 @@ typedef enum dmu_object_type {
 	DMU_OT_DIRECTORY,
 	DMU_OT_TEST,               /* objects made by tarn-stress and tests */
 	DMU_OT_INTENT_LOG,         /* intent-log blocks (never in a dnode tree) */
+	DMU_OT_DSL_SNAP,           /* a snapshot: ZAP of its user properties + dsl_snap_phys_t */
+	DMU_OT_DEADLIST,           /* a dead list: sorted (mintxg, bpobj) pairs */
+	DMU_OT_BPOBJ,              /* an array of block pointers (one dead-list bucket) */
 	DMU_OT_NUMTYPES
 } dmu_object_type_t;
 
