@@ -17,7 +17,7 @@
  * changes, since no object set does.
  *
  * rollback: the file system returns to the snapshot's state.  Snapshots
- * and bookmarks younger than it go too, but only with recursive; without,
+ * and bookmarks younger than it (by txg) go too, but only with recursive; without,
  * nothing changes and the failure is zfs's: "cannot rollback to 'SNAP':
  * more recent snapshots or bookmarks exist", and in detail the lines zfs
  * prints after it (what -r would destroy).  Clones of those younger
@@ -118,6 +118,7 @@ typedef struct rb_arg {
 	bool         ra_later, ra_clones;
 	json_object *ra_detail;     /* lines after the failure (zfs's list) */
 	json_object *ra_clonev;     /* clones of the younger snapshots: names */
+	json_object *ra_bms;        /* the younger bookmarks: names */
 } rb_arg_t;
 
 /* Add the clones of snapshot snap, and the clones of their snapshots, to ra_clonev. */
@@ -166,9 +167,12 @@ rb_later(rb_arg_t *ra, const char *fs, const dsl_snap_info_t *si, json_object *l
 		json_object_array_add(later, json_object_new_string(v[i].dsi_name));
 		rb_clones_of(ra, v[i].dsi_name, 0);
 	}
-	for (int i = 0; i < nb; i++)
-		if (bv[i].dbi_txg > si->dsi_txg)
-			json_object_array_add(later, json_object_new_string(bv[i].dbi_name));
+	for (int i = 0; i < nb; i++) {
+		if (bv[i].dbi_txg <= si->dsi_txg)
+			continue;
+		json_object_array_add(later, json_object_new_string(bv[i].dbi_name));
+		json_object_array_add(ra->ra_bms, json_object_new_string(bv[i].dbi_name));
+	}
 	tarn_free(v);
 	tarn_free(bv);
 	return (0);
@@ -185,12 +189,22 @@ rb_refuse(rb_arg_t *ra, const char *why, const char *use, json_object *names)
 	return (host_report("rollback to", ra->ra_snap, EEXIST, why));
 }
 
-/* The change, with the file system closed (host_swap_fn_t). */
+/*
+ * The change, with the file system closed (host_swap_fn_t): the younger
+ * bookmarks go first (zfs destroys them too; the dsl's rollback destroys
+ * the younger snapshots itself), then the rollback.
+ */
 static int
 rb_change(void *arg)
 {
 	rb_arg_t *ra = arg;
 	char err[512] = "";
+	for (size_t i = 0; i < json_object_array_length(ra->ra_bms); i++) {
+		const char *bm = json_object_get_string(json_object_array_get_idx(ra->ra_bms, i));
+		int e = dsl_bookmark_destroy(ra->ra_dp, bm, err, sizeof (err));
+		if (e != 0)
+			return (host_report("destroy", bm, e, err));
+	}
 	int e = dsl_dataset_rollback(ra->ra_dp, ra->ra_snap, ra->ra_later, ra->ra_clones,
 	    NULL, NULL, err, sizeof (err));
 	return (e != 0 ? host_report("rollback to", ra->ra_snap, e, err) : 0);
@@ -258,12 +272,14 @@ op_fs_rollback(json_object *args, json_object *res)
 		.ra_later = host_arg_bool(args, "recursive") || host_arg_bool(args, "clones"),
 		.ra_clones = host_arg_bool(args, "clones"),
 		.ra_detail = json_object_new_array(), .ra_clonev = json_object_new_array(),
+		.ra_bms = json_object_new_array(),
 	};
 	int r = rb_run(&ra, fsname, host_arg_bool(args, "force"));
 	if (r == 0)
 		host_history_log(fs.hf_spa);
 	json_object_object_add(res, "detail", ra.ra_detail);
 	json_object_put(ra.ra_clonev);
+	json_object_put(ra.ra_bms);
 	host_fs_close(&fs);
 	return (r);
 }
