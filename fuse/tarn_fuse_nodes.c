@@ -142,14 +142,13 @@ tarn_fuse_nodes_retire(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg)
 		pthread_mutex_lock(&s->ts_lock);
 		tarn_fuse_node_t *tn;
 		TARN_HASH_FOREACH(&s->ts_nodes, tn, tn_link) {
-			if (tn->tn_nlookup == 0)
+			if (tn->tn_nlookup == 0 || fn(arg, tn->tn_ino, tn->tn_nlookup) != 0)
 				continue;
-			(void) fn(arg, tn->tn_ino, tn->tn_nlookup);
+			s->ts_lookups -= tn->tn_nlookup;
 			tn->tn_stale += tn->tn_nlookup;
 			tn->tn_nlookup = 0;
 			tn->tn_wb_err = 0;
 		}
-		s->ts_lookups = 0;
 		pthread_mutex_unlock(&s->ts_lock);
 	}
 }

@@ -37,19 +37,21 @@
  *   option; a kernel without the epoch gets ENOTSUP from begin (it probes
  *   with a first bump, which costs nothing but lookups), before anything
  *   changed, and the caller unmounts and mounts again instead.
- * - Inodes: node ids carry the swap epoch in their top 16 bits (TF_FINO;
+ * - Inodes: live node ids carry the swap epoch in bits 36-47 (TF_FINO;
  *   0 before the first swap, so nothing changes for a mount never
- *   swapped), so a file looked up again after a swap gets a node id the
- *   kernel has never seen and a fresh inode built from our attributes,
- *   with the new size, even where its object number is the same.  (Bumping
- *   the generation instead would make the kernel mark the old inode bad,
- *   and its users would get EIO or ESTALE depending on whether somebody
- *   had looked the name up again.)  The root is node id 1 in every epoch,
- *   always the served fs's root.  After the gate opens the attributes and
- *   pages of the root and of every old inode the kernel holds are dropped
- *   (notify_inval_inode on the old node ids; after, because dropping a
- *   dirty page writes it back through us), so nothing of the old state is
- *   served from the kernel's cache either.
+ *   swapped; bits 48-63 are the .zfs slot, 0 for the live fs), so a file
+ *   looked up again after a swap gets a node id the kernel has never seen
+ *   and a fresh inode built from our attributes, with the new size, even
+ *   where its object number is the same.  (Bumping the generation instead
+ *   would make the kernel mark the old inode bad, and its users would get
+ *   EIO or ESTALE depending on whether somebody had looked the name up
+ *   again.)  The root is node id 1 in every epoch, always the served fs's
+ *   root.  Snapshots under .zfs are not the served fs: their node ids,
+ *   handles and lookups stay as they are.  After the gate opens the
+ *   attributes and pages of the root and of every old inode the kernel
+ *   holds are dropped (notify_inval_inode on the old node ids; after,
+ *   because dropping a dirty page writes it back through us), so nothing
+ *   of the old state is served from the kernel's cache either.
  * - Stale inodes: a request about an old node id can only come from an
  *   old inode, kept by an open file, a working directory or an NFS
  *   handle: it gets ESTALE ("Stale file handle"), never old data nor
@@ -62,14 +64,14 @@
  *   states: stricter than zfs, which lets such a file go on, but with the
  *   writeback cache the kernel's size of it would be the old one.
  *   Releases pass (they only settle counts); a node id that wraps around
- *   (65536 swaps of one mount) could meet an inode still open from then.
+ *   (4096 swaps of one mount) could meet an inode still open from then.
  *
  * Lookup counts.  begin gives every reference the kernel holds back to
  * the old fs and keeps the counts as tn_stale in the node table; the
  * kernel forgets its old inodes later, by their old node ids, and those
  * forgets only take from tn_stale.  Lookups of the new epoch are counted
  * and given back to the new fs as ever.
-
+ *
  * A swap that finds nothing to serve (the new fs does not open): end with
  * NULL; every request then gets EIO (forgets are dropped) until the
  * caller unmounts with force.
@@ -256,6 +258,10 @@ tf_swap_verdict(tarn_fuse_t *t, const char *req, size_t len, bool *noreply)
 		return (0);                             /* never swapped */
 	uint64_t fh, fh2, node2;
 	tf_req_refs(&in, req + sizeof (in), len - sizeof (in), &fh, &fh2, &node2);
+	if (TF_SLOT(in.nodeid) != 0)
+		fh = UINT64_MAX;        /* under .zfs: snapshots do not change with a swap */
+	if (TF_SLOT(node2) != 0)
+		fh2 = UINT64_MAX;
 	if ((fh != UINT64_MAX && tf_fh_stale(t, fh)) || (fh2 != UINT64_MAX && tf_fh_stale(t, fh2)))
 		return (SET_ERROR(ESTALE));
 	if (tf_fino_stale(t, in.nodeid) || tf_fino_stale(t, node2))
@@ -303,11 +309,16 @@ tf_swap_enter(tarn_fuse_t *t, const char *req, size_t len)
 
 /* ---- the swap ---- */
 
-/* Give one node's references back to the fs that goes; keep its node id. */
+/*
+ * Give one node's references back to the fs that goes and keep its node
+ * id; not a snapshot's under .zfs (its key is its node id, slot above 0).
+ */
 static int
 tf_swap_giveback(void *arg, posix_ino_t ino, uint64_t nlookup)
 {
 	tarn_fuse_t *t = arg;
+	if (TF_SLOT(ino) != 0)
+		return (1);
 	posix_forget(t->tf_fs, ino, nlookup);
 	TARN_ARRAY_APPEND(&t->tf_sw_old, uint64_t, (uint64_t)TF_FINO(t, ino));
 	return (0);
