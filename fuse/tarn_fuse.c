@@ -452,6 +452,8 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 		t->tf_opts.tfo_uring = false;
 	if (tarn_fuse_hook_io(t) != 0)
 		t->tf_opts.tfo_uring = false;   /* and no killpriv v2: libfuse's INIT reply as is */
+	else
+		t->tf_hooked = true;
 	e = tf_start_loop(t);
 	if (e != 0) {
 		fuse_session_unmount(t->tf_se);
@@ -679,7 +681,7 @@ tf_collect_ino(void *arg, posix_ino_t ino, uint64_t nlookup)
  * negative, is looked up again before its next use.  The notification
  * has no payload; libfuse 3.14 has no call for it, so we write it.
  */
-static int
+int
 tf_notify_inc_epoch(tarn_fuse_t *t)
 {
 	struct {
