@@ -29,6 +29,7 @@ extern const host_op_t host_ops_label[];
 extern const host_op_t host_ops_create[];
 extern const host_op_t host_ops_import[];
 extern const host_op_t host_ops_vdev[];
+extern const host_op_t host_ops_diff[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */
 const char *host_arg_str(json_object *args, const char *key);

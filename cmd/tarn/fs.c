@@ -39,6 +39,8 @@ static const cli_verb_t cli_fs_verbs[] = {
 	    "\tumount [-f] <-a | filesystem|mountpoint>\n" },
 	{ "upgrade", cli_fs_upgrade,
 	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n" },
+	{ "diff", cli_fs_diff,
+	    "\tdiff [-FHt] <snapshot> [snapshot|filesystem]\n" },
 };
 
 const cli_verb_t *

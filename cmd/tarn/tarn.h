@@ -245,6 +245,7 @@ int cli_fs_get(int argc, char **argv);
 int cli_fs_mount(int argc, char **argv);
 int cli_fs_unmount(int argc, char **argv);
 int cli_fs_upgrade(int argc, char **argv);
+int cli_fs_diff(int argc, char **argv);     /* fs_diff.c */
 
 /*
  * call.c: run a host operation (host_exec) here or in tarnd.  args is
