@@ -177,9 +177,11 @@ size_t dmu_objset_dead_take(objset_t *os, blkptr_t **bps);
  * Syncing context of txg: write a copy of the objset_phys block at src
  * with an empty intent-log header (a snapshot's root, or a new file
  * system's first root from a snapshot), its new bp in *out.  The blocks
- * below are shared, not copied.
+ * below are shared, not copied.  space (may be NULL): its os_used, os_lsize
+ * and os_psize.
  */
-int dmu_objset_copy_root(dmu_pool_t *dp, const blkptr_t *src, uint64_t txg, blkptr_t *out);
+int dmu_objset_copy_root(dmu_pool_t *dp, const blkptr_t *src, uint64_t txg, blkptr_t *out,
+    uint64_t space[3]);
 
 /* Block pointer of the objset as last synced (hole if never). */
 const blkptr_t *dmu_objset_rootbp(objset_t *os);

@@ -458,13 +458,19 @@ dmu_objset_dead_take(objset_t *os, blkptr_t **bps)
 }
 
 int
-dmu_objset_copy_root(dmu_pool_t *dp, const blkptr_t *src, uint64_t txg, blkptr_t *out)
+dmu_objset_copy_root(dmu_pool_t *dp, const blkptr_t *src, uint64_t txg, blkptr_t *out,
+    uint64_t space[3])
 {
 	if (BP_IS_HOLE(src) || src->bp_lsize != OBJSET_PHYS_SIZE || src->bp_type != DMU_OT_OBJSET)
 		return (SET_ERROR(EINVAL));
 	objset_phys_t *phys = tarn_alloc_aligned(OBJSET_PHYS_SIZE);
 	int err = zio_read(dp->dp_zio, src, phys, 0);
 	if (err == 0) {
+		if (space != NULL) {
+			space[0] = phys->os_used;
+			space[1] = phys->os_lsize;
+			space[2] = phys->os_psize;
+		}
 		memset(&phys->os_zil_header, 0, sizeof (phys->os_zil_header));
 		zio_prop_t zp;
 		memset(&zp, 0, sizeof (zp));

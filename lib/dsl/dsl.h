@@ -64,6 +64,11 @@ spa_t *dsl_pool_spa(dsl_pool_t *dp);
  * too long", "snapshot delimiter '@' is not expected here").
  */
 int dsl_name_validate(const char *name, char *err, size_t errlen);
+/*
+ * The same for a snapshot "FS@SNAP" (sep '@') or a bookmark "FS#BM" (sep
+ * '#'): zfs's messages ("multiple '@' and/or '#' delimiters in name", ...).
+ */
+int dsl_snap_name_validate(const char *name, char sep, char *err, size_t errlen);
 /* The key its object set is registered under in the pool ("ds<obj>"). */
 int dsl_dataset_oskey(dsl_pool_t *dp, const char *name, char *key, size_t len);
 /* The dataset whose object set key is key (ENOENT: none, e.g. "<MOS>"). */

@@ -82,14 +82,14 @@ dsl_phys_read(dsl_pool_t *dp, uint64_t obj, dsl_dataset_phys_t *phys)
 	return (dmu_bonus_read(dp->dp_mos, obj, phys, sizeof (*phys)));
 }
 
-static void
+void
 dsl_os_key(uint64_t obj, char *buf, size_t len)
 {
 	(void) snprintf(buf, len, DSL_OS_PREFIX "%" PRIu64, obj);
 }
 
 /* Make a dataset object (and link it under parent) in tx. */
-static int
+int
 dsl_obj_create(dsl_pool_t *dp, uint64_t parent, const char *component, dmu_tx_t *tx,
     uint64_t *objp)
 {
@@ -168,6 +168,7 @@ dsl_pool_open(spa_t *spa, dsl_fs_init_fn_t init_fn, void *init_arg, dsl_pool_t *
 	dp->dp_init_fn = init_fn;
 	dp->dp_init_arg = init_arg;
 	pthread_mutex_init(&dp->dp_lock, NULL);
+	dsl_snap_hooks_install(spa);
 	int e = spa_dir_lookup(spa, DSL_DIR_ROOT, &dp->dp_root_obj);
 	if (e == ENOENT && !spa_readonly(spa)) {
 		dmu_tx_t *tx;
@@ -199,6 +200,7 @@ dsl_pool_open_reader(spa_t *spa, dsl_pool_t **dpp)
 	dp->dp_mos = spa_meta_objset(spa);
 	dp->dp_reader = true;
 	pthread_mutex_init(&dp->dp_lock, NULL);
+	dsl_snap_hooks_install(spa);
 	int e = spa_dir_lookup(spa, DSL_DIR_ROOT, &dp->dp_root_obj);
 	if (e != 0) {
 		dsl_pool_close(dp);
@@ -327,7 +329,16 @@ dsl_dataset_key_name(dsl_pool_t *dp, const char *key, char *name, size_t len)
 	int e = 0;
 	tail[0] = '\0';
 	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
-	for (int depth = 0; ; depth++) {
+	dsl_snap_phys_t sp;
+	if (dsl_snap_read(dp->dp_mos, obj, &sp) == 0) {        /* a snapshot: "@name" */
+		dsl_dataset_phys_t hd;
+		if ((e = dsl_phys_read(dp, sp.ds_head_obj, &hd)) == 0 &&
+		    (e = zap_value_search(dp->dp_mos, hd.dd_snap_zap, obj, 0, comp,
+		    ZAP_MAXNAMELEN)) == 0)
+			(void) snprintf(tail, len, "@%s", comp);
+		obj = sp.ds_head_obj;
+	}
+	for (int depth = 0; e == 0; depth++) {
 		dsl_dataset_phys_t phys;
 		if (depth > DSL_NAME_MAX || (e = dsl_phys_read(dp, obj, &phys)) != 0)
 			break;
@@ -471,6 +482,39 @@ dsl_create_once_props(dsl_pool_t *dp, const char *parent, uint64_t obj,
 	return (e);
 }
 
+/* The dataset object of name and its -o properties, in tx (open or syncing). */
+int
+dsl_create_obj_tx(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props,
+    int nprops, dmu_tx_t *tx, uint64_t *objp, char *err, size_t errlen)
+{
+	char parent[DSL_NAME_MAX];
+	const char *last;
+	uint64_t pobj, obj;
+	dsl_split(name, parent, sizeof (parent), &last);
+	int e = dsl_lookup(dp, parent, &pobj, NULL, 0);
+	if (e == ENOENT)
+		(void) snprintf(err, errlen, "parent does not exist");
+	if (e == 0)
+		e = dsl_obj_create(dp, pobj, last, tx, &obj);
+	for (int i = 0; i < nprops && e == 0; i++) {
+		int prop = dsl_prop_lookup(props[i].dps_name);
+		uint64_t num;
+		char str[DSL_MOUNTPOINT_MAX];
+		if (prop < 0) {         /* a user property (checked) */
+			e = dsl_prop_user_store(dp, obj, props[i].dps_name, props[i].dps_value, tx);
+			continue;
+		}
+		e = dsl_prop_parse(prop, props[i].dps_value, &num, str, sizeof (str), err, errlen);
+		if (e == 0)
+			e = dsl_prop_store(dp, obj, prop, num, str, tx);
+	}
+	if (e == 0)
+		e = dsl_create_once_props(dp, parent, obj, props, nprops, tx);
+	if (e == 0)
+		*objp = obj;
+	return (e);
+}
+
 static int
 dsl_create_one(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props,
     int nprops, char *err, size_t errlen)
@@ -489,21 +533,7 @@ dsl_create_one(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props
 		e = dsl_tx_begin(dp, false, &tx);
 	if (e != 0)
 		return (e);
-	e = dsl_obj_create(dp, pobj, last, tx, &obj);
-	for (int i = 0; i < nprops && e == 0; i++) {
-		int prop = dsl_prop_lookup(props[i].dps_name);
-		uint64_t num;
-		char str[DSL_MOUNTPOINT_MAX];
-		if (prop < 0) {         /* a user property (checked) */
-			e = dsl_prop_user_store(dp, obj, props[i].dps_name, props[i].dps_value, tx);
-			continue;
-		}
-		e = dsl_prop_parse(prop, props[i].dps_value, &num, str, sizeof (str), err, errlen);
-		if (e == 0)
-			e = dsl_prop_store(dp, obj, prop, num, str, tx);
-	}
-	if (e == 0)
-		e = dsl_create_once_props(dp, parent, obj, props, nprops, tx);
+	e = dsl_create_obj_tx(dp, name, props, nprops, tx, &obj, err, errlen);
 	uint64_t txg = dmu_tx_get_txg(tx);
 	int e2 = dsl_tx_end(dp, tx);
 	e = e ? e : e2;
@@ -516,7 +546,7 @@ dsl_create_one(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props
 }
 
 /* Check the name and the -o list before anything is written. */
-static int
+int
 dsl_create_check(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props,
     int nprops, char *err, size_t errlen)
 {
@@ -567,12 +597,26 @@ dsl_dataset_create(dsl_pool_t *dp, const char *name, bool parents,
 	if ((e = dsl_writable(dp, err, errlen)) != 0)
 		return (e);
 	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
+	e = dsl_create_parents(dp, name, parents, err, errlen);
+	if (e == 0)
+		e = dsl_create_one(dp, name, props, nprops, err, errlen);
+	tarn_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
+/*
+ * Before creating name (lock held): EEXIST if it exists; with parents
+ * (-p) make each missing ancestor, top-down, with no properties.
+ */
+int
+dsl_create_parents(dsl_pool_t *dp, const char *name, bool parents, char *err, size_t errlen)
+{
 	uint64_t obj;
+	int e = 0;
 	if (dsl_lookup(dp, name, &obj, NULL, 0) == 0) {
 		(void) snprintf(err, errlen, "dataset already exists");
 		e = SET_ERROR(EEXIST);
 	}
-	/* -p: create each missing ancestor, top-down, with no properties. */
 	char *anc = tarn_strdup(name);
 	for (char *s = strchr(anc + strlen(spa_name(dp->dp_spa)) + 1, '/');
 	    e == 0 && parents && s != NULL; s = strchr(s + 1, '/')) {
@@ -582,9 +626,6 @@ dsl_dataset_create(dsl_pool_t *dp, const char *name, bool parents,
 		*s = '/';
 	}
 	tarn_free(anc);
-	if (e == 0)
-		e = dsl_create_one(dp, name, props, nprops, err, errlen);
-	tarn_mutex_unlock(&dp->dp_lock);
 	return (e);
 }
 
@@ -656,6 +697,8 @@ dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
 		return (e);
 	e = zap_remove(dp->dp_mos, pphys.dd_child_zap, last, tx);
 	if (e == 0)
+		e = dsl_head_destroy_tx(dp, obj, tx);
+	if (e == 0)
 		e = zap_destroy(dp->dp_mos, phys.dd_child_zap, tx);
 	if (e == 0)
 		e = zap_destroy(dp->dp_mos, obj, tx);
@@ -690,6 +733,8 @@ dsl_destroy_tree(dsl_pool_t *dp, uint64_t obj, const char *name, bool self, bool
 	}
 	tarn_free(cname);
 	tarn_free(kids);
+	if (e == 0 && self)
+		e = dsl_snap_destroy_head_locked(dp, obj, check, err, errlen);
 	if (e == 0 && self && !check)
 		e = dsl_destroy_one(dp, obj, name);
 	return (e);
@@ -719,6 +764,9 @@ dsl_dataset_destroy(dsl_pool_t *dp, const char *name, bool recursive, char *err,
 	if (e == 0)
 		e = dsl_children(dp, obj, &kids, &n);
 	tarn_free(kids);
+	dsl_dataset_phys_t dd;
+	if (e == 0 && n == 0 && (e = dsl_phys_read(dp, obj, &dd)) == 0 && dd.dd_prev_snap_obj != 0)
+		n = 1;                  /* snapshots are children too */
 	if (e == 0 && n > 0 && !recursive) {
 		(void) snprintf(err, errlen, "filesystem has children; use -r");
 		e = SET_ERROR(EEXIST);

@@ -22,9 +22,76 @@ typedef struct dsl_dataset_phys {
 	uint64_t dd_type;            /* DSL_TYPE_FILESYSTEM */
 	uint64_t dd_create_txg;
 	uint64_t dd_guid;            /* random at creation; 0 in older datasets */
-	uint64_t dd_pad[10];
+	/* snapshots (feature snapshots; all 0 before the first) */
+	uint64_t dd_snap_zap;        /* MOS ZAP: snapshot name -> snapshot object */
+	uint64_t dd_prev_snap_obj;   /* newest snapshot */
+	uint64_t dd_prev_snap_txg;   /* its txg (a clone without one: its origin's) */
+	uint64_t dd_deadlist;        /* blocks of dd_prev_snap_obj this one freed */
+	uint64_t dd_origin_obj;      /* a clone: the snapshot it was made from */
+	uint64_t dd_bookmark_zap;    /* MOS ZAP: bookmark name -> [guid, txg, creation] */
+	uint64_t dd_pad[4];
 } dsl_dataset_phys_t;
 _Static_assert(sizeof (dsl_dataset_phys_t) == 128, "dsl_dataset_phys_t is 128 bytes");
+
+/*
+ * Bonus of a snapshot object (a MOS ZAP of type DMU_OT_DSL_SNAP whose
+ * entries are its user properties).  312 bytes.
+ */
+typedef struct dsl_snap_phys {
+	blkptr_t ds_bp;              /* its own copy of the file system's root */
+	uint64_t ds_head_obj;        /* the file system */
+	uint64_t ds_prev_obj;        /* the next older snapshot (0: none) */
+	uint64_t ds_prev_txg;        /* its txg (the first of a clone: the origin's; else 0) */
+	uint64_t ds_next_obj;        /* the next newer one (0: the file system is next) */
+	uint64_t ds_txg;             /* createtxg */
+	uint64_t ds_creation;
+	uint64_t ds_guid;
+	uint64_t ds_referenced, ds_lreferenced, ds_preferenced;
+	uint64_t ds_deadlist;        /* blocks of the previous snapshot dead in this one */
+	uint64_t ds_clones_zap;      /* MOS ZAP: "%llx" of each clone's object */
+	uint64_t ds_nclones;
+	uint64_t ds_holds_zap;       /* MOS ZAP: tag -> time held */
+	uint64_t ds_userrefs;
+	uint64_t ds_flags;           /* DSL_SNAP_F_* */
+	uint64_t ds_pad[7];
+} dsl_snap_phys_t;
+_Static_assert(sizeof (dsl_snap_phys_t) == 312, "dsl_snap_phys_t is 312 bytes");
+#define DSL_SNAP_F_DEFER_DESTROY 0x1
+
+/* ---- dead lists (dsl_deadlist.c) ---- */
+
+/* One bucket of a dead list: blocks born after dle_mintxg (up to the next bucket's). */
+typedef struct dsl_dl_ent {
+	uint64_t dle_mintxg;
+	uint64_t dle_bpobj;          /* 0: a boundary with no blocks yet */
+} dsl_dl_ent_t;
+/* Bonus of a bpobj. */
+typedef struct dsl_bpobj_phys {
+	uint64_t bpo_num;            /* block pointers in the object */
+	uint64_t bpo_bytes;          /* their space (zio_bp_dsize) */
+	uint64_t bpo_lsize, bpo_psize;
+} dsl_bpobj_phys_t;
+/* A new dead list with boundaries keys[0..n). */
+int dsl_dl_create(objset_t *mos, const uint64_t *keys, int n, dmu_tx_t *tx, uint64_t *objp);
+/* Its buckets, sorted (caller frees *ents). */
+int dsl_dl_load(objset_t *mos, uint64_t dl, dsl_dl_ent_t **ents, int *n);
+/* The distinct boundaries, sorted (caller frees). */
+int dsl_dl_keys(objset_t *mos, uint64_t dl, uint64_t **keys, int *n);
+/* Add dead blocks, each to the bucket of its birth. */
+int dsl_dl_insert(spa_t *spa, uint64_t dl, const blkptr_t *bps, size_t n, dmu_tx_t *tx);
+/* Space of the buckets with lo <= mintxg <= hi. */
+int dsl_dl_space(objset_t *mos, uint64_t dl, uint64_t lo, uint64_t hi, uint64_t *bytes,
+    uint64_t *lsize, uint64_t *psize);
+/*
+ * Free (zio_free in tx's txg) every block of the buckets with
+ * lo <= mintxg <= hi and drop those buckets; *freed: their space.
+ */
+int dsl_dl_free_range(spa_t *spa, uint64_t dl, uint64_t lo, uint64_t hi, dmu_tx_t *tx,
+    uint64_t *freed);
+/* Move src's buckets (not their blocks) into dst; src is destroyed. */
+int dsl_dl_merge(objset_t *mos, uint64_t dst, uint64_t src, dmu_tx_t *tx);
+/* Destroy a dead list and its buckets, leaving their blocks alone. */
+int dsl_dl_destroy(objset_t *mos, uint64_t dl, dmu_tx_t *tx);
 
 /* One dataset's figures in the space cache (dsl_space.c). */
 typedef struct dsl_space_node {
@@ -36,6 +103,9 @@ typedef struct dsl_space_node {
 	uint64_t dsn_lsize, dsn_psize;  /* its object set's logical and stored bytes */
 	uint64_t dsn_lused, dsn_pused;  /* the same over its subtree */
 	uint64_t dsn_res, dsn_quota, dsn_refquota;   /* local values, 0: none */
+	uint64_t dsn_usedsnap;       /* held only by its snapshots */
+	uint64_t dsn_written;        /* born since its newest snapshot */
+	uint64_t dsn_nsnaps;
 } dsl_space_node_t;
 
 struct dsl_pool {
@@ -77,6 +147,46 @@ int dsl_tx_begin(dsl_pool_t *dp, bool netfree, dmu_tx_t **txp);
 /* Commit tx and wait until its txg is on disk. */
 int dsl_tx_end(dsl_pool_t *dp, dmu_tx_t *tx);
 int dsl_os_get(dsl_pool_t *dp, uint64_t obj, objset_t **osp);
+/* "ds<obj>": the name its object set is registered under. */
+void dsl_os_key(uint64_t obj, char *buf, size_t len);
+int dsl_obj_create(dsl_pool_t *dp, uint64_t parent, const char *component, dmu_tx_t *tx,
+    uint64_t *objp);
+int dsl_create_check(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props,
+    int nprops, char *err, size_t errlen);
+int dsl_create_parents(dsl_pool_t *dp, const char *name, bool parents, char *err,
+    size_t errlen);
+int dsl_create_obj_tx(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t *props,
+    int nprops, dmu_tx_t *tx, uint64_t *objp, char *err, size_t errlen);
+
+/* dsl_snap.c, dsl_snap_destroy.c */
+typedef struct dsl_snap_ent {
+	uint64_t se_obj;
+	char     se_name[ZAP_MAXNAMELEN];
+	dsl_snap_phys_t se_phys;
+} dsl_snap_ent_t;
+/* The snapshots of file system head, oldest first (caller frees). */
+int dsl_snap_chain(dsl_pool_t *dp, uint64_t head, dsl_snap_ent_t **out, int *np);
+int dsl_snap_read(objset_t *mos, uint64_t obj, dsl_snap_phys_t *sp);
+int dsl_snap_write(objset_t *mos, uint64_t obj, const dsl_snap_phys_t *sp, dmu_tx_t *tx);
+int dsl_head_write(objset_t *mos, uint64_t obj, const dsl_dataset_phys_t *dd, dmu_tx_t *tx);
+uint64_t dsl_key_obj(const char *name);
+void dsl_join(char *buf, size_t len, const char *a, char sep, const char *b);
+int dsl_feature_check(dsl_pool_t *dp, char *err, size_t errlen);
+int dsl_split_at(dsl_pool_t *dp, const char *name, char sep, uint64_t *fsobj, char *fsname,
+    const char **tail, char *err, size_t errlen);
+int dsl_snap_lookup(dsl_pool_t *dp, const char *name, uint64_t *headp, uint64_t *snapp,
+    char *err, size_t errlen);
+void dsl_snap_hooks_install(spa_t *spa);
+bool dsl_snap_is_open(spa_t *spa, uint64_t obj);
+int dsl_snap_head_space(dsl_pool_t *dp, uint64_t head, uint64_t refer, uint64_t *usedsnap,
+    uint64_t *written, uint64_t *nsnaps);
+/* Syncing context: destroy snapshot obj (checked already); *freed += what it freed. */
+int dsl_snap_destroy_one_sync(dsl_pool_t *dp, uint64_t obj, dmu_tx_t *tx, uint64_t *freed);
+/* Before a file system's objects are dropped: unlink it from its origin, drop its lists. */
+int dsl_head_destroy_tx(dsl_pool_t *dp, uint64_t obj, dmu_tx_t *tx);
+/* Every snapshot of file system head (lock held): check only, or destroy them. */
+int dsl_snap_destroy_head_locked(dsl_pool_t *dp, uint64_t head, bool check, char *err,
+    size_t errlen);
 typedef struct dsl_child {
 	char     dc_name[ZAP_MAXNAMELEN];
 	uint64_t dc_obj;

@@ -1,8 +1,8 @@
 /*
  * dsl_name.c — dataset names, checked as zfs checks them: components of
  * letters, digits and "-_.: " separated by single slashes, the first being
- * the pool's name, at most 255 bytes in all.  Snapshots ('@') and
- * bookmarks ('#') do not exist yet and are refused.
+ * the pool's name, at most 255 bytes in all.  dsl_name_validate takes
+ * file system names only; dsl_snap_name_validate "FS@SNAP" or "FS#BM".
  */
 #include "dsl_impl.h"
 #include <ctype.h>
@@ -68,4 +68,46 @@ dsl_name_validate(const char *name, char *err, size_t errlen)
 		}
 	}
 	return (0);
+}
+
+int
+dsl_snap_name_validate(const char *name, char sep, char *err, size_t errlen)
+{
+	size_t len = strlen(name);
+	if (len >= DSL_NAME_MAX) {
+		(void) snprintf(err, errlen, "name is too long");
+		return (SET_ERROR(ENAMETOOLONG));
+	}
+	const char *at = strpbrk(name, "@#");
+	if (at == NULL || *at != sep) {
+		(void) snprintf(err, errlen, sep == '@' ? "not a snapshot name" :
+		    "not a bookmark name");
+		return (SET_ERROR(EINVAL));
+	}
+	if (strpbrk(at + 1, "@#") != NULL) {
+		(void) snprintf(err, errlen, "multiple '@' and/or '#' delimiters in name");
+		return (SET_ERROR(EINVAL));
+	}
+	if (at == name || at[1] == '\0') {
+		(void) snprintf(err, errlen, "empty component or misplaced '@' or '#' "
+		    "delimiter in name");
+		return (SET_ERROR(EINVAL));
+	}
+	char *fs = tarn_strdup(name);
+	fs[at - name] = '\0';
+	int e = dsl_name_validate(fs, err, errlen);
+	tarn_free(fs);
+	for (const char *p = at + 1; e == 0 && *p != '\0'; p++) {
+		if (*p == '/') {
+			(void) snprintf(err, errlen, "trailing slash in name");
+			e = SET_ERROR(EINVAL);
+		} else if (!dsl_valid_char(*p)) {
+			if (isprint((unsigned char)*p))
+				(void) snprintf(err, errlen, "invalid character '%c' in name", *p);
+			else
+				(void) snprintf(err, errlen, "invalid character in name");
+			e = SET_ERROR(EINVAL);
+		}
+	}
+	return (e);
 }

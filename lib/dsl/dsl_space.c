@@ -2,7 +2,8 @@
  * dsl_space.c — used, referenced and available of every dataset.
  *
  * Theory.  referenced is the dataset's object set's bytes on disk
- * (dmu_objset_space, data bytes); used adds the part of its
+ * (dmu_objset_space, data bytes); used adds what only its snapshots hold
+ * (usedbysnapshots: the space of their dead lists, dsl_deadlist.c), the part of its
  * refreservation that referenced does not fill yet (usedbyrefreservation)
  * and each child's used, or its reservation when larger; available is
  * the pool's free space (spa_get_avail) less every dataset's unused
@@ -55,7 +56,10 @@ space_walk(dsl_pool_t *dp, space_walk_t *w, uint64_t obj, uint64_t parent, int *
 	(void) dsl_prop_local(dp, obj, DSL_PROP_REFRESERVATION, &refres, NULL, 0);
 	node.dsn_refres = refres > node.dsn_refer ? refres - node.dsn_refer : 0;
 	w->sw_unres += node.dsn_refres;
-	node.dsn_used = node.dsn_refer + node.dsn_refres;
+	if ((e = dsl_snap_head_space(dp, obj, node.dsn_refer, &node.dsn_usedsnap,
+	    &node.dsn_written, &node.dsn_nsnaps)) != 0)
+		return (e);
+	node.dsn_used = node.dsn_refer + node.dsn_usedsnap + node.dsn_refres;
 	node.dsn_lused = node.dsn_lsize;
 	node.dsn_pused = node.dsn_psize;
 	dsl_child_t *kids;
@@ -143,6 +147,9 @@ dsl_space_locked(dsl_pool_t *dp, const char *name, dsl_space_t *out)
 	out->ds_preferenced = n->dsn_psize;
 	out->ds_lused = n->dsn_lused;
 	out->ds_pused = n->dsn_pused;
+	out->ds_usedsnap = n->dsn_usedsnap;
+	out->ds_written = n->dsn_written;
+	out->ds_nsnaps = n->dsn_nsnaps;
 	uint64_t pool = spa_get_avail(dp->dp_spa);
 	uint64_t unres = dp->dp_space_unres;
 	uint64_t avail = pool > unres ? pool - unres : 0;

@@ -249,6 +249,8 @@ int spa_objset_root(spa_t *spa, const char *name, blkptr_t *bp);
  * changes.  The caller has closed its users.
  */
 int spa_objset_evict(spa_t *spa, const char *name);
+/* The open object set registered as name, or NULL (nothing is opened). */
+objset_t *spa_objset_find(spa_t *spa, const char *name);
 
 /*
  * Added for lib/dsl: bytes new data may still use (after the slop

@@ -194,8 +194,28 @@ spa_objset_set_root_sync(spa_t *spa, const char *name, const blkptr_t *bp, dmu_t
 int
 spa_objset_evict(spa_t *spa, const char *name)
 {
-	objset_t *os = NULL;
-	zil_t *zl = NULL;
+	objset_t *os = spa_objset_find(spa, name);
+	if (os == NULL)
+		return (0);
+	/* Its intent log describes changes to the state being replaced: drop it. */
+	zil_t *zl = spa_objset_zil(spa, os);
+	if (zl != NULL) {
+		dmu_tx_t *tx = dmu_tx_create(spa->spa_mos);
+		dmu_tx_hold_space(tx, 64 * KiB);
+		dmu_tx_mark_netfree(tx);
+		int e = dmu_tx_assign(tx, TXG_WAIT);
+		if (e != 0) {
+			dmu_tx_abort(tx);
+			return (e);
+		}
+		zil_destroy(zl, tx);
+		uint64_t txg = dmu_tx_get_txg(tx);
+		dmu_tx_commit(tx);
+		if ((e = txg_wait_synced(spa->spa_dp, txg)) != 0)
+			return (e);
+	}
+	zl = NULL;
+	os = NULL;
 	tarn_mutex_lock(&spa->spa_lock, SPA);
 	for (int i = 0; i < SPA_NOS(spa); i++) {
 		if (strcmp(SPA_OS(spa, i).so_name, name) != 0)
@@ -215,4 +235,16 @@ spa_objset_evict(spa_t *spa, const char *name)
 	if (os != NULL)
 		dmu_objset_close(os);
 	return (0);
+}
+
+objset_t *
+spa_objset_find(spa_t *spa, const char *name)
+{
+	objset_t *os = NULL;
+	tarn_mutex_lock(&spa->spa_lock, SPA);
+	for (int i = 0; i < SPA_NOS(spa) && os == NULL; i++)
+		if (strcmp(SPA_OS(spa, i).so_name, name) == 0)
+			os = SPA_OS(spa, i).so_os;
+	tarn_mutex_unlock(&spa->spa_lock);
+	return (os);
 }
