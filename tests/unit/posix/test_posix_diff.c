@@ -188,8 +188,6 @@ diff_changes(void)
 	TT_OK(dmu_objset_open(spa_dmu_pool(t.spa), &oldbp, NULL, &old));
 	dcoll_t c = { .lines = TARN_ARRAY_INIT(char *), .ordered = true };
 	TT_OK(posix_diff(old, t.os, txg, dcoll_fn, &c));
-	for (size_t i = 0; i < tarn_array_len(&c.lines); i++)
-		fprintf(stderr, "    %s\n", TARN_ARRAY_AT(&c.lines, char *, i));
 	TT_CHECK(c.ordered);
 	TT_CHECK(dcoll_has(&c, "M\t/\t/"));
 	TT_CHECK(dcoll_has(&c, "M\t/\t/d1"));
