@@ -180,7 +180,11 @@ bench_zfs_fuse() {
 	fi
 	report zfs-fuse "find_newer (tree walk)" "$(touch -d '1 hour ago' "$T/stamp";
 	    secs find "$MNT" -newer "$T/stamp")"
-	"$ZPOOL" destroy -f zbenchdiff && ZFS_POOL=""
+	# FUSE lets go of files asynchronously: "pool is busy" for a while
+	for ((i = 0; i < 20; i++)); do
+		"$ZPOOL" destroy -f zbenchdiff >/dev/null 2>&1 && { ZFS_POOL=""; break; }
+		sleep 0.5
+	done
 	stop_pid "$ZFS_PID"
 	ZFS_PID=""
 	rm -f "$T/dev/zfs0"

@@ -63,6 +63,9 @@ static int
 diff_split(const char *from, const char *to, diff_names_t *dn)
 {
 	memset(dn, 0, sizeof (*dn));
+	if (strlen(from) >= DSL_NAME_MAX || (to != NULL && strlen(to) >= DSL_NAME_MAX))
+		return (host_report("diff", strlen(from) >= DSL_NAME_MAX ? from : to,
+		    ENAMETOOLONG, "name is too long"));
 	const char *fat = strchr(from, '@'), *tat = to != NULL ? strchr(to, '@') : NULL;
 	size_t fdslen = fat != NULL ? (size_t)(fat - from) : strlen(from);
 	size_t fsnlen = strlen(from) - fdslen;      /* with the '@' */
@@ -80,8 +83,6 @@ diff_split(const char *from, const char *to, diff_names_t *dn)
 	if (fsnlen <= 1 || tsnlen == 1 || (fdslen == 0 && tdslen == 0))
 		return (host_report("diff", from, EINVAL,
 		    "unable to determine which snapshots to compare"));
-	if (fdslen >= DSL_NAME_MAX || tdslen >= DSL_NAME_MAX)
-		return (host_report("diff", from, ENAMETOOLONG, "name is too long"));
 	dn->dn_clone = fdslen > 0 && tdslen > 0 &&
 	    (fdslen != tdslen || strncmp(from, to, fdslen) != 0);
 	const char *ds = tdslen > 0 ? to : from;

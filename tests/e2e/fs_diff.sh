@@ -167,6 +167,8 @@ tarn_err 1 "^cannot diff 'tank@s1': not an earlier snapshot from the same fs$" \
 tarn_err 1 "^cannot diff 'tank': badly formed snapshot name$" fs diff tank
 tarn_err 1 "^cannot diff 'tank@s1': unable to determine which snapshots to compare$" \
 	fs diff tank@s1 @
+long=$(printf 'a%.0s' $(seq 1 300))
+tarn_err 1 "^cannot diff 'a+@s1': name is too long$" fs diff "$long@s1"
 # a file system without a mountpoint that is not mounted has no paths
 tarn_ok fs create -o mountpoint=none tank/nomnt
 tarn_ok fs snapshot tank/nomnt@a
