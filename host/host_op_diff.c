@@ -120,6 +120,9 @@ diff_snap_txg(host_fs_t *fs, const char *snap, uint64_t *txg)
 static int
 diff_check_order(host_fs_t *fs, const diff_names_t *dn, uint64_t from_txg)
 {
+	uint64_t to_txg = 0;
+	if (!dn->dn_to_live && diff_snap_txg(fs, dn->dn_to, &to_txg) != 0)
+		return (HOST_FAILED);
 	if (dn->dn_clone) {
 		char origin[DSL_NAME_MAX];
 		if (dsl_dataset_origin(fs->hf_dp, dn->dn_fs, origin, sizeof (origin)) != 0 ||
@@ -128,9 +131,6 @@ diff_check_order(host_fs_t *fs, const diff_names_t *dn, uint64_t from_txg)
 			    "not an earlier snapshot from the same fs"));
 		return (0);
 	}
-	uint64_t to_txg;
-	if (!dn->dn_to_live && diff_snap_txg(fs, dn->dn_to, &to_txg) != 0)
-		return (HOST_FAILED);
 	if (!dn->dn_to_live && to_txg <= from_txg)
 		return (host_report("diff", dn->dn_from, EXDEV,
 		    "not an earlier snapshot from the same fs"));
