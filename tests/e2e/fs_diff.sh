@@ -8,7 +8,8 @@
 # (escaped \0040) — with -F (types), -H (rename's tab) and -t (ctime as
 # stat shows it); reads alone (atime) change nothing; bad names, missing
 # datasets and snapshots in the wrong order are one-line errors (exit 1),
-# usage errors exit 2.
+# usage errors exit 2.  A clone against its origin snapshot, once the
+# `clone` verb exists.
 #
 # Cleanup even on failure: lib.sh's EXIT trap destroys the pool (which
 # unmounts), stops this test's daemon by its PID and removes the temp dir
@@ -179,5 +180,24 @@ out_is "tank@s1
 tank@s2
 tank/nomnt@a
 tank/other@x"
+
+# --- a clone against its origin (once `zfs clone` exists)
+if "$TARN" fs help 2>&1 | grep -q "clone"; then
+	tarn_ok fs clone tank@s1 tank/cl
+	ok sh -c "echo x > '$M/cl/cnew'; rm '$M/cl/del'; sync"
+	tarn_ok fs diff tank@s1 tank/cl
+	sorted_is "M${T}$M/cl/
++${T}$M/cl/cnew
+-${T}$M/cl/del"
+	tarn_ok fs snapshot tank/cl@c1
+	tarn_ok fs diff tank@s1 tank/cl@c1
+	sorted_is "M${T}$M/cl/
++${T}$M/cl/cnew
+-${T}$M/cl/del"
+	tarn_err 1 "^cannot diff 'tank@s2': not an earlier snapshot from the same fs$" \
+		fs diff tank@s2 tank/cl@c1
+	tarn_err 1 "^cannot diff 'tank/cl@nope': snapshot does not exist$" \
+		fs diff tank@s1 tank/cl@nope
+fi
 
 e2e_done
