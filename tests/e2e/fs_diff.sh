@@ -141,6 +141,15 @@ zfs_ok diff @s2 tank
 sorted_is "M${T}$M/
 -${T}$M/a
 M${T}$M/d1/b"
+# many changes: the lines come in several parts, in object (inode) order
+ok mkdir "$M/many"
+ok sh -c "cd '$M/many' && for i in \$(seq 1 1200); do : > f\$i; done; sync"
+zfs_ok diff tank@s2
+[ "$(wc -l < "$OUT")" -eq 1204 ] && pass || fail "many: $(wc -l < "$OUT") lines, not 1204"
+[ "$(grep -c "^+${T}$M/many/f" "$OUT")" -eq 1200 ] && pass || fail "many: not 1200 files"
+grep -v "^-" "$OUT" | cut -f2 | sed 's/ -> .*//' | xargs -d '\n' stat -c %i > "$E2E_TMP/inos"
+sort -n -c "$E2E_TMP/inos" && pass || fail "lines not in inode order"
+ok rm -r "$M/many"
 # the first snapshot against now: a's two changes are one removal
 zfs_ok diff tank@s1
 out_has "^-${T}$M/a\$"
