@@ -18,6 +18,7 @@ typedef struct host_op {
 extern const host_op_t host_ops_mount[];
 extern const host_op_t host_ops_fs_props[];
 extern const host_op_t host_ops_fs[];
+extern const host_op_t host_ops_snap[];
 extern const host_op_t host_ops_sync[];
 extern const host_op_t host_ops_info[];
 extern const host_op_t host_ops_scan[];
@@ -30,6 +31,7 @@ extern const host_op_t host_ops_create[];
 extern const host_op_t host_ops_import[];
 extern const host_op_t host_ops_vdev[];
 extern const host_op_t host_ops_diff[];
+extern const host_op_t host_ops_autosnap[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */
 const char *host_arg_str(json_object *args, const char *key);

@@ -16,6 +16,7 @@ static const host_op_t *const host_op_tables[] = {
 	host_ops_mount,
 	host_ops_fs_props,
 	host_ops_fs,
+	host_ops_snap,
 	host_ops_sync,
 	host_ops_info,
 	host_ops_scan,
@@ -28,6 +29,7 @@ static const host_op_t *const host_op_tables[] = {
 	host_ops_import,
 	host_ops_vdev,
 	host_ops_diff,
+	host_ops_autosnap,
 };
 
 /* ---- argument helpers ---- */

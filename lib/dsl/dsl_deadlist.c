@@ -342,3 +342,56 @@ dsl_dl_destroy(objset_t *mos, uint64_t dl, dmu_tx_t *tx)
 		e = dmu_object_free(mos, dl, tx);
 	return (e);
 }
+
+/*
+ * Re-sort the blocks of every bucket below `below` under the boundaries
+ * keys[0..n) (all below `below`): promote gives a clone its origin's older
+ * snapshots, whose txgs then split what used to be the clone's one bucket
+ * of the origin's blocks.  Reads those blocks' pointers once.
+ */
+int
+dsl_dl_rebucket(spa_t *spa, uint64_t dl, uint64_t below, const uint64_t *keys, int nk,
+    dmu_tx_t *tx)
+{
+	objset_t *mos = spa_meta_objset(spa);
+	dsl_dl_ent_t *ents;
+	int n;
+	int e = dsl_dl_load(mos, dl, &ents, &n);
+	if (e != 0)
+		return (e);
+	tarn_array_t bps = TARN_ARRAY_INIT(blkptr_t);
+	tarn_array_t kept = TARN_ARRAY_INIT(dsl_dl_ent_t);
+	for (int i = 0; i < n && e == 0; i++) {
+		if (ents[i].dle_mintxg >= below) {
+			*(dsl_dl_ent_t *)tarn_array_push(&kept) = ents[i];
+			continue;
+		}
+		if (ents[i].dle_bpobj == 0)
+			continue;
+		dsl_bpobj_phys_t ph;
+		e = dmu_bonus_read(mos, ents[i].dle_bpobj, &ph, sizeof (ph));
+		if (e == 0 && ph.bpo_num > 0) {
+			size_t at = tarn_array_len(&bps);
+			VERIFY0(tarn_array_reserve(&bps, at + ph.bpo_num));
+			tarn_array_truncate(&bps, at);
+			for (uint64_t k = 0; k < ph.bpo_num; k++)
+				(void) tarn_array_push(&bps);
+			e = dmu_read(mos, ents[i].dle_bpobj, 0, ph.bpo_num * sizeof (blkptr_t),
+			    tarn_array_get(&bps, at));
+		}
+		if (e == 0)
+			e = dmu_object_free(mos, ents[i].dle_bpobj, tx);
+	}
+	for (int i = 0; i < nk && e == 0; i++)
+		*(dsl_dl_ent_t *)tarn_array_push(&kept) = (dsl_dl_ent_t){ keys[i], 0 };
+	if (e == 0) {
+		tarn_array_sort(&kept, dsl_dl_ent_cmp);
+		e = dsl_dl_store(mos, dl, tarn_array_base(&kept), (int)tarn_array_len(&kept), tx);
+	}
+	if (e == 0 && tarn_array_len(&bps) > 0)
+		e = dsl_dl_insert(spa, dl, tarn_array_base(&bps), tarn_array_len(&bps), tx);
+	tarn_array_fini(&bps);
+	tarn_array_fini(&kept);
+	tarn_free(ents);
+	return (e);
+}

@@ -90,6 +90,9 @@ int dsl_dl_free_range(spa_t *spa, uint64_t dl, uint64_t lo, uint64_t hi, dmu_tx_
     uint64_t *freed);
 /* Move src's buckets (not their blocks) into dst; src is destroyed. */
 int dsl_dl_merge(objset_t *mos, uint64_t dst, uint64_t src, dmu_tx_t *tx);
+/* Re-sort the blocks of the buckets below `below` under boundaries keys[0..n). */
+int dsl_dl_rebucket(spa_t *spa, uint64_t dl, uint64_t below, const uint64_t *keys, int n,
+    dmu_tx_t *tx);
 /* Destroy a dead list and its buckets, leaving their blocks alone. */
 int dsl_dl_destroy(objset_t *mos, uint64_t dl, dmu_tx_t *tx);
 

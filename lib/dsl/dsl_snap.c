@@ -356,6 +356,12 @@ dsl_snap_sync(void *arg, dmu_tx_t *tx)
 		}
 		if (e != 0)
 			return (e);
+		/* written for this txg already (pass 1), or the copied root would be stale */
+		char key[32];
+		dsl_os_key(t->dst_reqs[i].dsr_head, key, sizeof (key));
+		objset_t *live = spa_objset_find(t->dst_dp->dp_spa, key);
+		if (live != NULL && dmu_objset_is_dirty(live, dmu_tx_get_txg(tx)))
+			return (SET_ERROR(EAGAIN));
 	}
 	for (int i = 0; i < t->dst_n; i++) {
 		int e = dsl_snap_take(t, &t->dst_reqs[i], tx);
@@ -642,7 +648,11 @@ dsl_snap_head_space(dsl_pool_t *dp, uint64_t head, uint64_t refer, uint64_t *use
 	int e = dsl_phys_read(dp, head, &dd);
 	if (e != 0 || dd.dd_deadlist == 0)
 		return (e);
-	uint64_t lo = dd.dd_origin_obj != 0 ? 1 : 0, b = 0;
+	/* a clone's blocks born before its origin (buckets below its txg) are the origin's */
+	uint64_t lo = 0, b = 0;
+	dsl_snap_phys_t op;
+	if (dd.dd_origin_obj != 0 && dsl_snap_read(dp->dp_mos, dd.dd_origin_obj, &op) == 0)
+		lo = op.ds_txg;
 	if ((e = dsl_snap_chain(dp, head, &chain, &n)) != 0)
 		return (e);
 	for (int i = 0; i < n && e == 0; i++) {

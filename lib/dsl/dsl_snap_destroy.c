@@ -18,7 +18,11 @@
  * A clone is a new file system whose first root is a copy of its
  * origin snapshot's; its dead list starts with boundaries 0 and the
  * origin's txg, so the blocks it frees that the origin still holds (born
- * before that txg) are kept apart and never freed by it.
+ * before that txg) are kept apart and never freed by it.  Promote turns
+ * that around: the origin and the snapshots before it move to the clone,
+ * whose bucket of origin blocks is split again at their txgs, and the old
+ * file system becomes the clone of the origin (its own dead lists already
+ * have those boundaries).
  */
 #include "dsl_impl.h"
 #include "tarn_array.h"
@@ -496,21 +500,161 @@ dsl_clone_create(dsl_pool_t *dp, const char *snap, const char *fs, bool parents,
 	return (e);
 }
 
+/* ---- promote ---- */
+
+typedef struct dsl_promote_task {
+	dsl_pool_t *dp;
+	uint64_t clone;
+	char    *err;
+	size_t   errlen;
+} dsl_promote_task_t;
+
+/* Move clone obj from snapshot from's clone table to snapshot to's. */
+static int
+dsl_clone_relink(objset_t *mos, uint64_t snap, uint64_t drop, uint64_t add, dmu_tx_t *tx)
+{
+	dsl_snap_phys_t sp;
+	char ck[32];
+	int e = dsl_snap_read(mos, snap, &sp);
+	(void) snprintf(ck, sizeof (ck), "%" PRIx64, drop);
+	if (e == 0)
+		(void) zap_remove(mos, sp.ds_clones_zap, ck, tx);
+	(void) snprintf(ck, sizeof (ck), "%" PRIx64, add);
+	if (e == 0)
+		e = zap_add_int(mos, sp.ds_clones_zap, ck, add, tx);
+	return (e);
+}
+
+/* The clone's dead lists: split its bucket of origin blocks at the moved snapshots' txgs. */
+static int
+dsl_promote_rebucket(dsl_pool_t *dp, uint64_t clone, uint64_t otxg, const uint64_t *keys,
+    int nk, dmu_tx_t *tx)
+{
+	dsl_snap_ent_t *own;
+	int n;
+	dsl_dataset_phys_t cd;
+	int e = dsl_snap_chain(dp, clone, &own, &n);
+	if (e == 0)
+		e = dsl_phys_read(dp, clone, &cd);
+	for (int i = 0; i < n && e == 0; i++)
+		e = dsl_dl_rebucket(dp->dp_spa, own[i].se_phys.ds_deadlist, otxg, keys, nk, tx);
+	if (e == 0)
+		e = dsl_dl_rebucket(dp->dp_spa, cd.dd_deadlist, otxg, keys, nk, tx);
+	tarn_free(own);
+	return (e);
+}
+
+static int
+dsl_promote_sync(void *arg, dmu_tx_t *tx)
+{
+	dsl_promote_task_t *t = arg;
+	dsl_pool_t *dp = t->dp;
+	objset_t *mos = dp->dp_mos;
+	dsl_dataset_phys_t cd, hd;
+	dsl_snap_phys_t op;
+	dsl_snap_ent_t *hchain = NULL, *cchain = NULL;
+	int hn = 0, cn = 0, k = -1;
+	int e = dsl_phys_read(dp, t->clone, &cd);
+	uint64_t origin = cd.dd_origin_obj;
+	if (e == 0 && origin == 0) {
+		(void) snprintf(t->err, t->errlen, "not a cloned filesystem");
+		return (SET_ERROR(EINVAL));
+	}
+	if (e == 0)
+		e = dsl_snap_read(mos, origin, &op);
+	uint64_t head = op.ds_head_obj;
+	if (e == 0)
+		e = dsl_phys_read(dp, head, &hd);
+	if (e == 0)
+		e = dsl_snap_chain(dp, head, &hchain, &hn);
+	if (e == 0)
+		e = dsl_snap_chain(dp, t->clone, &cchain, &cn);
+	for (int i = 0; e == 0 && i < hn; i++)
+		if (hchain[i].se_obj == origin)
+			k = i;
+	uint64_t tmp;
+	for (int i = 0; e == 0 && i <= k; i++) {
+		if (cd.dd_snap_zap != 0 && zap_lookup_int(mos, cd.dd_snap_zap, hchain[i].se_name,
+		    &tmp) == 0) {
+			(void) snprintf(t->err, t->errlen, "snapshot name conflict: '%s'",
+			    hchain[i].se_name);
+			e = SET_ERROR(EEXIST);
+		}
+	}
+	if (e != 0 || k < 0) {
+		tarn_free(hchain);
+		tarn_free(cchain);
+		return (e != 0 ? e : SET_ERROR(EIO));
+	}
+	uint64_t *keys = tarn_alloc(sizeof (uint64_t) * (size_t)(k + 2));
+	keys[0] = 0;
+	for (int i = 0; i < k; i++)
+		keys[i + 1] = hchain[i].se_phys.ds_txg;
+	e = dsl_promote_rebucket(dp, t->clone, op.ds_txg, keys, k + 1, tx);
+	tarn_free(keys);
+	/* the snapshots up to the origin move to the clone */
+	if (e == 0 && cd.dd_snap_zap == 0)
+		e = zap_create(mos, DMU_OT_ZAP, tx, &cd.dd_snap_zap);
+	for (int i = 0; e == 0 && i <= k; i++) {
+		dsl_snap_phys_t sp = hchain[i].se_phys;
+		sp.ds_head_obj = t->clone;
+		if (i == k)
+			sp.ds_next_obj = cn > 0 ? cchain[0].se_obj : 0;
+		e = zap_remove(mos, hd.dd_snap_zap, hchain[i].se_name, tx);
+		if (e == 0)
+			e = zap_add_int(mos, cd.dd_snap_zap, hchain[i].se_name, hchain[i].se_obj, tx);
+		if (e == 0)
+			e = dsl_snap_write(mos, hchain[i].se_obj, &sp, tx);
+	}
+	if (e == 0 && cn > 0) {
+		cchain[0].se_phys.ds_prev_obj = origin;
+		e = dsl_snap_write(mos, cchain[0].se_obj, &cchain[0].se_phys, tx);
+	} else if (e == 0) {
+		cd.dd_prev_snap_obj = origin;
+	}
+	/* the old head is now the clone of the origin, its own snapshots after it */
+	if (e == 0 && k + 1 < hn) {
+		hchain[k + 1].se_phys.ds_prev_obj = 0;
+		e = dsl_snap_write(mos, hchain[k + 1].se_obj, &hchain[k + 1].se_phys, tx);
+	} else if (e == 0) {
+		hd.dd_prev_snap_obj = 0;
+	}
+	uint64_t older = hd.dd_origin_obj;
+	hd.dd_origin_obj = origin;
+	cd.dd_origin_obj = older;
+	if (e == 0)
+		e = dsl_clone_relink(mos, origin, t->clone, head, tx);
+	if (e == 0 && older != 0)
+		e = dsl_clone_relink(mos, older, head, t->clone, tx);
+	if (e == 0)
+		e = dsl_head_write(mos, head, &hd, tx);
+	if (e == 0)
+		e = dsl_head_write(mos, t->clone, &cd, tx);
+	if (e == 0) {
+		char key[32];
+		dsl_os_key(t->clone, key, sizeof (key));
+		dsl_history(dp, dmu_tx_get_txg(tx), "promote", key, t->clone, NULL);
+	}
+	tarn_free(hchain);
+	tarn_free(cchain);
+	return (e == 0 ? 0 : SET_ERROR(EIO));
+}
+
 int
 dsl_dataset_promote(dsl_pool_t *dp, const char *fs, char *err, size_t errlen)
 {
-	char origin[DSL_NAME_MAX];
-	int e = dsl_dataset_origin(dp, fs, origin, sizeof (origin));
-	if (e == 0 && origin[0] == '\0') {
-		(void) snprintf(err, errlen, "not a cloned filesystem");
-		return (SET_ERROR(EINVAL));
+	err[0] = '\0';
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
+	uint64_t obj;
+	int e = dsl_writable(dp, err, errlen);
+	if (e == 0)
+		e = dsl_lookup(dp, fs, &obj, err, errlen);
+	if (e == 0) {
+		dsl_promote_task_t t = { dp, obj, err, errlen };
+		e = spa_sync_task(dp->dp_spa, dsl_promote_sync, &t);
 	}
-	if (e != 0) {
-		(void) snprintf(err, errlen, "dataset does not exist");
-		return (e);
-	}
-	(void) snprintf(err, errlen, "promote is not implemented yet");
-	return (SET_ERROR(ENOTSUP));
+	tarn_mutex_unlock(&dp->dp_lock);
+	return (e);
 }
 
 /* Unlink a file system that is going away from its origin; drop its lists (lock held). */

@@ -10,6 +10,8 @@
 #include "tt_pool.h"
 #include "spa.h"
 #include "dsl.h"
+#include "vdev.h"
+#include "tarn_array.h"
 
 static tt_pool_devs_t devs;
 static char err[512];
@@ -318,6 +320,161 @@ test_holds_rollback_clone(void)
 	spa_close(spa);
 }
 
+static int
+count_snaps(dsl_pool_t *dp, const char *fs, const char *want)
+{
+	dsl_snap_info_t *v;
+	int n;
+	TT_OK(dsl_snapshot_list(dp, fs, &v, &n, err, sizeof (err)));
+	char got[1024] = "";
+	for (int i = 0; i < n; i++) {
+		strcat(got, strchr(v[i].dsi_name, '@'));
+	}
+	tarn_free(v);
+	if (strcmp(got, want) != 0)
+		fprintf(stderr, "  %s has '%s', want '%s'\n", fs, got, want);
+	return (strcmp(got, want) == 0);
+}
+
+/* Promote: the origin's older snapshots move to the clone; everything still reads. */
+static void
+test_promote(void)
+{
+	tt_pool_files(&devs, 1, 512 * MB);
+	spa_t *spa = tt_pool_create(&devs, "tank", NULL, NULL);
+	dsl_pool_t *dp;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	TT_OK(dsl_dataset_create(dp, "tank/fs", false, NULL, 0, err, sizeof (err)));
+	uint64_t base = settled_alloc(spa);
+	uint64_t a = put(dp, "tank/fs", 0, 2 * MB, 1);
+	snap(dp, "tank/fs@s1");
+	put(dp, "tank/fs", a, 2 * MB, 2);
+	uint64_t b = put(dp, "tank/fs", 0, 1 * MB, 4);
+	snap(dp, "tank/fs@s2");
+	put(dp, "tank/fs", a, 2 * MB, 3);
+	snap(dp, "tank/fs@s3");
+	TT_OK(dsl_clone_create(dp, "tank/fs@s2", "tank/cl", false, NULL, 0, err, sizeof (err)));
+	drop(dp, "tank/cl", b);                 /* the clone frees an origin block */
+	put(dp, "tank/cl", a, 2 * MB, 5);
+	snap(dp, "tank/cl@c1");
+	put(dp, "tank/cl", a, 2 * MB, 6);
+	TT_CHECK(dsl_dataset_promote(dp, "tank/fs", err, sizeof (err)) == EINVAL);
+	TT_OK(dsl_dataset_promote(dp, "tank/cl", err, sizeof (err)));
+	TT_CHECK(count_snaps(dp, "tank/cl", "@s1@s2@c1"));
+	TT_CHECK(count_snaps(dp, "tank/fs", "@s3"));
+	char origin[256];
+	TT_OK(dsl_dataset_origin(dp, "tank/fs", origin, sizeof (origin)));
+	TT_CHECK(strcmp(origin, "tank/cl@s2") == 0);
+	TT_OK(dsl_dataset_origin(dp, "tank/cl", origin, sizeof (origin)));
+	TT_CHECK(origin[0] == '\0');
+	for (int round = 0; round < 2; round++) {
+		TT_CHECK(snap_holds(dp, "tank/cl@s1", a, 2 * MB, 1));
+		TT_CHECK(snap_holds(dp, "tank/cl@s2", a, 2 * MB, 2));
+		TT_CHECK(snap_holds(dp, "tank/cl@s2", b, 1 * MB, 4));
+		TT_CHECK(snap_holds(dp, "tank/cl@c1", a, 2 * MB, 5));
+		TT_CHECK(snap_holds(dp, "tank/fs@s3", a, 2 * MB, 3));
+		objset_t *os;
+		TT_OK(dsl_dataset_objset(dp, "tank/fs", &os));
+		TT_CHECK(holds(os, a, 2 * MB, 3));
+		TT_OK(dsl_dataset_objset(dp, "tank/cl", &os));
+		TT_CHECK(holds(os, a, 2 * MB, 6));
+		/* the clone's snapshots now hold what only they hold */
+		TT_CHECK(about(info(dp, "tank/cl@s1").dsi_used, 2 * MB));
+		verify_all(spa);
+		dsl_pool_close(dp);
+		spa_close(spa);
+		spa = tt_pool_reopen(&devs, 0, NULL);
+		TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	}
+	/* the old file system is a clone now: it goes, then the rest */
+	TT_CHECK(dsl_dataset_destroy(dp, "tank/cl", true, err, sizeof (err)) != 0);
+	TT_OK(dsl_dataset_destroy(dp, "tank/fs", true, err, sizeof (err)));
+	TT_CHECK(snap_holds(dp, "tank/cl@s2", b, 1 * MB, 4));
+	verify_all(spa);
+	TT_OK(dsl_dataset_destroy(dp, "tank/cl", true, err, sizeof (err)));
+	TT_OK(dsl_dataset_create(dp, "tank/fs", false, NULL, 0, err, sizeof (err)));
+	uint64_t end = settled_alloc(spa);
+	if (end > base + 1 * MB)
+		fprintf(stderr, "  base %" PRIu64 " end %" PRIu64 "\n", base, end);
+	TT_CHECK(end <= base + 1 * MB);
+	verify_all(spa);
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
+typedef struct snap_blocks {
+	uint64_t obj;
+	tarn_array_t bps;       /* of blkptr_t: obj's level-0 blocks */
+} snap_blocks_t;
+
+static int
+snap_blocks_cb(void *arg, objset_t *os, uint64_t obj, const blkptr_t *bp, uint64_t blkid)
+{
+	snap_blocks_t *sb = arg;
+	if (obj == sb->obj && bp->bp_level == 0)
+		*(blkptr_t *)tarn_array_push(&sb->bps) = *bp;
+	return (0);
+}
+
+static uint64_t
+leaf_cksum_errors(spa_t *spa, int c)
+{
+	vdev_t *top = vdev_child(spa_root_vdev(spa), 0);
+	return (__atomic_load_n(&vdev_stat(vdev_child(top, c))->vs_checksum_errors,
+	    __ATOMIC_RELAXED));
+}
+
+/* A scrub reads (and repairs) blocks that only a snapshot still holds. */
+static void
+test_scrub_snapshot(void)
+{
+	tt_pool_files(&devs, 2, 256 * MB);
+	spa_t *spa = tt_pool_create(&devs, "tank", "mirror", NULL);
+	dsl_pool_t *dp;
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	TT_OK(dsl_dataset_create(dp, "tank/fs", false, NULL, 0, err, sizeof (err)));
+	uint64_t a = put(dp, "tank/fs", 0, 4 * MB, 1);
+	snap(dp, "tank/fs@s1");
+	put(dp, "tank/fs", a, 4 * MB, 2);
+	snap_blocks_t sb = { a, TARN_ARRAY_INIT(blkptr_t) };
+	objset_t *sos;
+	uint64_t errors = 0;
+	TT_OK(dsl_snapshot_objset_open(dp, "tank/fs@s1", &sos, err, sizeof (err)));
+	TT_OK(dmu_traverse(sos, 0, ZIO_FLAG_SPECULATIVE, 0, snap_blocks_cb, &sb, &errors));
+	dsl_snapshot_objset_close(dp, sos);
+	TT_CHECK(tarn_array_len(&sb.bps) >= 30);
+	dsl_pool_close(dp);
+	spa_close(spa);
+	/* damage every block of the snapshot's old contents on the first side */
+	int fd = open(devs.tpd_paths[0], O_RDWR);
+	TT_ASSERT(fd >= 0);
+	uint8_t junk[4096];
+	memset(junk, 0xa5, sizeof (junk));
+	for (size_t i = 0; i < tarn_array_len(&sb.bps); i++) {
+		const blkptr_t *bp = tarn_array_get(&sb.bps, i);
+		TT_EQ(pwrite(fd, junk, sizeof (junk),
+		    (off_t)(VDEV_LABEL_START_SIZE + bp->bp_dva[0].dva_offset)), sizeof (junk));
+	}
+	close(fd);
+	spa = tt_pool_reopen(&devs, 0, NULL);
+	TT_OK(dsl_pool_open(spa, NULL, NULL, &dp));
+	TT_OK(spa_scan_start(spa, SPA_SCAN_SCRUB, 0));
+	TT_OK(spa_scan_wait(spa));
+	spa_scan_stat_t st;
+	spa_scan_get_stat(spa, &st);
+	TT_EQ(st.sss_state, SPA_SCAN_STATE_FINISHED);
+	TT_CHECK(leaf_cksum_errors(spa, 0) >= tarn_array_len(&sb.bps));
+	TT_CHECK(snap_holds(dp, "tank/fs@s1", a, 4 * MB, 1));
+	/* repaired: a second scrub finds nothing new */
+	uint64_t before = leaf_cksum_errors(spa, 0);
+	TT_OK(spa_scan_start(spa, SPA_SCAN_SCRUB, 0));
+	TT_OK(spa_scan_wait(spa));
+	TT_EQ(leaf_cksum_errors(spa, 0), before);
+	tarn_array_fini(&sb.bps);
+	dsl_pool_close(dp);
+	spa_close(spa);
+}
+
 static void
 cleanup(void)
 {
@@ -327,5 +484,7 @@ cleanup(void)
 TT_MAIN(
 	{ "basic", test_basic },
 	{ "holds_rollback_clone", test_holds_rollback_clone },
+	{ "scrub_snapshot", test_scrub_snapshot },
+	{ "promote", test_promote },
 	{ "cleanup", cleanup },
 )
