@@ -153,6 +153,8 @@ bench_tarn() {
 bench_zfs_fuse() {
 	[ -x "$ZFSFUSE" ] || { echo "# zfs-fuse: not installed (Debian package zfs-fuse)"; return; }
 	local i
+	pgrep -x zfs-fuse >/dev/null &&
+		{ echo "# zfs-fuse: another zfs-fuse daemon runs (one a machine): skipped"; return; }
 	"$ZFSFUSE" --pidfile "$T/zfs-fuse.pid" >>"$T/zfs-fuse.log" 2>&1
 	for ((i = 0; i < 100; i++)); do
 		[ -s "$T/zfs-fuse.pid" ] && break
