@@ -31,6 +31,7 @@ extern const host_op_t host_ops_create[];
 extern const host_op_t host_ops_import[];
 extern const host_op_t host_ops_vdev[];
 extern const host_op_t host_ops_clone[];
+extern const host_op_t host_ops_diff[];
 extern const host_op_t host_ops_autosnap[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */

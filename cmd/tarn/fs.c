@@ -62,6 +62,8 @@ static const cli_verb_t cli_fs_verbs[] = {
 	    "\tpromote <clone-filesystem>\n" },
 	{ "rollback", cli_fs_rollback,
 	    "\trollback [-rRf] <snapshot>\n" },
+	{ "diff", cli_fs_diff,
+	    "\tdiff [-FHt] <snapshot> [snapshot|filesystem]\n" },
 	{ "autosnap", cli_fs_autosnap,
 	    "\tautosnap [-nv] [--dry-run] [--config FILE]\n" },
 };
