@@ -30,7 +30,8 @@
  * none).  Also: every block verifies, and each file system's space adds
  * up (used = referenced + usedbysnapshots + usedbyrefreservation; its
  * snapshots' `used` sum to at most usedbysnapshots).  Then a read-write
- * import must choose U again, and the next case goes on from there.
+ * import must choose U again and hold the same, and the next case goes
+ * on from there.
  *
  * Every SP_EPOCH cases the pool is made anew; before that everything is
  * released and destroyed, and once frees have matured the pool's
@@ -41,7 +42,10 @@
  * the seed.  Rerun one case: TARN_SNAP_POWERCUT_SEED=S
  * TARN_SNAP_POWERCUT_CASE=N test_snap_powercut runs the cases of N's
  * epoch up to N (cuts from another thread depend on timing, so a rerun
- * is close to, not exactly, the original).
+ * is close to, not exactly, the original).  For triage,
+ * TARN_SNAP_POWERCUT_MODE=M gives every case cut mode M, or with M = 3
+ * no cut at all: the live pool is checked against the model instead
+ * (M = 4: and then closed and imported again, and checked again).
  */
 #include "tt.h"
 #include "tt_pool.h"
@@ -60,9 +64,9 @@
 #define SP_NDEV      2
 #define SP_EPOCH     10          /* cases per pool */
 #if defined(__SANITIZE_ADDRESS__)
-#define SP_CUTS_DEFAULT 30       /* sanitizers make every case slower */
+#define SP_CUTS_DEFAULT 80       /* sanitizers make every case slower */
 #else
-#define SP_CUTS_DEFAULT 60
+#define SP_CUTS_DEFAULT 120      /* ~15 s on a loaded 2-core machine */
 #endif
 #define SP_OBJ_MAX   (256 * KiB) /* the model's bytes of an object */
 #define SP_MAXOBJ    6           /* objects per file system */
@@ -420,6 +424,7 @@ typedef struct sp_pc {
 	uint64_t  pc_seed;
 	int       pc_case;
 	int       pc_mode;
+	int       pc_force_mode;      /* TARN_SNAP_POWERCUT_MODE, or -1 */
 	char      pc_paths[SP_NDEV][300];
 	const char *pc_pathv[SP_NDEV];
 	vdev_fault_t *pc_vf[SP_NDEV];
@@ -1141,9 +1146,10 @@ sp_start_cutter(sp_pc_t *pc, tarn_rand_t *r, pthread_t *tid)
 {
 	pc->pc_cutter_dev = (int)tarn_rand_range(r, SP_NDEV);
 	uint64_t how = tarn_rand_range(r, 10);
-	pc->pc_cutter_held = how < 3 ? 1 + tarn_rand_range(r, 60) :
-	    how < 6 ? 1 + tarn_rand_range(r, 4) : 0;
-	pc->pc_cutter_flushes = how >= 3 && how < 6 ? 1 + tarn_rand_range(r, 3) : 0;
+	/* after a flush, the next writes are a txg's uberblock: aim there often */
+	pc->pc_cutter_held = how < 2 ? 1 + tarn_rand_range(r, 60) :
+	    how < 6 ? 1 + tarn_rand_range(r, 2) : 0;
+	pc->pc_cutter_flushes = how >= 2 && how < 6 ? 1 + tarn_rand_range(r, 2) : 0;
 	pc->pc_cutter_odds = how >= 6 && how < 9 ? 1 + tarn_rand_range(r, 64) : 0;
 	tarn_rand_seed(&pc->pc_cutter_rand, tarn_rand_u64(r));
 	pc->pc_cutter_ns = (200 + tarn_rand_range(r, 30000)) * 1000;
@@ -1181,12 +1187,12 @@ sp_workload(sp_pc_t *pc, tarn_rand_t *r)
 	}
 	if (pc->pc_mode == 0)
 		sp_cut(pc);
-	for (int i = 0; !pc->pc_cut && i < 200; i++) {     /* txgs until the cut came */
+	for (int i = 0; pc->pc_mode < 3 && !pc->pc_cut && i < 200; i++) {     /* txgs until the cut came */
 		txg_kick(dmu);
 		struct timespec ts = { 0, 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
-	if (!pc->pc_cut) {
+	if (!pc->pc_cut && pc->pc_mode < 3) {
 		pc->pc_st.fallback++;
 		sp_cut(pc);
 	}
@@ -1313,10 +1319,36 @@ sp_check(sp_pc_t *pc, uint64_t seed)
 	if (spa_loaded_txg(pc->pc_spa) != U)
 		sp_fail(pc, "the read-only import chose txg %" PRIu64 ", the read-write one %"
 		    PRIu64, U, spa_loaded_txg(pc->pc_spa));
+	static char err[2000];
+	if (sp_verify(pc->pc_dp, m, err, sizeof (err)) != 0)
+		sp_fail(pc, "after the read-write import of txg %" PRIu64 ": %s", U, err);
 	sp_model_free(pc->pc_base);
 	pc->pc_base = m;
 	sp_after_open(pc);
 	pc->pc_st.ns_check += tarn_now_ns() - t0;
+}
+
+/* Mode 3 (triage: TARN_SNAP_POWERCUT_MODE=3): no cut; the live pool must hold the model. */
+static void
+sp_check_nocut(sp_pc_t *pc)
+{
+	static char err[2000];
+	/* nothing in flight: the snapshots' figures and the file system's agree */
+	TT_OK(txg_wait_synced(spa_dmu_pool(pc->pc_spa), 0));
+	if (sp_verify(pc->pc_dp, pc->pc_live, err, sizeof (err)) != 0)
+		sp_fail(pc, "without a cut: %s", err);
+	sp_verify_blocks(pc, "without a cut");
+	sp_model_free(pc->pc_base);
+	pc->pc_base = sp_model_clone(pc->pc_live);
+	if (pc->pc_mode == 4) {         /* and a clean export and import */
+		dsl_pool_close(pc->pc_dp);
+		spa_close(pc->pc_spa);
+		sp_import(pc, false, 0);
+		if (sp_verify(pc->pc_dp, pc->pc_base, err, sizeof (err)) != 0)
+			sp_fail(pc, "after a clean reopen: %s", err);
+		sp_after_open(pc);
+	}
+	tarn_array_clear(&pc->pc_jnl);
 }
 
 static void
@@ -1327,6 +1359,8 @@ sp_case(sp_pc_t *pc, int k)
 	pc->pc_case = k;
 	uint64_t mode = tarn_rand_range(&r, 10);
 	pc->pc_mode = mode < 3 ? 0 : mode < 5 ? 1 : 2;
+	if (pc->pc_force_mode >= 0)
+		pc->pc_mode = pc->pc_force_mode;
 	uint64_t pol = tarn_rand_range(&r, 10);
 	pc->pc_cut_policy = pol < 5 ? 0 : pol < 8 ? 1 : 2;
 	tarn_rand_seed(&pc->pc_cut_rand, tarn_rand_u64(&r));
@@ -1339,6 +1373,10 @@ sp_case(sp_pc_t *pc, int k)
 	sp_workload(pc, &r);
 	pc->pc_cb_target = 0;
 	pc->pc_st.ns_work += tarn_now_ns() - t0;
+	if (pc->pc_mode >= 3) {
+		sp_check_nocut(pc);
+		return;
+	}
 	sp_check(pc, tarn_rand_u64(&r));
 	pc->pc_st.cuts++;
 	pc->pc_st.mode[pc->pc_mode]++;
@@ -1434,6 +1472,7 @@ test_snap_powercut(void)
 	pc->pc_seed = sp_env("TARN_SNAP_POWERCUT_SEED", tarn_guid() >> 24);
 	int cuts = (int)sp_env("TARN_SNAP_POWERCUT_CUTS", SP_CUTS_DEFAULT);
 	int only = (int)sp_env("TARN_SNAP_POWERCUT_CASE", (uint64_t)-1);
+	pc->pc_force_mode = (int)sp_env("TARN_SNAP_POWERCUT_MODE", (uint64_t)-1);
 	int first = 0;
 	if (only >= 0) {
 		first = only / SP_EPOCH * SP_EPOCH;
