@@ -220,10 +220,37 @@ static const spa_dsl_hooks_t dsl_hooks = {
 	.sdh_roots = dsl_hook_roots,
 };
 
+/*
+ * Object sets the pool opened before the hooks were installed (at import,
+ * the intent-log claim opens every one): tell them their snapshot txg now.
+ * No such object set has freed anything yet: nothing writes to a file
+ * system before the dataset layer is open on its pool.
+ */
+static void
+dsl_hooks_catch_up(spa_t *spa, objset_t *mos, uint64_t obj, int depth)
+{
+	dsl_dataset_phys_t dd;
+	char key[32];
+	if (depth > DSL_NAME_MAX || dmu_bonus_read(mos, obj, &dd, sizeof (dd)) != 0)
+		return;
+	(void) snprintf(key, sizeof (key), DSL_OS_PREFIX "%" PRIu64, obj);
+	objset_t *os = spa_objset_find(spa, key);
+	if (os != NULL)
+		dmu_objset_set_prev_snap_txg(os, dd.dd_prev_snap_txg);
+	zap_cursor_t zc;
+	zap_attribute_t za;
+	zap_cursor_init(&zc, mos, dd.dd_child_zap, 0);
+	for (; zap_cursor_retrieve(&zc, &za) == 0; zap_cursor_advance(&zc))
+		dsl_hooks_catch_up(spa, mos, za.za_first_integer, depth + 1);
+	zap_cursor_fini(&zc);
+}
+
 void
 dsl_snap_hooks_install(spa_t *spa)
 {
-	spa_set_dsl_hooks(spa, &dsl_hooks);
+	uint64_t root;
+	if (spa_set_dsl_hooks(spa, &dsl_hooks) && spa_dir_lookup(spa, DSL_DIR_ROOT, &root) == 0)
+		dsl_hooks_catch_up(spa, spa_meta_objset(spa), root, 0);
 }
 
 /* ---- taking snapshots ---- */

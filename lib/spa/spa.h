@@ -232,7 +232,8 @@ typedef struct spa_dsl_hooks {
 	/* Visit every other root of the datasets in mos (a committed MOS: scans). */
 	int (*sdh_roots)(spa_t *spa, objset_t *mos, spa_root_fn_t fn, void *arg);
 } spa_dsl_hooks_t;
-void spa_set_dsl_hooks(spa_t *spa, const spa_dsl_hooks_t *hooks);
+/* Install the hooks; true the first time for this pool (open object sets need catching up). */
+bool spa_set_dsl_hooks(spa_t *spa, const spa_dsl_hooks_t *hooks);
 
 /*
  * Syncing context: register a new object set `name` whose root is bp

@@ -113,10 +113,10 @@ spa_sync_tasks_run(spa_t *spa, uint64_t txg)
 	}
 }
 
-void
+bool
 spa_set_dsl_hooks(spa_t *spa, const spa_dsl_hooks_t *hooks)
 {
-	__atomic_store_n(&spa->spa_dsl_hooks, hooks, __ATOMIC_RELEASE);
+	return (__atomic_exchange_n(&spa->spa_dsl_hooks, hooks, __ATOMIC_ACQ_REL) == NULL);
 }
 
 int
