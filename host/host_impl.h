@@ -31,6 +31,8 @@ extern const host_op_t host_ops_create[];
 extern const host_op_t host_ops_import[];
 extern const host_op_t host_ops_vdev[];
 extern const host_op_t host_ops_clone[];
+/* host_op_snap.c: sync the mounts of the file systems of fs@snap names (before snapshots) */
+void host_snap_flush(const char *const *names, int n, bool recursive);
 extern const host_op_t host_ops_diff[];
 extern const host_op_t host_ops_autosnap[];
 

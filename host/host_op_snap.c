@@ -29,6 +29,9 @@
  * change logs the command line in the pool's history.
  */
 #include "host_impl.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 #include "tarn_array.h"
 
 /* The pool of a snapshot, bookmark or file system name, opened. */
@@ -166,6 +169,37 @@ snap_limit_check(host_fs_t *fs, const char **names, int n, bool recursive)
 	return (r);
 }
 
+/*
+ * Before a snapshot: what programs wrote to a mounted file system may still
+ * sit in the kernel's page cache (the writeback cache); zfs's snapshot
+ * holds every write that returned, so the mounts of the file systems named
+ * (fs@snap: fs, and with recursive everything below) are synced first.
+ * Best effort: a mount that cannot be opened is left as it is.
+ */
+void
+host_snap_flush(const char *const *names, int n, bool recursive)
+{
+	char **mnames, **mpoints;
+	int nm;
+	if (host_mount_list(&mnames, &mpoints, &nm) != 0)
+		return;
+	for (int i = 0; i < nm; i++) {
+		bool want = false;
+		for (int k = 0; k < n && !want; k++) {
+			size_t l = strcspn(names[k], "@");
+			want = strncmp(mnames[i], names[k], l) == 0 &&
+			    (mnames[i][l] == '\0' || (recursive && mnames[i][l] == '/'));
+		}
+		int fd = want ? open(mpoints[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		if (fd >= 0) {
+			(void) syncfs(fd);
+			(void) close(fd);
+		}
+	}
+	host_names_free(mnames, nm);
+	host_names_free(mpoints, nm);
+}
+
 static int
 op_fs_snapshot(json_object *args, json_object *res)
 {
@@ -191,6 +225,7 @@ op_fs_snapshot(json_object *args, json_object *res)
 			goto out;
 		}
 	}
+	host_snap_flush(names, n, host_arg_bool(args, "recursive"));
 	if ((r = snap_open("create snapshot", names[0], false, &fs)) != 0)
 		goto out;
 	if ((r = snap_create_check(&fs, names, n)) == 0 &&
@@ -327,6 +362,18 @@ op_fs_snap_destroy(json_object *args, json_object *res)
 	if (e == 0)
 		e = snap_destroy_call(&fs, v, n, flags, res, &reclaim, err, sizeof (err));
 	json_object_object_add(res, "reclaim", json_object_new_uint64(reclaim));
+	if (e == EEXIST && strcmp(err, "snapshot has dependent clones") == 0) {
+		/* zfs names them: "use '-R' to destroy the following datasets:" */
+		json_object *deps = json_object_new_array();
+		for (int i = 0; i < n; i++) {
+			char clones[4096];
+			if (dsl_snapshot_clones(fs.hf_dp, v[i], clones, sizeof (clones)) != 0)
+				continue;
+			for (char *c = strtok(clones, ","); c != NULL; c = strtok(NULL, ","))
+				json_object_array_add(deps, json_object_new_string(c));
+		}
+		json_object_object_add(res, "dependents", deps);
+	}
 	r = e != 0 ? host_report("destroy", n == 1 ? v[0] : name, e, err) : 0;
 	if (r == 0 && !(flags & DSL_DESTROY_DRYRUN))
 		host_history_log(fs.hf_spa);
