@@ -94,6 +94,8 @@ void spa_task_init(spa_t *spa);
 void spa_task_fini(spa_t *spa);
 /* After os (registered as name) synced in txg: hand its dead blocks to lib/dsl. */
 int spa_os_synced(spa_t *spa, const char *name, objset_t *os, uint64_t txg);
+/* Take name out of the open object sets (EBUSY: unsynced changes); caller closes. */
+int spa_os_unregister(spa_t *spa, const char *name, objset_t **osp, zil_t **zlp);
 
 /* spa_sync.c */
 int spa_sync(void *arg, uint64_t txg);

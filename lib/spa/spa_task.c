@@ -214,23 +214,9 @@ spa_objset_evict(spa_t *spa, const char *name)
 		if ((e = txg_wait_synced(spa->spa_dp, txg)) != 0)
 			return (e);
 	}
-	zl = NULL;
-	os = NULL;
-	tarn_mutex_lock(&spa->spa_lock, SPA);
-	for (int i = 0; i < SPA_NOS(spa); i++) {
-		if (strcmp(SPA_OS(spa, i).so_name, name) != 0)
-			continue;
-		os = SPA_OS(spa, i).so_os;
-		uint64_t t = txg_open_txg(spa->spa_dp);
-		if (os != NULL && (dmu_objset_is_dirty(os, t) || dmu_objset_is_dirty(os, t - 1))) {
-			tarn_mutex_unlock(&spa->spa_lock);
-			return (SET_ERROR(EBUSY));
-		}
-		zl = SPA_OS(spa, i).so_zil;
-		tarn_array_remove_swap(&spa->spa_os, (size_t)i);
-		break;
-	}
-	tarn_mutex_unlock(&spa->spa_lock);
+	int e = spa_os_unregister(spa, name, &os, &zl);
+	if (e != 0)
+		return (e);
 	zil_close(zl);
 	if (os != NULL)
 		dmu_objset_close(os);
@@ -247,4 +233,33 @@ spa_objset_find(spa_t *spa, const char *name)
 			os = SPA_OS(spa, i).so_os;
 	tarn_mutex_unlock(&spa->spa_lock);
 	return (os);
+}
+
+/*
+ * Take name out of the registry of open object sets (spa_lock), handing
+ * back its object set and log (NULL when it was not open) for the caller
+ * to close.  EBUSY while it has changes not yet synced.
+ */
+int
+spa_os_unregister(spa_t *spa, const char *name, objset_t **osp, zil_t **zlp)
+{
+	*osp = NULL;
+	*zlp = NULL;
+	tarn_mutex_lock(&spa->spa_lock, SPA);
+	for (int i = 0; i < SPA_NOS(spa); i++) {
+		if (strcmp(SPA_OS(spa, i).so_name, name) != 0)
+			continue;
+		objset_t *os = SPA_OS(spa, i).so_os;
+		uint64_t t = txg_open_txg(spa->spa_dp);
+		if (os != NULL && (dmu_objset_is_dirty(os, t) || dmu_objset_is_dirty(os, t - 1))) {
+			tarn_mutex_unlock(&spa->spa_lock);
+			return (SET_ERROR(EBUSY));
+		}
+		*osp = os;
+		*zlp = SPA_OS(spa, i).so_zil;
+		tarn_array_remove_swap(&spa->spa_os, (size_t)i);
+		break;
+	}
+	tarn_mutex_unlock(&spa->spa_lock);
+	return (0);
 }
