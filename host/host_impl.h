@@ -31,6 +31,9 @@ extern const host_op_t host_ops_create[];
 extern const host_op_t host_ops_import[];
 extern const host_op_t host_ops_vdev[];
 extern const host_op_t host_ops_clone[];
+/* host_op_fs.c: filesystem_limit of name's ancestors (reported); after a create or clone */
+int host_fs_limit_check(struct dsl_pool *dp, const char *name);
+int host_fs_created(host_fs_t *fs, const char *top, int r);
 /* host_op_snap.c: sync the mounts of the file systems of fs@snap names (before snapshots) */
 void host_snap_flush(const char *const *names, int n, bool recursive);
 extern const host_op_t host_ops_diff[];

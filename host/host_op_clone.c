@@ -77,16 +77,13 @@ op_fs_clone(json_object *args, json_object *res)
 		return (HOST_FAILED);
 	if ((r = host_fs_open("open", snap, false, &fs)) != 0)
 		goto out;
-	if ((r = clone_snap_check(fs.hf_dp, snap, &si)) == 0) {
-		host_fs_mount_top(fs.hf_dp, name, parents, top);
+	host_fs_mount_top(fs.hf_dp, name, parents, top);
+	if ((r = clone_snap_check(fs.hf_dp, snap, &si)) == 0 &&
+	    (r = host_fs_limit_check(fs.hf_dp, name)) == 0) {
 		int e = dsl_clone_create(fs.hf_dp, snap, name, parents, s, n, err, sizeof (err));
 		r = e != 0 ? host_report("create", name, e, err) : 0;
 	}
-	if (r == 0)
-		host_history_log(fs.hf_spa);
-	if (r == 0 && host_mount_auto())
-		r = host_mount_tree(fs.hf_dp, top, true) != 0 ? HOST_FAILED : 0;
-	host_fs_close(&fs);
+	r = host_fs_created(&fs, top, r);
 out:
 	tarn_free(s);
 	return (r);

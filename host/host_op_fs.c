@@ -114,8 +114,8 @@ fs_count_one(void *arg, const char *name, int depth)
  * ancestors) would put more file systems below an ancestor than its limit
  * allows.  0, or reported ("cannot create 'x': out of space").
  */
-static int
-fs_limit_check(dsl_pool_t *dp, const char *name)
+int
+host_fs_limit_check(dsl_pool_t *dp, const char *name)
 {
 	char cur[DSL_NAME_MAX];
 	uint64_t adding = 0;
@@ -161,7 +161,7 @@ op_fs_create(json_object *args, json_object *res)
 	if ((r = host_fs_open("create", name, false, &fs)) != 0)
 		goto out;
 	host_fs_mount_top(fs.hf_dp, name, parents, top);
-	if ((r = fs_limit_check(fs.hf_dp, name)) != 0) {
+	if ((r = host_fs_limit_check(fs.hf_dp, name)) != 0) {
 		host_fs_close(&fs);
 		goto out;
 	}
@@ -169,13 +169,21 @@ op_fs_create(json_object *args, json_object *res)
 	if (e == EEXIST && parents)
 		e = 0;          /* zfs create -p of an existing dataset succeeds */
 	r = e != 0 ? host_report("create", name, e, err) : 0;
-	if (r == 0)
-		host_history_log(fs.hf_spa);
-	if (r == 0 && host_mount_auto())
-		r = host_mount_tree(fs.hf_dp, top, true) != 0 ? HOST_FAILED : 0;
-	host_fs_close(&fs);
+	r = host_fs_created(&fs, top, r);
 out:
 	tarn_free(s);
+	return (r);
+}
+
+/* After a file system was made (create, clone): history, its mount, the handle closed. */
+int
+host_fs_created(host_fs_t *fs, const char *top, int r)
+{
+	if (r == 0)
+		host_history_log(fs->hf_spa);
+	if (r == 0 && host_mount_auto())
+		r = host_mount_tree(fs->hf_dp, top, true) != 0 ? HOST_FAILED : 0;
+	host_fs_close(fs);
 	return (r);
 }
 
