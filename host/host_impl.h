@@ -117,10 +117,12 @@ typedef struct host_swap {
 int host_swap_fs(host_swap_t *hs, host_swap_fn_t change, void *arg, bool *ran);
 /*
  * host_mount.c: change(arg) for dataset name, in place under its mount
- * when it is mounted (host_swap_fs), else directly; *ran as above.
+ * when it is mounted (host_swap_fs), else directly; *ran as above.  Mounts
+ * nested below its mountpoint go down before and come up after (force:
+ * even busy ones; a busy one refuses, reported as "cannot VERB 'NAME'").
  */
-int host_mount_swap(struct dsl_pool *dp, const char *name, host_swap_fn_t change, void *arg,
-    bool *ran);
+int host_mount_swap(struct dsl_pool *dp, const char *name, bool force, const char *verb,
+    host_swap_fn_t change, void *arg, bool *ran);
 /*
  * host_swap.c: change(arg) for dataset name, mounted or not: in place, or
  * when that cannot be, with its mounts taken down (force: even busy ones;

@@ -760,6 +760,34 @@ match_gone(const mnt_t *m, const void *key)
 	return (!mnt_live(m));
 }
 
+typedef struct mnt_below_key {
+	const char *mbk_dir;
+	spa_t      *mbk_spa;
+} mnt_below_key_t;
+
+/*
+ * A live mount of pool mbk_spa whose mountpoint lies below directory
+ * mbk_dir (nested in the mount there).
+ */
+static bool
+match_below(const mnt_t *m, const void *key)
+{
+	const mnt_below_key_t *k = key;
+	size_t n = strlen(k->mbk_dir);
+	while (n > 0 && k->mbk_dir[n - 1] == '/')
+		n--;
+	return (mnt_live(m) && m->m_spa == k->mbk_spa &&
+	    strncmp(m->m_mountpoint, k->mbk_dir, n) == 0 &&
+	    m->m_mountpoint[n] == '/' && m->m_mountpoint[n + 1] != '\0');
+}
+
+/* Deeper mountpoints first (a mount with mounts on it cannot go before them). */
+static int
+mnt_cmp_mp_desc(const void *a, const void *b)
+{
+	return (-strcmp((*(mnt_t *const *)a)->m_mountpoint, (*(mnt_t *const *)b)->m_mountpoint));
+}
+
 /* Mounts taken down for a while, children first: enough to mount them again. */
 typedef struct mnt_gone {
 	char      mg_name[DSL_NAME_MAX];
@@ -783,6 +811,8 @@ mnt_unmount_matching(bool (*match)(const mnt_t *, const void *), const void *key
 {
 	mnt_t **v;
 	int n = mnt_collect(match, key, &v), r = 0;
+	if (match == match_below)       /* nested by path, not by name */
+		qsort(v, (size_t)n, sizeof (*v), mnt_cmp_mp_desc);
 	if (down != NULL) {
 		*down = tarn_alloc(sizeof (**down));
 		(*down)->mn_v = tarn_alloc(sizeof (*(*down)->mn_v) * (size_t)MAX(n, 1));
@@ -805,7 +835,7 @@ mnt_unmount_matching(bool (*match)(const mnt_t *, const void *), const void *key
 			/* set and inherit have no -f: there the change is refused */
 			(void) snprintf(msg, sizeof (msg), "'%s' is busy (files are open "
 			    "there)%s", v[i]->m_mountpoint,
-			    strcmp(verb, "remount") == 0 ? "" : "; use -f");
+			    force || strcmp(verb, "remount") == 0 ? "" : "; use -f");
 			r = host_report(verb, name, e, msg);
 		}
 	}
@@ -1551,9 +1581,53 @@ mnt_swap_open(void *arg, posix_fs_t **fsp)
 	return (mnt_fs_open(ms->ms_dp, ms->ms_m, &fo, fsp));
 }
 
+/*
+ * Swap m's file system (mnt_op_lock held).  Mounts nested below m's
+ * mountpoint go down first and come up after: the swap makes the kernel
+ * look every name of m up again (the epoch, fuse/tarn_fuse_swap.c), a
+ * mountpoint directory too, and as its node id changes (or it is not
+ * there in the new state) the kernel drops that name and with it the
+ * mounts on it, lazily, behind our back: gone from the namespace while
+ * our table still has them, and their unmount (pool destroy -f too) then
+ * failed as "busy".  A busy nested mount refuses the change (force: it
+ * is unmounted anyway), reported as "cannot VERB 'NAME'".  Only the
+ * pool's own mounts: dp cannot mount another pool's datasets again (a
+ * mount of another pool inside this one still goes with the swap).
+ */
+static int
+mnt_swap_mounted(dsl_pool_t *dp, mnt_t *m, const char *name, bool force, const char *verb,
+    host_swap_fn_t change, void *arg, bool *ran)
+{
+	char mp[DSL_MOUNTPOINT_MAX];
+	struct mnt_names *below = NULL;
+	(void) snprintf(mp, sizeof (mp), "%s", m->m_mountpoint);
+	mnt_below_key_t key = { mp, dsl_pool_spa(dp) };
+	int r = mnt_unmount_matching(match_below, &key, force, verb, name, &below);
+	if (r != 0) {
+		mnt_up(dp, below);              /* back as it was; nothing changed */
+		return (r);
+	}
+	pthread_mutex_lock(&mnt_tbl_lock);
+	m->m_swapping = true;
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	mnt_swap_arg_t ms = { m, dp };
+	host_swap_t hs = {
+		.hs_fuse = m->m_fuse, .hs_fs = m->m_fs, .hs_ro = m->m_opened_ro,
+		.hs_publish = mnt_swap_publish, .hs_open = mnt_swap_open, .hs_arg = &ms,
+	};
+	r = host_swap_fs(&hs, change, arg, ran);
+	pthread_mutex_lock(&mnt_tbl_lock);
+	m->m_swapping = false;
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	if (*ran && hs.hs_fs == NULL)   /* nothing to serve: the mount goes */
+		(void) mnt_unmount_one(m, true);
+	mnt_up(dp, below);      /* in the new state; mnt_prepare_dir makes missing dirs */
+	return (r);
+}
+
 int
-host_mount_swap(struct dsl_pool *dp, const char *name, host_swap_fn_t change, void *arg,
-    bool *ran)
+host_mount_swap(struct dsl_pool *dp, const char *name, bool force, const char *verb,
+    host_swap_fn_t change, void *arg, bool *ran)
 {
 	*ran = true;
 	if (!host_daemon_mode())
@@ -1561,25 +1635,9 @@ host_mount_swap(struct dsl_pool *dp, const char *name, host_swap_fn_t change, vo
 	mnt_op_enter();
 	pthread_mutex_lock(&mnt_tbl_lock);
 	mnt_t *m = mnt_find(name);
-	if (m != NULL)
-		m->m_swapping = true;
 	pthread_mutex_unlock(&mnt_tbl_lock);
-	int r;
-	if (m == NULL) {
-		r = change(arg);
-	} else {
-		mnt_swap_arg_t ms = { m, dp };
-		host_swap_t hs = {
-			.hs_fuse = m->m_fuse, .hs_fs = m->m_fs, .hs_ro = m->m_opened_ro,
-			.hs_publish = mnt_swap_publish, .hs_open = mnt_swap_open, .hs_arg = &ms,
-		};
-		r = host_swap_fs(&hs, change, arg, ran);
-		pthread_mutex_lock(&mnt_tbl_lock);
-		m->m_swapping = false;
-		pthread_mutex_unlock(&mnt_tbl_lock);
-		if (*ran && hs.hs_fs == NULL)   /* nothing to serve: the mount goes */
-			(void) mnt_unmount_one(m, true);
-	}
+	int r = m == NULL ? change(arg) :
+	    mnt_swap_mounted(dp, m, name, force, verb, change, arg, ran);
 	pthread_mutex_unlock(&mnt_op_lock);
 	return (r);
 }

@@ -19,6 +19,12 @@
  *      again, attributes and pages dropped, inodes and open files of
  *      before stale (ESTALE).  See fuse/tarn_fuse_swap.c.
  *
+ * Mounts nested below the mountpoint (children, a clone mounted inside
+ * its origin) go down before step 1 and come up after step 5: the kernel
+ * drops every name of the swapped mount, mountpoint directories too, and
+ * the mounts on them would silently go with them (host_mount.c,
+ * mnt_swap_mounted).  A busy one refuses the change unless forced.
+ *
  * The kernel mount never goes away: a shell whose working directory is
  * the mountpoint stays there, and the next `ls` or `cat` shows the new
  * contents.  What was written but not yet written back by the kernel is
@@ -69,7 +75,7 @@ host_swap_dataset(struct dsl_pool *dp, const char *name, bool force, const char 
     host_swap_fn_t change, void *arg)
 {
 	bool ran;
-	int r = host_mount_swap(dp, name, change, arg, &ran);
+	int r = host_mount_swap(dp, name, force, verb, change, arg, &ran);
 	if (ran)
 		return (r);
 	struct mnt_names *down;

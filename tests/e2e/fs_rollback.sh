@@ -10,7 +10,9 @@
 # lines, nothing changed; -r destroys them; clones of them need -R, which
 # destroys the clone (mounted: unmounted first).  An unmounted file system
 # simply rolls back; -f is accepted; bad names fail as zfs words it.
-# Afterwards a scrub is clean.
+# Mounts nested in a rolled-back file system (a clone inside its origin's
+# mount) stay mounted; a busy one refuses the rollback; pool destroy -f
+# after it unmounts everything.  Afterwards a scrub is clean.
 #
 # Cleanup (lib.sh): the pool is destroyed with -f (unmounts), the daemon
 # stopped by its PID, FUSE mounts left under the temp dir detached.
@@ -170,11 +172,55 @@ tarn_err 2 "^too many arguments$" fs rollback tank/a@s1 tank/a@s1
 tarn_err 2 "^invalid option 'x'$" fs rollback -x tank/a@s1
 [ "$(cat "$M/f")" = old ] && pass || fail "bad input changed the files"
 
+# --- mounts nested in a rolled-back file system stay mounted: a clone
+# mounted inside its origin's mount (and tank/a), through rollbacks of
+# the clone and of the origin (whose snapshot has no directory cl)
+printf 'root\n' >"$MNT/rootfile"
+sync -f "$MNT"
+tarn_ok fs snapshot tank@r
+tarn_ok fs clone tank@r tank/cl
+CL=$MNT/cl
+mountpoint -q "$CL" && pass || fail "the clone is not mounted"
+printf 'in the clone\n' >"$CL/g"
+sync -f "$CL"
+tarn_ok fs snapshot tank/cl@c
+printf 'later\n' >"$CL/h"
+[ "$(cat "$CL/.zfs/snapshot/c/g")" = "in the clone" ] && pass || fail "clone's .zfs/snapshot/c/g"
+tarn_ok fs rollback tank/cl@c
+[ ! -e "$CL/h" ] && [ "$(cat "$CL/g")" = "in the clone" ] && pass ||
+	fail "rollback of the mounted clone"
+printf 'after\n' >"$MNT/rootfile"
+tarn_ok fs rollback tank@r
+[ "$(cat "$MNT/rootfile")" = root ] && pass || fail "rollback of the origin: '$(cat "$MNT/rootfile")'"
+mountpoint -q "$CL" && pass || fail "the clone's mount went with the origin's rollback"
+mountpoint -q "$M" && pass || fail "tank/a's mount went with tank's rollback"
+[ "$(cat "$CL/g" 2>&1)" = "in the clone" ] && [ "$(cat "$M/f" 2>&1)" = old ] && pass ||
+	fail "nested mounts after the origin's rollback: '$(cat "$CL/g" 2>&1)' '$(cat "$M/f" 2>&1)'"
+[ "$(cat "$CL/.zfs/snapshot/c/g" 2>&1)" = "in the clone" ] && pass ||
+	fail "the clone's .zfs after the origin's rollback"
+# a busy nested mount refuses the rollback (nothing changed); -f unmounts it
+printf 'after\n' >"$MNT/rootfile"
+sync -f "$MNT"
+exec 6<"$CL/g"
+tarn_err 1 "^cannot rollback 'tank': '$CL' is busy \(files are open there\); use -f$" \
+	fs rollback tank@r
+[ "$(cat "$MNT/rootfile")" = after ] && pass || fail "a refused rollback changed the files"
+mountpoint -q "$CL" && pass || fail "a refused rollback took the clone's mount"
+exec 6<&-
+
 # --- history and a clean scrub
 tarn_ok pool history tank
 out_has "zfs rollback -R -f tank/a@s1"
 tarn_ok pool scrub -w tank
 tarn_ok pool status -x tank
 out_is "pool 'tank' is healthy"
+
+# --- the origin rolled back again, nothing touched since: pool destroy -f
+# unmounts every mount (the clone's was lost behind its back before)
+printf 'after\n' >"$MNT/rootfile"
+tarn_ok fs rollback tank@r
+tarn_ok pool destroy -f tank
+mountpoint -q "$CL" && fail "the clone is still mounted after pool destroy -f" || pass
+mountpoint -q "$MNT" && fail "the pool is still mounted after pool destroy -f" || pass
 
 e2e_done
