@@ -10,31 +10,39 @@
  * dsl_snapshot_destroy (ranges of neighbours, sometimes of two file
  * systems and with a name that does not exist, in one call;
  * DSL_DESTROY_DEFER when one is held), dsl_clone_create,
- * dsl_dataset_rollback (to the newest snapshot), dsl_hold and
- * dsl_release; and cuts the power at a random point: between two
- * operations (mode 0), from the txg-synced callback (mode 1), or from
- * another thread started just before a dataset operation, which blocks
- * until its txg is synced, so the cut comes while that sync is in flight
- * (mode 2).  The cut kills both devices and lets a random part of their
- * held writes land (or none, for one or both).
+ * dsl_dataset_rollback (to the newest snapshot), dsl_hold, dsl_release
+ * and dsl_dataset_promote (which must be refused, EEXIST, when the clone
+ * has a snapshot named as one that would move: the workload sometimes
+ * names a clone's snapshot so); and cuts the power at a random point:
+ * between two operations (mode 0), from the txg-synced callback (mode
+ * 1), or from another thread started just before a dataset operation
+ * (often a promote), which blocks until its txg is synced, so the cut
+ * comes while that sync is in flight (mode 2).  The cut kills both
+ * devices and lets a random part of their held writes land (or none, for
+ * one or both).
  *
  * Then the pool is abandoned and imported from the same files, read-only
  * first.  It must come back at a txg U that was committed (F, the last
  * synced) or whose uberblock was being written (F + 1), and hold exactly
  * the model: per file system, its objects (the bytes of each) and its
  * snapshots in order (name, frozen objects, holds, deferred destroy,
- * clones) and its origin.  The model is rebuilt from the records of the
- * case: a dataset operation that returned 0 is in; object changes are in
- * iff their tx's txg <= U; the one operation that failed because of the
- * cut may be in or not, but whole (a two-name snapshot has both names or
- * none).  Also: every block verifies, and each file system's space adds
+ * clones) and its origin.  Promoting clone C of H@o moves H's snapshots
+ * up to and including o to C (renamed C@..., before C's own; the origins
+ * of their clones follow), C takes H's origin and H becomes a clone of
+ * C@o.  The model is rebuilt from the records of the case: a dataset
+ * operation that returned 0 is in; object changes are in iff their tx's
+ * txg <= U; the one operation that failed because of the cut may be in
+ * or not, but whole (a two-name snapshot has both names or none; a
+ * promote moved all its snapshots and swapped the origins, or nothing).  Also: every block verifies, and each file system's space adds
  * up (used = referenced + usedbysnapshots + usedbyrefreservation; its
  * snapshots' `used` sum to at most usedbysnapshots).  Then a read-write
  * import must choose U again and hold the same, and the next case goes
  * on from there.
  *
  * Every SP_EPOCH cases the pool is made anew; before that everything is
- * released and destroyed, and once frees have matured the pool's
+ * released and destroyed (a file system only once no snapshot of it has
+ * clones: after promotes pc/a may be a clone of a clone's snapshot), and
+ * once frees have matured the pool's
  * allocated space must be back within 1 MiB of where the epoch began (a
  * cut must not leak blocks).
  *
@@ -70,7 +78,8 @@
 #endif
 #define SP_OBJ_MAX   (256 * KiB) /* the model's bytes of an object */
 #define SP_MAXOBJ    6           /* objects per file system */
-#define SP_MAXSNAP   6           /* snapshots per file system */
+#define SP_SNAPROOM  6           /* snapshots per file system, for a new one */
+#define SP_MAXSNAP   12          /* per file system, with those a promote brings */
 #define SP_MAXFS     5           /* pc/a, pc/b and three clones */
 #define SP_NAMES     6           /* names in one operation */
 #define SP_NAMELEN   96
@@ -119,13 +128,13 @@ typedef struct sp_model {
 
 typedef enum sp_kind {
 	SP_WRITE, SP_TRUNC, SP_FREE,                   /* object changes */
-	SP_SNAP, SP_DESTROY, SP_CLONE, SP_ROLLBACK, SP_HOLD, SP_RELEASE,
+	SP_SNAP, SP_DESTROY, SP_CLONE, SP_ROLLBACK, SP_HOLD, SP_RELEASE, SP_PROMOTE,
 	SP_NKINDS
 } sp_kind_t;
 
 static const char *const sp_kind_names[SP_NKINDS] = {
 	"write", "truncate", "free", "snapshot", "destroy", "clone", "rollback", "hold",
-	"release"
+	"release", "promote"
 };
 
 /* One operation of a case, as done. */
@@ -134,13 +143,14 @@ typedef struct sp_rec {
 	bool     sr_uncertain;   /* a dataset operation that failed after the cut */
 	bool     sr_failed;      /* an object change that failed after its tx was assigned */
 	uint64_t sr_txg;         /* object changes: their tx's txg */
-	char     sr_fs[SP_NAMELEN];  /* object changes, rollback; clone: the new one */
+	char     sr_fs[SP_NAMELEN];  /* object changes, rollback, promote; clone: the new one */
 	uint64_t sr_obj, sr_off, sr_len, sr_seed;
 	uint32_t sr_blksz;       /* SP_WRITE: non-zero creates the object */
 	int      sr_n;
 	char     sr_names[SP_NAMES][SP_NAMELEN];  /* snapshots; clone: its origin */
 	int      sr_tag;
 	int      sr_flags;       /* destroy */
+	int      sr_expect;      /* promote: the error it must return (a name conflict) */
 } sp_rec_t;
 
 static const char *const sp_tags[SP_NTAGS] = { "keep0", "keep1" };
@@ -394,6 +404,72 @@ sp_apply_clone_rollback(sp_model_t *m, const sp_rec_t *r, char *err, size_t len)
 	return (0);
 }
 
+/*
+ * The file system clone c's origin: its index in (*hp)'s snapshots, or -1
+ * when c is not a clone (in the model).
+ */
+static int
+sp_origin_find(sp_model_t *m, const sp_fs_t *c, sp_fs_t **hp)
+{
+	*hp = NULL;
+	return (c == NULL || c->sf_origin[0] == '\0' ? -1 : sp_snap_find(m, c->sf_origin, hp));
+}
+
+/* A snapshot of c with the name (after the '@') of one of h's first k + 1? */
+static bool
+sp_promote_conflict(const sp_fs_t *c, const sp_fs_t *h, int k)
+{
+	for (int i = 0; i <= k; i++)
+		for (int j = 0; j < c->sf_nsnaps; j++)
+			if (strcmp(strchr(h->sf_snaps[i].ss_name, '@'),
+			    strchr(c->sf_snaps[j].ss_name, '@')) == 0)
+				return (true);
+	return (false);
+}
+
+/*
+ * Promote clone c of h@o: h's snapshots up to and including o move to c
+ * (before c's own, renamed c@...; clones of them follow the new names); c
+ * takes h's origin, and h becomes a clone of c@o.  Refused with a name
+ * conflict (sr_expect): nothing changes.
+ */
+static int
+sp_apply_promote(sp_model_t *m, const sp_rec_t *r, char *err, size_t len)
+{
+	sp_fs_t *c = sp_fs_find(m, r->sr_fs), *h;
+	int k = sp_origin_find(m, c, &h);
+	if (k < 0 || c->sf_nsnaps + k + 1 > SP_MAXSNAP ||
+	    sp_promote_conflict(c, h, k) != (r->sr_expect != 0)) {
+		(void) snprintf(err, len, "promote of %s: not a clone of a snapshot in the "
+		    "model, no room, or a name conflict the model %s", r->sr_fs,
+		    r->sr_expect ? "expected but lacks" : "has but did not expect");
+		return (-1);
+	}
+	if (r->sr_expect != 0)
+		return (0);
+	sp_snap_t moved[SP_MAXSNAP];
+	for (int i = 0; i <= k; i++) {
+		char old[SP_NAMELEN];
+		moved[i] = h->sf_snaps[i];
+		memcpy(old, moved[i].ss_name, SP_NAMELEN);
+		(void) snprintf(moved[i].ss_name, SP_NAMELEN, "%s%s", c->sf_name, strchr(old, '@'));
+		for (int f = 0; f < m->sm_nfs; f++)
+			if (strcmp(m->sm_fs[f].sf_origin, old) == 0)
+				memcpy(m->sm_fs[f].sf_origin, moved[i].ss_name, SP_NAMELEN);
+	}
+	memcpy(&moved[k + 1], c->sf_snaps, sizeof (sp_snap_t) * (size_t)c->sf_nsnaps);
+	memcpy(c->sf_snaps, moved, sizeof (sp_snap_t) * (size_t)(c->sf_nsnaps + k + 1));
+	c->sf_nsnaps += k + 1;
+	memmove(h->sf_snaps, &h->sf_snaps[k + 1], sizeof (sp_snap_t) *
+	    (size_t)(h->sf_nsnaps - k - 1));
+	h->sf_nsnaps -= k + 1;
+	char older[SP_NAMELEN];                 /* c's origin is c@o by now */
+	(void) snprintf(older, sizeof (older), "%s", h->sf_origin);
+	(void) snprintf(h->sf_origin, sizeof (h->sf_origin), "%s", c->sf_origin);
+	(void) snprintf(c->sf_origin, sizeof (c->sf_origin), "%s", older);
+	return (0);
+}
+
 static int
 sp_apply(sp_model_t *m, const sp_rec_t *r, char *err, size_t len)
 {
@@ -407,6 +483,8 @@ sp_apply(sp_model_t *m, const sp_rec_t *r, char *err, size_t len)
 	case SP_CLONE:
 	case SP_ROLLBACK:
 		return (sp_apply_clone_rollback(m, r, err, len));
+	case SP_PROMOTE:
+		return (sp_apply_promote(m, r, err, len));
 	default:
 		return (sp_apply_names(m, r, err, len));
 	}
@@ -416,7 +494,8 @@ sp_apply(sp_model_t *m, const sp_rec_t *r, char *err, size_t len)
 
 typedef struct sp_stats {
 	uint64_t cuts, mode[3], landed, in_flight_in, in_flight_out, fallback;
-	uint64_t ops[SP_NKINDS], writes_lost, pools;
+	uint64_t ops[SP_NKINDS], writes_lost, pools, refused;
+	uint64_t in_flight[SP_NKINDS][2];       /* the operation in flight: out, in */
 	uint64_t ns_work, ns_check;
 } sp_stats_t;
 
@@ -859,6 +938,26 @@ sp_new_snap_name(sp_pc_t *pc, const sp_fs_t *f, char *buf)
 	(void) snprintf(buf, SP_NAMELEN, "%s@s%" PRIu64, f->sf_name, pc->pc_names++);
 }
 
+/*
+ * A new snapshot fs@x of a clone: sometimes named as one of the snapshots
+ * that promoting the clone would bring (x of its origin or an older one),
+ * so that the promote must be refused until one of them is gone.
+ */
+static void
+sp_conflict_name(sp_model_t *m, tarn_rand_t *r, char *name)
+{
+	char fs[SP_NAMELEN], want[SP_NAMELEN];
+	(void) snprintf(fs, sizeof (fs), "%.*s", (int)(strchr(name, '@') - name), name);
+	sp_fs_t *h, *c = sp_fs_find(m, fs), *f;
+	int k = sp_origin_find(m, c, &h);
+	if (k < 0)
+		return;
+	const char *x = strchr(h->sf_snaps[tarn_rand_range(r, (uint64_t)k + 1)].ss_name, '@');
+	(void) snprintf(want, sizeof (want), "%s%s", fs, x);
+	if (sp_snap_find(m, want, &f) < 0)
+		(void) snprintf(name, SP_NAMELEN, "%s", want);
+}
+
 /* One snapshot, or (a third of the time) one of each of several file systems at once. */
 static bool
 sp_gen_snap(sp_pc_t *pc, tarn_rand_t *r, sp_rec_t *rec)
@@ -866,7 +965,7 @@ sp_gen_snap(sp_pc_t *pc, tarn_rand_t *r, sp_rec_t *rec)
 	sp_model_t *m = pc->pc_live;
 	int room[SP_MAXFS], n = 0;
 	for (int f = 0; f < m->sm_nfs; f++)
-		if (m->sm_fs[f].sf_nsnaps < SP_MAXSNAP)
+		if (m->sm_fs[f].sf_nsnaps < SP_SNAPROOM)
 			room[n++] = f;
 	if (n == 0)
 		return (false);
@@ -882,6 +981,8 @@ sp_gen_snap(sp_pc_t *pc, tarn_rand_t *r, sp_rec_t *rec)
 			pc->pc_names = first;
 		sp_new_snap_name(pc, f, rec->sr_names[rec->sr_n++]);
 	}
+	if (rec->sr_n == 1 && tarn_rand_range(r, 6) == 0)
+		sp_conflict_name(m, r, rec->sr_names[0]);
 	return (true);
 }
 
@@ -971,16 +1072,42 @@ sp_gen_hold(sp_pc_t *pc, tarn_rand_t *r, bool release, sp_rec_t *rec)
 	return (rec->sr_n > 0);
 }
 
+/* Promote a clone (refused when a name would conflict, sr_expect). */
 static bool
-sp_gen_dsl(sp_pc_t *pc, tarn_rand_t *r, bool shrink, sp_rec_t *rec)
+sp_gen_promote(sp_pc_t *pc, tarn_rand_t *r, sp_rec_t *rec)
+{
+	sp_model_t *m = pc->pc_live;
+	int cand[SP_MAXFS], n = 0;
+	for (int f = 0; f < m->sm_nfs; f++) {
+		sp_fs_t *h;
+		int k = sp_origin_find(m, &m->sm_fs[f], &h);
+		if (k >= 0 && m->sm_fs[f].sf_nsnaps + k + 1 <= SP_MAXSNAP)
+			cand[n++] = f;
+	}
+	if (n == 0)
+		return (false);
+	sp_fs_t *c = &m->sm_fs[cand[tarn_rand_range(r, (uint64_t)n)]], *h;
+	int k = sp_origin_find(m, c, &h);
+	rec->sr_kind = SP_PROMOTE;
+	(void) snprintf(rec->sr_fs, sizeof (rec->sr_fs), "%s", c->sf_name);
+	rec->sr_expect = sp_promote_conflict(c, h, k) ? EEXIST : 0;
+	return (true);
+}
+
+/* A dataset operation; when the cut is to come during it (cutting), often a promote. */
+static bool
+sp_gen_dsl(sp_pc_t *pc, tarn_rand_t *r, bool shrink, bool cutting, sp_rec_t *rec)
 {
 	uint64_t k = tarn_rand_range(r, 100);
 	sp_fs_t *f;
-	if (shrink || k < 30)
+	if (!shrink && ((cutting && k < 30) || (k >= 66 && k < 74)) &&
+	    sp_gen_promote(pc, r, rec))
+		return (true);
+	if (shrink || k < 28)
 		return (sp_gen_destroy(pc, r, rec));
-	if (k < 60)
+	if (k < 55)
 		return (sp_gen_snap(pc, r, rec));
-	if (k < 70) {
+	if (k < 66) {
 		sp_snap_t *s = sp_pick_snap(pc, r, &f);
 		if (s == NULL || pc->pc_live->sm_nfs == SP_MAXFS)
 			return (false);
@@ -991,7 +1118,7 @@ sp_gen_dsl(sp_pc_t *pc, tarn_rand_t *r, bool shrink, sp_rec_t *rec)
 		rec->sr_n = 1;
 		return (true);
 	}
-	if (k < 82) {
+	if (k < 84) {
 		f = sp_pick_fs(pc, r);
 		if (f->sf_nsnaps == 0)
 			return (false);
@@ -1002,7 +1129,7 @@ sp_gen_dsl(sp_pc_t *pc, tarn_rand_t *r, bool shrink, sp_rec_t *rec)
 		rec->sr_n = 1;
 		return (true);
 	}
-	return (sp_gen_hold(pc, r, k >= 92, rec));
+	return (sp_gen_hold(pc, r, k >= 93, rec));
 }
 
 /* The next operation: a dataset one when dsl (if one is possible). */
@@ -1015,7 +1142,8 @@ sp_gen(sp_pc_t *pc, tarn_rand_t *r, bool dsl, sp_rec_t *rec)
 	for (int tries = 0; tries < 20; tries++) {
 		memset(rec, 0, sizeof (*rec));
 		bool want_dsl = dsl || (tries < 16 && tarn_rand_range(r, 100) < 45);
-		if (want_dsl ? sp_gen_dsl(pc, r, shrink, rec) : sp_gen_obj(pc, r, shrink, rec))
+		if (want_dsl ? sp_gen_dsl(pc, r, shrink, dsl, rec) :
+		    sp_gen_obj(pc, r, shrink, rec))
 			return;
 	}
 	memset(rec, 0, sizeof (*rec));                 /* nothing else: a snapshot or a write */
@@ -1092,6 +1220,8 @@ sp_exec(sp_pc_t *pc, sp_rec_t *rec, char *err, size_t len)
 		return (dsl_hold(dp, v, rec->sr_n, sp_tags[rec->sr_tag], false, err, len));
 	case SP_RELEASE:
 		return (dsl_release(dp, v, rec->sr_n, sp_tags[rec->sr_tag], false, err, len));
+	case SP_PROMOTE:
+		return (dsl_dataset_promote(dp, rec->sr_fs, err, len));
 	default:
 		return (sp_exec_obj(pc, rec, err, len));
 	}
@@ -1102,8 +1232,11 @@ static void
 sp_describe(const sp_rec_t *rec, char *buf, size_t len)
 {
 	int off = snprintf(buf, len, "%s", sp_kind_names[rec->sr_kind]);
-	if (rec->sr_kind <= SP_FREE || rec->sr_kind == SP_CLONE)
+	if (rec->sr_kind <= SP_FREE || rec->sr_kind == SP_CLONE || rec->sr_kind == SP_PROMOTE)
 		off += snprintf(buf + off, len - (size_t)off, " %s", rec->sr_fs);
+	if (rec->sr_expect != 0)
+		off += snprintf(buf + off, len - (size_t)off, " (must fail: %s)",
+		    tarn_strerror(rec->sr_expect));
 	if (rec->sr_kind <= SP_FREE)
 		off += snprintf(buf + off, len - (size_t)off, " object %" PRIu64 " [%" PRIu64
 		    "+%" PRIu64 "] txg %" PRIu64, rec->sr_obj, rec->sr_off, rec->sr_len, rec->sr_txg);
@@ -1124,6 +1257,11 @@ sp_step(sp_pc_t *pc, tarn_rand_t *r, int i, bool dsl)
 	sp_gen(pc, r, dsl, &rec);
 	int e = sp_exec(pc, &rec, err, sizeof (err));
 	sp_describe(&rec, what, sizeof (what));
+	bool refused = rec.sr_expect != 0 && e == rec.sr_expect;
+	if (rec.sr_expect != 0 && e == 0)
+		sp_fail(pc, "op %d, %s: it succeeded", i, what);
+	if (refused)
+		e = 0;
 	if (e != 0 && !pc->pc_cutting)
 		sp_fail(pc, "op %d before the cut, %s: %s (%s)", i, what, err, tarn_strerror(e));
 	if (e != 0) {
@@ -1132,12 +1270,13 @@ sp_step(sp_pc_t *pc, tarn_rand_t *r, int i, bool dsl)
 			TARN_ARRAY_APPEND(&pc->pc_jnl, sp_rec_t, rec);
 		return (false);
 	}
-	if (rec.sr_kind > SP_FREE && !pc->pc_cutting)
+	if (rec.sr_kind > SP_FREE && !pc->pc_cutting && !refused)
 		pc->pc_max_synced = MAX(pc->pc_max_synced, txg_last_synced(spa_dmu_pool(pc->pc_spa)));
 	if (sp_apply(pc->pc_live, &rec, err, sizeof (err)) != 0)
 		sp_fail(pc, "op %d, %s: model: %s", i, what, err);
 	TARN_ARRAY_APPEND(&pc->pc_jnl, sp_rec_t, rec);
-	pc->pc_st.ops[rec.sr_kind]++;
+	pc->pc_st.ops[rec.sr_kind] += !refused;
+	pc->pc_st.refused += refused;
 	return (true);
 }
 
@@ -1238,6 +1377,8 @@ sp_choose(sp_pc_t *pc, uint64_t U, uint64_t F)
 	sp_model_t *m = sp_replay(pc, U, false);
 	if (sp_verify(pc->pc_dp, m, err0, sizeof (err0)) == 0) {
 		pc->pc_st.in_flight_out += unc != NULL;
+		if (unc != NULL)
+			pc->pc_st.in_flight[unc->sr_kind][0]++;
 		return (m);
 	}
 	sp_model_free(m);
@@ -1247,6 +1388,7 @@ sp_choose(sp_pc_t *pc, uint64_t U, uint64_t F)
 		m = sp_replay(pc, U, true);
 		if (sp_verify(pc->pc_dp, m, err1, sizeof (err1)) == 0) {
 			pc->pc_st.in_flight_in++;
+			pc->pc_st.in_flight[unc->sr_kind][1]++;
 			return (m);
 		}
 		sp_model_free(m);
@@ -1416,6 +1558,49 @@ sp_release_all(sp_pc_t *pc)
 	}
 }
 
+/*
+ * Destroy every file system (with its snapshots), one whose snapshots
+ * have no clones each time (after promotes, pc/a may be a clone of a
+ * snapshot of a clone); the newest such first.  The model follows.
+ */
+static void
+sp_destroy_all(sp_pc_t *pc)
+{
+	char err[512];
+	sp_model_t *m = pc->pc_live;
+	while (m->sm_nfs > 0) {
+		int f = m->sm_nfs - 1;
+		for (bool cloned = true; f >= 0; f--) {
+			cloned = false;
+			for (int s = 0; s < m->sm_fs[f].sf_nsnaps; s++)
+				cloned |= m->sm_fs[f].sf_snaps[s].ss_nclones != 0;
+			if (!cloned)
+				break;
+		}
+		if (f < 0)
+			sp_fail(pc, "end of epoch: every file system left has a snapshot with "
+			    "clones (the model is wrong)");
+		sp_fs_t *fs = &m->sm_fs[f], *h;
+		int e = dsl_dataset_destroy(pc->pc_dp, fs->sf_name, true, err, sizeof (err));
+		sp_dsl_ok(pc, e, "destroy", fs->sf_name, err);
+		int o = sp_origin_find(m, fs, &h);
+		if (o >= 0)
+			h->sf_snaps[o].ss_nclones--;
+		sp_objs_fini(&fs->sf_objs);
+		while (fs->sf_nsnaps > 0)
+			sp_snap_remove(fs, fs->sf_nsnaps - 1);
+		memmove(fs, fs + 1, sizeof (sp_fs_t) * (size_t)(m->sm_nfs - f - 1));
+		m->sm_nfs--;
+	}
+	sp_names_t nm;
+	memset(&nm, 0, sizeof (nm));
+	int e = dsl_dataset_iter(pc->pc_dp, SP_POOL, -1, sp_names_cb, &nm);
+	if (e != 0 || nm.n != 1)
+		sp_fail(pc, "end of epoch: %d datasets left after destroying all (%s), the "
+		    "first '%s', the second '%s'", nm.n, tarn_strerror(e), nm.v[0],
+		    nm.n > 1 ? nm.v[1] : "");
+}
+
 static void
 sp_epoch_end(sp_pc_t *pc)
 {
@@ -1424,15 +1609,11 @@ sp_epoch_end(sp_pc_t *pc)
 	sp_release_all(pc);
 	if (sp_verify(dp, pc->pc_live, err, sizeof (err)) != 0)
 		sp_fail(pc, "end of epoch, after releasing every hold: %s", err);
-	for (int f = pc->pc_live->sm_nfs - 1; f >= 0; f--) {   /* clones first */
-		const char *name = pc->pc_live->sm_fs[f].sf_name;
-		int e = dsl_dataset_destroy(dp, name, true, err, sizeof (err));
-		sp_dsl_ok(pc, e, "destroy", name, err);
-	}
+	sp_destroy_all(pc);
+	static const char *const fs[2] = { SP_POOL "/a", SP_POOL "/b" };
 	for (int f = 0; f < 2; f++) {
-		const char *name = pc->pc_live->sm_fs[f].sf_name;
-		int e = dsl_dataset_create(dp, name, false, NULL, 0, err, sizeof (err));
-		sp_dsl_ok(pc, e, "create", name, err);
+		int e = dsl_dataset_create(dp, fs[f], false, NULL, 0, err, sizeof (err));
+		sp_dsl_ok(pc, e, "create", fs[f], err);
 	}
 	uint64_t end = sp_settled_alloc(pc);
 	if (end > pc->pc_epoch_alloc + 1 * MiB)
@@ -1460,6 +1641,11 @@ sp_report(sp_pc_t *pc, uint64_t t0)
 	printf("  ops done:");
 	for (int k = 0; k < SP_NKINDS; k++)
 		printf(" %s %" PRIu64, sp_kind_names[k], s->ops[k]);
+	printf("; %" PRIu64 " promotes refused (name conflict)\n  in flight at the cut "
+	    "(out/in):", s->refused);
+	for (int k = SP_SNAP; k < SP_NKINDS; k++)
+		printf(" %s %" PRIu64 "/%" PRIu64, sp_kind_names[k], s->in_flight[k][0],
+		    s->in_flight[k][1]);
 	printf("\n");
 }
 
