@@ -707,6 +707,8 @@ dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
 	e = e ? e : e2;
 	if (e == 0)
 		dsl_history(dp, txg, "destroy", name, obj, NULL);
+	if (e == 0)
+		e = dsl_snap_destroy_deferred_locked(dp, phys.dd_origin_obj);
 	return (e);
 }
 

@@ -187,6 +187,8 @@ int dsl_snap_head_space(dsl_pool_t *dp, uint64_t head, uint64_t refer, uint64_t 
 int dsl_snap_destroy_one_sync(dsl_pool_t *dp, uint64_t obj, dmu_tx_t *tx, uint64_t *freed);
 /* Before a file system's objects are dropped: unlink it from its origin, drop its lists. */
 int dsl_head_destroy_tx(dsl_pool_t *dp, uint64_t obj, dmu_tx_t *tx);
+/* A deferred-destroy snapshot with no holds or clones left goes (lock held). */
+int dsl_snap_destroy_deferred_locked(dsl_pool_t *dp, uint64_t obj);
 /* Every snapshot of file system head (lock held): check only, or destroy them. */
 int dsl_snap_destroy_head_locked(dsl_pool_t *dp, uint64_t head, bool check, char *err,
     size_t errlen);
