@@ -540,6 +540,20 @@ tf_umount(tarn_fuse_t *t, bool force)
 	}
 	struct stat st;
 	bool have_dev = stat(mp, &st) == 0;
+	/*
+	 * The kernel may have detached this mount already (its mountpoint's
+	 * entry dropped under a rollback of the file system above): the path
+	 * then leads elsewhere, perhaps to the parent's mount, which must not
+	 * be unmounted or aborted.  Abort our own connection by its device.
+	 */
+	if (t->tf_have_dev && (!have_dev || st.st_dev != t->tf_dev)) {
+		atomic_fetch_add(&tf_aborting, 1);
+		if (!tarn_fuse_wait(t, 1000))
+			tf_abort_conn(t->tf_dev);
+		(void) tarn_fuse_wait(t, 10 * 1000);
+		atomic_fetch_sub(&tf_aborting, 1);
+		return (0);
+	}
 	int fd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		(void) syncfs(fd);
