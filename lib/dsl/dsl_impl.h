@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include "dsl.h"
+#include "tarn_array.h"
 
 #define DSL_DIR_ROOT   "dsl:root"     /* pool directory: the root dataset */
 #define DSL_OS_PREFIX  "ds"            /* registered object set "ds<obj>" */
@@ -111,6 +112,14 @@ typedef struct dsl_space_node {
 	uint64_t dsn_nsnaps;
 } dsl_space_node_t;
 
+/* The sum of a file system's snapshots' dead lists as of a sync task generation. */
+typedef struct dsl_snap_sum {
+	uint64_t dss_head;
+	uint64_t dss_gen;
+	uint64_t dss_sum;
+	uint64_t dss_n;
+} dsl_snap_sum_t;
+
 struct dsl_pool {
 	spa_t    *dp_spa;
 	objset_t *dp_mos;
@@ -131,6 +140,7 @@ struct dsl_pool {
 	dsl_space_node_t *dp_space;
 	int       dp_space_n;
 	uint64_t  dp_space_unres;
+	tarn_array_t dp_snap_sums;    /* of dsl_snap_sum_t (dp_lock; dsl_snap_head_space) */
 };
 
 /* dsl_dataset.c */

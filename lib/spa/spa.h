@@ -217,6 +217,8 @@ int spa_objset_destroy(spa_t *spa, const char *name);
  */
 typedef int (*spa_sync_task_fn_t)(void *arg, dmu_tx_t *tx);
 int spa_sync_task(spa_t *spa, spa_sync_task_fn_t fn, void *arg);
+/* How many sync tasks have run (a cache of what only tasks change keys on it). */
+uint64_t spa_sync_task_gen(spa_t *spa);
 
 /* A root the scan must also walk (a snapshot): fn(arg, name, bp, min_txg). */
 typedef int (*spa_root_fn_t)(void *arg, const char *name, const blkptr_t *bp,

@@ -81,6 +81,7 @@ struct spa {
 	/* spa_task.c: sync tasks waiting for their txg (of spa_sync_task_t *) */
 	pthread_mutex_t spa_task_lock; /* a leaf */
 	tarn_array_t spa_tasks;
+	uint64_t  spa_task_gen;     /* atomic: sync tasks run so far */
 	const spa_dsl_hooks_t *spa_dsl_hooks;   /* set once by lib/dsl */
 };
 

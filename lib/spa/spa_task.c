@@ -104,6 +104,7 @@ spa_sync_tasks_run(spa_t *spa, uint64_t txg)
 		 * An I/O error inside a task fails the sync (the pool suspends);
 		 * a refusal (the task's own checks) is only its result.
 		 */
+		__atomic_add_fetch(&spa->spa_task_gen, 1, __ATOMIC_RELEASE);
 		pthread_mutex_lock(&spa->spa_task_lock);
 		t->st_result = r;
 		t->st_ran = true;
@@ -262,4 +263,10 @@ spa_os_unregister(spa_t *spa, const char *name, objset_t **osp, zil_t **zlp)
 	}
 	tarn_mutex_unlock(&spa->spa_lock);
 	return (0);
+}
+
+uint64_t
+spa_sync_task_gen(spa_t *spa)
+{
+	return (__atomic_load_n(&spa->spa_task_gen, __ATOMIC_ACQUIRE));
 }
