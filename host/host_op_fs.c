@@ -365,7 +365,9 @@ fs_open_any(const char *name, host_fs_t *fs)
 	dsl_snap_info_t *si;
 	if (strchr(name, '@') == NULL && strchr(name, '#') == NULL)
 		return (host_fs_open_existing(name, false, fs));
-	(void) snprintf(fsname, sizeof (fsname), "%.*s", (int)strcspn(name, "@#"), name);
+	size_t l = MIN(strcspn(name, "@#"), sizeof (fsname) - 1);
+	memcpy(fsname, name, l);
+	fsname[l] = '\0';
 	if (host_fs_open("open", fsname, false, fs) != 0)
 		return (HOST_FAILED);
 	si = tarn_alloc(sizeof (*si));
