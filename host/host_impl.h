@@ -18,6 +18,7 @@ typedef struct host_op {
 extern const host_op_t host_ops_mount[];
 extern const host_op_t host_ops_fs_props[];
 extern const host_op_t host_ops_fs[];
+extern const host_op_t host_ops_snap[];
 extern const host_op_t host_ops_sync[];
 extern const host_op_t host_ops_info[];
 extern const host_op_t host_ops_scan[];

@@ -3,7 +3,8 @@
  * (lib/dsl does the change; the mount table, host_mount.c, follows it):
  *
  *   fs.create    name, parents, props?: [[property, value]...]         -
- *   fs.destroy   name, recursive, force                                -
+ *   fs.destroy   name, recursive, clones, force, dryrun
+ *                       destroyed?: [name...] (dryrun), children?: [snapshot...]
  *   fs.rename    from, to, parents, force                              -
  *   fs.set       names: [dataset...], props: [[property, value]...]   -
  *   fs.inherit   names: [dataset...], prop, recursive                  -
@@ -16,6 +17,16 @@
  * down first (force: even when busy), but only once the destroy fails
  * for nothing else (children without recursive leave the mounts alone);
  * what went down and is still there afterwards is mounted again.
+ * A file system's snapshots (and its descendants' with recursive) are
+ * destroyed first, in one call (clones: also their clones, -R), then its
+ * bookmarks, then the file system; without recursive a file system with
+ * snapshots is refused as zfs refuses it ("filesystem has children"),
+ * the snapshots in children for the command line to list after "use '-r'
+ * to destroy the following datasets:".  dryrun: nothing changes;
+ * destroyed lists what would go, snapshots before their file system,
+ * children before parents.  create: a filesystem_limit set on an
+ * ancestor (counting the file systems below it) refuses one more with
+ * EDQUOT "out of space", as zfs does.
  * rename: the subtree's mounts go down first (busy without force: the
  * rename is refused) and come up under the new names.
  * set: each dataset in turn, each property in turn, as zfs set does;
@@ -36,6 +47,7 @@
  * newer than this software supports"), or with list put in old instead.
  */
 #include "host_impl.h"
+#include "tarn_array.h"
 
 /* The i-th string of an array argument (NULL when it is not one). */
 static const char *
@@ -98,6 +110,44 @@ fs_mount_top(dsl_pool_t *dp, const char *name, bool parents, char top[DSL_NAME_M
 }
 
 static int
+fs_count_one(void *arg, const char *name, int depth)
+{
+	(*(uint64_t *)arg)++;
+	return (0);
+}
+
+/*
+ * filesystem_limit: creating name (and with parents its missing
+ * ancestors) would put more file systems below an ancestor than its limit
+ * allows.  0, or reported ("cannot create 'x': out of space").
+ */
+static int
+fs_limit_check(dsl_pool_t *dp, const char *name)
+{
+	char cur[DSL_NAME_MAX];
+	uint64_t adding = 0;
+	dsl_prop_val_t *v = tarn_alloc(sizeof (*v));
+	int r = 0;
+	(void) snprintf(cur, sizeof (cur), "%s", name);
+	for (char *slash = strrchr(cur, '/'); slash != NULL && r == 0;
+	    slash = strrchr(cur, '/')) {
+		if (!dsl_dataset_exists(dp, cur))
+			adding++;
+		*slash = '\0';
+		if (!dsl_dataset_exists(dp, cur) ||
+		    dsl_prop_get(dp, cur, DSL_PROP_FILESYSTEM_LIMIT, true, v, NULL, 0) != 0 ||
+		    v->dpv_num == DSL_LIMIT_NONE)
+			continue;
+		uint64_t count = 0;
+		(void) dsl_dataset_iter(dp, cur, -1, fs_count_one, &count);
+		if (count - 1 + adding > v->dpv_num)
+			r = host_report("create", name, EDQUOT, "out of space");
+	}
+	tarn_free(v);
+	return (r);
+}
+
+static int
 op_fs_create(json_object *args, json_object *res)
 {
 	const char *name;
@@ -118,6 +168,10 @@ op_fs_create(json_object *args, json_object *res)
 	if ((r = host_fs_open("create", name, false, &fs)) != 0)
 		goto out;
 	fs_mount_top(fs.hf_dp, name, parents, top);
+	if ((r = fs_limit_check(fs.hf_dp, name)) != 0) {
+		host_fs_close(&fs);
+		goto out;
+	}
 	int e = dsl_dataset_create(fs.hf_dp, name, parents, s, n, err, sizeof (err));
 	if (e == EEXIST && parents)
 		e = 0;          /* zfs create -p of an existing dataset succeeds */
@@ -132,6 +186,103 @@ out:
 	return (r);
 }
 
+/* What a destroy of a file system takes along: snapshots, bookmarks, file systems. */
+typedef struct fs_doomed {
+	dsl_pool_t  *fd_dp;
+	tarn_array_t fd_snaps;      /* char *: every snapshot, file system by file system */
+	tarn_array_t fd_bms;        /* char *: bookmarks */
+	json_object *fd_fs;         /* [file system, its snapshots...], parents first */
+} fs_doomed_t;
+
+static int
+fs_doomed_one(void *arg, const char *name, int depth)
+{
+	fs_doomed_t *fd = arg;
+	dsl_snap_info_t *si = NULL;
+	dsl_bookmark_info_t *bi = NULL;
+	int n = 0, nb = 0;
+	json_object *row = json_object_new_array();
+	json_object_array_add(row, json_object_new_string(name));
+	if (dsl_snapshot_list(fd->fd_dp, name, &si, &n, NULL, 0) == 0) {
+		for (int i = 0; i < n; i++) {
+			TARN_ARRAY_APPEND(&fd->fd_snaps, char *, tarn_strdup(si[i].dsi_name));
+			json_object_array_add(row, json_object_new_string(si[i].dsi_name));
+		}
+	}
+	if (dsl_bookmark_list(fd->fd_dp, name, &bi, &nb, NULL, 0) == 0)
+		for (int i = 0; i < nb; i++)
+			TARN_ARRAY_APPEND(&fd->fd_bms, char *, tarn_strdup(bi[i].dbi_name));
+	json_object_array_add(fd->fd_fs, row);
+	tarn_free(si);
+	tarn_free(bi);
+	return (0);
+}
+
+static void
+fs_doomed_fini(fs_doomed_t *fd)
+{
+	for (size_t i = 0; i < tarn_array_len(&fd->fd_snaps); i++)
+		tarn_free(TARN_ARRAY_AT(&fd->fd_snaps, char *, i));
+	for (size_t i = 0; i < tarn_array_len(&fd->fd_bms); i++)
+		tarn_free(TARN_ARRAY_AT(&fd->fd_bms, char *, i));
+	tarn_array_fini(&fd->fd_snaps);
+	tarn_array_fini(&fd->fd_bms);
+	json_object_put(fd->fd_fs);
+}
+
+/*
+ * Before the file system itself: its snapshots and bookmarks (recursive:
+ * its descendants' too) go, or without recursive refuse one that has
+ * snapshots (zfs: "filesystem has children").  dryrun: only list them.
+ */
+static int
+fs_destroy_snaps(host_fs_t *fs, const char *name, json_object *args, json_object *res)
+{
+	bool recursive = host_arg_bool(args, "recursive"), dry = host_arg_bool(args, "dryrun");
+	fs_doomed_t fd = { .fd_dp = fs->hf_dp, .fd_fs = json_object_new_array() };
+	char err[512] = "";
+	int r = 0;
+	tarn_array_init(&fd.fd_snaps, sizeof (char *));
+	tarn_array_init(&fd.fd_bms, sizeof (char *));
+	(void) dsl_dataset_iter(fs->hf_dp, name, recursive ? -1 : 0, fs_doomed_one, &fd);
+	size_t ns = tarn_array_len(&fd.fd_snaps);
+	if (!recursive && ns > 0) {
+		json_object *kids = json_object_new_array();
+		for (size_t i = 0; i < ns; i++)
+			json_object_array_add(kids, json_object_new_string(
+			    TARN_ARRAY_AT(&fd.fd_snaps, char *, i)));
+		json_object_object_add(res, "children", kids);
+		r = host_report("destroy", name, EEXIST, "filesystem has children");
+	} else if (dry) {
+		/* as zfs -nv lists them: children first, each one's snapshots before it */
+		json_object *d = json_object_new_array();
+		dsl_space_t sp;
+		for (size_t i = json_object_array_length(fd.fd_fs); i > 0; i--) {
+			json_object *row = json_object_array_get_idx(fd.fd_fs, i - 1);
+			for (size_t j = 1; j <= json_object_array_length(row); j++)
+				json_object_array_add(d, json_object_get(json_object_array_get_idx(
+				    row, j % json_object_array_length(row))));
+		}
+		json_object_object_add(res, "destroyed", d);
+		if (dsl_dataset_space(fs->hf_dp, name, &sp) == 0)
+			json_object_object_add(res, "reclaim", json_object_new_uint64(sp.ds_used));
+	} else if (ns > 0) {
+		int flags = host_arg_bool(args, "clones") ? DSL_DESTROY_CLONES : 0;
+		int e = dsl_snapshot_destroy(fs->hf_dp, (const char *const *)fd.fd_snaps.ta_v,
+		    (int)ns, flags, NULL, NULL, NULL, err, sizeof (err));
+		if (e != 0)
+			r = host_report("destroy", name, e, err);
+	}
+	for (size_t i = 0; r == 0 && !dry && i < tarn_array_len(&fd.fd_bms); i++) {
+		const char *bm = TARN_ARRAY_AT(&fd.fd_bms, char *, i);
+		int e = dsl_bookmark_destroy(fs->hf_dp, bm, err, sizeof (err));
+		if (e != 0)
+			r = host_report("destroy", bm, e, err);
+	}
+	fs_doomed_fini(&fd);
+	return (r);
+}
+
 static int
 op_fs_destroy(json_object *args, json_object *res)
 {
@@ -143,6 +294,11 @@ op_fs_destroy(json_object *args, json_object *res)
 	if (host_arg_need(args, "name", "destroy", &name) != 0 ||
 	    host_fs_open_existing(name, false, &fs) != 0)
 		return (HOST_FAILED);
+	if (fs_destroy_snaps(&fs, name, args, res) != 0 || host_arg_bool(args, "dryrun")) {
+		bool dry_ok = json_object_object_get_ex(res, "destroyed", NULL);
+		host_fs_close(&fs);
+		return (dry_ok ? 0 : HOST_FAILED);
+	}
 	int e = dsl_dataset_destroy(fs.hf_dp, name, recursive, err, sizeof (err));
 	if (e == EBUSY && host_mount_any(name)) {
 		struct mnt_names *down;
@@ -197,6 +353,30 @@ op_fs_rename(json_object *args, json_object *res)
 
 /* ---- set ---- */
 
+/*
+ * Open the pool of a file system or snapshot that must exist (set and
+ * inherit take snapshots too); reported as host_fs_open_existing does.
+ */
+static int
+fs_open_any(const char *name, host_fs_t *fs)
+{
+	char fsname[DSL_NAME_MAX];
+	dsl_snap_info_t *si;
+	if (strchr(name, '@') == NULL && strchr(name, '#') == NULL)
+		return (host_fs_open_existing(name, false, fs));
+	(void) snprintf(fsname, sizeof (fsname), "%.*s", (int)strcspn(name, "@#"), name);
+	if (host_fs_open("open", fsname, false, fs) != 0)
+		return (HOST_FAILED);
+	si = tarn_alloc(sizeof (*si));
+	int e = strchr(name, '@') != NULL ? dsl_snapshot_info(fs->hf_dp, name, si, NULL, 0) : 0;
+	tarn_free(si);
+	if (e != 0 || !dsl_dataset_exists(fs->hf_dp, fsname)) {
+		host_fs_close(fs);
+		return (host_report("open", name, ENOENT, "dataset does not exist"));
+	}
+	return (0);
+}
+
 /* Set each of props on dataset name (open in fs), in order. */
 static int
 fs_set_props(host_fs_t *fs, const char *name, json_object *props)
@@ -235,7 +415,7 @@ op_fs_set(json_object *args, json_object *res)
 	for (size_t d = 0; d < json_object_array_length(names); d++) {
 		const char *name = fs_arg_idx(names, d);
 		host_fs_t fs = { 0 };
-		int rr = name != NULL ? host_fs_open_existing(name, false, &fs) :
+		int rr = name != NULL ? fs_open_any(name, &fs) :
 		    host_report("set", "-", EINVAL, "bad dataset name");
 		if (rr == 0)
 			rr = fs_set_props(&fs, name, props);
@@ -291,12 +471,15 @@ op_fs_inherit(json_object *args, json_object *res)
 	for (size_t d = 0; d < json_object_array_length(names); d++) {
 		const char *name = fs_arg_idx(names, d);
 		host_fs_t fs = { 0 };
-		int rr = name != NULL ? host_fs_open_existing(name, false, &fs) :
+		int rr = name != NULL ? fs_open_any(name, &fs) :
 		    host_report("inherit", "-", EINVAL, "bad dataset name");
 		if (rr == 0) {
 			fs_inherit_arg_t ia = { &fs, prop, 0 };
-			(void) dsl_dataset_iter(fs.hf_dp, name, recursive ? -1 : 0,
-			    fs_inherit_one, &ia);
+			if (strchr(name, '@') != NULL)     /* a snapshot: itself only */
+				(void) fs_inherit_one(&ia, name, 0);
+			else
+				(void) dsl_dataset_iter(fs.hf_dp, name, recursive ? -1 : 0,
+				    fs_inherit_one, &ia);
 			rr = ia.ia_ret;
 			if (rr == 0)
 				host_history_log(fs.hf_spa);

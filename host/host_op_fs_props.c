@@ -11,14 +11,21 @@
  *              sort: [property...]   also these as sort keys (exact): numbers
  *                                    for sizes, numbers and creation, else strings
  *              user_all              also every user property in effect (get all)
- *              filesystems           false: only check the names (list -t snapshot)
+ *              filesystems           false: file systems are not listed (-t)
+ *              snapshots, bookmarks  list these too: each file system's after it,
+ *                                    one level below it for depth (zfs's -d)
  *              zpool                 how the hint of a read failure names the pool
  *                                    command ("zpool", "tarn pool")
- *     result   datasets: [{name, props: [{value, source, from?}...], sort: [...],
+ *     result   datasets: [{name, props: [{value, source, from?, na?}...], sort: [...],
  *                         user: [{property, value, source, from?}...], unreadable?}]
  *              in the tree's order, parents first; absent when the pools could
  *              not be listed (the cache file; said on stderr)
  *
+ * A name may be a snapshot ("fs@snap") or a bookmark ("fs#bm"), listed
+ * whatever the types.  Properties may also be "written@SNAP"
+ * (dsl_dataset_written_since).  na: the property does not apply to this
+ * kind of dataset (dsl_prop_applies), or is an origin a file system does
+ * not have: zfs get all leaves it out.
  * value is the property as zfs get prints it (dsl_prop_get; "-" when it
  * does not apply); source one of "-", "default", "local", "inherited"
  * (from: the dataset it comes from), "temporary" (a mount's own option,
@@ -38,6 +45,8 @@ typedef struct props_walk {
 	int        *pw_sort;
 	json_object *pw_sortnames;
 	bool        pw_parsable, pw_user_all;
+	bool        pw_fs_rows, pw_snaps, pw_bookmarks;  /* types listed */
+	int         pw_depth;       /* -1: all; else levels below a named dataset */
 	const char *pw_zpool;
 	json_object *pw_out;        /* datasets */
 	int         pw_ret;
@@ -71,11 +80,36 @@ props_val_json(const char *prop, const dsl_prop_val_t *v)
 	return (o);
 }
 
+#define PROPS_WRITTEN_AT (-2)     /* a code of props_codes: "written@SNAP" */
+
+/* written@SNAP of name: the bytes written since that snapshot ("-" when none such). */
+static int
+props_written_at(props_walk_t *w, const char *name, const char *pname, bool exact,
+    dsl_prop_val_t *v)
+{
+	uint64_t n = 0;
+	memset(v, 0, sizeof (*v));
+	v->dpv_source = DSL_SRC_NONE;
+	if (dsl_dataset_written_since(w->pw_fs->hf_dp, name, strchr(pname, '@') + 1, &n,
+	    NULL, 0) != 0) {
+		(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "-");
+		return (0);
+	}
+	v->dpv_num = n;
+	if (exact)
+		(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "%" PRIu64, n);
+	else
+		dsl_nicebytes(n, v->dpv_str, sizeof (v->dpv_str));
+	return (0);
+}
+
 /* The value (and source) of a property of name: native (p >= 0) or user. */
 static int
 props_get(props_walk_t *w, const char *name, int p, const char *pname, bool exact,
     dsl_prop_val_t *v)
 {
+	if (p == PROPS_WRITTEN_AT)
+		return (props_written_at(w, name, pname, exact, v));
 	if (p < 0)
 		return (dsl_prop_user_get(w->pw_fs->hf_dp, name, pname, v, NULL, 0));
 	int e = dsl_prop_get(w->pw_fs->hf_dp, name, p, exact, v, NULL, 0);
@@ -109,7 +143,9 @@ props_sort_key(props_walk_t *w, const char *name, int k)
 	int p = w->pw_sort[k];
 	int e = props_get(w, name, p, pname, true, v);
 
-	if (p >= 0 && dsl_prop_is_numeric(p))
+	if ((p >= 0 && dsl_prop_is_numeric(p)) || p == PROPS_WRITTEN_AT)
+		return (json_object_new_uint64(e == 0 ? v->dpv_num : 0));
+	if (p == DSL_PROP_CREATETXG || p == DSL_PROP_GUID || p == DSL_PROP_OBJSETID)
 		return (json_object_new_uint64(e == 0 ? v->dpv_num : 0));
 	if (p == DSL_PROP_CREATION)     /* exact: seconds */
 		return (json_object_new_uint64(e == 0 ? strtoull(v->dpv_str, NULL, 10) : 0));
@@ -147,7 +183,12 @@ props_row(void *arg, const char *name, int depth)
 			(void) snprintf(v->dpv_str, sizeof (v->dpv_str), "-");
 			v->dpv_source = DSL_SRC_NONE;
 		}
-		json_object_array_add(vals, props_val_json(NULL, v));
+		json_object *o = props_val_json(NULL, v);
+		int p = w->pw_props[i];
+		if (p >= 0 && (!dsl_prop_applies(p, name) ||
+		    (p == DSL_PROP_ORIGIN && strcmp(v->dpv_str, "-") == 0)))
+			json_object_object_add(o, "na", json_object_new_boolean(true));
+		json_object_array_add(vals, o);
 	}
 	json_object_object_add(ds, "props", vals);
 	if (w->pw_user_all) {
@@ -180,6 +221,10 @@ props_codes(json_object *names, int **codesp)
 	for (size_t i = 0; i < n; i++) {
 		const char *s = json_object_get_string(json_object_array_get_idx(names, i));
 		codes[i] = s != NULL ? dsl_prop_lookup(s) : -1;
+		if (s != NULL && strncmp(s, "written@", 8) == 0 && s[8] != '\0') {
+			codes[i] = PROPS_WRITTEN_AT;
+			continue;
+		}
 		if (codes[i] < 0 && (s == NULL || !dsl_prop_user_name(s))) {
 			(void) host_report("get", s != NULL ? s : "-", EINVAL, "invalid property");
 			return (false);
@@ -198,19 +243,91 @@ props_array(json_object *args, const char *key)
 	return (a);
 }
 
+/* Bookmarks as zfs lists them: by createtxg, then by name. */
+static int
+props_bm_cmp(const void *a, const void *b)
+{
+	const dsl_bookmark_info_t *x = a, *y = b;
+	if (x->dbi_txg != y->dbi_txg)
+		return (x->dbi_txg < y->dbi_txg ? -1 : 1);
+	return (strcmp(x->dbi_name, y->dbi_name));
+}
+
+/*
+ * A file system of the walk: its row (when file systems are listed), then
+ * its snapshots oldest first and its bookmarks, one level below it.
+ */
+static int
+props_fs(void *arg, const char *name, int depth)
+{
+	props_walk_t *w = arg;
+	if (w->pw_fs_rows)
+		(void) props_row(w, name, depth);
+	if (w->pw_depth >= 0 && depth + 1 > w->pw_depth)
+		return (0);
+	dsl_pool_t *dp = w->pw_fs->hf_dp;
+	if (w->pw_snaps) {
+		dsl_snap_info_t *si = NULL;
+		int n = 0;
+		if (dsl_snapshot_list(dp, name, &si, &n, NULL, 0) == 0)
+			for (int i = 0; i < n; i++)
+				(void) props_row(w, si[i].dsi_name, depth + 1);
+		tarn_free(si);
+	}
+	if (w->pw_bookmarks) {
+		dsl_bookmark_info_t *bi = NULL;
+		int n = 0;
+		if (dsl_bookmark_list(dp, name, &bi, &n, NULL, 0) == 0 && n > 1)
+			qsort(bi, (size_t)n, sizeof (*bi), props_bm_cmp);
+		for (int i = 0; bi != NULL && i < n; i++)
+				(void) props_row(w, bi[i].dbi_name, depth + 1);
+		tarn_free(bi);
+	}
+	return (0);
+}
+
+/* A named snapshot or bookmark: its row, or "cannot open 'x': dataset does not exist". */
+static void
+props_named_snap(props_walk_t *w, const char *name)
+{
+	host_fs_t fs;
+	char fsname[DSL_NAME_MAX];
+	dsl_prop_val_t *v = &w->pw_v;
+	(void) snprintf(fsname, sizeof (fsname), "%.*s", (int)strcspn(name, "@#"), name);
+	if (host_fs_open("open", fsname, true, &fs) != 0) {
+		w->pw_ret = HOST_FAILED;
+		return;
+	}
+	w->pw_fs = &fs;
+	char err[512] = "";
+	int e = dsl_prop_get(fs.hf_dp, name, DSL_PROP_TYPE, false, v, err, sizeof (err));
+	if (e != 0)
+		w->pw_ret = host_report("open", name, e, err[0] != '\0' ? err :
+		    "dataset does not exist");
+	else
+		(void) props_row(w, name, 0);
+	host_fs_close(&fs);
+	w->pw_fs = NULL;
+}
+
 /* Each dataset named (or each pool, to all depths) into w->pw_out. */
 static void
-props_walk(props_walk_t *w, char **names, int n, int depth, bool filesystems)
+props_walk(props_walk_t *w, char **names, int n, int depth)
 {
+	w->pw_depth = depth;
 	for (int i = 0; i < n; i++) {
 		host_fs_t fs;
+		if (strchr(names[i], '@') != NULL || strchr(names[i], '#') != NULL) {
+			props_named_snap(w, names[i]);
+			continue;
+		}
 		if (host_fs_open_existing(names[i], true, &fs) != 0) {
 			w->pw_ret = HOST_FAILED;
 			continue;
 		}
 		w->pw_fs = &fs;
-		if (filesystems)
-			(void) dsl_dataset_iter(fs.hf_dp, names[i], depth, props_row, w);
+		if (w->pw_fs_rows || w->pw_snaps || w->pw_bookmarks)
+			(void) dsl_dataset_iter(fs.hf_dp, names[i], depth, props_fs, w);
 		host_fs_close(&fs);
 		w->pw_fs = NULL;
 	}
@@ -235,6 +352,9 @@ op_fs_props(json_object *args, json_object *res)
 	w->pw_sortnames = props_array(args, "sort");
 	w->pw_parsable = host_arg_bool(args, "parsable");
 	w->pw_user_all = host_arg_bool(args, "user_all");
+	w->pw_fs_rows = filesystems;
+	w->pw_snaps = host_arg_bool(args, "snapshots");
+	w->pw_bookmarks = host_arg_bool(args, "bookmarks");
 	w->pw_zpool = host_arg_str(args, "zpool") != NULL ? host_arg_str(args, "zpool") : "zpool";
 	if (!props_codes(w->pw_names, &w->pw_props) || !props_codes(w->pw_sortnames,
 	    &w->pw_sort)) {
@@ -260,7 +380,7 @@ op_fs_props(json_object *args, json_object *res)
 	}
 	w->pw_out = json_object_new_array();
 	json_object_object_add(res, "datasets", w->pw_out);
-	props_walk(w, list, n, depth, filesystems);
+	props_walk(w, list, n, depth);
 	host_names_free(list, n);
 	r = w->pw_ret;
 out:

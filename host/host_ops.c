@@ -16,6 +16,7 @@ static const host_op_t *const host_op_tables[] = {
 	host_ops_mount,
 	host_ops_fs_props,
 	host_ops_fs,
+	host_ops_snap,
 	host_ops_sync,
 	host_ops_info,
 	host_ops_scan,

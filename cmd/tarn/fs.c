@@ -1,7 +1,8 @@
 /*
  * fs.c — `tarn fs VERB` (zfs(8) syntax; `zfs` is a symlink to tarn): the
  * verb table, usage, and the verbs that change datasets: create, destroy,
- * rename, set, inherit.  list and get are in fs_list.c, mount and unmount
+ * rename, set, inherit (snapshots, holds and bookmarks: fs_snapshot.c).
+ * list and get are in fs_list.c, mount and unmount
  * in fs_mount.c, upgrade in fs_upgrade.c.  Here the options, the usage
  * errors and the checks of names and property=value words that come
  * before anything is opened; the change is the host's, one operation per
@@ -18,9 +19,18 @@ static const cli_verb_t cli_fs_verbs[] = {
 	{ "create", cli_fs_create,
 	    "\tcreate [-p] [-o property=value] ... <filesystem>\n" },
 	{ "destroy", cli_fs_destroy,
-	    "\tdestroy [-fr] <filesystem>\n" },
+	    "\tdestroy [-fnpRrv] <filesystem>\n"
+	    "\tdestroy [-dnpRrv] <filesystem>@<snap>[%<snap>][,...]\n"
+	    "\tdestroy <filesystem>#<bookmark>\n" },
+	{ "snapshot", cli_fs_snapshot,
+	    "\tsnapshot [-r] [-o property=value] ... <filesystem>@<snap> ...\n" },
+	{ "snap", cli_fs_snapshot,
+	    "\tsnapshot [-r] [-o property=value] ... <filesystem>@<snap> ...\n" },
 	{ "rename", cli_fs_rename,
-	    "\trename [-fp] <filesystem> <filesystem>\n" },
+	    "\trename [-fp] <filesystem> <filesystem>\n"
+	    "\trename [-r] <snapshot> <snapshot>\n" },
+	{ "bookmark", cli_fs_bookmark,
+	    "\tbookmark <snapshot|bookmark> <bookmark>\n" },
 	{ "list", cli_fs_list,
 	    "\tlist [-rHp] [-d max] [-o property[,...]] [-s property]...\n"
 	    "\t    [-S property]... [-t type[,...]] [filesystem] ...\n" },
@@ -37,6 +47,12 @@ static const cli_verb_t cli_fs_verbs[] = {
 	    "\tunmount [-f] <-a | filesystem|mountpoint>\n" },
 	{ "umount", cli_fs_unmount,
 	    "\tumount [-f] <-a | filesystem|mountpoint>\n" },
+	{ "hold", cli_fs_hold,
+	    "\thold [-r] <tag> <snapshot> ...\n" },
+	{ "holds", cli_fs_holds,
+	    "\tholds [-rH] <snapshot> ...\n" },
+	{ "release", cli_fs_release,
+	    "\trelease [-r] <tag> <snapshot> ...\n" },
 	{ "upgrade", cli_fs_upgrade,
 	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n" },
 	{ "autosnap", cli_fs_autosnap,
@@ -210,21 +226,32 @@ out:
 
 /* ---- destroy ---- */
 
+/*
+ * destroy: a file system (its snapshots with -r/-R go first, host side),
+ * or snapshots and bookmarks (fs_snapshot.c).
+ */
 int
 cli_fs_destroy(int argc, char **argv)
 {
-	bool recursive = false, force = false;
+	bool recursive = false, force = false, clones = false, defer = false;
+	bool dryrun = false, verbose = false, parsable = false;
 	int c;
 	cli_history_begin_zfs(argc, argv);
-	while ((c = getopt(argc, argv, ":frR")) != -1) {
+	while ((c = getopt(argc, argv, ":frRdnvp")) != -1) {
 		switch (c) {
 		case 'f':
 			force = true;   /* unmount first, even when busy */
 			break;
-		case 'r':
 		case 'R':
+			clones = true;
+			/* FALLTHROUGH */
+		case 'r':
 			recursive = true;
 			break;
+		case 'd': defer = true; break;
+		case 'n': dryrun = true; break;
+		case 'v': verbose = true; break;
+		case 'p': parsable = true; break;
 		default:
 			return (cli_fs_bad_option("destroy", c, optopt));
 		}
@@ -235,11 +262,20 @@ cli_fs_destroy(int argc, char **argv)
 		return (cli_fs_usage_error("destroy", "missing dataset argument"));
 	if (argc > 1)
 		return (cli_fs_usage_error("destroy", "too many arguments"));
-	json_object *args = json_object_new_object();
+	if (strchr(argv[0], '@') != NULL || strchr(argv[0], '#') != NULL)
+		return (cli_fs_snap_destroy(argv[0], recursive, clones, defer, dryrun, verbose,
+		    parsable));
+	json_object *args = json_object_new_object(), *res;
 	json_object_object_add(args, "name", json_object_new_string(argv[0]));
 	json_object_object_add(args, "recursive", json_object_new_boolean(recursive));
+	json_object_object_add(args, "clones", json_object_new_boolean(clones));
 	json_object_object_add(args, "force", json_object_new_boolean(force));
-	return (fs_call("fs.destroy", args));
+	json_object_object_add(args, "dryrun", json_object_new_boolean(dryrun));
+	int r = cli_call("fs.destroy", args, &res);
+	if (res != NULL)
+		cli_fs_destroy_after(res, verbose, parsable);
+	json_object_put(res);
+	return (r);
 }
 
 /* ---- rename ---- */
@@ -250,8 +286,12 @@ cli_fs_rename(int argc, char **argv)
 	bool parents = false, force = false;
 	int c;
 	cli_history_begin_zfs(argc, argv);
-	while ((c = getopt(argc, argv, ":fpu")) != -1) {
+	bool recursive = false;
+	while ((c = getopt(argc, argv, ":fpur")) != -1) {
 		switch (c) {
+		case 'r':
+			recursive = true;
+			break;
 		case 'p':
 			parents = true;
 			break;
@@ -272,6 +312,10 @@ cli_fs_rename(int argc, char **argv)
 		return (cli_fs_usage_error("rename", "missing target dataset argument"));
 	if (argc > 2)
 		return (cli_fs_usage_error("rename", "too many arguments"));
+	if (strchr(argv[0], '@') != NULL)
+		return (cli_fs_snap_rename(argv[0], argv[1], recursive));
+	if (recursive)
+		return (cli_fs_usage_error("rename", "-r can only be used on snapshots"));
 	char err[512];
 	if (dsl_name_validate(argv[1], err, sizeof (err)) != 0)
 		return (cli_cannot("rename to", argv[1], EINVAL, err));

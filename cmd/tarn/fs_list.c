@@ -32,6 +32,8 @@
 typedef struct fs_walk {
 	int   fw_depth;         /* -1: all; 0: only the named ones */
 	bool  fw_types_fs;      /* -t includes filesystems */
+	bool  fw_types_snap, fw_types_bm;     /* ... snapshots, bookmarks */
+	bool  fw_depth_set;     /* -r or -d given */
 	bool  fw_scripted, fw_exact;
 	int   fw_props[FS_MAXCOLS];   /* -1: name; FS_USER + k: fw_user[k] */
 	int   fw_nprops;
@@ -66,7 +68,13 @@ static int
 fs_user_prop(const char *verb, fs_walk_t *w, const char *name)
 {
 	char err[512];
-	if (dsl_prop_user_check(name, NULL, err, sizeof (err)) != 0) {
+	if (strncmp(name, "written@", 8) == 0 && name[8] != '\0') {
+		if (strchr(name + 8, '#') != NULL) {
+			(void) cli_fs_usage_error(verb, "bad property list: invalid property "
+			    "'%s'", name);
+			return (-1);
+		}
+	} else if (dsl_prop_user_check(name, NULL, err, sizeof (err)) != 0) {
 		(void) cli_fs_usage_error(verb, "bad property list: %s", err);
 		return (-1);
 	}
@@ -94,12 +102,18 @@ fs_parse_types(const char *verb, fs_walk_t *w, const char *arg)
 {
 	char *copy = tarn_strdup(arg), *save = NULL;
 	int r = 0;
-	w->fw_types_fs = false;
+	w->fw_types_fs = w->fw_types_snap = w->fw_types_bm = false;
 	for (char *t = strtok_r(copy, ",", &save); t != NULL && r == 0;
 	    t = strtok_r(NULL, ",", &save)) {
-		if (strcmp(t, "filesystem") == 0 || strcmp(t, "fs") == 0 || strcmp(t, "all") == 0)
+		bool all = strcmp(t, "all") == 0;
+		if (all || strcmp(t, "filesystem") == 0 || strcmp(t, "fs") == 0)
 			w->fw_types_fs = true;
-		else if (strcmp(t, "snapshot") != 0 && strcmp(t, "snap") != 0 &&
+		if (all || strcmp(t, "snapshot") == 0 || strcmp(t, "snap") == 0)
+			w->fw_types_snap = true;
+		if (all || strcmp(t, "bookmark") == 0)
+			w->fw_types_bm = true;
+		if (!all && strcmp(t, "filesystem") != 0 && strcmp(t, "fs") != 0 &&
+		    strcmp(t, "snapshot") != 0 && strcmp(t, "snap") != 0 &&
 		    strcmp(t, "volume") != 0 && strcmp(t, "vol") != 0 &&
 		    strcmp(t, "bookmark") != 0)
 			r = cli_fs_usage_error(verb, "invalid type '%s'", t);
@@ -116,6 +130,7 @@ fs_parse_depth(const char *verb, fs_walk_t *w, const char *arg)
 	if (end == arg || *end != '\0' || d < 0 || d > 1000000)
 		return (cli_fs_usage_error(verb, "invalid depth '%s'", arg));
 	w->fw_depth = (int)d;
+	w->fw_depth_set = true;
 	return (0);
 }
 
@@ -146,7 +161,8 @@ fs_parse_props(const char *verb, fs_walk_t *w, const char *arg, bool allow_name)
 		}
 		if (strcasecmp(t, "name") == 0)
 			p = -1;         /* list's NAME column, get's name row */
-		else if (dsl_prop_lookup(t) < 0 && dsl_prop_user_name(t)) {
+		else if (dsl_prop_lookup(t) < 0 && (dsl_prop_user_name(t) ||
+		    strncmp(t, "written@", 8) == 0)) {
 			if ((p = fs_user_prop(verb, w, t)) < 0) {
 				r = CLI_EXIT_USAGE;
 				break;
@@ -178,7 +194,8 @@ static int
 fs_parse_sort(fs_walk_t *w, const char *arg, bool desc)
 {
 	int p = strcasecmp(arg, "name") == 0 ? -1 : dsl_prop_lookup(arg);
-	if (p < 0 && strcasecmp(arg, "name") != 0 && dsl_prop_user_name(arg)) {
+	if (p < 0 && strcasecmp(arg, "name") != 0 && (dsl_prop_user_name(arg) ||
+	    strncmp(arg, "written@", 8) == 0)) {
 		if ((p = fs_user_prop("list", w, arg)) < 0)
 			return (CLI_EXIT_USAGE);
 	} else if (p < 0 && strcasecmp(arg, "name") != 0) {
@@ -315,7 +332,10 @@ fs_row(fs_walk_t *w, json_object *ds)
 	    json_object_get_boolean(un);
 	for (int i = 0; i < w->fw_nprops; i++) {
 		int p = w->fw_props[i];
-		json_object *val = p < 0 ? NULL : json_object_array_get_idx(vals, vi++);
+		json_object *val = p < 0 ? NULL : json_object_array_get_idx(vals, vi++), *na;
+		if (w->fw_get && w->fw_all && p >= 0 && p < FS_USER &&
+		    json_object_object_get_ex(val, "na", &na) && json_object_get_boolean(na))
+			continue;       /* get all: what does not apply is left out */
 		if (!w->fw_get)
 			cells[ncell++] = p < 0 ? name : fs_field(val, "value");
 		else
@@ -373,6 +393,8 @@ fs_walk_args(const fs_walk_t *w, int argc, char **argv)
 	json_object_object_add(args, "parsable", json_object_new_boolean(w->fw_exact));
 	json_object_object_add(args, "user_all", json_object_new_boolean(w->fw_get && w->fw_all));
 	json_object_object_add(args, "filesystems", json_object_new_boolean(w->fw_types_fs));
+	json_object_object_add(args, "snapshots", json_object_new_boolean(w->fw_types_snap));
+	json_object_object_add(args, "bookmarks", json_object_new_boolean(w->fw_types_bm));
 	json_object_object_add(args, "zpool", json_object_new_string(
 	    strcmp(cli_fs_prog, "zfs") == 0 ? "zpool" : "tarn pool"));
 	return (args);
@@ -414,7 +436,7 @@ cli_fs_list(int argc, char **argv)
 	int c, r = fs_parse_props("list", &w, "name,used,available,referenced,mountpoint", true);
 	while (r == 0 && (c = getopt(argc, argv, ":rHpd:o:s:S:t:")) != -1) {
 		switch (c) {
-		case 'r': w.fw_depth = -1; break;
+		case 'r': w.fw_depth = -1; w.fw_depth_set = true; break;
 		case 'H': w.fw_scripted = true; break;
 		case 'p': w.fw_exact = true; break;
 		case 'd': r = fs_parse_depth("list", &w, optarg); break;
@@ -431,6 +453,13 @@ cli_fs_list(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	/*
+	 * OpenZFS 2.1 (Debian 12's): `zfs list -t snapshot FS` without -r or
+	 * -d lists FS's snapshots, as if with -d 1 (the same for bookmarks).
+	 */
+	if (!w.fw_types_fs && (w.fw_types_snap || w.fw_types_bm) && argc > 0 &&
+	    !w.fw_depth_set)
+		w.fw_depth = 1;
 	w.fw_table = cli_table_new();
 	for (int i = 0; i < w.fw_nprops; i++) {
 		int p = w.fw_props[i];
@@ -442,9 +471,10 @@ cli_fs_list(int argc, char **argv)
 				head[j] = (char)toupper((unsigned char)u[j]);
 			head[j] = '\0';
 		}
+		bool right = p >= 0 && (p < FS_USER ? dsl_prop_is_numeric(p) :
+		    strncmp(w.fw_user[p - FS_USER], "written@", 8) == 0);
 		cli_table_column(w.fw_table, p < 0 ? "NAME" : p >= FS_USER ? head :
-		    dsl_prop_column(p), p >= 0 && p < FS_USER && dsl_prop_is_numeric(p) ?
-		    CLI_RIGHT : CLI_LEFT, 0);
+		    dsl_prop_column(p), right ? CLI_RIGHT : CLI_LEFT, 0);
 	}
 	r = fs_walk(&w, argc, argv);
 	cli_table_free(w.fw_table);
@@ -484,7 +514,8 @@ cli_fs_get(int argc, char **argv)
 {
 	fs_walk_t w;
 	memset(&w, 0, sizeof (w));
-	w.fw_types_fs = true;
+	/* zfs get: every type by default (snapshots with -r, as zfs) */
+	w.fw_types_fs = w.fw_types_snap = w.fw_types_bm = true;
 	w.fw_get = true;
 	int c, r = cli_get_fields("all", w.fw_fields, &w.fw_nfields, cli_fs_usage_error);
 	while (r == 0 && (c = getopt(argc, argv, ":rHpd:o:s:t:")) != -1) {

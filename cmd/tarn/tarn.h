@@ -238,6 +238,18 @@ int cli_fs_destroy(int argc, char **argv);
 int cli_fs_rename(int argc, char **argv);
 int cli_fs_set(int argc, char **argv);
 int cli_fs_inherit(int argc, char **argv);
+/* fs_snapshot.c */
+int cli_fs_snapshot(int argc, char **argv);
+int cli_fs_hold(int argc, char **argv);
+int cli_fs_release(int argc, char **argv);
+int cli_fs_holds(int argc, char **argv);
+int cli_fs_bookmark(int argc, char **argv);
+/* A snapshot (delim '@') or bookmark ('#') name as zfs checks it; EINVAL + err. */
+int cli_snap_name_check(const char *name, char delim, char *err, size_t errlen);
+int cli_fs_snap_destroy(const char *name, bool recursive, bool clones, bool defer,
+    bool dryrun, bool verbose, bool parsable);
+void cli_fs_destroy_after(json_object *res, bool verbose, bool parsable);
+int cli_fs_snap_rename(const char *from, const char *to, bool recursive);
 int cli_fs_list(int argc, char **argv);    /* fs_list.c */
 int cli_fs_get(int argc, char **argv);
 

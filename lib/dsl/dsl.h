@@ -85,6 +85,7 @@ typedef enum dsl_prop {
 	DSL_PROP_REFERENCED,
 	DSL_PROP_COMPRESSRATIO,     /* logicalused / stored bytes (pool feature logical_space) */
 	DSL_PROP_MOUNTED,
+	DSL_PROP_ORIGIN,            /* a clone's origin snapshot ("-": none; get all skips it) */
 	DSL_PROP_QUOTA,
 	DSL_PROP_RESERVATION,
 	DSL_PROP_RECORDSIZE,
@@ -96,6 +97,7 @@ typedef enum dsl_prop {
 	DSL_PROP_EXEC,
 	DSL_PROP_SETUID,
 	DSL_PROP_READONLY,
+	DSL_PROP_SNAPDIR,           /* .zfs: hidden / visible (DSL_SNAPDIR_*), inherited */
 	DSL_PROP_CREATETXG,         /* txg of the create */
 	DSL_PROP_CANMOUNT,
 	DSL_PROP_XATTR,
@@ -110,12 +112,26 @@ typedef enum dsl_prop {
 	DSL_PROP_USEDDS,            /* by the dataset itself (referenced), */
 	DSL_PROP_USEDCHILD,         /* by its children (their used or reservation), */
 	DSL_PROP_USEDREFRESERV,     /* by a refreservation */
+	DSL_PROP_DEFER_DESTROY,     /* snapshots: destroy -d waits for the holds */
+	DSL_PROP_USERREFS,          /* snapshots: holds */
 	DSL_PROP_OBJSETID,          /* the dataset's MOS object number */
 	DSL_PROP_SYNC,              /* standard / always / disabled (DSL_SYNC_*) */
 	DSL_PROP_DNODESIZE,         /* accepted and shown (DSL_DNODESIZE_*) */
 	DSL_PROP_REFCOMPRESSRATIO,  /* the same for the dataset's own data */
+	DSL_PROP_WRITTEN,           /* referenced and born since the previous snapshot */
+	DSL_PROP_CLONES,            /* snapshots: the file systems cloned from it */
 	DSL_PROP_LOGICALUSED,
 	DSL_PROP_LOGICALREFERENCED,
+	/*
+	 * Limits: DSL_LIMIT_NONE (UINT64_MAX, "none") by default, not
+	 * inherited; a limit bounds the file systems / snapshots of the whole
+	 * subtree below (dsl_prop_num gives the dataset's own).  The counts
+	 * are shown where a limit is set on the dataset or an ancestor.
+	 */
+	DSL_PROP_FILESYSTEM_LIMIT,
+	DSL_PROP_SNAPSHOT_LIMIT,
+	DSL_PROP_FILESYSTEM_COUNT,
+	DSL_PROP_SNAPSHOT_COUNT,
 	DSL_PROP_ACLTYPE,           /* off / posix (DSL_ACLTYPE_*) */
 	DSL_PROP_RELATIME,
 	DSL_PROP_REDUNDANT_METADATA, /* all / most / some / none (DSL_REDUNDANT_*) */
@@ -136,6 +152,8 @@ enum { DSL_NORM_NONE = 0, DSL_NORM_FORMC = 1, DSL_NORM_FORMD = 2, DSL_NORM_FORMK
 enum { DSL_CASE_SENSITIVE = 0, DSL_CASE_INSENSITIVE = 1, DSL_CASE_MIXED = 2 };
 /* dnodesize: legacy, auto, or the size in bytes */
 enum { DSL_DNODESIZE_LEGACY = 0, DSL_DNODESIZE_AUTO = 1 };
+enum { DSL_SNAPDIR_HIDDEN = 0, DSL_SNAPDIR_VISIBLE = 1 };
+#define DSL_LIMIT_NONE UINT64_MAX
 enum { DSL_REDUNDANT_ALL = 0, DSL_REDUNDANT_MOST = 1, DSL_REDUNDANT_SOME = 2,
 	DSL_REDUNDANT_NONE = 3 };
 /* checksum: DSL values are the cksum.h enum (ON, OFF, FLETCHER4, SHA256, XXH3_128). */
@@ -172,6 +190,16 @@ bool dsl_prop_once(int prop);
 const char *dsl_prop_column(int prop);
 /* Right-aligned in zfs list (numbers). */
 bool dsl_prop_is_numeric(int prop);
+/*
+ * Whether prop means something for dataset `name`: a file system, a
+ * snapshot ("fs@snap": type, creation, used, referenced, the ratios,
+ * createtxg, guid, objsetid, userrefs, defer_destroy, written, clones,
+ * logicalreferenced, and what it keeps of its file system: devices,
+ * exec, setuid, xattr, acltype and the creation-time ones) or a bookmark
+ * ("fs#bm": type, creation, createtxg, guid).  zfs get shows "-" for the
+ * others, and get all leaves them out.
+ */
+bool dsl_prop_applies(int prop, const char *name);
 
 /*
  * Parse and validate `value` for prop (for dataset `name`, which is only

@@ -17,6 +17,7 @@ typedef enum dsl_ptype {
 	DPT_INDEX,      /* one of a list */
 	DPT_SIZE,       /* bytes; 0 is "none" for quotas */
 	DPT_STRING,
+	DPT_LIMIT,      /* a count; DSL_LIMIT_NONE is "none" */
 } dsl_ptype_t;
 
 typedef struct dsl_index {
@@ -72,6 +73,8 @@ static const dsl_index_t idx_case[] = { { "sensitive", DSL_CASE_SENSITIVE },
 static const dsl_index_t idx_dnodesize[] = { { "legacy", DSL_DNODESIZE_LEGACY },
 	{ "auto", DSL_DNODESIZE_AUTO }, { "1k", 1024 }, { "2k", 2048 }, { "4k", 4096 },
 	{ "8k", 8192 }, { "16k", 16384 }, { NULL, 0 } };
+static const dsl_index_t idx_snapdir[] = { { "hidden", DSL_SNAPDIR_HIDDEN },
+	{ "visible", DSL_SNAPDIR_VISIBLE }, { NULL, 0 } };
 static const dsl_index_t idx_redundant[] = { { "all", DSL_REDUNDANT_ALL },
 	{ "most", DSL_REDUNDANT_MOST }, { "some", DSL_REDUNDANT_SOME },
 	{ "none", DSL_REDUNDANT_NONE }, { NULL, 0 } };
@@ -95,6 +98,7 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	[DSL_PROP_REFERENCED] = { "referenced", "REFER", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_COMPRESSRATIO] = { "compressratio", "RATIO", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_MOUNTED] = { "mounted", "MOUNTED", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_ORIGIN] = { "origin", "ORIGIN", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_QUOTA] = { "quota", "QUOTA", DPT_SIZE, false, 0, NULL },
 	[DSL_PROP_RESERVATION] = { "reservation", "RESERV", DPT_SIZE, false, 0, NULL },
 	[DSL_PROP_RECORDSIZE] = { "recordsize", "RECSIZE", DPT_SIZE, true, 128 * KiB, NULL },
@@ -108,6 +112,8 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	[DSL_PROP_EXEC] = { "exec", "EXEC", DPT_INDEX, true, 1, idx_onoff },
 	[DSL_PROP_SETUID] = { "setuid", "SETUID", DPT_INDEX, true, 1, idx_onoff },
 	[DSL_PROP_READONLY] = { "readonly", "RDONLY", DPT_INDEX, true, 0, idx_onoff },
+	[DSL_PROP_SNAPDIR] = { "snapdir", "SNAPDIR", DPT_INDEX, true, DSL_SNAPDIR_HIDDEN,
+		idx_snapdir },
 	[DSL_PROP_CREATETXG] = { "createtxg", "CREATETXG", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_UTF8ONLY] = { "utf8only", "UTF8ONLY", DPT_INDEX, false, DSL_OFF, idx_onoff,
 		true },
@@ -131,6 +137,18 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	[DSL_PROP_USEDCHILD] = { "usedbychildren", "USEDCHILD", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_USEDREFRESERV] = { "usedbyrefreservation", "USEDREFRESERV", DPT_STAT, false,
 		0, NULL },
+	[DSL_PROP_DEFER_DESTROY] = { "defer_destroy", "DEFER_DESTROY", DPT_STAT, false, 0,
+		NULL },
+	[DSL_PROP_USERREFS] = { "userrefs", "USERREFS", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_WRITTEN] = { "written", "WRITTEN", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_CLONES] = { "clones", "CLONES", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_FILESYSTEM_LIMIT] = { "filesystem_limit", "FSLIMIT", DPT_LIMIT, false,
+		DSL_LIMIT_NONE, NULL },
+	[DSL_PROP_SNAPSHOT_LIMIT] = { "snapshot_limit", "SSLIMIT", DPT_LIMIT, false,
+		DSL_LIMIT_NONE, NULL },
+	[DSL_PROP_FILESYSTEM_COUNT] = { "filesystem_count", "FSCOUNT", DPT_STAT, false, 0,
+		NULL },
+	[DSL_PROP_SNAPSHOT_COUNT] = { "snapshot_count", "SSCOUNT", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_RELATIME] = { "relatime", "RELATIME", DPT_INDEX, true, 0, idx_onoff },
 	[DSL_PROP_SYNC] = { "sync", "SYNC", DPT_INDEX, true, DSL_SYNC_STANDARD, idx_sync },
 	[DSL_PROP_REFCOMPRESSRATIO] = { "refcompressratio", "REFRATIO", DPT_STAT, false, 0,
@@ -199,7 +217,9 @@ dsl_prop_column(int prop)
 bool
 dsl_prop_is_numeric(int prop)
 {
-	return (dsl_props[prop].dpd_type == DPT_SIZE || prop == DSL_PROP_USED ||
+	return (dsl_props[prop].dpd_type == DPT_SIZE || dsl_props[prop].dpd_type == DPT_LIMIT ||
+	    prop == DSL_PROP_USED || prop == DSL_PROP_WRITTEN || prop == DSL_PROP_USERREFS ||
+	    prop == DSL_PROP_FILESYSTEM_COUNT || prop == DSL_PROP_SNAPSHOT_COUNT ||
 	    prop == DSL_PROP_AVAILABLE || prop == DSL_PROP_REFERENCED ||
 	    prop == DSL_PROP_USEDSNAP || prop == DSL_PROP_USEDDS ||
 	    prop == DSL_PROP_USEDCHILD || prop == DSL_PROP_USEDREFRESERV ||
@@ -319,6 +339,26 @@ dsl_index_name(int prop, uint64_t v)
 	return ("-");
 }
 
+/* snapshot_limit, filesystem_limit: "none" or a count. */
+static int
+dsl_limit_parse(const char *value, uint64_t *num, char *err, size_t errlen)
+{
+	char *end;
+	if (strcmp(value, "none") == 0) {
+		*num = DSL_LIMIT_NONE;
+		return (0);
+	}
+	errno = 0;
+	unsigned long long v = strtoull(value, &end, 10);
+	if (!isdigit((unsigned char)value[0]) || *end != '\0' || errno != 0 ||
+	    v == DSL_LIMIT_NONE) {
+		(void) snprintf(err, errlen, "bad numeric value '%s'", value);
+		return (SET_ERROR(EINVAL));
+	}
+	*num = v;
+	return (0);
+}
+
 /*
  * Values Tarn names but cannot honour yet are refused rather than taken
  * and ignored: lookups are exact byte comparisons, so no normalization
@@ -373,6 +413,8 @@ dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len
 		for (size_t n = strlen(str); n > 1 && str[n - 1] == '/'; n--)
 			str[n - 1] = '\0';
 		return (0);
+	case DPT_LIMIT:
+		return (dsl_limit_parse(value, num, err, errlen));
 	case DPT_SIZE:
 		break;
 	}
@@ -583,7 +625,14 @@ dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_pro
 	}
 	if (prop == DSL_PROP_CREATETXG || prop == DSL_PROP_GUID || prop == DSL_PROP_OBJSETID)
 		return (dsl_prop_ids(dp, obj, prop, val));
-	dsl_space_t s;
+	if (prop == DSL_PROP_ORIGIN || prop == DSL_PROP_DEFER_DESTROY ||
+	    prop == DSL_PROP_USERREFS || prop == DSL_PROP_CLONES ||
+	    prop == DSL_PROP_FILESYSTEM_COUNT || prop == DSL_PROP_SNAPSHOT_COUNT) {
+		/* snapshots' own, or read without the lock (dsl_prop_get) */
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
+		return (0);
+	}
+	dsl_space_t s = { 0 };
 	if ((e = dsl_space_locked(dp, name, &s)) != 0)
 		return (e);
 	switch (prop) {
@@ -595,8 +644,8 @@ dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_pro
 	case DSL_PROP_USEDCHILD:
 		val->dpv_num = s.ds_used - s.ds_referenced - s.ds_refreserved;
 		break;
-	/* Tarn has no snapshots yet: nothing is theirs */
-	case DSL_PROP_USEDSNAP: val->dpv_num = 0; break;
+	case DSL_PROP_USEDSNAP: val->dpv_num = s.ds_usedsnap; break;
+	case DSL_PROP_WRITTEN: val->dpv_num = s.ds_written; break;
 	case DSL_PROP_COMPRESSRATIO:
 	case DSL_PROP_REFCOMPRESSRATIO:
 	case DSL_PROP_LOGICALUSED:
@@ -606,6 +655,268 @@ dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_pro
 	default: val->dpv_num = s.ds_referenced; break;
 	}
 	return (0);
+}
+
+/* ---- snapshots and bookmarks, and what needs the snapshot calls ---- */
+
+static uint64_t dsl_prop_numval(dsl_pool_t *dp, const char *name, int prop);
+
+bool
+dsl_prop_applies(int prop, const char *name)
+{
+	if (prop < 0 || prop >= DSL_NUM_PROPS)
+		return (false);
+	if (strchr(name, '#') != NULL)
+		return (prop == DSL_PROP_TYPE || prop == DSL_PROP_CREATION ||
+		    prop == DSL_PROP_CREATETXG || prop == DSL_PROP_GUID);
+	if (strchr(name, '@') == NULL)
+		return (prop != DSL_PROP_DEFER_DESTROY && prop != DSL_PROP_USERREFS &&
+		    prop != DSL_PROP_CLONES);
+	switch (prop) {
+	case DSL_PROP_TYPE: case DSL_PROP_CREATION: case DSL_PROP_USED:
+	case DSL_PROP_REFERENCED: case DSL_PROP_COMPRESSRATIO: case DSL_PROP_DEVICES:
+	case DSL_PROP_EXEC: case DSL_PROP_SETUID: case DSL_PROP_CREATETXG:
+	case DSL_PROP_XATTR: case DSL_PROP_UTF8ONLY: case DSL_PROP_NORMALIZATION:
+	case DSL_PROP_CASESENSITIVITY: case DSL_PROP_GUID: case DSL_PROP_DEFER_DESTROY:
+	case DSL_PROP_USERREFS: case DSL_PROP_OBJSETID: case DSL_PROP_REFCOMPRESSRATIO:
+	case DSL_PROP_WRITTEN: case DSL_PROP_CLONES: case DSL_PROP_LOGICALREFERENCED:
+	case DSL_PROP_ACLTYPE:
+		return (true);
+	default:
+		return (false);
+	}
+}
+
+static void
+dsl_prop_fmt_num(dsl_prop_val_t *val, uint64_t n, bool size, bool parsable)
+{
+	val->dpv_num = n;
+	if (size && !parsable)
+		dsl_nicebytes(n, val->dpv_str, sizeof (val->dpv_str));
+	else
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64, n);
+}
+
+static void
+dsl_prop_fmt_time(dsl_prop_val_t *val, uint64_t t, bool parsable)
+{
+	val->dpv_num = t;
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (parsable)
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64, t);
+	else
+		(void) strftime(val->dpv_str, sizeof (val->dpv_str), "%a %b %e %H:%M %Y",
+		    localtime_r(&tt, &tm));
+}
+
+/* A ratio of logical to stored bytes as dsl_prop_logical prints it. */
+static void
+dsl_prop_fmt_ratio(dsl_pool_t *dp, dsl_prop_val_t *val, uint64_t l, uint64_t p, bool parsable)
+{
+	dsl_space_t s = { .ds_lreferenced = l, .ds_preferenced = p };
+	dsl_prop_logical(dp, DSL_PROP_REFCOMPRESSRATIO, parsable, &s, val);
+}
+
+/* A bookmark's property ("fs#bm"). */
+static int
+dsl_prop_bookmark_get(dsl_pool_t *dp, const char *name, int prop, bool parsable,
+    dsl_prop_val_t *val, char *err, size_t errlen)
+{
+	char fs[DSL_NAME_MAX];
+	(void) snprintf(fs, sizeof (fs), "%.*s", (int)strcspn(name, "#"), name);
+	dsl_bookmark_info_t *bms = NULL;
+	int n = 0, e = dsl_bookmark_list(dp, fs, &bms, &n, err, errlen);
+	int i = 0;
+	while (e == 0 && i < n && strcmp(bms[i].dbi_name, name) != 0)
+		i++;
+	if (e == 0 && i == n) {
+		if (err != NULL)
+			(void) snprintf(err, errlen, "dataset does not exist");
+		e = SET_ERROR(ENOENT);
+	}
+	if (e == 0) {
+		if (prop == DSL_PROP_TYPE)
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "bookmark");
+		else if (prop == DSL_PROP_CREATION)
+			dsl_prop_fmt_time(val, bms[i].dbi_creation, parsable);
+		else if (prop == DSL_PROP_CREATETXG)
+			dsl_prop_fmt_num(val, bms[i].dbi_txg, false, true);
+		else if (prop == DSL_PROP_GUID)
+			dsl_prop_fmt_num(val, bms[i].dbi_guid, false, true);
+		else
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
+	}
+	tarn_free(bms);
+	return (e);
+}
+
+/* What a snapshot keeps of its file system fs: its value, inherited from there. */
+static int
+dsl_prop_snap_inherited(dsl_pool_t *dp, const char *fs, int prop, bool parsable,
+    dsl_prop_val_t *val)
+{
+	int e = dsl_prop_get(dp, fs, prop, parsable, val, NULL, 0);
+	if (e == 0 && val->dpv_source == DSL_SRC_LOCAL) {
+		val->dpv_source = DSL_SRC_INHERITED;
+		(void) snprintf(val->dpv_setpoint, sizeof (val->dpv_setpoint), "%s", fs);
+	}
+	return (e);
+}
+
+/* The statistics of a snapshot ("fs@snap") from dsl_snapshot_info. */
+static void
+dsl_prop_snap_stat(dsl_pool_t *dp, const dsl_snap_info_t *si, int prop, bool parsable,
+    dsl_prop_val_t *val)
+{
+	switch (prop) {
+	case DSL_PROP_TYPE:
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "snapshot");
+		break;
+	case DSL_PROP_CREATION: dsl_prop_fmt_time(val, si->dsi_creation, parsable); break;
+	case DSL_PROP_USED: dsl_prop_fmt_num(val, si->dsi_used, true, parsable); break;
+	case DSL_PROP_REFERENCED:
+		dsl_prop_fmt_num(val, si->dsi_referenced, true, parsable);
+		break;
+	case DSL_PROP_WRITTEN: dsl_prop_fmt_num(val, si->dsi_written, true, parsable); break;
+	case DSL_PROP_CREATETXG: dsl_prop_fmt_num(val, si->dsi_txg, false, true); break;
+	case DSL_PROP_GUID: dsl_prop_fmt_num(val, si->dsi_guid, false, true); break;
+	case DSL_PROP_OBJSETID: dsl_prop_fmt_num(val, si->dsi_obj, false, true); break;
+	case DSL_PROP_USERREFS: dsl_prop_fmt_num(val, si->dsi_userrefs, false, true); break;
+	case DSL_PROP_DEFER_DESTROY:
+		val->dpv_num = si->dsi_defer_destroy;
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%s",
+		    si->dsi_defer_destroy ? "on" : "off");
+		break;
+	case DSL_PROP_COMPRESSRATIO:
+	case DSL_PROP_REFCOMPRESSRATIO:
+		dsl_prop_fmt_ratio(dp, val, si->dsi_lreferenced, si->dsi_preferenced, parsable);
+		break;
+	case DSL_PROP_LOGICALREFERENCED:
+		if (!(spa_features(dp->dp_spa) & SPA_FEATURE_LOGICAL_SPACE))
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
+		else
+			dsl_prop_fmt_num(val, si->dsi_lreferenced, true, parsable);
+		break;
+	case DSL_PROP_CLONES:
+		(void) dsl_snapshot_clones(dp, si->dsi_name, val->dpv_str, sizeof (val->dpv_str));
+		break;
+	default:
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
+		break;
+	}
+}
+
+/*
+ * A property of a snapshot or bookmark: its own statistics, what it keeps
+ * of its file system (inherited from there, as zfs shows it), "-" for
+ * the others (dsl_prop_applies).  Called without dp_lock: the snapshot
+ * calls take it.
+ */
+static int
+dsl_prop_snap_get(dsl_pool_t *dp, const char *name, int prop, bool parsable,
+    dsl_prop_val_t *val, char *err, size_t errlen)
+{
+	memset(val, 0, sizeof (*val));
+	val->dpv_source = DSL_SRC_NONE;
+	if (strchr(name, '#') != NULL)
+		return (dsl_prop_bookmark_get(dp, name, prop, parsable, val, err, errlen));
+	dsl_snap_info_t *si = tarn_alloc(sizeof (*si));
+	int e = dsl_snapshot_info(dp, name, si, err, errlen);
+	if (e == 0 && dsl_prop_applies(prop, name) && dsl_props[prop].dpd_type != DPT_STAT) {
+		char fs[DSL_NAME_MAX];
+		(void) snprintf(fs, sizeof (fs), "%.*s", (int)strcspn(name, "@"), name);
+		e = dsl_prop_snap_inherited(dp, fs, prop, parsable, val);
+	} else if (e == 0 && dsl_prop_applies(prop, name)) {
+		dsl_prop_snap_stat(dp, si, prop, parsable, val);
+	} else if (e == 0) {
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
+	}
+	tarn_free(si);
+	return (e);
+}
+
+typedef struct dsl_count_arg {
+	dsl_pool_t *ca_dp;
+	uint64_t    ca_fs, ca_snaps;
+} dsl_count_arg_t;
+
+static int
+dsl_count_one(void *arg, const char *name, int depth)
+{
+	dsl_count_arg_t *ca = arg;
+	dsl_snap_info_t *si = NULL;
+	int n = 0;
+	if (depth > 0)
+		ca->ca_fs++;
+	if (dsl_snapshot_list(ca->ca_dp, name, &si, &n, NULL, 0) == 0)
+		ca->ca_snaps += (uint64_t)n;
+	tarn_free(si);
+	return (0);
+}
+
+/* A limit is set on name or one of its ancestors (the counts are kept below it). */
+static bool
+dsl_prop_limited(dsl_pool_t *dp, const char *name)
+{
+	char *cur = tarn_strdup(name);
+	bool limited = false;
+	for (;;) {
+		limited = dsl_prop_numval(dp, cur, DSL_PROP_FILESYSTEM_LIMIT) != DSL_LIMIT_NONE ||
+		    dsl_prop_numval(dp, cur, DSL_PROP_SNAPSHOT_LIMIT) != DSL_LIMIT_NONE;
+		char *slash = strrchr(cur, '/');
+		if (limited || slash == NULL)
+			break;
+		*slash = '\0';
+	}
+	tarn_free(cur);
+	return (limited);
+}
+
+/*
+ * origin, filesystem_count and snapshot_count of a file system, read
+ * through calls that take dp_lock themselves.  The counts are those of
+ * the subtree below it (its own snapshots too), shown as zfs shows them:
+ * only where a limit is set at or above it, else "none" (default).
+ */
+static int
+dsl_prop_fs_extra(dsl_pool_t *dp, const char *name, int prop, dsl_prop_val_t *val,
+    char *err, size_t errlen)
+{
+	memset(val, 0, sizeof (*val));
+	val->dpv_source = DSL_SRC_NONE;
+	if (!dsl_dataset_exists(dp, name)) {
+		if (err != NULL)
+			(void) snprintf(err, errlen, "dataset does not exist");
+		return (SET_ERROR(ENOENT));
+	}
+	if (prop == DSL_PROP_ORIGIN) {
+		int e = dsl_dataset_origin(dp, name, val->dpv_str, sizeof (val->dpv_str));
+		if (e == 0 && val->dpv_str[0] == '\0')
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
+		return (e);
+	}
+	if (!dsl_prop_limited(dp, name)) {
+		val->dpv_num = DSL_LIMIT_NONE;
+		val->dpv_source = DSL_SRC_DEFAULT;
+		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "none");
+		return (0);
+	}
+	dsl_count_arg_t ca = { dp, 0, 0 };
+	int e = dsl_dataset_iter(dp, name, -1, dsl_count_one, &ca);
+	dsl_prop_fmt_num(val, prop == DSL_PROP_FILESYSTEM_COUNT ? ca.ca_fs : ca.ca_snaps,
+	    false, true);
+	return (e);
+}
+
+/* The numeric value of prop on name, taking dp_lock (0 on errors). */
+static uint64_t
+dsl_prop_numval(dsl_pool_t *dp, const char *name, int prop)
+{
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
+	uint64_t n = dsl_prop_num(dp, name, prop);
+	tarn_mutex_unlock(&dp->dp_lock);
+	return (n);
 }
 
 int
@@ -635,6 +946,13 @@ dsl_prop_get_locked(dsl_pool_t *dp, const char *name, int prop, bool parsable,
 	case DPT_STRING:
 		dsl_mountpoint(name, val, raw, val->dpv_str, sizeof (val->dpv_str));
 		break;
+	case DPT_LIMIT:
+		if (val->dpv_num == DSL_LIMIT_NONE)
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "none");
+		else
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64,
+			    val->dpv_num);
+		break;
 	case DPT_SIZE:
 	case DPT_STAT:
 		/* statistics that print themselves (creation, ratios, "-") */
@@ -659,6 +977,11 @@ dsl_prop_get(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_prop
 {
 	if (prop < 0 || prop >= DSL_NUM_PROPS)
 		return (SET_ERROR(EINVAL));
+	if (strchr(name, '@') != NULL || strchr(name, '#') != NULL)
+		return (dsl_prop_snap_get(dp, name, prop, parsable, val, err, errlen));
+	if (prop == DSL_PROP_ORIGIN || prop == DSL_PROP_FILESYSTEM_COUNT ||
+	    prop == DSL_PROP_SNAPSHOT_COUNT)
+		return (dsl_prop_fs_extra(dp, name, prop, val, err, errlen));
 	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	int e = dsl_prop_get_locked(dp, name, prop, parsable, val, err, errlen);
 	tarn_mutex_unlock(&dp->dp_lock);
@@ -704,6 +1027,17 @@ dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os)
 }
 
 /* ---- user properties ---- */
+
+/* The object of snapshot name ("fs@snap"): ENOENT "dataset does not exist". */
+static int
+dsl_prop_snap_obj(dsl_pool_t *dp, const char *name, uint64_t *objp, char *err, size_t errlen)
+{
+	dsl_snap_info_t *si = tarn_alloc(sizeof (*si));
+	int e = dsl_snapshot_info(dp, name, si, err, errlen);
+	*objp = si->dsi_obj;
+	tarn_free(si);
+	return (e);
+}
 
 bool
 dsl_prop_user_name(const char *name)
@@ -758,11 +1092,22 @@ dsl_prop_user_get(dsl_pool_t *dp, const char *name, const char *prop, dsl_prop_v
 	int e = dsl_prop_user_check(prop, NULL, err, errlen);
 	if (e != 0)
 		return (e);
+	uint64_t sobj = 0;
+	if (strchr(name, '@') != NULL && (e = dsl_prop_snap_obj(dp, name, &sobj, err,
+	    errlen)) != 0)
+		return (e);
 	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	char *cur = tarn_strdup(name);
+	cur[strcspn(cur, "@")] = '\0';
 	val->dpv_source = DSL_SRC_NONE;
 	(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
-	for (bool first = true; ; first = false) {
+	bool snap = strchr(name, '@') != NULL;
+	if (snap && dsl_prop_user_local(dp, sobj, prop, val->dpv_str, DSL_USERPROP_MAX) == 0) {
+		val->dpv_source = DSL_SRC_LOCAL;
+		(void) snprintf(val->dpv_setpoint, sizeof (val->dpv_setpoint), "%s", name);
+		goto out;
+	}
+	for (bool first = !snap; ; first = false) {
 		uint64_t obj;
 		e = dsl_lookup(dp, cur, &obj, first ? err : NULL, first ? errlen : 0);
 		if (e != 0)
@@ -782,6 +1127,7 @@ dsl_prop_user_get(dsl_pool_t *dp, const char *name, const char *prop, dsl_prop_v
 		e = 0;
 		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
 	}
+out:
 	tarn_free(cur);
 	tarn_mutex_unlock(&dp->dp_lock);
 	return (e);
@@ -797,12 +1143,20 @@ int
 dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void *arg)
 {
 	tarn_array_t all = TARN_ARRAY_INIT(char *);
+	uint64_t sobj = 0;
+	if (strchr(name, '#') != NULL)
+		return (0);
+	if (strchr(name, '@') != NULL && dsl_prop_snap_obj(dp, name, &sobj, NULL, 0) != 0)
+		return (0);
 	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	char *cur = tarn_strdup(name);
+	cur[strcspn(cur, "@")] = '\0';
 	int e;
-	for (;;) {
+	for (bool first = true; ; first = false) {
 		uint64_t obj;
-		if ((e = dsl_lookup(dp, cur, &obj, NULL, 0)) != 0)
+		if (first && strchr(name, '@') != NULL)
+			obj = sobj;     /* the snapshot's own, then its file system's */
+		else if ((e = dsl_lookup(dp, cur, &obj, NULL, 0)) != 0)
 			break;
 		zap_cursor_t zc;
 		zap_attribute_t za;
@@ -813,6 +1167,8 @@ dsl_prop_user_iter(dsl_pool_t *dp, const char *name, dsl_prop_user_fn_t fn, void
 			zap_cursor_advance(&zc);
 		}
 		zap_cursor_fini(&zc);
+		if (first && strchr(name, '@') != NULL && e == ENOENT)
+			continue;
 		char *slash = strrchr(cur, '/');
 		if (e != ENOENT || slash == NULL)
 			break;
@@ -850,7 +1206,7 @@ dsl_prop_space_check(dsl_pool_t *dp, const char *name, int prop, uint64_t num, c
 {
 	if (num == 0)
 		return (0);
-	dsl_space_t s;
+	dsl_space_t s = { 0 };
 	int e = dsl_space_locked(dp, name, &s);
 	if (e != 0)
 		return (e);
@@ -917,6 +1273,46 @@ dsl_prop_reapply(dsl_pool_t *dp, const char *name, int prop)
 static int dsl_prop_set_impl(dsl_pool_t *dp, const char *name, const char *propname,
     const char *value, bool creating, char *err, size_t errlen);
 
+/*
+ * zfs set / inherit on a snapshot: user properties only (kept in the
+ * snapshot's own object, dsi_obj, as a file system keeps them in its
+ * dataset object); value NULL removes one.  Native ones are refused as
+ * zfs refuses them, and bookmarks have none.
+ */
+static int
+dsl_prop_snap_set(dsl_pool_t *dp, const char *name, int prop, const char *propname,
+    const char *value, char *err, size_t errlen)
+{
+	if (prop >= 0 || strchr(name, '#') != NULL) {
+		(void) snprintf(err, errlen, "this property can not be modified for %s",
+		    strchr(name, '#') != NULL ? "bookmarks" : "snapshots");
+		return (SET_ERROR(EINVAL));
+	}
+	uint64_t obj;
+	int e = dsl_prop_user_check(propname, value, err, errlen);
+	if (e == 0)
+		e = dsl_prop_snap_obj(dp, name, &obj, err, errlen);
+	if (e != 0)
+		return (e);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
+	dmu_tx_t *tx;
+	e = dsl_writable(dp, err, errlen);
+	if (e == 0 && (e = dsl_tx_begin(dp, false, &tx)) == 0) {
+		if (value != NULL)
+			e = dsl_prop_user_store(dp, obj, propname, value, tx);
+		else if ((e = zap_remove(dp->dp_mos, obj, propname, tx)) == ENOENT)
+			e = 0;
+		uint64_t txg = dmu_tx_get_txg(tx);
+		int e2 = dsl_tx_end(dp, tx);
+		e = e ? e : e2;
+		if (e == 0)
+			dsl_history(dp, txg, value != NULL ? "set" : "inherit", name, obj, "%s%s%s",
+			    propname, value != NULL ? "=" : "", value != NULL ? value : "");
+	}
+	tarn_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
 int
 dsl_prop_set(dsl_pool_t *dp, const char *name, const char *propname, const char *value,
     char *err, size_t errlen)
@@ -947,6 +1343,8 @@ dsl_prop_set_impl(dsl_pool_t *dp, const char *name, const char *propname, const 
 		    "create -o %s=...)", dsl_props[prop].dpd_name, dsl_props[prop].dpd_name);
 		return (SET_ERROR(EINVAL));
 	}
+	if (strchr(name, '@') != NULL || strchr(name, '#') != NULL)
+		return (dsl_prop_snap_set(dp, name, prop, propname, value, err, errlen));
 	uint64_t num = 0;
 	char str[DSL_MOUNTPOINT_MAX];
 	int e = user ? dsl_prop_user_check(propname, value, err, errlen) :
@@ -994,6 +1392,8 @@ dsl_prop_inherit(dsl_pool_t *dp, const char *name, const char *propname, char *e
 		(void) snprintf(err, errlen, "invalid property '%s'", propname);
 		return (SET_ERROR(EINVAL));
 	}
+	if (strchr(name, '@') != NULL || strchr(name, '#') != NULL)
+		return (dsl_prop_snap_set(dp, name, prop, propname, NULL, err, errlen));
 	if (!user && (dsl_prop_readonly(prop) || dsl_props[prop].dpd_once)) {
 		(void) snprintf(err, errlen, "'%s' property is read-only", dsl_prop_name(prop));
 		return (SET_ERROR(EINVAL));
