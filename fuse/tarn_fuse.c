@@ -120,6 +120,7 @@ tarn_fuse_opts_init(tarn_fuse_opts_t *o)
 	o->tfo_max_threads = 16;
 	o->tfo_read_ahead_kb = 4096;
 	o->tfo_fsname = "tarn";
+	o->tfo_snap_idle_ms = 60 * 1000;
 }
 
 /* ---- INIT: what we ask of the kernel ---- */
@@ -337,6 +338,7 @@ tf_free(tarn_fuse_t *t)
 		tarn_fuse_guard_note(t->tf_dev, false);
 	if (t->tf_loop_cfg != NULL)
 		fuse_loop_cfg_destroy(t->tf_loop_cfg);
+	tf_snapdir_fini(t);
 	tarn_fuse_nodes_fini(&t->tf_nodes);
 	pthread_mutex_destroy(&t->tf_lock);
 	pthread_mutex_destroy(&t->tf_umount_lock);
@@ -371,6 +373,7 @@ tf_new(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *o)
 	VERIFY0(pthread_mutex_init(&t->tf_rd_lock, NULL));
 	VERIFY0(pthread_cond_init(&t->tf_cv, NULL));
 	tarn_fuse_nodes_init(&t->tf_nodes);
+	tf_snapdir_init(t);
 	t->tf_loop_cfg = fuse_loop_cfg_create();
 	fuse_loop_cfg_set_clone_fd(t->tf_loop_cfg, 1);
 	unsigned nthr = o->tfo_max_threads != 0 ? o->tfo_max_threads : 16;
@@ -467,6 +470,7 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 	}
 	tf_set_readahead(t);
 	tf_space_start(t);
+	tf_snapdir_start(t);
 	*out = t;
 	return (0);
 }
@@ -561,7 +565,10 @@ static int
 tf_drain_one(void *arg, posix_ino_t ino, uint64_t nlookup)
 {
 	tarn_fuse_t *t = arg;
-	posix_forget(t->tf_fs, ino, nlookup);
+	if (TF_SLOT(ino) != 0)
+		tf_snap_forget(t, ino, nlookup);        /* a snapshot's (tarn_fuse_snapdir.c) */
+	else
+		posix_forget(t->tf_fs, ino, nlookup);
 	return (0);
 }
 
@@ -580,6 +587,7 @@ tarn_fuse_unmount(tarn_fuse_t *t, bool force)
 		}
 	}
 	pthread_join(t->tf_loop_thread, NULL);
+	tf_snapdir_stop(t);
 	tf_space_stop(t);
 	tarn_fuse_uring_stop(t);
 	fuse_session_unmount(t->tf_se);

@@ -24,6 +24,36 @@ typedef enum tarn_fuse_atime {
 	TARN_FUSE_STRICTATIME,          /* atime=on, relatime=off */
 } tarn_fuse_atime_t;
 
+/*
+ * The .zfs directory (tarn_fuse_snapdir.c): what the server asks of the
+ * one who mounts (the daemon's host layer), because snapshots are the
+ * dataset layer's and fuse/ does not hold the pool.  Names are the part
+ * after '@'.  Every function returns 0 or an errno; they are called from
+ * request handlers and from the server's idle thread, never with a lock
+ * of the server held.
+ */
+#define TARN_FUSE_SNAP_NAME_MAX 256
+typedef struct tarn_fuse_snap_ent {
+	char     tse_name[TARN_FUSE_SNAP_NAME_MAX];
+	uint64_t tse_id;                /* stable and unique while it exists (objset id) */
+} tarn_fuse_snap_ent_t;
+
+typedef struct tarn_fuse_snap_ops {
+	/* The file system's snapshots (*ents: tarn_free'd by the caller). */
+	int  (*tso_list)(void *arg, tarn_fuse_snap_ent_t **ents, size_t *n);
+	/*
+	 * Open snapshot `name` read-only: its file system (posix_fs_open with
+	 * pfo_readonly), a handle for tso_close, and its tse_id.
+	 */
+	int  (*tso_open)(void *arg, const char *name, posix_fs_t **fsp, void **handle,
+	    uint64_t *id);
+	void (*tso_close)(void *arg, posix_fs_t *fs, void *handle);
+	/* mkdir, rmdir and mv under .zfs/snapshot (the server checked the caller is root). */
+	int  (*tso_create)(void *arg, const char *name);
+	int  (*tso_destroy)(void *arg, const char *name);
+	int  (*tso_rename)(void *arg, const char *from, const char *to);
+} tarn_fuse_snap_ops_t;
+
 typedef struct tarn_fuse_opts {
 	bool     tfo_readonly;          /* mount read-only (the fs should be too) */
 	bool     tfo_allow_other;       /* other users may use the mount (default on) */
@@ -44,6 +74,11 @@ typedef struct tarn_fuse_opts {
 	unsigned tfo_read_ahead_kb;     /* kernel readahead of the mount (default 4096) */
 	const char *tfo_fsname;         /* source shown in /proc/mounts (default "tarn") */
 	bool     tfo_debug;             /* libfuse request trace on stderr */
+	/* .zfs: none without ops (tarn-mount); see tarn_fuse_snap_ops_t */
+	const tarn_fuse_snap_ops_t *tfo_snap_ops;
+	void    *tfo_snap_arg;
+	bool     tfo_snapdir_visible;   /* snapdir=visible: .zfs listed in the root */
+	unsigned tfo_snap_idle_ms;      /* an unused snapshot is closed after (default 60000) */
 } tarn_fuse_opts_t;
 
 /* Fill o with the defaults named above. */
@@ -113,6 +148,19 @@ const char *tarn_fuse_mountpoint(const tarn_fuse_t *t);
 int tarn_fuse_invalidate_inode(tarn_fuse_t *t, posix_ino_t ino);
 int tarn_fuse_invalidate_entry(tarn_fuse_t *t, posix_ino_t dir, const char *name);
 int tarn_fuse_invalidate_all(tarn_fuse_t *t);
+
+/*
+ * .zfs/snapshot/NAME is about to be destroyed or renamed from outside
+ * (zfs destroy, zfs rename): close it if it is open and nothing is open
+ * in it; its nodes go stale (ESTALE) and the kernel is told to forget
+ * its names.  0 (also when it was not open) or EBUSY (files open there).
+ * Not from a request handler of this server.
+ */
+int tarn_fuse_snapdir_release(tarn_fuse_t *t, const char *name);
+/* snapdir=hidden|visible changed. */
+void tarn_fuse_snapdir_visible(tarn_fuse_t *t, bool visible);
+/* Snapshots open under .zfs/snapshot now (for tests and stats). */
+unsigned tarn_fuse_snapdir_open_count(tarn_fuse_t *t);
 
 typedef struct tarn_fuse_stats {
 	uint64_t tfs_nodes;             /* inodes the kernel holds references on */

@@ -14,6 +14,8 @@
  */
 #include "tarn_fuse_impl.h"
 
+#include <dirent.h>
+
 typedef struct tf_dent {
 	posix_ino_t td_ino;
 	uint32_t    td_dtype;
@@ -57,34 +59,38 @@ tf_is_dot(const char *name)
 
 /* Fill buf with the gathered entries (looking each up for readdirplus). */
 static size_t
-tf_fill(tarn_fuse_t *t, posix_ino_t dir, tf_listing_t *l, char *buf, bool *took)
+tf_fill(tarn_fuse_t *t, const tf_tgt_t *tg, tf_listing_t *l, char *buf, bool *took)
 {
+	posix_ino_t dir = tg->tt_ino;
 	size_t off = 0;
 	const char *names = tarn_array_base(&l->tl_names);
 	for (size_t i = 0; i < tarn_array_len(&l->tl_ents); i++) {
 		tf_dent_t *d = &TARN_ARRAY_AT(&l->tl_ents, tf_dent_t, i);
 		const char *name = names + d->td_name;
 		size_t n;
+		/* DT_UNKNOWN: .zfs, a directory we send without attributes */
+		mode_t type = (mode_t)(d->td_dtype == DT_UNKNOWN ? DT_DIR : d->td_dtype) << 12;
 		took[i] = false;
 		if (!l->tl_plus) {
 			struct stat st;
 			memset(&st, 0, sizeof (st));
 			st.st_ino = d->td_ino;
-			st.st_mode = (mode_t)d->td_dtype << 12;
+			st.st_mode = type;
 			n = fuse_add_direntry(l->tl_req, buf + off, l->tl_size - off, name, &st,
 			    (off_t)d->td_next);
 		} else {
 			struct fuse_entry_param ep;
 			posix_attr_t pa;
-			if (!tf_is_dot(name) && posix_lookup(t->tf_fs, dir, name, &pa) == 0) {
-				tarn_fuse_entry_fill(t, &pa, &ep);
-				tarn_fuse_entry_ref(t, &pa);
-				took[i] = pa.pa_ino != t->tf_root;
+			if (d->td_dtype != DT_UNKNOWN && !tf_is_dot(name) &&
+			    posix_lookup(tg->tt_fs, dir, name, &pa) == 0) {
+				tarn_fuse_entry_fill(t, tg, &pa, &ep);
+				tarn_fuse_entry_ref(t, tg, &pa);
+				took[i] = tg->tt_kind == TF_SNAP || pa.pa_ino != t->tf_root;
 				d->td_ino = pa.pa_ino;
 			} else {
 				memset(&ep, 0, sizeof (ep));
 				ep.attr.st_ino = d->td_ino;
-				ep.attr.st_mode = (mode_t)d->td_dtype << 12;
+				ep.attr.st_mode = type;
 			}
 			n = fuse_add_direntry_plus(l->tl_req, buf + off, l->tl_size - off, name,
 			    &ep, (off_t)d->td_next);
@@ -95,11 +101,44 @@ tf_fill(tarn_fuse_t *t, posix_ino_t dir, tf_listing_t *l, char *buf, bool *took)
 	return (off);
 }
 
+/*
+ * snapdir=visible: the root's listing starts with .zfs (at offset 0; its
+ * next offset TF_ZFS_COOKIE means posix's 0).  Sent without attributes
+ * (DT_UNKNOWN marks it for tf_fill; the kernel gets DT_DIR).
+ */
+static int
+tf_gather_zfs(tarn_fuse_t *t, const tf_tgt_t *tg, tf_listing_t *l, uint64_t *off)
+{
+	if (tg->tt_kind != TF_LIVE || tg->tt_ino != t->tf_root || !tf_snapdir_listed(t)) {
+		if (*off == TF_ZFS_COOKIE)
+			*off = 0;
+		return (0);
+	}
+	if (*off == 0) {
+		if (tf_gather(l, ".zfs", TF_OBJ_MASK, DT_UNKNOWN, TF_ZFS_COOKIE) != 0)
+			return (SET_ERROR(EINVAL));     /* not even one entry fits */
+	} else if (*off == TF_ZFS_COOKIE) {
+		*off = 0;
+	}
+	return (0);
+}
+
 static void
 tf_list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
 	tarn_fuse_t *t = tf_enter(req);
-	posix_ino_t dir = TF_PINO(t, ino);
+	tf_tgt_t tg;
+	int e = tf_resolve(t, ino, &tg);
+	if (e == 0 && tg.tt_kind >= TF_ZFSDIR) {
+		tf_ctl_readdir(t, req, &tg, size, off, plus);
+		return;
+	}
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	posix_ino_t dir = tg.tt_ino;
+	uint64_t from = (uint64_t)off;
 	tf_listing_t l;
 	memset(&l, 0, sizeof (l));
 	l.tl_req = req;
@@ -110,36 +149,38 @@ tf_list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 	tarn_array_init(&l.tl_names, 1);
 	VERIFY0(tarn_array_reserve(&l.tl_ents, 64));
 	VERIFY0(tarn_array_reserve(&l.tl_names, 1024));
-	int e = off < 0 ? SET_ERROR(EINVAL) :
-	    posix_readdir(t->tf_fs, dir, (uint64_t)off, tf_gather, &l);
+	e = tf_gather_zfs(t, &tg, &l, &from);
+	if (e == 0)
+		e = posix_readdir(tg.tt_fs, dir, from, tf_gather, &l);
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
 	} else {
 		char *buf = tarn_fuse_scratch(size);
 		size_t n = tarn_array_len(&l.tl_ents);
 		bool *took = tarn_alloc(n * sizeof (bool) + 1);
-		size_t len = tf_fill(t, dir, &l, buf, took);
+		size_t len = tf_fill(t, &tg, &l, buf, took);
 		if (off == 0)
-			posix_touch_atime(t->tf_fs, dir);
+			posix_touch_atime(tg.tt_fs, dir);
 		if (fuse_reply_buf(req, buf, len) == -ENOENT) {
 			for (size_t i = 0; i < n; i++) {
 				if (!took[i])
 					continue;
 				const tf_dent_t *d = tarn_array_get(&l.tl_ents, i);
 				posix_attr_t pa = { .pa_ino = d->td_ino };
-				tarn_fuse_entry_unref(t, &pa);
+				tarn_fuse_entry_unref(t, &tg, &pa);
 			}
 		}
 		tarn_free(took);
 	}
 	tarn_array_fini(&l.tl_ents);
 	tarn_array_fini(&l.tl_names);
+	tf_tgt_rele(t, &tg);
 }
 
 static void
 tf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void) tf_enter(req);
+	tarn_fuse_t *t = tf_enter(req);
 	fi->fh = 0;
 	/*
 	 * No kernel readdir cache (FOPEN_CACHE_DIR): its validity stamp is
@@ -151,6 +192,20 @@ tf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 */
 	fi->cache_readdir = 0;
 	fi->keep_cache = 0;
+	if (TF_SLOT(ino) != 0) {
+		/* a snapshot's directory: counted, so that rmdir of it is EBUSY */
+		tf_tgt_t tg;
+		int e = tf_resolve(t, ino, &tg);
+		if (e != 0) {
+			tarn_fuse_reply_err(req, e);
+			return;
+		}
+		tf_tgt_rele(t, &tg);
+		tf_snap_open(t, ino, 1);
+		if (fuse_reply_open(req, fi) == -ENOENT)
+			tf_snap_open(t, ino, -1);
+		return;
+	}
 	(void) fuse_reply_open(req, fi);
 }
 
@@ -170,7 +225,9 @@ tf_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void
 tf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void) tf_enter(req);
+	tarn_fuse_t *t = tf_enter(req);
+	if (TF_SLOT(ino) != 0)
+		tf_snap_open(t, ino, -1);
 	tarn_fuse_reply_err(req, 0);
 }
 
@@ -178,7 +235,8 @@ static void
 tf_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	tarn_fuse_t *t = tf_enter(req);
-	tarn_fuse_reply_err(req, posix_fsync(t->tf_fs, TF_PINO(t, ino), datasync != 0));
+	tarn_fuse_reply_err(req, TF_SLOT(ino) != 0 ? 0 :
+	    posix_fsync(t->tf_fs, TF_PINO(t, ino), datasync != 0));
 }
 
 void

@@ -106,6 +106,7 @@ struct tarn_fuse {
 	atomic_uint_fast64_t tf_getxattrs;    /* GETXATTR requests */
 	atomic_uint_fast64_t tf_dev_reads;    /* messages read from /dev/fuse beside the rings */
 	atomic_uint_fast64_t tf_uring_unpinned; /* large requests served by an unpinned thread */
+	struct tf_snapdir   *tf_snapdir;      /* .zfs (tarn_fuse_snapdir.c); NULL: none */
 };
 
 /* FUSE node ids and posix inode numbers: the root swaps with 1. */
@@ -121,6 +122,125 @@ tf_ino_swap(const tarn_fuse_t *t, uint64_t ino)
 #define TF_PINO(t, fino) ((posix_ino_t)tf_ino_swap((t), (fino)))
 #define TF_FINO(t, pino) ((fuse_ino_t)tf_ino_swap((t), (pino)))
 
+/*
+ * ---- what a node id names (tarn_fuse_snapdir.c: the encoding) ----
+ *
+ * Bits 48-63 of a node id are a slot: 0 the live file system (whose ids
+ * are tf_ino_swap'd inode numbers), 1..TF_SLOT_MAX-1 a snapshot open
+ * under .zfs/snapshot (the low 48 bits its inode number), TF_SLOT_CTL
+ * the two directories .zfs and .zfs/snapshot.  Handlers resolve the id
+ * first: a target names the file system and the inode, and holds a
+ * snapshot's slot open until tf_tgt_rele.
+ */
+#define TF_SLOT_SHIFT  48
+#define TF_OBJ_MASK    ((1ULL << TF_SLOT_SHIFT) - 1)
+#define TF_SLOT_CTL    0xffffULL
+#define TF_SLOT_MAX    4096
+#define TF_ZFSDIR_ID   ((TF_SLOT_CTL << TF_SLOT_SHIFT) | 1)     /* MNT/.zfs */
+#define TF_SNAPDIR_ID  ((TF_SLOT_CTL << TF_SLOT_SHIFT) | 2)     /* MNT/.zfs/snapshot */
+#define TF_SLOT(id)    ((uint64_t)(id) >> TF_SLOT_SHIFT)
+
+typedef enum tf_kind {
+	TF_LIVE = 0,            /* the mounted file system */
+	TF_SNAP,                /* a file of a snapshot (read-only) */
+	TF_ZFSDIR,              /* .zfs */
+	TF_SNAPDIR,             /* .zfs/snapshot */
+} tf_kind_t;
+
+typedef struct tf_tgt {
+	tf_kind_t       tt_kind;
+	posix_fs_t     *tt_fs;          /* TF_LIVE, TF_SNAP */
+	posix_ino_t     tt_ino;         /* its inode (TF_LIVE, TF_SNAP) */
+	struct tf_snap *tt_snap;        /* TF_SNAP: held until tf_tgt_rele */
+} tf_tgt_t;
+
+int tf_resolve_slow(tarn_fuse_t *t, fuse_ino_t ino, tf_tgt_t *tg);
+void tf_tgt_rele_slow(tarn_fuse_t *t, tf_tgt_t *tg);
+
+/*
+ * What node id ino names: 0, or ESTALE for a snapshot node whose
+ * snapshot was destroyed, renamed or closed.  The live file system
+ * costs two compares.
+ */
+static inline int
+tf_resolve(tarn_fuse_t *t, fuse_ino_t ino, tf_tgt_t *tg)
+{
+	if (TF_SLOT(ino) != 0)
+		return (tf_resolve_slow(t, ino, tg));
+	tg->tt_kind = TF_LIVE;
+	tg->tt_fs = t->tf_fs;
+	tg->tt_ino = tf_ino_swap(t, ino);
+	tg->tt_snap = NULL;
+	return (0);
+}
+
+/* The same for a change: EROFS for anything under .zfs. */
+static inline int
+tf_resolve_rw(tarn_fuse_t *t, fuse_ino_t ino, tf_tgt_t *tg)
+{
+	if (TF_SLOT(ino) != 0)
+		return (SET_ERROR(EROFS));
+	return (tf_resolve(t, ino, tg));
+}
+
+static inline void
+tf_tgt_rele(tarn_fuse_t *t, tf_tgt_t *tg)
+{
+	if (tg->tt_snap != NULL)
+		tf_tgt_rele_slow(t, tg);
+}
+
+/* ---- .zfs (tarn_fuse_snapdir.c) ---- */
+
+/* Mount: the slot table when the opts give snapshot ops; start/stop its idle thread. */
+void tf_snapdir_init(tarn_fuse_t *t);
+void tf_snapdir_start(tarn_fuse_t *t);
+void tf_snapdir_stop(tarn_fuse_t *t);
+/* After the session and the drain: close every snapshot, free the table. */
+void tf_snapdir_fini(tarn_fuse_t *t);
+/* The key/node id of inode ino in snapshot tg (tg->tt_kind == TF_SNAP). */
+uint64_t tf_snap_key(const tf_tgt_t *tg, posix_ino_t ino);
+/* The generation the kernel gets for pa in a snapshot. */
+uint64_t tf_snap_gen(const tf_tgt_t *tg, const posix_attr_t *pa);
+/* A snapshot node's entry reply went out (+1) or was refused (-1). */
+void tf_snap_kref(tarn_fuse_t *t, const tf_tgt_t *tg, int delta);
+/*
+ * The kernel forgot n lookups of snapshot node id, already taken out of
+ * the node table (forget; the unmount's drain).
+ */
+void tf_snap_forget(tarn_fuse_t *t, uint64_t id, uint64_t n);
+/* An open (+1) or release (-1) of a file or directory of a snapshot or .zfs. */
+void tf_snap_open(tarn_fuse_t *t, fuse_ino_t ino, int delta);
+/* Is the live root listed with .zfs (snapdir=visible)? */
+bool tf_snapdir_listed(tarn_fuse_t *t);
+/* Is (parent, name) the .zfs entry of the live root? */
+bool tf_is_zfs_name(tarn_fuse_t *t, const tf_tgt_t *parent, const char *name);
+/*
+ * Requests on the control directories and .zfs itself (lookup, getattr,
+ * readdir, mkdir, rmdir, rename under .zfs/snapshot): each replies.
+ */
+void tf_ctl_lookup(tarn_fuse_t *t, fuse_req_t req, const tf_tgt_t *parent, const char *name);
+void tf_ctl_getattr(tarn_fuse_t *t, fuse_req_t req, const tf_tgt_t *tg);
+void tf_ctl_readdir(tarn_fuse_t *t, fuse_req_t req, const tf_tgt_t *tg, size_t size,
+    off_t off, bool plus);
+void tf_ctl_mkdir(tarn_fuse_t *t, fuse_req_t req, const char *name);
+void tf_ctl_rmdir(tarn_fuse_t *t, fuse_req_t req, const char *name);
+void tf_ctl_rename(tarn_fuse_t *t, fuse_req_t req, const char *name, fuse_ino_t newparent,
+    const char *newname, unsigned int flags);
+/*
+ * The offset after .zfs in the live root's listing (tf_list): the largest
+ * off_t, which posix's cookies (a ZAP hash position + 3) do not reach in
+ * practice; a collision would only list the directory again.
+ */
+#define TF_ZFS_COOKIE  ((1ULL << 63) - 1)
+
+/* The node table's key of inode ino of tg's file system (a snapshot's: its node id). */
+static inline uint64_t
+tf_tgt_key(const tarn_fuse_t *t, const tf_tgt_t *tg, posix_ino_t ino)
+{
+	return (tg->tt_kind == TF_SNAP ? tf_snap_key(tg, ino) : ino);
+}
+
 /* Every handler starts here: the server, and one more request counted. */
 static inline tarn_fuse_t *
 tf_enter(fuse_req_t req)
@@ -134,11 +254,18 @@ tf_enter(fuse_req_t req)
 
 void tarn_fuse_attr_to_stat(const posix_attr_t *pa, struct stat *st);
 void tarn_fuse_cred(fuse_req_t req, posix_cred_t *cred);
-/* The kernel is about to hold one more reference on pa's inode. */
-void tarn_fuse_entry_fill(tarn_fuse_t *t, const posix_attr_t *pa, struct fuse_entry_param *e);
+/*
+ * The kernel is about to hold one more reference on pa's inode, which is
+ * in tg's file system (tg: the parent or the inode itself).
+ */
+void tarn_fuse_entry_fill(tarn_fuse_t *t, const tf_tgt_t *tg, const posix_attr_t *pa,
+    struct fuse_entry_param *e);
 /* Take the node reference for an entry reply; undo it when the reply failed. */
-void tarn_fuse_entry_ref(tarn_fuse_t *t, const posix_attr_t *pa);
-void tarn_fuse_entry_unref(tarn_fuse_t *t, const posix_attr_t *pa);
+void tarn_fuse_entry_ref(tarn_fuse_t *t, const tf_tgt_t *tg, const posix_attr_t *pa);
+void tarn_fuse_entry_unref(tarn_fuse_t *t, const tf_tgt_t *tg, const posix_attr_t *pa);
+/* Reply to a request that produced an entry of tg's file system (posix took a reference). */
+void tarn_fuse_reply_entry(tarn_fuse_t *t, fuse_req_t req, const tf_tgt_t *tg, int e,
+    const posix_attr_t *pa);
 /* Reply with an error (counted), or 0 for success with no data. */
 void tarn_fuse_reply_err(fuse_req_t req, int err);
 /* A per-thread scratch buffer of at least size bytes (not zeroed). */

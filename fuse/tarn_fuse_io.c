@@ -60,9 +60,14 @@ tf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	posix_attr_t pa;
 	tarn_fuse_cred(req, &cred);
 	bool tmp = tarn_fuse_req_tmpfile();
-	int e = tmp ? posix_tmpfile(t->tf_fs, TF_PINO(t, parent), mode, &cred, &pa) :
-	    posix_create(t->tf_fs, TF_PINO(t, parent), name, mode, 0, &cred,
-	    (fi->flags & O_EXCL) != 0, &pa);
+	tf_tgt_t tg;
+	int e = tf_resolve_rw(t, parent, &tg);
+	if (e == 0 && !tmp && tf_is_zfs_name(t, &tg, name))
+		e = SET_ERROR(EEXIST);
+	if (e == 0)
+		e = tmp ? posix_tmpfile(t->tf_fs, tg.tt_ino, mode, &cred, &pa) :
+		    posix_create(t->tf_fs, tg.tt_ino, name, mode, 0, &cred,
+		    (fi->flags & O_EXCL) != 0, &pa);
 	if (e == 0 && !tmp && (fi->flags & O_TRUNC) && pa.pa_size != 0) {
 		/* it existed after all (created since the kernel's lookup) */
 		posix_ino_t ino = pa.pa_ino;
@@ -77,11 +82,11 @@ tf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		return;
 	}
 	struct fuse_entry_param ep;
-	tarn_fuse_entry_fill(t, &pa, &ep);
-	tarn_fuse_entry_ref(t, &pa);
+	tarn_fuse_entry_fill(t, &tg, &pa, &ep);
+	tarn_fuse_entry_ref(t, &tg, &pa);
 	tf_open_flags(t, pa.pa_ino, fi);
 	if (fuse_reply_create(req, &ep, fi) == -ENOENT)
-		tarn_fuse_entry_unref(t, &pa);
+		tarn_fuse_entry_unref(t, &tg, &pa);
 }
 
 static void
@@ -89,6 +94,20 @@ tf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	tarn_fuse_t *t = tf_enter(req);
 	int e = 0;
+	if (TF_SLOT(ino) != 0) {
+		/* a snapshot's file: read-only, cached like any other */
+		if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+			tarn_fuse_reply_err(req, SET_ERROR(EROFS));
+			return;
+		}
+		fi->fh = 0;
+		fi->keep_cache = 1;
+		fi->noflush = 1;
+		tf_snap_open(t, ino, 1);
+		if (fuse_reply_open(req, fi) == -ENOENT)
+			tf_snap_open(t, ino, -1);
+		return;
+	}
 	if (fi->flags & O_TRUNC)
 		e = tf_truncate(t, req, TF_PINO(t, ino), tarn_fuse_req_kills_suidgid());
 	if (e != 0) {
@@ -109,26 +128,44 @@ tf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  */
 #define TF_READ_IOV (2 * DMU_LOAN_SEGS + 1)
 
+static void tf_read_reply(tarn_fuse_t *t, fuse_req_t req, posix_fs_t *fs, posix_ino_t pino,
+    size_t size, off_t off);
+
 static void
 tf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	tarn_fuse_t *t = tf_enter(req);
-	posix_ino_t pino = TF_PINO(t, ino);
+	tf_tgt_t tg;
+	int e = off < 0 ? SET_ERROR(EINVAL) : tf_resolve(t, ino, &tg);
+	if (e == 0 && tg.tt_kind >= TF_ZFSDIR)
+		e = SET_ERROR(EISDIR);
+	if (e != 0) {
+		tarn_fuse_reply_err(req, e);
+		return;
+	}
+	tf_read_reply(t, req, tg.tt_fs, tg.tt_ino, size, off);
+	tf_tgt_rele(t, &tg);
+}
+
+/*
+ * The read path, for the live file system and snapshots alike: ino of fs,
+ * size bytes at off.
+ */
+static void
+tf_read_reply(tarn_fuse_t *t, fuse_req_t req, posix_fs_t *fs, posix_ino_t pino, size_t size,
+    off_t off)
+{
 	uint8_t *buf = tarn_fuse_scratch(size);
 	uint64_t n = 0;
 	dmu_loan_t dl;
-	if (off < 0) {
-		tarn_fuse_reply_err(req, SET_ERROR(EINVAL));
-		return;
-	}
 	/*
 	 * atime first: a stat the program makes once the read returned sees
 	 * it, and no transaction is ever waited for while a loan holds
 	 * writers of the file back.
 	 */
-	posix_touch_atime(t->tf_fs, pino);
+	posix_touch_atime(fs, pino);
 	dmu_loan_begin(&dl, buf, size);
-	int e = posix_read(t->tf_fs, pino, (uint64_t)off, size, buf, &n);
+	int e = posix_read(fs, pino, (uint64_t)off, size, buf, &n);
 	if (e != 0) {
 		dmu_loan_end(&dl);
 		tarn_fuse_reply_err(req, e);
@@ -184,6 +221,8 @@ tf_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off,
 	uint64_t n = 0;
 	if (e == 0 && off < 0)
 		e = SET_ERROR(EINVAL);
+	if (e == 0 && TF_SLOT(ino) != 0)
+		e = SET_ERROR(EROFS);
 	/* cleared before the data changes: a crash between leaves the bits off */
 	if (e == 0 && tarn_fuse_req_kills_suidgid())
 		e = tf_kill_suidgid(t, req, TF_PINO(t, ino));
@@ -237,6 +276,11 @@ static void
 tf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	tarn_fuse_t *t = tf_enter(req);
+	if (TF_SLOT(ino) != 0) {
+		tf_snap_open(t, ino, -1);
+		tarn_fuse_reply_err(req, 0);
+		return;
+	}
 	tf_space_release(t, TF_PINO(t, ino), fi);
 	if (fi != NULL && (fi->flags & O_ACCMODE) != O_RDONLY)
 		(void) tarn_fuse_nodes_take_error(&t->tf_nodes, TF_PINO(t, ino));
@@ -254,6 +298,10 @@ static void
 tf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	tarn_fuse_t *t = tf_enter(req);
+	if (TF_SLOT(ino) != 0) {               /* nothing of a snapshot is unwritten */
+		tarn_fuse_reply_err(req, 0);
+		return;
+	}
 	int e = posix_fsync(t->tf_fs, TF_PINO(t, ino), datasync != 0);
 	int wb = tarn_fuse_nodes_take_error(&t->tf_nodes, TF_PINO(t, ino));
 	tarn_fuse_reply_err(req, e != 0 ? e : wb);
@@ -265,6 +313,7 @@ tf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t lengt
 {
 	tarn_fuse_t *t = tf_enter(req);
 	int e = offset < 0 || length <= 0 ? SET_ERROR(EINVAL) :
+	    TF_SLOT(ino) != 0 ? SET_ERROR(EROFS) :
 	    posix_falloc(t->tf_fs, TF_PINO(t, ino), mode, (uint64_t)offset, (uint64_t)length);
 	tarn_fuse_reply_err(req, e);
 }
@@ -277,8 +326,13 @@ tf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file
 	int e = 0;
 	if ((whence != SEEK_DATA && whence != SEEK_HOLE) || off < 0)
 		e = SET_ERROR(EINVAL);
+	tf_tgt_t tg = { 0 };
 	if (e == 0)
-		e = posix_lseek(t->tf_fs, TF_PINO(t, ino), (uint64_t)off, whence, &out);
+		e = tf_resolve(t, ino, &tg);
+	if (e == 0)
+		e = tg.tt_kind >= TF_ZFSDIR ? SET_ERROR(EINVAL) :
+		    posix_lseek(tg.tt_fs, tg.tt_ino, (uint64_t)off, whence, &out);
+	tf_tgt_rele(t, &tg);
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
 		return;
@@ -296,15 +350,22 @@ tf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
     struct fuse_file_info *fi_out, size_t len, int flags)
 {
 	tarn_fuse_t *t = tf_enter(req);
-	posix_ino_t src = TF_PINO(t, ino_in), dst = TF_PINO(t, ino_out);
 	posix_cred_t cred;
 	tarn_fuse_cred(req, &cred);
 	int e = flags != 0 || off_in < 0 || off_out < 0 ? SET_ERROR(EINVAL) : 0;
+	tf_tgt_t in = { 0 }, out = { 0 };
+	if (e == 0)
+		e = tf_resolve_rw(t, ino_out, &out);
+	if (e == 0)
+		e = tf_resolve(t, ino_in, &in);   /* a snapshot's file may be the source */
+	if (e == 0 && in.tt_kind >= TF_ZFSDIR)
+		e = SET_ERROR(EISDIR);
+	posix_ino_t src = in.tt_ino, dst = out.tt_ino;
 	void *buf = tarn_fuse_scratch(MIN(len, TF_COPY_CHUNK));
 	uint64_t done = 0;
 	while (e == 0 && done < len) {
 		uint64_t chunk = MIN(len - done, TF_COPY_CHUNK), n = 0, w = 0;
-		e = posix_read(t->tf_fs, src, (uint64_t)off_in + done, chunk, buf, &n);
+		e = posix_read(in.tt_fs, src, (uint64_t)off_in + done, chunk, buf, &n);
 		if (e != 0 || n == 0)
 			break;
 		e = posix_write(t->tf_fs, dst, (uint64_t)off_out + done, n, buf, &cred, &w);
@@ -312,6 +373,7 @@ tf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		if (w < n || n < chunk)
 			break;
 	}
+	tf_tgt_rele(t, &in);
 	if (e != 0 && done == 0) {
 		tarn_fuse_reply_err(req, e);
 		return;

@@ -63,9 +63,19 @@ tarn_fuse_cred(fuse_req_t req, posix_cred_t *cred)
 }
 
 void
-tarn_fuse_entry_fill(tarn_fuse_t *t, const posix_attr_t *pa, struct fuse_entry_param *e)
+tarn_fuse_entry_fill(tarn_fuse_t *t, const tf_tgt_t *tg, const posix_attr_t *pa,
+    struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof (*e));
+	if (tg->tt_kind == TF_SNAP) {
+		/* a snapshot never changes: its own generations, no epoch */
+		e->ino = tf_snap_key(tg, pa->pa_ino);
+		e->generation = tf_snap_gen(tg, pa);
+		tarn_fuse_attr_to_stat(pa, &e->attr);
+		e->attr_timeout = t->tf_attr_tmo;
+		e->entry_timeout = t->tf_entry_tmo;
+		return;
+	}
 	e->ino = TF_FINO(t, pa->pa_ino);
 	/*
 	 * A new epoch makes every inode the kernel caches stale (tarn_fuse.c).
@@ -81,8 +91,13 @@ tarn_fuse_entry_fill(tarn_fuse_t *t, const posix_attr_t *pa, struct fuse_entry_p
 }
 
 void
-tarn_fuse_entry_ref(tarn_fuse_t *t, const posix_attr_t *pa)
+tarn_fuse_entry_ref(tarn_fuse_t *t, const tf_tgt_t *tg, const posix_attr_t *pa)
 {
+	if (tg->tt_kind == TF_SNAP) {
+		tarn_fuse_nodes_ref(&t->tf_nodes, tf_snap_key(tg, pa->pa_ino));
+		tf_snap_kref(t, tg, 1);
+		return;
+	}
 	if (pa->pa_ino == t->tf_root)
 		posix_forget(t->tf_fs, pa->pa_ino, 1);
 	else
@@ -90,8 +105,16 @@ tarn_fuse_entry_ref(tarn_fuse_t *t, const posix_attr_t *pa)
 }
 
 void
-tarn_fuse_entry_unref(tarn_fuse_t *t, const posix_attr_t *pa)
+tarn_fuse_entry_unref(tarn_fuse_t *t, const tf_tgt_t *tg, const posix_attr_t *pa)
 {
+	if (tg->tt_kind == TF_SNAP) {
+		uint64_t n = tarn_fuse_nodes_unref(&t->tf_nodes, tf_snap_key(tg, pa->pa_ino), 1);
+		if (n != 0) {
+			posix_forget(tg->tt_fs, pa->pa_ino, n);
+			tf_snap_kref(t, tg, -1);
+		}
+		return;
+	}
 	if (pa->pa_ino == t->tf_root)
 		return;
 	uint64_t n = tarn_fuse_nodes_unref(&t->tf_nodes, pa->pa_ino, 1);
@@ -167,19 +190,34 @@ tarn_fuse_scratch(size_t size)
 	return (b->tsb_buf);
 }
 
-/* Reply to a request that produced an entry (posix took a reference). */
-static void
-tf_reply_entry(tarn_fuse_t *t, fuse_req_t req, int e, const posix_attr_t *pa)
+void
+tarn_fuse_reply_entry(tarn_fuse_t *t, fuse_req_t req, const tf_tgt_t *tg, int e,
+    const posix_attr_t *pa)
 {
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
 		return;
 	}
 	struct fuse_entry_param ep;
-	tarn_fuse_entry_fill(t, pa, &ep);
-	tarn_fuse_entry_ref(t, pa);
+	tarn_fuse_entry_fill(t, tg, pa, &ep);
+	tarn_fuse_entry_ref(t, tg, pa);
 	if (fuse_reply_entry(req, &ep) == -ENOENT)
-		tarn_fuse_entry_unref(t, pa);
+		tarn_fuse_entry_unref(t, tg, pa);
+}
+
+/*
+ * Resolve the parent of a namespace change: EROFS under .zfs, EEXIST for
+ * a new name .zfs in the root (and EROFS for the old one, that posix
+ * does not know).
+ */
+static int
+tf_resolve_new(tarn_fuse_t *t, fuse_ino_t parent, const char *name, bool creates,
+    tf_tgt_t *tg)
+{
+	int e = tf_resolve_rw(t, parent, tg);
+	if (e == 0 && tf_is_zfs_name(t, tg, name))
+		e = creates ? SET_ERROR(EEXIST) : SET_ERROR(EROFS);
+	return (e);
 }
 
 /* ---- lookup and forget ---- */
@@ -189,16 +227,27 @@ tf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	tarn_fuse_t *t = tf_enter(req);
 	posix_attr_t pa;
-	int e = posix_lookup(t->tf_fs, TF_PINO(t, parent), name, &pa);
+	tf_tgt_t tg;
+	int e = tf_resolve(t, parent, &tg);
+	if (e == 0 && (tg.tt_kind >= TF_ZFSDIR || tf_is_zfs_name(t, &tg, name) ||
+	    (tg.tt_kind == TF_SNAP && strcmp(name, "..") == 0 &&
+	    tg.tt_ino == posix_fs_root(tg.tt_fs)))) {
+		tf_ctl_lookup(t, req, &tg, name);
+		tf_tgt_rele(t, &tg);
+		return;
+	}
+	if (e == 0)
+		e = posix_lookup(tg.tt_fs, tg.tt_ino, name, &pa);
 	if (e == ENOENT) {
 		/* a negative entry, cached as long as a positive one */
 		struct fuse_entry_param ep;
 		memset(&ep, 0, sizeof (ep));
 		ep.entry_timeout = t->tf_entry_tmo;
 		(void) fuse_reply_entry(req, &ep);
-		return;
+	} else {
+		tarn_fuse_reply_entry(t, req, &tg, e, &pa);
 	}
-	tf_reply_entry(t, req, e, &pa);
+	tf_tgt_rele(t, &tg);
 }
 
 static void
@@ -206,6 +255,14 @@ tf_forget_one(tarn_fuse_t *t, fuse_ino_t ino, uint64_t nlookup)
 {
 	posix_ino_t pino = TF_PINO(t, ino);
 	atomic_fetch_add_explicit(&t->tf_forgets, 1, memory_order_relaxed);
+	if (TF_SLOT(ino) == TF_SLOT_CTL)
+		return;                 /* .zfs and .zfs/snapshot: not counted */
+	if (TF_SLOT(ino) != 0) {
+		uint64_t n = tarn_fuse_nodes_unref(&t->tf_nodes, ino, nlookup);
+		if (n != 0)
+			tf_snap_forget(t, ino, n);
+		return;
+	}
 	if (pino == t->tf_root)
 		return;
 	uint64_t n = tarn_fuse_nodes_unref(&t->tf_nodes, pino, nlookup);
@@ -237,10 +294,18 @@ tf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	tarn_fuse_t *t = tf_enter(req);
 	posix_attr_t pa;
+	tf_tgt_t tg;
+	int e = tf_resolve(t, ino, &tg);
+	if (e == 0 && tg.tt_kind >= TF_ZFSDIR) {
+		tf_ctl_getattr(t, req, &tg);
+		return;
+	}
 	/* a cached write(2) asks first: refused when the pool is full */
-	int e = tf_space_gate(t, TF_PINO(t, ino), fi);
+	if (e == 0 && tg.tt_kind == TF_LIVE)
+		e = tf_space_gate(t, tg.tt_ino, fi);
 	if (e == 0)
-		e = posix_getattr(t->tf_fs, TF_PINO(t, ino), &pa);
+		e = posix_getattr(tg.tt_fs, tg.tt_ino, &pa);
+	tf_tgt_rele(t, &tg);
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
 		return;
@@ -307,7 +372,10 @@ tf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	int mask = tf_setattr_mask(attr, to_set, &in);
 	if (to_set & FUSE_SET_ATTR_KILL_SUID)   /* the kernel's FATTR_KILL_SUIDGID (killpriv v2) */
 		mask |= POSIX_SET_KILL_SUIDGID;
-	int e = posix_setattr(t->tf_fs, TF_PINO(t, ino), &in, mask, &cred, &out);
+	tf_tgt_t tg;
+	int e = tf_resolve_rw(t, ino, &tg);
+	if (e == 0)
+		e = posix_setattr(tg.tt_fs, tg.tt_ino, &in, mask, &cred, &out);
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
 		return;
@@ -323,7 +391,12 @@ tf_readlink(fuse_req_t req, fuse_ino_t ino)
 	tarn_fuse_t *t = tf_enter(req);
 	char buf[PATH_MAX + 1];
 	memset(buf, 0, sizeof (buf));
-	int e = posix_readlink(t->tf_fs, TF_PINO(t, ino), buf, sizeof (buf) - 1);
+	tf_tgt_t tg;
+	int e = tf_resolve(t, ino, &tg);
+	if (e == 0)
+		e = tg.tt_kind >= TF_ZFSDIR ? SET_ERROR(EINVAL) :
+		    posix_readlink(tg.tt_fs, tg.tt_ino, buf, sizeof (buf) - 1);
+	tf_tgt_rele(t, &tg);
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
 		return;
@@ -340,8 +413,11 @@ tf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t
 	posix_cred_t cred;
 	posix_attr_t pa;
 	tarn_fuse_cred(req, &cred);
-	int e = posix_create(t->tf_fs, TF_PINO(t, parent), name, mode, rdev, &cred, true, &pa);
-	tf_reply_entry(t, req, e, &pa);
+	tf_tgt_t tg;
+	int e = tf_resolve_new(t, parent, name, true, &tg);
+	if (e == 0)
+		e = posix_create(tg.tt_fs, tg.tt_ino, name, mode, rdev, &cred, true, &pa);
+	tarn_fuse_reply_entry(t, req, &tg, e, &pa);
 }
 
 static void
@@ -351,8 +427,15 @@ tf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 	posix_cred_t cred;
 	posix_attr_t pa;
 	tarn_fuse_cred(req, &cred);
-	int e = posix_mkdir(t->tf_fs, TF_PINO(t, parent), name, mode, &cred, &pa);
-	tf_reply_entry(t, req, e, &pa);
+	if (parent == TF_SNAPDIR_ID) {
+		tf_ctl_mkdir(t, req, name);
+		return;
+	}
+	tf_tgt_t tg;
+	int e = tf_resolve_new(t, parent, name, true, &tg);
+	if (e == 0)
+		e = posix_mkdir(tg.tt_fs, tg.tt_ino, name, mode, &cred, &pa);
+	tarn_fuse_reply_entry(t, req, &tg, e, &pa);
 }
 
 static void
@@ -362,8 +445,11 @@ tf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name
 	posix_cred_t cred;
 	posix_attr_t pa;
 	tarn_fuse_cred(req, &cred);
-	int e = posix_symlink(t->tf_fs, TF_PINO(t, parent), name, link, &cred, &pa);
-	tf_reply_entry(t, req, e, &pa);
+	tf_tgt_t tg;
+	int e = tf_resolve_new(t, parent, name, true, &tg);
+	if (e == 0)
+		e = posix_symlink(tg.tt_fs, tg.tt_ino, name, link, &cred, &pa);
+	tarn_fuse_reply_entry(t, req, &tg, e, &pa);
 }
 
 static void
@@ -371,22 +457,41 @@ tf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newnam
 {
 	tarn_fuse_t *t = tf_enter(req);
 	posix_attr_t pa;
-	int e = posix_link(t->tf_fs, TF_PINO(t, ino), TF_PINO(t, newparent), newname, &pa);
-	tf_reply_entry(t, req, e, &pa);
+	tf_tgt_t tg, to;
+	int e = tf_resolve_new(t, newparent, newname, true, &to);
+	if (e == 0 && TF_SLOT(ino) != 0)
+		e = SET_ERROR(EXDEV);   /* a snapshot's file: another file system */
+	if (e == 0)
+		e = tf_resolve(t, ino, &tg);
+	if (e == 0)
+		e = posix_link(t->tf_fs, tg.tt_ino, to.tt_ino, newname, &pa);
+	tarn_fuse_reply_entry(t, req, &to, e, &pa);
 }
 
 static void
 tf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	tarn_fuse_t *t = tf_enter(req);
-	tarn_fuse_reply_err(req, posix_unlink(t->tf_fs, TF_PINO(t, parent), name));
+	tf_tgt_t tg;
+	int e = tf_resolve_new(t, parent, name, false, &tg);
+	if (e == 0)
+		e = posix_unlink(tg.tt_fs, tg.tt_ino, name);
+	tarn_fuse_reply_err(req, e);
 }
 
 static void
 tf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	tarn_fuse_t *t = tf_enter(req);
-	tarn_fuse_reply_err(req, posix_rmdir(t->tf_fs, TF_PINO(t, parent), name));
+	if (parent == TF_SNAPDIR_ID) {
+		tf_ctl_rmdir(t, req, name);
+		return;
+	}
+	tf_tgt_t tg;
+	int e = tf_resolve_new(t, parent, name, false, &tg);
+	if (e == 0)
+		e = posix_rmdir(tg.tt_fs, tg.tt_ino, name);
+	tarn_fuse_reply_err(req, e);
 }
 
 /*
@@ -400,24 +505,32 @@ tf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newpar
 {
 	tarn_fuse_t *t = tf_enter(req);
 	unsigned int pflags = 0;
-	int e = 0;
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
+	if (parent == TF_SNAPDIR_ID) {
+		tf_ctl_rename(t, req, name, newparent, newname, flags);
+		return;
+	}
+	tf_tgt_t from, to;
+	int e = tf_resolve_new(t, parent, name, false, &from);
+	if (e == 0)
+		e = tf_resolve_new(t, newparent, newname, true, &to);
+	if (e == EEXIST)
+		e = SET_ERROR(EROFS);   /* over .zfs */
+	if (e == 0 && (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT)))
 		e = SET_ERROR(EINVAL);
-	if ((flags & RENAME_WHITEOUT) && (flags & RENAME_EXCHANGE))
+	if (e == 0 && (flags & RENAME_WHITEOUT) && (flags & RENAME_EXCHANGE))
 		e = SET_ERROR(EINVAL);
 	if (flags & RENAME_NOREPLACE)
 		pflags |= POSIX_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
 		pflags |= POSIX_RENAME_EXCHANGE;
 	if (e == 0)
-		e = posix_rename(t->tf_fs, TF_PINO(t, parent), name, TF_PINO(t, newparent),
-		    newname, pflags);
+		e = posix_rename(t->tf_fs, from.tt_ino, name, to.tt_ino, newname, pflags);
 	if (e == 0 && (flags & RENAME_WHITEOUT)) {
 		posix_cred_t cred;
 		posix_attr_t pa;
 		tarn_fuse_cred(req, &cred);
 		cred.pc_umask = 0;
-		e = posix_create(t->tf_fs, TF_PINO(t, parent), name, S_IFCHR, makedev(0, 0),
+		e = posix_create(t->tf_fs, from.tt_ino, name, S_IFCHR, makedev(0, 0),
 		    &cred, true, &pa);
 		if (e == 0)
 			posix_forget(t->tf_fs, pa.pa_ino, 1);
@@ -431,7 +544,11 @@ tf_statfs(fuse_req_t req, fuse_ino_t ino)
 	tarn_fuse_t *t = tf_enter(req);
 	struct statvfs st;
 	memset(&st, 0, sizeof (st));
-	int e = posix_statfs(t->tf_fs, &st);
+	tf_tgt_t tg;
+	int e = tf_resolve(t, ino, &tg);
+	if (e == 0)
+		e = posix_statfs(tg.tt_kind == TF_SNAP ? tg.tt_fs : t->tf_fs, &st);
+	tf_tgt_rele(t, &tg);
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
 		return;
@@ -456,8 +573,11 @@ tf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 	/* the kernel found the caller outside the group and without CAP_FSETID */
 	if (tarn_fuse_req_acl_kills_sgid())
 		pflags |= POSIX_XATTR_KILL_SGID;        /* (an access ACL's business only) */
+	tf_tgt_t tg;
 	if (e == 0)
-		e = posix_setxattr(t->tf_fs, TF_PINO(t, ino), name, value, size, pflags);
+		e = tf_resolve_rw(t, ino, &tg);
+	if (e == 0)
+		e = posix_setxattr(tg.tt_fs, tg.tt_ino, name, value, size, pflags);
 	tarn_fuse_reply_err(req, e);
 }
 
@@ -468,7 +588,12 @@ tf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	atomic_fetch_add_explicit(&t->tf_getxattrs, 1, memory_order_relaxed);
 	size_t len = 0;
 	void *buf = size != 0 ? tarn_fuse_scratch(size) : NULL;
-	int e = posix_getxattr(t->tf_fs, TF_PINO(t, ino), name, buf, size, &len);
+	tf_tgt_t tg;
+	int e = tf_resolve(t, ino, &tg);
+	if (e == 0)
+		e = tg.tt_kind >= TF_ZFSDIR ? SET_ERROR(ENODATA) :
+		    posix_getxattr(tg.tt_fs, tg.tt_ino, name, buf, size, &len);
+	tf_tgt_rele(t, &tg);
 	if (e != 0) {
 		/* ENODATA is the common answer (security.capability before writes) */
 		if (e == ENODATA)
@@ -489,7 +614,11 @@ tf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	tarn_fuse_t *t = tf_enter(req);
 	size_t len = 0;
 	char *buf = size != 0 ? tarn_fuse_scratch(size) : NULL;
-	int e = posix_listxattr(t->tf_fs, TF_PINO(t, ino), buf, size, &len);
+	tf_tgt_t tg;
+	int e = tf_resolve(t, ino, &tg);
+	if (e == 0 && tg.tt_kind < TF_ZFSDIR)
+		e = posix_listxattr(tg.tt_fs, tg.tt_ino, buf, size, &len);
+	tf_tgt_rele(t, &tg);
 	if (e != 0) {
 		tarn_fuse_reply_err(req, e);
 		return;
@@ -504,7 +633,11 @@ static void
 tf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	tarn_fuse_t *t = tf_enter(req);
-	tarn_fuse_reply_err(req, posix_removexattr(t->tf_fs, TF_PINO(t, ino), name));
+	tf_tgt_t tg;
+	int e = tf_resolve_rw(t, ino, &tg);
+	if (e == 0)
+		e = posix_removexattr(tg.tt_fs, tg.tt_ino, name);
+	tarn_fuse_reply_err(req, e);
 }
 
 void

@@ -184,6 +184,12 @@ int host_mount_tree(struct dsl_pool *dp, const char *name, bool automatic);
 int host_unmount_tree(const char *name, bool force, const char *verb);
 bool host_mount_any(const char *name);
 /*
+ * Snapshot "fs@snap" is about to be renamed or destroyed: close it where
+ * a mount of fs has it open under .zfs/snapshot.  0, or EBUSY while
+ * files are open there (the zfs message: "dataset is busy").
+ */
+int host_mount_snap_release(const char *snap);
+/*
  * Where object obj of the object set registered as oskey is, through its
  * mount ("/mnt/dir/file"), for status -v; false when that dataset is not
  * mounted or the object has no path.
