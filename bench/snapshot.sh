@@ -8,9 +8,9 @@
 #
 # Parts, each on a fresh pool / file system:
 #   1. a dataset with N files (100 directories of N/100 files of 1-4 KiB,
-#      written by a python loop): snapshot create latency, median of R,
-#      then destroy latency of those R snapshots (each holding nothing),
-#      median; `zfs diff` of two snapshots 10 changed files apart when
+#      written by a python loop, whose rate is shown too): snapshot
+#      create latency, median of R, then destroy latency of those R
+#      snapshots (each holding nothing), median; `zfs diff` of two snapshots 10 changed files apart when
 #      this Tarn has the verb (zfs-fuse 0.7 and btrfs have none: n/a).
 #   2. a SIZE file (fio, sequential 1 MiB writes, end_fsync): snapshot A,
 #      then the cold reads of part 4, then the whole file overwritten in
@@ -29,7 +29,8 @@
 #      "none" is the mean of a run before the snapshots were taken and
 #      one after they were destroyed.  The issue's goal: within 10%.
 #   4. (in part 2's pool, before the overwrite) the SIZE file read cold
-#      with dd bs=1M, live and through the snapshot: Tarn
+#      with dd bs=1M, live and through the snapshot in turn, R times
+#      each (medians): Tarn
 #      MNT/.zfs/snapshot/A/file when this build has the .zfs directory,
 #      btrfs the snapshot subvolume; zfs-fuse has no .zfs (n/a).  Cold:
 #      Tarn and zfs-fuse export and import the pool (their caches empty)
@@ -46,11 +47,13 @@
 # / with none) and get no peer ratio.
 #
 # Usage: bench/snapshot.sh [--files N] [--size SIZE] [--snaps K] [--reps R]
-#                          [--targets LIST] [--build DIR]
+#                          [--reads R] [--targets LIST] [--build DIR]
 #   --files    files in part 1's dataset (default 100000; 1000000 by hand)
 #   --size     the big file of parts 2-4 (default 1G)
 #   --snaps    snapshots in part 3 (default 1000)
 #   --reps     creates and destroys in part 1, for the medians (default 5)
+#   --reads    cold reads of each kind in part 4, live and snapshot in
+#              turn, for the medians (default 3)
 #   --targets  comma list from tarn,zfs-fuse,btrfs (default: all three)
 #   --build    Tarn's build directory (default build)
 # Needs root (tmpfs, loop devices, drop_caches).  Installs fio, zfs-fuse
@@ -68,6 +71,7 @@ NFILES=100000
 SIZE=1G
 NSNAPS=1000
 REPS=5
+READS=3
 TARGETS=tarn,zfs-fuse,btrfs
 B=$SRC/build
 
@@ -80,6 +84,7 @@ while [ $# -gt 0 ]; do
 	--size) SIZE=$2; shift 2 ;;
 	--snaps) NSNAPS=$2; shift 2 ;;
 	--reps) REPS=$2; shift 2 ;;
+	--reads) READS=$2; shift 2 ;;
 	--targets) TARGETS=$2; shift 2 ;;
 	--build) B=$2; shift 2 ;;
 	-h|--help) usage 0 ;;
@@ -87,9 +92,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "snapshot.sh: needs root" >&2; exit 1; }
-for v in files:NFILES snaps:NSNAPS reps:REPS; do
-	[[ "${!v#*:}" =~ ^[1-9][0-9]{0,7}$ ]] ||
-		{ echo "snapshot.sh: --${v%:*} wants a positive number" >&2; exit 2; }
+for v in files:"$NFILES" snaps:"$NSNAPS" reps:"$REPS" reads:"$READS"; do
+	[[ "${v#*:}" =~ ^[1-9][0-9]{0,7}$ ]] ||
+		{ echo "snapshot.sh: --${v%%:*} wants a positive number" >&2; exit 2; }
 done
 [ "$NFILES" -ge 100 ] || { echo "snapshot.sh: --files wants at least 100" >&2; exit 2; }
 SIZE_B=$(numfmt --from=iec "$SIZE" 2>/dev/null) || { echo "snapshot.sh: bad --size" >&2; exit 2; }
@@ -393,7 +398,7 @@ for i in range(100):
 		os.write(fd, buf[off:off + size])
 		os.close(fd)
 os.sync()
-print("%d files in %.1f s" % (per * 100, time.perf_counter() - t))
+print("%.0f" % (per * 100 / (time.perf_counter() - t)))
 EOF
 }
 
@@ -422,7 +427,7 @@ part1() {
 	echo "-- part 1: $NFILES files, $REPS snapshots created then destroyed"
 	"${t}_setup" "$DEV1_M" || return 1
 	v=$(populate "$DATA" "$NFILES") || return 1
-	echo "  $v"
+	rec "$t" populate "$v"
 	for ((i = 0; i < REPS; i++)); do
 		sync
 		v=$(timed "${t}_snap" "c$i") && c+=("$v")
@@ -450,24 +455,25 @@ part1() {
 # part2 TGT: destroy of a snapshot holding SIZE of unique blocks vs one
 # holding none; part 4's cold reads on the way
 part2() {
-	local t=$1 v f
+	local t=$1 v f i l=() s=()
 	echo "-- part 2 (and 4): $SIZE_M MiB file, snapshot A, overwrite, snapshot B"
 	"${t}_setup" "$DEV2_M" || return 1
 	v=$(write_mibs "$DATA/file") || return 1
 	echo "  write: $v MiB/s"
 	sync
 	"${t}_snap" A >/dev/null || return 1
-	# part 4: the same blocks, read live and through the snapshot
-	if "${t}_cold"; then
-		rec "$t" read_live "$(read_mibs "$DATA/file")"
-		if f=$("${t}_snapfile" A file) && "${t}_cold"; then
-			rec "$t" read_snap "$(read_mibs "$f")"
-		else
-			rec "$t" read_snap n/a
-		fi
-	else
-		echo "  export/import failed" >&2
-	fi
+	# part 4: the same blocks, read live and through the snapshot, in turn
+	f=$("${t}_snapfile" A file) || f=""
+	for ((i = 0; i < READS; i++)); do
+		"${t}_cold" || { echo "  export/import failed" >&2; break; }
+		v=$(read_mibs "$DATA/file") && l+=("$v")
+		[ -n "$f" ] || continue
+		"${t}_cold" || { echo "  export/import failed" >&2; break; }
+		v=$(read_mibs "$f") && s+=("$v")
+	done
+	echo "  reads live: ${l[*]}; snapshot: ${s[*]:-n/a} MiB/s"
+	rec "$t" read_live "$(median "${l[@]}")"
+	if [ -n "$f" ]; then rec "$t" read_snap "$(median "${s[@]}")"; else rec "$t" read_snap n/a; fi
 	v=$(write_mibs "$DATA/file") || return 1
 	echo "  overwrite: $v MiB/s"
 	sync
@@ -586,6 +592,7 @@ for t in targets:
 # (key, label, kind): kind "ms" lower is better, "mibs" higher is better,
 # "x" a target's own ratio
 rows = [
+	("populate", "write the %s files (files/s)" % nfiles, "mibs"),
 	("create_nfiles", "snapshot create, %s files (ms)" % nfiles, "ms"),
 	("destroy_nfiles", "snapshot destroy, %s files (ms)" % nfiles, "ms"),
 	("diff_10", "zfs diff, 10 changed of %s (ms)" % nfiles, "ms"),
@@ -616,8 +623,8 @@ def fmt(v, kind):
 cols = targets + ["%s/tarn" % p for p in peers]
 lw = max(len(r[1]) for r in rows) + 1
 w = max(10, max(len(c) for c in cols) + 2)
-print("# ratios: > 1 means Tarn is better; for latencies (ms) peer/tarn, for throughputs")
-print("#   (MiB/s) tarn/peer.  (x) rows: each target's own ratio.  n/a: no such feature")
+print("# ratios: > 1 means Tarn is better; for latencies (ms) peer/tarn, for rates")
+print("#   (MiB/s, files/s) tarn/peer.  (x) rows: each target's own ratio.  n/a: no such feature")
 print("%-*s" % (lw, "figure") + "".join("%*s" % (w, c) for c in cols))
 for key, label, kind in rows:
 	row = [fmt(res.get((t, key)), kind) for t in targets]
