@@ -10,15 +10,17 @@
 #   1. a dataset with N files (100 directories of N/100 files of 1-4 KiB,
 #      written by a python loop, whose rate is shown too): snapshot
 #      create latency, median of R, then destroy latency of those R
-#      snapshots (each holding nothing), median; `zfs diff` of two snapshots 10 changed files apart when
-#      this Tarn has the verb (zfs-fuse 0.7 and btrfs have none: n/a).
+#      snapshots (each holding nothing), median; `zfs diff` of two
+#      snapshots 10 changed files apart when this Tarn has the verb
+#      (zfs-fuse 0.7 and btrfs have none: n/a).
 #   2. a SIZE file (fio, sequential 1 MiB writes, end_fsync): snapshot A,
 #      then the cold reads of part 4, then the whole file overwritten in
 #      place, snapshot B; destroying A frees SIZE (all its blocks are
 #      unique to it), destroying B then frees nothing.  Both latencies and
 #      their difference: the freed work.
 #   3. K snapshots (default 1,000) of one dataset holding a SIZE file
-#      "shared": the time to create them all (per snapshot), to list them
+#      "shared": the time to create them all (per snapshot; and the
+#      medians of the first and the last tenth of them), to list them
 #      (`zfs list -t snapshot`; btrfs: `subvolume list -s`), and to
 #      destroy them all with one range FS@s0%sK-1 (zfs-fuse 0.7 has no
 #      ranges: one destroy per snapshot, said under the table; btrfs: one
@@ -188,7 +190,7 @@ drop_caches() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
 }
-now_ns() { date +%s%N; }
+now_ns() { echo "${EPOCHREALTIME/./}000"; }	# bash's clock: no fork
 # ms T0 T1: milliseconds between two now_ns, 1 decimal
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1e6 }'; }
 # median V...: the median of the numbers given ("-" when none)
@@ -487,7 +489,7 @@ part2() {
 
 # part3 TGT: K snapshots; write throughput with none and with K
 part3() {
-	local t=$1 i v t0 t1 n ob fb
+	local t=$1 i v t0 t1 n ob fb each
 	echo "-- part 3: $NSNAPS snapshots of a dataset holding a $SIZE_M MiB file"
 	"${t}_setup" "$DEV3_M" || return 1
 	write_mibs "$DATA/shared" >/dev/null || return 1
@@ -496,15 +498,23 @@ part3() {
 	rm -f "$DATA/fresh"
 	echo "  none, before: overwrite $ob, fresh $fb MiB/s"
 	sync
+	each=()
 	t0=$(now_ns)
 	for ((i = 0; i < NSNAPS; i++)); do
+		v=$(now_ns)
 		"${t}_snap" "s$i" >/dev/null 2>"$T/snap.err" ||
 			{ echo "  snapshot s$i failed: $(cat "$T/snap.err")" >&2; break; }
+		each+=("$(ms "$v" "$(now_ns)")")
 	done
 	t1=$(now_ns)
 	[ "$i" -eq "$NSNAPS" ] || { "${t}_teardown"; return 1; }
 	rec "$t" snaps_create_each "$(awk -v a="$t0" -v b="$t1" -v k="$NSNAPS" \
 		'BEGIN { printf "%.1f", (b - a) / 1e6 / k }')"
+	# does a snapshot cost more when many exist?  the first tenth's
+	# median against the last tenth's
+	n=$(((NSNAPS + 9) / 10))
+	rec "$t" snaps_create_first "$(median "${each[@]:0:n}")"
+	rec "$t" snaps_create_last "$(median "${each[@]:NSNAPS-n}")"
 	if v=$(timed "${t}_list"); then
 		n=$(grep -c -E '(@|/)s[0-9]+' "$T/cmd.out")
 		[ "$n" -eq "$NSNAPS" ] || echo "  list shows $n snapshots, not $NSNAPS" >&2
@@ -600,6 +610,8 @@ rows = [
 	("destroy_none", "destroy, nothing unique (ms)", "ms"),
 	("destroy_freed", "  difference: the freeing (ms)", "ms"),
 	("snaps_create_each", "%s snapshots: create, each (ms)" % k, "ms"),
+	("snaps_create_first", "  first tenth: each, median (ms)", "ms"),
+	("snaps_create_last", "  last tenth: each, median (ms)", "ms"),
 	("snaps_list", "%s snapshots: list all (ms)" % k, "ms"),
 	("snaps_destroy_all", "%s snapshots: destroy all (ms)" % k, "ms"),
 	("write_over_none", "overwrite, no snapshots (MiB/s)", "mibs"),
