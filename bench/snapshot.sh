@@ -624,6 +624,8 @@ rows = [
 	("read_snap", "cold read, snapshot (MiB/s)", "mibs"),
 	("read_ratio", "  (x) snapshot/live", "x"),
 ]
+def ratio(x):
+	return "%.2f" % x if x >= 0.1 else "%.3f" % x
 def fmt(v, kind):
 	if v is None:
 		return "n/a" if kind != "x" else "-"
@@ -646,9 +648,9 @@ for key, label, kind in rows:
 		if not ok:
 			row.append("-")
 		elif kind == "ms":
-			row.append("%.2f" % (b / a))
+			row.append(ratio(b / a))
 		else:
-			row.append("%.2f" % (a / b))
+			row.append(ratio(a / b))
 	print("%-*s" % (lw, label) + "".join("%*s" % (w, c) for c in row))
 print("# issue 28's goal: write throughput with %s snapshots within 10%% of none" % k)
 print("#   ((x) overwrite and fresh rows >= 0.90)")
