@@ -452,6 +452,8 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 		t->tf_opts.tfo_uring = false;
 	if (tarn_fuse_hook_io(t) != 0)
 		t->tf_opts.tfo_uring = false;   /* and no killpriv v2: libfuse's INIT reply as is */
+	else
+		t->tf_hooked = true;
 	e = tf_start_loop(t);
 	if (e != 0) {
 		fuse_session_unmount(t->tf_se);
@@ -538,6 +540,20 @@ tf_umount(tarn_fuse_t *t, bool force)
 	}
 	struct stat st;
 	bool have_dev = stat(mp, &st) == 0;
+	/*
+	 * The kernel may have detached this mount already (its mountpoint's
+	 * entry dropped under a rollback of the file system above): the path
+	 * then leads elsewhere, perhaps to the parent's mount, which must not
+	 * be unmounted or aborted.  Abort our own connection by its device.
+	 */
+	if (t->tf_have_dev && (!have_dev || st.st_dev != t->tf_dev)) {
+		atomic_fetch_add(&tf_aborting, 1);
+		if (!tarn_fuse_wait(t, 1000))
+			tf_abort_conn(t->tf_dev);
+		(void) tarn_fuse_wait(t, 10 * 1000);
+		atomic_fetch_sub(&tf_aborting, 1);
+		return (0);
+	}
 	int fd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		(void) syncfs(fd);
@@ -679,7 +695,7 @@ tf_collect_ino(void *arg, posix_ino_t ino, uint64_t nlookup)
  * negative, is looked up again before its next use.  The notification
  * has no payload; libfuse 3.14 has no call for it, so we write it.
  */
-static int
+int
 tf_notify_inc_epoch(tarn_fuse_t *t)
 {
 	struct {

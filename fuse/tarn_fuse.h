@@ -150,6 +150,29 @@ int tarn_fuse_invalidate_entry(tarn_fuse_t *t, posix_ino_t dir, const char *name
 int tarn_fuse_invalidate_all(tarn_fuse_t *t);
 
 /*
+ * Serve another file system on the same mount (rollback, receive: the
+ * dataset's object set was replaced), so that programs see the new
+ * contents at once; theory in tarn_fuse_swap.c.  Never from inside a
+ * request handler of this server.
+ *
+ * _begin: requests stop reaching the fs (new ones wait, those in flight
+ *         finish), and every reference the kernel holds on its inodes is
+ *         given back (posix_forget): the caller may then sync and close
+ *         it.  Nothing changed when it fails: ENOTSUP when the kernel
+ *         cannot be told to drop every name it caches at once
+ *         (FUSE_NOTIFY_INC_EPOCH, Linux 6.16) or requests are spliced
+ *         (unmount and mount again instead), EBUSY when requests in
+ *         flight did not end within 30 s, ENOTCONN when the session ended.
+ * _end:   serve fs from now on (the replacement, or the old dataset opened
+ *         again); every inode and open file of before is stale (requests
+ *         about them get ESTALE), and the kernel's names, attributes and
+ *         pages are dropped.  fs NULL: nothing to serve, every request
+ *         gets EIO until the caller unmounts (with force).
+ */
+int tarn_fuse_swap_begin(tarn_fuse_t *t);
+void tarn_fuse_swap_end(tarn_fuse_t *t, posix_fs_t *fs);
+
+/*
  * .zfs/snapshot/NAME is about to be destroyed or renamed from outside
  * (zfs destroy, zfs rename): close it if it is open and nothing is open
  * in it; its nodes go stale (ESTALE) and the kernel is told to forget

@@ -181,7 +181,7 @@ static void
 tf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	tarn_fuse_t *t = tf_enter(req);
-	fi->fh = 0;
+	fi->fh = tf_swap_fh(t);
 	/*
 	 * No kernel readdir cache (FOPEN_CACHE_DIR): its validity stamp is
 	 * taken when a listing starts on an empty cache, so a second listing

@@ -20,7 +20,10 @@
 
 typedef struct tarn_fuse_node {
 	posix_ino_t              tn_ino;
-	uint64_t                 tn_nlookup;  /* kernel lookup count (>= 1 while here) */
+	uint64_t                 tn_nlookup;  /* kernel lookup count on the served fs */
+	uint64_t                 tn_stale;    /* lookups the kernel holds of the inode's node
+	                                       * ids from before a swap (tarn_fuse_swap.c); a
+	                                       * node is here while tn_nlookup + tn_stale >= 1 */
 	int                      tn_wb_err;   /* a write-back write failed: for fsync/close */
 	uint32_t                 tn_writers;  /* opens that may write (tarn_fuse_space.c) */
 	tarn_hlink_t             tn_link;     /* in ts_nodes */
@@ -47,9 +50,17 @@ void tarn_fuse_nodes_ref(tarn_fuse_nodes_t *n, posix_ino_t ino);
  * (a larger count is a kernel/server bug, logged and clamped).
  */
 uint64_t tarn_fuse_nodes_unref(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count);
+/* The kernel forgot count lookups of a node id of ino from before a swap. */
+void tarn_fuse_nodes_forget_stale(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count);
+/*
+ * A swap: every node's lookups become stale, each node's after fn(arg,
+ * ino, nlookup) gave them back to the fs that goes (nlookup > 0 only;
+ * fn returns non-zero for a node of another fs, which stays as it is).
+ */
+void tarn_fuse_nodes_retire(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg);
 /* Visit every node under its shard's lock; stops when fn returns non-zero. */
 void tarn_fuse_nodes_walk(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg);
-/* Remove every node, calling fn for each (after the session ended). */
+/* Remove every node, calling fn for each with lookups on the served fs (after the session ended). */
 void tarn_fuse_nodes_drain(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg);
 void tarn_fuse_nodes_count(tarn_fuse_nodes_t *n, uint64_t *nodes, uint64_t *lookups);
 /* Remember that a write-back write to ino failed (the first error sticks). */
@@ -98,7 +109,15 @@ struct tarn_fuse {
 	struct tf_uring     *tf_uring;
 	pthread_mutex_t      tf_rd_lock;      /* one reader of /dev/fuse at a time... */
 	uint64_t             tf_rd_last;      /* ...(tf_rd_lock) and when it last read */
-	atomic_uint_fast64_t tf_gen_epoch;   /* bumped by invalidate_all */
+	atomic_uint_fast64_t tf_gen_epoch;   /* bumped by invalidate_all and swaps */
+	bool                 tf_hooked;       /* our session I/O hooks see every request */
+	/* the swap of the served fs (tarn_fuse_swap.c) */
+	atomic_uint          tf_sw_inflight;  /* requests between the gate and their end */
+	atomic_bool          tf_sw_closed;    /* the gate: new requests wait (tf_lock, tf_cv) */
+	atomic_bool          tf_sw_dead;      /* no fs to serve: requests get EIO */
+	atomic_uint_fast64_t tf_sw_epoch;     /* swaps so far: node ids and file handles
+	                                       * carry it (TF_FINO, tf_swap_fh) */
+	tarn_array_t         tf_sw_old;       /* during a swap: the node ids that go */
 	struct tf_space     *tf_space;        /* the full-pool gate (tarn_fuse_space.c) */
 	atomic_uint_fast64_t tf_requests;
 	atomic_uint_fast64_t tf_errors;
@@ -109,24 +128,50 @@ struct tarn_fuse {
 	struct tf_snapdir   *tf_snapdir;      /* .zfs (tarn_fuse_snapdir.c); NULL: none */
 };
 
-/* FUSE node ids and posix inode numbers: the root swaps with 1. */
+/*
+ * Node ids of the live file system (slot 0, below) and posix inode
+ * numbers: the root swaps with 1, and bits TF_TAG_SHIFT..47 carry the
+ * swap epoch (tarn_fuse_swap.c; 0 until the first swap), so that the
+ * kernel never takes an inode of a file system served before a swap for
+ * one of the file system served now.  Inode numbers stay below 2^36.
+ */
+#define TF_TAG_SHIFT 36
+#define TF_INO_MASK  ((1ULL << TF_TAG_SHIFT) - 1)
+#define TF_TAG_MASK  (0xfffULL << TF_TAG_SHIFT)
+
+/* The tag of live node ids given out now. */
 static inline uint64_t
-tf_ino_swap(const tarn_fuse_t *t, uint64_t ino)
+tf_tag(tarn_fuse_t *t)
 {
-	if (ino == FUSE_ROOT_ID)
-		return (t->tf_root);
-	if (ino == t->tf_root)
-		return (FUSE_ROOT_ID);
-	return (ino);
+	return ((atomic_load_explicit(&t->tf_sw_epoch, memory_order_relaxed) << TF_TAG_SHIFT) &
+	    TF_TAG_MASK);
 }
-#define TF_PINO(t, fino) ((posix_ino_t)tf_ino_swap((t), (fino)))
-#define TF_FINO(t, pino) ((fuse_ino_t)tf_ino_swap((t), (pino)))
+
+static inline uint64_t
+tf_fino(tarn_fuse_t *t, uint64_t pino)
+{
+	ASSERT3U(pino, <=, TF_INO_MASK);
+	if (pino == t->tf_root)
+		return (FUSE_ROOT_ID);
+	return ((pino == FUSE_ROOT_ID ? t->tf_root : pino) | tf_tag(t));
+}
+
+static inline uint64_t
+tf_pino(const tarn_fuse_t *t, uint64_t fino)
+{
+	if (fino == FUSE_ROOT_ID)
+		return (t->tf_root);
+	fino &= TF_INO_MASK;
+	return (fino == t->tf_root ? FUSE_ROOT_ID : fino);
+}
+#define TF_PINO(t, fino) ((posix_ino_t)tf_pino((t), (fino)))
+#define TF_FINO(t, pino) ((fuse_ino_t)tf_fino((t), (pino)))
 
 /*
  * ---- what a node id names (tarn_fuse_snapdir.c: the encoding) ----
  *
  * Bits 48-63 of a node id are a slot: 0 the live file system (whose ids
- * are tf_ino_swap'd inode numbers), 1..TF_SLOT_MAX-1 a snapshot open
+ * are TF_FINO's), 1..TF_SLOT_MAX-1 a snapshot open
  * under .zfs/snapshot (the low 48 bits its inode number), TF_SLOT_CTL
  * the two directories .zfs and .zfs/snapshot.  Handlers resolve the id
  * first: a target names the file system and the inode, and holds a
@@ -139,6 +184,14 @@ tf_ino_swap(const tarn_fuse_t *t, uint64_t ino)
 #define TF_ZFSDIR_ID   ((TF_SLOT_CTL << TF_SLOT_SHIFT) | 1)     /* MNT/.zfs */
 #define TF_SNAPDIR_ID  ((TF_SLOT_CTL << TF_SLOT_SHIFT) | 2)     /* MNT/.zfs/snapshot */
 #define TF_SLOT(id)    ((uint64_t)(id) >> TF_SLOT_SHIFT)
+
+/* Is fino a live node id from before the last swap (its inode is stale)? */
+static inline bool
+tf_fino_stale(tarn_fuse_t *t, uint64_t fino)
+{
+	return (TF_SLOT(fino) == 0 && fino != FUSE_ROOT_ID && fino != 0 &&
+	    (fino & TF_TAG_MASK) != tf_tag(t));
+}
 
 typedef enum tf_kind {
 	TF_LIVE = 0,            /* the mounted file system */
@@ -169,7 +222,7 @@ tf_resolve(tarn_fuse_t *t, fuse_ino_t ino, tf_tgt_t *tg)
 		return (tf_resolve_slow(t, ino, tg));
 	tg->tt_kind = TF_LIVE;
 	tg->tt_fs = t->tf_fs;
-	tg->tt_ino = tf_ino_swap(t, ino);
+	tg->tt_ino = TF_PINO(t, ino);
 	tg->tt_snap = NULL;
 	return (0);
 }
@@ -338,6 +391,27 @@ bool tarn_fuse_req_tmpfile(void);
 bool tarn_fuse_req_statx(void);
 /* The reply to a STATX: pa's attributes and birth time, valid for timeout seconds. */
 int tarn_fuse_reply_statx(fuse_req_t req, const posix_attr_t *pa, double timeout);
+
+/* ---- swapping the served file system (tarn_fuse_swap.c) ---- */
+
+/* fi->fh of a new open: the swap epoch in the bits above TF_FH_WRITER. */
+uint64_t tf_swap_fh(tarn_fuse_t *t);
+#define TF_FH_WRITER 1                  /* fi->fh of an open that may write */
+/*
+ * A request read from /dev/fuse (fd), len bytes at req: wait while a swap
+ * runs, then either answer it here (ESTALE for an inode or handle from
+ * before a swap: returns 0, read the next one) or note it for libfuse
+ * (returns tf_req_begin's length).
+ */
+size_t tf_swap_take(tarn_fuse_t *t, int fd, char *req, size_t len);
+/* The same for a request from an io_uring entry: 0, or the errno to answer with. */
+int tf_swap_enter(tarn_fuse_t *t, const char *req, size_t len);
+/* The request this thread served has ended (tf_req_end calls it). */
+void tf_swap_leave(void);
+/* Bump the kernel's dentry epoch (tarn_fuse.c): 0 or ENOTSUP. */
+int tf_notify_inc_epoch(tarn_fuse_t *t);
+/* The served fs changed: its reserve for the kernel's dirty pages (tarn_fuse_space.c). */
+void tf_space_swapped(tarn_fuse_t *t);
 
 /* ---- the handler tables' parts ---- */
 

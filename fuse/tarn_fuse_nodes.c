@@ -5,8 +5,11 @@
  * tarn_fuse.c); the table exists so that an unmount can give back what
  * the kernel never forgets explicitly, and so that invalidate_all knows
  * which inodes the kernel caches; it also keeps the error of a failed
- * write-back write until fsync or close reports it.  Sharded by inode number, one mutex a
- * shard, each shard a tarn_hash table (doubles past two nodes a bucket).
+ * write-back write until fsync or close reports it.  After a swap of the
+ * served file system (tarn_fuse_swap.c) a node also counts the lookups
+ * the kernel still holds of the inode's node ids from before (tn_stale),
+ * which their forgets take back without a word to posix.  Sharded by inode number, one mutex a shard, each shard a
+ * tarn_hash table (doubles past two nodes a bucket).
  */
 #include "tarn_fuse_impl.h"
 
@@ -47,6 +50,16 @@ node_find(tarn_fuse_shard_t *s, posix_ino_t ino)
 	tarn_fuse_node_t *tn;
 	TARN_HASH_FIND(&s->ts_nodes, node_hashv(ino), tn, tn_link, tn->tn_ino == ino);
 	return (tn);
+}
+
+/* Free tn once the kernel holds no lookup of it, old or new (s->ts_lock held). */
+static void
+node_drop_if_done(tarn_fuse_shard_t *s, tarn_fuse_node_t *tn)
+{
+	if (tn->tn_nlookup != 0 || tn->tn_stale != 0)
+		return;
+	tarn_hash_remove(&s->ts_nodes, node_hashv(tn->tn_ino), &tn->tn_link);
+	tarn_free(tn);
 }
 
 void
@@ -102,13 +115,42 @@ tarn_fuse_nodes_unref(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count)
 	if (tn != NULL) {
 		tn->tn_nlookup -= count;
 		s->ts_lookups -= count;
-		if (tn->tn_nlookup == 0) {
-			tarn_hash_remove(&s->ts_nodes, node_hashv(ino), &tn->tn_link);
-			tarn_free(tn);
-		}
+		node_drop_if_done(s, tn);
 	}
 	pthread_mutex_unlock(&s->ts_lock);
 	return (count);
+}
+
+void
+tarn_fuse_nodes_forget_stale(tarn_fuse_nodes_t *n, posix_ino_t ino, uint64_t count)
+{
+	tarn_fuse_shard_t *s = node_shard(n, ino);
+	pthread_mutex_lock(&s->ts_lock);
+	tarn_fuse_node_t *tn = node_find(s, ino);
+	if (tn != NULL) {
+		tn->tn_stale -= MIN(tn->tn_stale, count);
+		node_drop_if_done(s, tn);
+	}
+	pthread_mutex_unlock(&s->ts_lock);
+}
+
+void
+tarn_fuse_nodes_retire(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg)
+{
+	for (int i = 0; i < TF_NODE_SHARDS; i++) {
+		tarn_fuse_shard_t *s = &n->tns_shard[i];
+		pthread_mutex_lock(&s->ts_lock);
+		tarn_fuse_node_t *tn;
+		TARN_HASH_FOREACH(&s->ts_nodes, tn, tn_link) {
+			if (tn->tn_nlookup == 0 || fn(arg, tn->tn_ino, tn->tn_nlookup) != 0)
+				continue;
+			s->ts_lookups -= tn->tn_nlookup;
+			tn->tn_stale += tn->tn_nlookup;
+			tn->tn_nlookup = 0;
+			tn->tn_wb_err = 0;
+		}
+		pthread_mutex_unlock(&s->ts_lock);
+	}
 }
 
 void
@@ -138,7 +180,8 @@ tarn_fuse_nodes_drain(tarn_fuse_nodes_t *n, tarn_fuse_node_fn_t fn, void *arg)
 		pthread_mutex_lock(&s->ts_lock);
 		tarn_fuse_node_t *tn;
 		TARN_HASH_FOREACH(&s->ts_nodes, tn, tn_link) {
-			(void) fn(arg, tn->tn_ino, tn->tn_nlookup);
+			if (tn->tn_nlookup != 0)
+				(void) fn(arg, tn->tn_ino, tn->tn_nlookup);
 			tarn_free(tn);
 		}
 		tarn_hash_fini(&s->ts_nodes);

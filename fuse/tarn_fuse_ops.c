@@ -85,6 +85,13 @@ tarn_fuse_entry_fill(tarn_fuse_t *t, const tf_tgt_t *tg, const posix_attr_t *pa,
 	 */
 	uint64_t epoch = atomic_load(&t->tf_gen_epoch);
 	e->generation = pa->pa_gen ^ (uint32_t)(epoch * 0x9e3779b1u);
+	/*
+	 * Not the root's: the kernel made its root inode with generation 0
+	 * and would mark it bad (the whole mount unusable) on an entry that
+	 * names it with another (a LOOKUP of ".." by a file handle).
+	 */
+	if (pa->pa_ino == t->tf_root)
+		e->generation = 0;
 	tarn_fuse_attr_to_stat(pa, &e->attr);
 	e->attr_timeout = t->tf_attr_tmo;
 	e->entry_timeout = t->tf_entry_tmo;
@@ -265,6 +272,10 @@ tf_forget_one(tarn_fuse_t *t, fuse_ino_t ino, uint64_t nlookup)
 	}
 	if (pino == t->tf_root)
 		return;
+	if (tf_fino_stale(t, ino)) {    /* its references went with the old fs */
+		tarn_fuse_nodes_forget_stale(&t->tf_nodes, pino, nlookup);
+		return;
+	}
 	uint64_t n = tarn_fuse_nodes_unref(&t->tf_nodes, pino, nlookup);
 	if (n != 0)
 		posix_forget(t->tf_fs, pino, n);

@@ -124,6 +124,7 @@ tf_req_begin(tarn_fuse_t *t, char *req, size_t len)
 void
 tf_req_end(void)
 {
+	tf_swap_leave();
 	tf_cur_req = NULL;
 	tf_cur_setxattr_flags = 0;
 	tf_cur_tmpfile = false;

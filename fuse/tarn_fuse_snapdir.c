@@ -48,7 +48,10 @@
  * Going stale.  A snapshot destroyed or renamed while its slot is open
  * (rmdir and mv here, or zfs destroy through the dsl's busy hook:
  * tarn_fuse_snapdir_release) is refused with EBUSY while files are open
- * there; otherwise the slot is marked dead (new requests on its nodes
+ * there (after waiting a moment for releases in flight: the kernel sends
+ * RELEASE in the background, after close(2) returned, so a program that
+ * read a snapshot and then removes it may be ahead of its own releases);
+ * otherwise the slot is marked dead (new requests on its nodes
  * get ESTALE), waits for requests in flight, and is closed.  The kernel
  * is told to forget the name (by this thread, never a request handler:
  * the kernel holds .zfs/snapshot's lock while it waits for our reply).
@@ -117,6 +120,7 @@ typedef struct tf_snapdir {
 #define TF_ZFSDIR_INO   (TF_OBJ_MASK)           /* zfs's ZFSCTL_INO_ROOT */
 #define TF_SNAPDIR_INO  (TF_OBJ_MASK - 2)       /* zfs's ZFSCTL_INO_SNAPDIR */
 #define TF_SNAP_COOKIE0 3                       /* after ".", ".." */
+#define TF_RELEASE_WAIT_MS 1000ULL              /* sd_wait_released */
 
 /* ---- slots (sd_lock held unless said) ---- */
 
@@ -179,8 +183,32 @@ sd_close(tf_snapdir_t *sd, tf_snap_t *ts)
 }
 
 /*
+ * Wait (sd_lock held) up to TF_RELEASE_WAIT_MS for the files and
+ * directories open in ts to be released: the kernel sends RELEASE in the
+ * background after close(2) returned, so a program that closed its last
+ * file there and then removes the snapshot can be ahead of it.  True
+ * when nothing is open in ts any more (or ts was closed meanwhile).
+ */
+static bool
+sd_wait_released(tf_snapdir_t *sd, tf_snap_t *ts)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	uint64_t ns = (uint64_t)dl.tv_nsec + TF_RELEASE_WAIT_MS * 1000000ULL;
+	dl.tv_sec += (time_t)(ns / 1000000000ULL);
+	dl.tv_nsec = (long)(ns % 1000000000ULL);
+	ts->ts_closing++;               /* keeps the struct while we wait */
+	while (ts->ts_opens > 0 && !ts->ts_dead && ts->ts_fs != NULL &&
+	    pthread_cond_timedwait(&sd->sd_cv, &sd->sd_lock, &dl) != ETIMEDOUT)
+		;
+	ts->ts_closing--;
+	return (ts->ts_opens == 0 || ts->ts_dead || ts->ts_fs == NULL);
+}
+
+/*
  * Close the snapshot name if open and nothing is open in it (EBUSY
- * otherwise); the kernel is told to forget the name.  sd_lock held.
+ * otherwise, after waiting for releases in flight: sd_wait_released);
+ * the kernel is told to forget the name.  sd_lock held.
  */
 static int
 sd_detach(tf_snapdir_t *sd, const char *name)
@@ -188,8 +216,13 @@ sd_detach(tf_snapdir_t *sd, const char *name)
 	tf_snap_t *ts = sd_find(sd, name);
 	if (ts == NULL)
 		return (0);
-	if (ts->ts_opens > 0)
+	if (ts->ts_opens > 0 && !sd_wait_released(sd, ts))
 		return (SET_ERROR(EBUSY));
+	if (ts->ts_dead || ts->ts_fs == NULL) {
+		/* closed by another thread while we waited (idle, or gone) */
+		sd_maybe_free(sd, ts);
+		return (0);
+	}
 	sd_queue_inval(sd, ts->ts_name);
 	sd_close(sd, ts);
 	return (0);
@@ -371,8 +404,8 @@ tf_snap_open(tarn_fuse_t *t, fuse_ino_t ino, int delta)
 	if (ts != NULL) {
 		if (delta > 0)
 			ts->ts_opens++;
-		else if (ts->ts_opens > 0)
-			ts->ts_opens--;
+		else if (ts->ts_opens > 0 && --ts->ts_opens == 0)
+			pthread_cond_broadcast(&sd->sd_cv);     /* sd_wait_released */
 		ts->ts_last = tarn_now_ns();
 		sd_maybe_free(sd, ts);
 	}

@@ -54,7 +54,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#define TF_FH_WRITER   1                       /* fi->fh of an open that may write */
 #define TF_DIRTY_MIN   (8ULL << 20)
 #define TF_DIRTY_MAX   (32ULL << 20)
 
@@ -240,7 +239,8 @@ tf_space_stop(tarn_fuse_t *t)
 		ts->ts_head = ti->ti_next;
 		tarn_free(ti);
 	}
-	posix_fs_set_reserve(t->tf_fs, 0);
+	if (t->tf_fs != NULL)   /* NULL: a swap found nothing to serve */
+		posix_fs_set_reserve(t->tf_fs, 0);
 	pthread_cond_destroy(&ts->ts_cv);
 	pthread_mutex_destroy(&ts->ts_lock);
 	tarn_free(ts);
@@ -248,12 +248,19 @@ tf_space_stop(tarn_fuse_t *t)
 }
 
 void
+tf_space_swapped(tarn_fuse_t *t)
+{
+	if (t->tf_space != NULL && t->tf_fs != NULL)
+		posix_fs_set_reserve(t->tf_fs, 2 * t->tf_space->ts_dirty);
+}
+
+void
 tf_space_open(tarn_fuse_t *t, posix_ino_t ino, struct fuse_file_info *fi)
 {
-	fi->fh = 0;
+	fi->fh = tf_swap_fh(t);
 	if ((fi->flags & O_ACCMODE) == O_RDONLY || t->tf_space == NULL)
 		return;
-	fi->fh = TF_FH_WRITER;
+	fi->fh |= TF_FH_WRITER;
 	tarn_fuse_nodes_writers(&t->tf_nodes, ino, 1);
 	if (atomic_load(&t->tf_space->ts_full))
 		tf_space_inval(t, ino, -1, 0);
@@ -262,7 +269,7 @@ tf_space_open(tarn_fuse_t *t, posix_ino_t ino, struct fuse_file_info *fi)
 void
 tf_space_release(tarn_fuse_t *t, posix_ino_t ino, struct fuse_file_info *fi)
 {
-	if (fi != NULL && fi->fh == TF_FH_WRITER)
+	if (fi != NULL && (fi->fh & TF_FH_WRITER))
 		tarn_fuse_nodes_writers(&t->tf_nodes, ino, -1);
 }
 
@@ -270,7 +277,7 @@ int
 tf_space_gate(tarn_fuse_t *t, posix_ino_t ino, struct fuse_file_info *fi)
 {
 	struct tf_space *ts = t->tf_space;
-	if (ts == NULL || fi == NULL || fi->fh != TF_FH_WRITER)
+	if (ts == NULL || fi == NULL || !(fi->fh & TF_FH_WRITER))
 		return (0);
 	int e = posix_space_gate(t->tf_fs, true);
 	if (e == ENOSPC || e == EDQUOT) {

@@ -199,9 +199,10 @@ tf_io_read(int fd, void *buf, size_t len, void *userdata)
 	tarn_fuse_t *t = userdata;
 	tf_req_end();
 	if (!__atomic_load_n(&t->tf_uring_on, __ATOMIC_ACQUIRE)) {
-		ssize_t r = read(fd, buf, len);
-		if (r > 0)      /* libfuse serves it next, on this thread */
-			r = (ssize_t)tf_req_begin(t, buf, (size_t)r);
+		ssize_t r;
+		do      /* libfuse serves it next, on this thread (unless answered here) */
+			r = read(fd, buf, len);
+		while (r > 0 && (r = (ssize_t)tf_swap_take(t, fd, buf, (size_t)r)) == 0);
 		return (r);
 	}
 	pthread_mutex_lock(&t->tf_rd_lock);
@@ -210,10 +211,11 @@ tf_io_read(int fd, void *buf, size_t len, void *userdata)
 		struct timespec ts = { 0, (long)(TF_RD_GAP_NS - since) };
 		(void) nanosleep(&ts, NULL);
 	}
-	ssize_t r = read(fd, buf, len);
+	ssize_t r;
+	do
+		r = read(fd, buf, len);
+	while (r > 0 && (r = (ssize_t)tf_swap_take(t, fd, buf, (size_t)r)) == 0);
 	int e = errno;
-	if (r > 0)
-		r = (ssize_t)tf_req_begin(t, buf, (size_t)r);
 	t->tf_rd_last = tarn_now_ns();
 	if (r > 0)
 		atomic_fetch_add_explicit(&t->tf_dev_reads, 1, memory_order_relaxed);
@@ -397,6 +399,13 @@ tf_uring_serve(tf_uring_ent_t *ent)
 	char *p = ent->ue_payload - opl - hl;
 	memcpy(p, &in, hl);
 	memcpy(p + hl, h->op_in, opl);
+	int stale = tf_swap_enter(u->u_t, p, in.len);
+	if (stale != 0) {       /* from before a swap (tarn_fuse_swap.c) */
+		tf_uring_fail(ent, stale);
+		tf_req_end();
+		ent->ue_bulk = false;
+		return;
+	}
 	size_t len = tf_req_begin(u->u_t, p, in.len);
 	struct fuse_buf fb = { .size = len, .mem = p };
 	tf_uring_cur = ent;

@@ -30,6 +30,13 @@ extern const host_op_t host_ops_label[];
 extern const host_op_t host_ops_create[];
 extern const host_op_t host_ops_import[];
 extern const host_op_t host_ops_vdev[];
+extern const host_op_t host_ops_clone[];
+/* host_op_fs.c: filesystem_limit of name's ancestors (reported); after a create or clone */
+int host_fs_limit_check(struct dsl_pool *dp, const char *name);
+int host_fs_created(host_fs_t *fs, const char *top, int r);
+/* host_op_snap.c: sync the mounts of the file systems of fs@snap names (before snapshots) */
+void host_snap_flush(const char *const *names, int n, bool recursive);
+extern const host_op_t host_ops_diff[];
 extern const host_op_t host_ops_autosnap[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */
@@ -67,6 +74,17 @@ const char *host_vdev_type(const vdev_t *vd);
 bool host_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc);
 /* Into o: type (as given), id, nparity (raidz), path (when set), guid. */
 void host_vdev_ident(json_object *o, const vdev_t *vd, const char *type);
+/*
+ * host_op_fs.c: settings [[property, value]...] as dsl takes them (NULL:
+ * a bad one, reported as "cannot VERB 'NAME'"); and where mounting starts
+ * after a create (clone, rename) of name: name itself, or with parents
+ * the highest of its ancestors that does not exist yet, since zfs mounts
+ * the ancestors -p creates (left unmounted, their mountpoints would fill
+ * with the child's and never mount).
+ */
+dsl_prop_setting_t *host_fs_settings(json_object *props, const char *verb, const char *name,
+    int *np);
+void host_fs_mount_top(dsl_pool_t *dp, const char *name, bool parents, char top[DSL_NAME_MAX]);
 /* host_op_import.c: zpool export (destroy: zpool destroy) of one pool; 0 or reported. */
 int host_pool_end(const char *verb, const char *name, bool force, bool destroy);
 
@@ -75,5 +93,42 @@ int host_pool_end(const char *verb, const char *name, bool force, bool destroy);
  * Then its state's word and how many commands use it now.
  */
 bool host_pool_holding(const char *name, const char **state, int *refs);
+
+/* ---- a mounted file system's object set replaced under its mount (host_swap.c) ---- */
+
+/* The change itself (dsl_dataset_rollback): 0 or HOST_FAILED (reported). */
+typedef int (*host_swap_fn_t)(void *arg);
+struct tarn_fuse;
+/* One mount's file system swap: what host_mount.c hands to host_swap_fs. */
+typedef struct host_swap {
+	struct tarn_fuse *hs_fuse;
+	posix_fs_t       *hs_fs;        /* in: served now; out: served after (NULL: none) */
+	bool              hs_ro;        /* hs_fs was opened read-only (nothing to sync) */
+	void            (*hs_publish)(void *arg, posix_fs_t *fs);   /* the table's pointer */
+	int             (*hs_open)(void *arg, posix_fs_t **fsp);    /* the dataset's fs again */
+	void             *hs_arg;
+} host_swap_t;
+/*
+ * host_swap.c: run change(arg) with the mount's file system closed and
+ * serve the dataset's (new) one on the same mount afterwards.  *ran false:
+ * the swap could not start (a kernel without FUSE_NOTIFY_INC_EPOCH,
+ * requests in flight for 30 s): nothing done, change not called.
+ */
+int host_swap_fs(host_swap_t *hs, host_swap_fn_t change, void *arg, bool *ran);
+/*
+ * host_mount.c: change(arg) for dataset name, in place under its mount
+ * when it is mounted (host_swap_fs), else directly; *ran as above.  Mounts
+ * nested below its mountpoint go down before and come up after (force:
+ * even busy ones; a busy one refuses, reported as "cannot VERB 'NAME'").
+ */
+int host_mount_swap(struct dsl_pool *dp, const char *name, bool force, const char *verb,
+    host_swap_fn_t change, void *arg, bool *ran);
+/*
+ * host_swap.c: change(arg) for dataset name, mounted or not: in place, or
+ * when that cannot be, with its mounts taken down (force: even busy ones;
+ * failures reported as "cannot VERB 'NAME'") and mounted again after.
+ */
+int host_swap_dataset(struct dsl_pool *dp, const char *name, bool force, const char *verb,
+    host_swap_fn_t change, void *arg);
 
 #endif /* TARN_HOST_IMPL_H */

@@ -78,6 +78,7 @@ typedef struct mnt {
 	bool        m_opened_ro;   /* the file system was opened read-only */
 	bool        m_legacy;      /* mounted by mount(8) at a directory of its choosing */
 	mnt_tmp_t   m_tmp;         /* options given for this mount */
+	bool        m_swapping;    /* mnt_tbl_lock; its fs is being replaced (host_swap.c) */
 } mnt_t;
 
 static pthread_mutex_t mnt_op_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -111,6 +112,17 @@ mnt_find(const char *name)
 		if (strcmp(m->m_name, name) == 0 && mnt_live(m))
 			return (m);
 	return (NULL);
+}
+
+/* Is name's file system being replaced under its mount (the swap's own change)? */
+static bool
+mnt_swapping(const char *name)
+{
+	pthread_mutex_lock(&mnt_tbl_lock);
+	mnt_t *m = mnt_find(name);
+	bool r = m != NULL && m->m_swapping;
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	return (r);
 }
 
 static bool
@@ -173,7 +185,7 @@ mnt_busy_cb(void *arg, const char *name, char *err, size_t errlen)
 			(void) snprintf(err, errlen, "dataset is busy");
 		return (e);
 	}
-	if (!mnt_mounted_cb(arg, name))
+	if (!mnt_mounted_cb(arg, name) || mnt_swapping(name))
 		return (0);
 	(void) snprintf(err, errlen, "filesystem is busy (mounted); use -f to "
 	    "unmount it first");
@@ -563,6 +575,29 @@ mnt_snap_idle_ms(void)
 
 /* ---- mounting and unmounting one dataset (mnt_op_lock held) ---- */
 
+/*
+ * The file system of m's dataset as m mounts it (its properties under the
+ * options given for it; fo: the FUSE options they make): for a mount, and
+ * again after its object set was replaced (host_swap.c).
+ */
+static int
+mnt_fs_open(dsl_pool_t *dp, mnt_t *m, tarn_fuse_opts_t *fo, posix_fs_t **fsp)
+{
+	posix_fs_opts_t po;
+	objset_t *os;
+	mnt_opts(dp, m->m_name, &m->m_tmp, &po, fo);
+	fo->tfo_fsname = m->m_name;
+	m->m_opened_ro = po.pfo_readonly;
+	po.pfo_avail = mnt_avail;
+	po.pfo_avail_arg = m;
+	int e = dsl_dataset_objset(dp, m->m_name, &os);
+	if (e != 0)
+		return (e);
+	po.pfo_zil = spa_objset_zil(m->m_spa, os);
+	po.pfo_xattr_inline = (spa_features(m->m_spa) & SPA_FEATURE_XATTR_INLINE) != 0;
+	return (posix_fs_open(os, &po, fsp));
+}
+
 /* How mnt_one mounts. */
 typedef enum mnt_how {
 	MNT_ASKED,      /* zfs mount NAME: errors printed */
@@ -627,25 +662,16 @@ mnt_one(dsl_pool_t *dp, const char *name, const char *dir, const mnt_tmp_t *tmp,
 	if (tmp != NULL)
 		m->m_tmp = *tmp;
 	m->m_spa = dsl_pool_spa(dp);
-	posix_fs_opts_t po;
-	objset_t *os;
-	mnt_opts(dp, name, &m->m_tmp, &po, &m->m_fopts);
-	m->m_opened_ro = po.pfo_readonly;
-	po.pfo_avail = mnt_avail;
-	po.pfo_avail_arg = m;
-	m->m_fopts.tfo_fsname = m->m_name;
-	m->m_fopts.tfo_snap_ops = &mnt_snap_ops;
-	m->m_fopts.tfo_snap_arg = m;
-	m->m_fopts.tfo_snapdir_visible = mnt_snapdir_visible(dp, name);
-	m->m_fopts.tfo_snap_idle_ms = mnt_snap_idle_ms();
-	if ((e = mnt_prepare_dir(m->m_mountpoint, m->m_legacy, err, sizeof (err))) != 0 ||
-	    (e = dsl_dataset_objset(dp, name, &os)) != 0 ||
-	    (e = dsl_pool_open_reader(m->m_spa, &m->m_dp)) != 0 ||
-	    (po.pfo_zil = spa_objset_zil(m->m_spa, os), false) ||
-	    (po.pfo_xattr_inline = (spa_features(m->m_spa) & SPA_FEATURE_XATTR_INLINE) != 0,
-	    false) ||
-	    (e = posix_fs_open(os, &po, &m->m_fs)) != 0 ||
-	    (e = tarn_fuse_mount(m->m_fs, m->m_mountpoint, &m->m_fopts, &m->m_fuse)) != 0) {
+	if ((e = mnt_prepare_dir(m->m_mountpoint, m->m_legacy, err, sizeof (err))) == 0 &&
+	    (e = dsl_pool_open_reader(m->m_spa, &m->m_dp)) == 0 &&
+	    (e = mnt_fs_open(dp, m, &m->m_fopts, &m->m_fs)) == 0) {
+		m->m_fopts.tfo_snap_ops = &mnt_snap_ops;
+		m->m_fopts.tfo_snap_arg = m;
+		m->m_fopts.tfo_snapdir_visible = mnt_snapdir_visible(dp, name);
+		m->m_fopts.tfo_snap_idle_ms = mnt_snap_idle_ms();
+		e = tarn_fuse_mount(m->m_fs, m->m_mountpoint, &m->m_fopts, &m->m_fuse);
+	}
+	if (e != 0) {
 		if (m->m_fs != NULL)
 			posix_fs_close(m->m_fs);
 		dsl_pool_close(m->m_dp);
@@ -679,9 +705,10 @@ mnt_unmount_one(mnt_t *m, bool force)
 		}
 	}
 	pthread_mutex_unlock(&mnt_tbl_lock);
-	if (!m->m_opened_ro)
+	if (m->m_fs != NULL && !m->m_opened_ro)    /* NULL: a swap found nothing to serve */
 		(void) posix_fs_sync(m->m_fs);
-	posix_fs_close(m->m_fs);
+	if (m->m_fs != NULL)
+		posix_fs_close(m->m_fs);
 	dsl_pool_close(m->m_dp);
 	tarn_free(m);
 	return (0);
@@ -733,6 +760,34 @@ match_gone(const mnt_t *m, const void *key)
 	return (!mnt_live(m));
 }
 
+typedef struct mnt_below_key {
+	const char *mbk_dir;
+	spa_t      *mbk_spa;
+} mnt_below_key_t;
+
+/*
+ * A live mount of pool mbk_spa whose mountpoint lies below directory
+ * mbk_dir (nested in the mount there).
+ */
+static bool
+match_below(const mnt_t *m, const void *key)
+{
+	const mnt_below_key_t *k = key;
+	size_t n = strlen(k->mbk_dir);
+	while (n > 0 && k->mbk_dir[n - 1] == '/')
+		n--;
+	return (mnt_live(m) && m->m_spa == k->mbk_spa &&
+	    strncmp(m->m_mountpoint, k->mbk_dir, n) == 0 &&
+	    m->m_mountpoint[n] == '/' && m->m_mountpoint[n + 1] != '\0');
+}
+
+/* Deeper mountpoints first (a mount with mounts on it cannot go before them). */
+static int
+mnt_cmp_mp_desc(const void *a, const void *b)
+{
+	return (-strcmp((*(mnt_t *const *)a)->m_mountpoint, (*(mnt_t *const *)b)->m_mountpoint));
+}
+
 /* Mounts taken down for a while, children first: enough to mount them again. */
 typedef struct mnt_gone {
 	char      mg_name[DSL_NAME_MAX];
@@ -756,6 +811,8 @@ mnt_unmount_matching(bool (*match)(const mnt_t *, const void *), const void *key
 {
 	mnt_t **v;
 	int n = mnt_collect(match, key, &v), r = 0;
+	if (match == match_below)       /* nested by path, not by name */
+		qsort(v, (size_t)n, sizeof (*v), mnt_cmp_mp_desc);
 	if (down != NULL) {
 		*down = tarn_alloc(sizeof (**down));
 		(*down)->mn_v = tarn_alloc(sizeof (*(*down)->mn_v) * (size_t)MAX(n, 1));
@@ -778,7 +835,7 @@ mnt_unmount_matching(bool (*match)(const mnt_t *, const void *), const void *key
 			/* set and inherit have no -f: there the change is refused */
 			(void) snprintf(msg, sizeof (msg), "'%s' is busy (files are open "
 			    "there)%s", v[i]->m_mountpoint,
-			    strcmp(verb, "remount") == 0 ? "" : "; use -f");
+			    force || strcmp(verb, "remount") == 0 ? "" : "; use -f");
 			r = host_report(verb, name, e, msg);
 		}
 	}
@@ -894,7 +951,8 @@ host_mount_obj_path(spa_t *spa, const char *oskey, uint64_t obj, char *out, size
 	for (mnt_t *m = mnt_list; m != NULL && !found; m = m->m_next) {
 		if (strcmp(spa_name(m->m_spa), spa_name(spa)) != 0 ||
 		    dsl_dataset_oskey(m->m_dp, m->m_name, key, sizeof (key)) != 0 ||
-		    strcmp(key, oskey) != 0 || posix_ino_path(m->m_fs, obj, rel, PATH_MAX) != 0)
+		    strcmp(key, oskey) != 0 || m->m_fs == NULL ||
+		    posix_ino_path(m->m_fs, obj, rel, PATH_MAX) != 0)
 			continue;
 		bool top = strcmp(m->m_mountpoint, "/") == 0;
 		(void) snprintf(out, len, "%s%s", top ? "" : m->m_mountpoint,
@@ -1494,6 +1552,92 @@ host_unmount(const char *what, bool all, bool force)
 	} else {
 		r = mnt_unmount_matching(match_tree, what, force, "unmount", what, NULL);
 	}
+	pthread_mutex_unlock(&mnt_op_lock);
+	return (r);
+}
+
+/* ---- a mount's file system replaced under it (the sequence: host_swap.c) ---- */
+
+typedef struct mnt_swap_arg {
+	mnt_t      *ms_m;
+	dsl_pool_t *ms_dp;
+} mnt_swap_arg_t;
+
+/* The table's pointer to the served fs: NULL while none is open, then the new one. */
+static void
+mnt_swap_publish(void *arg, posix_fs_t *fs)
+{
+	mnt_swap_arg_t *ms = arg;
+	pthread_mutex_lock(&mnt_tbl_lock);
+	ms->ms_m->m_fs = fs;
+	pthread_mutex_unlock(&mnt_tbl_lock);
+}
+
+static int
+mnt_swap_open(void *arg, posix_fs_t **fsp)
+{
+	mnt_swap_arg_t *ms = arg;
+	tarn_fuse_opts_t fo;
+	return (mnt_fs_open(ms->ms_dp, ms->ms_m, &fo, fsp));
+}
+
+/*
+ * Swap m's file system (mnt_op_lock held).  Mounts nested below m's
+ * mountpoint go down first and come up after: the swap makes the kernel
+ * look every name of m up again (the epoch, fuse/tarn_fuse_swap.c), a
+ * mountpoint directory too, and as its node id changes (or it is not
+ * there in the new state) the kernel drops that name and with it the
+ * mounts on it, lazily, behind our back: gone from the namespace while
+ * our table still has them, and their unmount (pool destroy -f too) then
+ * failed as "busy".  A busy nested mount refuses the change (force: it
+ * is unmounted anyway), reported as "cannot VERB 'NAME'".  Only the
+ * pool's own mounts: dp cannot mount another pool's datasets again (a
+ * mount of another pool inside this one still goes with the swap).
+ */
+static int
+mnt_swap_mounted(dsl_pool_t *dp, mnt_t *m, const char *name, bool force, const char *verb,
+    host_swap_fn_t change, void *arg, bool *ran)
+{
+	char mp[DSL_MOUNTPOINT_MAX];
+	struct mnt_names *below = NULL;
+	(void) snprintf(mp, sizeof (mp), "%s", m->m_mountpoint);
+	mnt_below_key_t key = { mp, dsl_pool_spa(dp) };
+	int r = mnt_unmount_matching(match_below, &key, force, verb, name, &below);
+	if (r != 0) {
+		mnt_up(dp, below);              /* back as it was; nothing changed */
+		return (r);
+	}
+	pthread_mutex_lock(&mnt_tbl_lock);
+	m->m_swapping = true;
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	mnt_swap_arg_t ms = { m, dp };
+	host_swap_t hs = {
+		.hs_fuse = m->m_fuse, .hs_fs = m->m_fs, .hs_ro = m->m_opened_ro,
+		.hs_publish = mnt_swap_publish, .hs_open = mnt_swap_open, .hs_arg = &ms,
+	};
+	r = host_swap_fs(&hs, change, arg, ran);
+	pthread_mutex_lock(&mnt_tbl_lock);
+	m->m_swapping = false;
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	if (*ran && hs.hs_fs == NULL)   /* nothing to serve: the mount goes */
+		(void) mnt_unmount_one(m, true);
+	mnt_up(dp, below);      /* in the new state; mnt_prepare_dir makes missing dirs */
+	return (r);
+}
+
+int
+host_mount_swap(struct dsl_pool *dp, const char *name, bool force, const char *verb,
+    host_swap_fn_t change, void *arg, bool *ran)
+{
+	*ran = true;
+	if (!host_daemon_mode())
+		return (change(arg));
+	mnt_op_enter();
+	pthread_mutex_lock(&mnt_tbl_lock);
+	mnt_t *m = mnt_find(name);
+	pthread_mutex_unlock(&mnt_tbl_lock);
+	int r = m == NULL ? change(arg) :
+	    mnt_swap_mounted(dp, m, name, force, verb, change, arg, ran);
 	pthread_mutex_unlock(&mnt_op_lock);
 	return (r);
 }

@@ -434,6 +434,8 @@ static void
 as_create(as_pass_t *p, char **names, as_fs_t **fss, int *ls, int n)
 {
 	char err[512];
+	if (!p->ps_dryrun)
+		host_snap_flush((const char *const *)names, n, false);
 	int e = p->ps_dryrun ? 0 : dsl_snapshot_create(p->ps_dp, (const char *const *)names,
 	    n, false, NULL, 0, err, sizeof (err));
 

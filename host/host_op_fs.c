@@ -67,9 +67,8 @@ fs_arg_array(json_object *args, const char *key, const char *op, json_object **a
 	return (host_report(op, key, EINVAL, "missing argument"));
 }
 
-/* Settings [[property, value]...] as dsl takes them (NULL: a bad one, reported). */
-static dsl_prop_setting_t *
-fs_settings(json_object *props, const char *verb, const char *name, int *np)
+dsl_prop_setting_t *
+host_fs_settings(json_object *props, const char *verb, const char *name, int *np)
 {
 	size_t n = props != NULL ? json_object_array_length(props) : 0;
 	dsl_prop_setting_t *s = tarn_alloc(sizeof (*s) * (n + 1));
@@ -90,14 +89,8 @@ fs_settings(json_object *props, const char *verb, const char *name, int *np)
 
 /* ---- create, destroy, rename ---- */
 
-/*
- * Where mounting starts after a create or rename to name: name itself,
- * or with -p the highest of its ancestors that does not exist yet, since
- * zfs mounts the ancestors -p creates.  (Left unmounted, their
- * mountpoints would fill with the child's and never mount.)
- */
-static void
-fs_mount_top(dsl_pool_t *dp, const char *name, bool parents, char top[DSL_NAME_MAX])
+void
+host_fs_mount_top(dsl_pool_t *dp, const char *name, bool parents, char top[DSL_NAME_MAX])
 {
 	(void) snprintf(top, DSL_NAME_MAX, "%s", name);
 	for (char *slash = strchr(top, '/'); parents && slash != NULL;
@@ -121,8 +114,8 @@ fs_count_one(void *arg, const char *name, int depth)
  * ancestors) would put more file systems below an ancestor than its limit
  * allows.  0, or reported ("cannot create 'x': out of space").
  */
-static int
-fs_limit_check(dsl_pool_t *dp, const char *name)
+int
+host_fs_limit_check(dsl_pool_t *dp, const char *name)
 {
 	char cur[DSL_NAME_MAX];
 	uint64_t adding = 0;
@@ -162,13 +155,13 @@ op_fs_create(json_object *args, json_object *res)
 	if (json_object_object_get_ex(args, "props", &props) &&
 	    !json_object_is_type(props, json_type_array))
 		props = NULL;
-	dsl_prop_setting_t *s = fs_settings(props, "create", name, &n);
+	dsl_prop_setting_t *s = host_fs_settings(props, "create", name, &n);
 	if (s == NULL)
 		return (HOST_FAILED);
 	if ((r = host_fs_open("create", name, false, &fs)) != 0)
 		goto out;
-	fs_mount_top(fs.hf_dp, name, parents, top);
-	if ((r = fs_limit_check(fs.hf_dp, name)) != 0) {
+	host_fs_mount_top(fs.hf_dp, name, parents, top);
+	if ((r = host_fs_limit_check(fs.hf_dp, name)) != 0) {
 		host_fs_close(&fs);
 		goto out;
 	}
@@ -176,13 +169,21 @@ op_fs_create(json_object *args, json_object *res)
 	if (e == EEXIST && parents)
 		e = 0;          /* zfs create -p of an existing dataset succeeds */
 	r = e != 0 ? host_report("create", name, e, err) : 0;
-	if (r == 0)
-		host_history_log(fs.hf_spa);
-	if (r == 0 && host_mount_auto())
-		r = host_mount_tree(fs.hf_dp, top, true) != 0 ? HOST_FAILED : 0;
-	host_fs_close(&fs);
+	r = host_fs_created(&fs, top, r);
 out:
 	tarn_free(s);
+	return (r);
+}
+
+/* After a file system was made (create, clone): history, its mount, the handle closed. */
+int
+host_fs_created(host_fs_t *fs, const char *top, int r)
+{
+	if (r == 0)
+		host_history_log(fs->hf_spa);
+	if (r == 0 && host_mount_auto())
+		r = host_mount_tree(fs->hf_dp, top, true) != 0 ? HOST_FAILED : 0;
+	host_fs_close(fs);
 	return (r);
 }
 
@@ -336,7 +337,7 @@ op_fs_rename(json_object *args, json_object *res)
 		host_fs_close(&fs);
 		return (HOST_FAILED);
 	}
-	fs_mount_top(fs.hf_dp, to, parents, top);
+	host_fs_mount_top(fs.hf_dp, to, parents, top);
 	int e = dsl_dataset_rename(fs.hf_dp, from, to, parents, err, sizeof (err));
 	host_mount_up(fs.hf_dp, from, e == 0 ? to : NULL, top, down);
 	if (e == 0) {

@@ -29,6 +29,9 @@
  * change logs the command line in the pool's history.
  */
 #include "host_impl.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 #include "tarn_array.h"
 
 /* The pool of a snapshot, bookmark or file system name, opened. */
@@ -152,16 +155,49 @@ snap_limit_check(host_fs_t *fs, const char **names, int n, bool recursive)
 			for (size_t j = 0; j < json_object_array_length(touched); j++) {
 				const char *t = json_object_get_string(
 				    json_object_array_get_idx(touched, j));
-				adding += strncmp(t, anc, al) == 0 && (t[al] == '\0' || t[al] == '/');
+				adding += strncmp(t, anc, al) == 0 &&
+				    (t[al] == '\0' || t[al] == '/');
 			}
 			if (dsl_prop_get(fs->hf_dp, anc, DSL_PROP_SNAPSHOT_COUNT, true, v, NULL,
 			    0) == 0 && v->dpv_num + adding > limit)
-				r = host_report("create snapshot", names[i], EDQUOT, "out of space");
+				r = host_report("create snapshot", names[i], EDQUOT,
+				    "out of space");
 		}
 	}
 	tarn_free(v);
 	json_object_put(touched);
 	return (r);
+}
+
+/*
+ * Before a snapshot: what programs wrote to a mounted file system may still
+ * sit in the kernel's page cache (the writeback cache); zfs's snapshot
+ * holds every write that returned, so the mounts of the file systems named
+ * (fs@snap: fs, and with recursive everything below) are synced first.
+ * Best effort: a mount that cannot be opened is left as it is.
+ */
+void
+host_snap_flush(const char *const *names, int n, bool recursive)
+{
+	char **mnames, **mpoints;
+	int nm;
+	if (host_mount_list(&mnames, &mpoints, &nm) != 0)
+		return;
+	for (int i = 0; i < nm; i++) {
+		bool want = false;
+		for (int k = 0; k < n && !want; k++) {
+			size_t l = strcspn(names[k], "@");
+			want = strncmp(mnames[i], names[k], l) == 0 &&
+			    (mnames[i][l] == '\0' || (recursive && mnames[i][l] == '/'));
+		}
+		int fd = want ? open(mpoints[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		if (fd >= 0) {
+			(void) syncfs(fd);
+			(void) close(fd);
+		}
+	}
+	host_names_free(mnames, nm);
+	host_names_free(mpoints, nm);
 }
 
 static int
@@ -189,6 +225,7 @@ op_fs_snapshot(json_object *args, json_object *res)
 			goto out;
 		}
 	}
+	host_snap_flush(names, n, host_arg_bool(args, "recursive"));
 	if ((r = snap_open("create snapshot", names[0], false, &fs)) != 0)
 		goto out;
 	if ((r = snap_create_check(&fs, names, n)) == 0 &&
@@ -325,6 +362,18 @@ op_fs_snap_destroy(json_object *args, json_object *res)
 	if (e == 0)
 		e = snap_destroy_call(&fs, v, n, flags, res, &reclaim, err, sizeof (err));
 	json_object_object_add(res, "reclaim", json_object_new_uint64(reclaim));
+	if (e == EEXIST && strcmp(err, "snapshot has dependent clones") == 0) {
+		/* zfs names them: "use '-R' to destroy the following datasets:" */
+		json_object *deps = json_object_new_array();
+		for (int i = 0; i < n; i++) {
+			char clones[4096];
+			if (dsl_snapshot_clones(fs.hf_dp, v[i], clones, sizeof (clones)) != 0)
+				continue;
+			for (char *c = strtok(clones, ","); c != NULL; c = strtok(NULL, ","))
+				json_object_array_add(deps, json_object_new_string(c));
+		}
+		json_object_object_add(res, "dependents", deps);
+	}
 	r = e != 0 ? host_report("destroy", n == 1 ? v[0] : name, e, err) : 0;
 	if (r == 0 && !(flags & DSL_DESTROY_DRYRUN))
 		host_history_log(fs.hf_spa);
@@ -338,6 +387,23 @@ op_fs_snap_destroy(json_object *args, json_object *res)
 
 /* ---- rename ---- */
 
+typedef struct snap_rel {
+	const char *sr_snap;        /* the part after '@' */
+	int         sr_err;
+} snap_rel_t;
+
+/* Close fs@snap where .zfs/snapshot of a mount has it open (EBUSY: files open in it). */
+static int
+snap_release_one(void *arg, const char *fs, int depth)
+{
+	snap_rel_t *sr = arg;
+	char name[DSL_NAME_MAX * 2];
+	(void) snprintf(name, sizeof (name), "%s@%s", fs, sr->sr_snap);
+	if (sr->sr_err == 0)
+		sr->sr_err = host_mount_snap_release(name);
+	return (0);
+}
+
 static int
 op_fs_snap_rename(json_object *args, json_object *res)
 {
@@ -349,8 +415,17 @@ op_fs_snap_rename(json_object *args, json_object *res)
 	    host_arg_need(args, "to", "rename", &to) != 0 ||
 	    snap_open("rename", from, false, &fs) != 0)
 		return (HOST_FAILED);
-	int e = dsl_snapshot_rename(fs.hf_dp, from, to, host_arg_bool(args, "recursive"), err,
-	    sizeof (err));
+	/* a snapshot open under .zfs/snapshot is closed first, as zfs unmounts it */
+	bool rec = host_arg_bool(args, "recursive");
+	char fsname[DSL_NAME_MAX];
+	snap_rel_t sr = { strchr(from, '@') + 1, 0 };
+	(void) snprintf(fsname, sizeof (fsname), "%.*s", (int)strcspn(from, "@"), from);
+	(void) dsl_dataset_iter(fs.hf_dp, fsname, rec ? -1 : 0, snap_release_one, &sr);
+	int e = sr.sr_err;
+	if (e != 0)
+		(void) snprintf(err, sizeof (err), "dataset is busy");
+	else
+		e = dsl_snapshot_rename(fs.hf_dp, from, to, rec, err, sizeof (err));
 	int r = 0;
 	if (e == EEXIST || e == EXDEV)
 		r = host_report("rename to", to, e, err);
@@ -384,7 +459,8 @@ snap_hold_op(json_object *args, bool hold)
 	}
 	for (int i = 0; i < n && r == 0; i++) {
 		if (!snap_same_pool(snaps[0], snaps[i]))
-			r = host_report(verb, snaps[i], EXDEV, "snapshots must be in the same pool");
+			r = host_report(verb, snaps[i], EXDEV,
+			    "snapshots must be in the same pool");
 		else if (dsl_snapshot_info(fs.hf_dp, snaps[i], si, err, sizeof (err)) != 0)
 			r = host_report(verb, snaps[i], ENOENT, "dataset does not exist");
 	}

@@ -28,6 +28,8 @@ static const host_op_t *const host_op_tables[] = {
 	host_ops_create,
 	host_ops_import,
 	host_ops_vdev,
+	host_ops_clone,
+	host_ops_diff,
 	host_ops_autosnap,
 };
 

@@ -2,8 +2,9 @@
  * fs.c — `tarn fs VERB` (zfs(8) syntax; `zfs` is a symlink to tarn): the
  * verb table, usage, and the verbs that change datasets: create, destroy,
  * rename, set, inherit (snapshots, holds and bookmarks: fs_snapshot.c).
- * list and get are in fs_list.c, mount and unmount
- * in fs_mount.c, upgrade in fs_upgrade.c.  Here the options, the usage
+ * list and get are in fs_list.c, mount and unmount in fs_mount.c, upgrade
+ * in fs_upgrade.c, clone, promote and rollback in fs_clone.c.  Here the
+ * options, the usage
  * errors and the checks of names and property=value words that come
  * before anything is opened; the change is the host's, one operation per
  * command (fs.create, fs.destroy, fs.rename, fs.set, fs.inherit;
@@ -55,6 +56,14 @@ static const cli_verb_t cli_fs_verbs[] = {
 	    "\trelease [-r] <tag> <snapshot> ...\n" },
 	{ "upgrade", cli_fs_upgrade,
 	    "\tupgrade [-v]\n\tupgrade [-r] <-a | filesystem ...>\n" },
+	{ "clone", cli_fs_clone,
+	    "\tclone [-p] [-o property=value] ... <snapshot> <filesystem|volume>\n" },
+	{ "promote", cli_fs_promote,
+	    "\tpromote <clone-filesystem>\n" },
+	{ "rollback", cli_fs_rollback,
+	    "\trollback [-rRf] <snapshot>\n" },
+	{ "diff", cli_fs_diff,
+	    "\tdiff [-FHt] <snapshot> [snapshot|filesystem]\n" },
 	{ "autosnap", cli_fs_autosnap,
 	    "\tautosnap [-nv] [--dry-run] [--config FILE]\n" },
 };
@@ -138,9 +147,8 @@ cli_fs_main(int argc, char **argv)
 
 /* ---- create ---- */
 
-/* Split "p=v" for -o and set; a usage error without '='. */
-static int
-fs_parse_setting(const char *verb, char *arg, dsl_prop_setting_t *s)
+int
+cli_fs_setting(const char *verb, char *arg, dsl_prop_setting_t *s)
 {
 	char *eq = strchr(arg, '=');
 	if (eq == NULL)
@@ -184,7 +192,7 @@ cli_fs_create(int argc, char **argv)
 			parents = true;
 			break;
 		case 'o':
-			if ((r = fs_parse_setting("create", optarg, &props[n++])) != 0)
+			if ((r = cli_fs_setting("create", optarg, &props[n++])) != 0)
 				goto out;
 			break;
 		default:
@@ -349,7 +357,7 @@ cli_fs_set(int argc, char **argv)
 	dsl_prop_setting_t s = { 0 };
 	json_object *props = json_object_new_array_ext(nset), *args;
 	for (int i = 0; i < nset; i++) {
-		(void) fs_parse_setting("set", argv[i], &s);
+		(void) cli_fs_setting("set", argv[i], &s);
 		if (s.dps_name[0] == '\0') {
 			json_object_put(props);
 			return (cli_fs_usage_error("set", "missing property in property=value "

@@ -179,6 +179,12 @@ cli_fs_snap_destroy(const char *name, bool recursive, bool clones, bool defer, b
 		snap_destroy_print(names, cli_j_u64(res, "reclaim"), true, parsable, "would");
 	else if (verbose && !dryrun && json_object_object_get_ex(res, "would", &names))
 		snap_destroy_print(names, cli_j_u64(res, "would_reclaim"), true, parsable, "will");
+	if (r != CLI_EXIT_OK && json_object_object_get_ex(res, "dependents", &names)) {
+		fprintf(cli_err, "use '-R' to destroy the following datasets:\n");
+		for (size_t i = 0; i < json_object_array_length(names); i++)
+			fprintf(cli_err, "%s\n",
+			    json_object_get_string(json_object_array_get_idx(names, i)));
+	}
 	json_object_put(res);
 	return (r);
 }

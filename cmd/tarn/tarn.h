@@ -257,6 +257,12 @@ int cli_fs_get(int argc, char **argv);
 int cli_fs_mount(int argc, char **argv);
 int cli_fs_unmount(int argc, char **argv);
 int cli_fs_upgrade(int argc, char **argv);
+int cli_fs_clone(int argc, char **argv);      /* fs_clone.c */
+int cli_fs_promote(int argc, char **argv);
+int cli_fs_rollback(int argc, char **argv);
+/* fs.c: split "p=v" (-o, set) in place into s; a usage error of verb without '='. */
+int cli_fs_setting(const char *verb, char *arg, dsl_prop_setting_t *s);
+int cli_fs_diff(int argc, char **argv);     /* fs_diff.c */
 int cli_fs_autosnap(int argc, char **argv);  /* fs_autosnap.c */
 
 /*

@@ -163,7 +163,11 @@ dmu_objset_close(objset_t *os)
 	pthread_mutex_destroy(&os->os_dirty_lock);
 	pthread_mutex_destroy(&os->os_ra_lock);
 	pthread_cond_destroy(&os->os_ra_cv);
-	ASSERT(tarn_array_len(&os->os_dead) == 0);   /* taken after every sync */
+	/*
+	 * Taken after every sync that succeeded; a failed one's (the pool
+	 * suspended) never reached disk and go with it.
+	 */
+	ASSERT(tarn_array_len(&os->os_dead) == 0 || dmu_pool_suspended(dp));
 	tarn_array_fini(&os->os_dead);
 	pthread_mutex_destroy(&os->os_dead_lock);
 	tarn_free(os);

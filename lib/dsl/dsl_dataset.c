@@ -167,6 +167,7 @@ dsl_pool_open(spa_t *spa, dsl_fs_init_fn_t init_fn, void *init_arg, dsl_pool_t *
 	dp->dp_mos = spa_meta_objset(spa);
 	dp->dp_init_fn = init_fn;
 	dp->dp_init_arg = init_arg;
+	tarn_array_init(&dp->dp_snap_sums, sizeof (dsl_snap_sum_t));
 	pthread_mutex_init(&dp->dp_lock, NULL);
 	dsl_snap_hooks_install(spa);
 	int e = spa_dir_lookup(spa, DSL_DIR_ROOT, &dp->dp_root_obj);
@@ -199,6 +200,7 @@ dsl_pool_open_reader(spa_t *spa, dsl_pool_t **dpp)
 	dp->dp_spa = spa;
 	dp->dp_mos = spa_meta_objset(spa);
 	dp->dp_reader = true;
+	tarn_array_init(&dp->dp_snap_sums, sizeof (dsl_snap_sum_t));
 	pthread_mutex_init(&dp->dp_lock, NULL);
 	dsl_snap_hooks_install(spa);
 	int e = spa_dir_lookup(spa, DSL_DIR_ROOT, &dp->dp_root_obj);
@@ -216,6 +218,7 @@ dsl_pool_close(dsl_pool_t *dp)
 	if (dp == NULL)
 		return;
 	dsl_space_fini(dp);
+	tarn_array_fini(&dp->dp_snap_sums);
 	pthread_mutex_destroy(&dp->dp_lock);
 	tarn_free(dp);
 }
@@ -707,6 +710,8 @@ dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
 	e = e ? e : e2;
 	if (e == 0)
 		dsl_history(dp, txg, "destroy", name, obj, NULL);
+	if (e == 0)
+		e = dsl_snap_destroy_deferred_locked(dp, phys.dd_origin_obj);
 	return (e);
 }
 

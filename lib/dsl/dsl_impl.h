@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include "dsl.h"
+#include "tarn_array.h"
 
 #define DSL_DIR_ROOT   "dsl:root"     /* pool directory: the root dataset */
 #define DSL_OS_PREFIX  "ds"            /* registered object set "ds<obj>" */
@@ -111,6 +112,14 @@ typedef struct dsl_space_node {
 	uint64_t dsn_nsnaps;
 } dsl_space_node_t;
 
+/* The sum of a file system's snapshots' dead lists as of a sync task generation. */
+typedef struct dsl_snap_sum {
+	uint64_t dss_head;
+	uint64_t dss_gen;
+	uint64_t dss_sum;
+	uint64_t dss_n;
+} dsl_snap_sum_t;
+
 struct dsl_pool {
 	spa_t    *dp_spa;
 	objset_t *dp_mos;
@@ -131,6 +140,7 @@ struct dsl_pool {
 	dsl_space_node_t *dp_space;
 	int       dp_space_n;
 	uint64_t  dp_space_unres;
+	tarn_array_t dp_snap_sums;    /* of dsl_snap_sum_t (dp_lock; dsl_snap_head_space) */
 };
 
 /* dsl_dataset.c */
@@ -187,6 +197,8 @@ int dsl_snap_head_space(dsl_pool_t *dp, uint64_t head, uint64_t refer, uint64_t 
 int dsl_snap_destroy_one_sync(dsl_pool_t *dp, uint64_t obj, dmu_tx_t *tx, uint64_t *freed);
 /* Before a file system's objects are dropped: unlink it from its origin, drop its lists. */
 int dsl_head_destroy_tx(dsl_pool_t *dp, uint64_t obj, dmu_tx_t *tx);
+/* A deferred-destroy snapshot with no holds or clones left goes (lock held). */
+int dsl_snap_destroy_deferred_locked(dsl_pool_t *dp, uint64_t obj);
 /* Every snapshot of file system head (lock held): check only, or destroy them. */
 int dsl_snap_destroy_head_locked(dsl_pool_t *dp, uint64_t head, bool check, char *err,
     size_t errlen);

@@ -220,10 +220,37 @@ static const spa_dsl_hooks_t dsl_hooks = {
 	.sdh_roots = dsl_hook_roots,
 };
 
+/*
+ * Object sets the pool opened before the hooks were installed (at import,
+ * the intent-log claim opens every one): tell them their snapshot txg now.
+ * No such object set has freed anything yet: nothing writes to a file
+ * system before the dataset layer is open on its pool.
+ */
+static void
+dsl_hooks_catch_up(spa_t *spa, objset_t *mos, uint64_t obj, int depth)
+{
+	dsl_dataset_phys_t dd;
+	char key[32];
+	if (depth > DSL_NAME_MAX || dmu_bonus_read(mos, obj, &dd, sizeof (dd)) != 0)
+		return;
+	(void) snprintf(key, sizeof (key), DSL_OS_PREFIX "%" PRIu64, obj);
+	objset_t *os = spa_objset_find(spa, key);
+	if (os != NULL)
+		dmu_objset_set_prev_snap_txg(os, dd.dd_prev_snap_txg);
+	zap_cursor_t zc;
+	zap_attribute_t za;
+	zap_cursor_init(&zc, mos, dd.dd_child_zap, 0);
+	for (; zap_cursor_retrieve(&zc, &za) == 0; zap_cursor_advance(&zc))
+		dsl_hooks_catch_up(spa, mos, za.za_first_integer, depth + 1);
+	zap_cursor_fini(&zc);
+}
+
 void
 dsl_snap_hooks_install(spa_t *spa)
 {
-	spa_set_dsl_hooks(spa, &dsl_hooks);
+	uint64_t root;
+	if (spa_set_dsl_hooks(spa, &dsl_hooks) && spa_dir_lookup(spa, DSL_DIR_ROOT, &root) == 0)
+		dsl_hooks_catch_up(spa, spa_meta_objset(spa), root, 0);
 }
 
 /* ---- taking snapshots ---- */
@@ -417,19 +444,6 @@ dsl_snap_collect_cb(void *arg, const char *name, int depth)
 	return (c->err);
 }
 
-/* Snapshot limits: no more than snapshot_limit in the subtree of any ancestor. */
-static int
-dsl_snap_limit_check(dsl_pool_t *dp, const dsl_snap_req_t *reqs, int n, char *err,
-    size_t errlen)
-{
-	(void) dp;
-	(void) reqs;
-	(void) n;
-	(void) err;
-	(void) errlen;
-	return (0);
-}
-
 int
 dsl_snapshot_create(dsl_pool_t *dp, const char *const *names, int n, bool recursive,
     const dsl_prop_setting_t *props, int nprops, char *err, size_t errlen)
@@ -472,10 +486,9 @@ dsl_snapshot_create(dsl_pool_t *dp, const char *const *names, int n, bool recurs
 			e = c.err;
 		}
 	}
+	/* snapshot_limit is checked by the host (host_op_snap.c) before this */
 	size_t nr = tarn_array_len(&reqs);
 	dsl_snap_req_t *rv = tarn_array_base(&reqs);
-	if (e == 0)
-		e = dsl_snap_limit_check(dp, rv, (int)nr, err, errlen);
 	if (e == 0) {
 		dsl_snap_task_t t = { dp, rv, (int)nr, props, nprops, err, errlen };
 		e = spa_sync_task(dp->dp_spa, dsl_snap_sync, &t);
@@ -549,16 +562,21 @@ dsl_sub(uint64_t a, uint64_t b, uint64_t c)
 	return (a + c > b ? a + c - b : 0);
 }
 
-/* Fill info of chain[i] (next: chain[i+1] or the head's dead list). */
+/*
+ * Fill info of snapshot obj (named snap of file system fs): its next
+ * state's dead list (a newer snapshot's, or the file system's) gives
+ * `used`, its own and its predecessor's `written`.  A few MOS reads,
+ * whatever the number of snapshots.
+ */
 static void
-dsl_snap_fill(dsl_pool_t *dp, const char *fs, uint64_t head, const dsl_snap_ent_t *chain,
-    int n, int i, dsl_snap_info_t *out)
+dsl_snap_fill(dsl_pool_t *dp, const char *fs, const char *snap, uint64_t head, uint64_t obj,
+    const dsl_snap_phys_t *sp, dsl_snap_info_t *out)
 {
-	const dsl_snap_phys_t *sp = &chain[i].se_phys;
 	dsl_dataset_phys_t dd;
+	dsl_snap_phys_t np;
 	memset(out, 0, sizeof (*out));
-	dsl_join(out->dsi_name, sizeof (out->dsi_name), fs, '@', chain[i].se_name);
-	out->dsi_obj = chain[i].se_obj;
+	dsl_join(out->dsi_name, sizeof (out->dsi_name), fs, '@', snap);
+	out->dsi_obj = obj;
 	out->dsi_txg = sp->ds_txg;
 	out->dsi_creation = sp->ds_creation;
 	out->dsi_guid = sp->ds_guid;
@@ -568,8 +586,11 @@ dsl_snap_fill(dsl_pool_t *dp, const char *fs, uint64_t head, const dsl_snap_ent_
 	out->dsi_userrefs = sp->ds_userrefs;
 	out->dsi_nclones = sp->ds_nclones;
 	out->dsi_defer_destroy = (sp->ds_flags & DSL_SNAP_F_DEFER_DESTROY) != 0;
-	uint64_t next_dl = i + 1 < n ? chain[i + 1].se_phys.ds_deadlist :
-	    (dsl_phys_read(dp, head, &dd) == 0 ? dd.dd_deadlist : 0);
+	uint64_t next_dl = 0;
+	if (sp->ds_next_obj != 0 && dsl_snap_read(dp->dp_mos, sp->ds_next_obj, &np) == 0)
+		next_dl = np.ds_deadlist;
+	else if (sp->ds_next_obj == 0 && dsl_phys_read(dp, head, &dd) == 0)
+		next_dl = dd.dd_deadlist;
 	(void) dsl_dl_space(dp->dp_mos, next_dl, sp->ds_prev_txg, sp->ds_txg - 1, &out->dsi_used,
 	    NULL, NULL);
 	uint64_t dead = 0;
@@ -594,7 +615,8 @@ dsl_snapshot_list(dsl_pool_t *dp, const char *fs, dsl_snap_info_t **out, int *np
 	if (e == 0 && n > 0) {
 		*out = tarn_alloc(sizeof (dsl_snap_info_t) * (size_t)n);
 		for (int i = 0; i < n; i++)
-			dsl_snap_fill(dp, fs, head, chain, n, i, &(*out)[i]);
+			dsl_snap_fill(dp, fs, chain[i].se_name, head, chain[i].se_obj,
+			    &chain[i].se_phys, &(*out)[i]);
 		*np = n;
 	}
 	tarn_mutex_unlock(&dp->dp_lock);
@@ -608,25 +630,17 @@ dsl_snapshot_info(dsl_pool_t *dp, const char *snap, dsl_snap_info_t *out, char *
 {
 	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	uint64_t head, obj;
-	dsl_snap_ent_t *chain = NULL;
-	int n = 0;
+	dsl_snap_phys_t sp;
 	int e = dsl_snap_lookup(dp, snap, &head, &obj, err, errlen);
 	if (e == 0)
-		e = dsl_snap_chain(dp, head, &chain, &n);
+		e = dsl_snap_read(dp->dp_mos, obj, &sp);
 	if (e == 0) {
-		e = SET_ERROR(ENOENT);
-		for (int i = 0; i < n; i++) {
-			if (chain[i].se_obj == obj) {
-				char fs[DSL_NAME_MAX];
-				(void) snprintf(fs, sizeof (fs), "%.*s",
-				    (int)(strchr(snap, '@') - snap), snap);
-				dsl_snap_fill(dp, fs, head, chain, n, i, out);
-				e = 0;
-			}
-		}
+		const char *at = strchr(snap, '@');
+		char fs[DSL_NAME_MAX];
+		(void) snprintf(fs, sizeof (fs), "%.*s", (int)(at - snap), snap);
+		dsl_snap_fill(dp, fs, at + 1, head, obj, &sp, out);
 	}
 	tarn_mutex_unlock(&dp->dp_lock);
-	tarn_free(chain);
 	return (e);
 }
 
@@ -653,13 +667,40 @@ dsl_snap_head_space(dsl_pool_t *dp, uint64_t head, uint64_t refer, uint64_t *use
 	dsl_snap_phys_t op;
 	if (dd.dd_origin_obj != 0 && dsl_snap_read(dp->dp_mos, dd.dd_origin_obj, &op) == 0)
 		lo = op.ds_txg;
-	if ((e = dsl_snap_chain(dp, head, &chain, &n)) != 0)
-		return (e);
-	for (int i = 0; i < n && e == 0; i++) {
-		e = dsl_dl_space(dp->dp_mos, chain[i].se_phys.ds_deadlist, lo, UINT64_MAX, &b,
-		    NULL, NULL);
-		*usedsnap += b;
+	/*
+	 * The snapshots' own dead lists change only in sync tasks: their sum is
+	 * kept per file system until the pool's next task (spa_sync_task_gen),
+	 * so the space refresh after every txg reads only the file system's.
+	 */
+	uint64_t gen = spa_sync_task_gen(dp->dp_spa);
+	dsl_snap_sum_t *c = NULL;
+	for (size_t i = 0; i < tarn_array_len(&dp->dp_snap_sums) && c == NULL; i++) {
+		dsl_snap_sum_t *x = tarn_array_get(&dp->dp_snap_sums, i);
+		if (x->dss_head == head)
+			c = x;
 	}
+	if (c == NULL) {
+		c = tarn_array_push(&dp->dp_snap_sums);
+		c->dss_head = head;
+		c->dss_gen = UINT64_MAX;
+	}
+	if (c->dss_gen != gen) {
+		if ((e = dsl_snap_chain(dp, head, &chain, &n)) != 0)
+			return (e);
+		c->dss_sum = 0;
+		for (int i = 0; i < n && e == 0; i++) {
+			e = dsl_dl_space(dp->dp_mos, chain[i].se_phys.ds_deadlist, lo, UINT64_MAX,
+			    &b, NULL, NULL);
+			c->dss_sum += b;
+		}
+		tarn_free(chain);
+		if (e != 0)
+			return (e);
+		c->dss_n = (uint64_t)n;
+		c->dss_gen = gen;
+	}
+	*usedsnap = c->dss_sum;
+	n = (int)c->dss_n;
 	if (e == 0)
 		e = dsl_dl_space(dp->dp_mos, dd.dd_deadlist, lo, UINT64_MAX, &b, NULL, NULL);
 	*usedsnap += b;
@@ -668,7 +709,6 @@ dsl_snap_head_space(dsl_pool_t *dp, uint64_t head, uint64_t refer, uint64_t *use
 		e = dsl_dl_space(dp->dp_mos, dd.dd_deadlist, 0, UINT64_MAX, &dead, NULL, NULL);
 	*written = dsl_sub(refer, dsl_snap_prev_ref(dp, head, dd.dd_prev_snap_obj), dead);
 	*nsnaps = (uint64_t)n;
-	tarn_free(chain);
 	return (e);
 }
 

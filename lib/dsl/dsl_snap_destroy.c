@@ -107,16 +107,18 @@ dsl_sd_check(dsl_pool_t *dp, uint64_t obj, int flags, char *err, size_t errlen, 
 	*defer = false;
 	if (e != 0)
 		return (e);
-	if (sp.ds_nclones > 0 && !(flags & DSL_DESTROY_CLONES)) {
+	if (sp.ds_nclones > 0 && !(flags & (DSL_DESTROY_CLONES | DSL_DESTROY_DEFER))) {
 		(void) snprintf(err, errlen, "snapshot has dependent clones");
 		return (SET_ERROR(EEXIST));
 	}
+	if (sp.ds_userrefs > 0 && !(flags & DSL_DESTROY_DEFER)) {
+		(void) snprintf(err, errlen, "dataset is busy");
+		return (SET_ERROR(EBUSY));
+	}
+	/* -d: held or cloned, it is marked and goes with the last hold or clone */
 	if (sp.ds_userrefs > 0 || sp.ds_nclones > 0) {
-		if (!(flags & DSL_DESTROY_DEFER)) {
-			(void) snprintf(err, errlen, "dataset is busy");
-			return (SET_ERROR(EBUSY));
-		}
 		*defer = true;
+		return (0);
 	}
 	if (dsl_snap_is_open(dp->dp_spa, obj)) {
 		(void) snprintf(err, errlen, "dataset is busy");
@@ -867,4 +869,21 @@ dsl_snap_destroy_head_locked(dsl_pool_t *dp, uint64_t head, bool check, char *er
 	tarn_free(objs);
 	tarn_free(chain);
 	return (e);
+}
+
+/*
+ * After a clone went (lock held): its origin, marked by destroy -d, goes
+ * too once nothing holds it, as zfs does.
+ */
+int
+dsl_snap_destroy_deferred_locked(dsl_pool_t *dp, uint64_t obj)
+{
+	dsl_snap_phys_t sp;
+	if (obj == 0 || dsl_snap_read(dp->dp_mos, obj, &sp) != 0 ||
+	    !(sp.ds_flags & DSL_SNAP_F_DEFER_DESTROY) || sp.ds_userrefs > 0 ||
+	    sp.ds_nclones > 0)
+		return (0);
+	char err[256];
+	dsl_sd_task_t t = { dp, &obj, 1, 0, 0, err, sizeof (err) };
+	return (spa_sync_task(dp->dp_spa, dsl_sd_sync, &t));
 }

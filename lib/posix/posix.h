@@ -302,4 +302,43 @@ int posix_getxattr(posix_fs_t *fs, posix_ino_t ino, const char *name, void *valu
 int posix_listxattr(posix_fs_t *fs, posix_ino_t ino, char *list, size_t size, size_t *outlen);
 int posix_removexattr(posix_fs_t *fs, posix_ino_t ino, const char *name);
 
+/*
+ * ---- diff (posix_diff.c): what changed between two states of a file
+ * system (zfs diff) ----
+ *
+ * from and to are object sets of one file system: to a later state of
+ * from (a later snapshot, a clone of it, or the live file system as of
+ * its last txg sync), from_txg the txg of from (its snapshot's createtxg:
+ * every block born after it is a change).  Only what changed is read:
+ * the dnode blocks born after from_txg (dmu_traverse), and the
+ * directories that hold the changed inodes (for their names).  fn gets
+ * one record per change, in object order; a non-zero return stops the
+ * walk and is returned.  EINVAL when either object set holds no file
+ * system; EIO/ECKSUM when a block could not be read.  Theory at the top
+ * of posix_diff.c.
+ */
+#define POSIX_DIFF_ADDED    '+'
+#define POSIX_DIFF_REMOVED  '-'
+#define POSIX_DIFF_MODIFIED 'M'
+#define POSIX_DIFF_RENAMED  'R'
+typedef struct posix_diff_rec {
+	char        pdr_what;       /* POSIX_DIFF_* */
+	posix_ino_t pdr_ino;
+	uint32_t    pdr_mode;       /* type and permissions (removed: as it was) */
+	int64_t     pdr_ctime[2];   /* change time, seconds and nanoseconds (ditto) */
+	const char *pdr_path;       /* "/dir/file" from the root ("/": the root) */
+	const char *pdr_topath;     /* renamed: the new path; else NULL */
+	int64_t     pdr_links;      /* modified: the link count's change (0: none or a directory) */
+} posix_diff_rec_t;
+typedef int (*posix_diff_fn_t)(void *arg, const posix_diff_rec_t *rec);
+int posix_diff(objset_t *from, objset_t *to, uint64_t from_txg, posix_diff_fn_t fn, void *arg);
+/* zfs diff -F's letter for a mode: F / @ | = B C, '?' for others. */
+char posix_diff_type_char(uint32_t mode);
+/*
+ * A path as zfs diff prints it: bytes other than printable ASCII, space
+ * and backslash included, become "\0ooo" (four octal digits).  Writes at
+ * most len bytes with the NUL (truncating); returns the full length.
+ */
+size_t posix_diff_escape(const char *s, char *buf, size_t len);
+
 #endif

@@ -587,6 +587,10 @@ posix_fs_load_used(posix_fs_t *fs, bool readonly)
 {
 	uint64_t used[2];
 	int err = zap_lookup(fs->fs_os, POSIX_MASTER_OBJ, POSIX_M_USED, 8, 2, used);
+	if (err == ENOENT && readonly) {
+		__atomic_store_n(&fs->fs_inodes_unknown, true, __ATOMIC_RELEASE);
+		return (0);
+	}
 	if (err == ENOENT)
 		return (posix_recount(fs));
 	if (err != 0)
@@ -618,6 +622,7 @@ posix_fs_open(objset_t *os, const posix_fs_opts_t *opts, posix_fs_t **fsp)
 	pthread_mutex_init(&fs->fs_rename_lock, NULL);
 	pthread_mutex_init(&fs->fs_unlinked_lock, NULL);
 	pthread_mutex_init(&fs->fs_space_lock, NULL);
+	pthread_mutex_init(&fs->fs_count_lock, NULL);
 	for (int i = 0; i < POSIX_TAB_STRIPES; i++) {
 		pthread_mutex_init(&fs->fs_tab[i].ps_lock, NULL);
 		tarn_hash_init(&fs->fs_tab[i].ps_inodes, &pinode_table_conf);
@@ -680,6 +685,7 @@ posix_fs_close(posix_fs_t *fs)
 	pthread_mutex_destroy(&fs->fs_rename_lock);
 	pthread_mutex_destroy(&fs->fs_unlinked_lock);
 	pthread_mutex_destroy(&fs->fs_space_lock);
+	pthread_mutex_destroy(&fs->fs_count_lock);
 	tarn_free(fs);
 }
 
@@ -694,6 +700,12 @@ posix_statfs(posix_fs_t *fs, struct statvfs *st)
 {
 	posix_fs_opts_t o;
 	posix_opts(fs, &o);
+	if (__atomic_load_n(&fs->fs_inodes_unknown, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&fs->fs_count_lock);
+		if (fs->fs_inodes_unknown && posix_recount(fs) == 0)
+			__atomic_store_n(&fs->fs_inodes_unknown, false, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&fs->fs_count_lock);
+	}
 	uint64_t inodes = __atomic_load_n(&fs->fs_inodes, __ATOMIC_RELAXED);
 	/* as zfs's df: what the blocks took at the last sync, and the room */
 	bool quota;

@@ -106,6 +106,13 @@ struct posix_fs {
 	pthread_mutex_t fs_rename_lock;   /* cross-directory renames (ancestry stable) */
 	pthread_mutex_t fs_unlinked_lock; /* changes of the unlinked ZAP, held across the tx */
 	uint64_t fs_inodes;               /* atomic: inode objects */
+	/*
+	 * A read-only open (a snapshot) of a file system whose count was not
+	 * stored: counted at the first statfs, not at open, so that the first
+	 * look into .zfs/snapshot does not read every inode (fs_count_lock).
+	 */
+	bool     fs_inodes_unknown;
+	pthread_mutex_t fs_count_lock;
 	/* new bytes admitted per txg not yet synced (posix_space_check) */
 	pthread_mutex_t fs_space_lock;
 	uint64_t fs_pend_txg[POSIX_PEND_SLOTS];

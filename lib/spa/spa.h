@@ -217,6 +217,8 @@ int spa_objset_destroy(spa_t *spa, const char *name);
  */
 typedef int (*spa_sync_task_fn_t)(void *arg, dmu_tx_t *tx);
 int spa_sync_task(spa_t *spa, spa_sync_task_fn_t fn, void *arg);
+/* How many sync tasks have run (a cache of what only tasks change keys on it). */
+uint64_t spa_sync_task_gen(spa_t *spa);
 
 /* A root the scan must also walk (a snapshot): fn(arg, name, bp, min_txg). */
 typedef int (*spa_root_fn_t)(void *arg, const char *name, const blkptr_t *bp,
@@ -232,7 +234,8 @@ typedef struct spa_dsl_hooks {
 	/* Visit every other root of the datasets in mos (a committed MOS: scans). */
 	int (*sdh_roots)(spa_t *spa, objset_t *mos, spa_root_fn_t fn, void *arg);
 } spa_dsl_hooks_t;
-void spa_set_dsl_hooks(spa_t *spa, const spa_dsl_hooks_t *hooks);
+/* Install the hooks; true the first time for this pool (open object sets need catching up). */
+bool spa_set_dsl_hooks(spa_t *spa, const spa_dsl_hooks_t *hooks);
 
 /*
  * Syncing context: register a new object set `name` whose root is bp

@@ -81,6 +81,7 @@ struct spa {
 	/* spa_task.c: sync tasks waiting for their txg (of spa_sync_task_t *) */
 	pthread_mutex_t spa_task_lock; /* a leaf */
 	tarn_array_t spa_tasks;
+	uint64_t  spa_task_gen;     /* atomic: sync tasks run so far */
 	const spa_dsl_hooks_t *spa_dsl_hooks;   /* set once by lib/dsl */
 };
 
@@ -94,6 +95,8 @@ void spa_task_init(spa_t *spa);
 void spa_task_fini(spa_t *spa);
 /* After os (registered as name) synced in txg: hand its dead blocks to lib/dsl. */
 int spa_os_synced(spa_t *spa, const char *name, objset_t *os, uint64_t txg);
+/* Take name out of the open object sets (EBUSY: unsynced changes); caller closes. */
+int spa_os_unregister(spa_t *spa, const char *name, objset_t **osp, zil_t **zlp);
 
 /* spa_sync.c */
 int spa_sync(void *arg, uint64_t txg);

@@ -545,23 +545,10 @@ spa_objset_destroy(spa_t *spa, const char *name)
 	int e = spa_dir_lookup(spa, key, &obj);
 	if (e != 0)
 		return (e);
-	objset_t *os = NULL;
-	zil_t *zl = NULL;
-	tarn_mutex_lock(&spa->spa_lock, SPA);
-	for (int i = 0; i < SPA_NOS(spa); i++) {
-		if (strcmp(SPA_OS(spa, i).so_name, name) != 0)
-			continue;
-		os = SPA_OS(spa, i).so_os;
-		uint64_t t = txg_open_txg(spa->spa_dp);
-		if (os != NULL && (dmu_objset_is_dirty(os, t) || dmu_objset_is_dirty(os, t - 1))) {
-			tarn_mutex_unlock(&spa->spa_lock);
-			return (SET_ERROR(EBUSY));
-		}
-		zl = SPA_OS(spa, i).so_zil;
-		tarn_array_remove_swap(&spa->spa_os, (size_t)i);
-		break;
-	}
-	tarn_mutex_unlock(&spa->spa_lock);
+	objset_t *os;
+	zil_t *zl;
+	if ((e = spa_os_unregister(spa, name, &os, &zl)) != 0)
+		return (e);
 	dmu_tx_t *tx = dmu_tx_create(spa->spa_mos);
 	dmu_tx_hold_space(tx, 64 * KiB);
 	dmu_tx_mark_netfree(tx);

@@ -104,6 +104,7 @@ spa_sync_tasks_run(spa_t *spa, uint64_t txg)
 		 * An I/O error inside a task fails the sync (the pool suspends);
 		 * a refusal (the task's own checks) is only its result.
 		 */
+		__atomic_add_fetch(&spa->spa_task_gen, 1, __ATOMIC_RELEASE);
 		pthread_mutex_lock(&spa->spa_task_lock);
 		t->st_result = r;
 		t->st_ran = true;
@@ -113,10 +114,10 @@ spa_sync_tasks_run(spa_t *spa, uint64_t txg)
 	}
 }
 
-void
+bool
 spa_set_dsl_hooks(spa_t *spa, const spa_dsl_hooks_t *hooks)
 {
-	__atomic_store_n(&spa->spa_dsl_hooks, hooks, __ATOMIC_RELEASE);
+	return (__atomic_exchange_n(&spa->spa_dsl_hooks, hooks, __ATOMIC_ACQ_REL) == NULL);
 }
 
 int
@@ -214,23 +215,9 @@ spa_objset_evict(spa_t *spa, const char *name)
 		if ((e = txg_wait_synced(spa->spa_dp, txg)) != 0)
 			return (e);
 	}
-	zl = NULL;
-	os = NULL;
-	tarn_mutex_lock(&spa->spa_lock, SPA);
-	for (int i = 0; i < SPA_NOS(spa); i++) {
-		if (strcmp(SPA_OS(spa, i).so_name, name) != 0)
-			continue;
-		os = SPA_OS(spa, i).so_os;
-		uint64_t t = txg_open_txg(spa->spa_dp);
-		if (os != NULL && (dmu_objset_is_dirty(os, t) || dmu_objset_is_dirty(os, t - 1))) {
-			tarn_mutex_unlock(&spa->spa_lock);
-			return (SET_ERROR(EBUSY));
-		}
-		zl = SPA_OS(spa, i).so_zil;
-		tarn_array_remove_swap(&spa->spa_os, (size_t)i);
-		break;
-	}
-	tarn_mutex_unlock(&spa->spa_lock);
+	int e = spa_os_unregister(spa, name, &os, &zl);
+	if (e != 0)
+		return (e);
 	zil_close(zl);
 	if (os != NULL)
 		dmu_objset_close(os);
@@ -247,4 +234,39 @@ spa_objset_find(spa_t *spa, const char *name)
 			os = SPA_OS(spa, i).so_os;
 	tarn_mutex_unlock(&spa->spa_lock);
 	return (os);
+}
+
+/*
+ * Take name out of the registry of open object sets (spa_lock), handing
+ * back its object set and log (NULL when it was not open) for the caller
+ * to close.  EBUSY while it has changes not yet synced.
+ */
+int
+spa_os_unregister(spa_t *spa, const char *name, objset_t **osp, zil_t **zlp)
+{
+	*osp = NULL;
+	*zlp = NULL;
+	tarn_mutex_lock(&spa->spa_lock, SPA);
+	for (int i = 0; i < SPA_NOS(spa); i++) {
+		if (strcmp(SPA_OS(spa, i).so_name, name) != 0)
+			continue;
+		objset_t *os = SPA_OS(spa, i).so_os;
+		uint64_t t = txg_open_txg(spa->spa_dp);
+		if (os != NULL && (dmu_objset_is_dirty(os, t) || dmu_objset_is_dirty(os, t - 1))) {
+			tarn_mutex_unlock(&spa->spa_lock);
+			return (SET_ERROR(EBUSY));
+		}
+		*osp = os;
+		*zlp = SPA_OS(spa, i).so_zil;
+		tarn_array_remove_swap(&spa->spa_os, (size_t)i);
+		break;
+	}
+	tarn_mutex_unlock(&spa->spa_lock);
+	return (0);
+}
+
+uint64_t
+spa_sync_task_gen(spa_t *spa)
+{
+	return (__atomic_load_n(&spa->spa_task_gen, __ATOMIC_ACQUIRE));
 }

@@ -71,6 +71,7 @@ class Run:
         self.nsnap = 0
         self.log = []
         self.snapdir = os.path.join(mnt, ".zfs", "snapshot")
+        self.where = "setup"
 
     def zfs(self, *args):
         p = subprocess.run([self.tarn, "fs"] + list(args), capture_output=True, text=True)
@@ -218,8 +219,10 @@ class Run:
 
     def run(self, nsteps):
         for i in range(nsteps):
+            self.where = "step %d" % i
             what = self.step_snap() if self.r.random() < 0.15 else self.step_file()
             self.log.append("%d: %s" % (i, what))
+            self.where = "the check after step %d" % i
             self.check(full=(i % 10 == 9 or i == nsteps - 1))
 
 
@@ -232,7 +235,8 @@ def main():
     try:
         run.run(nsteps)
     except (Mismatch, OSError) as e:
-        print("FAIL (seed %d) at step %d: %s" % (seed, len(run.log) - 1, e))
+        # a step that failed is not in the log yet: say which one it was
+        print("FAIL (seed %d) in %s: %s" % (seed, run.where, e))
         print("last steps:\n  " + "\n  ".join(run.log[-12:]))
         return 1
     print("ok: %d steps, %d snapshots taken, %d left" % (nsteps, run.nsnap, len(run.snaps)))

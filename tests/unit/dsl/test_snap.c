@@ -293,6 +293,17 @@ test_holds_rollback_clone(void)
 	TT_OK(dsl_release(dp, s1, 1, "keep", false, err, sizeof (err)));
 	TT_CHECK(dsl_snapshot_info(dp, "tank/fs@s1", &(dsl_snap_info_t){ 0 }, err,
 	    sizeof (err)) == ENOENT);
+	/* -d on a cloned snapshot marks it; destroying the last clone takes it along */
+	snap(dp, "tank/fs@s3");
+	TT_OK(dsl_clone_create(dp, "tank/fs@s3", "tank/cl3", false, NULL, 0, err, sizeof (err)));
+	const char *s3[1] = { "tank/fs@s3" };
+	TT_CHECK(dsl_snapshot_destroy(dp, s3, 1, 0, NULL, NULL, NULL, err, sizeof (err)) == EEXIST);
+	TT_OK(dsl_snapshot_destroy(dp, s3, 1, DSL_DESTROY_DEFER, NULL, NULL, NULL, err,
+	    sizeof (err)));
+	TT_CHECK(info(dp, "tank/fs@s3").dsi_defer_destroy);
+	TT_OK(dsl_dataset_destroy(dp, "tank/cl3", false, err, sizeof (err)));
+	TT_CHECK(dsl_snapshot_info(dp, "tank/fs@s3", &(dsl_snap_info_t){ 0 }, err,
+	    sizeof (err)) == ENOENT);
 	/* bookmarks keep the snapshot's guid and txg */
 	dsl_snap_info_t i2 = info(dp, "tank/fs@s2");
 	TT_OK(dsl_bookmark_create(dp, "tank/fs@s2", "tank/fs#b2", err, sizeof (err)));

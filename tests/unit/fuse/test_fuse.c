@@ -650,6 +650,70 @@ test_killpriv(void)
 	}
 }
 
+/*
+ * A swap of the served file system (a rollback replaces the object set
+ * under the mount): another object set with other files is served on the
+ * same mount.  At once its names show and the old ones are gone, with
+ * the new sizes; a descriptor open across the swap reads ESTALE, never
+ * the old data; the kernel's old inodes are forgotten without a word to
+ * the new fs, so dropping the caches leaves no node; both transports.
+ */
+static void
+test_swap(void)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		tarn_fuse_stats_t ts;
+		fx_setup_pass(pass, &ts);
+		char p[400], buf[64];
+		write_file("old", "old data", 8);
+		write_file("both", "first", 5);
+		fx_path(p, sizeof (p), "old");
+		int held = open(p, O_RDONLY);
+		TT_ASSERT(held >= 0);
+		TT_EQ(read(held, buf, sizeof (buf)), 8);      /* its pages are cached */
+		struct stat st;
+		fx_path(p, sizeof (p), "both");
+		TT_OK(stat(p, &st));
+
+		/* the file system that replaces it: "both" (longer) and "new" */
+		objset_t *os2;
+		posix_fs_t *fs2;
+		posix_fs_opts_t po;
+		posix_cred_t cred = { 0, 0, 022 };
+		posix_attr_t pa;
+		uint64_t n;
+		posix_fs_opts_default(&po);
+		TT_OK(spa_objset_create(F.spa, "fs2", DMU_OST_ZFS, &os2));
+		TT_OK(posix_fs_create(os2, 0, 0));
+		TT_OK(posix_fs_open(os2, &po, &fs2));
+		posix_ino_t root2 = posix_fs_root(fs2);
+		TT_OK(posix_create(fs2, root2, "both", S_IFREG | 0644, 0, &cred, true, &pa));
+		TT_OK(posix_write(fs2, pa.pa_ino, 0, 9, "second!!!", &cred, &n));
+		posix_forget(fs2, pa.pa_ino, 1);
+		TT_OK(posix_create(fs2, root2, "new", S_IFREG | 0644, 0, &cred, true, &pa));
+		posix_forget(fs2, pa.pa_ino, 1);
+
+		TT_OK(tarn_fuse_swap_begin(F.tf));
+		posix_fs_close(F.fs);
+		F.fs = fs2;
+		tarn_fuse_swap_end(F.tf, fs2);
+
+		TT_EQ(read_file("both", buf, sizeof (buf)), 9);
+		TT_CHECK(memcmp(buf, "second!!!", 9) == 0);
+		TT_OK(stat(p, &st));
+		TT_EQ(st.st_size, 9);
+		fx_path(p, sizeof (p), "old");
+		TT_CHECK(stat(p, &st) != 0 && errno == ENOENT);
+		fx_path(p, sizeof (p), "new");
+		TT_OK(stat(p, &st));
+		TT_CHECK(pread(held, buf, sizeof (buf), 0) < 0 && errno == ESTALE);
+		close(held);
+		if (geteuid() == 0)
+			TT_EQ(wait_nodes(0, true), 0);
+		fx_teardown();
+	}
+}
+
 TT_MAIN(
 	{ "data_path", test_data_path },
 	{ "killpriv", test_killpriv },
@@ -659,5 +723,6 @@ TT_MAIN(
 	{ "lookup_counts", test_lookup_counts },
 	{ "unmount", test_unmount },
 	{ "invalidate", test_invalidate },
+	{ "swap", test_swap },
 	{ "outside_unmount", test_outside_unmount },
 )
