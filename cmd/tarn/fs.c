@@ -82,8 +82,12 @@ cli_fs_usage(FILE *f)
 {
 	fprintf(f, "usage: %s command args ...\nwhere 'command' is one of the following:\n\n",
 	    cli_fs_prog);
-	for (size_t i = 0; i < ARRAY_SIZE(cli_fs_verbs); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(cli_fs_verbs); i++) {
+		/* an alias (snap, umount) has its verb's line: print it once */
+		if (i > 0 && strcmp(cli_fs_verbs[i].cv_usage, cli_fs_verbs[i - 1].cv_usage) == 0)
+			continue;
 		fprintf(f, "%s", cli_fs_verbs[i].cv_usage);
+	}
 	fprintf(f, "\nEach dataset is of the form: pool/[dataset/]*dataset\n");
 }
 
