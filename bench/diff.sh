@@ -152,20 +152,9 @@ bench_tarn() {
 
 bench_zfs_fuse() {
 	[ -x "$ZFSFUSE" ] || { echo "# zfs-fuse: not installed (Debian package zfs-fuse)"; return; }
-	local i
 	pgrep -x zfs-fuse >/dev/null &&
 		{ echo "# zfs-fuse: another zfs-fuse daemon runs (one a machine): skipped"; return; }
-	"$ZFSFUSE" --pidfile "$T/zfs-fuse.pid" >>"$T/zfs-fuse.log" 2>&1
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$T/zfs-fuse.pid" ] && break
-		sleep 0.1
-	done
-	ZFS_PID=$(tr -dc '0-9' <"$T/zfs-fuse.pid" 2>/dev/null)
-	[ -n "$ZFS_PID" ] || { echo "# zfs-fuse: the daemon did not start"; return; }
-	for ((i = 0; i < 100; i++)); do
-		"$ZPOOL" list >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	zfs_daemon || { echo "# zfs-fuse: the daemon did not start"; return; }
 	truncate -s "$DEVSIZE" "$T/dev/zfs0"
 	"$ZPOOL" create -m "$MNT" zbenchdiff "$T/dev/zfs0" || return
 	ZFS_POOL=zbenchdiff

@@ -88,3 +88,40 @@ print("wake-up latency: pipe round trip %.0f us across CPUs, %.0f us on one CPU"
       % (cross, same))
 PYEOF
 }
+
+# --- zfs-fuse (the caller sets ZFSFUSE, ZPOOL, T, ZFS_PID, ZFS_POOL)
+
+# zfs_daemon: start zfs-fuse (pid file in $T) unless ZFS_PID is set, and
+# wait until it answers; false (with a message) if it did not
+zfs_daemon() {
+	local i me=${0##*/}
+	[ -n "$ZFS_PID" ] && return 0
+	rm -f "$T/zfs-fuse.pid"
+	"$ZFSFUSE" --pidfile "$T/zfs-fuse.pid" >>"$T/zfs-fuse.log" 2>&1
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$T/zfs-fuse.pid" ] && break
+		sleep 0.1
+	done
+	ZFS_PID=$(tr -dc '0-9' <"$T/zfs-fuse.pid" 2>/dev/null)
+	[ -n "$ZFS_PID" ] || { echo "$me: zfs-fuse did not start" >&2; return 1; }
+	for ((i = 0; i < 100; i++)); do
+		"$ZPOOL" list >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "$me: zfs-fuse does not answer" >&2
+	return 1
+}
+
+# zfs_pool_destroy: destroy $ZFS_POOL; FUSE releases files asynchronously,
+# so "pool is busy" right after a job is retried for a while
+zfs_pool_destroy() {
+	local i
+	[ -n "$ZFS_POOL" ] || return 0
+	for ((i = 0; i < 20; i++)); do
+		timeout 60 "$ZPOOL" destroy -f "$ZFS_POOL" >/dev/null 2>&1 &&
+			{ ZFS_POOL=""; return 0; }
+		sleep 0.5
+	done
+	echo "${0##*/}: zpool destroy $ZFS_POOL failed" >&2
+	return 1
+}

@@ -138,7 +138,7 @@ cleanup() {
 	trap - EXIT INT TERM
 	if [ -n "$TARN_PID" ]; then stop_pid "$TARN_PID"; TARN_PID=""; fi
 	if [ -n "$OVL_PID" ]; then unmount_mnt; stop_pid "$OVL_PID"; OVL_PID=""; fi
-	zfs_destroy
+	zfs_pool_destroy
 	ZFS_POOL=""
 	if [ -n "$ZFS_PID" ]; then stop_pid "$ZFS_PID"; ZFS_PID=""; fi
 	unmount_mnt
@@ -208,38 +208,7 @@ tarn_stop() {
 	unmount_mnt
 }
 
-# --- zfs-fuse
-zfs_daemon() {
-	local i
-	[ -n "$ZFS_PID" ] && return 0
-	"$ZFSFUSE" --pidfile "$T/zfs-fuse.pid" >>"$T/zfs-fuse.log" 2>&1
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$T/zfs-fuse.pid" ] && break
-		sleep 0.1
-	done
-	ZFS_PID=$(tr -dc '0-9' <"$T/zfs-fuse.pid" 2>/dev/null)
-	[ -n "$ZFS_PID" ] || { echo "run-fs.sh: zfs-fuse did not start" >&2; return 1; }
-	for ((i = 0; i < 100; i++)); do
-		"$ZPOOL" list >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	echo "run-fs.sh: zfs-fuse does not answer" >&2
-	return 1
-}
-
-# zfs_destroy: destroy $ZFS_POOL; FUSE releases files asynchronously, so
-# "pool is busy" right after a job is retried for a while.
-zfs_destroy() {
-	local i
-	[ -n "$ZFS_POOL" ] || return 0
-	for ((i = 0; i < 20; i++)); do
-		timeout 60 "$ZPOOL" destroy -f "$ZFS_POOL" >/dev/null 2>&1 &&
-			{ ZFS_POOL=""; return 0; }
-		sleep 0.5
-	done
-	echo "run-fs.sh: zpool destroy $ZFS_POOL failed" >&2
-	return 1
-}
+# --- zfs-fuse: zfs_daemon and zfs_pool_destroy are in lib.bash
 
 # --- fio: run_fio TARGET FIGURE KIND ARGS...  (KIND: bw, iops)
 run_fio() {
@@ -412,7 +381,7 @@ bench_zfs() {
 	fi
 	ZFS_POOL=tarnbenchzfs
 	run_jobs "zfs-$1" zfs_remount
-	zfs_destroy || exit 1
+	zfs_pool_destroy || exit 1
 	rm -rf "${TMPFS:?}/dev"
 }
 

@@ -268,8 +268,7 @@ tarn_teardown() {
 }
 
 # zfs-fuse: pool "sbenchzfs" on $DEV, root dataset at $MNT
-zfs_daemon() {
-	local i
+zfs_daemon_once() {
 	[ -n "$ZFS_PID" ] && return 0
 	# one zfs-fuse a machine (one socket): another's daemon would get our
 	# commands, so the target is skipped
@@ -278,37 +277,11 @@ zfs_daemon() {
 		note "# zfs-fuse: skipped (another zfs-fuse daemon was running)"
 		return 1
 	fi
-	rm -f "$T/zfs-fuse.pid"
-	"$ZFSFUSE" --pidfile "$T/zfs-fuse.pid" >>"$T/zfs-fuse.log" 2>&1
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$T/zfs-fuse.pid" ] && break
-		sleep 0.1
-	done
-	ZFS_PID=$(tr -dc '0-9' <"$T/zfs-fuse.pid" 2>/dev/null)
-	[ -n "$ZFS_PID" ] || { echo "snapshot.sh: zfs-fuse did not start" >&2; return 1; }
-	for ((i = 0; i < 100; i++)); do
-		"$ZPOOL" list >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	echo "snapshot.sh: zfs-fuse does not answer" >&2
-	return 1
-}
-# zfs_pool_destroy: destroy $ZFS_POOL; FUSE releases files asynchronously, so
-# "pool is busy" right after a job is retried for a while
-zfs_pool_destroy() {
-	local i
-	[ -n "$ZFS_POOL" ] || return 0
-	for ((i = 0; i < 20; i++)); do
-		timeout 60 "$ZPOOL" destroy -f "$ZFS_POOL" >/dev/null 2>&1 &&
-			{ ZFS_POOL=""; return 0; }
-		sleep 0.5
-	done
-	echo "snapshot.sh: zpool destroy $ZFS_POOL failed" >&2
-	return 1
+	zfs_daemon
 }
 zfs_setup() {
 	mkdev "$1"
-	zfs_daemon || return 1
+	zfs_daemon_once || return 1
 	# cachefile=none: nothing of ours in zfs-fuse's /var/lib/zfs/zpool.cache
 	"$ZPOOL" create -f -o cachefile=none -m "$MNT" sbenchzfs "$DEV" >"$T/create.out" 2>&1 ||
 		{ echo "snapshot.sh: zpool create failed: $(cat "$T/create.out")" >&2; return 1; }
