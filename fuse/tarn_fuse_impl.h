@@ -391,6 +391,8 @@ bool tarn_fuse_req_tmpfile(void);
 bool tarn_fuse_req_statx(void);
 /* The reply to a STATX: pa's attributes and birth time, valid for timeout seconds. */
 int tarn_fuse_reply_statx(fuse_req_t req, const posix_attr_t *pa, double timeout);
+/* The reply to a GETATTR or a STATX (whichever is being served) with pa. */
+void tarn_fuse_reply_pattr(fuse_req_t req, const posix_attr_t *pa, double timeout);
 
 /* ---- swapping the served file system (tarn_fuse_swap.c) ---- */
 

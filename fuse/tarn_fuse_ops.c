@@ -322,13 +322,7 @@ tf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	double tmo = tf_space_attr_tmo(t);
-	if (tarn_fuse_req_statx()) {
-		(void) tarn_fuse_reply_statx(req, &pa, tmo);
-		return;
-	}
-	struct stat st;
-	tarn_fuse_attr_to_stat(&pa, &st);
-	(void) fuse_reply_attr(req, &st, tmo);
+	tarn_fuse_reply_pattr(req, &pa, tmo);
 }
 
 /* FUSE_SET_ATTR_* -> POSIX_SET_*, with the values in pa. */

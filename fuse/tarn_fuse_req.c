@@ -202,3 +202,15 @@ tarn_fuse_req_kills_suidgid(void)
 	}
 	return (false);
 }
+
+void
+tarn_fuse_reply_pattr(fuse_req_t req, const posix_attr_t *pa, double timeout)
+{
+	if (tarn_fuse_req_statx()) {
+		(void) tarn_fuse_reply_statx(req, pa, timeout);
+		return;
+	}
+	struct stat st;
+	tarn_fuse_attr_to_stat(pa, &st);
+	(void) fuse_reply_attr(req, &st, timeout);
+}

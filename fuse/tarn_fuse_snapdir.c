@@ -523,13 +523,7 @@ tf_ctl_getattr(tarn_fuse_t *t, fuse_req_t req, const tf_tgt_t *tg)
 	posix_attr_t pa;
 	ctl_attr(t, id, &pa);
 	double tmo = id == TF_SNAPDIR_ID ? 1.0 : t->tf_attr_tmo;
-	if (tarn_fuse_req_statx()) {
-		(void) tarn_fuse_reply_statx(req, &pa, tmo);
-		return;
-	}
-	struct stat st;
-	tarn_fuse_attr_to_stat(&pa, &st);
-	(void) fuse_reply_attr(req, &st, tmo);
+	tarn_fuse_reply_pattr(req, &pa, tmo);
 }
 
 static int
