@@ -19,6 +19,8 @@
 #include "dmu.h"
 #include "zap.h"
 
+#include <sys/types.h>
+
 #define DSL_NAME_MAX      256        /* bytes of a full name, NUL included */
 #define DSL_MOUNTPOINT_MAX 1024      /* bytes of a mountpoint value, NUL included */
 #define DSL_USERPROP_MAX   8192      /* bytes of a user property's value, NUL included */
@@ -448,5 +450,180 @@ int dsl_bookmark_destroy(dsl_pool_t *dp, const char *bm, char *err, size_t errle
 int dsl_snapshot_objset_open(dsl_pool_t *dp, const char *snap, objset_t **osp,
     char *err, size_t errlen);
 void dsl_snapshot_objset_close(dsl_pool_t *dp, objset_t *os);
+
+/* ---- send and receive (dsl_stream.c, dsl_send.c, dsl_recv.c) ---- */
+
+/*
+ * A stream is a sequence of records (docs/FORMAT.md "Send streams"):
+ * begin, object, free-objects, write, free, end, and, around the
+ * substreams of a replication stream (send -R), package records whose
+ * payload is opaque to this layer (the host's JSON).  Every record has a
+ * sequence number, its own checksum and the running checksum of the
+ * stream up to it, so a flipped, missing or repeated byte is refused at
+ * the record where it happened: EBADMSG with "record N (TYPE): what".
+ *
+ * Byte I/O is the caller's: write all of len or return an errno; read up
+ * to len bytes and return how many (0 only at the end of input) or -errno.
+ */
+typedef int (*dsl_stream_write_fn_t)(void *arg, const void *buf, size_t len);
+typedef ssize_t (*dsl_stream_read_fn_t)(void *arg, void *buf, size_t len);
+
+typedef struct dsl_stream_out dsl_stream_out_t;
+typedef struct dsl_stream_in dsl_stream_in_t;
+dsl_stream_out_t *dsl_stream_out_create(dsl_stream_write_fn_t fn, void *arg);
+/* Bytes written so far. */
+uint64_t dsl_stream_out_bytes(const dsl_stream_out_t *so);
+void dsl_stream_out_destroy(dsl_stream_out_t *so);
+dsl_stream_in_t *dsl_stream_in_create(dsl_stream_read_fn_t fn, void *arg);
+uint64_t dsl_stream_in_bytes(const dsl_stream_in_t *si);
+void dsl_stream_in_destroy(dsl_stream_in_t *si);
+
+/* A package record (send -R): payload is the host's, up to 16 MiB. */
+int dsl_stream_put_package(dsl_stream_out_t *so, const void *payload, size_t len);
+/* The end of a package (after its last substream). */
+int dsl_stream_put_package_end(dsl_stream_out_t *so);
+
+typedef enum dsl_stream_kind {
+	DSL_STREAM_EOF = 0,         /* no more input (clean end between records) */
+	DSL_STREAM_BEGIN,           /* a substream: dsl_receive takes it */
+	DSL_STREAM_PACKAGE,         /* a package record: dsl_stream_get_package */
+	DSL_STREAM_PACKAGE_END,
+} dsl_stream_kind_t;
+/* What the begin record says (dsl_stream_peek). */
+typedef struct dsl_stream_begin {
+	char     dsb_toname[DSL_NAME_MAX];  /* the sent snapshot, "fs@snap" */
+	uint64_t dsb_toguid;
+	uint64_t dsb_fromguid;              /* 0: a full stream */
+	uint64_t dsb_creation;              /* of the sent snapshot */
+	uint64_t dsb_features;              /* DSL_SEND_* the stream was made with */
+	uint64_t dsb_resume_obj, dsb_resume_off;  /* a resumed send: where it starts */
+	bool     dsb_has_props;             /* carries a property payload (-p) */
+} dsl_stream_begin_t;
+/*
+ * Read (and keep for the next call) the next record: its kind and, for a
+ * begin record, what it says.  EBADMSG (err: the record and what is
+ * wrong), ENOTSUP for a stream of a newer format version ("stream has
+ * unsupported feature, feature flags = ..."), EIO from the read function.
+ */
+int dsl_stream_peek(dsl_stream_in_t *si, dsl_stream_kind_t *kind, dsl_stream_begin_t *begin,
+    char *err, size_t errlen);
+/* Take a package record: its payload (caller frees *payload). */
+int dsl_stream_get_package(dsl_stream_in_t *si, char **payload, size_t *len,
+    char *err, size_t errlen);
+/* Take a package end record. */
+int dsl_stream_get_package_end(dsl_stream_in_t *si, char *err, size_t errlen);
+
+#define DSL_SEND_COMPRESSED 0x01    /* -c: blocks as stored, not decompressed */
+#define DSL_SEND_RAW        0x02    /* -w: stored bytes as they are (implies -c) */
+#define DSL_SEND_LARGE      0x04    /* -L: blocks over 128 KiB at their size (always so) */
+#define DSL_SEND_EMBED      0x08    /* -e (accepted: Tarn has no embedded blocks) */
+#define DSL_SEND_SAVED      0x10    /* --saved: the partial state of a resumable receive */
+
+typedef struct dsl_send_opts {
+	/*
+	 * Incremental base: NULL for a full stream; else "fs@snap",
+	 * "fs#bm", or "@snap" / "#bm" of the sent snapshot's file system.
+	 * A snapshot of the clone's origin is allowed too (-i origin).
+	 */
+	const char *dso_from;
+	int         dso_flags;          /* DSL_SEND_* */
+	/* send -t: resume after this object / offset (0, 0: from the start) */
+	uint64_t    dso_resume_obj, dso_resume_off;
+	/* -p: a property payload (the host's JSON) carried in the stream */
+	const char *dso_props;
+	size_t      dso_propslen;
+} dsl_send_opts_t;
+/*
+ * Write the stream of snapshot snap ("fs@snap") to so: begin, the
+ * objects and blocks (an incremental stream only what was born after
+ * the base: its cost follows the change), end.  Errors: ENOENT "dataset
+ * does not exist" (snap or base), EXDEV "incremental source must be an
+ * earlier snapshot of the same dataset" (also: not earlier), EIO/ECKSUM
+ * reading, and the write function's error (EPIPE).  Holds snap open
+ * while it runs (destroy: EBUSY).
+ */
+int dsl_send(dsl_pool_t *dp, const char *snap, const dsl_send_opts_t *opts,
+    dsl_stream_out_t *so, char *err, size_t errlen);
+/* What dsl_send would write, in bytes (send -n -v -P), without reading data. */
+int dsl_send_estimate(dsl_pool_t *dp, const char *snap, const dsl_send_opts_t *opts,
+    uint64_t *bytes, char *err, size_t errlen);
+/*
+ * A resume token (receive_resume_token) taken apart for send -t: the
+ * snapshot to send, its guid (checked against it), the base (by guid;
+ * 0: full) and where to resume.  EINVAL "resume token is corrupt".
+ */
+typedef struct dsl_resume {
+	char     dr_toname[DSL_NAME_MAX];
+	uint64_t dr_toguid, dr_fromguid;
+	uint64_t dr_obj, dr_off;
+	uint64_t dr_bytes;          /* received so far */
+	int      dr_flags;          /* DSL_SEND_* of the interrupted stream */
+} dsl_resume_t;
+int dsl_resume_token_parse(const char *token, dsl_resume_t *out, char *err, size_t errlen);
+/*
+ * Fill opts (from, flags, resume point) and *snap from a parsed token,
+ * finding the base by its guid among the snapshot's file system's
+ * snapshots and bookmarks.  ENOENT "dataset does not exist" / EXDEV
+ * "GUID mismatch" when the source changed since.
+ */
+int dsl_resume_send_opts(dsl_pool_t *dp, const dsl_resume_t *r, char *snap, size_t snaplen,
+    char *from, size_t fromlen, dsl_send_opts_t *opts, char *err, size_t errlen);
+
+#define DSL_RECV_FORCE     0x01     /* -F: roll back to the base, or replace a
+                                       file system without snapshots (full stream) */
+#define DSL_RECV_RESUMABLE 0x02     /* -s: keep a partial receive */
+#define DSL_RECV_DRYRUN    0x04     /* -n: read and check the stream, change nothing */
+
+/*
+ * The commit of a receive replaces a file system's object set, as
+ * rollback does: the caller's swap function runs commit(cookie) with
+ * every user of name's object set closed (its mount: host_mount_swap)
+ * and returns what commit returned.  NULL: commit is called directly.
+ */
+typedef int (*dsl_recv_commit_fn_t)(void *cookie);
+typedef int (*dsl_recv_swap_fn_t)(void *arg, const char *name, dsl_recv_commit_fn_t commit,
+    void *cookie);
+
+typedef struct dsl_recv_opts {
+	int         dro_flags;          /* DSL_RECV_* */
+	/* properties set when the receive creates the file system (-o, and the stream's) */
+	const dsl_prop_setting_t *dro_props;
+	int         dro_nprops;
+	dsl_recv_swap_fn_t dro_swap;
+	void       *dro_swap_arg;
+} dsl_recv_opts_t;
+
+typedef struct dsl_recv_result {
+	char     drr_snap[DSL_NAME_MAX];    /* the new snapshot, "fs@snap" */
+	bool     drr_created;               /* the file system is new */
+	uint64_t drr_bytes;                 /* stream bytes taken */
+	char    *drr_props;                 /* the stream's property payload or NULL (caller frees) */
+	size_t   drr_propslen;
+} dsl_recv_result_t;
+/*
+ * Receive the next substream of si (its begin record is next: see
+ * dsl_stream_peek) into target: "fs" (the snapshot keeps the stream's
+ * name) or "fs@snap".  Atomic: until the end record has verified, target
+ * shows its old state (a new file system does not show at all); on any
+ * failure nothing changes, except that with -s the partial state is kept
+ * and target's receive_resume_token says how to go on.
+ * Errors (err has zfs's words):
+ *  - EEXIST "destination 'fs' exists" (full stream without -F, or -F on
+ *    one with snapshots: "destination has snapshots (eg. fs@x)"),
+ *  - ENOENT "destination 'fs' does not exist" (incremental), and
+ *    "most recent snapshot of fs does not match incremental source",
+ *  - ETXTBSY "destination fs has been modified since most recent
+ *    snapshot" (without -F),
+ *  - EBADMSG (the record and what is wrong), ENOTSUP (newer version),
+ *  - EBUSY "fs contains partially-complete state from \"zfs receive -s\"."
+ *    (a resumable state exists and the stream is not its resume),
+ *  - ENOSPC, EIO.
+ */
+int dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
+    dsl_stream_in_t *si, dsl_recv_result_t *res, char *err, size_t errlen);
+/* receive_resume_token of fs: ENOENT when it has no partial state. */
+int dsl_recv_resume_token(dsl_pool_t *dp, const char *fs, char *buf, size_t len);
+/* receive -A fs: drop the partial state.  ENOENT "'fs' does not have any resumable receive state to abort". */
+int dsl_recv_abort(dsl_pool_t *dp, const char *fs, char *err, size_t errlen);
 
 #endif
