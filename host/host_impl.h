@@ -131,4 +131,46 @@ int host_mount_swap(struct dsl_pool *dp, const char *name, bool force, const cha
 int host_swap_dataset(struct dsl_pool *dp, const char *name, bool force, const char *verb,
     host_swap_fn_t change, void *arg);
 
+/*
+ * Send and receive (issue 29).  host_recv.c: one substream into a file
+ * system, with the swap under a mount, the stream's properties and -o/-x,
+ * and the mount after; host_send_pkg.c: package streams (send -R, -I) and
+ * their receive.  Both report failures (verb "send" / "receive") and
+ * return 0 or HOST_FAILED.
+ */
+typedef struct host_recv_args {
+	int   hra_flags;                     /* DSL_RECV_* (-F, -s, -n) */
+	bool  hra_nomount;                   /* -u */
+	bool  hra_verbose;                   /* -v */
+	bool  hra_discard;                   /* -d: drop the sent name's pool part */
+	bool  hra_lastonly;                  /* -e: keep only the sent name's last part */
+	const char *const *hra_setprops;     /* -o prop=value */
+	int   hra_nset;
+	const char *const *hra_exclprops;    /* -x prop */
+	int   hra_nexcl;
+} host_recv_args_t;
+/* The file system a stream of toname ("pool/a/b@s") goes to under target (-d, -e). */
+int host_recv_target_name(const host_recv_args_t *a, const char *target, const char *toname,
+    char *out, size_t len);
+int host_recv_one(struct dsl_pool *dp, const host_recv_args_t *a, const char *target,
+    dsl_stream_in_t *si, dsl_recv_result_t *res);
+/* The local properties of fs as the JSON text send -p carries (caller frees). */
+char *host_send_props(struct dsl_pool *dp, const char *fs, size_t *len);
+
+typedef struct host_send_args {
+	const char *hsa_snap;                /* fs@snap */
+	const char *hsa_from;                /* -i / -I base, or NULL */
+	bool  hsa_intermediate;              /* -I */
+	bool  hsa_replicate;                 /* -R */
+	bool  hsa_props;                     /* -p */
+	bool  hsa_holds;                     /* -h */
+	bool  hsa_verbose, hsa_parsable, hsa_dryrun;   /* -v, -P, -n */
+	int   hsa_flags;                     /* DSL_SEND_* */
+} host_send_args_t;
+/* A package stream (-R and/or -I) of a->hsa_snap to so. */
+int host_send_package(struct dsl_pool *dp, const host_send_args_t *a, dsl_stream_out_t *so);
+/* Receive a package stream (its package record is next in si) under target. */
+int host_recv_package(struct dsl_pool *dp, const host_recv_args_t *a, const char *target,
+    dsl_stream_in_t *si);
+
 #endif /* TARN_HOST_IMPL_H */
