@@ -1,0 +1,208 @@
+#!/bin/bash
+# zfs send -R / -I (package streams) and their receive, into another pool
+# of the same daemon:
+#  - send -R of a tree (children, a grandchild, a clone inside the tree,
+#    user and native properties, three snapshots): the target has the same
+#    datasets and snapshots (zfs list -t all), the sent properties (zfs
+#    get), the clone as a clone of the received origin, the same files
+#    (diff -r of the mounts and of a snapshot under .zfs);
+#  - then at the source a new snapshot, a renamed snapshot, a destroyed
+#    snapshot, a destroyed file system, a renamed file system and a new
+#    child; send -R -I from the common snapshot and receive -F: the target
+#    matches again (renames and destroys followed);
+#  - send -I without -R: every snapshot between arrives;
+#  - bad input: -R of a missing snapshot, receive of a package into a
+#    missing parent, a truncated package: one line, exit 1, the target
+#    unchanged.
+#
+# Cleanup (lib.sh): both pools destroyed with -f (unmounts), the daemon
+# stopped by its PID, FUSE mounts left under the temp dir detached, the
+# stream files removed with the temp dir.
+. "$(dirname "$0")/lib.sh"
+describe "zfs send -R / -I and receive (-F): trees, clones, properties, renames, destroys"
+require_daemon_mounts
+
+MNT2="$E2E_TMP/mnt2"
+S="$E2E_TMP/streams"
+mkdir -p "$S"
+
+# send ARGS... >FILE / recv ARGS... <FILE through a shell (the stream is binary)
+send_to() {
+	local file=$1
+	shift
+	run bash -c '"$0" fs send "$@" >"'"$file"'"' "$TARN" "$@"
+	if [ "$RC" -eq 0 ]; then pass; else fail "send $* (rc $RC)"; show_output; fi
+}
+recv_from() {
+	local file=$1
+	shift
+	run bash -c '"$0" fs receive "$@" <"'"$file"'"' "$TARN" "$@"
+	if [ "$RC" -eq 0 ]; then pass; else fail "receive $* (rc $RC)"; show_output; fi
+}
+
+# listing POOLFS: names of the tree and its snapshots, relative to POOLFS
+listing() {
+	"$TARN" fs list -H -o name -t all -r "$1" 2>&1 | sed "s,^$1,X," | sort
+}
+
+# same_tree DESC SRC DST: zfs list -t all of both trees must be equal
+same_tree() {
+	listing "$2" >"$E2E_TMP/l.src"
+	listing "$3" >"$E2E_TMP/l.dst"
+	if diff -u "$E2E_TMP/l.src" "$E2E_TMP/l.dst" >"$E2E_TMP/l.diff"; then pass; else
+		fail "$1: the trees differ (- $2, + $3)"
+		sed 's/^/  /' "$E2E_TMP/l.diff" >&2
+	fi
+}
+
+# same_files DESC DIR1 DIR2
+same_files() {
+	if diff -r "$2" "$3" >"$E2E_TMP/f.diff" 2>&1; then pass; else
+		fail "$1: files differ ($2, $3)"
+		head -n 20 "$E2E_TMP/f.diff" | sed 's/^/  /' >&2
+	fi
+}
+
+# props DATASET: the sent properties' values
+props() {
+	"$TARN" fs get -H -o value com.example:tag,com.example:x,compression,recordsize "$1" 2>&1
+}
+
+same_props() {
+	local a b
+	a=$(props "$2")
+	b=$(props "$3")
+	if [ "$a" = "$b" ]; then pass; else
+		fail "$1: properties differ: '$a' vs '$b'"
+	fi
+}
+
+mkdevs 2 256M
+tarn_ok pool create -m "$MNT" tank "${DEV[0]}"
+tarn_ok pool create -m "$MNT2" dst "${DEV[1]}"
+
+# --- the source tree
+tarn_ok fs create -o com.example:tag=one tank/src
+tarn_ok fs create -o com.example:x=two tank/src/c1
+tarn_ok fs create tank/src/c1/g
+tarn_ok fs create -o compression=lz4 -o recordsize=16K tank/src/c2
+printf 'top\n' >"$MNT/src/f"
+mkdir -p "$MNT/src/d"
+head -c 300000 /dev/urandom >"$MNT/src/d/big"
+printf 'one\n' >"$MNT/src/c1/f"
+printf 'grand\n' >"$MNT/src/c1/g/f"
+seq 1 20000 >"$MNT/src/c2/seq"
+sync -f "$MNT/src"
+tarn_ok fs snapshot -r tank/src@s1
+printf 'second\n' >>"$MNT/src/f"
+printf 'two\n' >"$MNT/src/c1/f2"
+rm "$MNT/src/c2/seq"
+sync -f "$MNT/src"
+tarn_ok fs snapshot -r tank/src@s2
+tarn_ok fs clone tank/src/c1@s1 tank/src/cl
+printf 'in the clone\n' >"$MNT/src/cl/own"
+printf 'third\n' >>"$MNT/src/f"
+sync -f "$MNT/src"
+tarn_ok fs snapshot -r tank/src@s3
+
+# --- send -R, receive into the other pool
+send_to "$S/full" -R tank/src@s3
+recv_from "$S/full" dst/copy
+same_tree "full -R" tank/src dst/copy
+for d in "" /c1 /c1/g /c2 /cl; do
+	same_props "full -R: tank/src$d" "tank/src$d" "dst/copy$d"
+done
+tarn_ok fs get -H -o value origin dst/copy/cl
+out_is "dst/copy/c1@s1"
+same_files "full -R" "$MNT/src" "$MNT2/copy"
+same_files "full -R, snapshot s1" "$MNT/src/.zfs/snapshot/s1" "$MNT2/copy/.zfs/snapshot/s1"
+same_files "full -R, snapshot s2 of c2" "$MNT/src/c2/.zfs/snapshot/s2" \
+	"$MNT2/copy/c2/.zfs/snapshot/s2"
+
+# --- changes at the source, then send -R -I and receive -F
+printf 'fourth\n' >>"$MNT/src/f"
+printf 'changed\n' >"$MNT/src/c1/f"
+tarn_ok fs snapshot tank/src/c1@s3b           # only c1 has it
+tarn_ok fs rename tank/src/c1@s2 tank/src/c1@s2r
+tarn_ok fs destroy tank/src@s2
+tarn_ok fs destroy -r tank/src/c1/g
+tarn_ok fs rename tank/src/c2 tank/src/c2b
+tarn_ok fs create tank/src/c3
+printf 'new child\n' >"$MNT/src/c3/f"
+sync -f "$MNT/src"
+tarn_ok fs snapshot -r tank/src@s4
+send_to "$S/incr" -R -I @s3 tank/src@s4
+recv_from "$S/incr" -F dst/copy
+same_tree "incremental -R -I, receive -F" tank/src dst/copy
+same_files "incremental -R -I" "$MNT/src" "$MNT2/copy"
+same_props "incremental: tank/src/c2b" tank/src/c2b dst/copy/c2b
+# a second receive of the same package changes nothing (all there by guid)
+recv_from "$S/incr" -F dst/copy
+same_tree "the same package again" tank/src dst/copy
+
+# --- send -I without -R: every snapshot between
+tarn_ok fs create tank/solo
+for s in a b c d; do
+	printf '%s\n' "$s" >>"$MNT/solo/f"
+	sync -f "$MNT/solo"
+	tarn_ok fs snapshot "tank/solo@$s"
+done
+send_to "$S/solo_a" tank/solo@a
+recv_from "$S/solo_a" dst/solo
+send_to "$S/solo_ad" -I @a tank/solo@d
+recv_from "$S/solo_ad" dst/solo
+same_tree "-I without -R" tank/solo dst/solo
+same_files "-I without -R" "$MNT/solo" "$MNT2/solo"
+same_files "-I without -R, snapshot b" "$MNT/solo/.zfs/snapshot/b" \
+	"$MNT2/solo/.zfs/snapshot/b"
+
+# --- bad input
+tarn_err 1 "^cannot open 'tank/src@s9': dataset does not exist" fs send -I @s1 tank/src@s9
+tarn_err 1 "^cannot open 'tank/src@nope': dataset does not exist" fs send -R tank/src@nope
+# unchanged DESC DATASET: the listing saved in $E2E_TMP/before is still the same
+unchanged() {
+	listing "$2" >"$E2E_TMP/after"
+	if diff -u "$E2E_TMP/before" "$E2E_TMP/after" >"$E2E_TMP/u.diff"; then pass; else
+		fail "$1 changed $2:"
+		sed 's/^/  /' "$E2E_TMP/u.diff" >&2
+	fi
+}
+# recv_bad DESC FILE TARGET: the receive fails with one line, exit 1
+recv_bad() {
+	run bash -c '"$0" fs receive "$1" <"$2"' "$TARN" "$3" "$2"
+	[ "$RC" -eq 1 ] && [ "$(wc -l <"$ERR")" -eq 1 ] && pass ||
+		{ fail "$1 (rc $RC)"; show_output; }
+}
+listing dst >"$E2E_TMP/before"
+recv_bad "receive of a package into a missing parent" "$S/full" dst/nope/x
+unchanged "a receive into a missing parent" dst
+# a truncated package: cut in its header, and in its first (big) substream
+tarn_ok fs create tank/tr
+printf 'a\n' >"$MNT/tr/f"
+sync -f "$MNT/tr"
+tarn_ok fs snapshot tank/tr@a
+head -c 2000000 /dev/urandom >"$MNT/tr/big"
+sync -f "$MNT/tr"
+tarn_ok fs snapshot tank/tr@b
+printf 'c\n' >>"$MNT/tr/f"
+sync -f "$MNT/tr"
+tarn_ok fs snapshot tank/tr@c
+send_to "$S/tr_a" tank/tr@a
+recv_from "$S/tr_a" dst/tr
+send_to "$S/tr_ac" -I @a tank/tr@c
+size=$(stat -c %s "$S/tr_ac")
+listing dst/tr >"$E2E_TMP/before"
+for cut in 40 $((size / 2)) $((size - 1)); do
+	head -c "$cut" "$S/tr_ac" >"$S/cut"
+	recv_bad "receive of a package cut at byte $cut of $size" "$S/cut" dst/tr
+	# the last cut may leave the first substreams received: -F takes the rest
+	[ "$cut" -lt $((size - 1)) ] && unchanged "a package cut at byte $cut" dst/tr
+done
+recv_from "$S/tr_ac" dst/tr
+same_tree "the whole package after the cut ones" tank/tr dst/tr
+same_files "the whole package after the cut ones" "$MNT/tr" "$MNT2/tr"
+
+tarn_ok pool scrub -w dst
+tarn_ok pool status -x dst
+out_has "healthy"
+e2e_done
