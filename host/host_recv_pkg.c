@@ -143,14 +143,21 @@ rp_guid_visit(void *arg, const char *name, int depth)
 	    sizeof (gf->gf_snap)) ? 1 : 0);
 }
 
-/* The snapshot with that guid in the received tree, into out; false: none. */
+/*
+ * The snapshot with that guid in the received tree, else anywhere in the
+ * target's pool (zfs looks for a clone's origin the same way), into out.
+ */
 static bool
 rp_find_guid(rpkg_t *rp, uint64_t guid, char *out, size_t len)
 {
 	rp_guid_find_t gf = { .gf_dp = rp->rp_dp, .gf_guid = guid };
+	char pool[DSL_NAME_MAX];
 
-	if (!dsl_dataset_exists(rp->rp_dp, rp->rp_top) ||
-	    dsl_dataset_iter(rp->rp_dp, rp->rp_top, -1, rp_guid_visit, &gf) != 1)
+	(void) snprintf(pool, sizeof (pool), "%.*s", (int)strcspn(rp->rp_top, "/"),
+	    rp->rp_top);
+	if ((!dsl_dataset_exists(rp->rp_dp, rp->rp_top) ||
+	    dsl_dataset_iter(rp->rp_dp, rp->rp_top, -1, rp_guid_visit, &gf) != 1) &&
+	    dsl_dataset_iter(rp->rp_dp, pool, -1, rp_guid_visit, &gf) != 1)
 		return (false);
 	(void) snprintf(out, len, "%s", gf.gf_snap);
 	return (true);
