@@ -458,7 +458,10 @@ dsl_recv_prepare(dsl_recv_t *rv, const char *target)
 	if (!rv->rv_dryrun)
 		e = recv_prepare_work(rv);
 	if (e == 0 && rv->rv_resuming) {
-		e = recv_open(rv);
+		if (rv->rv_mode != DSL_RECV_NEW)
+			e = dsl_lookup(dp, rv->rv_fs, &rv->rv_head, rv->rv_err, rv->rv_errlen);
+		if (e == 0)
+			e = recv_open(rv);
 		tarn_mutex_unlock(&dp->dp_lock);
 		return (e);
 	}
