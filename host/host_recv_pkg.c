@@ -9,10 +9,9 @@
  * the snapshot and its guid; a snapshot the target file system has
  * already (by guid) is read and dropped (a dry-run receive), as zfs skips
  * what was received before; else host_recv_one receives it into its file
- * system, made first where it is missing: its parents (dsl create -p),
- * and for a clone (an incremental stream into a file system that does
- * not exist) the clone of the target's snapshot whose guid is the
- * stream's base.  The package end record closes it; a stream that ends
+ * system, whose missing parents are made first (a clone, an incremental
+ * stream into a file system that does not exist, is dsl_receive's to
+ * make from the snapshot with the base's guid).  The package end record closes it; a stream that ends
  * before it is refused (what was received stays: each substream is
  * atomic on its own, a package is not).
  *
@@ -41,7 +40,7 @@ typedef struct rpkg {
 	bool        rp_dry;
 } rpkg_t;
 
-#define RP_ERR(rp, e, msg) host_report("receive", (rp)->rp_target, (e), (msg))
+#define RP_ERR(rp, e, msg) host_report("receive", "", (e), (msg))
 
 static const char *
 rp_str(json_object *o, const char *key)
@@ -128,88 +127,59 @@ rp_fs_has_guid(dsl_pool_t *dp, const char *fs, uint64_t guid, char *out, size_t 
 	return (found);
 }
 
-typedef struct rp_guid_find {
-	dsl_pool_t *gf_dp;
-	uint64_t gf_guid;
-	char gf_snap[DSL_NAME_MAX];
-} rp_guid_find_t;
-
-static int
-rp_guid_visit(void *arg, const char *name, int depth)
-{
-	rp_guid_find_t *gf = arg;
-	(void) depth;
-	return (rp_fs_has_guid(gf->gf_dp, name, gf->gf_guid, gf->gf_snap,
-	    sizeof (gf->gf_snap)) ? 1 : 0);
-}
-
 /*
- * The snapshot with that guid in the received tree, else anywhere in the
- * target's pool (zfs looks for a clone's origin the same way), into out.
- */
-static bool
-rp_find_guid(rpkg_t *rp, uint64_t guid, char *out, size_t len)
-{
-	rp_guid_find_t gf = { .gf_dp = rp->rp_dp, .gf_guid = guid };
-	char pool[DSL_NAME_MAX];
-
-	(void) snprintf(pool, sizeof (pool), "%.*s", (int)strcspn(rp->rp_top, "/"),
-	    rp->rp_top);
-	if ((!dsl_dataset_exists(rp->rp_dp, rp->rp_top) ||
-	    dsl_dataset_iter(rp->rp_dp, rp->rp_top, -1, rp_guid_visit, &gf) != 1) &&
-	    dsl_dataset_iter(rp->rp_dp, pool, -1, rp_guid_visit, &gf) != 1)
-		return (false);
-	(void) snprintf(out, len, "%s", gf.gf_snap);
-	return (true);
-}
-
-/*
- * Make fs ready for a substream that creates it: its missing parents,
- * and for an incremental one (a clone) the clone of its base.
+ * Make the parents of fs, a file system that a substream creates (those
+ * the package did not carry: zfs makes them too).  A clone (an
+ * incremental substream into a new file system) is dsl_receive's to make,
+ * of the snapshot whose guid is the stream's base.
  */
 static int
-rp_prepare_new(rpkg_t *rp, const char *fs, const dsl_stream_begin_t *b)
+rp_prepare_new(rpkg_t *rp, const char *fs)
 {
-	char parent[DSL_NAME_MAX], err[512], origin[DSL_NAME_MAX];
+	char parent[DSL_NAME_MAX], err[512];
 	const char *slash = strrchr(fs, '/');
 
-	if (slash != NULL) {
-		(void) snprintf(parent, sizeof (parent), "%.*s", (int)(slash - fs), fs);
-		if (!dsl_dataset_exists(rp->rp_dp, parent)) {
-			int e = dsl_dataset_create(rp->rp_dp, parent, true, NULL, 0, err,
-			    sizeof (err));
-			if (e != 0)
-				return (host_report("receive", parent, e, err));
-			(void) host_mount_tree(rp->rp_dp, parent, true);
-		}
-	}
-	if (b->dsb_fromguid == 0)
+	if (slash == NULL)
 		return (0);
-	if (!rp_find_guid(rp, b->dsb_fromguid, origin, sizeof (origin)))
-		return (host_report("receive", fs, ENOENT,
-		    "local origin for clone does not exist"));
-	int e = dsl_clone_create(rp->rp_dp, origin, fs, false, NULL, 0, err, sizeof (err));
+	(void) snprintf(parent, sizeof (parent), "%.*s", (int)(slash - fs), fs);
+	if (dsl_dataset_exists(rp->rp_dp, parent))
+		return (0);
+	int e = dsl_dataset_create(rp->rp_dp, parent, true, NULL, 0, err, sizeof (err));
 	if (e != 0)
-		return (host_report("receive", fs, e, err));
+		return (host_report("create", parent, e, err));
+	(void) host_mount_tree(rp->rp_dp, parent, true);
 	return (0);
 }
 
-/* Read one substream and drop it (what the target has already). */
+/*
+ * Read one substream and drop it: what the target has already.  dsl.h
+ * has no call that only reads a substream, so it is a dry-run receive
+ * that the target takes: an incremental one into fs (forced, as the base
+ * need not be its newest snapshot), a full one into a name below fs that
+ * does not exist.
+ */
 static int
 rp_skip(rpkg_t *rp, const char *fs, const dsl_stream_begin_t *b, dsl_stream_in_t *si)
 {
-	dsl_recv_opts_t o = { .dro_flags = DSL_RECV_DRYRUN };
+	dsl_recv_opts_t o = { .dro_flags = DSL_RECV_DRYRUN | DSL_RECV_FORCE };
 	dsl_recv_result_t res;
-	char err[512];
+	char err[512], name[DSL_NAME_MAX];
 
+	(void) snprintf(name, sizeof (name), "%s", fs);
+	for (int i = 0; b->dsb_fromguid == 0; i++) {
+		if (snprintf(name, sizeof (name), "%s/skip-%d", fs, i) >= (int)sizeof (name) - 64)
+			return (host_report("receive", b->dsb_toname, ENAMETOOLONG,
+			    "name is too long"));
+		if (!dsl_dataset_exists(rp->rp_dp, name))
+			break;
+	}
 	memset(&res, 0, sizeof (res));
-	int e = dsl_receive(rp->rp_dp, fs, &o, si, &res, err, sizeof (err));
+	int e = dsl_receive(rp->rp_dp, name, &o, si, &res, err, sizeof (err));
 	tarn_free(res.drr_props);
 	if (e != 0)
 		return (host_report("receive", b->dsb_toname, e, err));
 	return (0);
 }
-
 /* One substream (its begin record is next). */
 static int
 rp_substream(rpkg_t *rp, const dsl_stream_begin_t *b, dsl_stream_in_t *si)
@@ -223,18 +193,12 @@ rp_substream(rpkg_t *rp, const dsl_stream_begin_t *b, dsl_stream_in_t *si)
 	bool exists = dsl_dataset_exists(rp->rp_dp, fs);
 	if (exists && rp_fs_has_guid(rp->rp_dp, fs, b->dsb_toguid, NULL, 0))
 		return (rp_skip(rp, fs, b, si));
-	if (!exists && !rp->rp_dry && rp_prepare_new(rp, fs, b) != 0)
+	if (!exists && !rp->rp_dry && rp_prepare_new(rp, fs) != 0)
 		return (HOST_FAILED);
 	dsl_recv_result_t res;
 	memset(&res, 0, sizeof (res));
 	int r = host_recv_one(rp->rp_dp, &rp->rp_a, fs, si, &res);
 	tarn_free(res.drr_props);
-	if (r != 0 && !exists && !rp->rp_dry && b->dsb_fromguid != 0 &&
-	    dsl_dataset_exists(rp->rp_dp, fs)) {
-		/* the clone made for it goes again: the target as it was */
-		char err[512];
-		(void) dsl_dataset_destroy(rp->rp_dp, fs, false, err, sizeof (err));
-	}
 	return (r);
 }
 
@@ -498,16 +462,23 @@ rp_start(rpkg_t *rp, const host_recv_args_t *a)
 	if (host_recv_target_name(a, rp->rp_target, to, rp->rp_top, sizeof (rp->rp_top)) != 0)
 		return (RP_ERR(rp, ENAMETOOLONG, "name is too long"));
 	if (a->hra_discard || a->hra_lastonly) {
-		if (!dsl_dataset_exists(rp->rp_dp, rp->rp_target))
-			return (RP_ERR(rp, ENOENT, "specified fs does not exist"));
+		if (!dsl_dataset_exists(rp->rp_dp, rp->rp_target)) {
+			char msg[DSL_NAME_MAX + 64];
+			(void) snprintf(msg, sizeof (msg), "specified fs (%s) does not exist",
+			    rp->rp_target);
+			return (RP_ERR(rp, ENOENT, msg));
+		}
 		return (0);
 	}
 	const char *slash = strrchr(rp->rp_top, '/');
 	if (slash == NULL)
 		return (0);
 	(void) snprintf(parent, sizeof (parent), "%.*s", (int)(slash - rp->rp_top), rp->rp_top);
-	if (!dsl_dataset_exists(rp->rp_dp, parent))
-		return (host_report("receive", rp->rp_top, ENOENT, "parent does not exist"));
+	if (!dsl_dataset_exists(rp->rp_dp, parent)) {
+		char msg[DSL_NAME_MAX + 64];
+		(void) snprintf(msg, sizeof (msg), "parent of '%s' does not exist", rp->rp_top);
+		return (host_report("receive new filesystem stream", "", ENOENT, msg));
+	}
 	return (0);
 }
 

@@ -28,14 +28,16 @@
  *    snapshot name in each): from the base to each later snapshot up to
  *    the sent one (-I), or the base to the sent one (-i);
  *  - else: the first snapshot full (a clone whose origin is in the
- *    package: incremental from the origin), then each next one up to the
- *    sent one.  A top file system's base may be a bookmark or, without
+ *    package: incremental from the origin, once the engine takes that:
+ *    PKG_CLONES_AS_CLONES), then each next one up to the sent one.  A top file system's base may be a bookmark or, without
  *    -R, its origin (zfs send -I pool/orig@x pool/clone@s).
  * The property payload of each file system rides on its first substream
  * (-p, and -R always), for host_recv_one to set (with receive's -o/-x).
- * -v / -P: zfs's estimate lines first ("full send of ...", "send from
- * @a to fs@b estimated size is ...", "total estimated size is ..."); -n:
- * only them, nothing is written.
+ * -v / -P: the estimate of each substream first, then the total, as
+ * parts the command line prints in zfs's words (host_send_emit_*: "full
+ * send of ...", "send from @a to fs@b estimated size is ...", "total
+ * estimated size is ..."), and a start part before each substream for
+ * its progress lines; -n: only the estimates, nothing is written.
  */
 #include "host_impl.h"
 #include "tarn_array.h"
@@ -76,9 +78,6 @@ typedef struct pkg_send {
 
 #define PKG_FS(pk, i)   TARN_ARRAY_AT(&(pk)->pk_fss, pkg_fs_t, i)
 #define PKG_SUB(pk, i)  TARN_ARRAY_AT(&(pk)->pk_subs, pkg_sub_t, i)
-
-/* A verbose line, to the command's stderr (the client's in tarnd). */
-#define pkg_say(...) host_warn(__VA_ARGS__)
 
 /* dsl_dataset_iter: one more file system, with its snapshots up to the sent one. */
 static int
@@ -230,11 +229,21 @@ pkg_fs_of(pkg_send_t *pk, const char *snap)
 	return (pkg_fs_find(pk, snap, strcspn(snap, "@#")));
 }
 
+/*
+ * Whether a clone goes as an incremental stream from its origin (as zfs
+ * sends it: the receiver makes it a clone of the origin it has by guid)
+ * or, as now, as a full stream (a file system of its own at the target).
+ * The engine's dsl_receive cannot take the former yet: an incremental
+ * stream into a file system that does not exist is refused, and a base
+ * that is the target's origin rather than a snapshot of its own too.
+ */
+#define PKG_CLONES_AS_CLONES false
+
 /* Is f's origin a snapshot the package carries (so that f goes as its clone)? */
 static bool
 pkg_origin_sent(pkg_send_t *pk, const pkg_fs_t *f)
 {
-	if (f->pf_origin[0] == '\0')
+	if (!PKG_CLONES_AS_CLONES || f->pf_origin[0] == '\0')
 		return (false);
 	int o = pkg_fs_of(pk, f->pf_origin);
 	if (o < 0 || PKG_FS(pk, o).pf_to < 0)
@@ -408,13 +417,13 @@ pkg_from_short(const pkg_sub_t *s)
 	return (s->ps_from);
 }
 
-/* -v / -P: each substream's estimate and the total, as zfs prints them. */
+/* -v / -P: each substream's estimate and the total (parts the command line prints). */
 static int
 pkg_estimate(pkg_send_t *pk)
 {
 	const host_send_args_t *a = pk->pk_a;
 	uint64_t total = 0;
-	char err[512], nb[32];
+	char err[512];
 
 	for (size_t i = 0; i < tarn_array_len(&pk->pk_subs); i++) {
 		pkg_sub_t *s = &PKG_SUB(pk, i);
@@ -425,23 +434,10 @@ pkg_estimate(pkg_send_t *pk)
 		if (e != 0)
 			return (host_report("send", s->ps_snap, e, err));
 		total += s->ps_size;
-		dsl_nicebytes(s->ps_size, nb, sizeof (nb));
-		const char *from = pkg_from_short(s);
-		if (a->hsa_parsable && s->ps_from[0] == '\0')
-			pkg_say("full\t%s\t%llu\n", s->ps_snap, (unsigned long long)s->ps_size);
-		else if (a->hsa_parsable)
-			pkg_say("incremental\t%s\t%s\t%llu\n", from[0] == '@' ? from + 1 : from,
-			    s->ps_snap, (unsigned long long)s->ps_size);
-		else if (s->ps_from[0] == '\0')
-			pkg_say("full send of %s estimated size is %s\n", s->ps_snap, nb);
-		else
-			pkg_say("send from %s to %s estimated size is %s\n", from, s->ps_snap, nb);
+		host_send_emit_estimate(s->ps_from[0] != '\0' ? pkg_from_short(s) : NULL,
+		    s->ps_snap, s->ps_size);
 	}
-	dsl_nicebytes(total, nb, sizeof (nb));
-	if (a->hsa_parsable)
-		pkg_say("size\t%llu\n", (unsigned long long)total);
-	else
-		pkg_say("total estimated size is %s\n", nb);
+	host_send_emit_total(total);
 	return (0);
 }
 
@@ -463,6 +459,7 @@ pkg_send_subs(pkg_send_t *pk, dsl_stream_out_t *so)
 			    &o.dso_propslen);
 			o.dso_props = p;
 		}
+		host_send_emit_start(s->ps_snap);
 		int e = dsl_send(pk->pk_dp, s->ps_snap, &o, so, err, sizeof (err));
 		tarn_free(p);
 		if (e != 0)
