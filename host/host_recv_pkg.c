@@ -193,6 +193,9 @@ rp_substream(rpkg_t *rp, const dsl_stream_begin_t *b, dsl_stream_in_t *si)
 	bool exists = dsl_dataset_exists(rp->rp_dp, fs);
 	if (exists && rp_fs_has_guid(rp->rp_dp, fs, b->dsb_toguid, NULL, 0))
 		return (rp_skip(rp, fs, b, si));
+	if (!exists && rp->rp_dry && b->dsb_fromguid != 0)
+		return (host_report("receive", b->dsb_toname, ENOTSUP, "-n cannot check an "
+		    "incremental stream into a file system that the package creates"));
 	if (!exists && !rp->rp_dry && rp_prepare_new(rp, fs) != 0)
 		return (HOST_FAILED);
 	dsl_recv_result_t res;

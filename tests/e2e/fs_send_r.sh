@@ -157,6 +157,40 @@ same_files "-I without -R" "$MNT/solo" "$MNT2/solo"
 same_files "-I without -R, snapshot b" "$MNT/solo/.zfs/snapshot/b" \
 	"$MNT2/solo/.zfs/snapshot/b"
 
+# --- -d and -e: the sent names under the target
+tarn_ok fs create dst/dd
+recv_from "$S/full" -d dst/dd
+recv_from "$S/incr" -d -F dst/dd
+same_tree "receive -d" tank/src dst/dd/src
+tarn_ok fs list -H -o name dst/dd/src/c2b
+tarn_ok fs create dst/ee
+run bash -c '"$0" fs receive -e dst/ee <"$1"' "$TARN" "$S/incr"
+[ "$RC" -eq 1 ] && pass || fail "an incremental package into an empty -e target: rc $RC"
+recv_from "$S/full" -e dst/ee
+tarn_ok fs list -H -o name dst/ee/src/c1/g
+
+# --- -n -v -P of a package: every substream's estimate and the total, nothing sent
+run "$TARN" fs send -nvP -R -I @s3 tank/src@s4
+[ "$RC" -eq 0 ] && pass || { fail "send -nvP -R -I (rc $RC)"; show_output; }
+grep -q "^incremental	.*	tank/src/c1@s3b	[0-9]" "$OUT" && pass ||
+	{ fail "send -nvP: no line for c1@s3b"; show_output; }
+grep -q "^full	tank/src/c3@s4	[0-9]" "$OUT" && pass ||
+	{ fail "send -nvP: no full line for the new child"; show_output; }
+grep -q "^size	[0-9][0-9]*$" "$OUT" && pass || { fail "send -nvP: no size line"; show_output; }
+run "$TARN" fs send -nv -I @a tank/solo@d
+[ "$(grep -c '^send from @[abc] to tank/solo@[bcd] estimated size is' "$OUT")" -eq 3 ] &&
+	grep -q "^total estimated size is" "$OUT" && pass ||
+	{ fail "send -nv -I: a line a snapshot and the total"; show_output; }
+
+# --- -h: holds go with the package; receive -v says what it receives
+tarn_ok fs hold keep tank/solo@b
+send_to "$S/holds" -R -h tank/solo@d
+recv_from "$S/holds" -v dst/held
+grep -q "receiving full stream of tank/solo@a into dst/held@a" "$OUT" "$ERR" && pass ||
+	{ fail "receive -v: no line for the first substream"; show_output; }
+tarn_ok fs holds -H dst/held@b
+out_has "keep"
+
 # --- bad input
 tarn_err 1 "^cannot open 'tank/src@s9': dataset does not exist" fs send -I @s1 tank/src@s9
 tarn_err 1 "^cannot open 'tank/src@nope': dataset does not exist" fs send -R tank/src@nope
