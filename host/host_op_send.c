@@ -256,14 +256,14 @@ send_resume_open(send_req_t *sr, host_fs_t *fs)
 	int e = dsl_resume_token_parse(sr->sr_token, r, err, sizeof (err));
 	if (e != 0) {
 		tarn_free(r);
-		return (host_report("resume send", "-t", e, err));
+		return (host_report("resume send", "", e, err));
 	}
 	int ret = host_fs_open("open", r->dr_toname, false, fs);
 	if (ret == 0) {
 		e = dsl_resume_send_opts(fs->hf_dp, r, sr->sr_snap, sizeof (sr->sr_snap),
 		    sr->sr_from, sizeof (sr->sr_from), &sr->sr_opts, err, sizeof (err));
 		if (e != 0) {
-			ret = host_report("resume send", r->dr_toname, e, err);
+			ret = host_report("resume send", "", e, err);
 			host_fs_close(fs);
 		}
 	}
