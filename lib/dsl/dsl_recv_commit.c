@@ -236,10 +236,13 @@ recv_names(dsl_recv_t *rv, const char *target)
 	}
 	(void) snprintf(rv->rv_fs, sizeof (rv->rv_fs), "%.*s", (int)fl, target);
 	(void) snprintf(rv->rv_snap, sizeof (rv->rv_snap), "%s", at != NULL ? at + 1 : sat + 1);
-	int e = dsl_name_validate(rv->rv_fs, rv->rv_err, rv->rv_errlen);
-	if (e == 0)
-		e = dsl_snap_name_validate(rv->rv_snap, '@', rv->rv_err, rv->rv_errlen);
-	return (e);
+	if (strlen(rv->rv_fs) + 1 + strlen(rv->rv_snap) >= DSL_NAME_MAX) {
+		(void) snprintf(rv->rv_err, rv->rv_errlen, "name is too long");
+		return (SET_ERROR(ENAMETOOLONG));
+	}
+	char full[DSL_NAME_MAX];
+	dsl_join(full, sizeof (full), rv->rv_fs, '@', rv->rv_snap);
+	return (dsl_snap_name_validate(full, '@', rv->rv_err, rv->rv_errlen));
 }
 
 /* A saved state that this stream goes on from, or a leftover to clear (lock held). */
@@ -455,7 +458,10 @@ dsl_recv_prepare(dsl_recv_t *rv, const char *target)
 	if (!rv->rv_dryrun)
 		e = recv_prepare_work(rv);
 	if (e == 0 && rv->rv_resuming) {
-		e = recv_open(rv);
+		if (rv->rv_mode != DSL_RECV_NEW)
+			e = dsl_lookup(dp, rv->rv_fs, &rv->rv_head, rv->rv_err, rv->rv_errlen);
+		if (e == 0)
+			e = recv_open(rv);
 		tarn_mutex_unlock(&dp->dp_lock);
 		return (e);
 	}
