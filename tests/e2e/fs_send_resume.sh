@@ -70,7 +70,7 @@ run bash -c "'$TARN' fs send -nvP -t '$tok'"
 	{ fail "send -nvP -t TOKEN"; show_output; }
 run bash -c "'$TARN' fs send -t '$tok' | '$TARN' fs receive -s tank2/r"
 [ "$RC" -eq 0 ] && pass || { fail "send -t | receive -s (rc $RC)"; show_output; }
-same_tree "$A" "$MNT/dst/r" "the resumed receive"
+same_tree "$A/.zfs/snapshot/s1" "$MNT/dst/r" "the resumed receive"
 [ "$(token_of tank2/r)" = "-" ] && pass || fail "the token is still set after the resume"
 
 # a partial state refuses another stream that is not its resume
@@ -86,7 +86,7 @@ tarn_ok fs receive -A tank2/r2
 tarn_err 1 "does not have any resumable receive state to abort" fs receive -A tank2/r
 recv_from "$E2E_TMP/full.s" tank2/r2
 [ "$RC" -eq 0 ] && pass || { fail "receive after -A (rc $RC)"; show_output; }
-same_tree "$A" "$MNT/dst/r2" "received after -A"
+same_tree "$A/.zfs/snapshot/s1" "$MNT/dst/r2" "received after -A"
 
 # ---- without -s a cut stream leaves nothing
 recv_from "$E2E_TMP/cut.s" tank2/gone
