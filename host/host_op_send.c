@@ -46,7 +46,10 @@
  */
 #include "host_impl.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define SEND_BUFSZ   (256 * 1024)
@@ -108,6 +111,27 @@ send_wait(send_io_t *io, short events)
 	}
 }
 
+/*
+ * Write what fd takes now without blocking in write(2), where a stalled
+ * reader would keep us past a cancel and without progress: a socket with
+ * MSG_DONTWAIT; a pipe no more than it has room for (its size less what
+ * is unread, a page less for the page the reader is in, at least a page:
+ * POLLOUT said one is free); anything else (a file) as it comes.
+ */
+static ssize_t
+send_write_some(int fd, const char *p, size_t len)
+{
+	ssize_t n = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n >= 0 || errno != ENOTSOCK)
+		return (n);
+	int cap = fcntl(fd, F_GETPIPE_SZ), queued = 0;
+	if (cap > 0 && ioctl(fd, FIONREAD, &queued) == 0) {
+		long room = (long)cap - queued - 4096;
+		len = MIN(len, (size_t)MAX(room, 4096));
+	}
+	return (write(fd, p, len));
+}
+
 /* Write out the buffer: 0 or an errno (EPIPE: the reader is gone). */
 static int
 send_flush(send_io_t *io)
@@ -117,7 +141,7 @@ send_flush(send_io_t *io)
 		int e = send_wait(io, POLLOUT);
 		if (e != 0)
 			return (e);
-		ssize_t n = write(io->io_fd, io->io_buf + off, io->io_len - off);
+		ssize_t n = send_write_some(io->io_fd, io->io_buf + off, io->io_len - off);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0)
@@ -256,14 +280,14 @@ send_resume_open(send_req_t *sr, host_fs_t *fs)
 	int e = dsl_resume_token_parse(sr->sr_token, r, err, sizeof (err));
 	if (e != 0) {
 		tarn_free(r);
-		return (host_report("resume send", "-t", e, err));
+		return (host_report("resume send", "", e, err));
 	}
 	int ret = host_fs_open("open", r->dr_toname, false, fs);
 	if (ret == 0) {
 		e = dsl_resume_send_opts(fs->hf_dp, r, sr->sr_snap, sizeof (sr->sr_snap),
 		    sr->sr_from, sizeof (sr->sr_from), &sr->sr_opts, err, sizeof (err));
 		if (e != 0) {
-			ret = host_report("resume send", r->dr_toname, e, err);
+			ret = host_report("resume send", "", e, err);
 			host_fs_close(fs);
 		}
 	}
