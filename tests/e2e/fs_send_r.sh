@@ -3,14 +3,17 @@
 # of the same daemon:
 #  - send -R of a tree (children, a grandchild, a clone inside the tree,
 #    user and native properties, three snapshots): the target has the same
-#    datasets and snapshots (zfs list -t all), the sent properties (zfs
+#    datasets and snapshots (zfs list -t filesystem,snapshot), the sent properties (zfs
 #    get), the same files
 #    (diff -r of the mounts and of a snapshot under .zfs);
 #  - then at the source a new snapshot, a renamed snapshot, a destroyed
 #    snapshot, a destroyed file system, a renamed file system and a new
 #    child; send -R -I from the common snapshot and receive -F: the target
 #    matches again (renames and destroys followed);
-#  - send -I without -R: every snapshot between arrives;
+#  - send -I without -R: every snapshot between arrives (also from a
+#    bookmark); -R -i: only the base and the sent snapshot, a descendant
+#    without the sent snapshot left out;
+#  - receive -d / -e of packages, send -nvP / -nv lines, -h holds, receive -v;
 #  - bad input: -R of a missing snapshot, receive of a package into a
 #    missing parent, a truncated package: one line, exit 1, the target
 #    unchanged.
@@ -41,8 +44,9 @@ recv_from() {
 }
 
 # listing POOLFS: names of the tree and its snapshots, relative to POOLFS
+# (bookmarks are not sent, as with zfs)
 listing() {
-	"$TARN" fs list -H -o name -t all -r "$1" 2>&1 | sed "s,^$1,X," | sort
+	"$TARN" fs list -H -o name -t filesystem,snapshot -r "$1" 2>&1 | sed "s,^$1,X," | sort
 }
 
 # same_tree DESC SRC DST: zfs list -t all of both trees must be equal
@@ -156,6 +160,31 @@ same_tree "-I without -R" tank/solo dst/solo
 same_files "-I without -R" "$MNT/solo" "$MNT2/solo"
 same_files "-I without -R, snapshot b" "$MNT/solo/.zfs/snapshot/b" \
 	"$MNT2/solo/.zfs/snapshot/b"
+
+# --- -I from a bookmark: every snapshot after it
+tarn_ok fs bookmark tank/solo@b tank/solo#bb
+send_to "$S/solo_b" -i @a tank/solo@b
+recv_from "$S/solo_a" dst/solobm
+recv_from "$S/solo_b" dst/solobm
+send_to "$S/solo_bmd" -I '#bb' tank/solo@d
+recv_from "$S/solo_bmd" dst/solobm
+same_tree "-I from a bookmark" tank/solo dst/solobm
+
+# --- -R -i: only the base and the sent snapshot of each file system; a
+# descendant without the sent snapshot is left out and left alone
+tarn_ok fs create tank/ri
+tarn_ok fs create tank/ri/k
+tarn_ok fs snapshot -r tank/ri@x
+tarn_ok fs snapshot -r tank/ri@y
+tarn_ok fs snapshot -r tank/ri@z
+tarn_ok fs create tank/ri/nosnap
+send_to "$S/ri_x" -R tank/ri@x
+recv_from "$S/ri_x" dst/ri
+send_to "$S/ri_xz" -R -i @x tank/ri@z
+recv_from "$S/ri_xz" -F dst/ri
+listing dst/ri >"$E2E_TMP/l.ri"
+[ "$(tr '\n' ' ' <"$E2E_TMP/l.ri")" = "X X/k X/k@x X/k@z X@x X@z " ] && pass ||
+	{ fail "-R -i: not the base and the sent snapshot only:"; cat "$E2E_TMP/l.ri" >&2; }
 
 # --- -d and -e: the sent names under the target
 tarn_ok fs create dst/dd
