@@ -16,7 +16,8 @@
 #  - receive -d / -e of packages, send -nvP / -nv lines, -h holds, receive -v;
 #  - bad input: -R of a missing snapshot, receive of a package into a
 #    missing parent, a truncated package: one line, exit 1, the target
-#    unchanged.
+#    unchanged; with receive -s the cut substream's partial state is kept,
+#    send -t completes it and the whole package again takes the rest.
 #
 # Cleanup (lib.sh): both pools destroyed with -f (unmounts), the daemon
 # stopped by its PID, FUSE mounts left under the temp dir detached, the
@@ -265,6 +266,21 @@ done
 recv_from "$S/tr_ac" dst/tr
 same_tree "the whole package after the cut ones" tank/tr dst/tr
 same_files "the whole package after the cut ones" "$MNT/tr" "$MNT2/tr"
+# -s: a package cut inside its first substream keeps that one's partial
+# state; send -t completes it, and the whole package again takes the rest
+# (what syncoid does after a broken link)
+send_to "$S/tr_a3" tank/tr@a
+recv_from "$S/tr_a3" dst/trs
+head -c $((size / 2)) "$S/tr_ac" >"$S/cut"
+run bash -c '"$0" fs receive -s dst/trs <"$1"' "$TARN" "$S/cut"
+[ "$RC" -eq 1 ] && pass || { fail "receive -s of a cut package (rc $RC)"; show_output; }
+tok=$("$TARN" fs get -H -o value receive_resume_token dst/trs 2>/dev/null)
+[ -n "$tok" ] && [ "$tok" != "-" ] && pass || fail "no resume token after a cut package (got '$tok')"
+send_to "$S/tr_tok" -t "$tok"
+recv_from "$S/tr_tok" -s dst/trs
+recv_from "$S/tr_ac" -s dst/trs
+same_tree "a cut package resumed with send -t, then again whole" tank/tr dst/trs
+same_files "a cut package resumed" "$MNT/tr" "$MNT2/trs"
 
 tarn_ok pool scrub -w dst
 tarn_ok pool status -x dst
