@@ -203,6 +203,9 @@ send_io_init(send_io_t *io, int fd)
 	memset(io, 0, sizeof (*io));
 	io->io_fd = fd;
 	io->io_buf = tarn_alloc(SEND_BUFSZ);
+	/* a pipe of a buffer's size: a quarter of the system calls (no matter if refused) */
+	if (fd >= 0 && fcntl(fd, F_GETPIPE_SZ) > 0 && fcntl(fd, F_GETPIPE_SZ) < SEND_BUFSZ)
+		(void) fcntl(fd, F_SETPIPE_SZ, SEND_BUFSZ);
 }
 
 /* ---- what send -v says (also host_send_pkg.c's) ---- */
