@@ -379,19 +379,21 @@ rp_force_snaps_of(rpkg_t *rp, const char *t)
 		json_object *sf = rp_src_fs_of_guid(rp, sv[i].dsi_guid, &s);
 		const char *name = sf == f ? rp_str(s, "name") : NULL;
 		const char *have = strchr(sv[i].dsi_name, '@') + 1;
-		int e = 0;
-		if (sf != f) {
-			const char *one = sv[i].dsi_name;
+		const char *one = sv[i].dsi_name;
+		bool rename = sf == f && name != NULL && strcmp(name, have) != 0;
+		if (sf == f && !rename)
+			continue;
+		/* open under .zfs/snapshot: closed first, as zfs unmounts it */
+		int e = host_mount_snap_release(one);
+		if (e != 0)
+			(void) snprintf(err, sizeof (err), "dataset is busy");
+		else if (rename)
+			e = dsl_snapshot_rename(rp->rp_dp, one, name, false, err, sizeof (err));
+		else
 			e = dsl_snapshot_destroy(rp->rp_dp, &one, 1, 0, NULL, NULL, NULL, err,
 			    sizeof (err));
-			if (e != 0)
-				r = host_report("destroy", one, e, err);
-		} else if (name != NULL && strcmp(name, have) != 0) {
-			e = dsl_snapshot_rename(rp->rp_dp, sv[i].dsi_name, name, false, err,
-			    sizeof (err));
-			if (e != 0)
-				r = host_report("rename", sv[i].dsi_name, e, err);
-		}
+		if (e != 0)
+			r = host_report(rename ? "rename" : "destroy", one, e, err);
 	}
 	tarn_free(sv);
 	return (r);

@@ -138,6 +138,10 @@ printf 'new child\n' >"$MNT/src/c3/f"
 sync -f "$MNT/src"
 tarn_ok fs snapshot -r tank/src@s4
 send_to "$S/incr" -R -I @s3 tank/src@s4
+# the target's snapshots that -F destroys and renames have been looked at
+# under .zfs/snapshot (opened there: -F closes them first)
+ls "$MNT2/copy/.zfs/snapshot/s2" "$MNT2/copy/c1/.zfs/snapshot/s2" >/dev/null && pass ||
+	fail "the target's snapshots under .zfs/snapshot"
 recv_from "$S/incr" -F dst/copy
 same_tree "incremental -R -I, receive -F" tank/src dst/copy
 same_files "incremental -R -I" "$MNT/src" "$MNT2/copy"
