@@ -59,6 +59,21 @@ host_recv_target_name(const host_recv_args_t *a, const char *target, const char 
 	return (0);
 }
 
+/*
+ * While records are applied the pool's lock is let go, so `zfs list` and
+ * `zpool status` answer during a long receive; the engine keeps the work
+ * dataset busy meanwhile, and the commit takes the lock again.
+ */
+static void
+recv_exclusive(void *arg, bool exclusive)
+{
+	spa_t *spa = arg;
+	if (exclusive)
+		host_pool_relock(spa);
+	else
+		host_pool_unlock(spa);
+}
+
 /* ---- the swap under a mount (dro_swap) ---- */
 
 typedef struct recv_swap {
@@ -349,7 +364,8 @@ host_recv_one(struct dsl_pool *dp, const host_recv_args_t *a, const char *target
 	if (a->hra_verbose)
 		recv_say_receiving(a, b, dest);
 	dsl_recv_opts_t o = { .dro_flags = a->hra_flags, .dro_swap = recv_swap,
-		.dro_swap_arg = &rs };
+		.dro_swap_arg = &rs, .dro_exclusive = recv_exclusive,
+		.dro_exclusive_arg = dsl_pool_spa(dp) };
 	if (!dsl_dataset_exists(dp, fs)) {
 		s = recv_settings(a, &copies);
 		o.dro_props = s;

@@ -19,6 +19,57 @@
 
 enum { RS_TOGUID = 0, RS_FROMGUID, RS_OBJ, RS_OFF, RS_BYTES, RS_FLAGS, RS_N };
 
+/* ---- receives in progress (every handle of every pool) ---- */
+
+typedef struct recv_active {
+	spa_t   *ra_spa;
+	uint64_t ra_obj;
+} recv_active_t;
+static pthread_mutex_t recv_active_lock = PTHREAD_MUTEX_INITIALIZER;
+static tarn_array_t recv_active = TARN_ARRAY_INIT(recv_active_t);
+
+bool
+dsl_recv_is_active(spa_t *spa, uint64_t obj)
+{
+	bool found = false;
+	pthread_mutex_lock(&recv_active_lock);
+	for (size_t i = 0; i < tarn_array_len(&recv_active) && !found; i++) {
+		recv_active_t *a = tarn_array_get(&recv_active, i);
+		found = a->ra_spa == spa && a->ra_obj == obj;
+	}
+	pthread_mutex_unlock(&recv_active_lock);
+	return (found);
+}
+
+static void
+recv_active_set(spa_t *spa, uint64_t obj, bool on)
+{
+	pthread_mutex_lock(&recv_active_lock);
+	if (on) {
+		TARN_ARRAY_APPEND(&recv_active, recv_active_t, ((recv_active_t){ spa, obj }));
+	} else {
+		for (size_t i = 0; i < tarn_array_len(&recv_active); i++) {
+			recv_active_t *a = tarn_array_get(&recv_active, i);
+			if (a->ra_spa == spa && a->ra_obj == obj) {
+				*a = *(recv_active_t *)tarn_array_get(&recv_active,
+				    tarn_array_len(&recv_active) - 1);
+				tarn_array_truncate(&recv_active, tarn_array_len(&recv_active) - 1);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&recv_active_lock);
+}
+
+void
+dsl_recv_release(dsl_recv_t *rv)
+{
+	if (rv->rv_active) {
+		recv_active_set(rv->rv_dp->dp_spa, rv->rv_wobj, false);
+		rv->rv_active = false;
+	}
+}
+
 /* ---- the saved state ---- */
 
 static int
@@ -151,7 +202,7 @@ recv_make_sync(void *arg, dmu_tx_t *tx)
 	return (e);
 }
 
-/* Open the work dataset's object set (a new one is created empty). */
+/* Open the work dataset's object set (a new one is created empty); it is busy now. */
 static int
 recv_open(dsl_recv_t *rv)
 {
@@ -160,6 +211,10 @@ recv_open(dsl_recv_t *rv)
 	int e = spa_objset_open(rv->rv_dp->dp_spa, key, &rv->rv_os);
 	if (e == ENOENT)
 		e = spa_objset_create(rv->rv_dp->dp_spa, key, DMU_OST_ZFS, &rv->rv_os);
+	if (e == 0 && !rv->rv_active) {
+		recv_active_set(rv->rv_dp->dp_spa, rv->rv_wobj, true);
+		rv->rv_active = true;
+	}
 	return (e);
 }
 
@@ -311,6 +366,11 @@ recv_prepare_work(dsl_recv_t *rv)
 	uint64_t wobj;
 	int e = recv_find_work(dp, rv->rv_fs, &wobj, wname, sizeof (wname), &wd);
 	bool resume = rv->rv_begin.dsb_resume_obj != 0 || rv->rv_begin.dsb_resume_off != 0;
+	if (e == 0 && wobj != 0 && dsl_recv_is_active(dp->dp_spa, wobj)) {
+		(void) snprintf(rv->rv_err, rv->rv_errlen, "destination %s is busy: another "
+		    "receive into it is in progress", rv->rv_fs);
+		return (SET_ERROR(EBUSY));
+	}
 	if (e != 0 || wobj == 0) {
 		if (e == 0 && resume) {
 			(void) snprintf(rv->rv_err, rv->rv_errlen, "destination %s has no "
