@@ -147,7 +147,8 @@ rp_prepare_new(rpkg_t *rp, const char *fs)
 	int e = dsl_dataset_create(rp->rp_dp, parent, true, NULL, 0, err, sizeof (err));
 	if (e != 0)
 		return (host_report("create", parent, e, err));
-	(void) host_mount_tree(rp->rp_dp, parent, true);
+	if (!rp->rp_a.hra_nomount)
+		(void) host_mount_tree(rp->rp_dp, parent, true);
 	return (0);
 }
 
