@@ -13,7 +13,7 @@
 #  - send -I without -R: every snapshot between arrives (also from a
 #    bookmark); -R -i: only the base and the sent snapshot, a descendant
 #    without the sent snapshot left out;
-#  - receive -d / -e of packages, send -nvP / -nv lines, -h holds, receive -v;
+#  - receive -d / -e / -u of packages, send -nvP / -nv lines, -h holds, receive -v;
 #  - bad input: -R of a missing snapshot, receive of a package into a
 #    missing parent, a truncated package: one line, exit 1, the target
 #    unchanged; with receive -s the cut substream's partial state is kept,
@@ -190,6 +190,12 @@ recv_from "$S/ri_xz" -F dst/ri
 listing dst/ri >"$E2E_TMP/l.ri"
 [ "$(tr '\n' ' ' <"$E2E_TMP/l.ri")" = "X X/k X/k@x X/k@z X@x X@z " ] && pass ||
 	{ fail "-R -i: not the base and the sent snapshot only:"; cat "$E2E_TMP/l.ri" >&2; }
+
+# --- -u: nothing of the received tree is mounted
+recv_from "$S/ri_x" -u dst/unm
+tarn_ok fs get -H -o value -r -t filesystem mounted dst/unm
+out_is "no
+no"
 
 # --- -d and -e: the sent names under the target
 tarn_ok fs create dst/dd
