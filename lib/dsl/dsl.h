@@ -576,6 +576,9 @@ int dsl_resume_send_opts(dsl_pool_t *dp, const dsl_resume_t *r, char *snap, size
                                        file system without snapshots (full stream) */
 #define DSL_RECV_RESUMABLE 0x02     /* -s: keep a partial receive */
 #define DSL_RECV_DRYRUN    0x04     /* -n: read and check the stream, change nothing */
+#define DSL_RECV_CLONES    0x08     /* an incremental stream into a new file system makes it
+                                       a clone of the pool's snapshot with the base's guid
+                                       (a replication package's clones) */
 
 /*
  * The commit of a receive replaces a file system's object set, as
