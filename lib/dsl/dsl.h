@@ -610,7 +610,7 @@ typedef struct dsl_recv_opts {
 typedef struct dsl_recv_result {
 	char     drr_snap[DSL_NAME_MAX];    /* the new snapshot, "fs@snap" */
 	bool     drr_created;               /* the file system is new */
-	uint64_t drr_bytes;                 /* stream bytes taken */
+	uint64_t drr_bytes;                 /* bytes of this substream */
 	char    *drr_props;                 /* the stream's property payload or NULL (caller frees) */
 	size_t   drr_propslen;
 } dsl_recv_result_t;
