@@ -527,7 +527,11 @@ host_recv_package(struct dsl_pool *dp, const host_recv_args_t *a, const char *ta
 	tarn_free(payload);
 	if (r == 0)
 		r = rp_start(&rp, a);
-	if (r == 0 && !rp.rp_dry && (a->hra_flags & DSL_RECV_FORCE) &&
+	/* as zfs: only a replication stream (-R) makes -F follow the source's destroys */
+	json_object *repl;
+	bool replicate = json_object_object_get_ex(rp.rp_hdr, "replicate", &repl) &&
+	    json_object_get_boolean(repl);
+	if (r == 0 && !rp.rp_dry && (a->hra_flags & DSL_RECV_FORCE) && replicate &&
 	    rp_str(rp.rp_hdr, "from") != NULL && dsl_dataset_exists(dp, rp.rp_top))
 		r = rp_force(&rp);
 	if (r == 0)

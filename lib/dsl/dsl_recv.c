@@ -75,6 +75,13 @@ recv_tx(dsl_recv_t *rv, uint64_t bytes)
 	return (0);
 }
 
+/* Before the input is read (it may wait): no transaction stays open meanwhile. */
+static void
+dsl_recv_tx_commit_cb(void *arg)
+{
+	dsl_recv_tx_commit(arg);
+}
+
 void
 dsl_recv_tx_commit(dsl_recv_t *rv)
 {
@@ -295,6 +302,7 @@ dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
 			rv->rv_propslen = h.drr_plen - nl;
 		}
 	}
+	dsl_stream_in_set_wait(si, dsl_recv_tx_commit_cb, rv);
 	bool shared = false;
 	if (e == 0 && opts->dro_exclusive != NULL && !rv->rv_dryrun) {
 		opts->dro_exclusive(opts->dro_exclusive_arg, false);
@@ -309,6 +317,7 @@ dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
 	else if (!rv->rv_dryrun)
 		dsl_recv_fail(rv, e);
 	dsl_recv_release(rv);
+	dsl_stream_in_set_wait(si, NULL, NULL);
 	if (e == 0) {
 		dsl_join(res->drr_snap, sizeof (res->drr_snap), rv->rv_fs, '@', rv->rv_snap);
 		res->drr_created = rv->rv_new;

@@ -53,6 +53,8 @@ struct dsl_stream_in {
 	size_t   si_payload_cap;
 	bool     si_peeked;           /* si_hdr holds a record not yet taken */
 	uint64_t si_rec_start;        /* stream offset of the last record read */
+	void   (*si_wait_fn)(void *); /* called before a read that may block */
+	void    *si_wait_arg;
 	dsl_drr_t si_hdr;
 	int      si_error;            /* sticky */
 	char     si_errmsg[256];
@@ -203,6 +205,13 @@ dsl_stream_in_bytes(const dsl_stream_in_t *si)
 	return (si->si_bytes);
 }
 
+void
+dsl_stream_in_set_wait(dsl_stream_in_t *si, void (*fn)(void *), void *arg)
+{
+	si->si_wait_fn = fn;
+	si->si_wait_arg = arg;
+}
+
 uint64_t
 dsl_stream_in_record_start(const dsl_stream_in_t *si)
 {
@@ -241,6 +250,8 @@ dsl_in_read(dsl_stream_in_t *si, void *dst, size_t len)
 		}
 		if (si->si_eof)
 			break;
+		if (si->si_wait_fn != NULL)
+			si->si_wait_fn(si->si_wait_arg);
 		/* big reads go straight to the destination */
 		bool direct = len - got >= DSL_STREAM_BUF / 2;
 		ssize_t r = si->si_fn(si->si_arg, direct ? d + got : si->si_buf,
