@@ -66,6 +66,10 @@ static const cli_verb_t cli_fs_verbs[] = {
 	    "\tdiff [-FHt] <snapshot> [snapshot|filesystem]\n" },
 	{ "autosnap", cli_fs_autosnap,
 	    "\tautosnap [-nv] [--dry-run] [--config FILE]\n" },
+	{ "replicate", cli_fs_replicate,
+	    "\treplicate [-rnv] [--no-snapshot] [--keep N] [--bookmark] [--ssh-port PORT]\n"
+	    "\t    [--ssh-key FILE] [--ssh-opt OPTION]... <filesystem>\n"
+	    "\t    [[user@]host:]<filesystem>\n" },
 };
 
 const cli_verb_t *

@@ -264,6 +264,7 @@ int cli_fs_rollback(int argc, char **argv);
 int cli_fs_setting(const char *verb, char *arg, dsl_prop_setting_t *s);
 int cli_fs_diff(int argc, char **argv);     /* fs_diff.c */
 int cli_fs_autosnap(int argc, char **argv);  /* fs_autosnap.c */
+int cli_fs_replicate(int argc, char **argv); /* fs_replicate.c */
 
 /*
  * call.c: run a host operation (host_exec) here or in tarnd.  args is
