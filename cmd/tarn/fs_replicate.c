@@ -280,7 +280,9 @@ rep_why(const rep_out_t *o, bool remote, char *buf, size_t len)
 	const char *p = o->ro_err != NULL ? o->ro_err : "";
 
 	while (*p != '\0') {
-		size_t n = strcspn(p, "\n");
+		size_t n = strcspn(p, "\n"), line = n;
+		while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == ' '))
+			n--;        /* ssh ends its lines with \r\n */
 		if (n > 0 && strncmp(p, "usage:", 6) != 0) {
 			const char *q = p;
 			if (strncmp(q, "cannot ", 7) == 0) {
@@ -291,7 +293,7 @@ rep_why(const rep_out_t *o, bool remote, char *buf, size_t len)
 			(void) snprintf(buf, len, "%.*s", (int)(n - (size_t)(q - p)), q);
 			return;
 		}
-		p += n + (p[n] == '\n');
+		p += line + (p[line] == '\n');
 	}
 	if (remote && o->ro_status == 255)
 		(void) snprintf(buf, len, "ssh failed (status 255)");
