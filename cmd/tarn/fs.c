@@ -4,7 +4,7 @@
  * rename, set, inherit (snapshots, holds and bookmarks: fs_snapshot.c).
  * list and get are in fs_list.c, mount and unmount in fs_mount.c, upgrade
  * in fs_upgrade.c, clone, promote and rollback in fs_clone.c, send and
- * receive in fs_send.c.  Here the
+ * receive in fs_send.c, replicate in fs_replicate.c.  Here the
  * options, the usage
  * errors and the checks of names and property=value words that come
  * before anything is opened; the change is the host's, one operation per
