@@ -17,7 +17,8 @@
  *  4. the newest snapshot of SRC whose guid a snapshot of DST has (or a
  *     bookmark of SRC with that guid: --bookmark leaves one of each sent
  *     snapshot, so that the source may prune the snapshot) is the base:
- *     `send -I @base SRC@new` (`-i #base` from a bookmark) into
+ *     `send -i @base SRC@new` (or `-i #base`; one stream, so snapshots
+ *     others took between two runs are not copied) into
  *     `receive -s -F DST`, after `rollback -r` of DST to the base when DST
  *     has younger snapshots; no base and no DST: a full stream of SRC@new;
  *     DST with snapshots but none in common is refused (nothing is
@@ -720,8 +721,11 @@ rep_send_cmd(const rep_t *r, const rep_job_t *j, const rep_snap_t *base, const c
 
 	rep_cmd(f, r, false, "%T fs send ");
 	if (base != NULL) {
-		/* -I: the snapshots between too; from a bookmark only -i can */
-		fputs(base->rs_bookmark ? "-i " : "-I ", f);
+		/*
+		 * -i: one stream, base to new; the snapshots taken between
+		 * runs by others (sanoid's) stay on the source only
+		 */
+		fputs("-i ", f);
 		rep_q(f, j->j_src);
 		fputc(base->rs_bookmark ? '#' : '@', f);
 		rep_q(f, base->rs_name);
