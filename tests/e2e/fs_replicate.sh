@@ -11,7 +11,9 @@
 #  - -n changes nothing;
 #  - resume: a run whose ssh link breaks after 3 MiB of a 12 MiB increment
 #    exits 1 with one line and leaves receive_resume_token on the target;
-#    the next run resumes it (send -t) and goes on; files equal;
+#    the next run resumes it (send -t) and goes on; files equal; a first
+#    full transfer broken off is resumed too;
+#  - a one-file change replicated locally, timed (printed);
 #  - pruning: with --keep 3 after five runs, three replicate_ snapshots on
 #    each side, the newest the same snapshot (guid); other snapshots stay;
 #  - --bookmark: after the source's replicate_ snapshots are destroyed,
@@ -185,6 +187,28 @@ rssh tarn fs get -H -o value receive_resume_token dp/dst
 [ "$(cat "$OUT")" = - ] && pass || fail "the token is still there: $(cat "$OUT")"
 tree_equal "$MNT/src" "$MNT2/dst" "after the resumed run"
 cmp -s "$MNT/src/huge.bin" "$MNT2/dst/huge.bin" && pass || fail "huge.bin differs after resume"
+
+# ---- a first (full) transfer broken off: the new file system's partial
+# state is resumed by the next run
+tarn_ok fs snapshot sp/src@cut
+run bash -c "'$TARN' fs send sp/src@cut | head -c $((1 << 20)) | '$TARN' fs receive -s sp/fresh"
+tarn fs get -H -o value receive_resume_token sp/fresh
+[ "$RC" -eq 0 ] && [ "$(cat "$OUT")" != - ] && pass || { fail "no token on sp/fresh"; show_output; }
+rep_ok "run after a broken full transfer" -v --no-snapshot sp/src sp/fresh
+grep -q "^resumed into sp/fresh" "$OUT" && pass || { fail "the full transfer was not resumed"; show_output; }
+mounted local sp/fresh "$MNT/fresh" && tree_equal "$MNT/src" "$MNT/fresh" "after the resumed full transfer"
+tarn_ok fs destroy -r sp/fresh
+tarn_ok fs destroy sp/src@cut
+
+# ---- a one-file change, locally, timed
+printf 'local line\n' >>"$MNT/src/dir/numbers.txt"
+sync -f "$MNT/src"
+t0=$(date +%s%N)
+rep_ok "one-file change locally" -v sp/src sp/copy
+t1=$(date +%s%N)
+echo "# a one-file change replicated locally in $(((t1 - t0) / 1000000)) ms end to end" \
+	"($(grep -o 'in [0-9.]* s' "$OUT" | tail -n 1) for the transfer itself)"
+[ "$(tail -n 1 "$MNT/copy/dir/numbers.txt")" = "local line" ] && pass || fail "the local change did not arrive"
 
 # ---- pruning: --keep 3 after five runs; other snapshots stay
 tarn_ok fs snapshot sp/src@keepme
