@@ -30,9 +30,10 @@
  * writes straight into the receiving child (a local `tarn fs receive`, or
  * `ssh [-p PORT] [-i KEY] [-o OPT]... HOST '<target's commands>'`); the
  * target's commands of a step go in one ssh session (the listing and the
- * token in one, rollback, receive and prune in another), so a run that
- * has something to send costs two ssh connections.  On the far side
- * `tarn` must be in the PATH of the ssh session.
+ * token in one, rollback, receive and prune in another), and the sessions
+ * of a run share one connection (rep_cm_open: ssh's ControlMaster), so a
+ * run costs one ssh handshake.  On the far side `tarn` must be in the
+ * PATH of the ssh session.
  *
  * Output: nothing on success unless -v (each step, and the time the
  * transfer took); -n/--dry-run says what would be done and changes
@@ -50,6 +51,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -65,6 +67,7 @@ typedef struct rep {
 	long        r_keep;
 	bool        r_snapshot, r_bookmark, r_recursive, r_dryrun, r_verbose;
 	char        r_self[PATH_MAX];   /* this program (local commands) */
+	char        r_cm[PATH_MAX];     /* ssh's ControlPath of this run, "": none */
 	char        r_snapname[64];     /* replicate_... of this run */
 } rep_t;
 
@@ -175,6 +178,14 @@ rep_argv(const rep_t *r, bool remote, const char *cmdline)
 	}
 	av[n++] = (char *)"-o";
 	av[n++] = (char *)"BatchMode=yes";     /* never a password prompt from a timer */
+	if (r->r_cm[0] != '\0') {
+		av[n++] = (char *)"-o";
+		av[n++] = (char *)"ControlMaster=auto";
+		av[n++] = (char *)"-o";
+		av[n++] = (char *)"ControlPersist=10";
+		av[n++] = (char *)"-S";
+		av[n++] = (char *)r->r_cm;
+	}
 	av[n++] = (char *)r->r_host;
 	av[n++] = (char *)cmdline;
 	return (av);
@@ -907,6 +918,57 @@ out:
 /* ---- the command ---- */
 
 /*
+ * One ssh connection for the run: the first ssh command becomes the
+ * master (ControlMaster=auto, its socket in a private directory) and the
+ * next ones ride on it, so a run costs one ssh handshake; the master goes
+ * at the end (-O exit), or 10 s after its last session if this command
+ * was killed.  Not when the user's --ssh-opt chose multiplexing.
+ */
+static void
+rep_cm_open(rep_t *r)
+{
+	char dir[PATH_MAX - 8];      /* room for "/cm" */
+	const char *tmp = getenv("TMPDIR");
+
+	for (int i = 0; i < r->r_nsshopt; i++)
+		if (strncasecmp(r->r_sshopt[i], "ControlPath", 11) == 0 ||
+		    strncasecmp(r->r_sshopt[i], "ControlMaster", 13) == 0)
+			return;
+	if (snprintf(dir, sizeof (dir), "%s/tarn-replicate.XXXXXX",
+	    tmp != NULL && tmp[0] == '/' ? tmp : "/tmp") >= (int)sizeof (dir) ||
+	    mkdtemp(dir) == NULL)
+		return;         /* no multiplexing: each command connects */
+	(void) snprintf(r->r_cm, sizeof (r->r_cm), "%s/cm", dir);
+}
+
+static void
+rep_cm_close(rep_t *r)
+{
+	if (r->r_cm[0] == '\0')
+		return;
+	if (access(r->r_cm, F_OK) == 0) {
+		char *av[] = { (char *)"ssh", (char *)"-S", r->r_cm, (char *)"-O",
+		    (char *)"exit", (char *)r->r_host, NULL };
+		FILE *out = tmpfile();
+		int in = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (out != NULL && in >= 0) {
+			pid_t pid = rep_spawn(av, in, in, fileno(out));
+			if (pid > 0)
+				(void) rep_wait(pid);
+		}
+		if (out != NULL)
+			fclose(out);
+		if (in >= 0)
+			close(in);
+		(void) unlink(r->r_cm);
+	}
+	char *slash = strrchr(r->r_cm, '/');
+	*slash = '\0';
+	(void) rmdir(r->r_cm);
+	r->r_cm[0] = '\0';
+}
+
+/*
  * The file systems of the run: src alone, or (-r) its tree, parents
  * first; a missing src is said here, before anything changed.
  */
@@ -1104,6 +1166,8 @@ cli_fs_replicate(int argc, char **argv)
 	rep_snapname(&r);
 	if ((ret = rep_sources(&r, src, &names)) != 0)
 		return (ret);
+	if (r.r_host != NULL)
+		rep_cm_open(&r);
 	/* DST's side is asked before the snapshot: unreachable, nothing changes */
 	rep_fs_t top;
 	char why[REP_WHY];
@@ -1123,6 +1187,7 @@ cli_fs_replicate(int argc, char **argv)
 		failed |= rep_one(&r, fs, child, i == 0 ? &top : NULL) != 0;
 	}
 	rep_fs_fini(&top);
+	rep_cm_close(&r);
 	ret = failed ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 	for (size_t i = 0; i < tarn_array_len(&names); i++)
 		tarn_free(TARN_ARRAY_AT(&names, char *, i));
