@@ -14,8 +14,9 @@
 #    that whatever runs over ssh talks to the second daemon, then runs the
 #    client's command line with bash -c "$SSH_ORIGINAL_COMMAND".
 #  - On the local side, zfs/zpool/tarn links and logging wrappers first in
-#    PATH too ($LOG_L: "STATUS<TAB>zfs ARGS" per call; $LOG_R the same for
-#    the remote side).
+#    PATH too ($LOG_L: "STATUS<TAB>zfs ARGS" per call, and for a failed one
+#    "<TAB># " and the first line of its stderr; $LOG_R the same for the
+#    remote side).
 #  - SSH_OPTS: the client options that reach this sshd (port, key, no
 #    known_hosts); $SSH_DEST is root@localhost.
 #
@@ -119,9 +120,14 @@ bin_links() {
 		ln -sf "$TARN" "$dir/links/$cmd"
 		cat >"$dir/$cmd" <<EOF
 #!/bin/bash
-"$dir/links/$cmd" "\$@"
+err="$dir/.err.\$\$"
+"$dir/links/$cmd" "\$@" 2>"\$err"
 rc=\$?
-printf '%s\t%s\n' "\$rc" "$cmd \$*" >>"$log"
+cat "\$err" >&2
+why=
+[ \$rc -ne 0 ] && why="\$(printf '\t# %s' "\$(head -n 1 "\$err")")"
+printf '%s\t%s%s\n' "\$rc" "$cmd \$*" "\$why" >>"$log"
+rm -f "\$err"
 exit \$rc
 EOF
 		chmod +x "$dir/$cmd"
