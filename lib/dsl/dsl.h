@@ -499,6 +499,8 @@ typedef struct dsl_stream_begin {
 	uint64_t dsb_features;              /* DSL_SEND_* the stream was made with */
 	uint64_t dsb_resume_obj, dsb_resume_off;  /* a resumed send: where it starts */
 	bool     dsb_has_props;             /* carries a property payload (-p) */
+	bool     dsb_clone;                 /* a clone's stream from its origin */
+	bool     dsb_resume;                /* a resumed stream (send -t) */
 } dsl_stream_begin_t;
 /*
  * Read (and keep for the next call) the next record: its kind and, for a
@@ -532,6 +534,7 @@ typedef struct dsl_send_opts {
 	int         dso_flags;          /* DSL_SEND_* */
 	/* send -t: resume after this object / offset (0, 0: from the start) */
 	uint64_t    dso_resume_obj, dso_resume_off;
+	bool        dso_resume;         /* send -t (even from 0, 0) */
 	/* -p: a property payload (the host's JSON) carried in the stream */
 	const char *dso_props;
 	size_t      dso_propslen;

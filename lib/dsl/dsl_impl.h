@@ -264,6 +264,8 @@ enum {
 };
 /* drr_flags */
 #define DSL_DRR_F_PROPS     0x0001          /* begin: the payload has properties after the name */
+#define DSL_DRR_F_CLONE     0x0002          /* begin: the base is the origin of a clone */
+#define DSL_DRR_F_RESUME    0x0004          /* begin: a resumed stream (send -t) */
 #define DSL_DRR_F_NEW       0x0001          /* object: allocated after the base (a new object) */
 #define DSL_DRR_F_STORED    0x0001          /* write: the payload is the stored form */
 /* One record's header (96 bytes, little-endian); its payload follows. */

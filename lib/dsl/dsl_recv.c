@@ -97,6 +97,39 @@ recv_blksz_ok(uint64_t b)
 	return (b >= SPA_MINBLOCKSIZE && b <= SPA_MAXBLOCKSIZE && (b & (b - 1)) == 0);
 }
 
+/*
+ * The stream describes an object the work dataset has (a number in use at
+ * the base): make it what the stream says.  A new object of the same
+ * kind (a file for a file) is emptied in place, and a block size changed
+ * in place when the object has at most one block (the sender sends all
+ * of its data then: every block was rewritten); anything else is freed
+ * and claimed again, which takes a txg sync in between (a dnode cannot
+ * be freed and allocated in one txg).  ENOENT: claim it afresh.
+ */
+static int
+recv_reuse(dsl_recv_t *rv, uint64_t obj, const dmu_object_info_t *doi, uint64_t type,
+    uint64_t btype, uint64_t blen, uint64_t blksz, bool fresh)
+{
+	int e = 0;
+	if (doi->doi_type == type && doi->doi_bonus_type == btype && doi->doi_bonus_size == blen) {
+		if (fresh)
+			e = dmu_free_range(rv->rv_os, obj, 0, DMU_OBJECT_END, rv->rv_tx);
+		if (e == 0 && doi->doi_data_block_size != blksz)
+			e = dmu_object_set_blocksize(rv->rv_os, obj, (uint32_t)blksz, rv->rv_tx);
+		if (e != ENOTSUP)
+			return (e);
+	}
+	/* free it, let the free reach the disk, then claim the number again */
+	if ((e = dmu_object_free(rv->rv_os, obj, rv->rv_tx)) != 0)
+		return (e);
+	dsl_recv_tx_commit(rv);
+	if ((e = txg_wait_synced(dmu_objset_pool(rv->rv_os), 0)) != 0)
+		return (e);
+	if ((e = recv_tx(rv, blen + 512)) != 0)
+		return (e);
+	return (SET_ERROR(ENOENT));
+}
+
 static int
 recv_object(dsl_recv_t *rv, const dsl_drr_t *h, const void *bonus)
 {
@@ -112,13 +145,9 @@ recv_object(dsl_recv_t *rv, const dsl_drr_t *h, const void *bonus)
 	dmu_object_info_t doi;
 	e = dmu_object_info(rv->rv_os, obj, &doi);
 	bool resumed = rv->rv_resuming && obj == rv->rv_resume_obj;
-	if (e == 0 && (((h->drr_flags & DSL_DRR_F_NEW) && !resumed) || doi.doi_type != type ||
-	    doi.doi_bonus_type != btype || doi.doi_bonus_size != blen ||
-	    doi.doi_data_block_size != blksz)) {
-		e = dmu_object_free(rv->rv_os, obj, rv->rv_tx);
-		if (e == 0)
-			e = ENOENT;
-	}
+	if (e == 0)
+		e = recv_reuse(rv, obj, &doi, type, btype, blen, blksz,
+		    (h->drr_flags & DSL_DRR_F_NEW) && !resumed);
 	if (e == ENOENT)
 		e = dmu_object_claim(rv->rv_os, obj, (dmu_object_type_t)type, (uint32_t)blksz,
 		    (dmu_object_type_t)btype, (uint32_t)blen, rv->rv_tx);

@@ -365,7 +365,7 @@ recv_prepare_work(dsl_recv_t *rv)
 	char wname[DSL_NAME_MAX + 8];
 	uint64_t wobj;
 	int e = recv_find_work(dp, rv->rv_fs, &wobj, wname, sizeof (wname), &wd);
-	bool resume = rv->rv_begin.dsb_resume_obj != 0 || rv->rv_begin.dsb_resume_off != 0;
+	bool resume = rv->rv_begin.dsb_resume;
 	if (e == 0 && wobj != 0 && dsl_recv_is_active(dp->dp_spa, wobj)) {
 		(void) snprintf(rv->rv_err, rv->rv_errlen, "destination %s is busy: another "
 		    "receive into it is in progress", rv->rv_fs);
@@ -508,7 +508,8 @@ recv_check_incr(dsl_recv_t *rv, bool *unlock_destroy, dsl_snap_ent_t **chain, in
 {
 	dsl_pool_t *dp = rv->rv_dp;
 	bool force = (rv->rv_opts->dro_flags & DSL_RECV_FORCE) != 0, newest = false;
-	if (rv->rv_head == 0 && (rv->rv_opts->dro_flags & DSL_RECV_CLONES))
+	if (rv->rv_head == 0 && ((rv->rv_opts->dro_flags & DSL_RECV_CLONES) ||
+	    rv->rv_begin.dsb_clone))
 		return (recv_check_clone(rv));
 	if (rv->rv_head == 0) {
 		(void) snprintf(rv->rv_err, rv->rv_errlen, "destination '%s' does not exist",

@@ -32,6 +32,7 @@
 typedef struct dsl_send_base {
 	uint64_t txg, guid;
 	uint64_t snapobj;        /* 0 for a bookmark */
+	bool     origin;         /* the clone's origin, not a snapshot of its own */
 } dsl_send_base_t;
 
 typedef struct dsl_send_snap {
@@ -90,6 +91,7 @@ dsl_send_base(dsl_pool_t *dp, const dsl_send_snap_t *s, const char *from, dsl_se
 		}
 		b->txg = bp.ds_txg;
 		b->guid = bp.ds_guid;
+		b->origin = head != s->head;
 	} else {
 		char fs[DSL_NAME_MAX];
 		(void) snprintf(fs, sizeof (fs), "%.*s", (int)(sep - name), name);
@@ -198,7 +200,9 @@ dsl_send_begin(dsl_stream_out_t *so, const char *snap, const dsl_send_snap_t *s,
 	if (pl > 0)
 		memcpy(payload + nl, o->dso_props, pl);
 	dsl_drr_t h = { .drr_type = DSL_DRR_BEGIN, .drr_plen = (uint32_t)(nl + pl),
-		.drr_flags = pl > 0 ? DSL_DRR_F_PROPS : 0 };
+		.drr_flags = (pl > 0 ? DSL_DRR_F_PROPS : 0) |
+		    (b != NULL && b->origin ? DSL_DRR_F_CLONE : 0) |
+		    (o->dso_resume ? DSL_DRR_F_RESUME : 0) };
 	h.drr_u[DRB_VERSION] = DSL_STREAM_VERSION;
 	h.drr_u[DRB_FEATURES] = (uint64_t)o->dso_flags &
 	    (DSL_SEND_COMPRESSED | DSL_SEND_RAW | DSL_SEND_LARGE | DSL_SEND_EMBED);
@@ -410,5 +414,6 @@ dsl_resume_send_opts(dsl_pool_t *dp, const dsl_resume_t *r, char *snap, size_t s
 	opts->dso_flags = r->dr_flags;
 	opts->dso_resume_obj = r->dr_obj;
 	opts->dso_resume_off = r->dr_off;
+	opts->dso_resume = true;
 	return (0);
 }

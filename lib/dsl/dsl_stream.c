@@ -429,6 +429,9 @@ dsl_stream_peek(dsl_stream_in_t *si, dsl_stream_kind_t *kind, dsl_stream_begin_t
 	begin->dsb_resume_obj = h->drr_u[DRB_RESUME_OBJ];
 	begin->dsb_resume_off = h->drr_u[DRB_RESUME_OFF];
 	begin->dsb_has_props = (h->drr_flags & DSL_DRR_F_PROPS) != 0;
+	begin->dsb_clone = (h->drr_flags & DSL_DRR_F_CLONE) != 0;
+	begin->dsb_resume = (h->drr_flags & DSL_DRR_F_RESUME) != 0 ||
+	    begin->dsb_resume_obj != 0 || begin->dsb_resume_off != 0;
 	return (0);
 }
 
