@@ -159,6 +159,8 @@ int host_recv_target_name(const host_recv_args_t *a, const char *target, const c
     char *out, size_t len);
 int host_recv_one(struct dsl_pool *dp, const host_recv_args_t *a, const char *target,
     dsl_stream_in_t *si, dsl_recv_result_t *res);
+/* Destroy what receives killed without -s left in pool (import, daemon start). */
+void host_recv_cleanup(const char *pool);
 /* The local properties of fs as the JSON text send -p carries (caller frees). */
 char *host_send_props(struct dsl_pool *dp, const char *fs, size_t *len);
 

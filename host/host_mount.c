@@ -1353,10 +1353,13 @@ host_mount_start(void)
 	char **names;
 	int n;
 
-	if (!host_mount_auto() || host_pool_names(&names, &n) != 0)
+	if (host_pool_names(&names, &n) != 0)
 		return;
-	for (int i = 0; i < n; i++)
-		host_mount_pool(names[i]);
+	for (int i = 0; i < n; i++) {
+		host_recv_cleanup(names[i]);
+		if (host_mount_auto())
+			host_mount_pool(names[i]);
+	}
 	host_names_free(names, n);
 }
 

@@ -363,6 +363,7 @@ import_one(import_req_t *ir, const char *which, const char *newname)
 	char pname[SPA_NAME_MAX + 1];
 	(void) snprintf(pname, sizeof (pname), "%s", spa_name(spa));
 	host_pool_adopt(spa);
+	host_recv_cleanup(pname);
 	/* as zpool: imported, but a dataset that did not mount is an error */
 	return (ir->ir_nomount ? 0 : host_mount_pool(pname));
 }

@@ -74,6 +74,22 @@ recv_exclusive(void *arg, bool exclusive)
 		host_pool_unlock(spa);
 }
 
+void
+host_recv_cleanup(const char *pool)
+{
+	spa_t *spa;
+	dsl_pool_t *dp;
+	char err[512];
+
+	if (host_pool_open(pool, 0, &spa, err, sizeof (err)) != 0)
+		return;
+	if (!spa_readonly(spa) && dsl_pool_open(spa, host_fs_init, NULL, &dp) == 0) {
+		(void) dsl_recv_cleanup(dp);
+		dsl_pool_close(dp);
+	}
+	host_pool_close(spa);
+}
+
 /* ---- the swap under a mount (dro_swap) ---- */
 
 typedef struct recv_swap {

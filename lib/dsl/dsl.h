@@ -638,6 +638,12 @@ typedef struct dsl_recv_result {
  */
 int dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
     dsl_stream_in_t *si, dsl_recv_result_t *res, char *err, size_t errlen);
+/*
+ * Destroy what receives that died without -s left (work datasets without
+ * a saved state: a daemon killed mid-stream), as import does.  Returns how
+ * many went.
+ */
+int dsl_recv_cleanup(dsl_pool_t *dp);
 /* receive_resume_token of fs: ENOENT when it has no partial state. */
 int dsl_recv_resume_token(dsl_pool_t *dp, const char *fs, char *buf, size_t len);
 /* receive -A fs: drop the partial state.  ENOENT "'fs' does not have any resumable receive state to abort". */

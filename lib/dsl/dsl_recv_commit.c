@@ -254,6 +254,8 @@ recv_free_sync(void *arg, dmu_tx_t *tx)
 	int e = dsl_phys_read(dp, f->wobj, &dd);
 	if (e == 0)
 		e = spa_objset_root(dp->dp_spa, key, &f->root);
+	if (e == ENOENT)
+		return (0);             /* never synced: nothing of its own on disk */
 	if (e != 0 || BP_IS_HOLE(&f->root))
 		return (e);
 	f->zc = dmu_pool_zio(pool);
@@ -815,6 +817,62 @@ dsl_recv_fail(dsl_recv_t *rv, int e)
 	tarn_mutex_lock(&rv->rv_dp->dp_lock, DSL_POOL);
 	(void) recv_destroy_work(rv->rv_dp, rv->rv_wobj, rv->rv_wname);
 	tarn_mutex_unlock(&rv->rv_dp->dp_lock);
+}
+
+/* ---- leftovers ---- */
+
+/* The leftover work datasets below obj, deepest first (lock held). */
+static void
+recv_leftovers(dsl_pool_t *dp, uint64_t obj, const char *name, tarn_array_t *out, int depth)
+{
+	dsl_child_t *kids;
+	int n;
+	if (depth > 64 || dsl_children(dp, obj, &kids, &n) != 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		char cname[DSL_NAME_MAX];
+		if (strlen(name) + 1 + strlen(kids[i].dc_name) >= sizeof (cname))
+			continue;
+		dsl_join(cname, sizeof (cname), name, '/', kids[i].dc_name);
+		recv_leftovers(dp, kids[i].dc_obj, cname, out, depth + 1);
+		dsl_dataset_phys_t dd;
+		if (dsl_phys_read(dp, kids[i].dc_obj, &dd) != 0 || dd.dd_recv_state != 0 ||
+		    dsl_recv_is_active(dp->dp_spa, kids[i].dc_obj))
+			continue;
+		if ((dd.dd_flags & DSL_DD_F_INCONSISTENT) ||
+		    strcmp(kids[i].dc_name, DSL_RECV_TEMP) == 0) {
+			dsl_child_t *c = tarn_array_push(out);
+			c->dc_obj = kids[i].dc_obj;
+			(void) snprintf(c->dc_name, sizeof (c->dc_name), "%s", cname);
+		}
+	}
+	tarn_free(kids);
+}
+
+int
+dsl_recv_cleanup(dsl_pool_t *dp)
+{
+	if (dsl_readonly(dp))
+		return (0);
+	tarn_array_t left = TARN_ARRAY_INIT(dsl_child_t);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
+	recv_leftovers(dp, dp->dp_root_obj, spa_name(dp->dp_spa), &left, 0);
+	int n = 0;
+	for (size_t i = 0; i < tarn_array_len(&left); i++) {
+		dsl_child_t *c = tarn_array_get(&left, i);
+		dsl_dataset_phys_t dd;
+		dsl_child_t *kids = NULL;
+		int nk = 0;
+		/* only a leaf without snapshots: anything else is not a receive's */
+		if (dsl_phys_read(dp, c->dc_obj, &dd) == 0 && dd.dd_prev_snap_obj == 0 &&
+		    dsl_children(dp, c->dc_obj, &kids, &nk) == 0 && nk == 0 &&
+		    recv_destroy_work(dp, c->dc_obj, c->dc_name) == 0)
+			n++;
+		tarn_free(kids);
+	}
+	tarn_mutex_unlock(&dp->dp_lock);
+	tarn_array_fini(&left);
+	return (n);
 }
 
 /* ---- the token and -A ---- */
