@@ -245,6 +245,8 @@ fs_destroy_snaps(host_fs_t *fs, const char *name, json_object *args, json_object
 	int r = 0;
 	tarn_array_init(&fd.fd_snaps, sizeof (char *));
 	tarn_array_init(&fd.fd_bms, sizeof (char *));
+	if (recursive && !dry)
+		(void) dsl_recv_destroy_below(fs->hf_dp, name);   /* zfs: partial receives go too */
 	(void) dsl_dataset_iter(fs->hf_dp, name, recursive ? -1 : 0, fs_doomed_one, &fd);
 	size_t ns = tarn_array_len(&fd.fd_snaps);
 	if (!recursive && ns > 0) {

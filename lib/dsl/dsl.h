@@ -644,6 +644,8 @@ int dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
  * many went.
  */
 int dsl_recv_cleanup(dsl_pool_t *dp);
+/* destroy -r: drop the partial receives (saved or not) below fs first, as zfs. */
+int dsl_recv_destroy_below(dsl_pool_t *dp, const char *fs);
 /* receive_resume_token of fs: ENOENT when it has no partial state. */
 int dsl_recv_resume_token(dsl_pool_t *dp, const char *fs, char *buf, size_t len);
 /* receive -A fs: drop the partial state.  ENOENT "'fs' does not have any resumable receive state to abort". */

@@ -795,6 +795,9 @@ dsl_dataset_destroy(dsl_pool_t *dp, const char *name, bool recursive, char *err,
 	}
 	if (e == 0)
 		e = dsl_writable(dp, err, errlen);
+	/* as zfs: -r takes partial receives (FS/%recv, saved or not) with it */
+	if (e == 0 && recursive)
+		dsl_recv_destroy_below_locked(dp, obj, name);
 	if (e == 0)
 		e = dsl_destroy_tree(dp, obj, name, !root, true, err, errlen);
 	if (e == 0)

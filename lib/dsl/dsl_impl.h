@@ -294,6 +294,8 @@ int dsl_stream_flush(dsl_stream_out_t *so);
  */
 int dsl_stream_get(dsl_stream_in_t *si, dsl_drr_t *h, const void **payload, char *err,
     size_t errlen);
+/* dsl_recv_commit.c: destroy -r drops the partial receives below obj (lock held). */
+void dsl_recv_destroy_below_locked(dsl_pool_t *dp, uint64_t obj, const char *name);
 /* dsl_recv_commit.c: a receive is writing into dataset obj (destroy: EBUSY). */
 bool dsl_recv_is_active(spa_t *spa, uint64_t obj);
 /* dsl_send.c: the token of a resumable receive's state. */

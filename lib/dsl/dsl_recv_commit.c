@@ -823,7 +823,8 @@ dsl_recv_fail(dsl_recv_t *rv, int e)
 
 /* The leftover work datasets below obj, deepest first (lock held). */
 static void
-recv_leftovers(dsl_pool_t *dp, uint64_t obj, const char *name, tarn_array_t *out, int depth)
+recv_leftovers(dsl_pool_t *dp, uint64_t obj, const char *name, tarn_array_t *out, int depth,
+    bool saved)
 {
 	dsl_child_t *kids;
 	int n;
@@ -834,9 +835,10 @@ recv_leftovers(dsl_pool_t *dp, uint64_t obj, const char *name, tarn_array_t *out
 		if (strlen(name) + 1 + strlen(kids[i].dc_name) >= sizeof (cname))
 			continue;
 		dsl_join(cname, sizeof (cname), name, '/', kids[i].dc_name);
-		recv_leftovers(dp, kids[i].dc_obj, cname, out, depth + 1);
+		recv_leftovers(dp, kids[i].dc_obj, cname, out, depth + 1, saved);
 		dsl_dataset_phys_t dd;
-		if (dsl_phys_read(dp, kids[i].dc_obj, &dd) != 0 || dd.dd_recv_state != 0 ||
+		if (dsl_phys_read(dp, kids[i].dc_obj, &dd) != 0 ||
+		    (dd.dd_recv_state != 0 && !saved) ||
 		    dsl_recv_is_active(dp->dp_spa, kids[i].dc_obj))
 			continue;
 		if ((dd.dd_flags & DSL_DD_F_INCONSISTENT) ||
@@ -849,14 +851,12 @@ recv_leftovers(dsl_pool_t *dp, uint64_t obj, const char *name, tarn_array_t *out
 	tarn_free(kids);
 }
 
-int
-dsl_recv_cleanup(dsl_pool_t *dp)
+/* Destroy the work datasets below obj (saved: with a resumable state too; lock held). */
+static int
+recv_cleanup_below(dsl_pool_t *dp, uint64_t obj, const char *name, bool saved)
 {
-	if (dsl_readonly(dp))
-		return (0);
 	tarn_array_t left = TARN_ARRAY_INIT(dsl_child_t);
-	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
-	recv_leftovers(dp, dp->dp_root_obj, spa_name(dp->dp_spa), &left, 0);
+	recv_leftovers(dp, obj, name, &left, 0, saved);
 	int n = 0;
 	for (size_t i = 0; i < tarn_array_len(&left); i++) {
 		dsl_child_t *c = tarn_array_get(&left, i);
@@ -870,9 +870,39 @@ dsl_recv_cleanup(dsl_pool_t *dp)
 			n++;
 		tarn_free(kids);
 	}
-	tarn_mutex_unlock(&dp->dp_lock);
 	tarn_array_fini(&left);
 	return (n);
+}
+
+int
+dsl_recv_cleanup(dsl_pool_t *dp)
+{
+	if (dsl_readonly(dp))
+		return (0);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
+	int n = recv_cleanup_below(dp, dp->dp_root_obj, spa_name(dp->dp_spa), false);
+	tarn_mutex_unlock(&dp->dp_lock);
+	return (n);
+}
+
+void
+dsl_recv_destroy_below_locked(dsl_pool_t *dp, uint64_t obj, const char *name)
+{
+	(void) recv_cleanup_below(dp, obj, name, true);
+}
+
+int
+dsl_recv_destroy_below(dsl_pool_t *dp, const char *fs)
+{
+	uint64_t obj;
+	if (dsl_readonly(dp))
+		return (0);
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
+	int e = dsl_lookup(dp, fs, &obj, NULL, 0);
+	if (e == 0)
+		dsl_recv_destroy_below_locked(dp, obj, fs);
+	tarn_mutex_unlock(&dp->dp_lock);
+	return (e);
 }
 
 /* ---- the token and -A ---- */
