@@ -351,6 +351,17 @@ int dmu_traverse(objset_t *os, int flags, int zflags, uint64_t min_txg,
     dmu_traverse_fn_t fn, void *arg, uint64_t *errors);
 
 /*
+ * Every allocated object of os as last synced, in order, with its type
+ * and bonus (fn's non-zero return stops the scan), reading the dnode
+ * blocks in parallel batches: a count of a million objects costs a read
+ * of their dnode blocks, not a lookup per object.  EAGAIN when os has
+ * changes not yet synced (the caller then asks object by object).
+ */
+typedef int (*dmu_scan_fn_t)(void *arg, uint64_t obj, dmu_object_type_t type,
+    dmu_object_type_t bonustype, uint32_t bonuslen, const void *bonus);
+int dmu_object_scan(objset_t *os, dmu_scan_fn_t fn, void *arg);
+
+/*
  * Called for every block of an object that could not be read intact
  * (open-context reads and traversals; not speculative ones): the object
  * set, object, level and block id, and the error.

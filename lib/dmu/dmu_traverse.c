@@ -102,3 +102,96 @@ dmu_traverse(objset_t *os, int flags, int zflags, uint64_t min_txg, dmu_traverse
 		*errors = tr.tr_errors;
 	return (rc);
 }
+
+/* ---- a scan of every allocated dnode (dmu_object_scan) ---- */
+
+typedef struct objscan {
+	objset_t *os_;
+	zio_ctx_t *zc;
+	dmu_scan_fn_t fn;
+	void *arg;
+} objscan_t;
+
+#define OBJSCAN_BATCH 64
+
+/* The dnode blocks kids[0..n) (level 0 of the meta-dnode), read in parallel. */
+static int
+objscan_blocks(objscan_t *s, const blkptr_t *kids, uint64_t n, uint64_t first)
+{
+	int err = 0;
+	for (uint64_t i = 0; i < n && err == 0; i += OBJSCAN_BATCH) {
+		uint64_t m = MIN(OBJSCAN_BATCH, n - i);
+		void *bufs[OBJSCAN_BATCH] = { NULL };
+		int errs[OBJSCAN_BATCH] = { 0 };
+		zio_batch_t *b = zio_batch_create(s->zc);
+		for (uint64_t j = 0; j < m; j++) {
+			const blkptr_t *bp = &kids[i + j];
+			if (BP_IS_HOLE(bp) || bp->bp_lsize == 0 || bp->bp_lsize > SPA_MAXBLOCKSIZE)
+				continue;
+			bufs[j] = tarn_alloc(bp->bp_lsize);
+			zio_batch_read(b, bp, bufs[j], 0, &errs[j]);
+		}
+		(void) zio_batch_wait(b);
+		for (uint64_t j = 0; j < m; j++) {
+			if (bufs[j] == NULL)
+				continue;
+			if (err == 0)
+				err = errs[j];
+			const dnode_phys_t *d = bufs[j];
+			uint64_t nd = kids[i + j].bp_lsize / DNODE_SIZE;
+			for (uint64_t k = 0; k < nd && err == 0; k++) {
+				uint64_t obj = (first + i + j) * DN_DNODES_PER_BLOCK + k;
+				if (obj == 0 || d[k].dn_type == DMU_OT_NONE)
+					continue;
+				err = s->fn(s->arg, obj, d[k].dn_type, d[k].dn_bonustype,
+				    MIN(d[k].dn_bonuslen, DN_MAX_BONUSLEN), d[k].dn_bonus);
+			}
+			tarn_free(bufs[j]);
+		}
+	}
+	return (err);
+}
+
+static int
+objscan_tree(objscan_t *s, const blkptr_t *bp, int level, uint64_t first)
+{
+	if (BP_IS_HOLE(bp))
+		return (0);
+	if (level == 0)
+		return (objscan_blocks(s, bp, 1, first));
+	if (bp->bp_lsize == 0 || bp->bp_lsize > SPA_MAXBLOCKSIZE)
+		return (SET_ERROR(ECKSUM));
+	blkptr_t *kids = tarn_alloc(bp->bp_lsize);
+	int err = zio_read(s->zc, bp, kids, 0);
+	uint64_t nk = bp->bp_lsize / sizeof (blkptr_t);
+	uint64_t span = 1ULL << (DN_EPB_SHIFT * (level - 1));
+	if (err == 0 && level == 1)
+		err = objscan_blocks(s, kids, nk, first);
+	for (uint64_t i = 0; err == 0 && level > 1 && i < nk; i++)
+		err = objscan_tree(s, &kids[i], level - 1, first + i * span);
+	tarn_free(kids);
+	return (err);
+}
+
+int
+dmu_object_scan(objset_t *os, dmu_scan_fn_t fn, void *arg)
+{
+	dmu_pool_t *dp = os->os_dp;
+	uint64_t open = txg_open_txg(dp);
+	for (uint64_t t = txg_last_synced(dp) + 1; t <= open; t++)
+		if (dmu_objset_is_dirty(os, t))
+			return (SET_ERROR(EAGAIN));
+	blkptr_t root = os->os_rootbp;
+	if (BP_IS_HOLE(&root))
+		return (SET_ERROR(EAGAIN));
+	objscan_t s = { os, dp->dp_zio, fn, arg };
+	objset_phys_t *phys = tarn_alloc(OBJSET_PHYS_SIZE);
+	int err = zio_read(s.zc, &root, phys, 0);
+	const dnode_phys_t *mdn = &phys->os_meta_dnode;
+	if (err == 0 && (mdn->dn_nlevels == 0 || mdn->dn_nlevels > DN_MAX_LEVELS))
+		err = SET_ERROR(ECKSUM);
+	if (err == 0)
+		err = objscan_tree(&s, &mdn->dn_blkptr[0], mdn->dn_nlevels - 1, 0);
+	tarn_free(phys);
+	return (err);
+}

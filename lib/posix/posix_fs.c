@@ -323,12 +323,36 @@ posix_space_gate(posix_fs_t *fs, bool wait)
 	return (pending + keep + bytes > room ? SET_ERROR(ENOSPC) : 0);
 }
 
-/* Recount the inodes by reading every object (after an unclean close). */
+static int
+posix_count_one(void *arg, uint64_t obj, dmu_object_type_t type, dmu_object_type_t bonustype,
+    uint32_t bonuslen, const void *bonus)
+{
+	uint64_t *inodes = arg;
+	znode_phys_t zp;
+	if (bonustype != POSIX_BONUS_TYPE || bonuslen != POSIX_ZNODE_SIZE)
+		return (0);
+	memcpy(&zp, bonus, sizeof (zp));
+	if (zp.zp_mode != 0)
+		(*inodes)++;
+	return (0);
+}
+
+/*
+ * Recount the inodes by reading every object (after an unclean close, or
+ * in a snapshot or received file system, which carry no count): from
+ * the dnode blocks as synced when nothing is pending, else object by
+ * object.
+ */
 static int
 posix_recount(posix_fs_t *fs)
 {
 	uint64_t obj = 0, inodes = 0;
-	int err;
+	int err = dmu_object_scan(fs->fs_os, posix_count_one, &inodes);
+	if (err == 0) {
+		fs->fs_inodes = inodes;
+		return (0);
+	}
+	inodes = 0;
 	while ((err = dmu_object_next(fs->fs_os, &obj)) == 0) {
 		dmu_object_info_t doi;
 		znode_phys_t zp;
