@@ -52,6 +52,17 @@ send_cleanup() {
 }
 trap send_cleanup EXIT
 
+# check DESC CMD...: a command that must succeed (its output on failure).
+check() {
+	local desc=$1
+	shift
+	run "$@"
+	if [ "$RC" -eq 0 ]; then pass; else
+		fail "$desc (rc $RC): $*"
+		show_output
+	fi
+}
+
 # hostb_pid / hostb_stop [SIGNAL]: host B's daemon, as daemon_pid and
 # stop_daemon do for this test's own.
 hostb_pid() {
@@ -184,14 +195,18 @@ same_tree() {
 	fi
 }
 
-# mnt_of HOST FS: FS's mountpoint, printed; mounts FS first when it is
-# not mounted (receive -u, or a receive that does not mount).
+# mnt_of HOST FS: FS's mountpoint, printed, once FS is mounted there: a
+# daemon restarted after a kill mounts again on its own (waited for up
+# to 5 s); else FS is mounted (receive -u, or a receive that does not
+# mount).
 mnt_of() {
-	local h=$1 fs=$2 m
+	local h=$1 fs=$2 m i
 	m=$(on "$h" timeout -k 5 30 "$TARN" fs get -H -o value mountpoint "$fs" 2>/dev/null)
-	if [ -n "$m" ] && [ -d "$m" ] && ! mountpoint -q "$m"; then
-		on "$h" timeout -k 5 30 "$TARN" fs mount "$fs" >/dev/null 2>&1
-	fi
+	for ((i = 0; i < 100; i++)); do
+		[ -n "$m" ] && mountpoint -q "$m" && break
+		[ $i -eq 50 ] && on "$h" timeout -k 5 30 "$TARN" fs mount "$fs" >/dev/null 2>&1
+		sleep 0.1
+	done
 	echo "$m"
 }
 
@@ -200,8 +215,14 @@ prop() {
 	on "$1" timeout -k 5 30 "$TARN" fs get -H -p -o value "$3" "$2" 2>/dev/null
 }
 
-# state HOST POOL FILE: what `zfs list -t all` says of POOL (names, guids,
-# referenced), saved to FILE, to check that a refused receive changed nothing.
+# state HOST POOL FILE: what `zfs list -t all` says of POOL (names and
+# guids), saved to FILE, to check that a refused receive changed nothing.
 state() {
 	on "$1" timeout -k 5 30 "$TARN" fs list -H -p -t all -r -o name,guid "$2" >"$3" 2>&1
+}
+
+# allocated HOST POOL: the pool's allocated bytes, printed (0 if unknown).
+allocated() {
+	on "$1" timeout -k 5 30 "$TARN" pool get -Hp allocated "$2" 2>/dev/null |
+		awk '$2 == "allocated" { v = $3 } END { print v + 0 }'
 }
