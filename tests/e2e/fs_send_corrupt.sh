@@ -100,6 +100,32 @@ refused() {
 	pass
 }
 
+# token FS: FS's receive_resume_token, printed ("-" or empty: none)
+token() {
+	prop a "$1" receive_resume_token
+}
+
+# refused_s DESC REGEX FS: a refused -s receive: exit 1, the first line
+# matching REGEX; when it kept a partial state, zfs's three lines of how
+# to resume follow, naming FS's receive_resume_token
+refused_s() {
+	local tok
+	if [ "$RC" -ne 1 ] || ! head -n 1 "$ERR" | grep -Eq -- "$2" || [ -s "$OUT" ]; then
+		fail "$1: want exit 1 and /$2/ first (rc $RC)"
+		show_output
+		return 1
+	fi
+	pass
+	[ "$(wc -l <"$ERR")" -eq 1 ] && return 0
+	tok=$(token "$3")
+	if [ "$(tail -n +2 "$ERR")" = "Partially received snapshot is saved.
+A resuming stream can be generated on the sending system by running:
+    zfs send -t $tok" ]; then pass; else
+		fail "$1: the lines after the error are not the resume hint for '$tok'"
+		show_output
+	fi
+}
+
 # unchanged DESC [full]: dst as in state0; with full also dst/base's files
 unchanged() {
 	state a dst "$E2E_TMP/state1"
@@ -199,15 +225,11 @@ refused "incremental onto a missing file system" "'dst/none' does not exist"
 unchanged "a missing target"
 
 # --- -s: a cut-off receive keeps its partial state; send -t resumes it
-# token FS: FS's receive_resume_token, printed ("-" or empty: none)
-token() {
-	prop a "$1" receive_resume_token
-}
 n=0
 for p in $((FSIZE / 3)) $((FSIZE * 2 / 3)) $((FSIZE - 5)); do
 	n=$((n + 1))
 	recv_from a --truncate "$p" "$FULL" -- -s "dst/res$n"
-	refused "-s: full stream cut at $p" "record [0-9]+"
+	refused_s "-s: full stream cut at $p" "record [0-9]+" "dst/res$n"
 	tok=$(token "dst/res$n")
 	if [ -z "$tok" ] || [ "$tok" = - ]; then
 		fail "-s: no receive_resume_token on dst/res$n after a cut at $p"
@@ -226,7 +248,7 @@ for p in $((FSIZE / 3)) $((FSIZE * 2 / 3)) $((FSIZE - 5)); do
 done
 # an incremental cut off under -s: the old files stay visible meanwhile
 recv_from a --truncate $((ISIZE / 2)) "$INC" -- -s dst/base
-refused "-s: incremental stream cut in the middle" "record [0-9]+"
+refused_s "-s: incremental stream cut in the middle" "record [0-9]+" dst/base
 tok=$(token dst/base)
 [ -n "$tok" ] && [ "$tok" != - ] && pass || fail "-s: no token on dst/base after a cut"
 same_tree "dst/base during a partial incremental" ma "$BASE"
@@ -240,7 +262,7 @@ out_is "dst/base@a
 dst/base@b"
 # a flipped byte under -s: refused; a kept state resumes to the same
 recv_from a --flip $((FSIZE / 2)) "$FULL" -- -s dst/flip
-refused "-s: full stream, byte $((FSIZE / 2)) flipped" "record [0-9]+"
+refused_s "-s: full stream, byte $((FSIZE / 2)) flipped" "record [0-9]+" dst/flip
 tok=$(token dst/flip)
 if [ -n "$tok" ] && [ "$tok" != - ]; then
 	xfer_ok a a -t "$tok" -- -s dst/flip
@@ -251,7 +273,7 @@ else
 fi
 # -A drops a partial state, and the file system it would have been
 recv_from a --truncate $((FSIZE / 2)) "$FULL" -- -s dst/drop
-refused "-s: full stream cut in the middle (for -A)" "record [0-9]+"
+refused_s "-s: full stream cut in the middle (for -A)" "record [0-9]+" dst/drop
 tarn_ok fs receive -A dst/drop
 tarn fs list -H -o name dst/drop
 [ "$RC" -ne 0 ] && pass || fail "dst/drop is still there after receive -A"

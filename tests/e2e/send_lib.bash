@@ -202,6 +202,7 @@ same_tree() {
 mnt_of() {
 	local h=$1 fs=$2 m i
 	m=$(on "$h" timeout -k 5 30 "$TARN" fs get -H -o value mountpoint "$fs" 2>/dev/null)
+	[ -z "$m" ] && return 0                 # (no such file system)
 	for ((i = 0; i < 100; i++)); do
 		[ -n "$m" ] && mountpoint -q "$m" && break
 		[ $i -eq 50 ] && on "$h" timeout -k 5 30 "$TARN" fs mount "$fs" >/dev/null 2>&1
