@@ -22,7 +22,7 @@
 # are exported and imported (the same trees) and scrubbed (clean).
 #
 # Scale: SEND_SCALE=N multiplies the tree (default 1), SEND_TEXT_MIB the
-# compressible data (default 16).
+# compressible data (default 8).
 #
 # Cleanup (send_lib.bash, lib.sh): pools destroyed with -f on both
 # daemons, both daemons stopped by their PIDs, mounts left detached.
@@ -30,7 +30,7 @@
 . "$(dirname "$0")/send_lib.bash"
 describe "send | receive round trips (full, -i, -I, #bookmark, clone, -c, -w) file by file, two daemons"
 require_daemon_mounts
-TEXT_MIB=${SEND_TEXT_MIB:-16}
+TEXT_MIB=${SEND_TEXT_MIB:-8}
 E2E_CMD_TIMEOUT=$((E2E_CMD_TIMEOUT * ${SEND_SCALE:-1}))
 
 POOLOPTS=(-O acltype=posix -O atime=off)
@@ -68,7 +68,13 @@ both_same() {
 	same_tree "far: $3 vs $1" "$1" "$(mnt_of b "$3")"
 }
 
+# section TEXT: a progress line, with the seconds since the start
+section() {
+	echo "# [${SECONDS}s] $*"
+}
+
 # --- the source: everything a file can have
+section "build the source"
 tarn_ok fs create tank/src
 S=$MNT/src
 check "build the tree" python3 "$SEND_TREE" build "$S"
@@ -80,6 +86,7 @@ grep -q '"type": "c"' "$E2E_TMP/m1.json" && grep -q '"system.posix_acl_default"'
 	fail "the source tree lacks device nodes, default ACLs or hard links"
 
 # --- full stream, into a pool of this daemon and one of host B
+section "full"
 xfer_ok a a tank/src@s1 -- dst/r
 xfer_ok a b tank/src@s1 -- far/r
 mountpoint -q "$DST/r" && pass || fail "receive did not mount dst/r at $DST/r"
@@ -90,6 +97,7 @@ same_guid tank/src@s1 b far/r@s1
 [ "$(snaps a dst/r)" = "s1 " ] && pass || fail "dst/r's snapshots: $(snaps a dst/r)"
 
 # --- incremental -i (short and full base names)
+section "incremental -i"
 check "mutate 1" python3 "$SEND_TREE" mutate "$S" 1
 sync -f "$S"
 tarn_ok fs snapshot tank/src@s2
@@ -101,7 +109,9 @@ same_guid tank/src@s2 b far/r@s2
 # the old snapshot on the target still shows the old tree
 same_tree "dst/r@s1 after an incremental" m1 "$DST/r/.zfs/snapshot/s1"
 
-# --- -I: the intermediate snapshots too (host B gets -i, skipping s3)
+# --- -I to dst (the intermediate snapshot too); to host B from a
+# bookmark (its snapshot destroyed at the source), then -i
+section "-I, and -i from a bookmark"
 check "mutate 2" python3 "$SEND_TREE" mutate "$S" 2
 sync -f "$S"
 tarn_ok fs snapshot tank/src@s3
@@ -111,41 +121,58 @@ sync -f "$S"
 tarn_ok fs snapshot tank/src@s4
 manifest "$S" m4
 xfer_ok a a -I @s2 tank/src@s4 -- dst/r
-xfer_ok a b -i @s2 tank/src@s4 -- far/r
 [ "$(snaps a dst/r)" = "s1 s2 s3 s4 " ] && pass || fail "dst/r after -I: $(snaps a dst/r)"
-[ "$(snaps b far/r)" = "s1 s2 s4 " ] && pass || fail "far/r after -i s2 s4: $(snaps b far/r)"
-both_same m4 dst/r far/r
 same_tree "dst/r@s3 (from -I)" m3 "$DST/r/.zfs/snapshot/s3"
 same_guid tank/src@s3 a dst/r@s3
-
-# --- from a bookmark (its snapshot destroyed at the source)
-tarn_ok fs bookmark tank/src@s4 'tank/src#b4'
-tarn_ok fs destroy tank/src@s4
+tarn_ok fs bookmark tank/src@s2 'tank/src#b2'
+tarn_ok fs destroy tank/src@s2
+xfer_ok a b -i '#b2' tank/src@s3 -- far/r
+same_tree "far/r from bookmark #b2 to s3" m3 "$(mnt_of b far/r)"
+same_guid tank/src@s3 b far/r@s3
+xfer_ok a b -i @s3 tank/src@s4 -- far/r
+[ "$(snaps b far/r)" = "s1 s2 s3 s4 " ] && pass || fail "far/r's snapshots: $(snaps b far/r)"
+both_same m4 dst/r far/r
+# and a bookmark named in full, to dst
+tarn_ok fs bookmark tank/src@s3 'tank/src#b3'
+tarn_ok fs destroy tank/src@s3
 check "mutate 4" python3 "$SEND_TREE" mutate "$S" 4
 sync -f "$S"
 tarn_ok fs snapshot tank/src@s5
 manifest "$S" m5
-xfer_ok a a -i 'tank/src#b4' tank/src@s5 -- dst/r
-xfer_ok a b -i '#b4' tank/src@s5 -- far/r
-both_same m5 dst/r far/r
+tarn_ok fs rollback -r dst/r@s3
+xfer_ok a a -i 'tank/src#b3' tank/src@s5 -- dst/r
+same_tree "dst/r from bookmark #b3 to s5" m5 "$(mnt_of a dst/r)"
 same_guid tank/src@s5 a dst/r@s5
 
+# --- -i over an intermediate snapshot (host B: s4 -> s6, skipping s5)
+section "-i skipping a snapshot"
+check "mutate 5" python3 "$SEND_TREE" mutate "$S" 5
+sync -f "$S"
+tarn_ok fs snapshot tank/src@s6
+manifest "$S" m6
+xfer_ok a b -i @s4 tank/src@s6 -- far/r
+same_tree "far/r after -i s4 s6" m6 "$(mnt_of b far/r)"
+[ "$(snaps b far/r)" = "s1 s2 s3 s4 s6 " ] && pass || fail "far/r's snapshots: $(snaps b far/r)"
+xfer_ok a a -i @s5 tank/src@s6 -- dst/r
+same_tree "dst/r after -i s5 s6" m6 "$(mnt_of a dst/r)"
+
 # --- a clone, sent as an incremental from its origin
-tarn_ok fs clone tank/src@s5 tank/cl
+section "clone"
+tarn_ok fs clone tank/src@s6 tank/cl
 C=$(mnt_of a tank/cl)
-check "mutate the clone" python3 "$SEND_TREE" mutate "$C" 5
+check "mutate the clone" python3 "$SEND_TREE" mutate "$C" 6
 sync -f "$C"
 tarn_ok fs snapshot tank/cl@c1
 manifest "$C" mc1
-xfer_ok a a -i tank/src@s5 tank/cl@c1 -- dst/cl
-xfer_ok a b -i tank/src@s5 tank/cl@c1 -- far/cl
+xfer_ok a a -i tank/src@s6 tank/cl@c1 -- dst/cl
+xfer_ok a b -i tank/src@s6 tank/cl@c1 -- far/cl
 both_same mc1 dst/cl far/cl
-[ "$(prop a dst/cl origin)" = dst/r@s5 ] && pass ||
-	fail "dst/cl's origin is '$(prop a dst/cl origin)', not dst/r@s5"
-[ "$(prop b far/cl origin)" = far/r@s5 ] && pass ||
-	fail "far/cl's origin is '$(prop b far/cl origin)', not far/r@s5"
+[ "$(prop a dst/cl origin)" = dst/r@s6 ] && pass ||
+	fail "dst/cl's origin is '$(prop a dst/cl origin)', not dst/r@s6"
+[ "$(prop b far/cl origin)" = far/r@s6 ] && pass ||
+	fail "far/cl's origin is '$(prop b far/cl origin)', not far/r@s6"
 # the origin's copy on the target is untouched by its clone's receive
-same_tree "dst/r after the clone's receive" m5 "$(mnt_of a dst/r)"
+same_tree "dst/r after the clone's receive" m6 "$(mnt_of a dst/r)"
 
 # --- compressed and raw streams carry the stored blocks
 # within SIZE1 SIZE2: equal within metadata slack (5% + 256 KiB)
@@ -167,6 +194,7 @@ stored_as_source() {
 	awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.05 && d > -0.05) }' && pass ||
 		fail "compressratio of $snap is $b, of $src $a"
 }
+section "-c, -w"
 tarn_ok fs create -o compression=gzip-9 tank/gz
 check "compressible files" python3 "$SEND_TREE" text "$MNT/gz" "$TEXT_MIB"
 sync -f "$MNT/gz"
@@ -230,7 +258,8 @@ tarn_ok pool export dst
 tarn_ok pool import -d "$DEVDIR" dst
 tarnb_ok pool export far
 tarnb_ok pool import -d "$DEVDIR" far
-both_same m5 dst/r far/r
+section "export, import, scrub"
+both_same m6 dst/r far/r
 both_same mc1 dst/cl far/cl
 same_tree "dst/zc after import" mgz "$(mnt_of a dst/zc)"
 tarn_ok pool scrub -w dst

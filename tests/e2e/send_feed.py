@@ -10,6 +10,13 @@ receive tests (tests/e2e/fs_send_corrupt.sh, fs_recv_kill.sh).
   --random N          N random bytes (FILE is then not read; give "-")
   --chunk N           write N bytes at a time (default 1 MiB)
   --delay S           sleep S seconds after each chunk
+  --records          print the stream's records instead: "OFFSET TYPE LENGTH"
+                      a line (docs/FORMAT.md "Send streams": a 96-byte header
+                      and its payload)
+  --set-version V     the stream with the version of its BEGIN and PACKAGE
+                      records set to V, every record's checksum and running
+                      checksum computed again (XXH3 through libxxhash): a
+                      sound stream of another format version
   --pause-at N        after N bytes: create the file given by --signal,
                       then wait (up to 120 s) until the file given by
                       --wait exists, then go on
@@ -26,7 +33,7 @@ import time
 def parse(argv):
     o = {"flip": [], "patch": [], "truncate": None, "random": None,
          "chunk": 1 << 20, "delay": 0.0, "pause_at": None, "signal": None,
-         "wait": None, "file": None}
+         "wait": None, "file": None, "records": False, "set_version": None}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -39,6 +46,12 @@ def parse(argv):
             o[a[2:].replace("-", "_")] = int(argv[i + 1], 0)
         elif a == "--delay":
             o["delay"] = float(argv[i + 1])
+        elif a == "--records":
+            o["records"] = True
+            i += 1
+            continue
+        elif a == "--set-version":
+            o["set_version"] = int(argv[i + 1], 0)
         elif a in ("--signal", "--wait"):
             o[a[2:]] = argv[i + 1]
         else:
@@ -78,8 +91,68 @@ def chunks(o):
             pos += len(b)
 
 
+HDR = 96
+HDR_FMT = "<IHHIIQ7QQQ"     # magic type flags plen pad seq u[7] running cksum
+TYPES = {1: "BEGIN", 2: "OBJECT", 3: "FREEOBJECTS", 4: "WRITE", 5: "FREE",
+         6: "END", 7: "PACKAGE", 8: "PACKAGE_END"}
+
+
+def records(path):
+    """(offset, type, payload length) of each record of the stream at path."""
+    import struct
+    out = []
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        off = 0
+        while off + HDR <= size:
+            f.seek(off)
+            h = struct.unpack(HDR_FMT, f.read(HDR))
+            out.append((off, TYPES.get(h[1], str(h[1])), h[3]))
+            off += HDR + h[3]
+    return out
+
+
+def xxh3():
+    import ctypes
+    lib = ctypes.CDLL("libxxhash.so.0")
+    f = lib.XXH3_64bits_withSeed
+    f.restype = ctypes.c_uint64
+    f.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
+    return lambda b, seed: f(b, len(b), seed)
+
+
+def reseal(path, version):
+    """The stream at path with its version set and its checksums made again."""
+    import struct
+    h3 = xxh3()
+    with open(path, "rb") as f:
+        b = f.read()
+    out = bytearray()
+    off = 0
+    running = 0
+    while off + HDR <= len(b):
+        h = list(struct.unpack(HDR_FMT, b[off:off + HDR]))
+        payload = b[off + HDR:off + HDR + h[3]]
+        if h[1] in (1, 7):
+            h[6] = version                  # drr_u[0]
+        h[13] = running                     # drr_running
+        h[14] = 0
+        h[14] = h3(struct.pack(HDR_FMT, *h), h3(payload, 0))
+        running = h3(struct.pack("<Q", h[14]), running)
+        out += struct.pack(HDR_FMT, *h) + payload
+        off += HDR + h[3]
+    return bytes(out)
+
+
 def main():
     o = parse(sys.argv[1:])
+    if o["records"]:
+        for off, t, n in records(o["file"]):
+            print(off, t, n)
+        return
+    if o["set_version"] is not None:
+        sys.stdout.buffer.write(reseal(o["file"], o["set_version"]))
+        return
     out = sys.stdout.fileno()
     done = 0
     paused = False
