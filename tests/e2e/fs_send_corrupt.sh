@@ -30,6 +30,11 @@ SEED=${SEND_SEED:-$(( (RANDOM << 15 | RANDOM) + 1 ))}
 echo "# seed $SEED (replay with SEND_SEED=$SEED), stream of ~$MIB MiB, $FLIPS flips, $CUTS cuts"
 E2E_CMD_TIMEOUT=$((60 + MIB))
 
+# section TEXT: a progress line, with the seconds since the start
+section() {
+	echo "# [${SECONDS}s] $*"
+}
+
 POOLOPTS=(-O atime=off)
 mkdevs 1 $((MIB * 3 + 256))M s
 tarn_ok pool create -m "$MNT" "${POOLOPTS[@]}" tank "${DEV[0]}"
@@ -37,12 +42,13 @@ mkdevs 1 $((MIB * 5 + 256))M t
 tarn_ok pool create -m "$E2E_TMP/dst" "${POOLOPTS[@]}" dst "${DEV[0]}"
 
 # --- the source: @a (~MIB MiB) and @b (some of it changed)
+section "the source"
 tarn_ok fs create tank/src
 S=$MNT/src
 check "bulk files" python3 "$SEND_TREE" bulk "$S" "$MIB"
 sync -f "$S"
 tarn_ok fs snapshot tank/src@a
-manifest "$S" ma
+manifest "$S/.zfs/snapshot/a" ma
 check "changes" python3 - "$S" <<'EOF'
 import os, sys
 root = sys.argv[1]
@@ -57,7 +63,7 @@ for i in range(200):
 EOF
 sync -f "$S"
 tarn_ok fs snapshot tank/src@b
-manifest "$S" mb
+manifest "$S/.zfs/snapshot/b" mb
 echo extra >"$S/extra"
 sync -f "$S"
 tarn_ok fs snapshot tank/src@c
@@ -74,6 +80,7 @@ echo "# full stream $FSIZE bytes, incremental $ISIZE bytes"
 	fail "the full stream is only $FSIZE bytes for ~$MIB MiB of files"
 
 # --- the target: dst/base at @a, from the good stream
+section "the target"
 recv_from a "$FULL" -- dst/base
 [ "$RC" -eq 0 ] && pass || { fail "receive of the undamaged stream"; show_output; }
 BASE=$(mnt_of a dst/base)
@@ -178,6 +185,7 @@ names_record() {
 
 # --- flipped bytes: 3/4 in the full stream (a new file system), 1/4 in
 # the incremental one (onto dst/base, whose files must stay)
+section "flipped bytes"
 NF=$((FLIPS * 3 / 4))
 NI=$((FLIPS - NF))
 while read -r p r <&3; do
@@ -202,6 +210,7 @@ done 3< <(positions "$NI" "$INC" flip)
 
 # --- cut off: the full stream and the incremental one (a cut at the
 # start of a record may name the record before it, the last one read)
+section "cuts"
 while read -r p r <&3; do
 	[ "$p" -eq 0 ] && continue          # the empty stream: below
 	recv_from a --truncate "$p" "$FULL" -- dst/new
@@ -219,6 +228,7 @@ done 3< <(positions $((CUTS / 2)) "$INC" cut)
 unchanged "after the cut incremental streams" full
 
 # --- random bytes, an empty stream: one-line errors
+section "random, empty"
 recv_from a --random 1048576 - -- dst/new
 refused "1 MiB of random bytes" "^cannot receive"
 unchanged "random bytes"
@@ -233,6 +243,7 @@ unchanged "random bytes onto dst/base" full
 # version of its BEGIN record raised and its checksums made again (so
 # that only the version is wrong); made again at version 1 it is the
 # same stream byte for byte (the re-sealing is right)
+section "newer version"
 tarn_ok fs create tank/tiny
 echo tiny >"$MNT/tiny/f"
 sync -f "$MNT/tiny"
@@ -251,6 +262,7 @@ recv_from a "$E2E_TMP/tiny1.stream" -- dst/tiny
 tarn_ok fs destroy -r dst/tiny
 
 # --- incremental streams onto the wrong base, or onto nothing
+section "wrong base"
 recv_from a "$E2E_TMP/bc.stream" -- dst/base
 refused "incremental @b..@c onto dst/base@a" "does not match incremental source"
 unchanged "the wrong base" full
@@ -259,6 +271,7 @@ refused "incremental onto a missing file system" "'dst/none' does not exist"
 unchanged "a missing target"
 
 # --- -s: a cut-off receive keeps its partial state; send -t resumes it
+section "-s and resume"
 n=0
 for p in $((FSIZE / 3)) $((FSIZE * 2 / 3)) $((FSIZE - 5)); do
 	n=$((n + 1))
@@ -311,9 +324,10 @@ refused_s "-s: full stream cut in the middle (for -A)" "record [0-9]+" dst/drop
 tarn_ok fs receive -A dst/drop
 tarn fs list -H -o name dst/drop
 [ "$RC" -ne 0 ] && pass || fail "dst/drop is still there after receive -A"
-tarn_err 1 "does not have any resumable receive state to abort" fs receive -A dst/base
+tarn_err 1 "does not have any resumable receive state to abort" fs receive -A dst
 
 # --- the target pool is clean
+section "scrub"
 tarn_ok pool scrub -w dst
 tarn_ok pool status dst
 out_has "with 0 errors"

@@ -9,12 +9,14 @@
 # socket, run dir and cache file: another host), then changed (append,
 # overwrite, truncate, delete, rename, links, chmod/chown, xattrs, ACLs,
 # a directory replaced by a file) and sent incrementally with -i, -I
-# (the intermediate snapshot arrives too) and from a bookmark; a clone is
-# sent as an incremental from its origin and received as a clone of the
-# target's copy of the origin.  After each receive the target equals the
-# source's snapshot: content, mode, owner, mtime (ns), size, holes (data
-# map by SEEK_DATA/SEEK_HOLE, blocks), link counts and hard-link groups,
-# symlink targets, rdev, xattrs and ACLs; the snapshots keep their guids.
+# (the intermediate snapshot arrives too), from a bookmark and over a
+# snapshot not sent; a clone is sent as an incremental from its origin
+# and received as a clone of the target's copy of the origin.  After each
+# receive the target equals the source's snapshot (as its .zfs/snapshot
+# directory shows it): content, mode, owner, mtime (ns), size, holes
+# (data map by SEEK_DATA/SEEK_HOLE, blocks), link counts and hard-link
+# groups, symlink targets, rdev, xattrs and ACLs; the snapshots keep
+# their guids.
 # Compressed (-c) and raw (-w) streams of a gzip-9 / zstd-19 file system
 # are smaller than a plain stream and land on targets with compression
 # off still compressed (referenced, logicalreferenced and compressratio
@@ -80,7 +82,7 @@ S=$MNT/src
 check "build the tree" python3 "$SEND_TREE" build "$S"
 sync -f "$S"
 tarn_ok fs snapshot tank/src@s1
-manifest "$S" m1
+manifest "$S/.zfs/snapshot/s1" m1
 grep -q '"type": "c"' "$E2E_TMP/m1.json" && grep -q '"system.posix_acl_default"' \
 	"$E2E_TMP/m1.json" && grep -q '"links": \[' "$E2E_TMP/m1.json" && pass ||
 	fail "the source tree lacks device nodes, default ACLs or hard links"
@@ -101,7 +103,7 @@ section "incremental -i"
 check "mutate 1" python3 "$SEND_TREE" mutate "$S" 1
 sync -f "$S"
 tarn_ok fs snapshot tank/src@s2
-manifest "$S" m2
+manifest "$S/.zfs/snapshot/s2" m2
 xfer_ok a a -i @s1 tank/src@s2 -- dst/r
 xfer_ok a b -i tank/src@s1 tank/src@s2 -- far/r
 both_same m2 dst/r far/r
@@ -115,11 +117,11 @@ section "-I, and -i from a bookmark"
 check "mutate 2" python3 "$SEND_TREE" mutate "$S" 2
 sync -f "$S"
 tarn_ok fs snapshot tank/src@s3
-manifest "$S" m3
+manifest "$S/.zfs/snapshot/s3" m3
 check "mutate 3" python3 "$SEND_TREE" mutate "$S" 3
 sync -f "$S"
 tarn_ok fs snapshot tank/src@s4
-manifest "$S" m4
+manifest "$S/.zfs/snapshot/s4" m4
 xfer_ok a a -I @s2 tank/src@s4 -- dst/r
 [ "$(snaps a dst/r)" = "s1 s2 s3 s4 " ] && pass || fail "dst/r after -I: $(snaps a dst/r)"
 same_tree "dst/r@s3 (from -I)" m3 "$DST/r/.zfs/snapshot/s3"
@@ -138,7 +140,7 @@ tarn_ok fs destroy tank/src@s3
 check "mutate 4" python3 "$SEND_TREE" mutate "$S" 4
 sync -f "$S"
 tarn_ok fs snapshot tank/src@s5
-manifest "$S" m5
+manifest "$S/.zfs/snapshot/s5" m5
 tarn_ok fs rollback -r dst/r@s3
 xfer_ok a a -i 'tank/src#b3' tank/src@s5 -- dst/r
 same_tree "dst/r from bookmark #b3 to s5" m5 "$(mnt_of a dst/r)"
@@ -149,7 +151,7 @@ section "-i skipping a snapshot"
 check "mutate 5" python3 "$SEND_TREE" mutate "$S" 5
 sync -f "$S"
 tarn_ok fs snapshot tank/src@s6
-manifest "$S" m6
+manifest "$S/.zfs/snapshot/s6" m6
 xfer_ok a b -i @s4 tank/src@s6 -- far/r
 same_tree "far/r after -i s4 s6" m6 "$(mnt_of b far/r)"
 [ "$(snaps b far/r)" = "s1 s2 s3 s4 s6 " ] && pass || fail "far/r's snapshots: $(snaps b far/r)"
@@ -163,7 +165,7 @@ C=$(mnt_of a tank/cl)
 check "mutate the clone" python3 "$SEND_TREE" mutate "$C" 6
 sync -f "$C"
 tarn_ok fs snapshot tank/cl@c1
-manifest "$C" mc1
+manifest "$C/.zfs/snapshot/c1" mc1
 xfer_ok a a -i tank/src@s6 tank/cl@c1 -- dst/cl
 xfer_ok a b -i tank/src@s6 tank/cl@c1 -- far/cl
 both_same mc1 dst/cl far/cl
@@ -199,7 +201,7 @@ tarn_ok fs create -o compression=gzip-9 tank/gz
 check "compressible files" python3 "$SEND_TREE" text "$MNT/gz" "$TEXT_MIB"
 sync -f "$MNT/gz"
 tarn_ok fs snapshot tank/gz@c
-manifest "$MNT/gz" mgz
+manifest "$MNT/gz/.zfs/snapshot/c" mgz
 ratio=$(prop a tank/gz@c compressratio)
 awk -v r="$ratio" 'BEGIN { exit !(r >= 2) }' && pass ||
 	fail "gzip-9 compressed the text only ${ratio}x (the test needs >= 2x)"
@@ -240,7 +242,7 @@ tarn_ok fs create -o compression=zstd-19 tank/zs
 check "compressible files" python3 "$SEND_TREE" text "$MNT/zs" $((TEXT_MIB / 4 + 1))
 sync -f "$MNT/zs"
 tarn_ok fs snapshot tank/zs@z
-manifest "$MNT/zs" mzs
+manifest "$MNT/zs/.zfs/snapshot/z" mzs
 xfer_ok a b -w tank/zs@z -- far/zw
 same_tree "far/zw vs tank/zs@z" mzs "$(mnt_of b far/zw)"
 stored_as_source b far/zw@z tank/zs@z
@@ -248,7 +250,7 @@ stored_as_source b far/zw@z tank/zs@z
 cp "$MNT/gz/t000.txt" "$MNT/zs/copied.txt"
 sync -f "$MNT/zs"
 tarn_ok fs snapshot tank/zs@z2
-manifest "$MNT/zs" mzs2
+manifest "$MNT/zs/.zfs/snapshot/z2" mzs2
 xfer_ok a b -c -i @z tank/zs@z2 -- far/zw
 same_tree "far/zw vs tank/zs@z2" mzs2 "$(mnt_of b far/zw)"
 stored_as_source b far/zw@z2 tank/zs@z2
