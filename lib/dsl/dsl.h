@@ -592,6 +592,14 @@ typedef struct dsl_recv_opts {
 	int         dro_nprops;
 	dsl_recv_swap_fn_t dro_swap;
 	void       *dro_swap_arg;
+	/*
+	 * Called with false once the work dataset is ready and records are
+	 * being applied, with true before the commit (or the clean-up): the
+	 * caller may let other commands use the pool meanwhile.  The work
+	 * dataset is busy (destroy: EBUSY) until dsl_receive returns.  NULL: none.
+	 */
+	void      (*dro_exclusive)(void *arg, bool exclusive);
+	void       *dro_exclusive_arg;
 } dsl_recv_opts_t;
 
 typedef struct dsl_recv_result {

@@ -294,12 +294,20 @@ dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
 			rv->rv_propslen = h.drr_plen - nl;
 		}
 	}
+	bool shared = false;
+	if (e == 0 && opts->dro_exclusive != NULL && !rv->rv_dryrun) {
+		opts->dro_exclusive(opts->dro_exclusive_arg, false);
+		shared = true;
+	}
 	if (e == 0)
 		e = dsl_recv_apply(rv);
+	if (shared)
+		opts->dro_exclusive(opts->dro_exclusive_arg, true);
 	if (e == 0 && !rv->rv_dryrun)
 		e = dsl_recv_commit(rv);
 	else if (!rv->rv_dryrun)
 		dsl_recv_fail(rv, e);
+	dsl_recv_release(rv);
 	if (e == 0) {
 		dsl_join(res->drr_snap, sizeof (res->drr_snap), rv->rv_fs, '@', rv->rv_snap);
 		res->drr_created = rv->rv_new;
