@@ -513,6 +513,8 @@ int dsl_stream_get_package(dsl_stream_in_t *si, char **payload, size_t *len,
     char *err, size_t errlen);
 /* Take a package end record. */
 int dsl_stream_get_package_end(dsl_stream_in_t *si, char *err, size_t errlen);
+/* Read and verify the next substream (its begin record is next) through its end, applying nothing. */
+int dsl_stream_skip(dsl_stream_in_t *si, char *err, size_t errlen);
 
 #define DSL_SEND_COMPRESSED 0x01    /* -c: blocks as stored, not decompressed */
 #define DSL_SEND_RAW        0x02    /* -w: stored bytes as they are (implies -c) */

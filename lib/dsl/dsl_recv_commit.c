@@ -177,9 +177,9 @@ recv_make_sync(void *arg, dmu_tx_t *tx)
 	dsl_recv_t *rv = t->rv;
 	dsl_pool_t *dp = rv->rv_dp;
 	int e;
-	if (rv->rv_mode == DSL_RECV_SWAP_INCR)
-		e = dsl_clone_create_tx(dp, rv->rv_wname, rv->rv_base, NULL, 0, tx, &rv->rv_wobj,
-		    rv->rv_err, rv->rv_errlen);
+	if (rv->rv_mode == DSL_RECV_SWAP_INCR || rv->rv_base != 0)
+		e = dsl_clone_create_tx(dp, rv->rv_wname, rv->rv_base, t->props, t->nprops, tx,
+		    &rv->rv_wobj, rv->rv_err, rv->rv_errlen);
 	else
 		e = dsl_create_obj_tx(dp, rv->rv_wname, t->props, t->nprops, tx, &rv->rv_wobj,
 		    rv->rv_err, rv->rv_errlen);
@@ -451,17 +451,65 @@ recv_destroy_later(dsl_recv_t *rv, const dsl_snap_ent_t *chain, int n, uint64_t 
 	return (e);
 }
 
+/* The snapshot with guid anywhere below dataset obj (lock held); 0: none. */
+static uint64_t
+recv_find_guid(dsl_pool_t *dp, uint64_t obj, uint64_t guid, int depth)
+{
+	dsl_snap_ent_t *chain;
+	int n;
+	uint64_t found = 0;
+	if (depth > 64 || dsl_snap_chain(dp, obj, &chain, &n) != 0)
+		return (0);
+	for (int i = 0; i < n && found == 0; i++)
+		if (chain[i].se_phys.ds_guid == guid)
+			found = chain[i].se_obj;
+	tarn_free(chain);
+	dsl_child_t *kids;
+	if (found != 0 || dsl_children(dp, obj, &kids, &n) != 0)
+		return (found);
+	for (int i = 0; i < n && found == 0; i++)
+		found = recv_find_guid(dp, kids[i].dc_obj, guid, depth + 1);
+	tarn_free(kids);
+	return (found);
+}
+
+/*
+ * An incremental stream into a file system that does not exist: a clone
+ * sent from its origin, received as a clone of the snapshot of the pool
+ * with the base's guid (lock held).
+ */
+static int
+recv_check_clone(dsl_recv_t *rv)
+{
+	dsl_pool_t *dp = rv->rv_dp;
+	char parent[DSL_NAME_MAX];
+	(void) snprintf(parent, sizeof (parent), "%s", rv->rv_fs);
+	char *sl = strrchr(parent, '/');
+	uint64_t pobj;
+	if (sl == NULL || (*sl = '\0', dsl_lookup(dp, parent, &pobj, NULL, 0) != 0)) {
+		(void) snprintf(rv->rv_err, rv->rv_errlen, "destination '%s' does not exist",
+		    rv->rv_fs);
+		return (SET_ERROR(ENOENT));
+	}
+	rv->rv_base = recv_find_guid(dp, dp->dp_root_obj, rv->rv_begin.dsb_fromguid, 0);
+	if (rv->rv_base == 0) {
+		(void) snprintf(rv->rv_err, rv->rv_errlen, "destination '%s' does not exist, "
+		    "and no snapshot of the pool is the stream's incremental source", rv->rv_fs);
+		return (SET_ERROR(ENOENT));
+	}
+	rv->rv_mode = DSL_RECV_NEW;
+	rv->rv_new = true;
+	return (0);
+}
+
 /* An incremental stream: the base and whether the target may take it (lock held). */
 static int
 recv_check_incr(dsl_recv_t *rv, bool *unlock_destroy, dsl_snap_ent_t **chain, int *n)
 {
 	dsl_pool_t *dp = rv->rv_dp;
 	bool force = (rv->rv_opts->dro_flags & DSL_RECV_FORCE) != 0, newest = false;
-	if (rv->rv_head == 0) {
-		(void) snprintf(rv->rv_err, rv->rv_errlen, "destination '%s' does not exist",
-		    rv->rv_fs);
-		return (SET_ERROR(ENOENT));
-	}
+	if (rv->rv_head == 0)
+		return (recv_check_clone(rv));
 	int e = recv_find_base(dp, rv->rv_head, rv->rv_begin.dsb_fromguid, &rv->rv_base, &newest,
 	    chain, n);
 	if (e == 0 && (rv->rv_base == 0 || (!newest && !force))) {

@@ -434,6 +434,32 @@ dsl_stream_get_package(dsl_stream_in_t *si, char **payload, size_t *len, char *e
 }
 
 int
+dsl_stream_skip(dsl_stream_in_t *si, char *err, size_t errlen)
+{
+	dsl_drr_t h;
+	const void *p;
+	int e = dsl_stream_get(si, &h, &p, err, errlen);
+	if (e == 0 && h.drr_type != DSL_DRR_BEGIN) {
+		(void) snprintf(err, errlen, "record %" PRIu64 " (%s): a substream must start "
+		    "with a BEGIN record", h.drr_seq, dsl_drr_type_name(h.drr_type));
+		e = SET_ERROR(EBADMSG);
+	}
+	while (e == 0) {
+		if ((e = dsl_stream_get(si, &h, &p, err, errlen)) != 0)
+			break;
+		if (h.drr_type == DSL_DRR_END)
+			return (0);
+		if (h.drr_type == DSL_DRR_BEGIN || h.drr_type == DSL_DRR_PACKAGE ||
+		    h.drr_type == DSL_DRR_PACKAGE_END) {
+			(void) snprintf(err, errlen, "record %" PRIu64 " (%s): unexpected inside a "
+			    "substream", h.drr_seq, dsl_drr_type_name(h.drr_type));
+			e = SET_ERROR(EBADMSG);
+		}
+	}
+	return (e);
+}
+
+int
 dsl_stream_get_package_end(dsl_stream_in_t *si, char *err, size_t errlen)
 {
 	dsl_drr_t h;
