@@ -15,7 +15,8 @@
 # allocated space is back near where it began (no leak from the killed
 # receives).
 #
-# Knobs: SEND_MIB (size of the source, default 48).
+# Knobs: SEND_MIB (size of the source, default 48), SEND_FEED_DELAY
+# (seconds between 256 KiB pieces of a stream, default 0.1).
 #
 # Cleanup (send_lib.bash, lib.sh): the feeding pipelines killed, pools
 # destroyed on both daemons, both daemons stopped by their PIDs.
@@ -24,6 +25,7 @@
 describe "SIGKILL of the receiving daemon mid-stream: old state, or -s partial state that resumes; scrub clean, no leak"
 require_daemon_mounts
 MIB=${SEND_MIB:-48}
+FEED_DELAY=${SEND_FEED_DELAY:-0.1}
 E2E_CMD_TIMEOUT=$((60 + MIB))
 
 mkdevs 1 $((MIB * 3 + 256))M s
@@ -70,8 +72,10 @@ recv_from b "$FULL" -- far/base
 [ "$RC" -eq 0 ] && pass || { fail "receive of the whole stream on host B"; show_output; }
 same_tree "far/base vs tank/src@a" ma "$(mnt_of b far/base)"
 
-# killed_recv STREAM AT RECV-ARGS...: feed STREAM to receive on host B,
-# pausing after AT bytes; the daemon must answer another command
+# killed_recv STREAM AT RECV-ARGS...: feed STREAM to receive on host B
+# at ~2.5 MiB/s (FEED_DELAY per 256 KiB: a link, so that the receive
+# saves its progress as it goes, every 2 s), pausing after AT bytes (a
+# stalled link); the daemon must answer another command
 # meanwhile (pool list, within 10 s); after the txg timeout (5 s: the
 # partial receive reaches the disks) SIGKILL host B's daemon; the
 # receive must fail; then restart the daemon (a pool list starts it).
@@ -81,7 +85,7 @@ killed_recv() {
 	rm -f "$E2E_TMP/paused" "$E2E_TMP/go" "$E2E_TMP/recv.rc"
 	(
 		python3 "$SEND_FEED" --pause-at "$at" --signal "$E2E_TMP/paused" \
-			--wait "$E2E_TMP/go" --chunk 262144 "$stream" 2>/dev/null |
+			--wait "$E2E_TMP/go" --chunk 262144 --delay "$FEED_DELAY" "$stream" 2>/dev/null |
 			env "${HB_ENV[@]}" timeout -k 5 120 "$TARN" fs receive "$@" \
 			>"$E2E_TMP/recv.out" 2>"$E2E_TMP/recv.err"
 		echo "${PIPESTATUS[1]}" >"$E2E_TMP/recv.rc"
@@ -171,6 +175,18 @@ else
 	show_output
 fi
 
+# --- with -s, killed right after the stream began: whatever is left,
+# a partial state resumes (or nothing is there)
+killed_recv "$FULL" 4096 -s far/early
+tok=$(token far/early)
+if [ -n "$tok" ] && [ "$tok" != - ]; then
+	xfer_ok a b -t "$tok" -- -s far/early
+	same_tree "far/early resumed after a kill at its start" ma "$(mnt_of b far/early)"
+else
+	tarnb fs list -H -o name far/early
+	[ "$RC" -eq 1 ] && pass || fail "far/early is there without a resume token: $(cat "$OUT")"
+fi
+
 # --- with -s, an incremental: old files meanwhile, then resumed to @b
 killed_recv "$INC" $((ISIZE / 2)) -s far/base
 tok=$(token far/base)
@@ -215,7 +231,7 @@ out_has "with 0 errors"
 out_has "errors: No known data errors"
 # (zfs destroy -r takes a partial receive with it; should it refuse,
 # receive -A first, so that the space check below still means something)
-for fs in far/base far/res far/new; do
+for fs in far/base far/res far/new far/early; do
 	tarnb fs list -H -o name "$fs"
 	[ "$RC" -eq 0 ] || continue
 	tarnb_ok fs destroy -r "$fs" && continue
