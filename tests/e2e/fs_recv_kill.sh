@@ -145,11 +145,16 @@ if [ "$RC" -eq 1 ]; then pass; else
 	fail "far/new is there after its receive was killed: $(cat "$OUT")"
 	tarnb fs get -H -o property,value type,receive_resume_token,referenced,mounted far/new
 	sed 's/^/  far\/new: /' "$OUT" >&2
-	tarnb_ok fs destroy -r far/new
 fi
+
 state b far "$E2E_TMP/state1"
 cmp -s "$E2E_TMP/state0" "$E2E_TMP/state1" && pass ||
 	{ fail "far changed by a killed receive:"; diff "$E2E_TMP/state0" "$E2E_TMP/state1" >&2; }
+# the same command again (what a user does after the crash) works
+recv_from b "$FULL" -- far/new
+[ "$RC" -eq 0 ] && pass || { fail "receive into far/new again after the kill"; show_output; }
+same_tree "far/new received again after the kill" ma "$(mnt_of b far/new)"
+tarnb fs destroy -r far/new
 
 # --- without -s, an incremental: the old snapshots and files
 killed_recv "$INC" $((ISIZE / 2)) far/base
