@@ -152,35 +152,21 @@ rp_prepare_new(rpkg_t *rp, const char *fs)
 	return (0);
 }
 
-/*
- * Read one substream and drop it: what the target has already.  dsl.h
- * has no call that only reads a substream, so it is a dry-run receive
- * that the target takes: an incremental one into fs (forced, as the base
- * need not be its newest snapshot), a full one into a name below fs that
- * does not exist.
- */
+/* Read one substream and drop it (what the target has already), checked all the same. */
 static int
 rp_skip(rpkg_t *rp, const char *fs, const dsl_stream_begin_t *b, dsl_stream_in_t *si)
 {
-	dsl_recv_opts_t o = { .dro_flags = DSL_RECV_DRYRUN | DSL_RECV_FORCE };
-	dsl_recv_result_t res;
-	char err[512], name[DSL_NAME_MAX];
-
-	(void) snprintf(name, sizeof (name), "%s", fs);
-	for (int i = 0; b->dsb_fromguid == 0; i++) {
-		if (snprintf(name, sizeof (name), "%s/skip-%d", fs, i) >= (int)sizeof (name) - 64)
-			return (host_report("receive", b->dsb_toname, ENAMETOOLONG,
-			    "name is too long"));
-		if (!dsl_dataset_exists(rp->rp_dp, name))
-			break;
-	}
-	memset(&res, 0, sizeof (res));
-	int e = dsl_receive(rp->rp_dp, name, &o, si, &res, err, sizeof (err));
-	tarn_free(res.drr_props);
+	char err[512];
+	(void) rp;
+	(void) fs;
+	int e = dsl_stream_skip(si, err, sizeof (err));
 	if (e != 0)
 		return (host_report("receive", b->dsb_toname, e, err));
 	return (0);
 }
+
+static json_object *rp_src_fs_of_guid(const rpkg_t *rp, uint64_t guid, json_object **snapp);
+
 /* One substream (its begin record is next). */
 static int
 rp_substream(rpkg_t *rp, const dsl_stream_begin_t *b, dsl_stream_in_t *si)
@@ -195,13 +181,19 @@ rp_substream(rpkg_t *rp, const dsl_stream_begin_t *b, dsl_stream_in_t *si)
 	if (exists && rp_fs_has_guid(rp->rp_dp, fs, b->dsb_toguid, NULL, 0))
 		return (rp_skip(rp, fs, b, si));
 	if (!exists && rp->rp_dry && b->dsb_fromguid != 0)
-		return (host_report("receive", b->dsb_toname, ENOTSUP, "-n cannot check an "
-		    "incremental stream into a file system that the package creates"));
+		return (rp_skip(rp, fs, b, si));   /* -n: a file system the package creates */
 	if (!exists && !rp->rp_dry && rp_prepare_new(rp, fs) != 0)
 		return (HOST_FAILED);
+	/* a clone's first stream is from its origin, a snapshot of another file system */
+	host_recv_args_t a = rp->rp_a;
+	json_object *snap;
+	json_object *from = b->dsb_fromguid != 0 ? rp_src_fs_of_guid(rp, b->dsb_fromguid, &snap) :
+	    NULL;
+	if (!exists && from != NULL && from != rp_src_fs_of_guid(rp, b->dsb_toguid, &snap))
+		a.hra_flags |= DSL_RECV_CLONES;
 	dsl_recv_result_t res;
 	memset(&res, 0, sizeof (res));
-	int r = host_recv_one(rp->rp_dp, &rp->rp_a, fs, si, &res);
+	int r = host_recv_one(rp->rp_dp, &a, fs, si, &res);
 	tarn_free(res.drr_props);
 	return (r);
 }

@@ -232,12 +232,11 @@ pkg_fs_of(pkg_send_t *pk, const char *snap)
 /*
  * Whether a clone goes as an incremental stream from its origin (as zfs
  * sends it: the receiver makes it a clone of the origin it has by guid)
- * or, as now, as a full stream (a file system of its own at the target).
- * The engine's dsl_receive cannot take the former yet: an incremental
- * stream into a file system that does not exist is refused, and a base
- * that is the target's origin rather than a snapshot of its own too.
+ * or as a full stream (a file system of its own at the target): the
+ * former, since dsl_receive makes a new file system whose base is a
+ * snapshot elsewhere in the pool a clone of it.
  */
-#define PKG_CLONES_AS_CLONES false
+#define PKG_CLONES_AS_CLONES true
 
 /* Is f's origin a snapshot the package carries (so that f goes as its clone)? */
 static bool

@@ -576,6 +576,9 @@ int dsl_resume_send_opts(dsl_pool_t *dp, const dsl_resume_t *r, char *snap, size
                                        file system without snapshots (full stream) */
 #define DSL_RECV_RESUMABLE 0x02     /* -s: keep a partial receive */
 #define DSL_RECV_DRYRUN    0x04     /* -n: read and check the stream, change nothing */
+#define DSL_RECV_CLONES    0x08     /* an incremental stream into a new file system makes it
+                                       a clone of the pool's snapshot with the base's guid
+                                       (a replication package's clones) */
 
 /*
  * The commit of a receive replaces a file system's object set, as
@@ -607,7 +610,7 @@ typedef struct dsl_recv_opts {
 typedef struct dsl_recv_result {
 	char     drr_snap[DSL_NAME_MAX];    /* the new snapshot, "fs@snap" */
 	bool     drr_created;               /* the file system is new */
-	uint64_t drr_bytes;                 /* stream bytes taken */
+	uint64_t drr_bytes;                 /* bytes of this substream */
 	char    *drr_props;                 /* the stream's property payload or NULL (caller frees) */
 	size_t   drr_propslen;
 } dsl_recv_result_t;

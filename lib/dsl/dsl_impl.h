@@ -296,6 +296,8 @@ int dsl_stream_get(dsl_stream_in_t *si, dsl_drr_t *h, const void **payload, char
 bool dsl_recv_is_active(spa_t *spa, uint64_t obj);
 /* dsl_send.c: the token of a resumable receive's state. */
 int dsl_resume_token_make(const dsl_resume_t *r, char *buf, size_t len);
+/* Where the record read last (or peeked) starts in the stream. */
+uint64_t dsl_stream_in_record_start(const dsl_stream_in_t *si);
 /* Records taken so far (the next one's number). */
 uint64_t dsl_stream_in_seq(const dsl_stream_in_t *si);
 

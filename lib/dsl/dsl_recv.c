@@ -275,6 +275,7 @@ dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
 	rv->rv_dryrun = (opts->dro_flags & DSL_RECV_DRYRUN) != 0;
 	dsl_stream_kind_t kind;
 	int e = dsl_stream_peek(si, &kind, &rv->rv_begin, err, errlen);
+	uint64_t start = dsl_stream_in_record_start(si);
 	if (e == 0 && kind != DSL_STREAM_BEGIN) {
 		(void) snprintf(err, errlen, kind == DSL_STREAM_EOF ? "the stream is empty" :
 		    "a substream must start with a BEGIN record");
@@ -315,7 +316,7 @@ dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
 		res->drr_propslen = rv->rv_propslen;
 		rv->rv_props = NULL;
 	}
-	res->drr_bytes = dsl_stream_in_bytes(si);
+	res->drr_bytes = dsl_stream_in_bytes(si) - start;
 	tarn_free(rv->rv_props);
 	tarn_free(rv->rv_lbuf);
 	tarn_free(rv);

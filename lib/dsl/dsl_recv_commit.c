@@ -508,8 +508,13 @@ recv_check_incr(dsl_recv_t *rv, bool *unlock_destroy, dsl_snap_ent_t **chain, in
 {
 	dsl_pool_t *dp = rv->rv_dp;
 	bool force = (rv->rv_opts->dro_flags & DSL_RECV_FORCE) != 0, newest = false;
-	if (rv->rv_head == 0)
+	if (rv->rv_head == 0 && (rv->rv_opts->dro_flags & DSL_RECV_CLONES))
 		return (recv_check_clone(rv));
+	if (rv->rv_head == 0) {
+		(void) snprintf(rv->rv_err, rv->rv_errlen, "destination '%s' does not exist",
+		    rv->rv_fs);
+		return (SET_ERROR(ENOENT));
+	}
 	int e = recv_find_base(dp, rv->rv_head, rv->rv_begin.dsb_fromguid, &rv->rv_base, &newest,
 	    chain, n);
 	if (e == 0 && (rv->rv_base == 0 || (!newest && !force))) {

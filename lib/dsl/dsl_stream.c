@@ -52,6 +52,7 @@ struct dsl_stream_in {
 	uint8_t *si_payload;          /* the current record's payload */
 	size_t   si_payload_cap;
 	bool     si_peeked;           /* si_hdr holds a record not yet taken */
+	uint64_t si_rec_start;        /* stream offset of the last record read */
 	dsl_drr_t si_hdr;
 	int      si_error;            /* sticky */
 	char     si_errmsg[256];
@@ -203,6 +204,12 @@ dsl_stream_in_bytes(const dsl_stream_in_t *si)
 }
 
 uint64_t
+dsl_stream_in_record_start(const dsl_stream_in_t *si)
+{
+	return (si->si_rec_start);
+}
+
+uint64_t
 dsl_stream_in_seq(const dsl_stream_in_t *si)
 {
 	return (si->si_seq);
@@ -277,6 +284,7 @@ dsl_in_next(dsl_stream_in_t *si, char *err, size_t errlen)
 {
 	dsl_drr_t *h = &si->si_hdr;
 	uint64_t n = si->si_seq;
+	si->si_rec_start = si->si_bytes;
 	ssize_t r = dsl_in_read(si, h, sizeof (*h));
 	if (r < 0)
 		return (dsl_in_fail(si, (int)-r, err, errlen, "cannot read the stream: %s",

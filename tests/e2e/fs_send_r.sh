@@ -117,9 +117,8 @@ same_tree "full -R" tank/src dst/copy
 for d in "" /c1 /c1/g /c2 /cl; do
 	same_props "full -R: tank/src$d" "tank/src$d" "dst/copy$d"
 done
-# the clone arrives as a file system of its own for now (host_send_pkg.c,
-# PKG_CLONES_AS_CLONES: the engine cannot receive a clone's stream yet);
-# once it can: tarn_ok fs get -H -o value origin dst/copy/cl; out_is "dst/copy/c1@s1"
+# the clone arrives as a clone of the received origin
+tarn_ok fs get -H -o value origin dst/copy/cl; out_is "dst/copy/c1@s1"
 same_files "full -R" "$MNT/src" "$MNT2/copy"
 same_files "full -R, snapshot s1" "$MNT/src/.zfs/snapshot/s1" "$MNT2/copy/.zfs/snapshot/s1"
 same_files "full -R, snapshot s2 of c2" "$MNT/src/c2/.zfs/snapshot/s2" \
