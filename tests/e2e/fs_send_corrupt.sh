@@ -269,9 +269,8 @@ section "wrong base"
 recv_from a "$E2E_TMP/bc.stream" -- dst/base
 refused "incremental @b..@c onto dst/base@a" "does not match incremental source"
 unchanged "the wrong base" full
-# (a missing target whose pool has a snapshot with the base's guid
-# becomes a clone of it, as a clone sent from its origin does: the
-# @b..@c stream's base is nowhere in dst)
+# (the @b..@c stream's base is nowhere in dst: no clone of it can be
+# made either, as for a clone's stream sent from its origin)
 recv_from a "$E2E_TMP/bc.stream" -- dst/none
 refused "incremental onto a missing file system" "'dst/none' does not exist"
 unchanged "a missing target"
