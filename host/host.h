@@ -104,6 +104,16 @@ extern volatile bool host_stopping;
  * or repeat (iostat INTERVAL, scrub -w polling) check it each round.
  */
 bool host_cancelled(void);
+/*
+ * The client's own stdin (which 0) and stdout (which 1), for a command
+ * whose data does not pass through the socket (zfs send writes its
+ * stream to stdout, receive reads one from stdin): in tarnd the
+ * descriptors the client passed with its request (host_client_fd_tls,
+ * set by the daemon around each operation; -1 when none came), in-process
+ * simply 0 and 1.  Borrowed: never closed by the operation.
+ */
+extern __thread int host_client_fd_tls[2];
+int host_client_fd(int which);
 
 /*
  * Notes that are not failures ("note: ..."), and what the libraries write

@@ -38,6 +38,7 @@ int host_fs_created(host_fs_t *fs, const char *top, int r);
 void host_snap_flush(const char *const *names, int n, bool recursive);
 extern const host_op_t host_ops_diff[];
 extern const host_op_t host_ops_autosnap[];
+extern const host_op_t host_ops_send[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */
 const char *host_arg_str(json_object *args, const char *key);
@@ -149,7 +150,11 @@ typedef struct host_recv_args {
 	const char *const *hra_exclprops;    /* -x prop */
 	int   hra_nexcl;
 } host_recv_args_t;
-/* The file system a stream of toname ("pool/a/b@s") goes to under target (-d, -e). */
+/*
+ * The file system a stream of toname ("pool/a/b@s") goes to under target
+ * (-d, -e; "fs@snap" as given without them): 0, or reported (a snapshot
+ * target with -d/-e, too long a name) and HOST_FAILED.
+ */
 int host_recv_target_name(const host_recv_args_t *a, const char *target, const char *toname,
     char *out, size_t len);
 int host_recv_one(struct dsl_pool *dp, const host_recv_args_t *a, const char *target,
@@ -169,6 +174,15 @@ typedef struct host_send_args {
 } host_send_args_t;
 /* A package stream (-R and/or -I) of a->hsa_snap to so. */
 int host_send_package(struct dsl_pool *dp, const host_send_args_t *a, dsl_stream_out_t *so);
+/*
+ * host_op_send.c: what send -v says, as parts the command line prints
+ * (host_op_send.c's theory comment): a stream's estimate (from NULL: a
+ * full one), the total, and the start of snap's stream (its progress
+ * lines, once a second during a real send with -v, name it).
+ */
+void host_send_emit_estimate(const char *from, const char *snap, uint64_t bytes);
+void host_send_emit_total(uint64_t bytes);
+void host_send_emit_start(const char *snap);
 /* Receive a package stream (its package record is next in si) under target. */
 int host_recv_package(struct dsl_pool *dp, const host_recv_args_t *a, const char *target,
     dsl_stream_in_t *si);

@@ -186,7 +186,8 @@ props_row(void *arg, const char *name, int depth)
 		json_object *o = props_val_json(NULL, v);
 		int p = w->pw_props[i];
 		if (p >= 0 && (!dsl_prop_applies(p, name) ||
-		    (p == DSL_PROP_ORIGIN && strcmp(v->dpv_str, "-") == 0)))
+		    ((p == DSL_PROP_ORIGIN || p == DSL_PROP_RECEIVE_RESUME_TOKEN) &&
+		    strcmp(v->dpv_str, "-") == 0)))
 			json_object_object_add(o, "na", json_object_new_boolean(true));
 		json_object_array_add(vals, o);
 	}

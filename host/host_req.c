@@ -2,7 +2,8 @@
  * host_req.c — the request a command runs for: where its failures are
  * reported (host_report, through the reporter the caller set for this
  * thread) and whether it should stop early (host_cancelled: inside tarnd,
- * the client hung up or the daemon is stopping).
+ * the client hung up or the daemon is stopping), and the client's stdin
+ * and stdout (host_client_fd).
  */
 #include "host_impl.h"
 
@@ -10,6 +11,7 @@
 #include <stdarg.h>
 
 __thread int host_conn_fd_tls = -1;
+__thread int host_client_fd_tls[2] = { -1, -1 };
 volatile bool host_stopping;
 __thread FILE *host_err_tls;
 static __thread host_report_fn_t host_reporter;
@@ -59,6 +61,16 @@ host_emit(json_object *part)
 		return (0);
 	}
 	return (host_emitter(host_emitter_arg, part));
+}
+
+int
+host_client_fd(int which)
+{
+	if (which != 0 && which != 1)
+		return (-1);
+	if (!host_daemon_mode())
+		return (which);
+	return (host_client_fd_tls[which]);
 }
 
 bool

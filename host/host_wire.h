@@ -4,11 +4,15 @@
  * Both ends run on one host, so integers are native uint32.
  *
  * A connection carries one request.  Client to daemon:
- *   u32 magic                    (sent with the client's cwd as an
- *                                 SCM_RIGHTS file descriptor)
+ *   u32 magic                    (sent with the client's cwd, and for an
+ *                                 operation its stdin and stdout, as
+ *                                 SCM_RIGHTS file descriptors)
  *   u32 n, then n strings        (string: u32 length, bytes, no NUL)
  *   u32 nenv, then nenv strings  ("NAME=VALUE": PWD, UMASK, TARN_CACHEFILE,
- *                                 HISTORY)
+ *                                 HISTORY, FDS: which descriptor is which,
+ *                                 one letter each in the order sent: 'c'
+ *                                 cwd, '0' stdin, '1' stdout; absent: the
+ *                                 first is the cwd)
  * The magic says what the strings are:
  *   HOST_PROTO_MAGIC_OP  an operation of the host (host_exec): the
  *                        operation's name and its arguments as JSON text;

@@ -1,6 +1,7 @@
 /*
  * client.c — `tarn` as the daemon's client: send the command line, the
- * working directory and a few environment values to tarnd, copy the
+ * working directory (and for an operation its stdin and stdout, which
+ * zfs send and receive use directly) and a few environment values to tarnd, copy the
  * frames it sends back to stdout and stderr, exit with the command's
  * status.  Starts tarnd when none answers (root only), and implements
  * `tarn daemon start|stop|status`.  Protocol: host/host_wire.h.
@@ -209,13 +210,63 @@ req_put_strings(char *p, int n, const char *const *v)
 	return (p);
 }
 
-/* Send the request: the magic with the cwd descriptor, then the rest. */
+/*
+ * The descriptors that go with the request: the cwd, and for an
+ * operation stdin and stdout (those that are open); fds[] gets them,
+ * kinds[] their letters for FDS ('c', '0', '1').  Returns how many; the
+ * cwd (fds[0] when kinds[0] is 'c') is the caller's to close.
+ */
+static int
+client_fds(bool op, int fds[3], char kinds[4])
+{
+	int n = 0, cwdfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (cwdfd >= 0) {
+		fds[n] = cwdfd;
+		kinds[n++] = 'c';
+	}
+	for (int i = 0; op && i < 2; i++) {
+		if (fcntl(i, F_GETFD) < 0)
+			continue;
+		fds[n] = i;
+		kinds[n++] = (char)('0' + i);
+	}
+	kinds[n] = '\0';
+	return (n);
+}
+
+/* Send the magic with the descriptors; 0 or an errno. */
+static int
+client_send_magic(int fd, uint32_t magic, const int *fds, int nfds)
+{
+	struct iovec iov = { .iov_base = &magic, .iov_len = sizeof (magic) };
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof (int) * 3)]; } cm;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (nfds > 0) {
+		memset(&cm, 0, sizeof (cm));
+		mh.msg_control = cm.b;
+		mh.msg_controllen = CMSG_SPACE(sizeof (int) * (size_t)nfds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof (int) * (size_t)nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof (int) * (size_t)nfds);
+	}
+	while ((n = sendmsg(fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	return (n == (ssize_t)sizeof (magic) ? 0 : (n < 0 ? errno : EPIPE));
+}
+
+/* Send the request: the magic with the descriptors, then the rest. */
 static int
 client_send(int fd, uint32_t magic, int argc, char **argv, const char *history)
 {
-	char cwd[PATH_MAX], env[PATH_MAX + 32];
+	char cwd[PATH_MAX], env[PATH_MAX + 32], kinds[4];
 	const char *envs[HOST_PROTO_MAXENV];
-	int nenv = 0, error;
+	int nenv = 0, error, fds[3];
+	int nfds = client_fds(magic == HOST_PROTO_MAGIC_OP, fds, kinds);
 	mode_t mask = umask(022);
 
 	(void) umask(mask);
@@ -233,6 +284,8 @@ client_send(int fd, uint32_t magic, int argc, char **argv, const char *history)
 		(void) snprintf(env, sizeof (env), "HISTORY=%s", history);
 		envs[nenv++] = tarn_strdup(env);
 	}
+	(void) snprintf(env, sizeof (env), "FDS=%s", kinds);
+	envs[nenv++] = tarn_strdup(env);
 	size_t len = req_strings_size(argc, (const char *const *)argv) +
 	    req_strings_size(nenv, envs);
 	char *buf = tarn_alloc(len);
@@ -240,26 +293,9 @@ client_send(int fd, uint32_t magic, int argc, char **argv, const char *history)
 	for (int i = 0; i < nenv; i++)
 		tarn_free((void *)envs[i]);
 
-	struct iovec iov = { .iov_base = &magic, .iov_len = sizeof (magic) };
-	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof (int))]; } cm;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	int cwdfd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cwdfd >= 0) {
-		memset(&cm, 0, sizeof (cm));
-		mh.msg_control = cm.b;
-		mh.msg_controllen = sizeof (cm.b);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof (int));
-		memcpy(CMSG_DATA(c), &cwdfd, sizeof (int));
-	}
-	ssize_t n;
-	while ((n = sendmsg(fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
-	error = n == (ssize_t)sizeof (magic) ? 0 : (n < 0 ? errno : EPIPE);
-	if (cwdfd >= 0)
-		(void) close(cwdfd);
+	error = client_send_magic(fd, magic, fds, nfds);
+	if (nfds > 0 && kinds[0] == 'c')
+		(void) close(fds[0]);
 	if (error == 0)
 		error = host_write_full(fd, buf, len);
 	tarn_free(buf);

@@ -3,7 +3,8 @@
  * verb table, usage, and the verbs that change datasets: create, destroy,
  * rename, set, inherit (snapshots, holds and bookmarks: fs_snapshot.c).
  * list and get are in fs_list.c, mount and unmount in fs_mount.c, upgrade
- * in fs_upgrade.c, clone, promote and rollback in fs_clone.c.  Here the
+ * in fs_upgrade.c, clone, promote and rollback in fs_clone.c, send and
+ * receive in fs_send.c.  Here the
  * options, the usage
  * errors and the checks of names and property=value words that come
  * before anything is opened; the change is the host's, one operation per
@@ -15,6 +16,13 @@
 #include <stdarg.h>
 
 __thread const char *cli_fs_prog = "tarn fs";
+
+#define FS_RECV_USAGE \
+	"\treceive [-vnsFu] [-o <property>=<value>] ... [-x <property>] ...\n" \
+	"\t    <filesystem|snapshot>\n" \
+	"\treceive [-vnsFu] [-o <property>=<value>] ... [-x <property>] ...\n" \
+	"\t    [-d | -e] <filesystem>\n" \
+	"\treceive -A <filesystem>\n"
 
 static const cli_verb_t cli_fs_verbs[] = {
 	{ "create", cli_fs_create,
@@ -66,6 +74,12 @@ static const cli_verb_t cli_fs_verbs[] = {
 	    "\tdiff [-FHt] <snapshot> [snapshot|filesystem]\n" },
 	{ "autosnap", cli_fs_autosnap,
 	    "\tautosnap [-nv] [--dry-run] [--config FILE]\n" },
+	{ "send", cli_fs_send,
+	    "\tsend [-RLPbcehnpvw] [-i|-I snapshot|#bookmark] <snapshot>\n"
+	    "\tsend [-Pnv] -t <receive_resume_token>\n"
+	    "\tsend [-Pnv] --saved <filesystem>\n" },
+	{ "receive", cli_fs_receive, FS_RECV_USAGE },
+	{ "recv", cli_fs_receive, FS_RECV_USAGE },
 };
 
 const cli_verb_t *

@@ -140,7 +140,10 @@ cli_cannot(const char *verb, const char *name, int error, const char *err)
 	for (char *p = msg; *p != '\0'; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
-	fprintf(cli_err, "cannot %s '%s': %s\n", verb, name, msg);
+	if (name == NULL || name[0] == '\0')
+		fprintf(cli_err, "cannot %s: %s\n", verb, msg);
+	else
+		fprintf(cli_err, "cannot %s '%s': %s\n", verb, name, msg);
 	return (CLI_EXIT_ERROR);
 }
 

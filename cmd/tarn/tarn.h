@@ -60,7 +60,11 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Print the verb's usage to f. */
 void cli_verb_usage(const char *verb, FILE *f);
-/* Print "cannot VERB 'NAME': MSG" (MSG from err, else strerror); returns 1. */
+/*
+ * Print "cannot VERB 'NAME': MSG" (MSG from err, else strerror); returns 1.
+ * An empty name: "cannot VERB: MSG" (zfs's "cannot receive new filesystem
+ * stream: ...").
+ */
 int cli_cannot(const char *verb, const char *name, int error, const char *err);
 /* Handle getopt's '?' and ':' results uniformly (returns 2). */
 int cli_bad_option(const char *verb, int opt, int optopt);
@@ -264,6 +268,8 @@ int cli_fs_rollback(int argc, char **argv);
 int cli_fs_setting(const char *verb, char *arg, dsl_prop_setting_t *s);
 int cli_fs_diff(int argc, char **argv);     /* fs_diff.c */
 int cli_fs_autosnap(int argc, char **argv);  /* fs_autosnap.c */
+int cli_fs_send(int argc, char **argv);      /* fs_send.c */
+int cli_fs_receive(int argc, char **argv);
 
 /*
  * call.c: run a host operation (host_exec) here or in tarnd.  args is

@@ -14,6 +14,15 @@
  * the thread then fchdir()s to the directory the client passed as a
  * descriptor.  Where unshare is refused (a seccomp filter, or
  * TARND_NO_UNSHARE=1) the daemon's own directory and umask stay.
+ *
+ * The client's stdin and stdout.  An operation's request also carries
+ * them (SCM_RIGHTS beside the cwd; the FDS entry of its environment says
+ * which descriptor is which: 'c' cwd, '0' stdin, '1' stdout, in the order
+ * sent), kept for the connection and given to the operation as
+ * host_client_fd(): zfs send writes its stream straight to the client's
+ * stdout and receive reads from its stdin, never through the socket.
+ * They are closed when the operation returns, before the exit frame, so
+ * that a pipe's reader sees its end when the command has ended.
  */
 #include "tarnd.h"
 
@@ -40,6 +49,9 @@ typedef struct request {
 	int    rq_nenv;
 	char **rq_env;
 	int    rq_cwdfd;        /* -1 when the client sent none */
+	int    rq_iofd[2];      /* the client's stdin, stdout (-1: not sent) */
+	int    rq_fds[4];       /* as received, before FDS assigned them */
+	int    rq_nfds;
 	bool   rq_op;           /* an operation: rq_argv is { name, JSON args } */
 } request_t;
 
@@ -132,11 +144,16 @@ req_free(request_t *rq)
 	tarn_free(rq->rq_env);
 	if (rq->rq_cwdfd >= 0)
 		(void) close(rq->rq_cwdfd);
+	for (int i = 0; i < 2; i++)
+		if (rq->rq_iofd[i] >= 0)
+			(void) close(rq->rq_iofd[i]);
+	for (int i = 0; i < rq->rq_nfds; i++)
+		(void) close(rq->rq_fds[i]);
 }
 
-/* Read the magic, taking the cwd descriptor that comes with it. */
+/* Read the magic, keeping the descriptors that come with it (at most 4). */
 static int
-req_read_magic(int fd, int *cwdfd, bool *op)
+req_read_magic(int fd, request_t *rq)
 {
 	uint32_t magic;
 	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof (int) * 4)]; } cm;
@@ -145,7 +162,6 @@ req_read_magic(int fd, int *cwdfd, bool *op)
 		.msg_control = cm.b, .msg_controllen = sizeof (cm.b) };
 	ssize_t n;
 
-	*cwdfd = -1;
 	while ((n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	if (n <= 0)
@@ -157,8 +173,8 @@ req_read_magic(int fd, int *cwdfd, bool *op)
 		for (int i = 0; i < nfd; i++) {
 			int f;
 			memcpy(&f, CMSG_DATA(c) + i * sizeof (int), sizeof (int));
-			if (*cwdfd < 0)
-				*cwdfd = f;
+			if (rq->rq_nfds < (int)ARRAY_SIZE(rq->rq_fds))
+				rq->rq_fds[rq->rq_nfds++] = f;
 			else
 				(void) close(f);
 		}
@@ -166,8 +182,8 @@ req_read_magic(int fd, int *cwdfd, bool *op)
 	if (n < (ssize_t)sizeof (magic) &&
 	    host_read_full(fd, (char *)&magic + n, sizeof (magic) - (size_t)n) != 0)
 		return (EPIPE);
-	*op = magic == HOST_PROTO_MAGIC_OP;
-	return (magic == HOST_PROTO_MAGIC || *op ? 0 : SET_ERROR(EPROTO));
+	rq->rq_op = magic == HOST_PROTO_MAGIC_OP;
+	return (magic == HOST_PROTO_MAGIC || rq->rq_op ? 0 : SET_ERROR(EPROTO));
 }
 
 static int
@@ -199,22 +215,6 @@ req_read_strings(int fd, uint32_t max, char ***vp, int *np, size_t *total)
 	return (0);
 }
 
-static int
-req_read(int fd, request_t *rq)
-{
-	size_t total = 0;
-	int error;
-
-	if ((error = req_read_magic(fd, &rq->rq_cwdfd, &rq->rq_op)) != 0)
-		return (error);
-	if ((error = req_read_strings(fd, HOST_PROTO_MAXARGS, &rq->rq_argv,
-	    &rq->rq_argc, &total)) != 0)
-		return (error);
-	if (rq->rq_argc < 1 || (rq->rq_op && rq->rq_argc != 2))
-		return (SET_ERROR(EPROTO));
-	return (req_read_strings(fd, HOST_PROTO_MAXENV, &rq->rq_env, &rq->rq_nenv, &total));
-}
-
 static const char *
 req_env(const request_t *rq, const char *name)
 {
@@ -224,6 +224,53 @@ req_env(const request_t *rq, const char *name)
 		if (strncmp(rq->rq_env[i], name, len) == 0 && rq->rq_env[i][len] == '=')
 			return (rq->rq_env[i] + len + 1);
 	return (NULL);
+}
+
+/*
+ * Give the descriptors received their jobs: as FDS lists them ('c' cwd,
+ * '0' stdin, '1' stdout), or from a client that does not say, the first
+ * is the cwd.  The rest are closed.
+ */
+static void
+req_assign_fds(request_t *rq)
+{
+	const char *fds = req_env(rq, "FDS");
+
+	if (fds == NULL)
+		fds = "c";
+	for (int i = 0; i < rq->rq_nfds; i++) {
+		int *slot = NULL;
+		if (i < (int)strlen(fds)) {
+			if (fds[i] == 'c')
+				slot = &rq->rq_cwdfd;
+			else if (fds[i] == '0' || fds[i] == '1')
+				slot = &rq->rq_iofd[fds[i] - '0'];
+		}
+		if (slot != NULL && *slot < 0)
+			*slot = rq->rq_fds[i];
+		else
+			(void) close(rq->rq_fds[i]);
+	}
+	rq->rq_nfds = 0;
+}
+
+static int
+req_read(int fd, request_t *rq)
+{
+	size_t total = 0;
+	int error;
+
+	if ((error = req_read_magic(fd, rq)) != 0)
+		return (error);
+	if ((error = req_read_strings(fd, HOST_PROTO_MAXARGS, &rq->rq_argv,
+	    &rq->rq_argc, &total)) != 0)
+		return (error);
+	if (rq->rq_argc < 1 || (rq->rq_op && rq->rq_argc != 2))
+		return (SET_ERROR(EPROTO));
+	error = req_read_strings(fd, HOST_PROTO_MAXENV, &rq->rq_env, &rq->rq_nenv, &total);
+	if (error == 0)
+		req_assign_fds(rq);
+	return (error);
 }
 
 /* ---- the client's working directory ---- */
@@ -448,14 +495,23 @@ serve_op(conn_t *c, request_t *rq)
 	(void) setvbuf(err, NULL, _IOLBF, 4096);
 	host_err_tls = err;
 	host_conn_fd_tls = c->c_fd;
+	host_client_fd_tls[0] = rq->rq_iofd[0];
+	host_client_fd_tls[1] = rq->rq_iofd[1];
 	host_history_set(req_env(rq, "HISTORY"));
 	host_set_emitter(serve_emit, c);
 	int error = host_exec(rq->rq_argv[0], args, true, &res);
 	host_set_emitter(NULL, NULL);
 	host_history_set(NULL);
+	host_client_fd_tls[0] = host_client_fd_tls[1] = -1;
 	host_conn_fd_tls = -1;
 	host_err_tls = NULL;
 	(void) fclose(err);
+	/* a pipe the operation wrote to ends with the command, not after */
+	for (int i = 0; i < 2; i++) {
+		if (rq->rq_iofd[i] >= 0)
+			(void) close(rq->rq_iofd[i]);
+		rq->rq_iofd[i] = -1;
+	}
 	if (error != 0) {
 		tarnd_log("bad operation '%.64s' from a client: %s", rq->rq_argv[0],
 		    strerror(error));
@@ -484,7 +540,7 @@ static void *
 serve_thread(void *arg)
 {
 	conn_t c = { .c_fd = (int)(intptr_t)arg };
-	request_t rq = { .rq_cwdfd = -1 };
+	request_t rq = { .rq_cwdfd = -1, .rq_iofd = { -1, -1 } };
 	struct timeval tv = { .tv_sec = SERVE_REQ_TIMEOUT };
 	struct ucred cr = { 0 };
 	char msg[PATH_MAX * 3];

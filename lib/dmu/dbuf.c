@@ -625,6 +625,7 @@ dbuf_destroy_all(dnode_t *dn)
 			dirty_record_t *nx = dr->dr_next_txg;
 			if (dr->dr_data != db->db_data)
 				dbuf_buf_free(dr->dr_data, dr->dr_size);
+			tarn_free(dr->dr_stored);
 			tarn_free(dr);
 			dr = nx;
 		}
@@ -812,16 +813,27 @@ static dirty_record_t *dbuf_dirty_impl(dbuf_t *db, uint64_t txg, bool keep);
  * txg runs: txg.c); syncing context, changing the syncing txg, may find a
  * record of the open txg.  dn_mtx held.
  */
+/* The caller is about to change dr's data: a stored form no longer matches it. */
+static dirty_record_t *
+dbuf_drop_stored(dirty_record_t *dr)
+{
+	if (dr->dr_stored != NULL) {
+		tarn_free(dr->dr_stored);
+		dr->dr_stored = NULL;
+	}
+	return (dr);
+}
+
 dirty_record_t *
 dbuf_dirty(dbuf_t *db, uint64_t txg)
 {
-	return (dbuf_dirty_impl(db, txg, true));
+	return (dbuf_drop_stored(dbuf_dirty_impl(db, txg, true)));
 }
 
 dirty_record_t *
 dbuf_dirty_whole(dbuf_t *db, uint64_t txg)
 {
-	return (dbuf_dirty_impl(db, txg, false));
+	return (dbuf_drop_stored(dbuf_dirty_impl(db, txg, false)));
 }
 
 /* dbuf_dirty; keep: a new buffer gets the old contents (else undefined). */
@@ -893,6 +905,7 @@ dbuf_sync_done(dbuf_t *db, dirty_record_t *dr)
 	db->db_dirty = dr->dr_next_txg;
 	if (dr->dr_data != db->db_data)
 		dbuf_buf_free(dr->dr_data, dr->dr_size);
+	tarn_free(dr->dr_stored);
 	tarn_free(dr);
 	dbuf_maybe_idle(db);
 }

@@ -602,9 +602,15 @@ dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
  * Copy data into block blkid at boff for tx (whole: the write covers the
  * block, so no read is needed).
  */
+typedef struct dmu_stored {
+	const void *ds_data;
+	uint32_t ds_psize;
+	uint8_t  ds_comp, ds_cksum;
+} dmu_stored_t;
+
 static int
 dmu_write_block(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, const void *data,
-    bool whole, uint64_t txg)
+    bool whole, uint64_t txg, const dmu_stored_t *st)
 {
 	dbuf_t *db;
 	int err;
@@ -640,6 +646,13 @@ dmu_write_block(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, const vo
 	dr->dr_hole = false;
 	if (boff + n <= dr->dr_size)
 		memcpy((uint8_t *)dr->dr_data + boff, data, n);
+	if (st != NULL && covers && n == dr->dr_size) {
+		dr->dr_stored = tarn_alloc(st->ds_psize);
+		memcpy(dr->dr_stored, st->ds_data, st->ds_psize);
+		dr->dr_psize = st->ds_psize;
+		dr->dr_comp = st->ds_comp;
+		dr->dr_cksum = st->ds_cksum;
+	}
 	if (blkid > dn->dn_maxblkid)
 		dn->dn_maxblkid = blkid;
 	pthread_mutex_unlock(&dn->dn_mtx);
@@ -667,7 +680,7 @@ dmu_write(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, const void *bu
 			err = SET_ERROR(EFBIG);
 			break;
 		}
-		err = dmu_write_block(dn, blkid, boff, n, in, n == blksz, tx->tx_txg);
+		err = dmu_write_block(dn, blkid, boff, n, in, n == blksz, tx->tx_txg, NULL);
 		dmu_pool_written_add(os->os_dp, tx->tx_txg, n);
 		in += n;
 		off += n;
@@ -675,6 +688,48 @@ dmu_write(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, const void *bu
 	}
 	dnode_rele(dn);
 	return (err);
+}
+
+int
+dmu_write_stored(objset_t *os, uint64_t obj, uint64_t off, uint32_t lsize,
+    const void *buf, const void *stored, uint32_t psize, uint8_t comp, uint8_t cksum,
+    dmu_tx_t *tx)
+{
+	VERIFY(tx->tx_assigned);
+	if (psize == 0 || psize > lsize || (psize < lsize && comp == ZIO_COMPRESS_OFF) ||
+	    comp >= ZIO_COMPRESS_FUNCTIONS || cksum >= ZIO_CHECKSUM_FUNCTIONS ||
+	    !IS_P2ALIGNED(psize, SPA_MINBLOCKSIZE))
+		return (SET_ERROR(EINVAL));
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	pthread_mutex_lock(&dn->dn_mtx);
+	uint64_t blksz = dn->dn_blksz;
+	pthread_mutex_unlock(&dn->dn_mtx);
+	dmu_stored_t st = { stored, psize, comp, cksum };
+	if (blksz != lsize || off % blksz != 0)
+		err = SET_ERROR(EINVAL);
+	else
+		err = dmu_write_block(dn, off / blksz, 0, lsize, buf, true, tx->tx_txg, &st);
+	if (err == 0)
+		dmu_pool_written_add(os->os_dp, tx->tx_txg, lsize);
+	dnode_rele(dn);
+	return (err);
+}
+
+int
+dmu_object_gen(objset_t *os, uint64_t obj, uint64_t *gen)
+{
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	pthread_mutex_lock(&dn->dn_mtx);
+	*gen = dn->dn_phys.dn_gen;
+	pthread_mutex_unlock(&dn->dn_mtx);
+	dnode_rele(dn);
+	return (0);
 }
 
 /* Add [start, end) to txg's free ranges of dn (dn_mtx held). */
@@ -710,14 +765,14 @@ dmu_free_range(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, dmu_tx_t 
 	if (off % blksz != 0 && off / blksz <= maxblkid) {
 		uint64_t zend = MIN(end, (off / blksz + 1) * blksz);
 		void *zeros = tarn_alloc(zend - off);
-		err = dmu_write_block(dn, off / blksz, off % blksz, zend - off, zeros, false, txg);
+		err = dmu_write_block(dn, off / blksz, off % blksz, zend - off, zeros, false, txg, NULL);
 		tarn_free(zeros);
 	}
 	/* the tail block, unless the head above already zeroed it */
 	if (err == 0 && !to_end && end % blksz != 0 && end / blksz >= first_whole &&
 	    (off % blksz == 0 || end / blksz != off / blksz) && end / blksz <= maxblkid) {
 		void *zeros = tarn_alloc(end % blksz);
-		err = dmu_write_block(dn, end / blksz, 0, end % blksz, zeros, false, txg);
+		err = dmu_write_block(dn, end / blksz, 0, end % blksz, zeros, false, txg, NULL);
 		tarn_free(zeros);
 	}
 	if (err == 0 && first_whole < end_whole) {

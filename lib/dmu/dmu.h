@@ -361,4 +361,55 @@ void dmu_pool_set_error_cb(dmu_pool_t *dp, dmu_error_fn_t fn, void *arg);
 void dmu_pool_report_error(dmu_pool_t *dp, objset_t *os, uint64_t obj, uint8_t level,
     uint64_t blkid, int error);
 
+/* ---- send (dmu_send.c) and receive ---- */
+
+/* An object as a send stream describes it. */
+typedef struct dmu_send_object {
+	uint64_t    dso_obj;
+	uint8_t     dso_type, dso_bonustype, dso_nlevels, dso_checksum, dso_compress;
+	bool        dso_new;            /* allocated after the walk's from_txg */
+	uint32_t    dso_blksz;
+	uint32_t    dso_bonuslen;
+	uint64_t    dso_maxblkid;
+	const void *dso_bonus;
+} dmu_send_object_t;
+/* A level-0 block: logical bytes, or as stored (DMU_SEND_STORED). */
+typedef struct dmu_send_block {
+	uint64_t    dsb_obj, dsb_blkid;
+	uint32_t    dsb_lsize;
+	uint32_t    dsb_psize;          /* bytes at dsb_data */
+	uint8_t     dsb_comp;           /* compression of dsb_data (OFF: logical bytes) */
+	uint8_t     dsb_cksum;          /* the block's checksum algorithm */
+	const void *dsb_data;
+} dmu_send_block_t;
+typedef struct dmu_send_cb {
+	int (*dsc_object)(void *arg, const dmu_send_object_t *o);
+	int (*dsc_freeobjects)(void *arg, uint64_t first, uint64_t count);
+	int (*dsc_block)(void *arg, const dmu_send_block_t *b);
+	int (*dsc_free)(void *arg, uint64_t obj, uint64_t off, uint64_t len);
+} dmu_send_cb_t;
+#define DMU_SEND_STORED 0x01    /* blocks as stored (compressed), not decompressed */
+/*
+ * Report what of os (as last synced) changed after from_txg (0: all),
+ * in object and offset order, skipping what lies before (resume_obj,
+ * resume_off) (0, 0: nothing); dmu_send.c has the theory.  A callback's
+ * non-zero return stops the walk and is returned; read errors are
+ * reported to the pool's error callback and returned (EIO, ECKSUM).
+ */
+int dmu_send_walk(objset_t *os, uint64_t from_txg, int flags, uint64_t resume_obj,
+    uint64_t resume_off, const dmu_send_cb_t *cb, void *arg);
+/*
+ * Receive: write one whole level-0 block whose stored form is known
+ * (send -c / -w): buf holds its lsize logical bytes (what readers see),
+ * stored its psize bytes compressed with comp, written as they are by the
+ * txg's sync instead of being compressed again (cksum: the algorithm,
+ * 0: the object set's).  A later change to the block in the same txg
+ * drops the stored form.
+ */
+int dmu_write_stored(objset_t *os, uint64_t obj, uint64_t off, uint32_t lsize,
+    const void *buf, const void *stored, uint32_t psize, uint8_t comp, uint8_t cksum,
+    dmu_tx_t *tx);
+/* The allocation txg of an object (dn_gen), and whether it exists. */
+int dmu_object_gen(objset_t *os, uint64_t obj, uint64_t *gen);
+
 #endif

@@ -87,6 +87,9 @@ typedef struct dirty_record {
 	uint32_t dr_size;           /* bytes of dr_data */
 	bool     dr_hole;           /* the whole block was freed: write a hole */
 	bool     dr_written;        /* written by a sync pass of dr_txg */
+	uint8_t  dr_comp, dr_cksum; /* of dr_stored */
+	uint32_t dr_psize;          /* bytes of dr_stored */
+	void    *dr_stored;         /* the block's stored form (dmu_write_stored) or NULL */
 	struct dirty_record *dr_next_txg; /* newer record of the same dbuf */
 	dbuf_t  *dr_dbuf;
 	struct dirty_record *dr_dnode_next; /* list of dn_txg[].dt_records */
@@ -332,6 +335,9 @@ typedef struct sync_item {
 	blkptr_t si_bp;            /* old bp in, new bp out */
 	blkptr_t si_old;
 	dirty_record_t *si_dr;
+	const void *si_stored;     /* the stored form to write as it is (or NULL) */
+	uint32_t si_psize;
+	uint8_t  si_comp, si_cksum;
 	dbuf_t  *si_db;            /* meta-dnode blocks: the sync-dirty dbuf */
 	dnode_t *si_dn;
 } sync_item_t;

@@ -256,6 +256,12 @@ dnode_sync_prepare(dnode_t *dn, uint64_t txg, sync_item_t **itemsp, int *nitemsp
 		    NULL : dr->dr_data;
 		si->si_dr = dr;
 		si->si_dn = dn;
+		if (dr->dr_stored != NULL && si->si_data != NULL) {
+			si->si_stored = dr->dr_stored;
+			si->si_psize = dr->dr_psize;
+			si->si_comp = dr->dr_comp;
+			si->si_cksum = dr->dr_cksum;
+		}
 	}
 	pthread_mutex_unlock(&dn->dn_mtx);
 	size_t nall;
@@ -294,6 +300,15 @@ dnode_sync_items_write(objset_t *os, uint64_t txg, int pass, dnode_t **dns,
 			}
 			zio_prop_t zp = dmu_objset_block_prop(os, &dn->dn_phys, 0,
 			    dn->dn_phys.dn_type);
+			if (si->si_stored != NULL) {
+				zp.zp_compress = si->si_comp;
+				zp.zp_psize = si->si_psize;
+				if (si->si_cksum != 0)
+					zp.zp_checksum = si->si_cksum;
+				zio_batch_write(b, txg, &zp, si->si_stored, si->si_size,
+				    &si->si_bp, true);
+				continue;
+			}
 			zio_batch_write(b, txg, &zp, si->si_data, si->si_size, &si->si_bp, true);
 		}
 	}

@@ -137,6 +137,7 @@ typedef enum dsl_prop {
 	DSL_PROP_ACLTYPE,           /* off / posix (DSL_ACLTYPE_*) */
 	DSL_PROP_RELATIME,
 	DSL_PROP_REDUNDANT_METADATA, /* all / most / some / none (DSL_REDUNDANT_*) */
+	DSL_PROP_RECEIVE_RESUME_TOKEN, /* a resumable receive's token ("-": none; get all skips it) */
 	DSL_NUM_PROPS
 } dsl_prop_t;
 

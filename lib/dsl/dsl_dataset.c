@@ -434,6 +434,12 @@ dsl_iter_impl(dsl_pool_t *dp, uint64_t obj, const char *name, int depth, int max
 		return (e);
 	char *cname = tarn_alloc(DSL_NAME_MAX + ZAP_MAXNAMELEN);
 	for (int i = 0; i < n && e == 0; i++) {
+		/* a receive's work in progress is nobody's business (dsl_recv.c) */
+		dsl_dataset_phys_t kd;
+		if (strchr(kids[i].dc_name, '%') != NULL ||
+		    (dsl_phys_read(dp, kids[i].dc_obj, &kd) == 0 &&
+		    (kd.dd_flags & DSL_DD_F_INCONSISTENT)))
+			continue;
 		(void) snprintf(cname, DSL_NAME_MAX + ZAP_MAXNAMELEN, "%s/%s", name,
 		    kids[i].dc_name);
 		e = dsl_iter_impl(dp, kids[i].dc_obj, cname, depth + 1, maxdepth, fn, arg);
@@ -675,7 +681,7 @@ dsl_os_free_all(dsl_pool_t *dp, objset_t *os)
 }
 
 /* Destroy one childless dataset (lock held). */
-static int
+int
 dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
 {
 	dsl_dataset_phys_t phys, pphys;

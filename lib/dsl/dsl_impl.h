@@ -30,9 +30,14 @@ typedef struct dsl_dataset_phys {
 	uint64_t dd_deadlist;        /* blocks of dd_prev_snap_obj this one freed */
 	uint64_t dd_origin_obj;      /* a clone: the snapshot it was made from */
 	uint64_t dd_bookmark_zap;    /* MOS ZAP: bookmark name -> [guid, txg, creation] */
-	uint64_t dd_pad[4];
+	uint64_t dd_flags;           /* DSL_DD_F_* */
+	uint64_t dd_recv_state;      /* MOS ZAP: a resumable receive's state (0: none) */
+	uint64_t dd_pad[2];
 } dsl_dataset_phys_t;
 _Static_assert(sizeof (dsl_dataset_phys_t) == 128, "dsl_dataset_phys_t is 128 bytes");
+
+#define DSL_DD_F_INCONSISTENT 0x1     /* being received: hidden, never mounted */
+#define DSL_RECV_TEMP "%recv"          /* the child an incremental receive works in */
 
 /*
  * Bonus of a snapshot object (a MOS ZAP of type DMU_OT_DSL_SNAP whose
@@ -172,6 +177,21 @@ int dsl_create_obj_tx(dsl_pool_t *dp, const char *name, const dsl_prop_setting_t
     int nprops, dmu_tx_t *tx, uint64_t *objp, char *err, size_t errlen);
 
 /* dsl_snap.c, dsl_snap_destroy.c */
+typedef struct dsl_snap_req {
+	uint64_t dsr_head;
+	char     dsr_snap[ZAP_MAXNAMELEN];
+	char     dsr_name[DSL_NAME_MAX];
+	uint64_t dsr_guid, dsr_creation;    /* a received snapshot's (0: new ones) */
+} dsl_snap_req_t;
+/* Syncing context: take one snapshot (its dataset's objset synced in this pass already). */
+int dsl_snap_take_one(dsl_pool_t *dp, const dsl_snap_req_t *r, dmu_tx_t *tx, char *err,
+    size_t errlen);
+/* Syncing context: the clone name of snapshot origin (dsl_clone_create's work). */
+int dsl_clone_create_tx(dsl_pool_t *dp, const char *name, uint64_t origin,
+    const dsl_prop_setting_t *props, int nprops, dmu_tx_t *tx, uint64_t *objp, char *err,
+    size_t errlen);
+/* Destroy one childless dataset without snapshots (lock held; dsl_dataset.c). */
+int dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name);
 typedef struct dsl_snap_ent {
 	uint64_t se_obj;
 	char     se_name[ZAP_MAXNAMELEN];
@@ -231,5 +251,49 @@ int dsl_prop_user_store(dsl_pool_t *dp, uint64_t obj, const char *prop, const ch
 void dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os);
 /* Numeric effective value ignoring sources (lock held); 0 on errors. */
 uint64_t dsl_prop_num(dsl_pool_t *dp, const char *name, int prop);
+
+/* ---- send streams (dsl_stream.c; docs/FORMAT.md "Send streams") ---- */
+
+#define DSL_DRR_MAGIC       0x4e525453U     /* "STRN" in a little-endian dump */
+#define DSL_STREAM_VERSION  1
+#define DSL_DRR_MAX_PAYLOAD (16 * MiB + 4096)
+enum {
+	DSL_DRR_BEGIN = 1, DSL_DRR_OBJECT, DSL_DRR_FREEOBJECTS, DSL_DRR_WRITE, DSL_DRR_FREE,
+	DSL_DRR_END, DSL_DRR_PACKAGE, DSL_DRR_PACKAGE_END, DSL_DRR_NTYPES
+};
+/* drr_flags */
+#define DSL_DRR_F_PROPS     0x0001          /* begin: the payload has properties after the name */
+#define DSL_DRR_F_NEW       0x0001          /* object: allocated after the base (a new object) */
+#define DSL_DRR_F_STORED    0x0001          /* write: the payload is the stored form */
+/* One record's header (96 bytes, little-endian); its payload follows. */
+typedef struct dsl_drr {
+	uint32_t drr_magic;
+	uint16_t drr_type;
+	uint16_t drr_flags;
+	uint32_t drr_plen;            /* payload bytes */
+	uint32_t drr_pad;
+	uint64_t drr_seq;             /* record number, from 0 */
+	uint64_t drr_u[7];            /* by type: FORMAT.md */
+	uint64_t drr_running;         /* the stream's running checksum before this record */
+	uint64_t drr_cksum;           /* of this header (with drr_cksum 0) and the payload */
+} dsl_drr_t;
+_Static_assert(sizeof (dsl_drr_t) == 96, "dsl_drr_t is 96 bytes");
+/* begin: drr_u[] */
+enum { DRB_VERSION = 0, DRB_FEATURES, DRB_TOGUID, DRB_FROMGUID, DRB_CREATION, DRB_RESUME_OBJ,
+	DRB_RESUME_OFF };
+const char *dsl_drr_type_name(int type);
+/* Write a record: magic, sequence and checksums are filled in here. */
+int dsl_stream_put(dsl_stream_out_t *so, dsl_drr_t *h, const void *payload);
+int dsl_stream_flush(dsl_stream_out_t *so);
+/*
+ * Take the next record, verified (a peeked one first).  *payload stays
+ * valid until the next call.  EBADMSG / ENOTSUP with err "record N (T): ...".
+ */
+int dsl_stream_get(dsl_stream_in_t *si, dsl_drr_t *h, const void **payload, char *err,
+    size_t errlen);
+/* dsl_send.c: the token of a resumable receive's state. */
+int dsl_resume_token_make(const dsl_resume_t *r, char *buf, size_t len);
+/* Records taken so far (the next one's number). */
+uint64_t dsl_stream_in_seq(const dsl_stream_in_t *si);
 
 #endif

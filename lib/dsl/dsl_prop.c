@@ -142,6 +142,8 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	[DSL_PROP_USERREFS] = { "userrefs", "USERREFS", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_WRITTEN] = { "written", "WRITTEN", DPT_STAT, false, 0, NULL },
 	[DSL_PROP_CLONES] = { "clones", "CLONES", DPT_STAT, false, 0, NULL },
+	[DSL_PROP_RECEIVE_RESUME_TOKEN] = { "receive_resume_token", "RESUMETOK", DPT_STAT, false,
+		0, NULL },
 	[DSL_PROP_FILESYSTEM_LIMIT] = { "filesystem_limit", "FSLIMIT", DPT_LIMIT, false,
 		DSL_LIMIT_NONE, NULL },
 	[DSL_PROP_SNAPSHOT_LIMIT] = { "snapshot_limit", "SSLIMIT", DPT_LIMIT, false,
@@ -627,6 +629,7 @@ dsl_prop_stat(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_pro
 		return (dsl_prop_ids(dp, obj, prop, val));
 	if (prop == DSL_PROP_ORIGIN || prop == DSL_PROP_DEFER_DESTROY ||
 	    prop == DSL_PROP_USERREFS || prop == DSL_PROP_CLONES ||
+	    prop == DSL_PROP_RECEIVE_RESUME_TOKEN ||
 	    prop == DSL_PROP_FILESYSTEM_COUNT || prop == DSL_PROP_SNAPSHOT_COUNT) {
 		/* snapshots' own, or read without the lock (dsl_prop_get) */
 		(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
@@ -890,6 +893,11 @@ dsl_prop_fs_extra(dsl_pool_t *dp, const char *name, int prop, dsl_prop_val_t *va
 			(void) snprintf(err, errlen, "dataset does not exist");
 		return (SET_ERROR(ENOENT));
 	}
+	if (prop == DSL_PROP_RECEIVE_RESUME_TOKEN) {
+		if (dsl_recv_resume_token(dp, name, val->dpv_str, sizeof (val->dpv_str)) != 0)
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "-");
+		return (0);
+	}
 	if (prop == DSL_PROP_ORIGIN) {
 		int e = dsl_dataset_origin(dp, name, val->dpv_str, sizeof (val->dpv_str));
 		if (e == 0 && val->dpv_str[0] == '\0')
@@ -980,7 +988,7 @@ dsl_prop_get(dsl_pool_t *dp, const char *name, int prop, bool parsable, dsl_prop
 	if (strchr(name, '@') != NULL || strchr(name, '#') != NULL)
 		return (dsl_prop_snap_get(dp, name, prop, parsable, val, err, errlen));
 	if (prop == DSL_PROP_ORIGIN || prop == DSL_PROP_FILESYSTEM_COUNT ||
-	    prop == DSL_PROP_SNAPSHOT_COUNT)
+	    prop == DSL_PROP_SNAPSHOT_COUNT || prop == DSL_PROP_RECEIVE_RESUME_TOKEN)
 		return (dsl_prop_fs_extra(dp, name, prop, val, err, errlen));
 	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
 	int e = dsl_prop_get_locked(dp, name, prop, parsable, val, err, errlen);

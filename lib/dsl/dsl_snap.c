@@ -256,12 +256,6 @@ dsl_snap_hooks_install(spa_t *spa)
 
 /* ---- taking snapshots ---- */
 
-typedef struct dsl_snap_req {
-	uint64_t dsr_head;
-	char     dsr_snap[ZAP_MAXNAMELEN];
-	char     dsr_name[DSL_NAME_MAX];
-} dsl_snap_req_t;
-
 typedef struct dsl_snap_task {
 	dsl_pool_t *dst_dp;
 	dsl_snap_req_t *dst_reqs;
@@ -329,8 +323,8 @@ dsl_snap_take(dsl_snap_task_t *t, const dsl_snap_req_t *r, dmu_tx_t *tx)
 	sp.ds_prev_obj = dd.dd_prev_snap_obj;
 	sp.ds_prev_txg = dd.dd_prev_snap_txg;
 	sp.ds_txg = txg;
-	sp.ds_creation = tarn_wall_sec();
-	sp.ds_guid = tarn_guid();
+	sp.ds_creation = r->dsr_creation != 0 ? r->dsr_creation : tarn_wall_sec();
+	sp.ds_guid = r->dsr_guid != 0 ? r->dsr_guid : tarn_guid();
 	sp.ds_deadlist = dd.dd_deadlist;
 	e = zap_create_bonus(mos, DMU_OT_DSL_SNAP, DMU_OT_DSL_SNAP, sizeof (sp), tx, &obj);
 	if (e == 0 && sp.ds_deadlist == 0)      /* the first: nothing dead yet */
@@ -365,6 +359,14 @@ dsl_snap_take(dsl_snap_task_t *t, const dsl_snap_req_t *r, dmu_tx_t *tx)
 		dmu_objset_set_prev_snap_txg(os, txg);
 	dsl_history(dp, txg, "snapshot", r->dsr_name, obj, NULL);
 	return (0);
+}
+
+int
+dsl_snap_take_one(dsl_pool_t *dp, const dsl_snap_req_t *r, dmu_tx_t *tx, char *err,
+    size_t errlen)
+{
+	dsl_snap_task_t t = { .dst_dp = dp, .dst_err = err, .dst_errlen = errlen };
+	return (dsl_snap_take(&t, r, tx));
 }
 
 static int

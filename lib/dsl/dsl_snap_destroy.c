@@ -431,13 +431,23 @@ static int
 dsl_clone_sync(void *arg, dmu_tx_t *tx)
 {
 	dsl_clone_task_t *t = arg;
-	dsl_pool_t *dp = t->dp;
+	uint64_t obj;
+	return (dsl_clone_create_tx(t->dp, t->name, t->origin, t->props, t->nprops, tx, &obj,
+	    t->err, t->errlen));
+}
+
+int
+dsl_clone_create_tx(dsl_pool_t *dp, const char *name, uint64_t origin,
+    const dsl_prop_setting_t *props, int nprops, dmu_tx_t *tx, uint64_t *objp, char *err,
+    size_t errlen)
+{
 	objset_t *mos = dp->dp_mos;
 	uint64_t obj, tmp, txg = dmu_tx_get_txg(tx);
-	if (dsl_lookup(dp, t->name, &tmp, NULL, 0) == 0) {
-		(void) snprintf(t->err, t->errlen, "dataset already exists");
+	if (dsl_lookup(dp, name, &tmp, NULL, 0) == 0) {
+		(void) snprintf(err, errlen, "dataset already exists");
 		return (SET_ERROR(EEXIST));
 	}
+	dsl_clone_task_t tt = { dp, name, origin, props, nprops, err, errlen }, *t = &tt;
 	dsl_snap_phys_t sp;
 	int e = dsl_snap_read(mos, t->origin, &sp);
 	if (e != 0)
@@ -445,6 +455,7 @@ dsl_clone_sync(void *arg, dmu_tx_t *tx)
 	e = dsl_create_obj_tx(dp, t->name, t->props, t->nprops, tx, &obj, t->err, t->errlen);
 	if (e != 0)
 		return (e == ENOENT ? e : SET_ERROR(EIO));
+	*objp = obj;
 	dsl_dataset_phys_t dd;
 	blkptr_t root;
 	char key[32], ck[32];

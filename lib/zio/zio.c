@@ -361,7 +361,9 @@ zio_prop_valid(const zio_prop_t *zp, uint64_t lsize)
 	    zp->zp_compress >= ZIO_COMPRESS_OFF &&
 	    zp->zp_compress < ZIO_COMPRESS_FUNCTIONS &&
 	    zp->zp_copies >= 1 && zp->zp_copies <= SPA_DVAS_PER_BP &&
-	    zp->zp_type < DMU_OT_NUMTYPES && zp->zp_blevel <= BP_MAX_LEVEL);
+	    zp->zp_type < DMU_OT_NUMTYPES && zp->zp_blevel <= BP_MAX_LEVEL &&
+	    zp->zp_psize <= lsize && IS_P2ALIGNED(zp->zp_psize, SPA_MINBLOCKSIZE) &&
+	    (zp->zp_psize == 0 || zp->zp_psize == lsize || zp->zp_compress != ZIO_COMPRESS_OFF));
 }
 
 /* Stages 1 and 2: compress and checksum into wj_new / wj_pbuf. */
@@ -374,7 +376,11 @@ zio_write_transform(zio_wjob_t *wj)
 	int comp = ZIO_COMPRESS_OFF;
 
 	wj->wj_pbuf = (void *)wj->wj_data;
-	if (zp->zp_compress != ZIO_COMPRESS_OFF) {
+	if (zp->zp_psize != 0) {
+		/* already in stored form (a received -c block) */
+		psize = zp->zp_psize;
+		comp = psize < lsize ? zp->zp_compress : ZIO_COMPRESS_OFF;
+	} else if (zp->zp_compress != ZIO_COMPRESS_OFF) {
 		wj->wj_cbuf = tarn_alloc_aligned(lsize);
 		psize = zio_compress(zp->zp_compress, zp->zp_level,
 		    wj->wj_data, wj->wj_cbuf, lsize);
@@ -745,7 +751,7 @@ zio_read(zio_ctx_t *zc, const blkptr_t *bp, void *buf, int flags)
 	vdev_tree_exit(zc->zc_root);
 	if (verr != 0)
 		return (zio_read_failed(zc, bp, buf, flags, SET_ERROR(ECKSUM), false));
-	bool compressed = bp->bp_comp != ZIO_COMPRESS_OFF;
+	bool compressed = bp->bp_comp != ZIO_COMPRESS_OFF && !(flags & ZIO_FLAG_STORED);
 	void *pbuf = compressed ? tarn_alloc_aligned(bp->bp_psize) : buf;
 	int err = zio_read_dvas(zc, bp, pbuf, flags);
 	if (err == 0 && compressed && zio_decompress(bp->bp_comp, pbuf,

@@ -68,6 +68,8 @@ typedef struct zio_prop {
 	uint8_t zp_copies;        /* 1..3 */
 	uint8_t zp_type;          /* dmu_object_type_t */
 	uint8_t zp_blevel;        /* indirection level of the block */
+	uint32_t zp_psize;        /* non-zero: the data is already stored form (zp_psize
+	                             bytes compressed with zp_compress): no transform */
 } zio_prop_t;
 
 /* Read flags */
@@ -75,6 +77,8 @@ typedef struct zio_prop {
 #define ZIO_FLAG_NOHEAL    0x02
 #define ZIO_FLAG_SPECULATIVE 0x04 /* failure is expected: no error report,
                                      errors not counted on the vdevs */
+#define ZIO_FLAG_STORED    0x08   /* the block as stored: bp_psize bytes, verified,
+                                     not decompressed */
 
 /*
  * Read the block bp points to into buf (bp_lsize bytes), verified and
