@@ -737,7 +737,11 @@ dsl_destroy_tree(dsl_pool_t *dp, uint64_t obj, const char *name, bool self, bool
     char *err, size_t errlen)
 {
 	int e = 0;
-	if (self && check && dp->dp_busy_fn != NULL)
+	if (self && check && dsl_recv_is_active(dp->dp_spa, obj)) {
+		(void) snprintf(err, errlen, "dataset is busy");
+		e = SET_ERROR(EBUSY);
+	}
+	if (e == 0 && self && check && dp->dp_busy_fn != NULL)
 		e = dp->dp_busy_fn(dp->dp_busy_arg, name, err, errlen);
 	dsl_child_t *kids;
 	int n;

@@ -125,6 +125,23 @@ recv_from "$E2E_TMP/full.s" tank2/named@other
 [ "$RC" -eq 0 ] && "$TARN" fs list -H -o name tank2/named@other >/dev/null 2>&1 && pass ||
 	{ fail "receive into tank2/named@other"; show_output; }
 
+# -d: the sent name without its pool under the target (missing parents
+# made); -e: only its last element
+tarn_ok fs create tank/a/kid
+tarn_ok fs snapshot tank/a/kid@k
+recv_from "$E2E_TMP/full.s" -d tank2/dd
+[ "$RC" -eq 0 ] && "$TARN" fs list -H -o name tank2/dd/a@s1 >/dev/null 2>&1 && pass ||
+	{ fail "receive -d into tank2/dd"; show_output; }
+run bash -c "'$TARN' fs send tank/a/kid@k | '$TARN' fs receive -d tank2/dd"
+[ "$RC" -eq 0 ] && "$TARN" fs list -H -o name tank2/dd/a/kid@k >/dev/null 2>&1 && pass ||
+	{ fail "receive -d of tank/a/kid@k"; show_output; }
+run bash -c "'$TARN' fs send tank/a/kid@k | '$TARN' fs receive -e tank2/ee"
+[ "$RC" -eq 0 ] && "$TARN" fs list -H -o name tank2/ee/kid@k >/dev/null 2>&1 &&
+	! "$TARN" fs list tank2/ee/a >/dev/null 2>&1 && pass ||
+	{ fail "receive -e of tank/a/kid@k"; show_output; }
+tarn_err 1 "^cannot receive 'tank2/x@y': " fs receive -d tank2/x@y <"$E2E_TMP/full.s"
+tarn_ok fs destroy -r tank/a/kid
+
 # into a second daemon (another host's stand-in)
 run "${D2_ENV[@]}" "$TARN" pool create -m "$MNT/far" far "${DEV[2]}"
 [ "$RC" -eq 0 ] && pass || { fail "second daemon: pool create"; show_output; }
@@ -281,6 +298,20 @@ done
 "$TARN" daemon status | grep -q '^commands:   1 running' && pass ||
 	{ fail "the receive of a killed client still runs in the daemon"; "$TARN" daemon status >&2; }
 exec 7>&-
+# ... and so does a send whose reader never reads
+"$TARN" fs send tank/a@s1 >"$E2E_TMP/fifo" 2>/dev/null &
+rpid=$!
+exec 7<"$E2E_TMP/fifo"          # a reader that never reads
+sleep 1
+kill "$rpid" 2>/dev/null
+wait "$rpid" 2>/dev/null
+for _ in $(seq 50); do
+	"$TARN" daemon status | grep -q '^commands:   1 running' && break
+	sleep 0.2
+done
+"$TARN" daemon status | grep -q '^commands:   1 running' && pass ||
+	{ fail "the send of a killed client still runs in the daemon"; "$TARN" daemon status >&2; }
+exec 7<&-
 ! "$TARN" fs list tank2/never >/dev/null 2>&1 && pass || fail "tank2/never exists"
 
 # ---- the pools are consistent afterwards

@@ -4,7 +4,9 @@
 # ("Partially received snapshot is saved" and the send -t command to go
 # on), sets receive_resume_token (zfs get, zfs list -o), and `send -t
 # TOKEN | receive -s` completes it to a file system equal to the source;
-# the token is gone then.  receive -A abandons a partial state.  Bad
+# the token is gone then.  The same for an incremental stream, whose
+# target shows its old state meanwhile.  A partial state refuses other
+# streams; receive -A abandons it.  Bad
 # input: send of a missing snapshot, an incremental base that is not an
 # earlier snapshot, a stream of random bytes, a stream with a flipped
 # byte, an incremental stream into a file system without its base: one
@@ -52,7 +54,7 @@ tarn_ok fs snapshot tank/a@s1
 timeout 60 "$TARN" fs send tank/a@s1 >"$E2E_TMP/full.s" && pass || fail "send tank/a@s1"
 size=$(stat -c %s "$E2E_TMP/full.s")
 
-# ---- -s: cut short, the token, send -t completes it
+# ---- -s: cut short, the token, send -t completes it (full, then incremental)
 head -c $((size * 2 / 3)) "$E2E_TMP/full.s" >"$E2E_TMP/cut.s"
 recv_from "$E2E_TMP/cut.s" -s tank2/r
 [ "$RC" -eq 1 ] && grep -q '^cannot receive new filesystem stream: ' "$ERR" &&
@@ -73,11 +75,35 @@ run bash -c "'$TARN' fs send -t '$tok' | '$TARN' fs receive -s tank2/r"
 same_tree "$A/.zfs/snapshot/s1" "$MNT/dst/r" "the resumed receive"
 [ "$(token_of tank2/r)" = "-" ] && pass || fail "the token is still set after the resume"
 
+# an incremental stream cut short: the target keeps its old state, the
+# token resumes it
+for i in 7 8 9; do head -c 700000 /dev/urandom >"$A/d/g$i"; done
+rm "$A/d/f1"
+sync -f "$A"
+tarn_ok fs snapshot tank/a@i2
+timeout 60 "$TARN" fs send -i @s1 tank/a@i2 >"$E2E_TMP/inc_i2.s" && pass || fail "send -i @s1 @i2"
+isize=$(stat -c %s "$E2E_TMP/inc_i2.s")
+head -c $((isize * 2 / 3)) "$E2E_TMP/inc_i2.s" >"$E2E_TMP/inc_cut.s"
+recv_from "$E2E_TMP/inc_cut.s" -s tank2/r
+[ "$RC" -eq 1 ] && grep -q '^cannot receive incremental stream: ' "$ERR" && pass ||
+	{ fail "receive -s of a cut incremental stream (rc $RC)"; show_output; }
+itok=$(token_of tank2/r)
+[ -n "$itok" ] && [ "$itok" != "-" ] && pass || fail "no token after the cut incremental"
+same_tree "$A/.zfs/snapshot/s1" "$MNT/dst/r" "the target while its incremental receive is partial"
+run bash -c "'$TARN' fs send -t '$itok' | '$TARN' fs receive -s tank2/r"
+[ "$RC" -eq 0 ] && pass || { fail "send -t | receive -s of the incremental (rc $RC)"; show_output; }
+same_tree "$A/.zfs/snapshot/i2" "$MNT/dst/r" "the resumed incremental receive"
+[ "$(token_of tank2/r)" = "-" ] && pass || fail "the token is still set after the incremental resume"
+
 # a partial state refuses another stream that is not its resume
 head -c $((size / 2)) "$E2E_TMP/full.s" >"$E2E_TMP/half.s"
 recv_from "$E2E_TMP/half.s" -s tank2/r2
 [ "$RC" -eq 1 ] && pass || { fail "receive -s of half a stream (rc $RC)"; show_output; }
 [ "$(token_of tank2/r2)" != "-" ] && pass || fail "no token for tank2/r2"
+recv_from "$E2E_TMP/full.s" -F tank2/r2
+[ "$RC" -eq 1 ] && [ "$(wc -l <"$ERR")" -eq 1 ] &&
+	grep -q 'contains partially-complete state from "zfs receive -s"' "$ERR" && pass ||
+	{ fail "a stream that is not the resume, into a partial state (rc $RC)"; show_output; }
 
 # ---- -A abandons it; then a fresh receive works
 tarn_ok fs receive -A tank2/r2
