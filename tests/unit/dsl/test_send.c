@@ -34,6 +34,17 @@ static char err[1024];
 static bool quiet;              /* refusals expected: do not print them */
 #define MB (1 * MiB)
 
+/*
+ * The pools live on tmpfs when there is one (TARN_TEST_TMP overrides):
+ * the damage cases run thousands of receives, each a few txg syncs.
+ */
+__attribute__((constructor)) static void
+tmp_on_shm(void)
+{
+	if (getenv("TARN_TEST_TMP") == NULL && access("/dev/shm", W_OK) == 0)
+		(void) setenv("TARN_TEST_TMP", "/dev/shm", 0);
+}
+
 /* ---- streams in memory ---- */
 
 typedef struct mbuf {
@@ -820,13 +831,14 @@ refused(int e, const char *what, size_t at)
 /* Damage a stream at many places: each is refused, nothing is left behind. */
 static int
 damage_all(dsl_pool_t *dp, const mbuf_t *mb, const char *target, const char *fs,
-    int snaps_before)
+    int snaps_before, size_t dense, size_t stride)
 {
 	uint8_t *copy = tarn_alloc(mb->mb_len);
 	memcpy(copy, mb->mb_buf, mb->mb_len);
 	int bad = 0, tries = 0;
+	uint64_t t0 = tarn_now_ns();
 	quiet = true;
-	for (size_t at = 0; at < mb->mb_len; at += at < 2048 ? 1 : 97) {
+	for (size_t at = 0; at < mb->mb_len; at += at < dense ? 1 : stride) {
 		uint8_t flip = (uint8_t)(1u << (at % 8));
 		copy[at] ^= flip;
 		int e = recv_buf(dp, target, 0, copy, mb->mb_len);
@@ -843,8 +855,8 @@ damage_all(dsl_pool_t *dp, const mbuf_t *mb, const char *target, const char *fs,
 	/* cut at every record boundary and at a sample of bytes */
 	size_t *starts = tarn_alloc(sizeof (size_t) * 100000);
 	int n = record_starts(mb, starts, 100000);
-	for (int i = 1; i <= n + (int)(mb->mb_len / 499); i++) {
-		size_t at = i < n ? starts[i] : (size_t)(i - n) * 499;
+	for (int i = 1; i <= n + (int)(mb->mb_len / (stride * 5)); i++) {
+		size_t at = i < n ? starts[i] : (size_t)(i - n) * stride * 5 + 7;
 		if (at == 0 || at >= mb->mb_len)
 			continue;
 		int e = recv_buf(dp, target, 0, mb->mb_buf, at);
@@ -874,7 +886,8 @@ damage_all(dsl_pool_t *dp, const mbuf_t *mb, const char *target, const char *fs,
 	tarn_free(starts);
 	tarn_free(copy);
 	quiet = false;
-	fprintf(stderr, "  %d damaged streams into %s\n", tries, target);
+	fprintf(stderr, "  %d damaged streams (%d records, %zu bytes) into %s: %.1f s\n", tries,
+	    n, mb->mb_len, target, (double)(tarn_now_ns() - t0) / 1e9);
 	return (bad);
 }
 
@@ -887,7 +900,7 @@ test_corrupt(void)
 	objset_t *os = fs_os(dp, "p/a");
 	uint64_t o1 = mkobj(os, 0, DMU_OT_PLAIN_FILE, 128 * KiB, DMU_OT_UINT64, 32);
 	bonus(os, o1, 32, 1);
-	wr(os, o1, 0, 200 * KiB, 2);
+	wr(os, o1, 0, 100 * KiB, 2);
 	uint64_t o2 = mkobj(os, 0, DMU_OT_UINT8, 4096, DMU_OT_NONE, 0);
 	wr(os, o2, 0, 5000, 3);
 	for (int i = 0; i < 6; i++)
@@ -904,10 +917,10 @@ test_corrupt(void)
 	TT_OK(send_to(dp, "p/a@2", "@1", 0, &incr));
 	TT_CHECK(full.mb_len < 400 * KiB);
 	/* a full stream into a new name: it never shows */
-	TT_EQ(damage_all(dp, &full, "p/n", "p/n", -1), 0);
+	TT_EQ(damage_all(dp, &full, "p/n", "p/n", -1, 2048, 97), 0);
 	/* an incremental one into a copy at the base: it stays at the base */
 	recv_ok(dp, "p/b", 0, &full);
-	TT_EQ(damage_all(dp, &incr, "p/b", "p/b", 1), 0);
+	TT_EQ(damage_all(dp, &incr, "p/b", "p/b", 1, 2048, 197), 0);
 	TT_CHECK(same_snap(dp, "p/a@1", "p/b@1", "p/b"));
 	/* and the real streams still go in */
 	recv_ok(dp, "p/b", 0, &incr);
