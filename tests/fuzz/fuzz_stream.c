@@ -24,18 +24,20 @@
  *
  * Built with libFuzzer (-DTARN_LIBFUZZER -fsanitize=fuzzer), inputs come
  * from the fuzzer.  Built with plain gcc, main() runs N (argv[1],
- * default 2000) seeded inputs: random bytes, and mutations of valid
+ * default 2000) inputs seeded by argv[2] (default 0x57e4): random bytes, and mutations of valid
  * streams (full, incremental, -c, a package around a substream) —
  * flipped, inserted and deleted bytes, header fields set to edge values,
  * records dropped, repeated or cut — most of them with every record's
  * checksum and the running checksums recomputed afterwards
  * (docs/FORMAT.md "Send streams"), so that they reach the receive's own
- * checks of the fields.
+ * checks of the fields.  An input that runs over a minute is a hang: it
+ * is saved ($TMPDIR/fuzz_stream-hang.bin) and `fuzz_stream FILE` reruns it.
  */
 #include "dsl.h"
 #include "spa.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -544,12 +546,78 @@ fz_mutate(uint8_t *buf, size_t len, size_t cap, tarn_rand_t *r)
 	return (len);
 }
 
+/*
+ * A watchdog: an input that takes over a minute is a hang.  The handler
+ * (async-signal-safe calls only) says which input, saves it for a rerun
+ * (fuzz_stream FILE takes it, received for real), removes the pool file
+ * and exits non-zero.
+ */
+static char fz_hang_msg[512], fz_hang_path[300];
+static const uint8_t *fz_cur;
+static size_t fz_cur_len;
+
+static void
+fz_hang(int sig)
+{
+	(void) sig;
+	(void) write(2, fz_hang_msg, strlen(fz_hang_msg));
+	int fd = open(fz_hang_path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	if (fd >= 0) {
+		(void) write(fd, fz_cur, fz_cur_len);
+		close(fd);
+	}
+	if (fz_dev[0] != '\0')
+		(void) unlink(fz_dev);
+	if (fz_dir[0] != '\0')
+		(void) rmdir(fz_dir);
+	_exit(1);
+}
+
+static void
+fz_one(const uint8_t *buf, size_t len, long i, uint64_t seed)
+{
+	fz_cur = buf;
+	fz_cur_len = len;
+	(void) snprintf(fz_hang_msg, sizeof (fz_hang_msg), "fuzz_stream: input %ld (seed %#"
+	    PRIx64 ", %zu bytes) hangs; saved as %s\n", i, seed, len, fz_hang_path);
+	alarm(60);
+	(void) LLVMFuzzerTestOneInput(buf, len);
+	alarm(0);
+}
+
+/* fuzz_stream FILE: one saved input, received for real. */
+static int
+fz_replay(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL) {
+		perror(path);
+		return (1);
+	}
+	uint8_t *buf = tarn_alloc(32 * MiB);
+	size_t len = fread(buf, 1, 32 * MiB, f);
+	fclose(f);
+	fz_setup();
+	fz_inputs = FZ_REAL_EVERY - 1;
+	fz_one(buf, len, 0, 0);
+	tarn_free(buf);
+	printf("fuzz_stream: %s: %" PRIu64 " went in\n", path, fz_received);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
+	const char *tmp = getenv("TMPDIR");
+	(void) snprintf(fz_hang_path, sizeof (fz_hang_path), "%s/fuzz_stream-hang.bin",
+	    tmp != NULL ? tmp : "/tmp");
+	signal(SIGALRM, fz_hang);
+	if (argc > 1 && access(argv[1], R_OK) == 0)
+		return (fz_replay(argv[1]));
 	long n = argc > 1 ? atol(argv[1]) : 2000;
+	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x57e4;
 	tarn_rand_t r;
-	tarn_rand_seed(&r, 0x57e4);
+	tarn_rand_seed(&r, seed);
 	uint64_t t0 = tarn_now_ns();
 	fz_setup();
 	/* the valid streams go in, plain and with -F (the fuzzer's baseline) */
@@ -586,7 +654,7 @@ main(int argc, char **argv)
 			if (tarn_rand_range(&r, 5) != 0)
 				fz_reseal(buf, len, tarn_rand_range(&r, 2) == 0);
 		}
-		(void) LLVMFuzzerTestOneInput(buf, len);
+		fz_one(buf, len, i, seed);
 	}
 	tarn_free(buf);
 	for (int k = 0; k < FZ_NSTREAMS; k++)
