@@ -97,10 +97,31 @@ fz_read(void *arg, void *buf, size_t len)
 	return ((ssize_t)n);
 }
 
+static const uint8_t *fz_cur;   /* the input being taken (gcc driver) */
+static size_t fz_cur_len;
+static long fz_cur_i = -1;
+
 static void
 fz_die(const char *what, const char *err)
 {
 	fprintf(stderr, "fuzz_stream: %s: %s\n", what, err);
+	if (fz_cur != NULL) {
+		const char *tmp = getenv("TMPDIR");
+		char path[300];
+		(void) snprintf(path, sizeof (path), "%s/fuzz_stream-fail.bin",
+		    tmp != NULL ? tmp : "/tmp");
+		FILE *f = fopen(path, "wb");
+		if (f != NULL) {
+			(void) fwrite(fz_cur, 1, fz_cur_len, f);
+			(void) fclose(f);
+		}
+		fprintf(stderr, "fuzz_stream: input %ld (%zu bytes) saved as %s\n", fz_cur_i,
+		    fz_cur_len, path);
+	}
+	if (fz_dev[0] != '\0')
+		(void) unlink(fz_dev);
+	if (fz_dir[0] != '\0')
+		(void) rmdir(fz_dir);
 	abort();
 }
 
@@ -553,8 +574,6 @@ fz_mutate(uint8_t *buf, size_t len, size_t cap, tarn_rand_t *r)
  * and exits non-zero.
  */
 static char fz_hang_msg[512], fz_hang_path[300];
-static const uint8_t *fz_cur;
-static size_t fz_cur_len;
 
 static void
 fz_hang(int sig)
@@ -578,11 +597,13 @@ fz_one(const uint8_t *buf, size_t len, long i, uint64_t seed)
 {
 	fz_cur = buf;
 	fz_cur_len = len;
+	fz_cur_i = i;
 	(void) snprintf(fz_hang_msg, sizeof (fz_hang_msg), "fuzz_stream: input %ld (seed %#"
 	    PRIx64 ", %zu bytes) hangs; saved as %s\n", i, seed, len, fz_hang_path);
 	alarm(60);
 	(void) LLVMFuzzerTestOneInput(buf, len);
 	alarm(0);
+	fz_cur = NULL;
 }
 
 /* fuzz_stream FILE: one saved input, received for real. */

@@ -1309,8 +1309,8 @@ reseal(uint8_t *buf, size_t len)
 static void
 hang_alarm(int sig)
 {
-	static const char msg[] = "  hostile_object: timed out (a receive or destroy hangs)\n"
-	    "FAIL hostile_object\n";
+	static const char msg[] = "  timed out: a receive, destroy or close hangs\n"
+	    "FAIL (the test above)\n";
 	(void) sig;
 	(void) write(2, msg, sizeof (msg) - 1);
 	tt_tmpdir_cleanup();            /* the pool files (on tmpfs) */
@@ -1361,6 +1361,59 @@ test_hostile_object(void)
 	if (e == 0)
 		TT_OK(dsl_dataset_destroy(dp, "p/h", true, err, sizeof (err)));
 	TT_CHECK(!dsl_dataset_exists(dp, "p/h"));
+	alarm(0);
+	mb_free(&mb);
+	pool_down(spa, dp);
+}
+
+/*
+ * A -c stream whose WRITE record asks for checksum 1 (ZIO_CHECKSUM_ON, a
+ * property value, not an algorithm a block pointer may carry), resealed:
+ * the receive must refuse it as a bad record, and the pool must go on
+ * (not a txg sync that fails and suspends the pool).
+ */
+static void
+test_hostile_checksum(void)
+{
+	spa_t *spa;
+	dsl_pool_t *dp = pool_up(&spa, 256 * MB);
+	create(dp, "p/a");
+	TT_OK(dsl_prop_set(dp, "p/a", "compression", "gzip", err, sizeof (err)));
+	objset_t *os = fs_os(dp, "p/a");
+	uint64_t o = mkobj(os, 0, DMU_OT_PLAIN_FILE, 4096, DMU_OT_NONE, 0);
+	wr_text(os, o, 0, 3 * 4096, 1);
+	sync_all(dp);
+	snap(dp, "p/a@1");
+	mbuf_t mb = { 0 };
+	TT_OK(send_to(dp, "p/a@1", NULL, DSL_SEND_COMPRESSED, &mb));
+	size_t starts[4096];
+	int n = record_starts(&mb, starts, 4096), stored = 0;
+	for (int i = 0; i < n && stored == 0; i++) {
+		uint8_t *h = mb.mb_buf + starts[i];
+		uint16_t type, flags;
+		memcpy(&type, h + 4, 2);
+		memcpy(&flags, h + 6, 2);
+		if (type == 4 && (flags & 1)) {
+			uint64_t ck = ZIO_CHECKSUM_ON;
+			memcpy(h + 24 + 5 * 8, &ck, 8);
+			stored++;
+		}
+	}
+	TT_ASSERT(stored == 1);
+	reseal(mb.mb_buf, mb.mb_len);
+	signal(SIGALRM, hang_alarm);
+	alarm(60);
+	quiet = true;
+	int e = recv_buf(dp, "p/h", 0, mb.mb_buf, mb.mb_len);
+	quiet = false;
+	TT_CHECK(e == EBADMSG && strstr(err, "record") != NULL);
+	if (e == 0)
+		(void) dsl_dataset_destroy(dp, "p/h", true, err, sizeof (err));
+	/* the pool goes on: a txg syncs, a snapshot can be taken and received */
+	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	TT_OK(send_to(dp, "p/a@1", NULL, DSL_SEND_COMPRESSED, &mb));
+	recv_ok(dp, "p/k", 0, &mb);
+	TT_CHECK(same_snap(dp, "p/a@1", "p/k@1", "p/k"));
 	alarm(0);
 	mb_free(&mb);
 	pool_down(spa, dp);
@@ -1436,6 +1489,7 @@ TT_MAIN(
 	{ "space", test_space },
 	{ "swap", test_swap },
 	{ "stream_size", test_stream_size },
+	{ "hostile_checksum", test_hostile_checksum },
 	{ "hostile_object", test_hostile_object },
 	{ "cleanup", cleanup },
 )
