@@ -3,7 +3,9 @@
 # (tests/meson.build): the systemd units of contrib/systemd pass
 # `systemd-analyze verify` with no complaint (it exits 0 on unknown keys,
 # so any output about a unit fails too), the timer runs every 15 minutes
-# and catches up (Persistent), and the service is a oneshot autosnap pass.
+# and catches up (Persistent), and the service is a oneshot autosnap pass;
+# the replication template (tarn-replicate@) verifies as an instance too,
+# runs `tarn fs replicate` with its instance's config file every 5 minutes.
 # The units name the installed paths (/usr/local/...); verify wants their
 # programs to exist, so copies pointing at the build's TARN and TARND are
 # checked.  Exit 77 (skipped) without systemd-analyze.
@@ -27,6 +29,10 @@ for u in "$SRC"/systemd/*.service "$SRC"/systemd/*.timer; do
 	sed -e "s|/usr/local/bin/tarn|$TARN|g" -e "s|/usr/local/sbin/tarnd|$TARND|g" \
 		"$u" >"$TMP/$(basename "$u")"
 done
+# a template verifies as an instance of it
+for u in "$TMP"/*@.service "$TMP"/*@.timer; do
+	[ -f "$u" ] && cp "$u" "${u/@./@example.}"
+done
 out=$(cd "$TMP" && systemd-analyze verify ./*.service ./*.timer 2>&1)
 rc=$?
 # tarnd.service's Wants/After in the autosnap unit: verify looks for it
@@ -45,6 +51,22 @@ grep -qx 'Persistent=true' "$T" || fail "$T is not Persistent"
 cal=$(sed -n 's/^OnCalendar=//p' "$T")
 norm=$(systemd-analyze calendar "$cal" 2>/dev/null | sed -n 's/^ *Normalized form: //p')
 [ "$norm" = '*-*-* *:00/15:00' ] || fail "$T: OnCalendar=$cal is '$norm', not every 15 minutes"
+grep -qx 'WantedBy=timers.target' "$T" || fail "$T is not wanted by timers.target"
+
+S=$SRC/systemd/tarn-replicate@.service
+T=$SRC/systemd/tarn-replicate@.timer
+[ -f "$SRC/replicate.conf" ] || fail "no contrib/replicate.conf"
+grep -qx 'Type=oneshot' "$S" || fail "$S is not Type=oneshot"
+grep -qx 'EnvironmentFile=/etc/tarn/replicate/%i.conf' "$S" || fail "$S does not read its instance's file"
+grep -Eqx 'ExecStart=/usr/local/bin/tarn fs replicate \$OPTIONS \$\{SOURCE\} \$\{TARGET\}' "$S" ||
+	fail "$S does not run tarn fs replicate"
+for k in SOURCE TARGET OPTIONS; do
+	grep -q "^$k=" "$SRC/replicate.conf" || fail "contrib/replicate.conf sets no $k"
+done
+grep -qx 'Persistent=true' "$T" || fail "$T is not Persistent"
+cal=$(sed -n 's/^OnCalendar=//p' "$T")
+norm=$(systemd-analyze calendar "$cal" 2>/dev/null | sed -n 's/^ *Normalized form: //p')
+[ "$norm" = '*-*-* *:00/5:00' ] || fail "$T: OnCalendar=$cal is '$norm', not every 5 minutes"
 grep -qx 'WantedBy=timers.target' "$T" || fail "$T is not wanted by timers.target"
 
 if [ "$FAILS" -gt 0 ]; then

@@ -61,6 +61,8 @@ int host_pool_open(const char *name, int flags, spa_t **spap, char *err, size_t 
 bool host_pool_held(const spa_t *spa, bool *uncached);
 void host_pool_close(spa_t *spa);
 void host_pool_unlock(spa_t *spa);
+/* Take the pool's lock (exclusive) again after host_pool_unlock (a receive's commit). */
+void host_pool_relock(spa_t *spa);
 void host_pool_adopt(spa_t *spa);
 int host_pool_export(spa_t *spa);
 int host_pool_destroy(spa_t *spa);

@@ -17,7 +17,7 @@
  *                  {received: {bytes, seconds}},
  *                  {resume_token: {name, token}} (a -s receive that broke off)
  *   fs.recv_abort  name (-A)                     message? (zfs's line on failure)
- *   fs.resume_token name                         token ("-": none)
+ * (receive_resume_token is a property of lib/dsl's: zfs get, zfs list -o.)
  *
  * The bytes.  A stream never passes through the daemon's socket: the
  * client passed its stdin and stdout with the request (cmd/tarnd/serve.c)
@@ -46,7 +46,10 @@
  */
 #include "host_impl.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define SEND_BUFSZ   (256 * 1024)
@@ -108,6 +111,27 @@ send_wait(send_io_t *io, short events)
 	}
 }
 
+/*
+ * Write what fd takes now without blocking in write(2), where a stalled
+ * reader would keep us past a cancel and without progress: a socket with
+ * MSG_DONTWAIT; a pipe no more than it has room for (its size less what
+ * is unread, a page less for the page the reader is in, at least a page:
+ * POLLOUT said one is free); anything else (a file) as it comes.
+ */
+static ssize_t
+send_write_some(int fd, const char *p, size_t len)
+{
+	ssize_t n = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n >= 0 || errno != ENOTSOCK)
+		return (n);
+	int cap = fcntl(fd, F_GETPIPE_SZ), queued = 0;
+	if (cap > 0 && ioctl(fd, FIONREAD, &queued) == 0) {
+		long room = (long)cap - queued - 4096;
+		len = MIN(len, (size_t)MAX(room, 4096));
+	}
+	return (write(fd, p, len));
+}
+
 /* Write out the buffer: 0 or an errno (EPIPE: the reader is gone). */
 static int
 send_flush(send_io_t *io)
@@ -117,7 +141,7 @@ send_flush(send_io_t *io)
 		int e = send_wait(io, POLLOUT);
 		if (e != 0)
 			return (e);
-		ssize_t n = write(io->io_fd, io->io_buf + off, io->io_len - off);
+		ssize_t n = send_write_some(io->io_fd, io->io_buf + off, io->io_len - off);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0)
@@ -179,6 +203,9 @@ send_io_init(send_io_t *io, int fd)
 	memset(io, 0, sizeof (*io));
 	io->io_fd = fd;
 	io->io_buf = tarn_alloc(SEND_BUFSZ);
+	/* a pipe of a buffer's size: a quarter of the system calls (no matter if refused) */
+	if (fd >= 0 && fcntl(fd, F_GETPIPE_SZ) > 0 && fcntl(fd, F_GETPIPE_SZ) < SEND_BUFSZ)
+		(void) fcntl(fd, F_SETPIPE_SZ, SEND_BUFSZ);
 }
 
 /* ---- what send -v says (also host_send_pkg.c's) ---- */
@@ -256,14 +283,14 @@ send_resume_open(send_req_t *sr, host_fs_t *fs)
 	int e = dsl_resume_token_parse(sr->sr_token, r, err, sizeof (err));
 	if (e != 0) {
 		tarn_free(r);
-		return (host_report("resume send", "-t", e, err));
+		return (host_report("resume send", "", e, err));
 	}
 	int ret = host_fs_open("open", r->dr_toname, false, fs);
 	if (ret == 0) {
 		e = dsl_resume_send_opts(fs->hf_dp, r, sr->sr_snap, sizeof (sr->sr_snap),
 		    sr->sr_from, sizeof (sr->sr_from), &sr->sr_opts, err, sizeof (err));
 		if (e != 0) {
-			ret = host_report("resume send", r->dr_toname, e, err);
+			ret = host_report("resume send", "", e, err);
 			host_fs_close(fs);
 		}
 	}
@@ -432,7 +459,7 @@ recv_first(dsl_stream_in_t *si, dsl_stream_kind_t *kind)
 }
 
 static int
-recv_run(json_object *args, const host_recv_args_t *a, const char *target,
+recv_run(const host_recv_args_t *a, const char *target,
     dsl_stream_in_t *si)
 {
 	dsl_stream_kind_t kind;
@@ -483,7 +510,7 @@ op_fs_receive(json_object *args, json_object *res)
 	a.hra_exclprops = exclv;
 	send_io_init(&io, fd);
 	dsl_stream_in_t *si = dsl_stream_in_create(recv_read, &io);
-	int r = recv_run(args, &a, target, si);
+	int r = recv_run(&a, target, si);
 	dsl_stream_in_destroy(si);
 	tarn_free(io.io_buf);
 	tarn_free(setv);
@@ -491,7 +518,7 @@ op_fs_receive(json_object *args, json_object *res)
 	return (r);
 }
 
-/* ---- receive -A, receive_resume_token ---- */
+/* ---- receive -A ---- */
 
 static int
 op_fs_recv_abort(json_object *args, json_object *res)
@@ -517,28 +544,9 @@ op_fs_recv_abort(json_object *args, json_object *res)
 	return (e != 0 ? HOST_FAILED : 0);
 }
 
-static int
-op_fs_resume_token(json_object *args, json_object *res)
-{
-	const char *name;
-	host_fs_t fs;
-	size_t len = 64 * 1024;
-
-	if (host_arg_need(args, "name", "get", &name) != 0 ||
-	    host_fs_open_existing(name, true, &fs) != 0)
-		return (HOST_FAILED);
-	char *buf = tarn_alloc(len);
-	int e = dsl_recv_resume_token(fs.hf_dp, name, buf, len);
-	json_object_object_add(res, "token", json_object_new_string(e == 0 ? buf : "-"));
-	tarn_free(buf);
-	host_fs_close(&fs);
-	return (e != 0 && e != ENOENT ? host_report("get", name, e, NULL) : 0);
-}
-
 const host_op_t host_ops_send[] = {
 	{ "fs.send", op_fs_send },
 	{ "fs.receive", op_fs_receive },
 	{ "fs.recv_abort", op_fs_recv_abort },
-	{ "fs.resume_token", op_fs_resume_token },
 	{ NULL, NULL }
 };

@@ -375,6 +375,20 @@ host_pool_unlock(spa_t *spa)
 }
 
 void
+host_pool_relock(spa_t *spa)
+{
+	reg_hold_t *h;
+
+	if (!reg_daemon || (h = hold_find(spa)) == NULL || h->rh_mode != REG_UNLOCKED)
+		return;
+	VERIFY0(pthread_rwlock_wrlock(&h->rh_pool->rp_rw));
+	h->rh_mode = REG_WRITE;
+	pthread_mutex_lock(&reg_lock);
+	h->rh_pool->rp_unlocked--;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+void
 host_pool_adopt(spa_t *spa)
 {
 	reg_pool_t *old;

@@ -6,8 +6,8 @@
  * Where it goes (host_recv_target_name): the target as given ("fs", the
  * snapshot keeping the stream's name, or "fs@snap"); with -d the sent
  * name without its pool part appended to the target (pool/a/b@s under
- * dst: dst/a/b, its missing parents made as zfs makes them); with -e only
- * its last element (dst/b).
+ * dst: dst/a/b); with -e only its last element (dst/b).  With either, the
+ * missing file systems above it are made (and mounted) as zfs makes them.
  *
  * The receive itself is dsl_receive's, atomic: the target keeps its old
  * state until the end record verified.  Its commit replaces the file
@@ -57,6 +57,21 @@ host_recv_target_name(const host_recv_args_t *a, const char *target, const char 
 	if (n < 0 || (size_t)n >= len || (size_t)n >= DSL_NAME_MAX)
 		return (host_report("receive", target, ENAMETOOLONG, "name is too long"));
 	return (0);
+}
+
+/*
+ * While records are applied the pool's lock is let go, so `zfs list` and
+ * `zpool status` answer during a long receive; the engine keeps the work
+ * dataset busy meanwhile, and the commit takes the lock again.
+ */
+static void
+recv_exclusive(void *arg, bool exclusive)
+{
+	spa_t *spa = arg;
+	if (exclusive)
+		host_pool_relock(spa);
+	else
+		host_pool_unlock(spa);
 }
 
 /* ---- the swap under a mount (dro_swap) ---- */
@@ -244,7 +259,7 @@ recv_emit(const char *key, json_object *v)
 	(void) host_emit(part);
 }
 
-/* -d: the file systems between target and fs that are missing, made; 0 or reported. */
+/* -d, -e: the file systems above fs that are missing, made; 0 or reported. */
 static int
 recv_parents(dsl_pool_t *dp, const char *target, const char *fs)
 {
@@ -343,12 +358,14 @@ host_recv_one(struct dsl_pool *dp, const host_recv_args_t *a, const char *target
 		goto out;
 	(void) snprintf(fs, sizeof (fs), "%.*s", (int)strcspn(dest, "@"), dest);
 	bool dry = (a->hra_flags & DSL_RECV_DRYRUN) != 0;
-	if (a->hra_discard && !dry && (r = recv_parents(dp, target, fs)) != 0)
+	if ((a->hra_discard || a->hra_lastonly) && !dry &&
+	    (r = recv_parents(dp, target, fs)) != 0)
 		goto out;
 	if (a->hra_verbose)
 		recv_say_receiving(a, b, dest);
 	dsl_recv_opts_t o = { .dro_flags = a->hra_flags, .dro_swap = recv_swap,
-		.dro_swap_arg = &rs };
+		.dro_swap_arg = &rs, .dro_exclusive = recv_exclusive,
+		.dro_exclusive_arg = dsl_pool_spa(dp) };
 	if (!dsl_dataset_exists(dp, fs)) {
 		s = recv_settings(a, &copies);
 		o.dro_props = s;

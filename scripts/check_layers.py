@@ -9,8 +9,8 @@ The map (docs/DESIGN.md, "Layer order"), lowest first:
 A file may include a header of its own folder or of a folder ranked below
 it.  cmd/ is one rank (cmd/tarnd uses cmd/tarn's headers), tests/ and bench/
 another.  A private header (X_impl.h) may be included only from its own
-folder, and from white-box tests of its layer: tests/unit/L/ for lib/L, and
-the fuzz drivers (tests/fuzz/), each written by the layer whose parser it
+folder, and from white-box tests of its layer: tests/unit/L/ for lib/L
+(tests/unit/host/ for host/), and the fuzz drivers (tests/fuzz/), each written by the layer whose parser it
 feeds.
 
 The build already refuses an upward include inside lib/ (each layer is
@@ -44,6 +44,8 @@ def private_ok(includer, header):
     if os.path.dirname(includer) == hdir:
         return True
     parts = header.split('/')
+    if parts[0] == 'host' and includer.startswith('tests/unit/host/'):
+        return True
     if parts[0] == 'lib':
         if includer.startswith('tests/unit/' + parts[1] + '/'):
             return True

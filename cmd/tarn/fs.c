@@ -4,7 +4,7 @@
  * rename, set, inherit (snapshots, holds and bookmarks: fs_snapshot.c).
  * list and get are in fs_list.c, mount and unmount in fs_mount.c, upgrade
  * in fs_upgrade.c, clone, promote and rollback in fs_clone.c, send and
- * receive in fs_send.c.  Here the
+ * receive in fs_send.c, replicate in fs_replicate.c.  Here the
  * options, the usage
  * errors and the checks of names and property=value words that come
  * before anything is opened; the change is the host's, one operation per
@@ -80,6 +80,10 @@ static const cli_verb_t cli_fs_verbs[] = {
 	    "\tsend [-Pnv] --saved <filesystem>\n" },
 	{ "receive", cli_fs_receive, FS_RECV_USAGE },
 	{ "recv", cli_fs_receive, FS_RECV_USAGE },
+	{ "replicate", cli_fs_replicate,
+	    "\treplicate [-rnv] [--no-snapshot] [--keep N] [--bookmark] [--ssh-port PORT]\n"
+	    "\t    [--ssh-key FILE] [--ssh-opt OPTION]... <filesystem>\n"
+	    "\t    [[user@]host:]<filesystem>\n" },
 };
 
 const cli_verb_t *

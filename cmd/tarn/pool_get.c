@@ -70,9 +70,30 @@ static const char *const get_unsupported[] = {
 #define FEATURE_PREFIX "feature@"
 
 /*
+ * OpenZFS features that tools probe and that every Tarn pool has by its
+ * design, whatever its feature flags: syncoid resumes an interrupted
+ * transfer only when `zpool get -o value -H feature@extensible_dataset`
+ * says enabled or active on both pools (Tarn's datasets keep their
+ * receive state in their own property objects from the first version).
+ * get answers them "active", as zpool does for a feature in use; they
+ * are not in `get all` (they are not Tarn's flags), and set has nothing
+ * to do.  Property number: GET_BUILTIN + i.
+ */
+static const char *const get_builtin[] = { "extensible_dataset" };
+#define GET_BUILTIN (GET_NPROPS + (int)cli_nfeatures)
+
+/* Feature property p (>= GET_NPROPS): its name after "feature@". */
+static const char *
+get_feature_name(int p)
+{
+	return (p >= GET_BUILTIN ? get_builtin[p - GET_BUILTIN] :
+	    cli_features[p - GET_NPROPS].cf_name);
+}
+
+/*
  * A property by name: an index into get_props, or GET_NPROPS + i for
- * feature i of cli_features; -1 for none, -2 for one of zpool's that
- * Tarn does not have.  Names are list's (names or column headers, any
+ * feature i of cli_features, GET_BUILTIN + i for get_builtin[i]; -1 for
+ * none, -2 for one of zpool's that Tarn does not have.  Names are list's (names or column headers, any
  * case: "alloc", "CAP"), features exactly as `upgrade -v` names them.
  */
 static int
@@ -88,6 +109,9 @@ get_lookup(const char *name)
 		for (size_t f = 0; f < cli_nfeatures; f++)
 			if (strcmp(name + strlen(FEATURE_PREFIX), cli_features[f].cf_name) == 0)
 				return (GET_NPROPS + (int)f);
+		for (size_t i = 0; i < ARRAY_SIZE(get_builtin); i++)
+			if (strcmp(name + strlen(FEATURE_PREFIX), get_builtin[i]) == 0)
+				return (GET_BUILTIN + (int)i);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(get_unsupported); i++)
 		if (strcmp(name, get_unsupported[i]) == 0)
@@ -157,6 +181,11 @@ get_value(const get_opts_t *go, json_object *pool, const char *name, int p, char
     size_t vlen, const char **src)
 {
 	*src = "-";
+	if (p >= GET_BUILTIN) {
+		(void) snprintf(val, vlen, "%s", pool == NULL ? "-" : "active");
+		*src = pool == NULL ? "-" : "local";
+		return;
+	}
 	if (p >= GET_NPROPS) {
 		const cli_feature_t *f = &cli_features[p - GET_NPROPS];
 		bool active = pool != NULL && (cli_j_u64(pool, "features") & f->cf_flag) != 0;
@@ -210,7 +239,7 @@ get_pool_rows(const get_opts_t *go, cli_table_t *t, json_object *pool, const cha
 
 		if (p >= GET_NPROPS)
 			(void) snprintf(prop, sizeof (prop), FEATURE_PREFIX "%s",
-			    cli_features[p - GET_NPROPS].cf_name);
+			    get_feature_name(p));
 		else
 			(void) snprintf(prop, sizeof (prop), "%s", get_props[p].gp_name);
 		get_value(go, pool, name, p, val, sizeof (val), &src);
@@ -311,6 +340,13 @@ set_refusal(json_object *pool, const char *poolname, const char *prop, int p, co
 	}
 	if (p < 0) {
 		(void) snprintf(msg, len, "invalid property '%s'", prop);
+		return (true);
+	}
+	if (p >= GET_BUILTIN) {
+		if (strcmp(value, "enabled") == 0)
+			return (false);
+		(void) snprintf(msg, len, "property '%s' can only be set to 'enabled' "
+		    "(features cannot be disabled)", prop);
 		return (true);
 	}
 	if (p >= GET_NPROPS) {

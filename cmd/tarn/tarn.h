@@ -270,6 +270,7 @@ int cli_fs_diff(int argc, char **argv);     /* fs_diff.c */
 int cli_fs_autosnap(int argc, char **argv);  /* fs_autosnap.c */
 int cli_fs_send(int argc, char **argv);      /* fs_send.c */
 int cli_fs_receive(int argc, char **argv);
+int cli_fs_replicate(int argc, char **argv); /* fs_replicate.c */
 
 /*
  * call.c: run a host operation (host_exec) here or in tarnd.  args is

@@ -75,41 +75,67 @@ typedef struct sw_blk {
 	blkptr_t bp;
 	void    *data;
 	int      err;
+	bool     hole;              /* a free of one block, not a read */
 } sw_blk_t;
+
+/* Start reading the blocks of bs[0..n) (holes skipped); wait with sw_batch_emit. */
+static zio_batch_t *
+sw_batch_start(send_walk_t *sw, sw_blk_t *bs, int n)
+{
+	bool stored = (sw->sw_flags & DMU_SEND_STORED) != 0;
+	zio_batch_t *b = zio_batch_create(sw->sw_zc);
+	for (int i = 0; i < n; i++) {
+		if (bs[i].hole)
+			continue;
+		bs[i].data = tarn_alloc(bs[i].bp.bp_lsize);
+		zio_batch_read(b, &bs[i].bp, bs[i].data, stored ? ZIO_FLAG_STORED : 0, &bs[i].err);
+	}
+	return (b);
+}
+
+static int sw_free(send_walk_t *sw, uint64_t obj, uint32_t blksz, uint64_t first,
+    uint64_t nblks);
+
+/* Report one block that was read. */
+static int
+sw_report(send_walk_t *sw, sw_blk_t *one)
+{
+	const blkptr_t *bp = &one->bp;
+	if (one->err != 0) {
+		dmu_pool_report_error(sw->sw_os->os_dp, sw->sw_os, one->obj, 0, one->blkid,
+		    one->err);
+		return (one->err);
+	}
+	bool comp = (sw->sw_flags & DMU_SEND_STORED) && bp->bp_comp != ZIO_COMPRESS_OFF;
+	dmu_send_block_t blk = {
+		.dsb_obj = one->obj, .dsb_blkid = one->blkid, .dsb_lsize = bp->bp_lsize,
+		.dsb_psize = comp ? bp->bp_psize : bp->bp_lsize,
+		.dsb_comp = comp ? bp->bp_comp : ZIO_COMPRESS_OFF,
+		.dsb_cksum = bp->bp_cksum, .dsb_data = one->data,
+	};
+	return (sw->sw_cb->dsc_block(sw->sw_arg, &blk));
+}
+
+/* Wait for a batch and report its blocks and holes in order (err: stop reporting). */
+static int
+sw_batch_emit(send_walk_t *sw, zio_batch_t *b, sw_blk_t *bs, int n, uint32_t blksz, int err)
+{
+	(void) zio_batch_wait(b);
+	for (int i = 0; i < n; i++) {
+		if (err == 0)
+			err = bs[i].hole ? sw_free(sw, bs[i].obj, blksz, bs[i].blkid, 1) :
+			    sw_report(sw, &bs[i]);
+		tarn_free(bs[i].data);
+		bs[i].data = NULL;
+	}
+	return (err);
+}
 
 /* Read blocks bs[0..n) in parallel and report them in order. */
 static int
 sw_emit_batch(send_walk_t *sw, sw_blk_t *bs, int n)
 {
-	bool stored = (sw->sw_flags & DMU_SEND_STORED) != 0;
-	zio_batch_t *b = zio_batch_create(sw->sw_zc);
-	for (int i = 0; i < n; i++) {
-		bs[i].data = tarn_alloc(bs[i].bp.bp_lsize);
-		zio_batch_read(b, &bs[i].bp, bs[i].data, stored ? ZIO_FLAG_STORED : 0, &bs[i].err);
-	}
-	(void) zio_batch_wait(b);
-	int err = 0;
-	for (int i = 0; i < n; i++) {
-		const blkptr_t *bp = &bs[i].bp;
-		if (err == 0 && bs[i].err != 0) {
-			err = bs[i].err;
-			dmu_pool_report_error(sw->sw_os->os_dp, sw->sw_os, bs[i].obj, 0,
-			    bs[i].blkid, err);
-		}
-		if (err == 0) {
-			bool comp = stored && bp->bp_comp != ZIO_COMPRESS_OFF;
-			dmu_send_block_t blk = {
-				.dsb_obj = bs[i].obj, .dsb_blkid = bs[i].blkid,
-				.dsb_lsize = bp->bp_lsize,
-				.dsb_psize = comp ? bp->bp_psize : bp->bp_lsize,
-				.dsb_comp = comp ? bp->bp_comp : ZIO_COMPRESS_OFF,
-				.dsb_cksum = bp->bp_cksum, .dsb_data = bs[i].data,
-			};
-			err = sw->sw_cb->dsc_block(sw->sw_arg, &blk);
-		}
-		tarn_free(bs[i].data);
-	}
-	return (err);
+	return (sw_batch_emit(sw, sw_batch_start(sw, bs, n), bs, n, 0, 0));
 }
 
 /* Blocks per child of a block at level (of an object with blksz blocks). */
@@ -165,28 +191,40 @@ sw_data(send_walk_t *sw, uint64_t obj, uint32_t blksz, const blkptr_t *bp, int l
 		tarn_free(buf);
 		return (err);
 	}
-	/* level 1: its data blocks in batches, frees for its holes, in order */
+	/*
+	 * Level 1: its data blocks and holes, in order, in chunks of up to
+	 * DMU_SEND_BATCH bytes; the next chunk is read while this one is
+	 * reported, so the disks stay busy while the stream is written.
+	 */
 	sw_blk_t *bs = tarn_alloc(sizeof (sw_blk_t) * nk);
-	int n = 0;
+	int *cut = tarn_alloc(sizeof (int) * (nk + 2));
+	int n = 0, nc = 0;
 	uint64_t bytes = 0;
-	for (uint64_t i = 0; i <= nk && err == 0; i++) {
-		bool flush = i == nk || BP_IS_HOLE(&kids[i]) || bytes >= DMU_SEND_BATCH;
-		if (flush && n > 0) {
-			err = sw_emit_batch(sw, bs, n);
-			n = 0;
+	cut[nc++] = 0;
+	for (uint64_t i = 0; i < nk; i++) {
+		uint64_t blkid = first + i;
+		bool hole = BP_IS_HOLE(&kids[i]);
+		if (obj == sw->sw_robj && blkid * (uint64_t)blksz < sw->sw_roff)
+			continue;
+		if (!hole && !sw_changed(sw, &kids[i]))
+			continue;
+		bs[n++] = (sw_blk_t){ .obj = obj, .blkid = blkid, .bp = kids[i], .hole = hole };
+		bytes += hole ? 0 : kids[i].bp_lsize;
+		if (bytes >= DMU_SEND_BATCH) {
+			cut[nc++] = n;
 			bytes = 0;
 		}
-		if (i == nk || err != 0)
-			break;
-		uint64_t blkid = first + i;
-		if (BP_IS_HOLE(&kids[i]))
-			err = sw_free(sw, obj, blksz, blkid, 1);
-		else if (sw_changed(sw, &kids[i]) &&
-		    !(obj == sw->sw_robj && blkid * (uint64_t)blksz < sw->sw_roff)) {
-			bs[n++] = (sw_blk_t){ .obj = obj, .blkid = blkid, .bp = kids[i] };
-			bytes += kids[i].bp_lsize;
-		}
 	}
+	if (cut[nc - 1] != n)
+		cut[nc++] = n;
+	zio_batch_t *cur = nc > 1 ? sw_batch_start(sw, bs, cut[1]) : NULL;
+	for (int c = 0; c + 1 < nc; c++) {
+		zio_batch_t *next = c + 2 < nc ?
+		    sw_batch_start(sw, bs + cut[c + 1], cut[c + 2] - cut[c + 1]) : NULL;
+		err = sw_batch_emit(sw, cur, bs + cut[c], cut[c + 1] - cut[c], blksz, err);
+		cur = next;
+	}
+	tarn_free(cut);
 	tarn_free(bs);
 	tarn_free(buf);
 	return (err);
@@ -229,26 +267,21 @@ static int
 sw_dnode_block(send_walk_t *sw, const dnode_phys_t *d, int nd, uint64_t first)
 {
 	sw_blk_t bs[DN_DNODES_PER_BLOCK];
-	bool batched[DN_DNODES_PER_BLOCK] = { false };
+	int slot[DN_DNODES_PER_BLOCK];
 	int n = 0, err = 0;
 	for (int i = 0; i < nd; i++) {
 		uint64_t obj = first + (uint64_t)i;
 		const blkptr_t *top = &d[i].dn_blkptr[0];
+		slot[i] = -1;
 		if (obj == 0 || obj < sw->sw_robj || d[i].dn_type == DMU_OT_NONE ||
 		    d[i].dn_nlevels != 1 || !sw_changed(sw, top) || obj == sw->sw_robj)
 			continue;
-		batched[i] = true;
+		slot[i] = n;
 		bs[n++] = (sw_blk_t){ .obj = obj, .blkid = 0, .bp = *top };
 	}
-	/* read the batch first, keep the data, report objects in order */
-	zio_batch_t *b = zio_batch_create(sw->sw_zc);
-	bool stored = (sw->sw_flags & DMU_SEND_STORED) != 0;
-	for (int i = 0; i < n; i++) {
-		bs[i].data = tarn_alloc(bs[i].bp.bp_lsize);
-		zio_batch_read(b, &bs[i].bp, bs[i].data, stored ? ZIO_FLAG_STORED : 0, &bs[i].err);
-	}
+	/* read the batch first, report objects in order with their data */
+	zio_batch_t *b = sw_batch_start(sw, bs, n);
 	(void) zio_batch_wait(b);
-	int k = 0;
 	uint64_t fstart = 0, fcount = 0;
 	for (int i = 0; i < nd && err == 0; i++) {
 		uint64_t obj = first + (uint64_t)i;
@@ -271,26 +304,9 @@ sw_dnode_block(send_walk_t *sw, const dnode_phys_t *d, int nd, uint64_t first)
 			if (err != 0)
 				break;
 		}
-		err = sw_object(sw, obj, &d[i], batched[i]);
-		if (err == 0 && batched[i]) {
-			sw_blk_t *one = &bs[k++];
-			const blkptr_t *bp = &one->bp;
-			if (one->err != 0) {
-				err = one->err;
-				dmu_pool_report_error(sw->sw_os->os_dp, sw->sw_os, obj, 0, 0, err);
-			} else {
-				bool comp = stored && bp->bp_comp != ZIO_COMPRESS_OFF;
-				dmu_send_block_t blk = {
-					.dsb_obj = obj, .dsb_blkid = 0, .dsb_lsize = bp->bp_lsize,
-					.dsb_psize = comp ? bp->bp_psize : bp->bp_lsize,
-					.dsb_comp = comp ? bp->bp_comp : ZIO_COMPRESS_OFF,
-					.dsb_cksum = bp->bp_cksum, .dsb_data = one->data,
-				};
-				err = sw->sw_cb->dsc_block(sw->sw_arg, &blk);
-			}
-		} else if (batched[i]) {
-			k++;
-		}
+		err = sw_object(sw, obj, &d[i], slot[i] >= 0);
+		if (err == 0 && slot[i] >= 0)
+			err = sw_report(sw, &bs[slot[i]]);
 	}
 	if (err == 0 && fcount > 0)
 		err = sw->sw_cb->dsc_freeobjects(sw->sw_arg, fstart, fcount);

@@ -513,6 +513,8 @@ int dsl_stream_get_package(dsl_stream_in_t *si, char **payload, size_t *len,
     char *err, size_t errlen);
 /* Take a package end record. */
 int dsl_stream_get_package_end(dsl_stream_in_t *si, char *err, size_t errlen);
+/* Read and verify the next substream (its begin record is next) through its end, applying nothing. */
+int dsl_stream_skip(dsl_stream_in_t *si, char *err, size_t errlen);
 
 #define DSL_SEND_COMPRESSED 0x01    /* -c: blocks as stored, not decompressed */
 #define DSL_SEND_RAW        0x02    /* -w: stored bytes as they are (implies -c) */
@@ -574,6 +576,9 @@ int dsl_resume_send_opts(dsl_pool_t *dp, const dsl_resume_t *r, char *snap, size
                                        file system without snapshots (full stream) */
 #define DSL_RECV_RESUMABLE 0x02     /* -s: keep a partial receive */
 #define DSL_RECV_DRYRUN    0x04     /* -n: read and check the stream, change nothing */
+#define DSL_RECV_CLONES    0x08     /* an incremental stream into a new file system makes it
+                                       a clone of the pool's snapshot with the base's guid
+                                       (a replication package's clones) */
 
 /*
  * The commit of a receive replaces a file system's object set, as
@@ -592,12 +597,20 @@ typedef struct dsl_recv_opts {
 	int         dro_nprops;
 	dsl_recv_swap_fn_t dro_swap;
 	void       *dro_swap_arg;
+	/*
+	 * Called with false once the work dataset is ready and records are
+	 * being applied, with true before the commit (or the clean-up): the
+	 * caller may let other commands use the pool meanwhile.  The work
+	 * dataset is busy (destroy: EBUSY) until dsl_receive returns.  NULL: none.
+	 */
+	void      (*dro_exclusive)(void *arg, bool exclusive);
+	void       *dro_exclusive_arg;
 } dsl_recv_opts_t;
 
 typedef struct dsl_recv_result {
 	char     drr_snap[DSL_NAME_MAX];    /* the new snapshot, "fs@snap" */
 	bool     drr_created;               /* the file system is new */
-	uint64_t drr_bytes;                 /* stream bytes taken */
+	uint64_t drr_bytes;                 /* bytes of this substream */
 	char    *drr_props;                 /* the stream's property payload or NULL (caller frees) */
 	size_t   drr_propslen;
 } dsl_recv_result_t;

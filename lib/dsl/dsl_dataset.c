@@ -684,6 +684,13 @@ dsl_os_free_all(dsl_pool_t *dp, objset_t *os)
 int
 dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
 {
+	return (dsl_destroy_obj(dp, obj, name, true));
+}
+
+/* The same; free_all false: the caller freed its object set's blocks already. */
+int
+dsl_destroy_obj(dsl_pool_t *dp, uint64_t obj, const char *name, bool free_all)
+{
 	dsl_dataset_phys_t phys, pphys;
 	int e = dsl_phys_read(dp, obj, &phys);
 	if (e == 0)
@@ -693,8 +700,8 @@ dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
 	char key[32];
 	dsl_os_key(obj, key, sizeof (key));
 	objset_t *os;
-	e = spa_objset_open(dp->dp_spa, key, &os);
-	if (e == 0)
+	e = free_all ? spa_objset_open(dp->dp_spa, key, &os) : 0;
+	if (e == 0 && free_all)
 		e = dsl_os_free_all(dp, os);
 	if (e == 0)
 		e = spa_objset_destroy(dp->dp_spa, key);
@@ -730,7 +737,11 @@ dsl_destroy_tree(dsl_pool_t *dp, uint64_t obj, const char *name, bool self, bool
     char *err, size_t errlen)
 {
 	int e = 0;
-	if (self && check && dp->dp_busy_fn != NULL)
+	if (self && check && dsl_recv_is_active(dp->dp_spa, obj)) {
+		(void) snprintf(err, errlen, "dataset is busy");
+		e = SET_ERROR(EBUSY);
+	}
+	if (e == 0 && self && check && dp->dp_busy_fn != NULL)
 		e = dp->dp_busy_fn(dp->dp_busy_arg, name, err, errlen);
 	dsl_child_t *kids;
 	int n;

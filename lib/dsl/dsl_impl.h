@@ -192,6 +192,7 @@ int dsl_clone_create_tx(dsl_pool_t *dp, const char *name, uint64_t origin,
     size_t errlen);
 /* Destroy one childless dataset without snapshots (lock held; dsl_dataset.c). */
 int dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name);
+int dsl_destroy_obj(dsl_pool_t *dp, uint64_t obj, const char *name, bool free_all);
 typedef struct dsl_snap_ent {
 	uint64_t se_obj;
 	char     se_name[ZAP_MAXNAMELEN];
@@ -291,8 +292,18 @@ int dsl_stream_flush(dsl_stream_out_t *so);
  */
 int dsl_stream_get(dsl_stream_in_t *si, dsl_drr_t *h, const void **payload, char *err,
     size_t errlen);
+/* dsl_recv_commit.c: a receive is writing into dataset obj (destroy: EBUSY). */
+bool dsl_recv_is_active(spa_t *spa, uint64_t obj);
 /* dsl_send.c: the token of a resumable receive's state. */
 int dsl_resume_token_make(const dsl_resume_t *r, char *buf, size_t len);
+/*
+ * fn(arg) runs before each read of the input (which may wait for a slow
+ * sender): a receive commits its open transaction there, so that no txg
+ * waits on the network.  NULL: none.
+ */
+void dsl_stream_in_set_wait(dsl_stream_in_t *si, void (*fn)(void *), void *arg);
+/* Where the record read last (or peeked) starts in the stream. */
+uint64_t dsl_stream_in_record_start(const dsl_stream_in_t *si);
 /* Records taken so far (the next one's number). */
 uint64_t dsl_stream_in_seq(const dsl_stream_in_t *si);
 

@@ -75,6 +75,13 @@ recv_tx(dsl_recv_t *rv, uint64_t bytes)
 	return (0);
 }
 
+/* Before the input is read (it may wait): no transaction stays open meanwhile. */
+static void
+dsl_recv_tx_commit_cb(void *arg)
+{
+	dsl_recv_tx_commit(arg);
+}
+
 void
 dsl_recv_tx_commit(dsl_recv_t *rv)
 {
@@ -275,6 +282,7 @@ dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
 	rv->rv_dryrun = (opts->dro_flags & DSL_RECV_DRYRUN) != 0;
 	dsl_stream_kind_t kind;
 	int e = dsl_stream_peek(si, &kind, &rv->rv_begin, err, errlen);
+	uint64_t start = dsl_stream_in_record_start(si);
 	if (e == 0 && kind != DSL_STREAM_BEGIN) {
 		(void) snprintf(err, errlen, kind == DSL_STREAM_EOF ? "the stream is empty" :
 		    "a substream must start with a BEGIN record");
@@ -294,12 +302,22 @@ dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
 			rv->rv_propslen = h.drr_plen - nl;
 		}
 	}
+	dsl_stream_in_set_wait(si, dsl_recv_tx_commit_cb, rv);
+	bool shared = false;
+	if (e == 0 && opts->dro_exclusive != NULL && !rv->rv_dryrun) {
+		opts->dro_exclusive(opts->dro_exclusive_arg, false);
+		shared = true;
+	}
 	if (e == 0)
 		e = dsl_recv_apply(rv);
+	if (shared)
+		opts->dro_exclusive(opts->dro_exclusive_arg, true);
 	if (e == 0 && !rv->rv_dryrun)
 		e = dsl_recv_commit(rv);
 	else if (!rv->rv_dryrun)
 		dsl_recv_fail(rv, e);
+	dsl_recv_release(rv);
+	dsl_stream_in_set_wait(si, NULL, NULL);
 	if (e == 0) {
 		dsl_join(res->drr_snap, sizeof (res->drr_snap), rv->rv_fs, '@', rv->rv_snap);
 		res->drr_created = rv->rv_new;
@@ -307,7 +325,7 @@ dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
 		res->drr_propslen = rv->rv_propslen;
 		rv->rv_props = NULL;
 	}
-	res->drr_bytes = dsl_stream_in_bytes(si);
+	res->drr_bytes = dsl_stream_in_bytes(si) - start;
 	tarn_free(rv->rv_props);
 	tarn_free(rv->rv_lbuf);
 	tarn_free(rv);

@@ -19,6 +19,57 @@
 
 enum { RS_TOGUID = 0, RS_FROMGUID, RS_OBJ, RS_OFF, RS_BYTES, RS_FLAGS, RS_N };
 
+/* ---- receives in progress (every handle of every pool) ---- */
+
+typedef struct recv_active {
+	spa_t   *ra_spa;
+	uint64_t ra_obj;
+} recv_active_t;
+static pthread_mutex_t recv_active_lock = PTHREAD_MUTEX_INITIALIZER;
+static tarn_array_t recv_active = TARN_ARRAY_INIT(recv_active_t);
+
+bool
+dsl_recv_is_active(spa_t *spa, uint64_t obj)
+{
+	bool found = false;
+	pthread_mutex_lock(&recv_active_lock);
+	for (size_t i = 0; i < tarn_array_len(&recv_active) && !found; i++) {
+		recv_active_t *a = tarn_array_get(&recv_active, i);
+		found = a->ra_spa == spa && a->ra_obj == obj;
+	}
+	pthread_mutex_unlock(&recv_active_lock);
+	return (found);
+}
+
+static void
+recv_active_set(spa_t *spa, uint64_t obj, bool on)
+{
+	pthread_mutex_lock(&recv_active_lock);
+	if (on) {
+		TARN_ARRAY_APPEND(&recv_active, recv_active_t, ((recv_active_t){ spa, obj }));
+	} else {
+		for (size_t i = 0; i < tarn_array_len(&recv_active); i++) {
+			recv_active_t *a = tarn_array_get(&recv_active, i);
+			if (a->ra_spa == spa && a->ra_obj == obj) {
+				*a = *(recv_active_t *)tarn_array_get(&recv_active,
+				    tarn_array_len(&recv_active) - 1);
+				tarn_array_truncate(&recv_active, tarn_array_len(&recv_active) - 1);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&recv_active_lock);
+}
+
+void
+dsl_recv_release(dsl_recv_t *rv)
+{
+	if (rv->rv_active) {
+		recv_active_set(rv->rv_dp->dp_spa, rv->rv_wobj, false);
+		rv->rv_active = false;
+	}
+}
+
 /* ---- the saved state ---- */
 
 static int
@@ -126,9 +177,9 @@ recv_make_sync(void *arg, dmu_tx_t *tx)
 	dsl_recv_t *rv = t->rv;
 	dsl_pool_t *dp = rv->rv_dp;
 	int e;
-	if (rv->rv_mode == DSL_RECV_SWAP_INCR)
-		e = dsl_clone_create_tx(dp, rv->rv_wname, rv->rv_base, NULL, 0, tx, &rv->rv_wobj,
-		    rv->rv_err, rv->rv_errlen);
+	if (rv->rv_mode == DSL_RECV_SWAP_INCR || rv->rv_base != 0)
+		e = dsl_clone_create_tx(dp, rv->rv_wname, rv->rv_base, t->props, t->nprops, tx,
+		    &rv->rv_wobj, rv->rv_err, rv->rv_errlen);
 	else
 		e = dsl_create_obj_tx(dp, rv->rv_wname, t->props, t->nprops, tx, &rv->rv_wobj,
 		    rv->rv_err, rv->rv_errlen);
@@ -151,7 +202,7 @@ recv_make_sync(void *arg, dmu_tx_t *tx)
 	return (e);
 }
 
-/* Open the work dataset's object set (a new one is created empty). */
+/* Open the work dataset's object set (a new one is created empty); it is busy now. */
 static int
 recv_open(dsl_recv_t *rv)
 {
@@ -160,7 +211,63 @@ recv_open(dsl_recv_t *rv)
 	int e = spa_objset_open(rv->rv_dp->dp_spa, key, &rv->rv_os);
 	if (e == ENOENT)
 		e = spa_objset_create(rv->rv_dp->dp_spa, key, DMU_OST_ZFS, &rv->rv_os);
+	if (e == 0 && !rv->rv_active) {
+		recv_active_set(rv->rv_dp->dp_spa, rv->rv_wobj, true);
+		rv->rv_active = true;
+	}
 	return (e);
+}
+
+typedef struct recv_free {
+	dsl_pool_t *dp;
+	uint64_t wobj;
+	zio_ctx_t *zc;
+	uint64_t txg;
+	blkptr_t root;
+} recv_free_t;
+
+static int
+recv_free_cb(void *arg, objset_t *os, uint64_t obj, const blkptr_t *bp, uint64_t blkid)
+{
+	recv_free_t *f = arg;
+	if (!BP_IS_HOLE(bp) && !bp_equal(bp, &f->root))
+		zio_free(f->zc, bp, f->txg);
+	return (0);
+}
+
+/*
+ * Syncing context: free what the work dataset's tree holds of its own —
+ * the blocks born after its base (all of them without one), found by a
+ * walk that skips older subtrees.  After a commit the tree is the
+ * target's old one, so this costs what the target had written since the
+ * base, not the file system's size (the root goes with the object set).
+ */
+static int
+recv_free_sync(void *arg, dmu_tx_t *tx)
+{
+	recv_free_t *f = arg;
+	dsl_pool_t *dp = f->dp;
+	dmu_pool_t *pool = spa_dmu_pool(dp->dp_spa);
+	dsl_dataset_phys_t dd;
+	char key[32];
+	dsl_os_key(f->wobj, key, sizeof (key));
+	int e = dsl_phys_read(dp, f->wobj, &dd);
+	if (e == 0)
+		e = spa_objset_root(dp->dp_spa, key, &f->root);
+	if (e != 0 || BP_IS_HOLE(&f->root))
+		return (e);
+	f->zc = dmu_pool_zio(pool);
+	f->txg = dmu_tx_get_txg(tx);
+	dmu_objset_props_t p = { .osp_checksum = ZIO_CHECKSUM_DEFAULT,
+		.osp_compress = ZIO_COMPRESS_OFF, .osp_copies = 1 };
+	objset_t *os;
+	uint64_t errors = 0;
+	e = dmu_objset_open(pool, &f->root, &p, &os);
+	if (e == 0) {
+		e = dmu_traverse(os, 0, 0, dd.dd_prev_snap_txg + 1, recv_free_cb, f, &errors);
+		dmu_objset_close(os);
+	}
+	return (e == 0 && errors != 0 ? SET_ERROR(EIO) : e);
 }
 
 /* Destroy the work dataset (lock held). */
@@ -189,8 +296,12 @@ recv_destroy_work(dsl_pool_t *dp, uint64_t wobj, const char *wname)
 			e = e ? e : e2;
 		}
 	}
+	if (e == 0) {
+		recv_free_t f = { .dp = dp, .wobj = wobj };
+		e = spa_sync_task(dp->dp_spa, recv_free_sync, &f);
+	}
 	if (e == 0)
-		e = dsl_destroy_one(dp, wobj, wname);
+		e = dsl_destroy_obj(dp, wobj, wname, false);
 	return (e);
 }
 
@@ -255,6 +366,11 @@ recv_prepare_work(dsl_recv_t *rv)
 	uint64_t wobj;
 	int e = recv_find_work(dp, rv->rv_fs, &wobj, wname, sizeof (wname), &wd);
 	bool resume = rv->rv_begin.dsb_resume_obj != 0 || rv->rv_begin.dsb_resume_off != 0;
+	if (e == 0 && wobj != 0 && dsl_recv_is_active(dp->dp_spa, wobj)) {
+		(void) snprintf(rv->rv_err, rv->rv_errlen, "destination %s is busy: another "
+		    "receive into it is in progress", rv->rv_fs);
+		return (SET_ERROR(EBUSY));
+	}
 	if (e != 0 || wobj == 0) {
 		if (e == 0 && resume) {
 			(void) snprintf(rv->rv_err, rv->rv_errlen, "destination %s has no "
@@ -335,12 +451,65 @@ recv_destroy_later(dsl_recv_t *rv, const dsl_snap_ent_t *chain, int n, uint64_t 
 	return (e);
 }
 
+/* The snapshot with guid anywhere below dataset obj (lock held); 0: none. */
+static uint64_t
+recv_find_guid(dsl_pool_t *dp, uint64_t obj, uint64_t guid, int depth)
+{
+	dsl_snap_ent_t *chain;
+	int n;
+	uint64_t found = 0;
+	if (depth > 64 || dsl_snap_chain(dp, obj, &chain, &n) != 0)
+		return (0);
+	for (int i = 0; i < n && found == 0; i++)
+		if (chain[i].se_phys.ds_guid == guid)
+			found = chain[i].se_obj;
+	tarn_free(chain);
+	dsl_child_t *kids;
+	if (found != 0 || dsl_children(dp, obj, &kids, &n) != 0)
+		return (found);
+	for (int i = 0; i < n && found == 0; i++)
+		found = recv_find_guid(dp, kids[i].dc_obj, guid, depth + 1);
+	tarn_free(kids);
+	return (found);
+}
+
+/*
+ * An incremental stream into a file system that does not exist: a clone
+ * sent from its origin, received as a clone of the snapshot of the pool
+ * with the base's guid (lock held).
+ */
+static int
+recv_check_clone(dsl_recv_t *rv)
+{
+	dsl_pool_t *dp = rv->rv_dp;
+	char parent[DSL_NAME_MAX];
+	(void) snprintf(parent, sizeof (parent), "%s", rv->rv_fs);
+	char *sl = strrchr(parent, '/');
+	uint64_t pobj;
+	if (sl == NULL || (*sl = '\0', dsl_lookup(dp, parent, &pobj, NULL, 0) != 0)) {
+		(void) snprintf(rv->rv_err, rv->rv_errlen, "destination '%s' does not exist",
+		    rv->rv_fs);
+		return (SET_ERROR(ENOENT));
+	}
+	rv->rv_base = recv_find_guid(dp, dp->dp_root_obj, rv->rv_begin.dsb_fromguid, 0);
+	if (rv->rv_base == 0) {
+		(void) snprintf(rv->rv_err, rv->rv_errlen, "destination '%s' does not exist, "
+		    "and no snapshot of the pool is the stream's incremental source", rv->rv_fs);
+		return (SET_ERROR(ENOENT));
+	}
+	rv->rv_mode = DSL_RECV_NEW;
+	rv->rv_new = true;
+	return (0);
+}
+
 /* An incremental stream: the base and whether the target may take it (lock held). */
 static int
 recv_check_incr(dsl_recv_t *rv, bool *unlock_destroy, dsl_snap_ent_t **chain, int *n)
 {
 	dsl_pool_t *dp = rv->rv_dp;
 	bool force = (rv->rv_opts->dro_flags & DSL_RECV_FORCE) != 0, newest = false;
+	if (rv->rv_head == 0 && (rv->rv_opts->dro_flags & DSL_RECV_CLONES))
+		return (recv_check_clone(rv));
 	if (rv->rv_head == 0) {
 		(void) snprintf(rv->rv_err, rv->rv_errlen, "destination '%s' does not exist",
 		    rv->rv_fs);

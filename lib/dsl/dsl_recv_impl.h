@@ -23,6 +23,7 @@ typedef struct dsl_recv {
 	bool     rv_resumable, rv_dryrun;
 	bool     rv_resuming;             /* going on from a saved state */
 	bool     rv_new;                  /* the file system is new */
+	bool     rv_active;               /* the work dataset is registered busy */
 	dsl_recv_mode_t rv_mode;
 	char     rv_fs[DSL_NAME_MAX];     /* the target file system */
 	char     rv_snap[ZAP_MAXNAMELEN]; /* the new snapshot's name */
@@ -51,6 +52,8 @@ int dsl_recv_prepare(dsl_recv_t *rv, const char *target);
 int dsl_recv_commit(dsl_recv_t *rv);
 /* The receive failed (error e): destroy the work, or with -s keep it and its state. */
 void dsl_recv_fail(dsl_recv_t *rv, int e);
+/* The work dataset is no longer busy (dsl_receive's end). */
+void dsl_recv_release(dsl_recv_t *rv);
 /* -s: save how far the receive got, every few seconds. */
 void dsl_recv_checkpoint_maybe(dsl_recv_t *rv);
 

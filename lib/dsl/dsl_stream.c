@@ -52,6 +52,9 @@ struct dsl_stream_in {
 	uint8_t *si_payload;          /* the current record's payload */
 	size_t   si_payload_cap;
 	bool     si_peeked;           /* si_hdr holds a record not yet taken */
+	uint64_t si_rec_start;        /* stream offset of the last record read */
+	void   (*si_wait_fn)(void *); /* called before a read that may block */
+	void    *si_wait_arg;
 	dsl_drr_t si_hdr;
 	int      si_error;            /* sticky */
 	char     si_errmsg[256];
@@ -202,6 +205,19 @@ dsl_stream_in_bytes(const dsl_stream_in_t *si)
 	return (si->si_bytes);
 }
 
+void
+dsl_stream_in_set_wait(dsl_stream_in_t *si, void (*fn)(void *), void *arg)
+{
+	si->si_wait_fn = fn;
+	si->si_wait_arg = arg;
+}
+
+uint64_t
+dsl_stream_in_record_start(const dsl_stream_in_t *si)
+{
+	return (si->si_rec_start);
+}
+
 uint64_t
 dsl_stream_in_seq(const dsl_stream_in_t *si)
 {
@@ -234,6 +250,8 @@ dsl_in_read(dsl_stream_in_t *si, void *dst, size_t len)
 		}
 		if (si->si_eof)
 			break;
+		if (si->si_wait_fn != NULL)
+			si->si_wait_fn(si->si_wait_arg);
 		/* big reads go straight to the destination */
 		bool direct = len - got >= DSL_STREAM_BUF / 2;
 		ssize_t r = si->si_fn(si->si_arg, direct ? d + got : si->si_buf,
@@ -277,6 +295,7 @@ dsl_in_next(dsl_stream_in_t *si, char *err, size_t errlen)
 {
 	dsl_drr_t *h = &si->si_hdr;
 	uint64_t n = si->si_seq;
+	si->si_rec_start = si->si_bytes;
 	ssize_t r = dsl_in_read(si, h, sizeof (*h));
 	if (r < 0)
 		return (dsl_in_fail(si, (int)-r, err, errlen, "cannot read the stream: %s",
@@ -431,6 +450,32 @@ dsl_stream_get_package(dsl_stream_in_t *si, char **payload, size_t *len, char *e
 	memcpy(*payload, p, h.drr_plen);
 	*len = h.drr_plen;
 	return (0);
+}
+
+int
+dsl_stream_skip(dsl_stream_in_t *si, char *err, size_t errlen)
+{
+	dsl_drr_t h;
+	const void *p;
+	int e = dsl_stream_get(si, &h, &p, err, errlen);
+	if (e == 0 && h.drr_type != DSL_DRR_BEGIN) {
+		(void) snprintf(err, errlen, "record %" PRIu64 " (%s): a substream must start "
+		    "with a BEGIN record", h.drr_seq, dsl_drr_type_name(h.drr_type));
+		e = SET_ERROR(EBADMSG);
+	}
+	while (e == 0) {
+		if ((e = dsl_stream_get(si, &h, &p, err, errlen)) != 0)
+			break;
+		if (h.drr_type == DSL_DRR_END)
+			return (0);
+		if (h.drr_type == DSL_DRR_BEGIN || h.drr_type == DSL_DRR_PACKAGE ||
+		    h.drr_type == DSL_DRR_PACKAGE_END) {
+			(void) snprintf(err, errlen, "record %" PRIu64 " (%s): unexpected inside a "
+			    "substream", h.drr_seq, dsl_drr_type_name(h.drr_type));
+			e = SET_ERROR(EBADMSG);
+		}
+	}
+	return (e);
 }
 
 int
