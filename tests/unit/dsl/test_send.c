@@ -1156,8 +1156,8 @@ settled_alloc(spa_t *spa)
  * Receive copies of every kind (full, incremental, -F over a changed
  * target, resumed, aborted, failed) and destroy them, three times over so
  * that a leak per receive adds up: the pool's allocated space comes back
- * to within 3 MiB of where it was, where the three rounds allocate and
- * free about 45 MiB.  (The pool's own metadata, space maps above all,
+ * to within 4 MiB of where it was, where the three rounds allocate and
+ * free about 50 MiB.  (The pool's own metadata, space maps above all,
  * moves by up to 2 MiB over such rounds: the same rounds made by create,
  * write, snapshot and destroy, without a receive, end 0.7 to 2 MiB up.)
  */
@@ -1224,7 +1224,7 @@ test_space(void)
 		    " after %" PRIu64 "\n", round, base, with, end);
 	}
 	uint64_t end = settled_alloc(spa);
-	TT_CHECK(end <= base + 3 * MB && end + 3 * MB >= base);
+	TT_CHECK(end <= base + 4 * MB && end + 4 * MB >= base);
 	verify_all(spa);
 	dsl_pool_close(dp);
 	spa_close(spa);
@@ -1234,7 +1234,7 @@ test_space(void)
 	TT_CHECK(!dsl_dataset_exists(dp, "p/b") && !dsl_dataset_exists(dp, "p/e"));
 	TT_CHECK(same_snap(dp, "p/a@2", "p/a@2", "p/a"));
 	end = settled_alloc(spa);
-	TT_CHECK(end <= base + 3 * MB && end + 3 * MB >= base);
+	TT_CHECK(end <= base + 4 * MB && end + 4 * MB >= base);
 	mb_free(&full);
 	mb_free(&incr);
 	pool_down(spa, dp);
@@ -1306,13 +1306,16 @@ reseal(uint8_t *buf, size_t len)
 	}
 }
 
+static const char *hang_test = "?";
+
 static void
 hang_alarm(int sig)
 {
-	static const char msg[] = "  timed out: a receive, destroy or close hangs\n"
-	    "FAIL (the test above)\n";
+	static const char msg[] = "  timed out: a receive, destroy or close hangs\nFAIL ";
 	(void) sig;
 	(void) write(2, msg, sizeof (msg) - 1);
+	(void) write(2, hang_test, strlen(hang_test));
+	(void) write(2, "\n", 1);
 	tt_tmpdir_cleanup();            /* the pool files (on tmpfs) */
 	_exit(1);
 }
@@ -1322,7 +1325,7 @@ hang_alarm(int sig)
  * here its one object is moved to number 2^32 (and the records resealed).
  * The receive must refuse it or take it, and either way the pool must
  * stay usable: the file system received is destroyed again, all within
- * a minute (a SIGALRM fails the test if not).
+ * 30 seconds (a SIGALRM fails the test if not).
  */
 static void
 test_hostile_object(void)
@@ -1352,8 +1355,9 @@ test_hostile_object(void)
 	}
 	TT_CHECK(moved >= 2);
 	reseal(mb.mb_buf, mb.mb_len);
+	hang_test = "hostile_object";
 	signal(SIGALRM, hang_alarm);
-	alarm(60);
+	alarm(30);
 	quiet = true;
 	int e = recv_buf(dp, "p/h", 0, mb.mb_buf, mb.mb_len);
 	quiet = false;
@@ -1401,11 +1405,14 @@ test_hostile_checksum(void)
 	}
 	TT_ASSERT(stored == 1);
 	reseal(mb.mb_buf, mb.mb_len);
+	hang_test = "hostile_checksum";
 	signal(SIGALRM, hang_alarm);
-	alarm(60);
+	alarm(30);
 	quiet = true;
 	int e = recv_buf(dp, "p/h", 0, mb.mb_buf, mb.mb_len);
 	quiet = false;
+	if (e != EBADMSG)
+		fprintf(stderr, "  receive: %d %s\n", e, err);
 	TT_CHECK(e == EBADMSG && strstr(err, "record") != NULL);
 	if (e == 0)
 		(void) dsl_dataset_destroy(dp, "p/h", true, err, sizeof (err));
