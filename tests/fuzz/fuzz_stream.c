@@ -332,6 +332,18 @@ fz_check_clean(void)
 	(void) err;
 }
 
+/* Which of fz_refused a refusal counts in. */
+static int
+fz_classify(int e, const char *err)
+{
+	if (e == EBADMSG && strncmp(err, "record", 6) == 0 && strstr(err, "checksum") == NULL &&
+	    strstr(err, "sequence") == NULL)
+		return (1);
+	if (e == EBADMSG)
+		return (0);
+	return (e == ENOENT || e == EEXIST || e == EINVAL ? 2 : 3);
+}
+
 /* Take every record of the input; real: receive the substreams for real. */
 static void
 fz_take(const uint8_t *data, size_t size, bool real)
@@ -342,7 +354,8 @@ fz_take(const uint8_t *data, size_t size, bool real)
 	for (int i = 0; i < 64; i++) {
 		dsl_stream_kind_t kind;
 		dsl_stream_begin_t b;
-		if (dsl_stream_peek(si, &kind, &b, err, sizeof (err)) != 0 || kind == DSL_STREAM_EOF)
+		if (dsl_stream_peek(si, &kind, &b, err, sizeof (err)) != 0 ||
+		    kind == DSL_STREAM_EOF)
 			break;
 		int e;
 		if (kind == DSL_STREAM_PACKAGE) {
@@ -355,9 +368,9 @@ fz_take(const uint8_t *data, size_t size, bool real)
 		} else {
 			const char *target = b.dsb_fromguid != 0 ? FZ_BASE : FZ_NEW;
 			/* now and then with -F or -s: other paths through the checks */
-			int flags = real ? (int)(fz_inputs / FZ_REAL_EVERY % 4 == 1 ? DSL_RECV_FORCE :
-			    fz_inputs / FZ_REAL_EVERY % 4 == 3 ? DSL_RECV_RESUMABLE : 0) :
-			    DSL_RECV_DRYRUN;
+			uint64_t turn = fz_inputs / FZ_REAL_EVERY % 4;
+			int flags = !real ? DSL_RECV_DRYRUN : turn == 1 ? DSL_RECV_FORCE :
+			    turn == 3 ? DSL_RECV_RESUMABLE : 0;
 			dsl_recv_opts_t ro = { .dro_flags = flags };
 			dsl_recv_result_t res;
 			memset(&res, 0, sizeof (res));
@@ -367,10 +380,7 @@ fz_take(const uint8_t *data, size_t size, bool real)
 			if (real && (flags & DSL_RECV_RESUMABLE) && e != 0)
 				(void) dsl_recv_abort(fz_dp, target, err, sizeof (err));
 			if (real && e != 0)
-				fz_refused[e == EBADMSG && strncmp(err, "record", 6) == 0 &&
-				    strstr(err, "checksum") == NULL && strstr(err, "sequence") == NULL ?
-				    1 : e == EBADMSG ? 0 : e == ENOENT || e == EEXIST || e == EINVAL ?
-				    2 : 3]++;
+				fz_refused[fz_classify(e, err)]++;
 			if (getenv("FZ_VERBOSE") != NULL && real)
 				fprintf(stderr, "%d %s\n", e, err);
 			if (real && e == 0) {
@@ -558,9 +568,9 @@ fz_mutate(uint8_t *buf, size_t len, size_t cap, tarn_rand_t *r)
 			break;
 		uint32_t pl;
 		memcpy(&pl, buf + rec + 8, 4);
+		uint8_t x = (uint8_t)(1 + tarn_rand_range(r, 255));
 		if (pl > 0 && rec + FZ_HDR + pl <= len)
-			buf[rec + FZ_HDR + tarn_rand_range(r, pl)] ^= (uint8_t)(1 + tarn_rand_range(r,
-			    255));
+			buf[rec + FZ_HDR + tarn_rand_range(r, pl)] ^= x;
 		break;
 	}
 	}

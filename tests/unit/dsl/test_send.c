@@ -377,8 +377,8 @@ same_object(objset_t *a, objset_t *b, uint64_t obj)
 		int ea = dmu_read(a, obj, off, n, da), eb = dmu_read(b, obj, off, n, db);
 		ok = ea == 0 && eb == 0 && memcmp(da, db, n) == 0;
 		if (!ok)
-			fprintf(stderr, "  object %" PRIu64 ": data differs at %" PRIu64 " (%d %d)\n",
-			    obj, off, ea, eb);
+			fprintf(stderr, "  object %" PRIu64 ": data differs at %" PRIu64
+			    " (%d %d)\n", obj, off, ea, eb);
 	}
 	tarn_free(da);
 	tarn_free(db);
@@ -395,8 +395,8 @@ same_objset(objset_t *a, objset_t *b)
 		if (ea == ESRCH && eb == ESRCH)
 			return (true);
 		if (ea != 0 || eb != 0 || oa != ob) {
-			fprintf(stderr, "  object lists differ after %d objects: %" PRIu64 " (%d) vs %"
-			    PRIu64 " (%d)\n", n, oa, ea, ob, eb);
+			fprintf(stderr, "  object lists differ after %d objects: %" PRIu64
+			    " (%d) vs %" PRIu64 " (%d)\n", n, oa, ea, ob, eb);
 			return (false);
 		}
 		if (!same_object(a, b, oa))
