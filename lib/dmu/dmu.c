@@ -157,9 +157,24 @@ dmu_object_info(objset_t *os, uint64_t obj, dmu_object_info_t *doi)
 int
 dmu_object_next(objset_t *os, uint64_t *objp)
 {
-	dnode_t *mdn = os->os_meta_dnode;
+	return (dmu_object_next_below(os, objp, UINT64_MAX));
+}
+
+uint64_t
+dmu_object_limit(objset_t *os)
+{
 	tarn_mutex_lock(&os->os_alloc_lock, OS_ALLOC);
 	uint64_t limit = os->os_obj_next;
+	tarn_mutex_unlock(&os->os_alloc_lock);
+	return (limit);
+}
+
+int
+dmu_object_next_below(objset_t *os, uint64_t *objp, uint64_t below)
+{
+	dnode_t *mdn = os->os_meta_dnode;
+	tarn_mutex_lock(&os->os_alloc_lock, OS_ALLOC);
+	uint64_t limit = MIN(os->os_obj_next, below);
 	tarn_mutex_unlock(&os->os_alloc_lock);
 	(void) mdn;
 	for (uint64_t obj = *objp + 1; obj < limit; obj++) {

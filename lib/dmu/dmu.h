@@ -224,6 +224,10 @@ int dmu_object_info(objset_t *os, uint64_t obj, dmu_object_info_t *doi);
 int dmu_object_set_blocksize(objset_t *os, uint64_t obj, uint32_t blksz, dmu_tx_t *tx);
 /* Next allocated object after *objp (start with 0); ESRCH at the end. */
 int dmu_object_next(objset_t *os, uint64_t *objp);
+/* Above every object number os has used (objects are below it). */
+uint64_t dmu_object_limit(objset_t *os);
+/* The same, looking only below `below` (the cost is one probe per number looked at). */
+int dmu_object_next_below(objset_t *os, uint64_t *objp, uint64_t below);
 
 /*
  * Read len bytes at off; holes and offsets past the end read as zeros.

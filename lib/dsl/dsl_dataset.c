@@ -640,56 +640,65 @@ dsl_create_parents(dsl_pool_t *dp, const char *name, bool parents, char *err, si
 
 /* ---- destroy ---- */
 
-/* Free every object of os (a tx per 32 objects), then wait for the sync. */
+
+typedef struct dsl_free_task {
+	dsl_pool_t *dp;
+	uint64_t obj;
+	zio_ctx_t *zc;
+	uint64_t txg;
+	blkptr_t root;
+} dsl_free_task_t;
+
 static int
-dsl_os_free_all(dsl_pool_t *dp, objset_t *os)
+dsl_free_cb(void *arg, objset_t *os, uint64_t obj, const blkptr_t *bp, uint64_t blkid)
 {
-	uint64_t obj = 0;
-	tarn_array_t all = TARN_ARRAY_INIT(uint64_t);
-	int e;
-	while ((e = dmu_object_next(os, &obj)) == 0)
-		TARN_ARRAY_APPEND(&all, uint64_t, obj);
-	if (e != ESRCH) {
-		tarn_array_fini(&all);
-		return (e);
-	}
-	size_t nobjs;
-	uint64_t *objs = tarn_array_steal(&all, &nobjs);
-	int n = (int)nobjs;
-	e = 0;
-	for (int i = 0; i < n && e == 0; i += 32) {
-		dmu_tx_t *tx = dmu_tx_create(os);
-		for (int j = i; j < n && j < i + 32; j++)
-			dmu_tx_hold_free(tx, objs[j], 0, DMU_OBJECT_END);
-		dmu_tx_mark_netfree(tx);
-		e = dmu_tx_assign(tx, TXG_WAIT);
-		if (e != 0) {
-			dmu_tx_abort(tx);
-			break;
-		}
-		for (int j = i; j < n && j < i + 32 && e == 0; j++)
-			e = dmu_object_free(os, objs[j], tx);
-		dmu_tx_commit(tx);
-	}
-	tarn_free(objs);
-	dmu_pool_t *pool = spa_dmu_pool(dp->dp_spa);
-	if (e == 0)
-		e = txg_wait_synced(pool, 0);
-	if (e == 0)
-		e = txg_wait_synced(pool, 0);
-	return (e);
+	dsl_free_task_t *f = arg;
+	if (!BP_IS_HOLE(bp) && !bp_equal(bp, &f->root))
+		zio_free(f->zc, bp, f->txg);
+	return (0);
 }
 
-/* Destroy one childless dataset (lock held). */
+/*
+ * Syncing context: free what a dataset's tree holds of its own — the
+ * blocks born after its newest snapshot or its origin (all of them
+ * without either) — found by one walk that skips every older subtree, so
+ * it costs what is freed, not a transaction per object (a file system
+ * of a million files, a receive's work dataset after its commit, which
+ * holds the target's old tree).  The root block goes with the object set.
+ */
+static int
+dsl_free_sync(void *arg, dmu_tx_t *tx)
+{
+	dsl_free_task_t *f = arg;
+	dsl_pool_t *dp = f->dp;
+	dmu_pool_t *pool = spa_dmu_pool(dp->dp_spa);
+	dsl_dataset_phys_t dd;
+	char key[32];
+	dsl_os_key(f->obj, key, sizeof (key));
+	int e = dsl_phys_read(dp, f->obj, &dd);
+	if (e == 0)
+		e = spa_objset_root(dp->dp_spa, key, &f->root);
+	if (e == ENOENT)
+		return (0);             /* never synced: nothing of its own on disk */
+	if (e != 0 || BP_IS_HOLE(&f->root))
+		return (e);
+	f->zc = dmu_pool_zio(pool);
+	f->txg = dmu_tx_get_txg(tx);
+	dmu_objset_props_t p = { .osp_checksum = ZIO_CHECKSUM_DEFAULT,
+		.osp_compress = ZIO_COMPRESS_OFF, .osp_copies = 1 };
+	objset_t *os;
+	uint64_t errors = 0;
+	e = dmu_objset_open(pool, &f->root, &p, &os);
+	if (e == 0) {
+		e = dmu_traverse(os, 0, 0, dd.dd_prev_snap_txg + 1, dsl_free_cb, f, &errors);
+		dmu_objset_close(os);
+	}
+	return (e == 0 && errors != 0 ? SET_ERROR(EIO) : e);
+}
+
+/* Destroy one childless dataset without snapshots (lock held). */
 int
 dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name)
-{
-	return (dsl_destroy_obj(dp, obj, name, true));
-}
-
-/* The same; free_all false: the caller freed its object set's blocks already. */
-int
-dsl_destroy_obj(dsl_pool_t *dp, uint64_t obj, const char *name, bool free_all)
 {
 	dsl_dataset_phys_t phys, pphys;
 	int e = dsl_phys_read(dp, obj, &phys);
@@ -699,10 +708,13 @@ dsl_destroy_obj(dsl_pool_t *dp, uint64_t obj, const char *name, bool free_all)
 		return (e);
 	char key[32];
 	dsl_os_key(obj, key, sizeof (key));
-	objset_t *os;
-	e = free_all ? spa_objset_open(dp->dp_spa, key, &os) : 0;
-	if (e == 0 && free_all)
-		e = dsl_os_free_all(dp, os);
+	e = txg_wait_synced(spa_dmu_pool(dp->dp_spa), 0);
+	if (e == 0 && (e = spa_objset_evict(dp->dp_spa, key)) == ENOENT)
+		e = 0;
+	if (e == 0) {
+		dsl_free_task_t f = { .dp = dp, .obj = obj };
+		e = spa_sync_task(dp->dp_spa, dsl_free_sync, &f);
+	}
 	if (e == 0)
 		e = spa_objset_destroy(dp->dp_spa, key);
 	if (e != 0 && e != ENOENT)

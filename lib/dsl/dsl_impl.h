@@ -192,7 +192,6 @@ int dsl_clone_create_tx(dsl_pool_t *dp, const char *name, uint64_t origin,
     size_t errlen);
 /* Destroy one childless dataset without snapshots (lock held; dsl_dataset.c). */
 int dsl_destroy_one(dsl_pool_t *dp, uint64_t obj, const char *name);
-int dsl_destroy_obj(dsl_pool_t *dp, uint64_t obj, const char *name, bool free_all);
 typedef struct dsl_snap_ent {
 	uint64_t se_obj;
 	char     se_name[ZAP_MAXNAMELEN];

@@ -179,7 +179,12 @@ recv_freeobjects(dsl_recv_t *rv, const dsl_drr_t *h)
 			if (++obj >= end)
 				break;
 		} else {
-			e = dmu_object_next(rv->rv_os, &obj);
+			/*
+			 * Records come in object order, so what this range may
+			 * hold are the base's objects: numbers below what the
+			 * work dataset had when the receive began.
+			 */
+			e = dmu_object_next_below(rv->rv_os, &obj, MIN(end, rv->rv_obj_limit));
 			if (e == ESRCH || (e == 0 && obj >= end)) {
 				e = 0;
 				break;
@@ -208,8 +213,9 @@ recv_write(dsl_recv_t *rv, const dsl_drr_t *h, const void *payload)
 		return (recv_bad(rv, h, "data for an object the stream did not describe"));
 	if (lsize != rv->rv_cur_blksz || off % lsize != 0 || psize != h->drr_plen ||
 	    off / lsize >= (1ULL << 40) || (stored ? psize > lsize || psize == 0 ||
-	    comp == ZIO_COMPRESS_OFF || comp >= ZIO_COMPRESS_FUNCTIONS ||
-	    psize % SPA_MINBLOCKSIZE != 0 : psize != lsize) || cksum >= ZIO_CHECKSUM_FUNCTIONS)
+	    comp <= ZIO_COMPRESS_OFF || comp >= ZIO_COMPRESS_FUNCTIONS ||
+	    psize % SPA_MINBLOCKSIZE != 0 : psize != lsize) ||
+	    (cksum != 0 && (cksum < ZIO_CHECKSUM_OFF || cksum >= ZIO_CHECKSUM_FUNCTIONS)))
 		return (recv_bad(rv, h, "impossible block description"));
 	int e = recv_tx(rv, lsize);
 	if (e != 0)

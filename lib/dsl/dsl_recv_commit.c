@@ -215,61 +215,9 @@ recv_open(dsl_recv_t *rv)
 		recv_active_set(rv->rv_dp->dp_spa, rv->rv_wobj, true);
 		rv->rv_active = true;
 	}
+	if (e == 0)     /* the base's objects lie below the first number never used */
+		rv->rv_obj_limit = dmu_object_limit(rv->rv_os);
 	return (e);
-}
-
-typedef struct recv_free {
-	dsl_pool_t *dp;
-	uint64_t wobj;
-	zio_ctx_t *zc;
-	uint64_t txg;
-	blkptr_t root;
-} recv_free_t;
-
-static int
-recv_free_cb(void *arg, objset_t *os, uint64_t obj, const blkptr_t *bp, uint64_t blkid)
-{
-	recv_free_t *f = arg;
-	if (!BP_IS_HOLE(bp) && !bp_equal(bp, &f->root))
-		zio_free(f->zc, bp, f->txg);
-	return (0);
-}
-
-/*
- * Syncing context: free what the work dataset's tree holds of its own —
- * the blocks born after its base (all of them without one), found by a
- * walk that skips older subtrees.  After a commit the tree is the
- * target's old one, so this costs what the target had written since the
- * base, not the file system's size (the root goes with the object set).
- */
-static int
-recv_free_sync(void *arg, dmu_tx_t *tx)
-{
-	recv_free_t *f = arg;
-	dsl_pool_t *dp = f->dp;
-	dmu_pool_t *pool = spa_dmu_pool(dp->dp_spa);
-	dsl_dataset_phys_t dd;
-	char key[32];
-	dsl_os_key(f->wobj, key, sizeof (key));
-	int e = dsl_phys_read(dp, f->wobj, &dd);
-	if (e == 0)
-		e = spa_objset_root(dp->dp_spa, key, &f->root);
-	if (e == ENOENT)
-		return (0);             /* never synced: nothing of its own on disk */
-	if (e != 0 || BP_IS_HOLE(&f->root))
-		return (e);
-	f->zc = dmu_pool_zio(pool);
-	f->txg = dmu_tx_get_txg(tx);
-	dmu_objset_props_t p = { .osp_checksum = ZIO_CHECKSUM_DEFAULT,
-		.osp_compress = ZIO_COMPRESS_OFF, .osp_copies = 1 };
-	objset_t *os;
-	uint64_t errors = 0;
-	e = dmu_objset_open(pool, &f->root, &p, &os);
-	if (e == 0) {
-		e = dmu_traverse(os, 0, 0, dd.dd_prev_snap_txg + 1, recv_free_cb, f, &errors);
-		dmu_objset_close(os);
-	}
-	return (e == 0 && errors != 0 ? SET_ERROR(EIO) : e);
 }
 
 /* Destroy the work dataset (lock held). */
@@ -298,12 +246,8 @@ recv_destroy_work(dsl_pool_t *dp, uint64_t wobj, const char *wname)
 			e = e ? e : e2;
 		}
 	}
-	if (e == 0) {
-		recv_free_t f = { .dp = dp, .wobj = wobj };
-		e = spa_sync_task(dp->dp_spa, recv_free_sync, &f);
-	}
 	if (e == 0)
-		e = dsl_destroy_obj(dp, wobj, wname, false);
+		e = dsl_destroy_one(dp, wobj, wname);
 	return (e);
 }
 

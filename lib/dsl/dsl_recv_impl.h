@@ -34,6 +34,7 @@ typedef struct dsl_recv {
 	uint64_t rv_tx_bytes;
 	int      rv_tx_records;
 	uint64_t rv_cur_obj, rv_cur_blksz;   /* the object being received */
+	uint64_t rv_obj_limit;            /* above the base's objects (freeobjects walks) */
 	uint64_t rv_pos_obj, rv_pos_off;     /* resume point after the last record applied */
 	uint64_t rv_resume_obj;
 	uint64_t rv_ckpt_ns, rv_ckpt_bytes;  /* the last checkpoint of the state */

@@ -124,15 +124,47 @@ dsl_send_base(dsl_pool_t *dp, const dsl_send_snap_t *s, const char *from, dsl_se
 
 /* ---- the records ---- */
 
+/*
+ * Frees are gathered before they are written: adjacent ranges of one
+ * object (the holes of an indirect block, the range past the end) and
+ * adjacent free-object ranges go out as one record each.
+ */
 typedef struct dsl_send_ctx {
 	dsl_stream_out_t *so;
 	int flags;
+	uint64_t fr_obj, fr_off, fr_len;       /* pending FREE (fr_len 0: none) */
+	uint64_t fo_first, fo_count;           /* pending FREEOBJECTS (0: none) */
 } dsl_send_ctx_t;
+
+static int
+dsl_send_flush(dsl_send_ctx_t *c)
+{
+	int e = 0;
+	if (c->fr_len != 0) {
+		dsl_drr_t h = { .drr_type = DSL_DRR_FREE };
+		h.drr_u[0] = c->fr_obj;
+		h.drr_u[1] = c->fr_off;
+		h.drr_u[2] = c->fr_len;
+		c->fr_len = 0;
+		e = dsl_stream_put(c->so, &h, NULL);
+	}
+	if (e == 0 && c->fo_count != 0) {
+		dsl_drr_t h = { .drr_type = DSL_DRR_FREEOBJECTS };
+		h.drr_u[0] = c->fo_first;
+		h.drr_u[1] = c->fo_count;
+		c->fo_count = 0;
+		e = dsl_stream_put(c->so, &h, NULL);
+	}
+	return (e);
+}
 
 static int
 dsl_send_object(void *arg, const dmu_send_object_t *o)
 {
 	dsl_send_ctx_t *c = arg;
+	int e = dsl_send_flush(c);
+	if (e != 0)
+		return (e);
 	dsl_drr_t h = { .drr_type = DSL_DRR_OBJECT, .drr_plen = o->dso_bonuslen,
 		.drr_flags = o->dso_new ? DSL_DRR_F_NEW : 0 };
 	h.drr_u[0] = o->dso_obj;
@@ -150,16 +182,23 @@ static int
 dsl_send_freeobjects(void *arg, uint64_t first, uint64_t count)
 {
 	dsl_send_ctx_t *c = arg;
-	dsl_drr_t h = { .drr_type = DSL_DRR_FREEOBJECTS };
-	h.drr_u[0] = first;
-	h.drr_u[1] = count;
-	return (dsl_stream_put(c->so, &h, NULL));
+	if (c->fo_count != 0 && c->fr_len == 0 && c->fo_first + c->fo_count == first) {
+		c->fo_count += count;
+		return (0);
+	}
+	int e = dsl_send_flush(c);
+	c->fo_first = first;
+	c->fo_count = count;
+	return (e);
 }
 
 static int
 dsl_send_block(void *arg, const dmu_send_block_t *b)
 {
 	dsl_send_ctx_t *c = arg;
+	int e = dsl_send_flush(c);
+	if (e != 0)
+		return (e);
 	dsl_drr_t h = { .drr_type = DSL_DRR_WRITE, .drr_plen = b->dsb_psize };
 	if (b->dsb_comp != ZIO_COMPRESS_OFF)
 		h.drr_flags |= DSL_DRR_F_STORED;
@@ -176,11 +215,17 @@ static int
 dsl_send_free(void *arg, uint64_t obj, uint64_t off, uint64_t len)
 {
 	dsl_send_ctx_t *c = arg;
-	dsl_drr_t h = { .drr_type = DSL_DRR_FREE };
-	h.drr_u[0] = obj;
-	h.drr_u[1] = off;
-	h.drr_u[2] = len;
-	return (dsl_stream_put(c->so, &h, NULL));
+	if (c->fr_len != 0 && c->fo_count == 0 && c->fr_obj == obj &&
+	    c->fr_len != DMU_OBJECT_END && c->fr_off + c->fr_len == off) {
+		c->fr_len = len == DMU_OBJECT_END || c->fr_len + len < len ? DMU_OBJECT_END :
+		    c->fr_len + len;
+		return (0);
+	}
+	int e = dsl_send_flush(c);
+	c->fr_obj = obj;
+	c->fr_off = off;
+	c->fr_len = len;
+	return (e);
 }
 
 static const dmu_send_cb_t dsl_send_cb = {
@@ -246,6 +291,8 @@ dsl_send(dsl_pool_t *dp, const char *snap, const dsl_send_opts_t *opts,
 	if (e == 0)
 		e = dmu_send_walk(os, b.txg, wflags, opts->dso_resume_obj, opts->dso_resume_off,
 		    &dsl_send_cb, &c);
+	if (e == 0)
+		e = dsl_send_flush(&c);
 	if (e == 0) {
 		dsl_drr_t h = { .drr_type = DSL_DRR_END };
 		h.drr_u[0] = s.sp.ds_guid;

@@ -512,7 +512,9 @@ fz_mutate(uint8_t *buf, size_t len, size_t cap, tarn_rand_t *r)
 	case 2: {       /* bytes deleted */
 		if (len == 0)
 			break;
-		size_t at = tarn_rand_range(r, len), k = MIN(len - at, 1 + tarn_rand_range(r, 64));
+		/* the random count first: MIN evaluates its arguments twice */
+		size_t at = tarn_rand_range(r, len), want = 1 + tarn_rand_range(r, 64);
+		size_t k = MIN(len - at, want);
 		memmove(buf + at, buf + at + k, len - at - k);
 		len -= k;
 		break;
