@@ -140,7 +140,8 @@ cli_cannot(const char *verb, const char *name, int error, const char *err)
 	for (char *p = msg; *p != '\0'; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
-	if (name == NULL || name[0] == '\0')
+	/* zfs names no dataset in a receive's stream errors; elsewhere '' is a name */
+	if (name == NULL || (name[0] == '\0' && strncmp(verb, "receive", 7) == 0))
 		fprintf(cli_err, "cannot %s: %s\n", verb, msg);
 	else
 		fprintf(cli_err, "cannot %s '%s': %s\n", verb, name, msg);

@@ -122,6 +122,21 @@ dsl_send_base(dsl_pool_t *dp, const dsl_send_snap_t *s, const char *from, dsl_se
 	return (0);
 }
 
+/* The snapshot and the base of a send (the pool's lock taken here). */
+static int
+dsl_send_resolve(dsl_pool_t *dp, const char *snap, const dsl_send_opts_t *opts,
+    dsl_send_snap_t *s, dsl_send_base_t *b, char *err, size_t errlen)
+{
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
+	int e = dsl_feature_check(dp, err, errlen);
+	if (e == 0)
+		e = dsl_send_lookup(dp, snap, s, err, errlen);
+	if (e == 0 && opts->dso_from != NULL)
+		e = dsl_send_base(dp, s, opts->dso_from, b, err, errlen);
+	tarn_mutex_unlock(&dp->dp_lock);
+	return (e);
+}
+
 /* ---- the records ---- */
 
 /*
@@ -272,13 +287,7 @@ dsl_send(dsl_pool_t *dp, const char *snap, const dsl_send_opts_t *opts,
 	}
 	dsl_send_snap_t s;
 	dsl_send_base_t b = { 0 };
-	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
-	int e = dsl_feature_check(dp, err, errlen);
-	if (e == 0)
-		e = dsl_send_lookup(dp, snap, &s, err, errlen);
-	if (e == 0 && opts->dso_from != NULL)
-		e = dsl_send_base(dp, &s, opts->dso_from, &b, err, errlen);
-	tarn_mutex_unlock(&dp->dp_lock);
+	int e = dsl_send_resolve(dp, snap, opts, &s, &b, err, errlen);
 	if (e != 0)
 		return (e);
 	objset_t *os;
@@ -313,13 +322,7 @@ dsl_send_estimate(dsl_pool_t *dp, const char *snap, const dsl_send_opts_t *opts,
 	*bytes = 0;
 	dsl_send_snap_t s;
 	dsl_send_base_t b = { 0 };
-	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
-	int e = dsl_feature_check(dp, err, errlen);
-	if (e == 0)
-		e = dsl_send_lookup(dp, snap, &s, err, errlen);
-	if (e == 0 && opts->dso_from != NULL)
-		e = dsl_send_base(dp, &s, opts->dso_from, &b, err, errlen);
-	tarn_mutex_unlock(&dp->dp_lock);
+	int e = dsl_send_resolve(dp, snap, opts, &s, &b, err, errlen);
 	if (e != 0)
 		return (e);
 	bool stored = (opts->dso_flags & (DSL_SEND_COMPRESSED | DSL_SEND_RAW)) != 0;
