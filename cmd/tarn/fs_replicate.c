@@ -404,7 +404,9 @@ rep_list(const rep_t *r, bool remote, const char *fs, rep_fs_t *f, char *why, si
 	for (char *l = strtok_r(o.ro_out, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save))
 		rep_parse_line(f, fs, l);
 	rep_out_free(&o);
-	qsort(f->rf_snaps.ta_v, tarn_array_len(&f->rf_snaps), sizeof (rep_snap_t), rep_snap_cmp);
+	if (tarn_array_len(&f->rf_snaps) > 1)      /* qsort of NULL, 0 is undefined */
+		qsort(f->rf_snaps.ta_v, tarn_array_len(&f->rf_snaps), sizeof (rep_snap_t),
+		    rep_snap_cmp);
 	return (0);
 }
 

@@ -196,6 +196,9 @@ dsl_stream_in_create(dsl_stream_read_fn_t fn, void *arg)
 	si->si_fn = fn;
 	si->si_arg = arg;
 	si->si_buf = tarn_alloc(DSL_STREAM_BUF);
+	/* never NULL, even for records without a payload (memcpy, strnlen of 0 bytes) */
+	si->si_payload_cap = 128 * KiB;
+	si->si_payload = tarn_alloc(si->si_payload_cap);
 	return (si);
 }
 
