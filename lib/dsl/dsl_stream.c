@@ -355,19 +355,24 @@ dsl_in_next(dsl_stream_in_t *si, char *err, size_t errlen)
 	return (0);
 }
 
-int
-dsl_stream_get(dsl_stream_in_t *si, dsl_drr_t *h, const void **payload, char *err,
-    size_t errlen)
+/* The next record in si_hdr (read unless a peek holds it), or the sticky error. */
+static int
+dsl_in_fill(dsl_stream_in_t *si, char *err, size_t errlen)
 {
 	if (si->si_error != 0) {
 		(void) snprintf(err, errlen, "%s", si->si_errmsg);
 		return (si->si_error);
 	}
-	if (!si->si_peeked) {
-		int e = dsl_in_next(si, err, errlen);
-		if (e != 0)
-			return (e);
-	}
+	return (si->si_peeked ? 0 : dsl_in_next(si, err, errlen));
+}
+
+int
+dsl_stream_get(dsl_stream_in_t *si, dsl_drr_t *h, const void **payload, char *err,
+    size_t errlen)
+{
+	int e = dsl_in_fill(si, err, errlen);
+	if (e != 0)
+		return (e);
 	si->si_peeked = false;
 	*h = si->si_hdr;
 	*payload = si->si_payload;
@@ -385,16 +390,10 @@ dsl_stream_peek(dsl_stream_in_t *si, dsl_stream_kind_t *kind, dsl_stream_begin_t
     char *err, size_t errlen)
 {
 	err[0] = '\0';
-	if (si->si_error != 0) {
-		(void) snprintf(err, errlen, "%s", si->si_errmsg);
-		return (si->si_error);
-	}
-	if (!si->si_peeked) {
-		int e = dsl_in_next(si, err, errlen);
-		if (e != 0)
-			return (e);
-		si->si_peeked = true;
-	}
+	int e = dsl_in_fill(si, err, errlen);
+	if (e != 0)
+		return (e);
+	si->si_peeked = true;
 	const dsl_drr_t *h = &si->si_hdr;
 	switch (h->drr_magic == 0 ? 0 : h->drr_type) {
 	case 0:
