@@ -10,6 +10,10 @@
  *	clear POOL [DEVICE]               reset error counts
  *	add [-fn] POOL VDEV...            top-level vdevs (-n: show the result)
  *	add [-f] POOL spare DEVICE...     hot spares
+ *	remove POOL DEVICE...             cache devices, unused spares, log vdevs
+ *
+ * VDEV words may hold zpool's class keywords: "log [mirror] D...",
+ * "special mirror D D", "cache D...".
  *
  * DEVICE names a leaf by path, by GUID or by the last part of its path;
  * NEW is a path (a word without '/' names /dev/WORD); for replace it may be a
@@ -383,9 +387,9 @@ cli_pool_add(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "spare") == 0 || strcmp(argv[i], "mirror") == 0 ||
 		    strncmp(argv[i], "raidz", 5) == 0 || strcmp(argv[i], "log") == 0 ||
-		    strcmp(argv[i], "cache") == 0)
+		    strcmp(argv[i], "cache") == 0 || strcmp(argv[i], "special") == 0)
 			ret = cli_cannot("add to", argv[0], ENOTSUP, "only devices may "
-			    "follow 'spare'; other vdev groups cannot be added yet");
+			    "follow 'spare'; add other vdevs in a command of their own");
 		else
 			ret = cli_vdev_newpath("add to", argv[0], argv[i], path, sizeof (path));
 		if (ret != CLI_EXIT_OK) {
@@ -400,5 +404,29 @@ cli_pool_add(int argc, char **argv)
 	json_object_object_add(args, "force", json_object_new_boolean(force));
 	ret = cli_call("pool.add_spares", args, &res);
 	json_object_put(res);
+	return (ret);
+}
+
+/* remove POOL DEVICE...: each in turn; the first failure ends it. */
+int
+cli_pool_remove(int argc, char **argv)
+{
+	int c, ret = CLI_EXIT_OK;
+
+	cli_history_begin(argc, argv);
+	while ((c = getopt(argc, argv, ":")) != -1)
+		return (cli_bad_option("remove", c, optopt));
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_usage_error("remove", "missing pool name argument"));
+	if (argc < 2)
+		return (cli_usage_error("remove", "missing device"));
+	for (int i = 1; i < argc && ret == CLI_EXIT_OK; i++) {
+		json_object *args = json_object_new_object();
+		json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+		json_object_object_add(args, "device", json_object_new_string(argv[i]));
+		ret = pv_call("pool.remove", args);
+	}
 	return (ret);
 }

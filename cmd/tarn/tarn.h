@@ -175,6 +175,7 @@ void cli_print_spec(const spa_vdev_spec_t *s, const char *name, int depth);
 json_object *cli_spec_words(const spa_vdev_spec_t *spec);
 int cli_pool_sync(int argc, char **argv);
 int cli_pool_add(int argc, char **argv);
+int cli_pool_remove(int argc, char **argv);
 int cli_pool_iostat(int argc, char **argv);     /* pool_iostat.c */
 int cli_pool_history(int argc, char **argv);    /* pool_history.c */
 int cli_pool_upgrade(int argc, char **argv);    /* pool_upgrade.c */

@@ -125,6 +125,8 @@ typedef struct dmu_objset_props {
 	int16_t osp_level;      /* level (gzip 1..9, zstd 1..19, zstd-fast-N: -N); 0 = default */
 	uint8_t osp_copies;     /* data copies 1..3; metadata gets +1 (max 3) */
 	bool    osp_is_mos;     /* pool metadata: every block 3 copies */
+	uint32_t osp_special_small; /* level-0 data blocks up to this size go to the
+	                               special class (special_small_blocks; 0: none) */
 } dmu_objset_props_t;
 
 /* A new empty object set (dirty in the open txg until first synced). */

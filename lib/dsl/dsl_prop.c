@@ -161,6 +161,8 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	/* posix by default, unlike zfs on Linux: ACLs work as on ext4 (Samba needs them) */
 	[DSL_PROP_ACLTYPE] = { "acltype", "ACLTYPE", DPT_INDEX, true, DSL_ACLTYPE_POSIX,
 		idx_acltype },
+	[DSL_PROP_SPECIAL_SMALL_BLOCKS] = { "special_small_blocks", "SPECSMALL", DPT_SIZE, true,
+		0, NULL },
 };
 
 int
@@ -420,7 +422,7 @@ dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len
 	case DPT_SIZE:
 		break;
 	}
-	bool none_ok = prop != DSL_PROP_RECORDSIZE;
+	bool none_ok = prop != DSL_PROP_RECORDSIZE && prop != DSL_PROP_SPECIAL_SMALL_BLOCKS;
 	int e = dsl_parse_size(value, none_ok, num, err, errlen);
 	if (e == 0 && *num == 0 && strcmp(value, "none") != 0 &&
 	    (prop == DSL_PROP_QUOTA || prop == DSL_PROP_REFQUOTA)) {
@@ -430,6 +432,12 @@ dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len
 	if (prop == DSL_PROP_RECORDSIZE &&
 	    (e != 0 || *num < 512 || *num > MiB || (*num & (*num - 1)) != 0)) {
 		(void) snprintf(err, errlen, "'recordsize' must be power of 2 from 512B to 1M");
+		return (SET_ERROR(EINVAL));
+	}
+	if (prop == DSL_PROP_SPECIAL_SMALL_BLOCKS && (e != 0 || (*num != 0 &&
+	    (*num < 512 || *num > MiB || (*num & (*num - 1)) != 0)))) {
+		(void) snprintf(err, errlen, "invalid 'special_small_blocks=%s' property: must be "
+		    "zero or a power of 2 from 512B to 1M", value);
 		return (SET_ERROR(EINVAL));
 	}
 	return (e);
@@ -970,7 +978,8 @@ dsl_prop_get_locked(dsl_pool_t *dp, const char *name, int prop, bool parsable,
 		if (parsable)
 			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64,
 			    val->dpv_num);
-		else if (val->dpv_num == 0 && d->dpd_type == DPT_SIZE)
+		else if (val->dpv_num == 0 && d->dpd_type == DPT_SIZE &&
+		    prop != DSL_PROP_SPECIAL_SMALL_BLOCKS)
 			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "none");
 		else
 			dsl_nicebytes(val->dpv_num, val->dpv_str, sizeof (val->dpv_str));
@@ -1031,6 +1040,8 @@ dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os)
 		p.osp_compress = cp ? (uint8_t)cp : ZIO_COMPRESS_OFF;
 	uint64_t copies = dsl_prop_num(dp, name, DSL_PROP_COPIES);
 	p.osp_copies = (uint8_t)(copies >= 1 && copies <= 3 ? copies : 1);
+	uint64_t small = dsl_prop_num(dp, name, DSL_PROP_SPECIAL_SMALL_BLOCKS);
+	p.osp_special_small = (uint32_t)(small <= MiB ? small : 0);
 	dmu_objset_set_props(os, &p);
 }
 

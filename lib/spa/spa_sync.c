@@ -25,7 +25,7 @@
 int
 spa_setup_metaslabs(spa_t *spa, bool create)
 {
-	spa->spa_mc = metaslab_class_create();
+	spa_classes_create(spa);
 	for (int t = 0; t < vdev_children(spa->spa_root); t++) {
 		vdev_t *top = vdev_child(spa->spa_root, t);
 		if (create) {
@@ -35,7 +35,8 @@ spa_setup_metaslabs(spa_t *spa, bool create)
 		}
 		if (vdev_ms_shift(top) == 0 || vdev_ms_count(top) == 0)
 			return (SET_ERROR(EINVAL));
-		vdev_set_ms_group(top, metaslab_group_create(spa->spa_mc, top));
+		vdev_set_ms_group(top, metaslab_group_create(spa_class_of(spa,
+		    vdev_alloc_bias(top)), top));
 		if (create) {
 			for (uint64_t m = 0; m < vdev_ms_count(top); m++)
 				VERIFY0(metaslab_load(metaslab_group_get(vdev_ms_group(top), m),

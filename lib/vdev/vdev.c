@@ -252,6 +252,8 @@ vdev_free(vdev_t *vd)
 	}
 	if (vd->vdev_spares != NULL)
 		vdev_free(vd->vdev_spares);
+	if (vd->vdev_l2cache != NULL)
+		vdev_free(vd->vdev_l2cache);
 	if (vd->vdev_tree_lock != NULL) {
 		VERIFY0(pthread_rwlock_destroy(vd->vdev_tree_lock));
 		tarn_free(vd->vdev_tree_lock);
@@ -326,6 +328,8 @@ vdev_close(vdev_t *vd)
 		vdev_close(VDEV_CHILD(vd, c));
 	if (vd->vdev_spares != NULL)
 		vdev_close(vd->vdev_spares);
+	if (vd->vdev_l2cache != NULL)
+		vdev_close(vd->vdev_l2cache);
 	if (vd->vdev_ops->vop_close != NULL)
 		vd->vdev_ops->vop_close(vd);
 	vd->vdev_state = vd->vdev_offline ? VDEV_STATE_OFFLINE :

@@ -76,6 +76,20 @@ typedef enum vdev_state {
 	VDEV_STATE_HEALTHY      /* shown as ONLINE */
 } vdev_state_t;
 
+/*
+ * Allocation class of a top-level vdev (ZFS's allocation bias): which
+ * metaslab class of the pool its space serves.  NORMAL: any block; LOG:
+ * intent-log blocks; SPECIAL: metadata and small file blocks.  The pool
+ * layer decides it; the label config carries it (docs/FORMAT.md).
+ */
+typedef enum vdev_alloc_bias {
+	VDEV_BIAS_NORMAL = 0,
+	VDEV_BIAS_LOG,
+	VDEV_BIAS_SPECIAL,
+	VDEV_BIAS_COUNT
+} vdev_alloc_bias_t;
+const char *vdev_bias_name(vdev_alloc_bias_t bias);   /* "normal", "log", "special" */
+
 /* Counters, updated atomically. */
 typedef struct vdev_stat {
 	uint64_t vs_ops[2];        /* [0] read, [1] write */
@@ -162,6 +176,8 @@ int vdev_open_error(const vdev_t *vd);           /* leaf: errno of the last fail
 uint64_t vdev_dtl_txg(const vdev_t *vd);         /* leaf: first txg missed (0: none) */
 uint64_t vdev_dtl_last(const vdev_t *vd);        /* leaf: last txg missed */
 vdev_t *vdev_spares(const vdev_t *root);         /* root: hot spares (a ROOT node), or NULL */
+vdev_t *vdev_l2cache(const vdev_t *root);        /* root: cache devices (a ROOT node), or NULL */
+vdev_alloc_bias_t vdev_alloc_bias(const vdev_t *vd); /* its top-level's class */
 
 /*
  * Setting up a node before vdev_open (or a tree decoded from labels
@@ -177,6 +193,10 @@ void vdev_set_ashift(vdev_t *vd, uint64_t ashift);
 void vdev_set_asize(vdev_t *vd, uint64_t asize);
 void vdev_set_readonly(vdev_t *vd, bool readonly);
 void vdev_set_spares(vdev_t *root, vdev_t *spares);
+/* The root's cache devices (a ROOT node of leaves; the tree's from now on). */
+void vdev_set_l2cache(vdev_t *root, vdev_t *l2cache);
+/* A top-level vdev's allocation class (pool layer; before its metaslabs exist). */
+void vdev_set_alloc_bias(vdev_t *top, vdev_alloc_bias_t bias);
 void vdev_set_type(vdev_t *vd, vdev_type_t type);
 void vdev_set_state(vdev_t *vd, vdev_state_t state);
 /* Count bytes rewritten on top-level vd by a repair above this layer (zio). */
@@ -440,6 +460,7 @@ typedef enum pool_state {
 	POOL_STATE_EXPORTED = 1,
 	POOL_STATE_DESTROYED = 2,
 	POOL_STATE_SPARE = 3,
+	POOL_STATE_L2CACHE = 4,   /* a cache device: names its pool, never its config */
 } pool_state_t;
 
 typedef struct vdev_label_config {
@@ -476,7 +497,8 @@ void vdev_config_seal(void *buf, size_t bufsize);
  * that leaf and its top-level (vlc_leaf_guid / vlc_top_guid).  EIO when
  * some top-level vdev got no label on any of its leaves.  Hot spares
  * (vdev_spares(root)) that are open and not in use in the tree get the
- * same config with vlc_state POOL_STATE_SPARE (the pool's state when it
+ * same config with vlc_state POOL_STATE_SPARE, cache devices
+ * (vdev_l2cache(root)) with POOL_STATE_L2CACHE (the pool's state when it
  * is DESTROYED), best effort.
  */
 int vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rings);

@@ -68,6 +68,10 @@ struct vdev {
 	pthread_rwlock_t *vdev_tree_lock; /* root: the tree lock (vdev_tree.c) */
 	vdev_t       *vdev_spares;      /* root: hot spares (a ROOT node whose
 	                                   children are the spare leaves), or NULL */
+	vdev_t       *vdev_l2cache;     /* root: cache devices (a ROOT node whose
+	                                   children are the cache leaves), or NULL */
+	vdev_alloc_bias_t vdev_alloc_bias; /* pool layer: top-level's allocation
+	                                   class (normal, log, special) */
 	bool          vdev_spare_auto;  /* pool layer: spare group put in for a
 	                                   failed leaf (not by replace): the spare
 	                                   goes back by itself once that leaf is

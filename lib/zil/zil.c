@@ -509,7 +509,10 @@ zil_alloc_block(zil_t *zl, uint64_t size, uint64_t guid, uint64_t seq, bool firs
 	}
 	uint64_t txg = dmu_tx_get_txg(tx);
 	dva_t dva;
-	err = metaslab_alloc(zio_ctx_class(zl->zl_zc), size, 1, txg, &dva);
+	/* the log class when the pool has log devices, else (or full) the normal one */
+	int ndvas = 1;
+	err = zio_alloc_class(zl->zl_zc, zio_ctx_class_of(zl->zl_zc, VDEV_BIAS_LOG), size,
+	    &ndvas, txg, &dva);
 	if (err == 0) {
 		BP_ZERO(bp);
 		bp->bp_dva[0] = dva;
