@@ -326,7 +326,10 @@ spa_log_drain(spa_t *spa, vdev_t *top, char *err, size_t errlen)
 		if (ms.ms_alloc + ms.ms_deferred == 0)
 			return (0);
 		spa_vdev_rele(spa);
-		e = txg_wait_synced(spa->spa_dp, 0);
+		/* the chains' open blocks first: only a commit would move them */
+		e = i == 0 ? spa_zil_release_all(spa) : 0;
+		if (e == 0)
+			e = txg_wait_synced(spa->spa_dp, 0);
 		spa_vdev_hold(spa);
 	}
 	metaslab_group_set_passive(mg, false);
