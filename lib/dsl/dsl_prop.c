@@ -978,9 +978,9 @@ dsl_prop_get_locked(dsl_pool_t *dp, const char *name, int prop, bool parsable,
 		if (parsable)
 			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64,
 			    val->dpv_num);
-		else if (val->dpv_num == 0 && d->dpd_type == DPT_SIZE &&
-		    prop != DSL_PROP_SPECIAL_SMALL_BLOCKS)
-			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "none");
+		else if (val->dpv_num == 0 && d->dpd_type == DPT_SIZE)
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%s",
+			    prop == DSL_PROP_SPECIAL_SMALL_BLOCKS ? "0" : "none");
 		else
 			dsl_nicebytes(val->dpv_num, val->dpv_str, sizeof (val->dpv_str));
 		break;
@@ -1266,7 +1266,7 @@ static bool
 dsl_prop_is_write(int prop)
 {
 	return (prop == DSL_PROP_COMPRESSION || prop == DSL_PROP_CHECKSUM ||
-	    prop == DSL_PROP_COPIES);
+	    prop == DSL_PROP_COPIES || prop == DSL_PROP_SPECIAL_SMALL_BLOCKS);
 }
 
 static int
