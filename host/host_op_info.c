@@ -128,7 +128,8 @@ info_vdev(spa_t *spa, const vdev_t *vd)
 	if (vdev_children(vd) > 0) {
 		json_object *c = json_object_new_array_ext(vdev_children(vd));
 		for (int i = 0; i < vdev_children(vd); i++)
-			json_object_array_add(c, info_vdev(spa, vdev_child(vd, i)));
+			if (!vdev_is_hole(vdev_child(vd, i)))   /* a removed log vdev's place */
+				json_object_array_add(c, info_vdev(spa, vdev_child(vd, i)));
 		json_object_object_add(o, "children", c);
 	}
 	return (o);

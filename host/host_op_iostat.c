@@ -170,7 +170,8 @@ iostat_vdev(const iostat_pool_t *ip, const vdev_t *vd, double scale)
 	json_object_object_add(o, "bytes", iostat_pair(rate[1][0], rate[1][1]));
 	json_object *kids = json_object_new_array_ext(vdev_children(vd));
 	for (int c = 0; c < vdev_children(vd); c++)
-		json_object_array_add(kids, iostat_vdev(ip, vdev_child(vd, c), scale));
+		if (!vdev_is_hole(vdev_child(vd, c)))    /* a removed log vdev's place */
+			json_object_array_add(kids, iostat_vdev(ip, vdev_child(vd, c), scale));
 	json_object_object_add(o, "children", kids);
 	/* cache devices: not summed into the pool's row, as zpool */
 	const vdev_t *l2 = vdev_type(vd) == VDEV_TYPE_ROOT ? vdev_l2cache(vd) : NULL;

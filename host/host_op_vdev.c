@@ -48,7 +48,8 @@ host_op_tree_json(const vdev_t *vd)
 	if (vdev_children(vd) > 0) {
 		json_object *a = json_object_new_array_ext(vdev_children(vd));
 		for (int c = 0; c < vdev_children(vd); c++)
-			json_object_array_add(a, host_op_tree_json(vdev_child(vd, c)));
+			if (!vdev_is_hole(vdev_child(vd, c)))   /* a removed log vdev's place */
+				json_object_array_add(a, host_op_tree_json(vdev_child(vd, c)));
 		json_object_object_add(o, "children", a);
 	}
 	return (o);

@@ -427,6 +427,8 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 			    SPA_DIR_BLKSZ, DMU_OT_NONE, 0, tx);
 		for (int t = 0; e == 0 && t < vdev_children(spa->spa_root); t++) {
 			vdev_t *top = vdev_child(spa->spa_root, t);
+			if (vdev_is_hole(top))
+				continue;
 			uint64_t obj = vdev_ms_array(top);
 			e = dmu_object_alloc(spa->spa_mos, DMU_OT_OBJECT_ARRAY, SPA_MS_ARRAY_BLKSZ,
 			    DMU_OT_NONE, 0, tx, &obj);

@@ -21,11 +21,11 @@
  *
  * Removal (zpool remove): a cache device goes at once; a log vdev stops
  * taking allocations (its group passive), the pool syncs until the
- * intent-log blocks on it are freed, and the vdev leaves the tree — only
- * when it is the last top-level vdev (block addresses name top-level
- * vdevs by index; a removed vdev in the middle would need a "hole"
- * placeholder, not done yet).  Special vdevs, like data vdevs, cannot
- * be removed.
+ * intent-log blocks on it are freed (file systems give back their
+ * chains' open blocks), and the vdev leaves the tree; when other
+ * top-level vdevs follow it, a hole takes its place (block addresses
+ * name top-level vdevs by index, as in ZFS).  Special vdevs, like data
+ * vdevs, cannot be removed.
  *
  * Locking: device changes hold spa_vdev_lock (spa_vdev_enter/exit) and
  * the tree lock as writer around the change of the tree itself.
@@ -177,7 +177,8 @@ spa_class_check_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *e
 		    spa->spa_name));
 	const vdev_t *root = spa->spa_root, *first = NULL;
 	for (int t = 0; t < vdev_children(root) && first == NULL; t++)
-		if (vdev_alloc_bias(vdev_child(root, t)) == VDEV_BIAS_NORMAL)
+		if (vdev_alloc_bias(vdev_child(root, t)) == VDEV_BIAS_NORMAL &&
+		    !vdev_is_hole(vdev_child(root, t)))
 			first = vdev_child(root, t);
 	if (first == NULL)
 		return (0);
@@ -344,9 +345,7 @@ static int
 spa_remove_log(spa_t *spa, vdev_t *top, const char *name, char *err, size_t errlen)
 {
 	vdev_t *root = spa->spa_root;
-	if (vdev_id(top) != (uint64_t)vdev_children(root) - 1)
-		return (spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen, "only the last "
-		    "top-level vdev can be removed: '%s' is followed by other vdevs", name));
+	(void) name;
 	int e = spa_log_drain(spa, top, err, errlen);
 	if (e != 0)
 		return (e);
@@ -359,8 +358,15 @@ spa_remove_log(spa_t *spa, vdev_t *top, const char *name, char *err, size_t errl
 	for (int c = 0; c < vdev_children(top); c++)
 		paths[n++] = tarn_strdup(vdev_path(vdev_child(top, c)) ?
 		    vdev_path(vdev_child(top, c)) : "");
+	/*
+	 * The last top-level vdev just goes; one with others after it leaves
+	 * a hole, so that their ids (in every block address) stay.
+	 */
 	vdev_tree_enter_write(root);
-	vdev_free(top);
+	if (vdev_id(top) == (uint64_t)vdev_children(root) - 1)
+		vdev_free(top);
+	else
+		(void) vdev_hole_insert(top);
 	vdev_propagate_state(root);
 	vdev_tree_exit(root);
 	for (int i = 0; i < n; i++) {

@@ -79,7 +79,7 @@ spa_attach_paths(vdev_t *vd, scan_t *sc, uint64_t pool_guid)
 {
 	for (int c = 0; c < vdev_children(vd); c++)
 		spa_attach_paths(vdev_child(vd, c), sc, pool_guid);
-	if (vdev_children(vd) > 0 || vdev_type(vd) == VDEV_TYPE_ROOT)
+	if (vdev_children(vd) > 0 || vdev_type(vd) == VDEV_TYPE_ROOT || vdev_is_hole(vd))
 		return;
 	for (int i = 0; i < (int)tarn_array_len(&sc->sc_found); i++) {
 		const vdev_label_config_t *c = &TARN_ARRAY_AT(&sc->sc_found, found_label_t, i).fl_cfg;

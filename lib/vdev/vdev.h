@@ -61,6 +61,8 @@ typedef enum vdev_type {
 	VDEV_TYPE_MISSING,      /* placeholder for a leaf not found at import */
 	VDEV_TYPE_REPLACING,    /* old leaf + new leaf while a replace resilvers */
 	VDEV_TYPE_SPARE,        /* failed leaf + the hot spare standing in for it */
+	VDEV_TYPE_HOLE,         /* top-level placeholder of a removed log vdev: keeps
+	                           the ids of the vdevs after it (block addresses) */
 	VDEV_TYPE_NTYPES
 } vdev_type_t;
 
@@ -308,6 +310,16 @@ void vdev_close(vdev_t *root);
 int vdev_set_offline(vdev_t *leaf, bool offline);
 /* Zero the READ/WRITE/CKSUM error counters of vd and its descendants. */
 void vdev_clear_errors(vdev_t *vd);
+
+/*
+ * Put a hole in the place of top-level vdev top (a removed log vdev),
+ * freeing top and its leaves (closed): the vdevs after it keep their
+ * ids, which block addresses name.  A hole has no space, serves no I/O,
+ * is always "healthy" and is carried in the label config.  Tree write
+ * lock held; top's metaslab group must be gone.  Returns the hole.
+ */
+vdev_t *vdev_hole_insert(vdev_t *top);
+bool vdev_is_hole(const vdev_t *vd);
 
 /* Recompute states from leaves up after a leaf changed. */
 void vdev_propagate_state(vdev_t *vd);

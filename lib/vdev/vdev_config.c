@@ -373,9 +373,13 @@ vcfg_check_rec(const uint8_t *rp, uint32_t i, vcfg_rec_t *recs,
 		return (false);
 	if (r->vr_ashift != 0 && (r->vr_ashift < SPA_MINBLOCKSHIFT || r->vr_ashift > 16))
 		return (false);
-	if (r->vr_nchild > VDEV_MAX_CHILDREN || (leaf && r->vr_nchild != 0) ||
-	    (!leaf && r->vr_nchild == 0))
+	bool hole = r->vr_type == VDEV_TYPE_HOLE;
+	if (r->vr_nchild > VDEV_MAX_CHILDREN || ((leaf || hole) && r->vr_nchild != 0) ||
+	    (!leaf && !hole && r->vr_nchild == 0))
 		return (false);
+	if (hole && (r->vr_parent != 0 || r->vr_spare || r->vr_cache ||
+	    (flags & VCFG_F_BIAS) != 0 || i == 0))
+		return (false);     /* a hole is a top-level vdev of no class */
 	if (r->vr_type == VDEV_TYPE_RAIDZ ? (r->vr_nparity < 1 ||
 	    r->vr_nparity > VDEV_RAIDZ_MAXPARITY || r->vr_nchild <= r->vr_nparity) :
 	    r->vr_nparity != 0)

@@ -90,6 +90,7 @@ extern const vdev_ops_t vdev_file_ops;
 extern const vdev_ops_t vdev_missing_ops;
 extern const vdev_ops_t vdev_replacing_ops;   /* vdev_mirror.c */
 extern const vdev_ops_t vdev_spare_ops;       /* vdev_mirror.c */
+extern const vdev_ops_t vdev_hole_ops;
 const vdev_ops_t *vdev_ops_for(vdev_type_t type);
 
 /* A vdev can serve I/O (HEALTHY or DEGRADED). */

@@ -147,27 +147,50 @@ tarn_ok pool add tank log "${DEV[5]}"
 [ "$(tops)" = "mirror-0 mirror-1 ${DEV[2]} ${DEV[5]} ${DEV[3]} ${DEV[4]} " ] && pass ||
 	fail "after adds: $(tops)"
 tarn_ok pool remove tank "${DEV[4]}"
+# the first log vdev, with the fsyncs' chain, and another after it: a hole keeps ids
+tarn_ok pool remove tank "${DEV[2]}"
+[ "$(tops)" = "mirror-0 mirror-1 ${DEV[5]} ${DEV[3]} " ] && pass || fail "after removes: $(tops)"
+ok python3 "$E2E_TMP/fsyncs.py" "$MNT/synced2" 0.5
 tarn_ok pool remove tank "${DEV[5]}"
-tarn_ok pool remove tank "${DEV[2]}"    # had the fsyncs' chain
 [ "$(tops)" = "mirror-0 mirror-1 ${DEV[3]} " ] && pass || fail "after removes: $(tops)"
 [ "$(sections)" = "special cache " ] && pass || fail "sections after removes: $(sections)"
+tarn_err 1 "^cannot remove '${DEV[5]}': no such device in pool$" pool remove tank "${DEV[5]}"
 tarn_ok pool labelclear "${DEV[4]}"      # no label left: nothing to refuse
 tarn_ok pool add tank log "${DEV[2]}"
 [ "$(sections)" = "special logs cache " ] && pass || fail "sections after re-add: $(sections)"
+tarn_ok pool iostat -v tank
+out_has "^  ${DEV[2]} "
+ok python3 "$E2E_TMP/fsyncs.py" "$MNT/synced3" 0.5
 tarn_ok pool history tank
 out_has "zpool remove tank ${DEV[5]}$"
 
 # ---- export/import (directory scan) and a daemon restart keep every class ----
-sums=$(cd "$MNT" && sha256sum big small/f1 small/f100 synced)
+sums=$(cd "$MNT" && sha256sum big small/f1 small/f100 synced synced2 synced3)
 tarn_ok pool export tank
 tarn_ok pool import -d "$DEVDIR" tank
 [ "$(tops)" = "mirror-0 mirror-1 ${DEV[2]} ${DEV[3]} " ] && pass || fail "after import: $(tops)"
 [ "$(sections)" = "special logs cache " ] && pass || fail "sections after import: $(sections)"
-[ "$(cd "$MNT" && sha256sum big small/f1 small/f100 synced)" = "$sums" ] && pass ||
+[ "$(cd "$MNT" && sha256sum big small/f1 small/f100 synced synced2 synced3)" = "$sums" ] && pass ||
 	fail "files differ after import"
 stop_daemon TERM
 [ "$(tops)" = "mirror-0 mirror-1 ${DEV[2]} ${DEV[3]} " ] && pass || fail "after restart: $(tops)"
 out_has "^	  ${DEV[3]} +ONLINE +0 +0 +0$"
+
+# ---- fsync'd data on the log device survives a SIGKILL of the daemon ----
+head -c 1048576 /dev/urandom >"$E2E_TMP/crash.src"
+cat >"$E2E_TMP/crash.py" <<'EOF'
+import os, sys
+data = open(sys.argv[1], "rb").read()
+fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT, 0o644)
+for off in range(0, len(data), 65536):
+    os.write(fd, data[off:off + 65536])
+    os.fsync(fd)
+os.close(fd)
+EOF
+ok python3 "$E2E_TMP/crash.py" "$E2E_TMP/crash.src" "$MNT/crash"
+stop_daemon KILL
+tarn_ok pool status tank                 # a new daemon imports and replays
+ok cmp "$E2E_TMP/crash.src" "$MNT/crash"
 
 # ---- scrub covers special: a damaged side is repaired ----
 tarn_ok pool sync tank
