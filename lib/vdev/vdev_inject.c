@@ -276,7 +276,8 @@ vdev_inject_io_start(vdev_inject_t *vi, int rw, uint64_t size, uint64_t *damage_
 		if (s->vis_kind == VDEV_INJECT_DELAY) {
 			if (now == 0)
 				now = tarn_now_ns();
-			until = MAX(until, vdev_inject_reserve(r, now));
+			uint64_t done = vdev_inject_reserve(r, now);   /* once: MAX evaluates twice */
+			until = MAX(until, done);
 			continue;
 		}
 		if (!vdev_inject_fires(vi, s))
