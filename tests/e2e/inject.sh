@@ -250,6 +250,24 @@ out_has "^ *$A "
 tarn_ok inject -c all
 tarn_ok inject
 out_is "No handlers registered."
+# random argument vectors: exit 0, 1 or 2, never a crash
+SEED=${E2E_SEED:-$RANDOM}
+echo "# argv seed $SEED (E2E_SEED=$SEED to repeat)"
+RANDOM=$SEED
+WORDS=(-d -e -T -f -D -l -c -h -x -- io checksum nxio bogus read write all 0 1 50 100
+	200 0.0001 1e-9 nan inf 8 8:1 8:0 :4 20:1024 20:1025 all 99999999999999999999
+	-1 rz slow nopool "" "%s%n" "$DEVDIR/z/d0" "$DEVDIR/s/d0" d1 "$DEVDIR/none")
+for ((i = 0; i < 60; i++)); do
+	argv=()
+	for ((j = RANDOM % 7; j > 0; j--)); do argv+=("${WORDS[RANDOM % ${#WORDS[@]}]}"); done
+	run "$TARN" inject "${argv[@]}"
+	if [ "$RC" -gt 2 ]; then
+		fail "tarn inject ${argv[*]}: exit $RC"
+		show_output
+	fi
+done
+pass
+tarn_ok inject -c all
 tarn_ok pool destroy slow
 tarn_ok pool destroy rz
 e2e_done
