@@ -12,6 +12,8 @@ cli_usage(FILE *f)
 	    "commands:\n"
 	    "\tpool <verb> ...    manage storage pools (zpool syntax; see 'tarn pool help')\n"
 	    "\tfs <verb> ...      manage datasets (zfs syntax; see 'tarn fs help')\n"
+	    "\tinject ...         inject device faults and delays into an imported pool\n"
+	    "\t                   (zinject syntax; see 'tarn inject -h')\n"
 	    "\tdaemon start|stop|status\n"
 	    "\t                   the daemon (tarnd) that holds the imported pools\n"
 	    "\thelp [pool]        print this help, or the pool verbs\n"
@@ -58,6 +60,8 @@ cli_dispatch_cmd(int argc, char **argv)
 		return (cli_pool_main(argc - 1, argv + 1));
 	if (strcmp(cmd, "fs") == 0)
 		return (cli_fs_main(argc - 1, argv + 1));
+	if (strcmp(cmd, "inject") == 0)
+		return (cli_inject(argc - 1, argv + 1));
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 ||
 	    strcmp(cmd, "version") == 0) {
 		fprintf(cli_out, "tarn %s\n", TARN_VERSION);
