@@ -37,7 +37,7 @@ spa_inject_add(spa_t *spa, const char *dev, const vdev_inject_spec_t *spec, uint
 	int e;
 	if (leaf == NULL)
 		e = spa_inject_fail(SET_ERROR(ENODEV), err, errlen, "no such device in pool");
-	else if (top != spa->spa_root)
+	else if (top != spa->spa_root && vdev_parent(leaf) != vdev_l2cache(spa->spa_root))
 		e = spa_inject_fail(SET_ERROR(ENOTSUP), err, errlen,
 		    "'%s' is a hot spare that is not in use", dev);
 	else if ((e = vdev_inject_add(leaf, spec, idp)) != 0)

@@ -188,6 +188,8 @@ vdev_inject_clear_tree(vdev_t *vd, uint64_t id)
 		n += vdev_inject_clear_tree(VDEV_CHILD(vd, c), id);
 	if (vd->vdev_spares != NULL)
 		n += vdev_inject_clear_tree(vd->vdev_spares, id);
+	if (vd->vdev_l2cache != NULL)
+		n += vdev_inject_clear_tree(vd->vdev_l2cache, id);
 	return (n);
 }
 
@@ -225,6 +227,8 @@ vdev_inject_list(vdev_t *vd, vdev_inject_fn_t fn, void *arg)
 		vdev_inject_list(VDEV_CHILD(vd, c), fn, arg);
 	if (vd->vdev_spares != NULL)
 		vdev_inject_list(vd->vdev_spares, fn, arg);
+	if (vd->vdev_l2cache != NULL)
+		vdev_inject_list(vd->vdev_l2cache, fn, arg);
 }
 
 void
