@@ -47,7 +47,14 @@ tarn_err 1 "^cannot create 'tank': missing devices after 'cache'$" \
 	pool create tank "${DEV[0]}" cache
 tarn_err 1 "^cannot create 'tank': log devices must be single devices or mirrors, not 'raidz1'$" \
 	pool create tank "${DEV[0]}" log raidz1 "${DEV[1]}" "${DEV[2]}"
+tarn_err 1 "^cannot create 'tank': log, cache and special devices need feature flags \\(version 2\\)$" \
+	pool create -o version=1 tank "${DEV[0]}" log "${DEV[1]}"
 tarn_err 1 "^cannot open 'tank': no such pool$" pool status tank
+# a pool without the feature (version 1) refuses them and names upgrade
+tarn_ok pool create -o version=1 old "${DEV[0]}"
+tarn_err 1 "^cannot add to 'old': the pool must be upgraded to add log, cache or special devices \\('zpool upgrade old'\\)$" \
+	pool add old cache "${DEV[1]}"
+tarn_ok pool destroy old
 
 # ---- create with every class ----
 tarn_ok pool create -m "$MNT" tank mirror "${DEV[0]}" "${DEV[1]}" \
@@ -220,4 +227,17 @@ ok dd if="$MNT/small/fill" of=/dev/null bs=1M status=none
 tarn_ok pool scrub -w tank
 tarn_ok pool status -x tank
 out_is "pool 'tank' is healthy"
+
+# ---- add -n shows the sections; a cache device gone at import is UNAVAIL ----
+tarn_ok pool add -n tank log "${DEV[5]}"
+out_is "$(printf "would update 'tank' to the following configuration:\n\n\ttank\n\t  mirror-0\n\t    %s\n\t    %s\nspecial\n\t  mirror-1\n\t    %s\n\t    %s\n\tlogs\n\t  %s\n\t  %s" \
+	"${DEV[0]}" "${DEV[1]}" "$S0" "$S1" "${DEV[2]}" "${DEV[5]}" | sed 's/^special/\tspecial/')"
+tarn_ok pool export tank
+mv "${DEV[3]}" "$E2E_TMP/cache-away"
+tarn_ok pool import -d "$DEVDIR" tank
+tarn_ok pool status tank
+out_has "^	  ${DEV[3]} +UNAVAIL +0 +0 +0  cannot open$"
+ok cmp "$E2E_TMP/crash.src" "$MNT/crash"
+tarn_ok pool remove tank "${DEV[3]}"
+[ "$(sections)" = "special logs " ] && pass || fail "sections after removing a gone cache: $(sections)"
 e2e_done
