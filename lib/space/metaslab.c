@@ -61,6 +61,16 @@
  * metaslab under its ms_lock after dropping the count, so a range is
  * never left behind in a held tree.
  *
+ * Families of classes (allocation classes: normal, log, special).  A
+ * pool's classes are made as a family: the primary keeps, beside its own
+ * groups, an address table (mc_byid) of every group of the family, so
+ * whatever takes a DVA (free, claim, is_allocated) finds its metaslab
+ * through any class; and what is pool-wide (next_dirty, sync_done, holds)
+ * walks that table.  Allocation, the rotor and space figures stay per
+ * class.  A group enters its own class's table first, then the primary's
+ * (never both locks at once).  A passive group (a device on its way out)
+ * is skipped by allocation and still takes frees.
+ *
  * Condensing.  A map grows with every txg that touches the metaslab; when
  * it is several times longer than the state it describes
  * (metaslab_should_condense), metaslab_condense writes a fresh one: under
