@@ -330,7 +330,8 @@ list_json_vdev(FILE *f, json_object *pool, const char *poolname, json_object *vd
 	cli_json_str(f, name);
 	fprintf(f, ", \"vdev_type\": \"%s\", \"guid\": \"%" PRIu64 "\", \"class\": \"%s\", "
 	    "\"state\": \"%s\", \"properties\": {", cli_j_str(vd, "type"),
-	    cli_j_u64(vd, "guid"), spare ? "spare" : "normal", cli_jvdev_state(vd));
+	    cli_j_u64(vd, "guid"), spare ? "spare" : cli_j_str(vd, "class") != NULL ?
+	    cli_j_str(vd, "class") : "normal", cli_jvdev_state(vd));
 	int shown = 0;
 	list_vspace_t vs;
 	list_vspace(vd, &vs);

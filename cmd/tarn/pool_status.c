@@ -456,15 +456,55 @@ status_json_vdev(json_object *vd, const char *poolname, int indent)
 	    "\"write_errors\": \"%" PRIu64 "\", \"checksum_errors\": \"%" PRIu64 "\"",
 	    cli_jvdev_state(vd), cli_j_u64(vd, "read_errors"),
 	    cli_j_u64(vd, "write_errors"), cli_j_u64(vd, "checksum_errors"));
+	if (cli_j_str(vd, "class") != NULL)
+		fprintf(cli_out, ", \"class\": \"%s\"", cli_j_str(vd, "class"));
 	if (nchildren > 0) {
+		bool root = cli_jvdev_type_is(vd, "root"), first = true;
 		fprintf(cli_out, ", \"vdevs\": {");
 		for (int i = 0; i < nchildren; i++) {
-			fprintf(cli_out, "%s\n%*s", i ? "," : "", indent + 2, "");
-			status_json_vdev(cli_jvdev_child(vd, i), poolname, indent + 2);
+			json_object *c = cli_jvdev_child(vd, i);
+			if (root && cli_j_str(c, "class") != NULL)
+				continue;       /* in "special" / "logs" (status_json_classes) */
+			fprintf(cli_out, "%s\n%*s", first ? "" : ",", indent + 2, "");
+			first = false;
+			status_json_vdev(c, poolname, indent + 2);
 		}
 		fprintf(cli_out, "}");
 	}
 	fprintf(cli_out, "}");
+}
+
+/*
+ * The class vdevs beside "vdevs", as OpenZFS's status -j has them:
+ * "special" and "logs" (top-level vdevs of those classes), "l2cache"
+ * (cache devices); each only when the pool has some.
+ */
+static void
+status_json_classes(json_object *root, json_object *cache, const char *poolname)
+{
+	static const char *const cls[][2] = { { "special", "special" }, { "log", "logs" } };
+	for (size_t k = 0; k < ARRAY_SIZE(cls); k++) {
+		bool first = true;
+		for (int i = 0; i < cli_jvdev_nchildren(root); i++) {
+			json_object *c = cli_jvdev_child(root, i);
+			const char *class = cli_j_str(c, "class");
+			if (class == NULL || strcmp(class, cls[k][0]) != 0)
+				continue;
+			fprintf(cli_out, "%s\n        ", first ? "" : ",");
+			if (first)
+				fprintf(cli_out, "\"%s\": {\n        ", cls[k][1]);
+			first = false;
+			status_json_vdev(c, poolname, 8);
+		}
+		if (!first)
+			fprintf(cli_out, "},\n      ");
+	}
+	for (int i = 0; i < cli_j_len(cache); i++) {
+		fprintf(cli_out, "%s\n        ", i == 0 ? "\"l2cache\": {" : ",");
+		status_json_vdev(cli_j_idx(cache, i), poolname, 8);
+	}
+	if (cli_j_len(cache) > 0)
+		fprintf(cli_out, "},\n      ");
 }
 
 /* "scan_stats": {...}, in the shape of OpenZFS's zpool status -j. */
@@ -508,6 +548,7 @@ status_json_pool(const status_pool_t *sp, const char *name, const char *err, boo
 	    cli_j_u64(pool, "txg"), cli_j_u64(pool, "version"));
 	status_json_vdev(sp->sp_root, name, 6);
 	fprintf(cli_out, "},\n      ");
+	status_json_classes(sp->sp_root, cli_j_get(pool, "cache"), name);
 	status_json_scan(&sp->sp_scan);
 	fprintf(cli_out, "\"error_count\": \"%" PRIu64 "\"}", cli_j_u64(pool, "errors"));
 }

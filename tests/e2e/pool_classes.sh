@@ -76,6 +76,15 @@ out_has "^special +- +- +- +- +- +-$"
 out_has "^logs +- +- +- +- +- +-$"
 out_has "^cache +- +- +- +- +- +-$"
 out_has "^  ${DEV[3]} "
+tarn_ok pool status -j tank
+cp "$OUT" "$E2E_TMP/status.json"
+ok python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["pools"]["tank"]
+assert list(p["vdevs"]["tank"]["vdevs"]) == ["mirror-0"], p["vdevs"]
+assert list(p["special"]) == ["mirror-1"] and p["special"]["mirror-1"]["class"] == "special"
+assert list(p["logs"]) == [sys.argv[2]] and list(p["l2cache"]) == [sys.argv[3]]
+' "$E2E_TMP/status.json" "${DEV[2]}" "${DEV[3]}"
 tarn_ok pool get -H -o value feature@allocation_classes tank
 out_is "active"
 
