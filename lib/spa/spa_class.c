@@ -341,15 +341,61 @@ spa_log_drain(spa_t *spa, vdev_t *top, char *err, size_t errlen)
 	    "intent-log blocks in use; sync the file systems and try again"));
 }
 
+/* MOS objects a removed vdev leaves behind: its metaslab array and space maps. */
+typedef struct spa_gone_objs {
+	uint64_t *sgo_obj;
+	uint64_t  sgo_n;
+} spa_gone_objs_t;
+
+static void
+spa_gone_objs_collect(spa_t *spa, vdev_t *top, spa_gone_objs_t *g)
+{
+	uint64_t n = vdev_ms_count(top);
+	g->sgo_obj = tarn_alloc(sizeof (uint64_t) * (n + 1));
+	g->sgo_n = 0;
+	if (vdev_ms_array(top) == 0)
+		return;
+	if (n > 0 && dmu_read(spa->spa_mos, vdev_ms_array(top), 0, n * sizeof (uint64_t),
+	    g->sgo_obj) != 0)
+		n = 0;          /* unreadable: leave the maps (a leak, not damage) */
+	for (uint64_t i = 0; i < n; i++)
+		if (g->sgo_obj[i] != 0)
+			g->sgo_obj[g->sgo_n++] = g->sgo_obj[i];
+	g->sgo_obj[g->sgo_n++] = vdev_ms_array(top);
+}
+
+/*
+ * Free them, once the labels no longer name the vdev (before that, an
+ * import of the old config would need them).  Best effort: a failure
+ * leaks a few MOS objects.
+ */
+static void
+spa_gone_objs_free(spa_t *spa, spa_gone_objs_t *g)
+{
+	if (g->sgo_n > 0) {
+		dmu_tx_t *tx = dmu_tx_create(spa->spa_mos);
+		if (dmu_tx_assign(tx, TXG_WAIT) == 0) {
+			for (uint64_t i = 0; i < g->sgo_n; i++)
+				(void) dmu_object_free(spa->spa_mos, g->sgo_obj[i], tx);
+			dmu_tx_commit(tx);
+		} else {
+			dmu_tx_abort(tx);
+		}
+	}
+	tarn_free(g->sgo_obj);
+	g->sgo_obj = NULL;
+	g->sgo_n = 0;
+}
+
 static int
-spa_remove_log(spa_t *spa, vdev_t *top, const char *name, char *err, size_t errlen)
+spa_remove_log(spa_t *spa, vdev_t *top, spa_gone_objs_t *gone, char *err, size_t errlen)
 {
 	vdev_t *root = spa->spa_root;
-	(void) name;
 	int e = spa_log_drain(spa, top, err, errlen);
 	if (e != 0)
 		return (e);
-	/* nothing of it is allocated: its group and its metaslab array can go */
+	/* nothing of it is allocated: its group goes, its MOS objects after the labels */
+	spa_gone_objs_collect(spa, top, gone);
 	metaslab_group_destroy(vdev_ms_group(top));
 	char *paths[VDEV_MAX_CHILDREN + 1];
 	int n = 0;
@@ -421,6 +467,7 @@ spa_vdev_remove(spa_t *spa, const char *name, char *err, size_t errlen)
 	}
 	vdev_t *top = vdev_top(leaf);
 	vdev_alloc_bias_t bias = vdev_alloc_bias(top);
+	spa_gone_objs_t gone = { NULL, 0 };
 	if (bias == VDEV_BIAS_SPECIAL)
 		e = spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen, "special vdevs cannot be "
 		    "removed (no device removal for vdevs that hold data)");
@@ -431,6 +478,10 @@ spa_vdev_remove(spa_t *spa, const char *name, char *err, size_t errlen)
 		e = spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen, "'%s' is a side of a log "
 		    "mirror: detach it, or remove the mirror by its name", name);
 	else
-		e = spa_remove_log(spa, top, name, err, errlen);
-	return (spa_vdev_exit(spa, e, e == 0, err, errlen));
+		e = spa_remove_log(spa, top, &gone, err, errlen);
+	e = spa_vdev_exit(spa, e, e == 0, err, errlen);
+	if (e == 0)
+		spa_gone_objs_free(spa, &gone);
+	tarn_free(gone.sgo_obj);
+	return (e);
 }
