@@ -474,9 +474,10 @@ spa_vdev_remove(spa_t *spa, const char *name, char *err, size_t errlen)
 	else if (bias == VDEV_BIAS_NORMAL)
 		e = spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen, "only log, cache and hot "
 		    "spare devices can be removed (no device removal for data vdevs)");
-	else if (top != leaf && vdev_type(top) == VDEV_TYPE_MIRROR && vdev_parent(leaf) == top)
-		e = spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen, "'%s' is a side of a log "
-		    "mirror: detach it, or remove the mirror by its name", name);
+	else if (top != leaf && vdev_ops(leaf)->vop_leaf)
+		e = spa_vdev_fail(SET_ERROR(ENOTSUP), err, errlen, "'%s' is part of log vdev "
+		    "%s-%" PRIu64 ": detach it, or remove the whole vdev by that name", name,
+		    vdev_type_name(top), vdev_id(top));
 	else
 		e = spa_remove_log(spa, top, &gone, err, errlen);
 	e = spa_vdev_exit(spa, e, e == 0, err, errlen);

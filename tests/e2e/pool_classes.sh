@@ -238,6 +238,14 @@ tarn_ok pool status -x tank
 out_is "pool 'tank' is healthy"
 
 # ---- add -n shows the sections; a cache device gone at import is UNAVAIL ----
+# a log mirror: a side is refused (detach it), the mirror goes by its name
+tarn_ok pool add tank log mirror "${DEV[5]}" "${DEV[6]}"
+tarn_err 1 "^cannot remove '${DEV[6]}': '${DEV[6]}' is part of log vdev mirror-[0-9]+: detach it" \
+	pool remove tank "${DEV[6]}"
+tarn_ok pool status tank
+mname=$(awk '/^\tlogs/ { f = 1 } f && /^\t  mirror-/ { print $1; exit }' "$OUT")
+tarn_ok pool remove tank "$mname"
+[ "$(sections)" = "special logs cache " ] && pass || fail "sections after the mirror: $(sections)"
 tarn_ok pool add -n tank log "${DEV[5]}"
 out_is "$(printf "would update 'tank' to the following configuration:\n\n\ttank\n\t  mirror-0\n\t    %s\n\t    %s\nspecial\n\t  mirror-1\n\t    %s\n\t    %s\n\tlogs\n\t  %s\n\t  %s" \
 	"${DEV[0]}" "${DEV[1]}" "$S0" "$S1" "${DEV[2]}" "${DEV[5]}" | sed 's/^special/\tspecial/')"
