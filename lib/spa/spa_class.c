@@ -326,11 +326,11 @@ spa_log_drain(spa_t *spa, vdev_t *top, char *err, size_t errlen)
 		metaslab_group_space(mg, &ms);
 		if (ms.ms_alloc + ms.ms_deferred == 0)
 			return (0);
+		/* the chains' open blocks: only a commit would move them */
+		if (i % 4 == 0)
+			spa_zil_release_all(spa);
 		spa_vdev_rele(spa);
-		/* the chains' open blocks first: only a commit would move them */
-		e = i == 0 ? spa_zil_release_all(spa) : 0;
-		if (e == 0)
-			e = txg_wait_synced(spa->spa_dp, 0);
+		e = txg_wait_synced(spa->spa_dp, 0);
 		spa_vdev_hold(spa);
 	}
 	metaslab_group_set_passive(mg, false);

@@ -214,6 +214,6 @@ void spa_unload(spa_t *spa, bool sync);
 int spa_zil_claim_all(spa_t *spa, bool rewind);
 void spa_zil_sync(spa_t *spa, uint64_t txg);
 void spa_zil_close_all(spa_t *spa);
-int spa_zil_release_all(spa_t *spa);   /* each log gives back its open block */
+void spa_zil_release_all(spa_t *spa);  /* each log gives back its open block */
 
 #endif

@@ -815,8 +815,8 @@ zil_sync(zil_t *zl, uint64_t txg)
 		n++;
 	}
 	tarn_array_remove_range(&zl->zl_lwb, 0, n);
-	if (zl->zl_drop_open && !zl->zl_replay && !BP_IS_HOLE(&zl->zl_open) &&
-	    zl->zl_open.bp_birth < txg) {
+	if (zl->zl_drop_open && !zl->zl_replay && !zl->zl_committing &&
+	    !BP_IS_HOLE(&zl->zl_open) && zl->zl_open.bp_birth < txg) {
 		/*
 		 * Never written; the last written block names it as its next,
 		 * and a walk stops there once the space holds anything else.
@@ -852,32 +852,21 @@ zil_sync(zil_t *zl, uint64_t txg)
 }
 
 /*
- * Give back the chain's open block (a log device is leaving): no commit
- * runs meanwhile; syncs free it, and the chain's written blocks go as
- * their records become durable.  The next commit starts a new chain
- * wherever the allocator puts it.
+ * Give back the chain's open block (a log device is leaving): the next
+ * sync that finds no commit running frees it (a commit writes into the
+ * open block without zl_lock) and the header stops naming it; the
+ * chain's written blocks go as their records become durable.  The next
+ * commit starts a new chain wherever the allocator puts it.  Does not
+ * wait: the caller syncs.
  */
-int
+void
 zil_release_open(zil_t *zl)
 {
 	if (zl->zl_readonly)
-		return (0);
-	int err = 0;
+		return;
 	tarn_mutex_lock(&zl->zl_lock, ZIL);
-	while (zl->zl_committing)
-		pthread_cond_wait(&zl->zl_cv, &zl->zl_lock);
-	zl->zl_committing = true;
 	zl->zl_drop_open = !BP_IS_HOLE(&zl->zl_open);
-	for (int i = 0; i < 3 && err == 0 && zl->zl_drop_open; i++) {
-		tarn_mutex_unlock(&zl->zl_lock);
-		err = txg_wait_synced(zl->zl_dp, 0);
-		tarn_mutex_lock(&zl->zl_lock, ZIL);
-	}
-	zl->zl_drop_open = false;
-	zl->zl_committing = false;
-	pthread_cond_broadcast(&zl->zl_cv);
 	tarn_mutex_unlock(&zl->zl_lock);
-	return (err);
 }
 
 /* ---- claim, replay, destroy ---- */

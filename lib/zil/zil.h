@@ -78,12 +78,12 @@ int zil_commit(zil_t *zl);
 void zil_sync(zil_t *zl, uint64_t txg);
 
 /*
- * Free the chain's open (allocated, unwritten) block in the next syncs,
- * commits held off meanwhile; the next commit starts a new chain.  For a
- * log device that is leaving the pool (spa_vdev_remove).  0 or the sync's
- * error.
+ * Ask the next syncs to free the chain's open (allocated, unwritten)
+ * block, the first one that finds no commit running; the next commit
+ * then starts a new chain.  For a log device that is leaving the pool
+ * (spa_vdev_remove syncs until its space is free).  Does not wait.
  */
-int zil_release_open(zil_t *zl);
+void zil_release_open(zil_t *zl);
 
 /* True when a claimed chain waits for zil_replay. */
 bool zil_replay_needed(zil_t *zl);
