@@ -1,16 +1,19 @@
 #!/bin/bash
 # Allocation classes and cache devices (zpool's log, special and cache
-# vdevs): a pool created with all three shows them in status, list -v and
-# iostat -v under zpool's section headers; metadata lands on the special
-# mirror, and file blocks up to special_small_blocks too (the allocation
-# counters of list -v say where); a full special class spills into the
-# normal one and writes go on; fsync'd writes go to the log device (its
-# write rate in iostat); a scrub repairs a damaged side of the special
-# mirror; cache and log devices are added and removed; export/import and
-# a daemon restart (the cache file) keep every class; bad input (a
-# single-disk special on a mirror pool, devices too small or in use,
-# removing a data or special vdev, bad special_small_blocks values) is
-# refused with one line and changes nothing.
+# vdevs): a pool created with all three shows them in status (text and
+# -j), list -v and iostat -v under zpool's section headers; metadata
+# lands on the special mirror, and file blocks up to special_small_blocks
+# too (the allocation counters of list -v say where); a full special
+# class spills into the normal one and writes go on; fsync'd writes go to
+# the log device (its write rate in iostat) and survive a SIGKILL; a
+# scrub repairs a damaged side of the special mirror and a resilver
+# catches up an offlined one; cache and log devices (single or mirrored,
+# first or last) are added and removed; export/import and a daemon
+# restart (the cache file) keep every class, a cache device gone at
+# import is UNAVAIL; bad input (a single-disk special on a mirror pool,
+# devices too small or in use, version-1 pools, removing a data or
+# special vdev or a side of a log mirror, bad special_small_blocks
+# values) is refused with one line and changes nothing.  Takes ~15 s.
 . "$(dirname "$0")/lib.sh"
 describe "log, special and cache vdevs: config, placement, fallback, scrub, add/remove"
 require_daemon_mounts
@@ -217,6 +220,24 @@ out_has "scrub repaired [1-9][0-9.]*[BKM] in .* with 0 errors"
 out_has "^	    $S0 +ONLINE +0 +0 +[1-9]"
 out_has "^errors: No known data errors$"
 tarn_ok pool clear tank
+tarn_ok pool scrub -w tank
+tarn_ok pool status tank
+out_has "scrub repaired 0B in .* with 0 errors"
+
+# ---- resilver covers special: a side offline while metadata changes ----
+tarn_ok pool offline tank "$S1"
+mkdir "$MNT/away"
+for i in $(seq 1 50); do echo "$i" >"$MNT/away/f$i"; done
+tarn_ok pool sync tank
+tarn_ok pool online tank "$S1"
+for ((i = 0; i < 120; i++)); do
+	run "$TARN" pool status tank
+	grep -q 'in progress since' "$OUT" || break
+	sleep 0.5
+done
+tarn_ok pool status tank
+out_has "^ state: ONLINE$"
+out_has "^  scan: resilvered [1-9][0-9.]*[BKM] in [0-9:]+ with 0 errors on "
 tarn_ok pool scrub -w tank
 tarn_ok pool status tank
 out_has "scrub repaired 0B in .* with 0 errors"
