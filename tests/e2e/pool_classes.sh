@@ -220,9 +220,6 @@ out_has "scrub repaired [1-9][0-9.]*[BKM] in .* with 0 errors"
 out_has "^	    $S0 +ONLINE +0 +0 +[1-9]"
 out_has "^errors: No known data errors$"
 tarn_ok pool clear tank
-tarn_ok pool scrub -w tank
-tarn_ok pool status tank
-out_has "scrub repaired 0B in .* with 0 errors"
 
 # ---- resilver covers special: a side offline while metadata changes ----
 tarn_ok pool offline tank "$S1"
@@ -238,9 +235,10 @@ done
 tarn_ok pool status tank
 out_has "^ state: ONLINE$"
 out_has "^  scan: resilvered [1-9][0-9.]*[BKM] in [0-9:]+ with 0 errors on "
-tarn_ok pool scrub -w tank
+tarn_ok pool scrub -w tank                # and the damage repaired before is all gone
 tarn_ok pool status tank
 out_has "scrub repaired 0B in .* with 0 errors"
+out_has "^	    $S0 +ONLINE +0 +0 +0$"
 
 # ---- a full special class spills into the normal one ----
 tarn_ok fs set special_small_blocks=128K tank
