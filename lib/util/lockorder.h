@@ -55,6 +55,7 @@
 	X(TXG,           "dmu dp_lock")					\
 	X(OS_DIRTY,      "os_dirty_lock")				\
 	X(ARC,           "arc_lock")				\
+	X(L2ARC,         "l2_lock")				\
 	X(MC_HOLD,       "mc_hold_lock")				\
 	X(MC_GROUPS,     "mc_groups_lock")				\
 	X(MC_ROTOR,      "mc_rotor_lock")				\
