@@ -122,7 +122,7 @@ arc_create(uint64_t min, uint64_t max)
 	arc->arc_max = max;
 	arc->arc_min = MIN(min, max);
 	arc->arc_c = max;
-	arc->arc_p = max / 2;
+	arc->arc_p = 0;         /* the paper's start: MRU yields first until B1 says otherwise */
 	return (arc);
 }
 

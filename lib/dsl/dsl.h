@@ -138,6 +138,8 @@ typedef enum dsl_prop {
 	DSL_PROP_RELATIME,
 	DSL_PROP_REDUNDANT_METADATA, /* all / most / some / none (DSL_REDUNDANT_*) */
 	DSL_PROP_RECEIVE_RESUME_TOKEN, /* a resumable receive's token ("-": none; get all skips it) */
+	DSL_PROP_PRIMARYCACHE,      /* all / metadata / none: what the ARC keeps (DMU_CACHE_*) */
+	DSL_PROP_SECONDARYCACHE,    /* the same for the L2ARC (stored; used by the L2ARC) */
 	DSL_NUM_PROPS
 } dsl_prop_t;
 

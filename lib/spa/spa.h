@@ -126,6 +126,9 @@ int spa_import(const char *which, const char *const *dirs, int ndirs,
  * directly when paths is non-NULL (tests, tarn-stress).
  */
 int spa_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen);
+/* The same with the dmu's options (e.g. the daemon's shared ARC); NULL: defaults. */
+int spa_open_opts(const char *name, int flags, const dmu_pool_opts_t *dpo, spa_t **spap,
+    char *err, size_t errlen);
 int spa_open_paths(const char *const *paths, int npaths, const spa_import_opts_t *opts,
     spa_t **spap, char *err, size_t errlen);
 /* Sync and close, leaving the pool imported (labels ACTIVE). */
