@@ -632,6 +632,36 @@ l2arc_feed(l2arc_t *l2, uint64_t key, uint64_t bpck, const void *buf, uint32_t s
 	tarn_mutex_unlock(&l2->l2_lock);
 }
 
+bool
+l2arc_wants(l2arc_t *l2, uint64_t key, uint64_t bpck, uint32_t size)
+{
+	if (size == 0 || size > L2ARC_BLOCK_MAX)
+		return (false);
+	tarn_mutex_lock(&l2->l2_lock, L2ARC);
+	bool w = l2->l2_ndevs > 0 && !l2->l2_full && l2->l2_nent < L2_MAXENT &&
+	    (uint64_t)l2->l2_used + size <= L2_CHUNK_DATA && l2_find(l2, key, bpck) == NULL;
+	if (!w && l2->l2_ndevs > 0 && l2_find(l2, key, bpck) == NULL) {
+		l2->l2_st.ls_feeds++;
+		l2->l2_st.ls_feed_drops++;
+	}
+	tarn_mutex_unlock(&l2->l2_lock);
+	return (w);
+}
+
+void
+l2arc_bad(l2arc_t *l2, uint64_t key, uint64_t bpck)
+{
+	tarn_mutex_lock(&l2->l2_lock, L2ARC);
+	l2_ent_t *e = l2_find(l2, key, bpck);
+	if (e != NULL)
+		l2_ent_drop(l2, e);
+	l2->l2_st.ls_cksum_bad++;
+	if (l2->l2_st.ls_hits > 0)
+		l2->l2_st.ls_hits--;            /* l2arc_read counted it a hit */
+	l2->l2_st.ls_misses++;
+	tarn_mutex_unlock(&l2->l2_lock);
+}
+
 void
 l2arc_flush(l2arc_t *l2)
 {

@@ -65,6 +65,13 @@ bool l2arc_read(l2arc_t *l2, uint64_t key, uint64_t bpck, void *buf, uint32_t si
  * the feed never waits for the device).
  */
 void l2arc_feed(l2arc_t *l2, uint64_t key, uint64_t bpck, const void *buf, uint32_t size);
+/* Whether l2arc_feed would take such a block now (a cheap look, before making its bytes). */
+bool l2arc_wants(l2arc_t *l2, uint64_t key, uint64_t bpck, uint32_t size);
+/*
+ * A hit whose bytes the caller found bad (its block pointer's checksum):
+ * forget the block and count it as l2arc_read counts bad bytes.
+ */
+void l2arc_bad(l2arc_t *l2, uint64_t key, uint64_t bpck);
 /* Write what is pending now and wait for it (export, tests). */
 void l2arc_flush(l2arc_t *l2);
 void l2arc_set_write_max(l2arc_t *l2, uint64_t bytes_per_sec);

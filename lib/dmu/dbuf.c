@@ -443,11 +443,46 @@ dbuf_arc_trylock(arc_node_t *n)
 	return (pthread_mutex_trylock(&db->db_dn->dn_mtx) == 0);
 }
 
+/*
+ * A block leaving the ARC goes to the L2ARC (dn_mtx held) when the pool
+ * has cache devices, the dataset's secondarycache takes it, and its
+ * bytes are still those of the block pointer it was read by: in its
+ * stored form (compressed again as it was written), which every hit is
+ * checked against (dbuf_read_bp).  l2arc_wants first, so that a feed the
+ * cache would not take costs no compression.
+ */
+static void
+dbuf_l2_feed(dbuf_t *db)
+{
+	objset_t *os = db->db_dn->dn_os;
+	l2arc_t *l2 = dmu_pool_l2arc(os->os_dp);
+	if (l2 == NULL || !db->db_l2ok || db->db_data == NULL)
+		return;
+	uint8_t sc = __atomic_load_n(&os->os_secondarycache, __ATOMIC_RELAXED);
+	if (sc == DMU_CACHE_NONE || (sc == DMU_CACHE_METADATA && !dbuf_is_meta(db)))
+		return;
+	uint64_t key = db->db_arc.an_key;
+	if (key == 0 || !l2arc_wants(l2, key, db->db_l2ck, db->db_psize))
+		return;
+	blkptr_t bp;
+	BP_ZERO(&bp);
+	bp.bp_lsize = db->db_size;
+	bp.bp_psize = db->db_psize;
+	bp.bp_comp = db->db_comp;
+	int level = dbuf_is_meta(db) ? 0 : os->os_props.osp_level;
+	void *p = db->db_comp == ZIO_COMPRESS_OFF ? db->db_data : tarn_alloc(db->db_psize);
+	if (p == db->db_data || zio_stored_form(&bp, level, db->db_data, p) == 0)
+		l2arc_feed(l2, key, db->db_l2ck, p, db->db_psize);
+	if (p != db->db_data)
+		tarn_free(p);
+}
+
 static void
 dbuf_arc_evict(arc_node_t *n)
 {
 	dbuf_t *db = TARN_HASH_ENTRY(n, dbuf_t, db_arc);
 	dnode_t *dn = db->db_dn;
+	dbuf_l2_feed(db);
 	dbuf_evict_one(db);
 	pthread_mutex_unlock(&dn->dn_mtx);
 }
@@ -651,6 +686,31 @@ dbuf_destroy_all(dnode_t *dn)
 	tarn_hash_fini(&dn->dn_dbufs);
 }
 
+static uint64_t dbuf_bp_key(const blkptr_t *bp);
+
+/*
+ * Block bp from the pool's L2ARC into buf (bp_lsize bytes): true when it
+ * was there and its stored bytes verified against bp's checksum.  Bytes
+ * that do not are the cache device's fault: counted, dropped, a miss.
+ */
+static bool
+dbuf_l2_read(dnode_t *dn, const blkptr_t *bp, void *buf)
+{
+	l2arc_t *l2 = dmu_pool_l2arc(dn->dn_os->os_dp);
+	if (l2 == NULL || BP_IS_HOLE(bp) || bp->bp_psize > L2ARC_BLOCK_MAX)
+		return (false);
+	uint64_t key = dbuf_bp_key(bp), ck = bp->bp_cksum_val.zc_word[0];
+	void *p = bp->bp_comp == ZIO_COMPRESS_OFF ? buf : tarn_alloc(bp->bp_psize);
+	bool hit = l2arc_read(l2, key, ck, p, bp->bp_psize);
+	if (hit && zio_stored_decode(bp, p, buf) != 0) {
+		l2arc_bad(l2, key, ck);
+		hit = false;
+	}
+	if (p != buf)
+		tarn_free(p);
+	return (hit);
+}
+
 /*
  * Read block bp of a dbuf of `size` bytes into a new buffer *bufp.  A
  * hole reads as zeros; a block of another logical size (written before a
@@ -666,7 +726,8 @@ dbuf_read_bp(dnode_t *dn, const blkptr_t *bp, uint32_t size, void **bufp)
 		*bufp = dbuf_buf_alloc(size, true);
 	} else if (bp->bp_lsize == size) {
 		*bufp = dbuf_buf_alloc(size, false);   /* zio_read fills or zeroes it */
-		err = zio_read(zc, bp, *bufp, 0);
+		if (!dbuf_l2_read(dn, bp, *bufp))
+			err = zio_read(zc, bp, *bufp, 0);
 	} else if (bp->bp_lsize <= SPA_MAXBLOCKSIZE && bp->bp_lsize > 0) {
 		*bufp = dbuf_buf_alloc(size, true);
 		void *tmp = tarn_alloc(bp->bp_lsize);
@@ -696,7 +757,7 @@ dbuf_bp_key(const blkptr_t *bp)
  * dn_mtx not held.
  */
 static void
-dbuf_read_done(dbuf_t *db, void *buf, int err, bool ahead, uint64_t key)
+dbuf_read_done(dbuf_t *db, void *buf, int err, bool ahead, const blkptr_t *bp)
 {
 	dnode_t *dn = db->db_dn;
 	if (err != 0 && err != ENOMEM)
@@ -713,7 +774,14 @@ dbuf_read_done(dbuf_t *db, void *buf, int err, bool ahead, uint64_t key)
 		db->db_data = buf;
 		db->db_state = DB_CACHED;
 		db->db_ahead = ahead;
-		db->db_arc.an_key = key;
+		db->db_arc.an_key = bp != NULL ? dbuf_bp_key(bp) : 0;
+		/* what the L2ARC needs to keep it in its stored form (dbuf_l2_feed) */
+		db->db_l2ok = bp != NULL && !BP_IS_HOLE(bp) && bp->bp_lsize == db->db_size;
+		if (db->db_l2ok) {
+			db->db_comp = bp->bp_comp;
+			db->db_psize = bp->bp_psize;
+			db->db_l2ck = bp->bp_cksum_val.zc_word[0];
+		}
 	}
 	pthread_cond_broadcast(&dn->dn_cv);
 	pthread_mutex_unlock(&dn->dn_mtx);
@@ -753,7 +821,7 @@ dbuf_read(dbuf_t *db)
 	int err = dnode_resolve_bp(dn, db->db_level, db->db_blkid, &bp);
 	if (err == 0)
 		err = dbuf_read_bp(dn, &bp, size, &buf);
-	dbuf_read_done(db, buf, err, false, err == 0 ? dbuf_bp_key(&bp) : 0);
+	dbuf_read_done(db, buf, err, false, err == 0 ? &bp : NULL);
 	return (err);
 }
 
@@ -821,18 +889,20 @@ dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need, bool
 		if (r->dp_err != 0 || BP_IS_HOLE(&r->dp_bp) || r->dp_bp.bp_lsize != size)
 			continue;
 		r->dp_buf = dbuf_buf_alloc(size, false);
+		if (dbuf_l2_read(dn, &r->dp_bp, r->dp_buf))
+			continue;       /* dp_err 0, not batched: done */
 		r->dp_batched = true;
 		zio_batch_read(b, &r->dp_bp, r->dp_buf, 0, &r->dp_err);
 	}
 	(void) zio_batch_wait(b);
 	for (int i = 0; i < n; i++) {
 		dbuf_pread_t *r = &rd[i];
-		if (!r->dp_batched && r->dp_err == 0)
+		if (!r->dp_batched && r->dp_err == 0 && r->dp_buf == NULL)
 			r->dp_err = dbuf_read_bp(dn, &r->dp_bp, r->dp_db->db_size, &r->dp_buf);
 		if (r->dp_err != 0 && err == 0 && r->dp_db->db_blkid <= need)
 			err = r->dp_err;
 		dbuf_read_done(r->dp_db, r->dp_buf, r->dp_err, true,
-		    r->dp_err == 0 ? dbuf_bp_key(&r->dp_bp) : 0);
+		    r->dp_err == 0 ? &r->dp_bp : NULL);
 		dbuf_rele(r->dp_db);
 	}
 	return (err);
@@ -923,6 +993,7 @@ dbuf_dirty_impl(dbuf_t *db, uint64_t txg, bool keep)
 	dr->dr_dnode_next = dt->dt_records;
 	dt->dt_records = dr;
 	dbuf_arc_forget(db);            /* dirty data is the write throttle's */
+	db->db_l2ok = false;            /* no longer the bytes of the bp it was read by */
 	dnode_setdirty(dn, txg);
 	dmu_pool_dirty_add(dn->dn_os->os_dp, txg, db->db_size);
 	return (dr);

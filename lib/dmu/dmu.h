@@ -17,6 +17,7 @@
 #include "format.h"
 #include "zio.h"
 #include "arc.h"
+#include "l2arc.h"
 
 #define DNODE_SHIFT            9
 #define DNODE_SIZE             (1 << DNODE_SHIFT)          /* 512 */
@@ -117,6 +118,14 @@ typedef struct dmu_pool_stats {
 void dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out);
 /* The ARC the pool's blocks are cached in. */
 arc_t *dmu_pool_arc(dmu_pool_t *dp);
+/*
+ * The pool's L2ARC (its cache devices), set once when it gets its first
+ * cache device and kept until the pool closes: the caller destroys it
+ * only after dmu_pool_destroy.  Blocks the ARC evicts are fed to it (as
+ * the datasets' secondarycache allows), and reads ask it before the pool.
+ */
+void dmu_pool_set_l2arc(dmu_pool_t *dp, l2arc_t *l2);
+l2arc_t *dmu_pool_l2arc(dmu_pool_t *dp);
 
 /* ---- object sets ---- */
 
@@ -135,7 +144,7 @@ typedef struct dmu_objset_props {
 	uint8_t osp_copies;     /* data copies 1..3; metadata gets +1 (max 3) */
 	bool    osp_is_mos;     /* pool metadata: every block 3 copies */
 	uint8_t osp_primarycache;   /* DMU_CACHE_*: what the ARC keeps of it */
-	uint8_t osp_secondarycache; /* DMU_CACHE_*: what the L2ARC may keep (later) */
+	uint8_t osp_secondarycache; /* DMU_CACHE_*: what the L2ARC is fed of it */
 } dmu_objset_props_t;
 
 /* primarycache / secondarycache values (zfs's names: all, metadata, none) */

@@ -119,6 +119,11 @@ struct dbuf {
 	                             * ahead, and read since only by a stream (dbuf.c) */
 	bool       db_ahead;        /* dn_mtx: read in a batch, not read by anyone since */
 	bool       db_fetched;      /* dn_mtx: read by a demand batch, its miss counted */
+	/* dn_mtx: the block as read from the pool, for the L2ARC (dbuf.c) */
+	bool       db_l2ok;         /* read whole from the pool, not changed since */
+	uint8_t    db_comp;         /* its bp's compression */
+	uint32_t   db_psize;        /* its bp's stored size */
+	uint64_t   db_l2ck;         /* its bp's first checksum word */
 };
 
 /* A range of level-0 block ids [start, end) freed in one txg. */
@@ -190,6 +195,7 @@ struct objset {
 	dmu_objset_type_t os_type;
 	dmu_objset_props_t os_props;
 	uint8_t   os_primarycache;          /* atomic: DMU_CACHE_* (what the ARC keeps) */
+	uint8_t   os_secondarycache;        /* atomic: DMU_CACHE_* (what the L2ARC is fed) */
 	pthread_mutex_t os_lock;
 	dnode_t  *os_meta_dnode;
 	blkptr_t  os_rootbp;                /* as last synced */
@@ -282,6 +288,8 @@ struct dmu_pool {
 	/* the clean blocks' cache: the daemon's (dpo_arc) or the pool's own */
 	arc_t    *dp_arc;
 	bool      dp_arc_own;
+	/* the pool's cache devices (set once, the first time it has one; atomic) */
+	l2arc_t  *dp_l2arc;
 };
 
 /* txg.c */

@@ -220,6 +220,18 @@ dmu_pool_arc(dmu_pool_t *dp)
 	return (dp->dp_arc);
 }
 
+void
+dmu_pool_set_l2arc(dmu_pool_t *dp, l2arc_t *l2)
+{
+	__atomic_store_n(&dp->dp_l2arc, l2, __ATOMIC_RELEASE);
+}
+
+l2arc_t *
+dmu_pool_l2arc(dmu_pool_t *dp)
+{
+	return (__atomic_load_n(&dp->dp_l2arc, __ATOMIC_ACQUIRE));
+}
+
 /* Did a tx or a space check meet ENOSPC in the last 30 s? (dp_lock held) */
 static bool
 txg_short_of_space(dmu_pool_t *dp, uint64_t now)

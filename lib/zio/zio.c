@@ -790,7 +790,8 @@ zio_stored_decode(const blkptr_t *bp, const void *pbuf, void *lbuf)
 	if (zio_read_verify((void *)bp, pbuf, bp->bp_psize) != 0)
 		return (SET_ERROR(ECKSUM));
 	if (bp->bp_comp == ZIO_COMPRESS_OFF) {
-		memcpy(lbuf, pbuf, bp->bp_lsize);
+		if (lbuf != pbuf)
+			memcpy(lbuf, pbuf, bp->bp_lsize);
 		return (0);
 	}
 	return (zio_decompress(bp->bp_comp, pbuf, bp->bp_psize, lbuf, bp->bp_lsize) != 0 ?

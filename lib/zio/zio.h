@@ -145,7 +145,8 @@ int zio_write_raw(zio_ctx_t *zc, const blkptr_t *bp, const void *buf);
  * level, or copied); EINVAL when that does not give bp_psize bytes (the
  * block was written at another level).  Nothing is checksummed here:
  * zio_stored_decode checks the stored bytes against bp's checksum (ECKSUM)
- * and gives the logical block, as a read from the pool would.
+ * and gives the logical block, as a read from the pool would (pbuf may
+ * be lbuf for an uncompressed block).
  */
 int zio_stored_form(const blkptr_t *bp, int level, const void *lbuf, void *pbuf);
 int zio_stored_decode(const blkptr_t *bp, const void *pbuf, void *lbuf);
