@@ -25,8 +25,10 @@
  *   space: {size, alloc, free}  spa_get_space()
  *   scan                        the scan's statistics (host_scan_json)
  *   ashift                      the first top-level vdev's (0: none)
- *   vdevs, spares               (tree) the vdev tree from its root, and
- *                               the hot spares, each a vdev as below
+ *   vdevs, spares, cache        (tree) the vdev tree from its root, the
+ *                               hot spares and the cache devices, each a
+ *                               vdev as below (a log or special top-level
+ *                               vdev has class: "log" / "special")
  *   errlog: [entry...]          (errlog, when there are errors and the log
  *                               could be read) the damaged files: {path}
  *                               through the mount of a mounted dataset
@@ -102,6 +104,9 @@ info_vdev(spa_t *spa, const vdev_t *vd)
 
 	info_str(o, "type", host_vdev_type(vd));
 	info_u64(o, "id", vdev_id(vd));
+	if (vdev_parent(vd) != NULL && vdev_type(vdev_parent(vd)) == VDEV_TYPE_ROOT &&
+	    vdev_top(vd) == vd && vdev_alloc_bias(vd) != VDEV_BIAS_NORMAL)
+		info_str(o, "class", vdev_bias_name(vdev_alloc_bias(vd)));
 	if (vdev_type(vd) == VDEV_TYPE_RAIDZ)
 		json_object_object_add(o, "nparity", json_object_new_int(vdev_nparity(vd)));
 	info_u64(o, "guid", vdev_guid(vd));
@@ -123,7 +128,8 @@ info_vdev(spa_t *spa, const vdev_t *vd)
 	if (vdev_children(vd) > 0) {
 		json_object *c = json_object_new_array_ext(vdev_children(vd));
 		for (int i = 0; i < vdev_children(vd); i++)
-			json_object_array_add(c, info_vdev(spa, vdev_child(vd, i)));
+			if (!vdev_is_hole(vdev_child(vd, i)))   /* a removed log vdev's place */
+				json_object_array_add(c, info_vdev(spa, vdev_child(vd, i)));
 		json_object_object_add(o, "children", c);
 	}
 	return (o);
@@ -289,6 +295,11 @@ info_spa(spa_t *spa, const info_opts_t *io, json_object *p)
 	json_object *space = json_object_new_object();
 
 	spa_get_space(spa, &ss);
+	spa_space_t special;
+	spa_class_space(spa, VDEV_BIAS_SPECIAL, &special);   /* zpool counts it, not logs */
+	ss.ss_size += special.ss_size;
+	ss.ss_alloc += special.ss_alloc;
+	ss.ss_free += special.ss_free;
 	info_str(p, "state", vdev_state_name(spa_state(spa)));
 	json_object_object_add(p, "suspended", json_object_new_int(spa_suspended(spa)));
 	info_u64(p, "guid", spa_guid(spa));
@@ -311,6 +322,10 @@ info_spa(spa_t *spa, const info_opts_t *io, json_object *p)
 	if (io->io_tree && root != NULL) {
 		json_object_object_add(p, "vdevs", info_vdev(spa, root));
 		json_object_object_add(p, "spares", info_spares(spa, root));
+		json_object *cache = json_object_new_array();
+		for (int i = 0; i < spa_l2cache_count(spa); i++)
+			json_object_array_add(cache, info_vdev(spa, spa_l2cache_leaf(spa, i)));
+		json_object_object_add(p, "cache", cache);
 	}
 	spa_vdev_rele(spa);
 	json_object *log;

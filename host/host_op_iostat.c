@@ -11,7 +11,9 @@
  *   id, nparity (raidz), path (a leaf's, when known), guid,
  *   size and alloc (the pool's and top-level vdevs' space only: zpool
  *   shows capacity for those two), ops [read, write] and bytes [read,
- *   write] per second, children [...]; the root's name is the pool's.
+ *   write] per second, children [...]; the root's name is the pool's;
+ *   a log or special top-level vdev has class ("log" / "special"), the
+ *   root has cache [...] (its cache devices, not in its sums).
  *
  * Rates: the first round averages over the time since the pool was
  * opened (imported, or since tarnd started), each later one covers the
@@ -75,6 +77,8 @@ iostat_count_vdevs(const vdev_t *vd)
 
 	for (int c = 0; c < vdev_children(vd); c++)
 		n += iostat_count_vdevs(vdev_child(vd, c));
+	if (vdev_type(vd) == VDEV_TYPE_ROOT && vdev_l2cache(vd) != NULL)
+		n += vdev_children(vdev_l2cache(vd));
 	return (n);
 }
 
@@ -86,6 +90,9 @@ iostat_take(const vdev_t *vd, iostat_snap_t *snap, int *i)
 	(*i)++;
 	for (int c = 0; c < vdev_children(vd); c++)
 		iostat_take(vdev_child(vd, c), snap, i);
+	const vdev_t *l2 = vdev_type(vd) == VDEV_TYPE_ROOT ? vdev_l2cache(vd) : NULL;
+	for (int c = 0; l2 != NULL && c < vdev_children(l2); c++)
+		iostat_take(vdev_child(l2, c), snap, i);
 }
 
 /* Remember every vdev's counters now (the base of the next round). */
@@ -163,8 +170,17 @@ iostat_vdev(const iostat_pool_t *ip, const vdev_t *vd, double scale)
 	json_object_object_add(o, "bytes", iostat_pair(rate[1][0], rate[1][1]));
 	json_object *kids = json_object_new_array_ext(vdev_children(vd));
 	for (int c = 0; c < vdev_children(vd); c++)
-		json_object_array_add(kids, iostat_vdev(ip, vdev_child(vd, c), scale));
+		if (!vdev_is_hole(vdev_child(vd, c)))    /* a removed log vdev's place */
+			json_object_array_add(kids, iostat_vdev(ip, vdev_child(vd, c), scale));
 	json_object_object_add(o, "children", kids);
+	/* cache devices: not summed into the pool's row, as zpool */
+	const vdev_t *l2 = vdev_type(vd) == VDEV_TYPE_ROOT ? vdev_l2cache(vd) : NULL;
+	if (l2 != NULL) {
+		json_object *cache = json_object_new_array_ext(vdev_children(l2));
+		for (int c = 0; c < vdev_children(l2); c++)
+			json_object_array_add(cache, iostat_vdev(ip, vdev_child(l2, c), scale));
+		json_object_object_add(o, "cache", cache);
+	}
 	return (o);
 }
 

@@ -59,14 +59,15 @@ label_may_clear(const char *path, const vdev_label_config_t *cfg, bool force)
 	switch (cfg->vlc_state) {
 	case POOL_STATE_EXPORTED: why = "exported"; break;
 	case POOL_STATE_SPARE: why = "a hot spare of"; break;
+	case POOL_STATE_L2CACHE: why = "a cache device of"; break;
 	case POOL_STATE_DESTROYED: break;
 	default: why = "potentially active"; break;
 	}
 	if (why == NULL || force)
 		return (0);
-	if (cfg->vlc_state == POOL_STATE_SPARE)
-		(void) snprintf(msg, sizeof (msg), "the device is a hot spare of pool '%s'; "
-		    "use -f to clear it anyway", cfg->vlc_name);
+	if (cfg->vlc_state == POOL_STATE_SPARE || cfg->vlc_state == POOL_STATE_L2CACHE)
+		(void) snprintf(msg, sizeof (msg), "the device is %s pool '%s'; "
+		    "use -f to clear it anyway", why, cfg->vlc_name);
 	else
 		(void) snprintf(msg, sizeof (msg), "the device is a member of %s pool '%s'; "
 		    "use -f to clear it anyway", why, cfg->vlc_name);

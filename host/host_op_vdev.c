@@ -13,6 +13,11 @@
  *   pool.online      pool, devices: [name...]                devices: [{...}]
  *   pool.offline     pool, devices: [name...], temporary     devices: [{...}]
  *   pool.clear       pool, device?                           -
+ *   pool.remove      pool, device                            -
+ *
+ * vdevs may hold the class words log, special and cache (spa_vdev_spec_parse);
+ * remove takes a cache device, an unused hot spare or a log vdev (by a leaf or
+ * "mirror-N"; spa_vdev_remove), and refuses the others.
  *
  * vdevs are the words of a vdev specification (host_arg_spec), paths
  * and new absolute: the caller's directory is not the host's.  device
@@ -43,7 +48,8 @@ host_op_tree_json(const vdev_t *vd)
 	if (vdev_children(vd) > 0) {
 		json_object *a = json_object_new_array_ext(vdev_children(vd));
 		for (int c = 0; c < vdev_children(vd); c++)
-			json_object_array_add(a, host_op_tree_json(vdev_child(vd, c)));
+			if (!vdev_is_hole(vdev_child(vd, c)))   /* a removed log vdev's place */
+				json_object_array_add(a, host_op_tree_json(vdev_child(vd, c)));
 		json_object_object_add(o, "children", a);
 	}
 	return (o);
@@ -318,7 +324,29 @@ op_pool_clear(json_object *args, json_object *res)
 	    host_report("clear errors for", device != NULL ? device : pool, error, err));
 }
 
+static int
+op_pool_remove(json_object *args, json_object *res)
+{
+	const char *pool, *device;
+	char err[1024] = "";
+	spa_t *spa;
+	int error;
+
+	(void) res;
+	if (host_arg_need(args, "pool", "remove", &pool) != 0 ||
+	    host_arg_need(args, "device", "remove", &device) != 0)
+		return (HOST_FAILED);
+	if ((error = host_pool_open(pool, 0, &spa, err, sizeof (err))) != 0)
+		return (host_report("remove", device, error, err));
+	err[0] = '\0';
+	if ((error = spa_vdev_remove(spa, device, err, sizeof (err))) == 0)
+		vdev_changed(spa);
+	host_pool_close(spa);
+	return (error == 0 ? 0 : host_report("remove", device, error, err));
+}
+
 const host_op_t host_ops_vdev[] = {
+	{ "pool.remove", op_pool_remove },
 	{ "pool.add", op_pool_add },
 	{ "pool.add_spares", op_pool_add_spares },
 	{ "pool.attach", op_pool_attach },

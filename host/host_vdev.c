@@ -26,10 +26,12 @@ bool
 host_vdev_space(spa_t *spa, const vdev_t *vd, uint64_t *size, uint64_t *alloc)
 {
 	if (vdev_type(vd) == VDEV_TYPE_ROOT) {
-		spa_space_t ss;
+		/* as zpool: the data and special classes, not the log devices */
+		spa_space_t ss, sp;
 		spa_get_space(spa, &ss);
-		*size = ss.ss_size;
-		*alloc = ss.ss_alloc;
+		spa_class_space(spa, VDEV_BIAS_SPECIAL, &sp);
+		*size = ss.ss_size + sp.ss_size;
+		*alloc = ss.ss_alloc + sp.ss_alloc;
 		return (true);
 	}
 	if (vdev_top(vd) != vd || vdev_ms_group(vd) == NULL)
@@ -51,4 +53,9 @@ host_vdev_ident(json_object *o, const vdev_t *vd, const char *type)
 	if (vdev_path(vd) != NULL && vdev_path(vd)[0] != '\0')
 		json_object_object_add(o, "path", json_object_new_string(vdev_path(vd)));
 	json_object_object_add(o, "guid", json_object_new_uint64(vdev_guid(vd)));
+	/* a top-level vdev of the log or special class (zpool's sections) */
+	if (vdev_parent(vd) != NULL && vdev_type(vdev_parent(vd)) == VDEV_TYPE_ROOT &&
+	    vdev_top(vd) == vd && vdev_alloc_bias(vd) != VDEV_BIAS_NORMAL)
+		json_object_object_add(o, "class",
+		    json_object_new_string(vdev_bias_name(vdev_alloc_bias(vd))));
 }

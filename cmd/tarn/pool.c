@@ -49,6 +49,8 @@ static const cli_verb_t cli_verbs[] = {
 	{ "add", cli_pool_add,
 	    "\tadd [-fn] <pool> <vdev> ...\n"
 	    "\tadd [-f] <pool> spare <device> ...\n" },
+	{ "remove", cli_pool_remove,
+	    "\tremove <pool> <device> ...\n" },
 	{ "labelclear", cli_pool_labelclear,
 	    "\tlabelclear [-f] <vdev>\n" },
 	{ "history", cli_pool_history,
@@ -84,7 +86,8 @@ cli_pool_usage(FILE *f)
 	for (size_t i = 0; i < ARRAY_SIZE(cli_verbs); i++)
 		fputs(cli_verbs[i].cv_usage, f);
 	fprintf(f, "\nVdevs: a file or device path (a word without '/' names "
-	    "/dev/WORD),\nor a group: mirror DEV DEV ..., raidz[1-3] DEV ...\n"
+	    "/dev/WORD),\nor a group: mirror DEV DEV ..., raidz[1-3] DEV ...; after the\n"
+	    "words log, special or cache: log or special vdevs, cache devices\n"
 	    "Properties for create -o: ashift=9..16, version=N, cachefile=none.\n");
 }
 

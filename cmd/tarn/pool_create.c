@@ -141,6 +141,26 @@ create_parse_args(int argc, char **argv, create_opts_t *co)
 void
 cli_print_spec(const spa_vdev_spec_t *s, const char *name, int depth)
 {
+	if (s->type == VDEV_TYPE_ROOT) {
+		/* data vdevs, then the special, log and cache sections as zpool */
+		static const char *const hdr[] = { "special", "logs", "cache" };
+		fprintf(cli_out, "\t%s\n", name);
+		for (int k = -1; k < 3; k++) {
+			bool header = false;
+			for (int c = 0; c < s->nchildren; c++) {
+				const spa_vdev_spec_t *t = s->children[c];
+				int kind = t->cache ? 2 : t->bias == VDEV_BIAS_LOG ? 1 :
+				    t->bias == VDEV_BIAS_SPECIAL ? 0 : -1;
+				if (kind != k)
+					continue;
+				if (k >= 0 && !header)
+					fprintf(cli_out, "\t%s\n", hdr[k]);
+				header = true;
+				cli_print_spec(t, name, 2);
+			}
+		}
+		return;
+	}
 	if (s->type == VDEV_TYPE_ROOT)
 		fprintf(cli_out, "\t%s\n", name);
 	else if (s->type == VDEV_TYPE_MIRROR)
@@ -162,10 +182,17 @@ json_object *
 cli_spec_words(const spa_vdev_spec_t *spec)
 {
 	json_object *words = json_object_new_array();
+	const char *cls = "";     /* the class word in force */
 
 	for (int t = 0; t < spec->nchildren; t++) {
 		const spa_vdev_spec_t *top = spec->children[t];
+		const char *want = top->cache ? "cache" : top->bias == VDEV_BIAS_LOG ? "log" :
+		    top->bias == VDEV_BIAS_SPECIAL ? "special" : "";
 		char kw[16];
+		if (strcmp(want, cls) != 0) {
+			json_object_array_add(words, json_object_new_string(want));
+			cls = want;
+		}
 		if (top->type == VDEV_TYPE_MIRROR || top->type == VDEV_TYPE_RAIDZ) {
 			if (top->type == VDEV_TYPE_MIRROR)
 				(void) snprintf(kw, sizeof (kw), "mirror");

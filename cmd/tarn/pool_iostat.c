@@ -84,6 +84,9 @@ iostat_namewidth(json_object *vd, int depth, bool verbose, int w)
 	w = MAX(w, depth + (int)strlen(name));
 	for (size_t c = 0; verbose && kids != NULL && c < json_object_array_length(kids); c++)
 		w = iostat_namewidth(json_object_array_get_idx(kids, c), depth + 2, true, w);
+	json_object *cache = json_object_object_get(vd, "cache");
+	for (size_t c = 0; verbose && cache != NULL && c < json_object_array_length(cache); c++)
+		w = iostat_namewidth(json_object_array_get_idx(cache, c), 2, true, w);
 	return (w);
 }
 
@@ -125,8 +128,53 @@ iostat_row(const iostat_opts_t *io, json_object *vd, int depth)
 	}
 	cli_putc('\n');
 	for (size_t c = 0; io->io_verbose && kids != NULL && c < json_object_array_length(kids);
-	    c++)
-		iostat_row(io, json_object_array_get_idx(kids, c), depth + 2);
+	    c++) {
+		json_object *k = json_object_array_get_idx(kids, c);
+		if (depth == 0 && json_object_object_get(k, "class") != NULL)
+			continue;       /* in its class's section (iostat_classes) */
+		iostat_row(io, k, depth + 2);
+	}
+}
+
+/* A section's header row, as zpool prints it: its name and dashes. */
+static void
+iostat_section(const iostat_opts_t *io, const char *name)
+{
+	if (io->io_scripted)
+		fprintf(cli_out, "%s", name);
+	else
+		fprintf(cli_out, "%-*s", io->io_namewidth, name);
+	for (int c = 0; c < 6; c++)
+		iostat_cell(io, 0, true);
+	cli_putc('\n');
+}
+
+/* -v: the special and log vdevs, then the cache devices, each under its header. */
+static void
+iostat_classes(const iostat_opts_t *io, json_object *root)
+{
+	static const char *const cls[][2] = { { "special", "special" }, { "log", "logs" } };
+	json_object *kids = iostat_children(root), *cache;
+	for (size_t k = 0; k < ARRAY_SIZE(cls); k++) {
+		bool header = false;
+		for (size_t c = 0; kids != NULL && c < json_object_array_length(kids); c++) {
+			json_object *v = json_object_array_get_idx(kids, c);
+			const char *class = json_object_get_string(json_object_object_get(v,
+			    "class"));
+			if (class == NULL || strcmp(class, cls[k][0]) != 0)
+				continue;
+			if (!header)
+				iostat_section(io, cls[k][1]);
+			header = true;
+			iostat_row(io, v, 2);
+		}
+	}
+	cache = json_object_object_get(root, "cache");
+	if (cache == NULL || json_object_array_length(cache) == 0)
+		return;
+	iostat_section(io, "cache");
+	for (size_t c = 0; c < json_object_array_length(cache); c++)
+		iostat_row(io, json_object_array_get_idx(cache, c), 2);
 }
 
 static void
@@ -210,6 +258,8 @@ iostat_part(void *arg, json_object *part)
 		iostat_header(io);
 	for (size_t i = 0; i < n && !skip; i++) {
 		iostat_row(io, json_object_array_get_idx(pools, i), 0);
+		if (io->io_verbose)
+			iostat_classes(io, json_object_array_get_idx(pools, i));
 		if (io->io_verbose && !io->io_scripted)
 			iostat_dashes(io);
 	}

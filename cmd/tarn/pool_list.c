@@ -270,14 +270,39 @@ list_vdev_row(cli_table_t *t, const list_opts_t *lo, json_object *vd, const char
 		list_vdev_row(t, lo, cli_jvdev_child(vd, c), "", depth + 2, spare);
 }
 
-/* The rows of list -v below a pool's: its vdev tree, then its spares. */
+/*
+ * The rows of list -v below a pool's, in zpool's order: its data vdevs,
+ * the special and log vdevs and the cache devices each under a header
+ * row ("special", "logs", "cache"), then its spares.
+ */
 static void
 list_vdev_rows(cli_table_t *t, const list_opts_t *lo, json_object *pool)
 {
+	static const char *const cls[][2] = { { "special", "special" }, { "log", "logs" } };
 	json_object *root = cli_j_get(pool, "vdevs"), *sp = cli_j_get(pool, "spares");
+	json_object *cache = cli_j_get(pool, "cache");
 
 	for (int c = 0; c < cli_jvdev_nchildren(root); c++)
-		list_vdev_row(t, lo, cli_jvdev_child(root, c), "", 2, false);
+		if (cli_j_str(cli_jvdev_child(root, c), "class") == NULL)
+			list_vdev_row(t, lo, cli_jvdev_child(root, c), "", 2, false);
+	for (size_t k = 0; k < ARRAY_SIZE(cls); k++) {
+		bool header = false;
+		for (int c = 0; c < cli_jvdev_nchildren(root); c++) {
+			json_object *v = cli_jvdev_child(root, c);
+			const char *class = cli_j_str(v, "class");
+			if (class == NULL || strcmp(class, cls[k][0]) != 0)
+				continue;
+			if (!header)
+				list_vdev_row(t, lo, NULL, cls[k][1], 0, false);
+			header = true;
+			list_vdev_row(t, lo, v, "", 2, false);
+		}
+	}
+	if (cli_j_len(cache) > 0) {
+		list_vdev_row(t, lo, NULL, "cache", 0, false);
+		for (int c = 0; c < cli_j_len(cache); c++)
+			list_vdev_row(t, lo, cli_j_idx(cache, c), "", 2, false);
+	}
 	if (cli_j_len(sp) > 0) {
 		list_vdev_row(t, lo, NULL, "spare", 0, false);
 		for (int c = 0; c < cli_j_len(sp); c++)
@@ -305,7 +330,8 @@ list_json_vdev(FILE *f, json_object *pool, const char *poolname, json_object *vd
 	cli_json_str(f, name);
 	fprintf(f, ", \"vdev_type\": \"%s\", \"guid\": \"%" PRIu64 "\", \"class\": \"%s\", "
 	    "\"state\": \"%s\", \"properties\": {", cli_j_str(vd, "type"),
-	    cli_j_u64(vd, "guid"), spare ? "spare" : "normal", cli_jvdev_state(vd));
+	    cli_j_u64(vd, "guid"), spare ? "spare" : cli_j_str(vd, "class") != NULL ?
+	    cli_j_str(vd, "class") : "normal", cli_jvdev_state(vd));
 	int shown = 0;
 	list_vspace_t vs;
 	list_vspace(vd, &vs);

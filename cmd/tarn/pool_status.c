@@ -78,9 +78,43 @@ status_vdev(json_object *vd, const char *poolname, int depth, int width, bool ex
 	    cli_jvdev_state_is(vd, VDEV_STATE_HEALTHY))
 		fprintf(cli_out, "  (resilvering)");
 	cli_putc('\n');
-	for (int i = 0; i < nchildren; i++)
-		status_vdev(cli_jvdev_child(vd, i), poolname, depth + 2, width, exact,
-		    resilvering);
+	for (int i = 0; i < nchildren; i++) {
+		json_object *c = cli_jvdev_child(vd, i);
+		/* log and special vdevs get sections of their own (status_classes) */
+		if (depth == 0 && cli_j_str(c, "class") != NULL)
+			continue;
+		status_vdev(c, poolname, depth + 2, width, exact, resilvering);
+	}
+}
+
+/*
+ * The "special" and "logs" sections (zpool's order: after the data
+ * vdevs, before cache and spares), then "cache": each a header line and
+ * its vdevs one level in.
+ */
+static void
+status_classes(json_object *root, json_object *cache, const char *poolname, int width,
+    bool exact, bool resilvering)
+{
+	static const char *const cls[][2] = { { "special", "special" }, { "log", "logs" } };
+	for (size_t k = 0; k < ARRAY_SIZE(cls); k++) {
+		bool header = false;
+		for (int i = 0; i < cli_jvdev_nchildren(root); i++) {
+			json_object *c = cli_jvdev_child(root, i);
+			const char *class = cli_j_str(c, "class");
+			if (class == NULL || strcmp(class, cls[k][0]) != 0)
+				continue;
+			if (!header)
+				fprintf(cli_out, "\t%s\t\n", cls[k][1]);
+			header = true;
+			status_vdev(c, poolname, 2, width, exact, resilvering);
+		}
+	}
+	if (cli_j_len(cache) == 0)
+		return;
+	fprintf(cli_out, "\tcache\n");
+	for (int i = 0; i < cli_j_len(cache); i++)
+		status_vdev(cli_j_idx(cache, i), poolname, 2, width, exact, resilvering);
 }
 
 /* The "spares" section: AVAIL, or INUSE while standing in for a device. */
@@ -106,12 +140,18 @@ status_spares(json_object *spares, int width)
 	}
 }
 
-/* Width of the NAME column: the tree and the spares. */
+/* Width of the NAME column: the tree, the spares and the cache devices. */
 static int
-status_namewidth(json_object *root, json_object *spares, const char *name)
+status_namewidth(json_object *root, json_object *spares, json_object *cache,
+    const char *name)
 {
 	int width = cli_jtree_namewidth(root, name, 0, 0);
 
+	for (int i = 0; i < cli_j_len(cache); i++) {
+		char n[VDEV_PATH_MAX + 32];
+		cli_jvdev_name(cli_j_idx(cache, i), true, n, sizeof (n));
+		width = MAX(width, 2 + (int)strlen(n));
+	}
 	for (int i = 0; i < cli_j_len(spares); i++) {
 		char n[VDEV_PATH_MAX + 32];
 		cli_jvdev_name(cli_j_idx(spares, i), true, n, sizeof (n));
@@ -361,6 +401,7 @@ static void
 status_pool(const status_pool_t *sp, const char *name, const status_opts_t *so)
 {
 	json_object *pool = sp->sp_pool, *spares = cli_j_get(pool, "spares");
+	json_object *cache = cli_j_get(pool, "cache");
 
 	fprintf(cli_out, "  pool: %s\n", name);
 	fprintf(cli_out, " state: %s\n", cli_j_int(pool, "suspended") != 0 ? "SUSPENDED" :
@@ -368,10 +409,11 @@ status_pool(const status_pool_t *sp, const char *name, const status_opts_t *so)
 	status_explain(sp);
 	cli_scan_paragraph(&sp->sp_scan);
 	fprintf(cli_out, "config:\n\n");
-	int width = status_namewidth(sp->sp_root, spares, name);
+	int width = status_namewidth(sp->sp_root, spares, cache, name);
 	fprintf(cli_out, "\t%-*s  %-8s %5s %5s %5s\n", width, "NAME", "STATE", "READ",
 	    "WRITE", "CKSUM");
 	status_vdev(sp->sp_root, name, 0, width, so->so_exact, status_resilvering(sp));
+	status_classes(sp->sp_root, cache, name, width, so->so_exact, status_resilvering(sp));
 	status_spares(spares, width);
 	status_errors(pool, so->so_verbose);
 }
@@ -414,15 +456,55 @@ status_json_vdev(json_object *vd, const char *poolname, int indent)
 	    "\"write_errors\": \"%" PRIu64 "\", \"checksum_errors\": \"%" PRIu64 "\"",
 	    cli_jvdev_state(vd), cli_j_u64(vd, "read_errors"),
 	    cli_j_u64(vd, "write_errors"), cli_j_u64(vd, "checksum_errors"));
+	if (cli_j_str(vd, "class") != NULL)
+		fprintf(cli_out, ", \"class\": \"%s\"", cli_j_str(vd, "class"));
 	if (nchildren > 0) {
+		bool root = cli_jvdev_type_is(vd, "root"), first = true;
 		fprintf(cli_out, ", \"vdevs\": {");
 		for (int i = 0; i < nchildren; i++) {
-			fprintf(cli_out, "%s\n%*s", i ? "," : "", indent + 2, "");
-			status_json_vdev(cli_jvdev_child(vd, i), poolname, indent + 2);
+			json_object *c = cli_jvdev_child(vd, i);
+			if (root && cli_j_str(c, "class") != NULL)
+				continue;       /* in "special" / "logs" (status_json_classes) */
+			fprintf(cli_out, "%s\n%*s", first ? "" : ",", indent + 2, "");
+			first = false;
+			status_json_vdev(c, poolname, indent + 2);
 		}
 		fprintf(cli_out, "}");
 	}
 	fprintf(cli_out, "}");
+}
+
+/*
+ * The class vdevs beside "vdevs", as OpenZFS's status -j has them:
+ * "special" and "logs" (top-level vdevs of those classes), "l2cache"
+ * (cache devices); each only when the pool has some.
+ */
+static void
+status_json_classes(json_object *root, json_object *cache, const char *poolname)
+{
+	static const char *const cls[][2] = { { "special", "special" }, { "log", "logs" } };
+	for (size_t k = 0; k < ARRAY_SIZE(cls); k++) {
+		bool first = true;
+		for (int i = 0; i < cli_jvdev_nchildren(root); i++) {
+			json_object *c = cli_jvdev_child(root, i);
+			const char *class = cli_j_str(c, "class");
+			if (class == NULL || strcmp(class, cls[k][0]) != 0)
+				continue;
+			fprintf(cli_out, "%s\n        ", first ? "" : ",");
+			if (first)
+				fprintf(cli_out, "\"%s\": {\n        ", cls[k][1]);
+			first = false;
+			status_json_vdev(c, poolname, 8);
+		}
+		if (!first)
+			fprintf(cli_out, "},\n      ");
+	}
+	for (int i = 0; i < cli_j_len(cache); i++) {
+		fprintf(cli_out, "%s\n        ", i == 0 ? "\"l2cache\": {" : ",");
+		status_json_vdev(cli_j_idx(cache, i), poolname, 8);
+	}
+	if (cli_j_len(cache) > 0)
+		fprintf(cli_out, "},\n      ");
 }
 
 /* "scan_stats": {...}, in the shape of OpenZFS's zpool status -j. */
@@ -466,6 +548,7 @@ status_json_pool(const status_pool_t *sp, const char *name, const char *err, boo
 	    cli_j_u64(pool, "txg"), cli_j_u64(pool, "version"));
 	status_json_vdev(sp->sp_root, name, 6);
 	fprintf(cli_out, "},\n      ");
+	status_json_classes(sp->sp_root, cli_j_get(pool, "cache"), name);
 	status_json_scan(&sp->sp_scan);
 	fprintf(cli_out, "\"error_count\": \"%" PRIu64 "\"}", cli_j_u64(pool, "errors"));
 }

@@ -39,6 +39,8 @@ const cli_feature_t cli_features[] = {
 	    "compression=zle: runs of zeros stored as one byte.", NULL },
 	{ SPA_FEATURE_SNAPSHOTS, "snapshots",
 	    "Snapshots, clones, holds and bookmarks.", NULL },
+	{ SPA_FEATURE_ALLOCATION_CLASSES, "allocation_classes",
+	    "Log, special and cache devices.", NULL },
 	{ SPA_FEATURE_LOGICAL_SPACE, "logical_space",
 	    "Logical and compressed bytes per dataset (compressratio); new pools only.",
 	    "the logical sizes of the data already written were never counted" },

@@ -10,6 +10,10 @@
  *	clear POOL [DEVICE]               reset error counts
  *	add [-fn] POOL VDEV...            top-level vdevs (-n: show the result)
  *	add [-f] POOL spare DEVICE...     hot spares
+ *	remove POOL DEVICE...             cache devices, unused spares, log vdevs
+ *
+ * VDEV words may hold zpool's class keywords: "log [mirror] D...",
+ * "special mirror D D", "cache D...".
  *
  * DEVICE names a leaf by path, by GUID or by the last part of its path;
  * NEW is a path (a word without '/' names /dev/WORD); for replace it may be a
@@ -295,31 +299,68 @@ cli_tree_vdev_name(json_object *vd, char *buf, size_t len)
 		    json_object_get_uint64(json_object_object_get(vd, "guid")));
 }
 
-/* add -n: the pool's tree as it would be, new vdevs last (without numbers). */
+/* add -n: one top-level vdev of the pool's tree (host_op_tree_json) and its children. */
+static void
+add_print_top(json_object *top)
+{
+	char name[VDEV_PATH_MAX + 32];
+	json_object *kids;
+
+	cli_tree_vdev_name(top, name, sizeof (name));
+	fprintf(cli_out, "\t  %s\n", name);
+	if (!json_object_object_get_ex(top, "children", &kids))
+		return;
+	for (size_t c = 0; c < json_object_array_length(kids); c++) {
+		cli_tree_vdev_name(json_object_array_get_idx(kids, c), name, sizeof (name));
+		fprintf(cli_out, "\t    %s\n", name);
+	}
+}
+
+/* Is a top-level vdev of the host's tree, or of a spec, in class cls ("" normal)? */
+static bool
+add_in_class(json_object *top, const spa_vdev_spec_t *ts, const char *cls)
+{
+	const char *c = top != NULL ? json_object_get_string(json_object_object_get(top,
+	    "class")) : ts->cache ? "cache" : ts->bias == VDEV_BIAS_LOG ? "log" :
+	    ts->bias == VDEV_BIAS_SPECIAL ? "special" : NULL;
+	return (strcmp(c != NULL ? c : "", cls) == 0);
+}
+
+/*
+ * add -n: the pool's tree as it would be, new vdevs last in each section
+ * (without numbers), the special, log and cache vdevs under their headers
+ * as status shows them.
+ */
 static void
 add_print(json_object *root, const char *pool, const spa_vdev_spec_t *spec)
 {
-	char name[VDEV_PATH_MAX + 32];
-	json_object *tops, *kids;
+	static const char *const cls[][2] = { { "", NULL }, { "special", "special" },
+		{ "log", "logs" }, { "cache", "cache" } };
+	json_object *tops = NULL;
 
 	fprintf(cli_out, "would update '%s' to the following configuration:\n\n\t%s\n",
 	    pool, pool);
-	if (json_object_object_get_ex(root, "children", &tops)) {
-		for (size_t t = 0; t < json_object_array_length(tops); t++) {
+	(void) json_object_object_get_ex(root, "children", &tops);
+	for (size_t k = 0; k < ARRAY_SIZE(cls); k++) {
+		bool header = false;
+		for (size_t t = 0; tops != NULL && t < json_object_array_length(tops); t++) {
 			json_object *top = json_object_array_get_idx(tops, t);
-			cli_tree_vdev_name(top, name, sizeof (name));
-			fprintf(cli_out, "\t  %s\n", name);
-			if (!json_object_object_get_ex(top, "children", &kids))
+			if (!add_in_class(top, NULL, cls[k][0]))
 				continue;
-			for (size_t c = 0; c < json_object_array_length(kids); c++) {
-				cli_tree_vdev_name(json_object_array_get_idx(kids, c), name,
-				    sizeof (name));
-				fprintf(cli_out, "\t    %s\n", name);
-			}
+			if (cls[k][1] != NULL && !header)
+				fprintf(cli_out, "\t%s\n", cls[k][1]);
+			header = true;
+			add_print_top(top);
+		}
+		for (int t = 0; t < spec->nchildren; t++) {
+			if (!add_in_class(NULL, spec->children[t], cls[k][0]))
+				continue;
+			if (cls[k][1] != NULL && !header)
+				fprintf(cli_out, "\t%s\n", cls[k][1]);
+			header = true;
+			cli_print_spec(spec->children[t], pool, 2);
 		}
 	}
-	for (int t = 0; t < spec->nchildren; t++)
-		cli_print_spec(spec->children[t], pool, 2);
 }
 
 /* add [-n] POOL VDEV...: new top-level vdevs (mirror, raidz, single devices). */
@@ -383,9 +424,9 @@ cli_pool_add(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "spare") == 0 || strcmp(argv[i], "mirror") == 0 ||
 		    strncmp(argv[i], "raidz", 5) == 0 || strcmp(argv[i], "log") == 0 ||
-		    strcmp(argv[i], "cache") == 0)
+		    strcmp(argv[i], "cache") == 0 || strcmp(argv[i], "special") == 0)
 			ret = cli_cannot("add to", argv[0], ENOTSUP, "only devices may "
-			    "follow 'spare'; other vdev groups cannot be added yet");
+			    "follow 'spare'; add other vdevs in a command of their own");
 		else
 			ret = cli_vdev_newpath("add to", argv[0], argv[i], path, sizeof (path));
 		if (ret != CLI_EXIT_OK) {
@@ -400,5 +441,29 @@ cli_pool_add(int argc, char **argv)
 	json_object_object_add(args, "force", json_object_new_boolean(force));
 	ret = cli_call("pool.add_spares", args, &res);
 	json_object_put(res);
+	return (ret);
+}
+
+/* remove POOL DEVICE...: each in turn; the first failure ends it. */
+int
+cli_pool_remove(int argc, char **argv)
+{
+	int c, ret = CLI_EXIT_OK;
+
+	cli_history_begin(argc, argv);
+	while ((c = getopt(argc, argv, ":")) != -1)
+		return (cli_bad_option("remove", c, optopt));
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		return (cli_usage_error("remove", "missing pool name argument"));
+	if (argc < 2)
+		return (cli_usage_error("remove", "missing device"));
+	for (int i = 1; i < argc && ret == CLI_EXIT_OK; i++) {
+		json_object *args = json_object_new_object();
+		json_object_object_add(args, "pool", json_object_new_string(argv[0]));
+		json_object_object_add(args, "device", json_object_new_string(argv[i]));
+		ret = pv_call("pool.remove", args);
+	}
 	return (ret);
 }

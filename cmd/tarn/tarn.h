@@ -175,6 +175,7 @@ void cli_print_spec(const spa_vdev_spec_t *s, const char *name, int depth);
 json_object *cli_spec_words(const spa_vdev_spec_t *spec);
 int cli_pool_sync(int argc, char **argv);
 int cli_pool_add(int argc, char **argv);
+int cli_pool_remove(int argc, char **argv);
 int cli_pool_iostat(int argc, char **argv);     /* pool_iostat.c */
 int cli_pool_history(int argc, char **argv);    /* pool_history.c */
 int cli_pool_upgrade(int argc, char **argv);    /* pool_upgrade.c */
@@ -227,6 +228,9 @@ void cli_nicebytes(uint64_t n, char *buf, size_t len);
 void cli_status_scan_json(json_object *scan);
 void cli_scan_paragraph(const spa_scan_stat_t *ss);
 void cli_scan_stat_json(json_object *scan, spa_scan_stat_t *ss);
+
+/* inject.c: `tarn inject` (zinject syntax; argv[0] is "inject"). */
+int cli_inject(int argc, char **argv);
 
 /* ---- `tarn fs` (zfs syntax; the `zfs` symlink): fs.c, fs_list.c ---- */
 

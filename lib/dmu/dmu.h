@@ -145,6 +145,8 @@ typedef struct dmu_objset_props {
 	bool    osp_is_mos;     /* pool metadata: every block 3 copies */
 	uint8_t osp_primarycache;   /* DMU_CACHE_*: what the ARC keeps of it */
 	uint8_t osp_secondarycache; /* DMU_CACHE_*: what the L2ARC is fed of it */
+	uint32_t osp_special_small; /* level-0 data blocks up to this size go to the
+	                               special class (special_small_blocks; 0: none) */
 } dmu_objset_props_t;
 
 /* primarycache / secondarycache values (zfs's names: all, metadata, none) */

@@ -46,6 +46,9 @@ dmu_objset_block_prop(objset_t *os, const dnode_phys_t *dnp, uint8_t level,
 	}
 	zp.zp_type = (uint8_t)type;
 	zp.zp_blevel = level;
+	/* the special class: metadata, and small file blocks (zio_prop_wants_special) */
+	zp.zp_special = meta || p->osp_is_mos;    /* all of the MOS is metadata */
+	zp.zp_small_blocks = p->osp_special_small;
 	return (zp);
 }
 
@@ -487,6 +490,7 @@ dmu_objset_copy_root(dmu_pool_t *dp, const blkptr_t *src, uint64_t txg, blkptr_t
 		zp.zp_compress = ZIO_COMPRESS_OFF;
 		zp.zp_copies = src->bp_ndvas ? src->bp_ndvas : 1;
 		zp.zp_type = DMU_OT_OBJSET;
+		zp.zp_special = true;
 		BP_ZERO(out);
 		err = zio_write(dp->dp_zio, txg, &zp, phys, OBJSET_PHYS_SIZE, out, true);
 		if (err == 0)

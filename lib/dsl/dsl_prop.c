@@ -168,6 +168,8 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 		DMU_CACHE_ALL, idx_cache },
 	[DSL_PROP_SECONDARYCACHE] = { "secondarycache", "SECONDARYCACHE", DPT_INDEX, true,
 		DMU_CACHE_ALL, idx_cache },
+	[DSL_PROP_SPECIAL_SMALL_BLOCKS] = { "special_small_blocks", "SPECSMALL", DPT_SIZE, true,
+		0, NULL },
 };
 
 int
@@ -427,7 +429,7 @@ dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len
 	case DPT_SIZE:
 		break;
 	}
-	bool none_ok = prop != DSL_PROP_RECORDSIZE;
+	bool none_ok = prop != DSL_PROP_RECORDSIZE && prop != DSL_PROP_SPECIAL_SMALL_BLOCKS;
 	int e = dsl_parse_size(value, none_ok, num, err, errlen);
 	if (e == 0 && *num == 0 && strcmp(value, "none") != 0 &&
 	    (prop == DSL_PROP_QUOTA || prop == DSL_PROP_REFQUOTA)) {
@@ -437,6 +439,12 @@ dsl_prop_parse(int prop, const char *value, uint64_t *num, char *str, size_t len
 	if (prop == DSL_PROP_RECORDSIZE &&
 	    (e != 0 || *num < 512 || *num > MiB || (*num & (*num - 1)) != 0)) {
 		(void) snprintf(err, errlen, "'recordsize' must be power of 2 from 512B to 1M");
+		return (SET_ERROR(EINVAL));
+	}
+	if (prop == DSL_PROP_SPECIAL_SMALL_BLOCKS && (e != 0 || (*num != 0 &&
+	    (*num < 512 || *num > MiB || (*num & (*num - 1)) != 0)))) {
+		(void) snprintf(err, errlen, "invalid 'special_small_blocks=%s' property: must be "
+		    "zero or a power of 2 from 512B to 1M", value);
 		return (SET_ERROR(EINVAL));
 	}
 	return (e);
@@ -978,7 +986,8 @@ dsl_prop_get_locked(dsl_pool_t *dp, const char *name, int prop, bool parsable,
 			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%" PRIu64,
 			    val->dpv_num);
 		else if (val->dpv_num == 0 && d->dpd_type == DPT_SIZE)
-			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "none");
+			(void) snprintf(val->dpv_str, sizeof (val->dpv_str), "%s",
+			    prop == DSL_PROP_SPECIAL_SMALL_BLOCKS ? "0" : "none");
 		else
 			dsl_nicebytes(val->dpv_num, val->dpv_str, sizeof (val->dpv_str));
 		break;
@@ -1042,6 +1051,8 @@ dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os)
 	uint64_t sc = dsl_prop_num(dp, name, DSL_PROP_SECONDARYCACHE);
 	p.osp_primarycache = (uint8_t)(pc <= DMU_CACHE_NONE ? pc : DMU_CACHE_ALL);
 	p.osp_secondarycache = (uint8_t)(sc <= DMU_CACHE_NONE ? sc : DMU_CACHE_ALL);
+	uint64_t small = dsl_prop_num(dp, name, DSL_PROP_SPECIAL_SMALL_BLOCKS);
+	p.osp_special_small = (uint32_t)(small <= MiB ? small : 0);
 	dmu_objset_set_props(os, &p);
 }
 
@@ -1270,7 +1281,7 @@ dsl_prop_is_write(int prop)
 {
 	return (prop == DSL_PROP_COMPRESSION || prop == DSL_PROP_CHECKSUM ||
 	    prop == DSL_PROP_COPIES || prop == DSL_PROP_PRIMARYCACHE ||
-	    prop == DSL_PROP_SECONDARYCACHE);
+	    prop == DSL_PROP_SECONDARYCACHE || prop == DSL_PROP_SPECIAL_SMALL_BLOCKS);
 }
 
 static int

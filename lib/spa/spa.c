@@ -44,8 +44,7 @@ spa_alloc(const char *name)
 void
 spa_free(spa_t *spa)
 {
-	if (spa->spa_mc != NULL)
-		metaslab_class_destroy(spa->spa_mc);
+	spa_classes_destroy(spa);
 	if (spa->spa_root != NULL)
 		vdev_free(spa->spa_root);
 	tarn_array_fini(&spa->spa_os);
@@ -179,8 +178,18 @@ spa_tree_from_spec(const spa_vdev_spec_t *spec, uint64_t ashift)
 	if (spec->path != NULL)
 		vdev_set_path(vd, spec->path);
 	vdev_set_ashift(vd, ashift);
-	for (int i = 0; i < spec->nchildren; i++)
-		vdev_add_child(vd, spa_tree_from_spec(spec->children[i], ashift));
+	vdev_set_alloc_bias(vd, spec->bias);
+	for (int i = 0; i < spec->nchildren; i++) {
+		const spa_vdev_spec_t *c = spec->children[i];
+		if (!c->cache) {
+			vdev_add_child(vd, spa_tree_from_spec(c, ashift));
+			continue;
+		}
+		/* a cache device: the root's cache list, at its own sector size */
+		if (vdev_l2cache(vd) == NULL)
+			vdev_set_l2cache(vd, vdev_alloc(VDEV_TYPE_ROOT, 0));
+		vdev_add_child(vdev_l2cache(vd), spa_tree_from_spec(c, 0));
+	}
 	return (vd);
 }
 
@@ -236,7 +245,8 @@ spa_check_leaf(const spa_vdev_spec_t *leaf, bool force, spa_leaf_check_t *seen, 
 	memset(&cfg, 0, sizeof (cfg));
 	if (vdev_label_read_path(leaf->path, &cfg) == 0) {
 		bool live = cfg.vlc_state == POOL_STATE_ACTIVE ||
-		    cfg.vlc_state == POOL_STATE_EXPORTED || cfg.vlc_state == POOL_STATE_SPARE;
+		    cfg.vlc_state == POOL_STATE_EXPORTED || cfg.vlc_state == POOL_STATE_SPARE ||
+		    cfg.vlc_state == POOL_STATE_L2CACHE;
 		if (live && spa_cache_has_guid(cfg.vlc_pool_guid)) {
 			/* -f never takes a device from a pool imported on this host */
 			snprintf(err, errlen, "'%s' is part of imported pool '%s'; export or "
@@ -247,7 +257,9 @@ spa_check_leaf(const spa_vdev_spec_t *leaf, bool force, spa_leaf_check_t *seen, 
 		if (live && !force) {
 			snprintf(err, errlen, "'%s' is %s pool '%s'; use -f to override",
 			    leaf->path, cfg.vlc_state == POOL_STATE_ACTIVE ? "part of active" :
-			    cfg.vlc_state == POOL_STATE_SPARE ? "a hot spare of" : "part of exported",
+			    cfg.vlc_state == POOL_STATE_SPARE ? "a hot spare of" :
+			    cfg.vlc_state == POOL_STATE_L2CACHE ? "a cache device of" :
+			    "part of exported",
 			    cfg.vlc_name);
 			vdev_config_free(&cfg);
 			return (SET_ERROR(EBUSY));
@@ -333,6 +345,8 @@ spa_register_dp(spa_t *spa, uint64_t last_txg, const dmu_pool_opts_t *dpo)
 {
 	spa->spa_zio = zio_ctx_create(spa->spa_root, spa->spa_mc, 0);
 	zio_ctx_set_readonly(spa->spa_zio, spa->spa_readonly);
+	zio_ctx_set_class(spa->spa_zio, VDEV_BIAS_LOG, spa->spa_mc_log);
+	zio_ctx_set_class(spa->spa_zio, VDEV_BIAS_SPECIAL, spa->spa_mc_special);
 	zio_ctx_set_deflate(spa->spa_zio,
 	    (spa->spa_features & SPA_FEATURE_SPACE_DEFLATE) != 0);
 	spa->spa_dp = dmu_pool_create(spa->spa_zio, last_txg, dpo, spa_sync,
@@ -375,6 +389,9 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 		}
 	}
 	e = spa_check_spec(spec, opts->sco_force, err, errlen);
+	if (e == 0)
+		e = spa_class_check_create(spec, opts->sco_force,
+		    opts->sco_version ? opts->sco_version : SPA_VERSION, err, errlen);
 	if (e != 0)
 		return (e);
 
@@ -393,6 +410,7 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 		spa_free(spa);
 		return (e ? e : SET_ERROR(EIO));
 	}
+	spa_l2cache_open_all(spa, false);    /* cache devices: new, unlabeled */
 	e = spa_setup_metaslabs(spa, true);
 	if (e == 0) {
 		spa_register_dp(spa, 0, &opts->sco_dmu);
@@ -409,6 +427,8 @@ spa_create(const char *name, const spa_vdev_spec_t *spec, const spa_create_opts_
 			    SPA_DIR_BLKSZ, DMU_OT_NONE, 0, tx);
 		for (int t = 0; e == 0 && t < vdev_children(spa->spa_root); t++) {
 			vdev_t *top = vdev_child(spa->spa_root, t);
+			if (vdev_is_hole(top))
+				continue;
 			uint64_t obj = vdev_ms_array(top);
 			e = dmu_object_alloc(spa->spa_mos, DMU_OT_OBJECT_ARRAY, SPA_MS_ARRAY_BLKSZ,
 			    DMU_OT_NONE, 0, tx, &obj);
@@ -478,6 +498,7 @@ int
 spa_export(spa_t *spa)
 {
 	int e = 0;
+	(void) spa_inject_clear(spa, 0);   /* run-time only (spa_inject.c) */
 	if (spa->spa_readonly) {
 		/* nothing was written: closing it is exporting it */
 		spa_close(spa);
@@ -503,6 +524,7 @@ spa_destroy(spa_t *spa)
 {
 	if (spa->spa_readonly)
 		return (SET_ERROR(EROFS));
+	(void) spa_inject_clear(spa, 0);   /* run-time only (spa_inject.c) */
 	spa_vdev_stop(spa, true);    /* no label writes of its own after this */
 	dmu_pool_stop(spa->spa_dp, true);
 	int e = spa_write_labels(spa, POOL_STATE_DESTROYED, false);
@@ -553,8 +575,7 @@ spa_try_uberblock(spa_t *spa, const uberblock_t *ub, uint64_t newest_txg,
 		spa->spa_dp = NULL;
 		zio_ctx_destroy(spa->spa_zio);
 		spa->spa_zio = NULL;
-		metaslab_class_destroy(spa->spa_mc);
-		spa->spa_mc = NULL;
+		spa_classes_destroy(spa);
 		return (e);
 	}
 	spa->spa_ub = *ub;

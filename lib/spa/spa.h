@@ -25,6 +25,8 @@ typedef struct spa spa_t;
 typedef struct spa_vdev_spec {
 	vdev_type_t type;          /* ROOT, MIRROR, RAIDZ, FILE, DISK */
 	int         nparity;       /* RAIDZ: 1..3 */
+	vdev_alloc_bias_t bias;    /* top-level: normal, log or special */
+	bool        cache;         /* root's child: a cache device (a leaf) */
 	char       *path;          /* leaves: absolute path */
 	int         nchildren;
 	struct spa_vdev_spec **children;
@@ -32,7 +34,10 @@ typedef struct spa_vdev_spec {
 
 /*
  * Parse "mirror a b raidz2 c d e f g" into a ROOT spec.  Words without a
- * '/' name /dev/WORD.  On error a one-line message goes to err.
+ * '/' name /dev/WORD.  The class keywords "log", "special" and "cache"
+ * make the vdevs after them (up to the next class keyword) log or
+ * special top-level vdevs (bias) or cache devices (cache: single devices
+ * only; log: no raidz).  On error a one-line message goes to err.
  */
 int spa_vdev_spec_parse(int argc, char *const argv[], spa_vdev_spec_t **specp,
     char *err, size_t errlen);
@@ -173,6 +178,42 @@ typedef struct spa_space {
 	uint64_t ss_slop;          /* reserve kept for frees and metadata */
 } spa_space_t;
 void spa_get_space(spa_t *spa, spa_space_t *out);
+
+/* ---- allocation classes and cache devices (spa_class.c) ---- */
+
+/*
+ * The space of one allocation class: NORMAL is the pool's data space
+ * (what spa_get_space answers); LOG and SPECIAL that of those vdevs
+ * (ss_slop 0).  zpool list shows normal + special as the pool's size.
+ */
+void spa_class_space(spa_t *spa, vdev_alloc_bias_t bias, spa_space_t *out);
+/*
+ * zpool remove POOL DEVICE: a cache device or an unused hot spare (at
+ * once), or a log vdev (by its leaf or "mirror-N"), after a sync has
+ * freed its intent-log blocks; special and data vdevs are refused
+ * (ENOTSUP), an unknown name is ENOENT.  One-line message in err.
+ */
+int spa_vdev_remove(spa_t *spa, const char *name, char *err, size_t errlen);
+
+/*
+ * Cache devices, for the L2ARC.  spa_l2cache_count / spa_l2cache_leaf
+ * list them (leaves: vdev_fd, vdev_path, vdev_psize, vdev_stat; I/O by
+ * vdev_read / vdev_write on the leaf itself, offsets in its allocatable
+ * space, which the labels do not overlap); the pointers stay valid
+ * while spa_vdev_hold is held, or between the hooks' added and
+ * removing calls for a leaf.  The hooks (set once, e.g. when the L2ARC
+ * attaches to the pool; spa_vdev_lock held in the calls, which must not
+ * block on I/O of the pool) hear of each cache device that is opened
+ * (pool start, add) and of each about to be closed (remove; pool close
+ * does not call them: the L2ARC detaches first).
+ */
+typedef struct spa_l2cache_hooks {
+	void (*slh_added)(void *arg, vdev_t *leaf);
+	void (*slh_removing)(void *arg, vdev_t *leaf);
+} spa_l2cache_hooks_t;
+void spa_l2cache_set_hooks(spa_t *spa, const spa_l2cache_hooks_t *hooks, void *arg);
+int spa_l2cache_count(spa_t *spa);
+vdev_t *spa_l2cache_leaf(spa_t *spa, int i);
 
 /*
  * The pool directory (a ZAP in the MOS) names the pool's top objects;
@@ -338,6 +379,22 @@ typedef struct spa_errlog_ent {
 /* Blocks that could not be read intact and have not been found good since. */
 int spa_errlog_list(spa_t *spa, spa_errlog_ent_t **ents, int *n);
 uint64_t spa_errlog_count(spa_t *spa);
+
+/* ---- run-time fault and latency injection (spa_inject.c) ---- */
+
+/*
+ * tarn inject: add an injection (vdev.h, vdev_inject_spec_t) to the leaf
+ * `dev` names (path, GUID, last part of the path; not a hot spare that is
+ * not in use); *idp gets its number.  ENODEV (no such device), ENOTSUP,
+ * EINVAL (a bad spec), with err saying so.  Run-time only: export and
+ * destroy clear a pool's injections.
+ */
+int spa_inject_add(spa_t *spa, const char *dev, const vdev_inject_spec_t *spec,
+    uint64_t *idp, char *err, size_t errlen);
+/* Remove injection id (0: all) of the pool; how many were removed. */
+int spa_inject_clear(spa_t *spa, uint64_t id);
+/* Each injection of the pool, to fn (called with the pool's device lock held). */
+void spa_inject_list(spa_t *spa, vdev_inject_fn_t fn, void *arg);
 
 /* ---- device changes (spa_vdev.c) ---- */
 

@@ -63,14 +63,24 @@ typedef enum spec_word {
 	SPEC_RAIDZ,
 	SPEC_UNSUPPORTED,  /* a ZFS keyword Tarn does not do yet */
 	SPEC_BAD_RAIDZ,    /* raidz0, raidz4, raidz01 ... */
+	SPEC_LOG,          /* the allocation class keywords */
+	SPEC_SPECIAL,
+	SPEC_CACHE,
 } spec_word_t;
 
 static spec_word_t
 spec_classify(const char *w, int *nparity)
 {
 	static const char *const unsupported[] = {
-		"spare", "log", "cache", "special", "dedup", "replacing",
+		"spare", "dedup", "replacing",
 	};
+
+	if (strcmp(w, "log") == 0)
+		return (SPEC_LOG);
+	if (strcmp(w, "special") == 0)
+		return (SPEC_SPECIAL);
+	if (strcmp(w, "cache") == 0)
+		return (SPEC_CACHE);
 
 	if (strcmp(w, "mirror") == 0)
 		return (SPEC_MIRROR);
@@ -255,6 +265,53 @@ spec_parse_group(spa_vdev_spec_t *root, tarn_array_t *tops, int argc, char *cons
 	return (c);
 }
 
+/*
+ * A class keyword at argv[i]: the vdevs up to the next one are of that
+ * class (*cls: SPEC_LOG, SPEC_SPECIAL, SPEC_CACHE).  Checks that
+ * something follows it and that the class takes that kind of vdev.
+ */
+static int
+spec_class_word(int argc, char *const argv[], int i, spec_word_t kind, spec_word_t *cls,
+    char *err, size_t errlen)
+{
+	int np;
+	spec_word_t next = i + 1 < argc && argv[i + 1] != NULL ?
+	    spec_classify(argv[i + 1], &np) : SPEC_LOG;
+	if (i + 1 >= argc || argv[i + 1] == NULL || next == SPEC_LOG ||
+	    next == SPEC_SPECIAL || next == SPEC_CACHE) {
+		spa_errf(err, errlen, "missing devices after '%s'", argv[i]);
+		return (SET_ERROR(EINVAL));
+	}
+	*cls = kind;
+	return (0);
+}
+
+/* May a vdev of this kind (mirror, raidz, device) go into class cls? */
+static int
+spec_class_allows(spec_word_t cls, spec_word_t kind, const char *w, char *err, size_t errlen)
+{
+	if (cls == SPEC_CACHE && kind != SPEC_DEVICE) {
+		spa_errf(err, errlen, "cache devices must be single devices, not '%s'", w);
+		return (SET_ERROR(EINVAL));
+	}
+	if (cls == SPEC_LOG && kind == SPEC_RAIDZ) {
+		spa_errf(err, errlen, "log devices must be single devices or mirrors, "
+		    "not '%s'", w);
+		return (SET_ERROR(EINVAL));
+	}
+	return (0);
+}
+
+/* Mark the top-level vdev just parsed with its class. */
+static void
+spec_set_class(spa_vdev_spec_t *root, spec_word_t cls)
+{
+	spa_vdev_spec_t *top = root->children[root->nchildren - 1];
+	top->cache = cls == SPEC_CACHE;
+	top->bias = cls == SPEC_LOG ? VDEV_BIAS_LOG :
+	    cls == SPEC_SPECIAL ? VDEV_BIAS_SPECIAL : VDEV_BIAS_NORMAL;
+}
+
 int
 spa_vdev_spec_parse(int argc, char *const argv[], spa_vdev_spec_t **specp,
     char *err, size_t errlen)
@@ -262,6 +319,7 @@ spa_vdev_spec_parse(int argc, char *const argv[], spa_vdev_spec_t **specp,
 	spa_vdev_spec_t *root = spec_alloc(VDEV_TYPE_ROOT);
 	tarn_array_t tops = TARN_ARRAY_INIT(spa_vdev_spec_t *);
 	int error = 0, i = 0, nparity = 0;
+	spec_word_t cls = SPEC_DEVICE;     /* the class of what follows: normal */
 
 	*specp = NULL;
 	if (err != NULL && errlen > 0)
@@ -284,15 +342,23 @@ spa_vdev_spec_parse(int argc, char *const argv[], spa_vdev_spec_t **specp,
 			spa_errf(err, errlen, "invalid vdev type '%s'; "
 			    "use raidz1, raidz2 or raidz3", w);
 			error = SET_ERROR(EINVAL);
+		} else if (kind == SPEC_LOG || kind == SPEC_SPECIAL || kind == SPEC_CACHE) {
+			error = spec_class_word(argc, argv, i, kind, &cls, err, errlen);
+			i++;
+		} else if ((error = spec_class_allows(cls, kind, w, err, errlen)) != 0) {
+			break;
 		} else if (kind == SPEC_DEVICE) {
 			spa_vdev_spec_t *leaf;
 			error = spec_make_leaf(root, w, &leaf, err, errlen);
-			if (error == 0)
+			if (error == 0) {
 				spec_add_child(root, &tops, leaf);
+				spec_set_class(root, cls);
+			}
 			i++;
 		} else {
 			i += spec_parse_group(root, &tops, argc - i, argv + i, kind,
 			    nparity, err, errlen, &error);
+			spec_set_class(root, cls);
 		}
 	}
 	if (error == 0 && root->nchildren == 0) {

@@ -54,7 +54,9 @@ struct spa {
 	bool      spa_readonly;
 	bool      spa_no_cache;
 	vdev_t   *spa_root;
-	metaslab_class_t *spa_mc;
+	metaslab_class_t *spa_mc;   /* normal class: the primary of the family */
+	metaslab_class_t *spa_mc_log;     /* log devices (spa_class.c) */
+	metaslab_class_t *spa_mc_special; /* special devices */
 	zio_ctx_t *spa_zio;
 	dmu_pool_t *spa_dp;
 	objset_t *spa_mos;
@@ -83,6 +85,8 @@ struct spa {
 	tarn_array_t spa_tasks;
 	uint64_t  spa_task_gen;     /* atomic: sync tasks run so far */
 	const spa_dsl_hooks_t *spa_dsl_hooks;   /* set once by lib/dsl */
+	const spa_l2cache_hooks_t *spa_l2cache_hooks; /* spa_vdev_lock (spa_class.c) */
+	void     *spa_l2cache_arg;
 };
 
 /* spa.c: a vdev tree from a spec (leaves not opened); a spec's checks */
@@ -153,6 +157,44 @@ void spa_vdev_stop(spa_t *spa, bool settle);
 void spa_vdev_fini(spa_t *spa);
 void spa_vdev_sync_done(spa_t *spa, uint64_t txg);
 void spa_vdev_resilver_done(spa_t *spa, uint64_t txg);
+/*
+ * spa_vdev.c: the leaf `name` names (spa_lookup_leaf's rules: path, GUID,
+ * last part of the path; tree first, then the hot spares), or NULL.
+ * spa_vdev_lock held.
+ */
+vdev_t *spa_vdev_lookup(spa_t *spa, const char *name);
+
+/* spa_vdev.c, for spa_class.c: device changes (theory in spa_vdev.c) */
+int spa_vdev_enter(spa_t *spa, char *err, size_t errlen);
+int spa_vdev_exit(spa_t *spa, int e, bool changed, char *err, size_t errlen);
+int spa_vdev_fail(int e, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int spa_vdev_check_new(spa_t *spa, const char *path, uint64_t need, uint64_t ashift,
+    bool force, char *err, size_t errlen);
+int spa_vdev_open_new(const char *path, uint64_t guid, uint64_t ashift, vdev_t **vdp,
+    char *err, size_t errlen);
+vdev_t *spa_vdev_lookup(spa_t *spa, const char *name);   /* tree, spares, cache */
+bool spa_vdev_same_file(const char *a, const char *b);
+bool spa_vdev_label_is(spa_t *spa, const char *path, uint64_t guid);
+void spa_vdev_forget(const char *path);   /* zero the labels at path */
+
+/*
+ * spa_class.c: allocation classes and cache devices.  create/destroy the
+ * family of metaslab classes (normal = spa_mc, log, special); the class
+ * of a bias; the checks of a spec's classes at create and add; opening
+ * the cache devices at pool start.
+ */
+void spa_classes_create(spa_t *spa);
+void spa_classes_destroy(spa_t *spa);
+metaslab_class_t *spa_class_of(spa_t *spa, vdev_alloc_bias_t bias);
+int spa_class_check_create(const spa_vdev_spec_t *spec, bool force, uint64_t version,
+    char *err, size_t errlen);
+int spa_class_check_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force,
+    char *err, size_t errlen);
+void spa_l2cache_open(spa_t *spa);
+void spa_l2cache_open_all(spa_t *spa, bool check_label);
+int spa_vdev_add_cache(spa_t *spa, const spa_vdev_spec_t *spec, bool force,
+    char *err, size_t errlen);
 
 /* Name of a registered object set ("<MOS>" for the MOS), for messages. */
 void spa_objset_name(spa_t *spa, objset_t *os, char *buf, size_t len);
@@ -172,5 +214,6 @@ void spa_unload(spa_t *spa, bool sync);
 int spa_zil_claim_all(spa_t *spa, bool rewind);
 void spa_zil_sync(spa_t *spa, uint64_t txg);
 void spa_zil_close_all(spa_t *spa);
+int spa_zil_release_all(spa_t *spa);   /* each log gives back its open block */
 
 #endif

@@ -79,7 +79,7 @@ spa_attach_paths(vdev_t *vd, scan_t *sc, uint64_t pool_guid)
 {
 	for (int c = 0; c < vdev_children(vd); c++)
 		spa_attach_paths(vdev_child(vd, c), sc, pool_guid);
-	if (vdev_children(vd) > 0 || vdev_type(vd) == VDEV_TYPE_ROOT)
+	if (vdev_children(vd) > 0 || vdev_type(vd) == VDEV_TYPE_ROOT || vdev_is_hole(vd))
 		return;
 	for (int i = 0; i < (int)tarn_array_len(&sc->sc_found); i++) {
 		const vdev_label_config_t *c = &TARN_ARRAY_AT(&sc->sc_found, found_label_t, i).fl_cfg;
@@ -92,6 +92,20 @@ spa_attach_paths(vdev_t *vd, scan_t *sc, uint64_t pool_guid)
 		}
 	}
 	vdev_set_type(vd, VDEV_TYPE_MISSING);
+}
+
+/* A cache device: its path where a label of it was found; as recorded otherwise. */
+static void
+spa_attach_cache_path(vdev_t *leaf, scan_t *sc, uint64_t pool_guid)
+{
+	for (int i = 0; i < (int)tarn_array_len(&sc->sc_found); i++) {
+		const found_label_t *fl = tarn_array_get(&sc->sc_found, (size_t)i);
+		if (fl->fl_cfg.vlc_pool_guid == pool_guid &&
+		    fl->fl_cfg.vlc_leaf_guid == vdev_guid(leaf)) {
+			vdev_set_path(leaf, fl->fl_path);
+			return;
+		}
+	}
 }
 
 static bool
@@ -124,6 +138,7 @@ spa_scan_to_cands(scan_t *sc, spa_import_cand_t **candsp, int *np)
 		vdev_label_config_t *c = &TARN_ARRAY_AT(&sc->sc_found, found_label_t, i).fl_cfg;
 		/* A hot spare's label (SPARE) never describes its pool (spa_vdev.c). */
 		if (c->vlc_state == POOL_STATE_DESTROYED || c->vlc_state == POOL_STATE_SPARE ||
+		    c->vlc_state == POOL_STATE_L2CACHE ||
 		    c->vlc_tree == NULL)
 			continue;
 		spa_import_cand_t *ic = NULL;
@@ -148,6 +163,10 @@ spa_scan_to_cands(scan_t *sc, spa_import_cand_t **candsp, int *np)
 	spa_import_cand_t *cands = tarn_array_steal(&all, &n);
 	for (size_t j = 0; j < n; j++) {
 		spa_attach_paths(cands[j].sic_tree, sc, cands[j].sic_guid);
+		/* cache devices found by their labels too (else their recorded path) */
+		vdev_t *l2 = vdev_l2cache(cands[j].sic_tree);
+		for (int c = 0; l2 != NULL && c < vdev_children(l2); c++)
+			spa_attach_cache_path(vdev_child(l2, c), sc, cands[j].sic_guid);
 		cands[j].sic_can_open = spa_tree_can_open(cands[j].sic_tree);
 	}
 	*candsp = cands;

@@ -25,9 +25,11 @@
 int
 spa_setup_metaslabs(spa_t *spa, bool create)
 {
-	spa->spa_mc = metaslab_class_create();
+	spa_classes_create(spa);
 	for (int t = 0; t < vdev_children(spa->spa_root); t++) {
 		vdev_t *top = vdev_child(spa->spa_root, t);
+		if (vdev_is_hole(top))
+			continue;       /* a removed log vdev's place: no space */
 		if (create) {
 			vdev_set_ms_shift(top, metaslab_pick_shift(vdev_asize(top)));
 			vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top),
@@ -35,7 +37,8 @@ spa_setup_metaslabs(spa_t *spa, bool create)
 		}
 		if (vdev_ms_shift(top) == 0 || vdev_ms_count(top) == 0)
 			return (SET_ERROR(EINVAL));
-		vdev_set_ms_group(top, metaslab_group_create(spa->spa_mc, top));
+		vdev_set_ms_group(top, metaslab_group_create(spa_class_of(spa,
+		    vdev_alloc_bias(top)), top));
 		if (create) {
 			for (uint64_t m = 0; m < vdev_ms_count(top); m++)
 				VERIFY0(metaslab_load(metaslab_group_get(vdev_ms_group(top), m),
@@ -51,6 +54,8 @@ spa_load_metaslabs(spa_t *spa, uint64_t synced_txg)
 	objset_t *mos = spa->spa_mos;
 	for (int t = 0; t < vdev_children(spa->spa_root); t++) {
 		vdev_t *top = vdev_child(spa->spa_root, t);
+		if (vdev_is_hole(top))
+			continue;
 		uint64_t *smobjs = tarn_alloc(sizeof (uint64_t) * vdev_ms_count(top));
 		int e = dmu_read(mos, vdev_ms_array(top), 0, sizeof (uint64_t) * vdev_ms_count(top),
 		    smobjs);

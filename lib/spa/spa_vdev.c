@@ -101,7 +101,7 @@ leaf_list_free(leaf_list_t *ll)
 	tarn_array_fini(&ll->ll_v);
 }
 
-static bool
+bool
 spa_vdev_same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
@@ -145,7 +145,7 @@ spa_vdev_find(vdev_t *vd, const char *name, int how)
 	return (NULL);
 }
 
-static vdev_t *
+vdev_t *
 spa_vdev_lookup(spa_t *spa, const char *name)
 {
 	vdev_t *root = spa->spa_root;
@@ -155,6 +155,8 @@ spa_vdev_lookup(spa_t *spa, const char *name)
 		vdev_t *r = spa_vdev_find(root, name, how);
 		if (r == NULL && vdev_spares(root) != NULL)
 			r = spa_vdev_find(vdev_spares(root), name, how);
+		if (r == NULL && vdev_l2cache(root) != NULL)
+			r = spa_vdev_find(vdev_l2cache(root), name, how);
 		if (r != NULL)
 			return (r);
 	}
@@ -366,7 +368,7 @@ spa_vdev_sync_done(spa_t *spa, uint64_t txg)
 }
 
 /* Zero the labels of a device that left the pool (best effort). */
-static void
+void
 spa_vdev_forget(const char *path)
 {
 	if (path != NULL)
@@ -375,7 +377,7 @@ spa_vdev_forget(const char *path)
 
 /* ---- checking and opening devices ---- */
 
-static int __attribute__((format(printf, 4, 5)))
+int
 spa_vdev_fail(int e, char *err, size_t errlen, const char *fmt, ...)
 {
 	if (err != NULL && errlen > 0) {
@@ -398,7 +400,7 @@ spa_vdev_usable_size(uint64_t psize, uint64_t ashift)
 }
 
 /* Does the label at path name this pool and this leaf? */
-static bool
+bool
 spa_vdev_label_is(spa_t *spa, const char *path, uint64_t guid)
 {
 	vdev_label_config_t cfg;
@@ -418,9 +420,11 @@ spa_vdev_check_label(spa_t *spa, const char *path, bool force, char *err, size_t
 		return (0);
 	int e = 0;
 	bool ours = cfg.vlc_pool_guid == spa->spa_guid;
-	if (cfg.vlc_state == POOL_STATE_SPARE && !force)
-		e = spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "'%s' is a hot spare "
-		    "of pool '%s'; use -f to override", path, cfg.vlc_name);
+	if ((cfg.vlc_state == POOL_STATE_SPARE || cfg.vlc_state == POOL_STATE_L2CACHE) &&
+	    !force)
+		e = spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "'%s' is a %s "
+		    "of pool '%s'; use -f to override", path, cfg.vlc_state == POOL_STATE_SPARE ?
+		    "hot spare" : "cache device", cfg.vlc_name);
 	else if ((cfg.vlc_state == POOL_STATE_ACTIVE ||
 	    cfg.vlc_state == POOL_STATE_EXPORTED) && !force)
 		e = spa_vdev_fail(SET_ERROR(EBUSY), err, errlen, "'%s' is part of %s "
@@ -436,7 +440,7 @@ spa_vdev_check_label(spa_t *spa, const char *path, bool force, char *err, size_t
  * allocatable bytes at ashift (SPA_MINDEVSIZE when need is 0), and holds
  * no label of a live pool or a spare (unless force).
  */
-static int
+int
 spa_vdev_check_new(spa_t *spa, const char *path, uint64_t need, uint64_t ashift,
     bool force, char *err, size_t errlen)
 {
@@ -454,7 +458,8 @@ spa_vdev_check_new(spa_t *spa, const char *path, uint64_t need, uint64_t ashift,
 	if (dup != NULL && spa_vdev_same_file(vdev_path(dup), path))
 		return (spa_vdev_fail(SET_ERROR(EBUSY), err, errlen,
 		    "'%s' is already in the pool%s", path,
-		    spa_vdev_is_spare_entry(spa, dup) ? " (as a hot spare)" : ""));
+		    spa_vdev_is_spare_entry(spa, dup) ? " (as a hot spare)" :
+		    vdev_parent(dup) == vdev_l2cache(spa->spa_root) ? " (as a cache device)" : ""));
 	uint64_t psize = 0, sector = 0;
 	bool disk = false;
 	int e = vdev_leaf_probe(path, &psize, &sector, &disk);
@@ -470,7 +475,7 @@ spa_vdev_check_new(spa_t *spa, const char *path, uint64_t need, uint64_t ashift,
 }
 
 /* Open a new leaf on path (not yet in the tree). */
-static int
+int
 spa_vdev_open_new(const char *path, uint64_t guid, uint64_t ashift, vdev_t **vdp,
     char *err, size_t errlen)
 {
@@ -901,6 +906,7 @@ spa_vdev_start(spa_t *spa)
 	spa_vdev_async_t *sva = spa->spa_vdev_async;
 	VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
 	spa_vdev_spares_open(spa);
+	spa_l2cache_open(spa);       /* cache devices (spa_class.c) */
 	if (!spa->spa_readonly && spa->spa_dp != NULL && !sva->sva_started) {
 		leaf_list_t ll = LEAF_LIST_INIT;
 		spa_vdev_collect(spa->spa_root, &ll, false);
@@ -954,7 +960,7 @@ spa_vdev_stop(spa_t *spa, bool settle)
 /* ---- the commands ---- */
 
 /* Take spa_vdev_lock for a change; refuse read-only pools. */
-static int
+int
 spa_vdev_enter(spa_t *spa, char *err, size_t errlen)
 {
 	VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
@@ -967,7 +973,7 @@ spa_vdev_enter(spa_t *spa, char *err, size_t errlen)
 }
 
 /* Make a change durable (labels), do what follows from it, unlock. */
-static int
+int
 spa_vdev_exit(spa_t *spa, int e, bool changed, char *err, size_t errlen)
 {
 	if (changed) {
@@ -1344,9 +1350,12 @@ spa_vdev_add_fits(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err
 	if (vdev_children(root) + n > VDEV_MAX_CHILDREN)
 		return (spa_vdev_fail(SET_ERROR(EINVAL), err, errlen, "a pool has at most "
 		    "%d top-level vdevs", VDEV_MAX_CHILDREN));
+	/* the data vdevs' layout; log and special vdevs are checked apart (spa_class.c) */
 	const vdev_t *first = vdev_children(root) > 0 ? vdev_child(root, 0) : NULL;
 	for (int t = 0; t < n && first != NULL && !force; t++) {
 		const spa_vdev_spec_t *ts = spec->children[t];
+		if (ts->cache || ts->bias != VDEV_BIAS_NORMAL)
+			continue;
 		int width = ts->nchildren > 0 ? ts->nchildren : 1;
 		int fwidth = vdev_children(first) > 0 ? vdev_children(first) : 1;
 		vdev_type_t ftype = vdev_children(first) > 0 ? vdev_type(first) : VDEV_TYPE_FILE;
@@ -1374,6 +1383,8 @@ spa_vdev_add_check(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *er
 		return (e);
 	spa_vdev_hold(spa);
 	e = spa_vdev_add_fits(spa, spec, force, err, errlen);
+	if (e == 0)
+		e = spa_class_check_add(spa, spec, force, err, errlen);
 	spa_vdev_rele(spa);
 	return (e);
 }
@@ -1395,13 +1406,11 @@ spa_vdev_add_undo(spa_t *spa, vdev_t **tops, int n)
 	vdev_tree_exit(spa->spa_root);
 }
 
-int
-spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
+static int
+spa_vdev_add_tops(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
     size_t errlen)
 {
-	int e = spa_check_spec(spec, force, err, errlen);
-	if (e != 0)
-		return (e);
+	int e;
 	if ((e = spa_vdev_enter(spa, err, errlen)) != 0)
 		return (e);
 	if ((e = spa_vdev_add_fits(spa, spec, force, err, errlen)) != 0)
@@ -1509,7 +1518,8 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 	/* (5) their space */
 	uint64_t synced = spa_last_synced_txg(spa);
 	for (int t = 0; t < n; t++) {
-		metaslab_group_t *mg = metaslab_group_create(spa->spa_mc, tops[t]);
+		metaslab_group_t *mg = metaslab_group_create(spa_class_of(spa,
+		    vdev_alloc_bias(tops[t])), tops[t]);
 		for (uint64_t m = 0; m < vdev_ms_count(tops[t]); m++)
 			VERIFY0(metaslab_load(metaslab_group_get(mg, m), NULL, 0, synced));
 	}
@@ -1518,6 +1528,35 @@ spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
 	spa_vdev_tick(spa);
 	VERIFY0(tarn_mutex_unlock(&spa->spa_vdev_lock));
 	return (0);
+}
+
+/*
+ * zpool add: top-level vdevs of any class (spa_vdev_add_tops), then
+ * cache devices (spa_class.c).  Every check comes before either.
+ */
+int
+spa_vdev_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *err,
+    size_t errlen)
+{
+	int e = spa_vdev_add_check(spa, spec, force, err, errlen);
+	if (e != 0)
+		return (e);
+	spa_vdev_spec_t tops = { .type = VDEV_TYPE_ROOT };
+	spa_vdev_spec_t **kids = tarn_alloc(sizeof (*kids) * (size_t)MAX(spec->nchildren, 1));
+	bool caches = false;
+	for (int t = 0; t < spec->nchildren; t++) {
+		if (spec->children[t]->cache)
+			caches = true;
+		else
+			kids[tops.nchildren++] = spec->children[t];
+	}
+	tops.children = kids;
+	if (tops.nchildren > 0)
+		e = spa_vdev_add_tops(spa, &tops, force, err, errlen);
+	tarn_free(kids);
+	if (e == 0 && caches)
+		e = spa_vdev_add_cache(spa, spec, force, err, errlen);
+	return (e);
 }
 
 int

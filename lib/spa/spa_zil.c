@@ -71,6 +71,28 @@ spa_zil_sync(spa_t *spa, uint64_t txg)
 	tarn_mutex_unlock(&spa->spa_lock);
 }
 
+/*
+ * Every file system's log gives back its open block (a log device is
+ * leaving).  The logs are taken under spa_lock, released without it
+ * (each waits for syncs, which take spa_lock).
+ */
+int
+spa_zil_release_all(spa_t *spa)
+{
+	int err = 0;
+	tarn_mutex_lock(&spa->spa_lock, SPA);
+	int n = SPA_NOS(spa);
+	zil_t **zls = tarn_alloc(sizeof (zil_t *) * (size_t)MAX(n, 1));
+	for (int i = 0; i < n; i++)
+		zls[i] = SPA_OS(spa, i).so_zil;
+	tarn_mutex_unlock(&spa->spa_lock);
+	for (int i = 0; i < n && err == 0; i++)
+		if (zls[i] != NULL)
+			err = zil_release_open(zls[i]);
+	tarn_free(zls);
+	return (err);
+}
+
 void
 spa_zil_close_all(spa_t *spa)
 {

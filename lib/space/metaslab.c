@@ -61,6 +61,16 @@
  * metaslab under its ms_lock after dropping the count, so a range is
  * never left behind in a held tree.
  *
+ * Families of classes (allocation classes: normal, log, special).  A
+ * pool's classes are made as a family: the primary keeps, beside its own
+ * groups, an address table (mc_byid) of every group of the family, so
+ * whatever takes a DVA (free, claim, is_allocated) finds its metaslab
+ * through any class; and what is pool-wide (next_dirty, sync_done, holds)
+ * walks that table.  Allocation, the rotor and space figures stay per
+ * class.  A group enters its own class's table first, then the primary's
+ * (never both locks at once).  A passive group (a device on its way out)
+ * is skipped by allocation and still takes frees.
+ *
  * Condensing.  A map grows with every txg that touches the metaslab; when
  * it is several times longer than the state it describes
  * (metaslab_should_condense), metaslab_condense writes a fresh one: under
@@ -340,7 +350,7 @@ ms_add_cb(void *arg, uint64_t start, uint64_t size)
 static void
 ms_mature(metaslab_t *ms, range_tree_t *rt)
 {
-	metaslab_class_t *mc = ms->ms_group->mg_class;
+	metaslab_class_t *mc = ms->ms_group->mg_class->mc_primary;   /* holds are the family's */
 	if (__atomic_load_n(&mc->mc_holds, __ATOMIC_ACQUIRE) == 0) {
 		range_tree_vacate(rt, ms_add_cb, ms->ms_allocatable);
 		return;
@@ -422,10 +432,11 @@ bool
 metaslab_class_sync_done(metaslab_class_t *mc, uint64_t txg)
 {
 	bool maturing = false;
+	mc = mc->mc_primary;
 	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
-	for (int g = 0; g < mc_ngroups(mc); g++) {
-		metaslab_group_t *mg = mc_group(mc, g);
-		for (uint64_t i = 0; i < mg->mg_count; i++)
+	for (uint64_t g = 0; g < mc_nbyid(mc); g++) {
+		metaslab_group_t *mg = mc_group_byid(mc, g);
+		for (uint64_t i = 0; mg != NULL && i < mg->mg_count; i++)
 			maturing |= ms_sync_done(mg->mg_ms[i], txg);
 	}
 	tarn_rw_unlock(&mc->mc_groups_lock);
@@ -436,16 +447,16 @@ metaslab_t *
 metaslab_class_next_dirty(metaslab_class_t *mc, uint64_t txg, metaslab_t *prev)
 {
 	metaslab_t *found = NULL;
+	mc = mc->mc_primary;
 	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
-	int g = 0;
-	uint64_t i = 0;
+	uint64_t g = 0, i = 0;
 	if (prev != NULL) {
-		g = prev->ms_group->mg_index;
+		g = prev->ms_group->mg_id;
 		i = prev->ms_id + 1;
 	}
-	for (; g < mc_ngroups(mc) && found == NULL; g++, i = 0) {
-		metaslab_group_t *mg = mc_group(mc, g);
-		for (; i < mg->mg_count; i++) {
+	for (; g < mc_nbyid(mc) && found == NULL; g++, i = 0) {
+		metaslab_group_t *mg = mc_group_byid(mc, g);
+		for (; mg != NULL && i < mg->mg_count; i++) {
 			metaslab_t *ms = mg->mg_ms[i];
 			tarn_mutex_lock(&ms->ms_lock, MS);
 			bool dirty = ms_dirty(ms, txg);
@@ -568,7 +579,41 @@ metaslab_class_create(void)
 	VERIFY0(pthread_mutex_init(&mc->mc_hold_lock, NULL));
 	tarn_array_init(&mc->mc_groups, sizeof (metaslab_group_t *));
 	tarn_array_init(&mc->mc_byid, sizeof (metaslab_group_t *));
+	tarn_array_init(&mc->mc_aux, sizeof (metaslab_class_t *));
+	mc->mc_primary = mc;
 	return (mc);
+}
+
+metaslab_class_t *
+metaslab_class_create_aux(metaslab_class_t *primary)
+{
+	VERIFY(primary->mc_primary == primary);
+	VERIFY3U(mc_nbyid(primary), ==, 0);
+	metaslab_class_t *mc = metaslab_class_create();
+	mc->mc_primary = primary;
+	TARN_ARRAY_APPEND(&primary->mc_aux, metaslab_class_t *, mc);
+	return (mc);
+}
+
+int
+metaslab_class_ngroups(metaslab_class_t *mc)
+{
+	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
+	int n = mc_ngroups(mc);
+	tarn_rw_unlock(&mc->mc_groups_lock);
+	return (n);
+}
+
+void
+metaslab_group_set_passive(metaslab_group_t *mg, bool passive)
+{
+	__atomic_store_n(&mg->mg_passive, passive, __ATOMIC_RELEASE);
+}
+
+metaslab_class_t *
+metaslab_group_class(const metaslab_group_t *mg)
+{
+	return (mg->mg_class);
 }
 
 void
@@ -576,6 +621,17 @@ metaslab_class_destroy(metaslab_class_t *mc)
 {
 	while (mc_ngroups(mc) > 0)
 		metaslab_group_destroy(mc_group(mc, mc_ngroups(mc) - 1));
+	if (mc->mc_primary != mc) {
+		metaslab_class_t *p = mc->mc_primary;
+		for (size_t i = 0; i < tarn_array_len(&p->mc_aux); i++)
+			if (TARN_ARRAY_AT(&p->mc_aux, metaslab_class_t *, i) == mc) {
+				tarn_array_remove(&p->mc_aux, i);
+				break;
+			}
+	} else {
+		VERIFY3U(tarn_array_len(&mc->mc_aux), ==, 0);
+	}
+	tarn_array_fini(&mc->mc_aux);
 	tarn_array_fini(&mc->mc_groups);
 	tarn_array_fini(&mc->mc_byid);
 	pthread_rwlock_destroy(&mc->mc_groups_lock);
@@ -587,10 +643,21 @@ metaslab_class_destroy(metaslab_class_t *mc)
 metaslab_group_t *
 metaslab_class_group_by_id(metaslab_class_t *mc, uint64_t id)
 {
+	mc = mc->mc_primary;
 	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 	metaslab_group_t *mg = mc_group_byid(mc, id);
 	tarn_rw_unlock(&mc->mc_groups_lock);
 	return (mg);
+}
+
+/* Enter mg in mc's address table (mc_groups_lock held as writer). */
+static void
+mc_byid_set(metaslab_class_t *mc, uint64_t id, metaslab_group_t *mg)
+{
+	while (tarn_array_len(&mc->mc_byid) <= id)
+		(void) tarn_array_push(&mc->mc_byid);          /* NULL: no group */
+	VERIFY(mg == NULL || mc_group_byid(mc, id) == NULL);  /* one group per vdev id */
+	TARN_ARRAY_AT(&mc->mc_byid, metaslab_group_t *, id) = mg;
 }
 
 static void
@@ -598,13 +665,16 @@ mc_add_group(metaslab_class_t *mc, metaslab_group_t *mg)
 {
 	uint64_t id = mg->mg_id;
 	tarn_rw_wrlock(&mc->mc_groups_lock, MC_GROUPS);
-	while (tarn_array_len(&mc->mc_byid) <= id)
-		(void) tarn_array_push(&mc->mc_byid);          /* NULL: no group */
-	VERIFY(mc_group_byid(mc, id) == NULL);        /* one group per vdev id */
-	TARN_ARRAY_AT(&mc->mc_byid, metaslab_group_t *, id) = mg;
+	mc_byid_set(mc, id, mg);
 	mg->mg_index = mc_ngroups(mc);
 	TARN_ARRAY_APPEND(&mc->mc_groups, metaslab_group_t *, mg);
 	tarn_rw_unlock(&mc->mc_groups_lock);
+	if (mc->mc_primary != mc) {
+		/* the family's address table: frees and claims find it there */
+		tarn_rw_wrlock(&mc->mc_primary->mc_groups_lock, MC_GROUPS);
+		mc_byid_set(mc->mc_primary, id, mg);
+		tarn_rw_unlock(&mc->mc_primary->mc_groups_lock);
+	}
 }
 
 metaslab_group_t *
@@ -655,6 +725,11 @@ metaslab_group_destroy(metaslab_group_t *mg)
 		mc_group(mc, g)->mg_index = g;
 	TARN_ARRAY_AT(&mc->mc_byid, metaslab_group_t *, mg->mg_id) = NULL;
 	tarn_rw_unlock(&mc->mc_groups_lock);
+	if (mc->mc_primary != mc) {
+		tarn_rw_wrlock(&mc->mc_primary->mc_groups_lock, MC_GROUPS);
+		mc_byid_set(mc->mc_primary, mg->mg_id, NULL);
+		tarn_rw_unlock(&mc->mc_primary->mc_groups_lock);
+	}
 
 	for (uint64_t m = 0; m < mg->mg_count; m++)
 		metaslab_destroy(mg->mg_ms[m]);
@@ -683,6 +758,7 @@ metaslab_group_count(const metaslab_group_t *mg)
 void
 metaslab_class_hold_frees(metaslab_class_t *mc)
 {
+	mc = mc->mc_primary;
 	tarn_mutex_lock(&mc->mc_hold_lock, MC_HOLD);
 	__atomic_add_fetch(&mc->mc_holds, 1, __ATOMIC_RELEASE);
 	tarn_mutex_unlock(&mc->mc_hold_lock);
@@ -691,14 +767,15 @@ metaslab_class_hold_frees(metaslab_class_t *mc)
 void
 metaslab_class_release_frees(metaslab_class_t *mc)
 {
+	mc = mc->mc_primary;
 	tarn_mutex_lock(&mc->mc_hold_lock, MC_HOLD);
 	VERIFY3U(__atomic_load_n(&mc->mc_holds, __ATOMIC_RELAXED), >, 0);
 	if (__atomic_sub_fetch(&mc->mc_holds, 1, __ATOMIC_ACQ_REL) == 0) {
 		/* sync_done reads the count under ms_lock: nothing comes after us */
 		tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
-		for (int g = 0; g < mc_ngroups(mc); g++) {
-			metaslab_group_t *mg = mc_group(mc, g);
-			for (uint64_t i = 0; i < mg->mg_count; i++) {
+		for (uint64_t g = 0; g < mc_nbyid(mc); g++) {
+			metaslab_group_t *mg = mc_group_byid(mc, g);
+			for (uint64_t i = 0; mg != NULL && i < mg->mg_count; i++) {
 				metaslab_t *ms = mg->mg_ms[i];
 				tarn_mutex_lock(&ms->ms_lock, MS);
 				uint64_t n = range_tree_space(ms->ms_held);
@@ -718,6 +795,7 @@ metaslab_class_release_frees(metaslab_class_t *mc)
 uint64_t
 metaslab_class_held_space(metaslab_class_t *mc)
 {
+	mc = mc->mc_primary;
 	return (__atomic_load_n(&mc->mc_held, __ATOMIC_RELAXED));
 }
 

@@ -258,7 +258,8 @@ mc_alloc_copy(metaslab_class_t *mc, int gi0, uint64_t psize, uint64_t txg,
 		for (int k = 0; k < n; k++) {
 			int gi = (gi0 + k) % n;
 			metaslab_group_t *mg = mc_group(mc, gi);
-			if (dvas_use_group(dvas, d, mg) != (pass == 1))
+			if (dvas_use_group(dvas, d, mg) != (pass == 1) ||
+			    __atomic_load_n(&mg->mg_passive, __ATOMIC_ACQUIRE))
 				continue;
 			uint64_t asize = metaslab_group_asize(mg, psize), off;
 			if (mg_free_space(mg) < asize)
@@ -345,6 +346,7 @@ metaslab_free(metaslab_class_t *mc, const dva_t *dva, uint64_t birth, uint64_t t
 {
 	if (!DVA_IS_VALID(dva))
 		return;
+	mc = mc->mc_primary;    /* the family's address table */
 	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 	metaslab_t *ms = mc_dva_ms(mc, dva);
 	ms_free(ms, dva->dva_offset, DVA_ASIZE(dva), birth, txg);
@@ -380,6 +382,7 @@ metaslab_claim(metaslab_class_t *mc, const dva_t *dva, uint64_t txg)
 {
 	if (!DVA_IS_VALID(dva))
 		return (SET_ERROR(EINVAL));
+	mc = mc->mc_primary;
 	tarn_rw_rdlock(&mc->mc_groups_lock, MC_GROUPS);
 	metaslab_group_t *mg = mc_group_byid(mc, dva->dva_vdev);
 	int err = SET_ERROR(EINVAL);

@@ -95,9 +95,37 @@ typedef struct metaslab metaslab_t;
 typedef struct metaslab_group metaslab_group_t;
 typedef struct metaslab_class metaslab_class_t;
 
-/* A class is the set of top-level vdevs that allocations rotate over. */
+/*
+ * A class is the set of top-level vdevs that allocations rotate over.
+ * A pool has one class per kind of device (normal, log, special: ZFS's
+ * allocation classes), made as a family: a primary class (the normal
+ * one, metaslab_class_create) and auxiliary classes made from it
+ * (metaslab_class_create_aux), before any of them has groups.
+ *
+ * What is per class and what is per family:
+ *  - metaslab_alloc, metaslab_class_space / _dspace: this class only;
+ *  - metaslab_free, metaslab_claim, metaslab_is_allocated take any class
+ *    of the family: a DVA names its top-level vdev, whose group the
+ *    family's address table (in the primary) finds, whatever its class;
+ *  - metaslab_class_next_dirty, _sync_done, _hold_frees, _release_frees,
+ *    _held_space on the primary cover every class of the family (a sync
+ *    or a scan is pool-wide); on an auxiliary class they act for the
+ *    family too.
+ * Destroy the auxiliary classes before the primary.
+ */
 metaslab_class_t *metaslab_class_create(void);
+metaslab_class_t *metaslab_class_create_aux(metaslab_class_t *primary);
 void metaslab_class_destroy(metaslab_class_t *mc);
+/* Top-level vdevs with a group in mc (this class only). */
+int metaslab_class_ngroups(metaslab_class_t *mc);
+/*
+ * A passive group takes no new allocations (frees and claims still work):
+ * a device on its way out.  metaslab_alloc of a class whose groups are
+ * all passive is ENOSPC.
+ */
+void metaslab_group_set_passive(metaslab_group_t *mg, bool passive);
+/* The class a group belongs to (the group of a top-level: vdev_ms_group). */
+metaslab_class_t *metaslab_group_class(const metaslab_group_t *mg);
 
 /*
  * Create top's metaslab group: `count` metaslabs of 1 << ms_shift bytes

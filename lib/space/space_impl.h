@@ -71,6 +71,8 @@ struct metaslab_group {
 
 	pthread_mutex_t   mg_lock;          /* serialises picking mg_active */
 	metaslab_t       *mg_active;        /* atomic: where single copies go */
+	bool              mg_passive;       /* atomic: takes no new allocations
+	                                       (a device being removed) */
 	uint64_t          mg_allocs;        /* atomic: allocations, for re-picks */
 
 	/* Sums over loaded metaslabs, updated atomically. */
@@ -87,7 +89,12 @@ uint64_t metaslab_group_asize(const metaslab_group_t *mg, uint64_t psize);
 struct metaslab_class {
 	pthread_rwlock_t   mc_groups_lock;  /* guards the arrays below */
 	tarn_array_t       mc_groups;       /* metaslab_group_t *, in creation order */
-	tarn_array_t       mc_byid;         /* metaslab_group_t * by top-level vdev id, or NULL */
+	tarn_array_t       mc_byid;         /* metaslab_group_t * by top-level vdev id, or NULL;
+	                                       in a primary class: the groups of every
+	                                       class of its family */
+	metaslab_class_t  *mc_primary;      /* the family's primary class (self for it) */
+	tarn_array_t       mc_aux;          /* primary: its auxiliary classes (fixed
+	                                       once groups exist) */
 
 	pthread_mutex_t    mc_rotor_lock;
 	int                mc_rotor;        /* index in mc_groups */
@@ -111,12 +118,20 @@ mc_group(const metaslab_class_t *mc, int g)
 	return (TARN_ARRAY_AT(&mc->mc_groups, metaslab_group_t *, g));
 }
 
-/* The group of top-level vdev id, or NULL (mc_groups_lock held). */
+/* The group of top-level vdev id, or NULL (mc_groups_lock held; in a
+ * primary class: of any class of the family). */
 static inline metaslab_group_t *
 mc_group_byid(const metaslab_class_t *mc, uint64_t id)
 {
 	return (id < tarn_array_len(&mc->mc_byid) ?
 	    TARN_ARRAY_AT(&mc->mc_byid, metaslab_group_t *, id) : NULL);
+}
+
+/* Number of entries of mc_byid (mc_groups_lock held). */
+static inline uint64_t
+mc_nbyid(const metaslab_class_t *mc)
+{
+	return (tarn_array_len(&mc->mc_byid));
 }
 
 /* metaslab.c, used by metaslab_alloc.c */

@@ -52,10 +52,18 @@
  * free.  An upgrade turns it on (nothing to convert).
  */
 #define SPA_FEATURE_SNAPSHOTS (1ULL << 8)
+/*
+ * Allocation classes and cache devices: top-level vdevs may be log or
+ * special, and the root may have cache devices (label config flags,
+ * docs/FORMAT.md "Label config").  An upgrade turns it on (nothing to
+ * convert); software without it cannot read such a config.
+ */
+#define SPA_FEATURE_ALLOCATION_CLASSES (1ULL << 9)
 /* What an upgrade enables. */
 #define SPA_FEATURES_ALL     (SPA_FEATURE_HISTORY | SPA_FEATURE_INTENT_LOG | \
                               SPA_FEATURE_LOG_XATTR_PUNCH | SPA_FEATURE_XATTR_INLINE | \
-                              SPA_FEATURE_ZLE_COMPRESS | SPA_FEATURE_SNAPSHOTS)
+                              SPA_FEATURE_ZLE_COMPRESS | SPA_FEATURE_SNAPSHOTS | \
+                              SPA_FEATURE_ALLOCATION_CLASSES)
 /* What a new pool gets. */
 #define SPA_FEATURES_NEW     (SPA_FEATURES_ALL | SPA_FEATURE_SPACE_DEFLATE | \
                               SPA_FEATURE_LOGICAL_SPACE)

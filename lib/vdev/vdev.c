@@ -137,6 +137,7 @@ vdev_ops_for(vdev_type_t type)
 	case VDEV_TYPE_FILE:
 	case VDEV_TYPE_DISK: return (&vdev_file_ops);
 	case VDEV_TYPE_MISSING: return (&vdev_missing_ops);
+	case VDEV_TYPE_HOLE: return (&vdev_hole_ops);
 	default: break;
 	}
 	tarn_panic(__FILE__, __LINE__, "bad vdev type %d", (int)type);
@@ -194,7 +195,8 @@ vdev_guid_sum_update(vdev_t *vd)
 bool
 vdev_is_group(const vdev_t *vd)
 {
-	return (!vd->vdev_ops->vop_leaf && vd->vdev_type != VDEV_TYPE_ROOT);
+	return (!vd->vdev_ops->vop_leaf && vd->vdev_type != VDEV_TYPE_ROOT &&
+	    vd->vdev_type != VDEV_TYPE_HOLE);
 }
 
 /* A replacing or spare group: a pair of leaves in one leaf's place. */
@@ -252,10 +254,13 @@ vdev_free(vdev_t *vd)
 	}
 	if (vd->vdev_spares != NULL)
 		vdev_free(vd->vdev_spares);
+	if (vd->vdev_l2cache != NULL)
+		vdev_free(vd->vdev_l2cache);
 	if (vd->vdev_tree_lock != NULL) {
 		VERIFY0(pthread_rwlock_destroy(vd->vdev_tree_lock));
 		tarn_free(vd->vdev_tree_lock);
 	}
+	vdev_inject_free(vd->vdev_inject);
 	tarn_array_fini(&vd->vdev_child);
 	tarn_free(vd->vdev_path);
 	tarn_free(vd->vdev_tsd);
@@ -326,6 +331,8 @@ vdev_close(vdev_t *vd)
 		vdev_close(VDEV_CHILD(vd, c));
 	if (vd->vdev_spares != NULL)
 		vdev_close(vd->vdev_spares);
+	if (vd->vdev_l2cache != NULL)
+		vdev_close(vd->vdev_l2cache);
 	if (vd->vdev_ops->vop_close != NULL)
 		vd->vdev_ops->vop_close(vd);
 	vd->vdev_state = vd->vdev_offline ? VDEV_STATE_OFFLINE :
@@ -395,6 +402,7 @@ vdev_type_name(const vdev_t *vd)
 		    raidz[vd->vdev_nparity] : raidz[0]);
 	case VDEV_TYPE_REPLACING: return ("replacing");
 	case VDEV_TYPE_SPARE: return ("spare");
+	case VDEV_TYPE_HOLE: return ("hole");
 	default:
 		if (vd->vdev_path != NULL)
 			return (vd->vdev_path);
@@ -763,3 +771,71 @@ const vdev_ops_t vdev_missing_ops = {
 	.vop_name = "missing",
 	.vop_leaf = true,
 };
+
+/* ---- a hole: the place of a removed top-level vdev ---- */
+
+static int
+vdev_hole_open(vdev_t *vd)
+{
+	vd->vdev_asize = 0;
+	vd->vdev_state = VDEV_STATE_HEALTHY;    /* never makes the root unusable */
+	return (0);
+}
+
+static uint64_t
+vdev_hole_asize(vdev_t *vd, uint64_t psize)
+{
+	return (psize);
+}
+
+static int
+vdev_hole_io(vdev_t *vd, vdev_io_t *io)
+{
+	return (SET_ERROR(ENXIO));
+}
+
+static int
+vdev_hole_flush(vdev_t *vd)
+{
+	return (0);
+}
+
+const vdev_ops_t vdev_hole_ops = {
+	.vop_open = vdev_hole_open,
+	.vop_close = NULL,
+	.vop_asize = vdev_hole_asize,
+	.vop_read = vdev_hole_io,
+	.vop_write = vdev_hole_io,
+	.vop_flush = vdev_hole_flush,
+	.vop_state_change = NULL,
+	.vop_name = "hole",
+	.vop_leaf = false,
+};
+
+bool
+vdev_is_hole(const vdev_t *vd)
+{
+	return (vd->vdev_type == VDEV_TYPE_HOLE);
+}
+
+vdev_t *
+vdev_hole_insert(vdev_t *top)
+{
+	vdev_t *root = top->vdev_parent;
+	VERIFY(root != NULL && root->vdev_type == VDEV_TYPE_ROOT && top->vdev_top == top);
+	VERIFY(top->vdev_ms_group == NULL);
+	uint64_t id = top->vdev_id;
+	vdev_t *hole = vdev_alloc(VDEV_TYPE_HOLE, 0);
+	vdev_close(top);
+	/* unlink top by hand: vdev_free would renumber the vdevs after it */
+	top->vdev_parent = NULL;
+	VDEV_CHILD(root, id) = hole;
+	hole->vdev_parent = root;
+	hole->vdev_id = id;
+	hole->vdev_top = hole;
+	(void) vdev_hole_open(hole);
+	vdev_free(top);
+	vdev_guid_sum_update(root);
+	vdev_propagate_state(root);
+	return (hole);
+}

@@ -61,6 +61,8 @@ typedef enum vdev_type {
 	VDEV_TYPE_MISSING,      /* placeholder for a leaf not found at import */
 	VDEV_TYPE_REPLACING,    /* old leaf + new leaf while a replace resilvers */
 	VDEV_TYPE_SPARE,        /* failed leaf + the hot spare standing in for it */
+	VDEV_TYPE_HOLE,         /* top-level placeholder of a removed log vdev: keeps
+	                           the ids of the vdevs after it (block addresses) */
 	VDEV_TYPE_NTYPES
 } vdev_type_t;
 
@@ -76,6 +78,20 @@ typedef enum vdev_state {
 	VDEV_STATE_HEALTHY      /* shown as ONLINE */
 } vdev_state_t;
 
+/*
+ * Allocation class of a top-level vdev (ZFS's allocation bias): which
+ * metaslab class of the pool its space serves.  NORMAL: any block; LOG:
+ * intent-log blocks; SPECIAL: metadata and small file blocks.  The pool
+ * layer decides it; the label config carries it (docs/FORMAT.md).
+ */
+typedef enum vdev_alloc_bias {
+	VDEV_BIAS_NORMAL = 0,
+	VDEV_BIAS_LOG,
+	VDEV_BIAS_SPECIAL,
+	VDEV_BIAS_COUNT
+} vdev_alloc_bias_t;
+const char *vdev_bias_name(vdev_alloc_bias_t bias);   /* "normal", "log", "special" */
+
 /* Counters, updated atomically. */
 typedef struct vdev_stat {
 	uint64_t vs_ops[2];        /* [0] read, [1] write */
@@ -88,6 +104,7 @@ typedef struct vdev_stat {
 
 typedef struct vdev vdev_t;
 typedef struct vdev_fault vdev_fault_t;
+typedef struct vdev_inject vdev_inject_t;
 
 /*
  * Verify callback: return 0 when buf[0..size) is the wanted block (its
@@ -162,6 +179,8 @@ int vdev_open_error(const vdev_t *vd);           /* leaf: errno of the last fail
 uint64_t vdev_dtl_txg(const vdev_t *vd);         /* leaf: first txg missed (0: none) */
 uint64_t vdev_dtl_last(const vdev_t *vd);        /* leaf: last txg missed */
 vdev_t *vdev_spares(const vdev_t *root);         /* root: hot spares (a ROOT node), or NULL */
+vdev_t *vdev_l2cache(const vdev_t *root);        /* root: cache devices (a ROOT node), or NULL */
+vdev_alloc_bias_t vdev_alloc_bias(const vdev_t *vd); /* its top-level's class */
 
 /*
  * Setting up a node before vdev_open (or a tree decoded from labels
@@ -177,6 +196,10 @@ void vdev_set_ashift(vdev_t *vd, uint64_t ashift);
 void vdev_set_asize(vdev_t *vd, uint64_t asize);
 void vdev_set_readonly(vdev_t *vd, bool readonly);
 void vdev_set_spares(vdev_t *root, vdev_t *spares);
+/* The root's cache devices (a ROOT node of leaves; the tree's from now on). */
+void vdev_set_l2cache(vdev_t *root, vdev_t *l2cache);
+/* A top-level vdev's allocation class (pool layer; before its metaslabs exist). */
+void vdev_set_alloc_bias(vdev_t *top, vdev_alloc_bias_t bias);
 void vdev_set_type(vdev_t *vd, vdev_type_t type);
 void vdev_set_state(vdev_t *vd, vdev_state_t state);
 /* Count bytes rewritten on top-level vd by a repair above this layer (zio). */
@@ -288,6 +311,16 @@ void vdev_close(vdev_t *root);
 int vdev_set_offline(vdev_t *leaf, bool offline);
 /* Zero the READ/WRITE/CKSUM error counters of vd and its descendants. */
 void vdev_clear_errors(vdev_t *vd);
+
+/*
+ * Put a hole in the place of top-level vdev top (a removed log vdev),
+ * freeing top and its leaves (closed): the vdevs after it keep their
+ * ids, which block addresses name.  A hole has no space, serves no I/O,
+ * is always "healthy" and is carried in the label config.  Tree write
+ * lock held; top's metaslab group must be gone.  Returns the hole.
+ */
+vdev_t *vdev_hole_insert(vdev_t *top);
+bool vdev_is_hole(const vdev_t *vd);
 
 /* Recompute states from leaves up after a leaf changed. */
 void vdev_propagate_state(vdev_t *vd);
@@ -440,6 +473,7 @@ typedef enum pool_state {
 	POOL_STATE_EXPORTED = 1,
 	POOL_STATE_DESTROYED = 2,
 	POOL_STATE_SPARE = 3,
+	POOL_STATE_L2CACHE = 4,   /* a cache device: names its pool, never its config */
 } pool_state_t;
 
 typedef struct vdev_label_config {
@@ -476,7 +510,8 @@ void vdev_config_seal(void *buf, size_t bufsize);
  * that leaf and its top-level (vlc_leaf_guid / vlc_top_guid).  EIO when
  * some top-level vdev got no label on any of its leaves.  Hot spares
  * (vdev_spares(root)) that are open and not in use in the tree get the
- * same config with vlc_state POOL_STATE_SPARE (the pool's state when it
+ * same config with vlc_state POOL_STATE_SPARE, cache devices
+ * (vdev_l2cache(root)) with POOL_STATE_L2CACHE (the pool's state when it
  * is DESTROYED), best effort.
  */
 int vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rings);
@@ -552,5 +587,80 @@ void vdev_fault_set_dead(vdev_fault_t *vf, bool dead);
 void vdev_fault_set_rates(vdev_fault_t *vf, uint32_t read_eio_ppm, uint32_t write_eio_ppm,
     uint32_t bitflip_ppm);
 uint64_t vdev_fault_held_writes(vdev_fault_t *vf);
+
+/* ---- run-time fault and latency injection (vdev_inject.c) ---- */
+
+/*
+ * Injections on an OPEN leaf of a live tree, for administrators, tests
+ * and benchmarks (`tarn inject`, like zinject).  They hang on the leaf's
+ * vdev_t, not on its file descriptor: they survive the leaf being closed
+ * (faulted) and reopened (clear, online), move with it when a group is
+ * put in its place, and go away with it (vdev_free: detach, export).
+ * They are never written anywhere.  Kinds:
+ *   EIO    the I/O is not done and fails with EIO (counted as a READ or
+ *          WRITE error by the leaf I/O path, like a media error);
+ *   CKSUM  a read is done, then one bit of what it returns is flipped,
+ *          so the block's checksum does not verify (CKSUM error, then
+ *          self-heal from redundancy); reads only;
+ *   NXIO   the device is gone: I/O and flushes fail with ENXIO, and a
+ *          reopen fails too while the injection is at 100%;
+ *   DELAY  each I/O completes `latency` after it starts, and at most
+ *          `lanes` are in service at once: an I/O starts when the lane
+ *          that frees first is free (zinject -D).  The thread that
+ *          issued it learns of its completion in vdev_inject_settle(),
+ *          which vdev_tree_exit() calls after dropping the tree lock, so
+ *          the leaves of one vdev call (mirror sides, raidz columns,
+ *          labels) are in service at the same time, as a real vdev
+ *          issues them, and nobody waiting for the tree lock waits for
+ *          a delay.
+ * vis_rw says which I/O: VDEV_INJECT_READ, _WRITE or both (label I/O
+ * included); vis_ppm the chance per I/O in parts per million (1..10^6).
+ * Theory and locking: the comment at the top of vdev_inject.c.
+ */
+typedef enum vdev_inject_kind {
+	VDEV_INJECT_EIO = 1,
+	VDEV_INJECT_CKSUM,
+	VDEV_INJECT_NXIO,
+	VDEV_INJECT_DELAY,
+} vdev_inject_kind_t;
+
+#define VDEV_INJECT_READ       0x1
+#define VDEV_INJECT_WRITE      0x2
+#define VDEV_INJECT_PPM_MAX    1000000u
+#define VDEV_INJECT_LANES_MAX  1024u
+#define VDEV_INJECT_LATENCY_MAX_US (60ULL * 1000 * 1000)   /* a minute */
+
+typedef struct vdev_inject_spec {
+	vdev_inject_kind_t vis_kind;
+	int      vis_rw;          /* VDEV_INJECT_READ | VDEV_INJECT_WRITE */
+	uint32_t vis_ppm;         /* chance per I/O, 1..VDEV_INJECT_PPM_MAX */
+	uint64_t vis_latency_us;  /* DELAY: service time of one I/O, > 0 */
+	uint32_t vis_lanes;       /* DELAY: I/Os in service at once, >= 1 */
+} vdev_inject_spec_t;
+
+/*
+ * Add an injection to a leaf; *idp gets its number (unique in the
+ * process, never reused).  EINVAL for a bad spec (a kind, rw, ppm,
+ * latency or lane count out of range, CKSUM on writes), ENOTSUP when vd
+ * is not a leaf.  The caller keeps the tree from changing shape (the
+ * pool's device lock); I/O may run meanwhile.
+ */
+int vdev_inject_add(vdev_t *leaf, const vdev_inject_spec_t *spec, uint64_t *idp);
+/*
+ * Remove injection `id` (0: every one) from the leaves under vd (and the
+ * root's hot spares); returns how many were removed.  Threads sleeping
+ * out a delay wake up at once.
+ */
+int vdev_inject_clear(vdev_t *vd, uint64_t id);
+/* Each injection under vd (and the spares), in the order of their ids per leaf. */
+typedef void (*vdev_inject_fn_t)(void *arg, vdev_t *leaf, uint64_t id,
+    const vdev_inject_spec_t *spec);
+void vdev_inject_list(vdev_t *vd, vdev_inject_fn_t fn, void *arg);
+/*
+ * Wait until the delayed I/O this thread issued has completed (called by
+ * vdev_tree_exit; callers issuing leaf I/O outside the tree lock call it
+ * themselves).  Returns at once when there is none.
+ */
+void vdev_inject_settle(void);
 
 #endif

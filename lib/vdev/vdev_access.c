@@ -130,6 +130,28 @@ vdev_spares(const vdev_t *vd)
 }
 
 vdev_t *
+vdev_l2cache(const vdev_t *vd)
+{
+	return (vd->vdev_l2cache);
+}
+
+vdev_alloc_bias_t
+vdev_alloc_bias(const vdev_t *vd)
+{
+	return (vd->vdev_top != NULL ? vd->vdev_top->vdev_alloc_bias : vd->vdev_alloc_bias);
+}
+
+const char *
+vdev_bias_name(vdev_alloc_bias_t bias)
+{
+	switch (bias) {
+	case VDEV_BIAS_LOG: return ("log");
+	case VDEV_BIAS_SPECIAL: return ("special");
+	default: return ("normal");
+	}
+}
+
+vdev_t *
 vdev_child(const vdev_t *vd, int c)
 {
 	ASSERT3S(c, >=, 0);
@@ -193,6 +215,18 @@ void
 vdev_set_spares(vdev_t *vd, vdev_t *spares)
 {
 	vd->vdev_spares = spares;
+}
+
+void
+vdev_set_l2cache(vdev_t *vd, vdev_t *l2cache)
+{
+	vd->vdev_l2cache = l2cache;
+}
+
+void
+vdev_set_alloc_bias(vdev_t *vd, vdev_alloc_bias_t bias)
+{
+	vd->vdev_alloc_bias = bias;
 }
 
 void

@@ -16,6 +16,12 @@
  * data.  A spare in use also appears, with the same GUID, in the tree
  * (inside a spare group), so GUIDs are unique within the tree and within
  * the spare list, not across them.
+ *
+ * Cache devices are kept like spares: leaves flagged "cache" below the
+ * root, after the top-level vdevs (and spares), decoded into
+ * root->vdev_l2cache.  A top-level vdev's allocation class (log,
+ * special) is a flag of its record; a record without one is normal, so
+ * configs written before classes existed decode unchanged.
  */
 #include "vdev_impl.h"
 
@@ -30,7 +36,13 @@
 #define VCFG_F_OFFLINE    0x1U
 #define VCFG_F_SPARE      0x2U   /* a hot spare (root's child, after the top-levels) */
 #define VCFG_F_SPARE_AUTO 0x4U   /* spare group: the spare returns by itself */
-#define VCFG_F_ALL        (VCFG_F_OFFLINE | VCFG_F_SPARE | VCFG_F_SPARE_AUTO)
+#define VCFG_F_LOG        0x8U   /* top-level: allocation class log */
+#define VCFG_F_SPECIAL    0x10U  /* top-level: allocation class special */
+#define VCFG_F_CACHE      0x20U  /* a cache device (root's child, after the top-levels) */
+#define VCFG_F_BIAS       (VCFG_F_LOG | VCFG_F_SPECIAL)
+#define VCFG_F_AUX        (VCFG_F_SPARE | VCFG_F_CACHE)
+#define VCFG_F_ALL        (VCFG_F_OFFLINE | VCFG_F_SPARE | VCFG_F_SPARE_AUTO | \
+	VCFG_F_BIAS | VCFG_F_CACHE)
 
 /* Pool header offsets (within the payload). */
 enum {
@@ -110,9 +122,10 @@ vcfg_count(const vdev_t *vd, uint32_t *nrec, size_t *strlen_total)
 	for (int c = 0; c < VDEV_NCHILD(vd); c++)
 		if (!vcfg_count(VDEV_CHILD(vd, c), nrec, strlen_total))
 			return (false);
-	if (vd->vdev_type == VDEV_TYPE_ROOT && vd->vdev_spares != NULL) {
-		const vdev_t *sp = vd->vdev_spares;
-		for (int c = 0; c < VDEV_NCHILD(sp); c++)
+	const vdev_t *aux[2] = { vd->vdev_spares, vd->vdev_l2cache };
+	for (int a = 0; vd->vdev_type == VDEV_TYPE_ROOT && a < 2; a++) {
+		const vdev_t *sp = aux[a];
+		for (int c = 0; sp != NULL && c < VDEV_NCHILD(sp); c++)
 			if (!VDEV_CHILD(sp, c)->vdev_ops->vop_leaf ||
 			    !vcfg_count(VDEV_CHILD(sp, c), nrec, strlen_total))
 				return (false);
@@ -126,6 +139,14 @@ vcfg_nspares(const vdev_t *vd)
 {
 	return (vd->vdev_type == VDEV_TYPE_ROOT && vd->vdev_spares != NULL ?
 	    VDEV_NCHILD(vd->vdev_spares) : 0);
+}
+
+/* Number of cache devices under root (0 for any other vdev). */
+static int
+vcfg_ncache(const vdev_t *vd)
+{
+	return (vd->vdev_type == VDEV_TYPE_ROOT && vd->vdev_l2cache != NULL ?
+	    VDEV_NCHILD(vd->vdev_l2cache) : 0);
 }
 
 /* The missed txgs of a leaf as recorded (vdev_dtl_encoded). */
@@ -155,11 +176,15 @@ vcfg_put_rec(vcfg_enc_t *e, const vdev_t *vd, uint32_t parent, uint64_t id,
 	put32(r + VR_PARENT, parent);
 	put32(r + VR_NPARITY, (uint32_t)vd->vdev_nparity);
 	put32(r + VR_ASHIFT, (uint32_t)vd->vdev_ashift);
-	put32(r + VR_NCHILD, (uint32_t)(VDEV_NCHILD(vd) + vcfg_nspares(vd)));
+	put32(r + VR_NCHILD, (uint32_t)(VDEV_NCHILD(vd) + vcfg_nspares(vd) +
+	    vcfg_ncache(vd)));
 	if (vd->vdev_offline && !vd->vdev_offline_temp)
 		flags |= VCFG_F_OFFLINE;
 	if (vd->vdev_type == VDEV_TYPE_SPARE && vd->vdev_spare_auto)
 		flags |= VCFG_F_SPARE_AUTO;
+	if (vd->vdev_top == vd && (flags & VCFG_F_AUX) == 0)
+		flags |= vd->vdev_alloc_bias == VDEV_BIAS_LOG ? VCFG_F_LOG :
+		    vd->vdev_alloc_bias == VDEV_BIAS_SPECIAL ? VCFG_F_SPECIAL : 0;
 	put32(r + VR_FLAGS, flags);
 	vcfg_put_dtl(r, vd);
 	if (vd->vdev_ops->vop_leaf && vd->vdev_path != NULL) {
@@ -174,6 +199,9 @@ vcfg_put_rec(vcfg_enc_t *e, const vdev_t *vd, uint32_t parent, uint64_t id,
 	for (int c = 0; c < vcfg_nspares(vd); c++)
 		vcfg_put_rec(e, VDEV_CHILD(vd->vdev_spares, c), self,
 		    (uint64_t)(VDEV_NCHILD(vd) + c), VCFG_F_SPARE);
+	for (int c = 0; c < vcfg_ncache(vd); c++)
+		vcfg_put_rec(e, VDEV_CHILD(vd->vdev_l2cache, c), self,
+		    (uint64_t)(VDEV_NCHILD(vd) + vcfg_nspares(vd) + c), VCFG_F_CACHE);
 }
 
 /* Is leaf in root's tree (not one of its spares)? */
@@ -262,8 +290,10 @@ typedef struct vcfg_rec {
 	uint32_t vr_type, vr_parent, vr_nparity, vr_ashift, vr_nchild;
 	uint32_t vr_seen;          /* children found so far */
 	bool     vr_spare;         /* flagged a hot spare */
-	bool     vr_spares_seen;   /* root: a spare came; no top-level may follow */
-	uint32_t vr_nspares;       /* root: how many of its children are spares */
+	bool     vr_cache;         /* flagged a cache device */
+	bool     vr_spares_seen;   /* root: a spare or cache came; no top-level may follow */
+	uint32_t vr_nspares;       /* root: how many of its children are spares or caches */
+	uint32_t vr_flags;
 	const char *vr_path;       /* into the string table, or NULL */
 } vcfg_rec_t;
 
@@ -289,14 +319,15 @@ vcfg_shape_ok(vcfg_rec_t *pr, const vcfg_rec_t *r)
 {
 	bool leaf = vcfg_is_leaf_type(r->vr_type);
 	if (pr->vr_type == VDEV_TYPE_ROOT) {
-		if (r->vr_spare) {
+		if (r->vr_spare || r->vr_cache) {
 			pr->vr_spares_seen = true;
 			pr->vr_nspares++;
-			return (leaf);
+			return (leaf && (r->vr_flags & VCFG_F_BIAS) == 0);
 		}
-		return (!pr->vr_spares_seen);
+		/* one class at most */
+		return (!pr->vr_spares_seen && (r->vr_flags & VCFG_F_BIAS) != VCFG_F_BIAS);
 	}
-	if (r->vr_spare)
+	if (r->vr_spare || r->vr_cache || (r->vr_flags & VCFG_F_BIAS) != 0)
 		return (false);
 	if (pr->vr_type == VDEV_TYPE_MIRROR || pr->vr_type == VDEV_TYPE_RAIDZ)
 		return (leaf || vcfg_is_pair_type(r->vr_type));
@@ -330,6 +361,10 @@ vcfg_check_rec(const uint8_t *rp, uint32_t i, vcfg_rec_t *recs,
 	uint32_t poff = get32(rp + VR_PATH_OFF), plen = get32(rp + VR_PATH_LEN);
 	bool leaf = vcfg_is_leaf_type(r->vr_type);
 	r->vr_spare = (flags & VCFG_F_SPARE) != 0;
+	r->vr_cache = (flags & VCFG_F_CACHE) != 0;
+	r->vr_flags = flags;
+	if (r->vr_spare && r->vr_cache)
+		return (false);
 
 	if (r->vr_type >= VDEV_TYPE_NTYPES || get64(rp + VR_GUID) == 0 ||
 	    (flags & ~VCFG_F_ALL) != 0 || get64(rp + VR_MS_SHIFT) > 63 ||
@@ -338,9 +373,13 @@ vcfg_check_rec(const uint8_t *rp, uint32_t i, vcfg_rec_t *recs,
 		return (false);
 	if (r->vr_ashift != 0 && (r->vr_ashift < SPA_MINBLOCKSHIFT || r->vr_ashift > 16))
 		return (false);
-	if (r->vr_nchild > VDEV_MAX_CHILDREN || (leaf && r->vr_nchild != 0) ||
-	    (!leaf && r->vr_nchild == 0))
+	bool hole = r->vr_type == VDEV_TYPE_HOLE;
+	if (r->vr_nchild > VDEV_MAX_CHILDREN || ((leaf || hole) && r->vr_nchild != 0) ||
+	    (!leaf && !hole && r->vr_nchild == 0))
 		return (false);
+	if (hole && (r->vr_parent != 0 || r->vr_spare || r->vr_cache ||
+	    (flags & VCFG_F_BIAS) != 0 || i == 0))
+		return (false);     /* a hole is a top-level vdev of no class */
 	if (r->vr_type == VDEV_TYPE_RAIDZ ? (r->vr_nparity < 1 ||
 	    r->vr_nparity > VDEV_RAIDZ_MAXPARITY || r->vr_nchild <= r->vr_nparity) :
 	    r->vr_nparity != 0)
@@ -348,7 +387,7 @@ vcfg_check_rec(const uint8_t *rp, uint32_t i, vcfg_rec_t *recs,
 	/* Shape: record 0 is the root; others hang below an earlier group. */
 	if (i == 0) {
 		if (r->vr_type != VDEV_TYPE_ROOT || r->vr_parent != VCFG_NO_PARENT ||
-		    r->vr_spare)
+		    r->vr_spare || r->vr_cache || (flags & VCFG_F_BIAS) != 0)
 			return (false);
 	} else {
 		if (r->vr_type == VDEV_TYPE_ROOT || r->vr_parent >= i)
@@ -374,17 +413,17 @@ vcfg_check_rec(const uint8_t *rp, uint32_t i, vcfg_rec_t *recs,
 	return (true);
 }
 
-/* GUIDs are unique within the tree, and within the spare list. */
+/* GUIDs are unique within the tree, within the spare list and the cache list. */
 static bool
 vcfg_guids_unique(const uint8_t *recs, uint32_t n)
 {
 	uint64_t *g = tarn_alloc((size_t)n * sizeof (uint64_t));
-	bool *sp = tarn_alloc((size_t)n * sizeof (bool));
+	uint32_t *sp = tarn_alloc((size_t)n * sizeof (uint32_t));
 	bool ok = true;
 	for (uint32_t i = 0; i < n && ok; i++) {
 		const uint8_t *rp = recs + (size_t)i * VCFG_REC_SIZE;
 		g[i] = get64(rp + VR_GUID);
-		sp[i] = (get32(rp + VR_FLAGS) & VCFG_F_SPARE) != 0;
+		sp[i] = get32(rp + VR_FLAGS) & VCFG_F_AUX;
 		for (uint32_t j = 0; j < i && ok; j++)
 			ok = g[j] != g[i] || sp[j] != sp[i];
 	}
@@ -411,7 +450,7 @@ vcfg_check_header(const uint8_t *b, size_t bufsize, const uint8_t **plp,
 		return (SET_ERROR(ENOTSUP_FORMAT));
 	const uint8_t *pl = b + VCFG_HDR_SIZE;
 	if (memchr(pl + VP_NAME, '\0', VDEV_POOL_NAME_MAX + 1) == NULL ||
-	    pl[VP_NAME] == '\0' || get64(pl + VP_STATE) > POOL_STATE_SPARE ||
+	    pl[VP_NAME] == '\0' || get64(pl + VP_STATE) > POOL_STATE_L2CACHE ||
 	    get64(pl + VP_POOL_GUID) == 0)
 		return (SET_ERROR(EINVAL));
 	*plp = pl;
@@ -435,6 +474,8 @@ vcfg_build(const uint8_t *recp, const vcfg_rec_t *recs, uint32_t n)
 		vd->vdev_ashift = recs[i].vr_ashift;
 		vd->vdev_offline = (get32(rp + VR_FLAGS) & VCFG_F_OFFLINE) != 0;
 		vd->vdev_spare_auto = (get32(rp + VR_FLAGS) & VCFG_F_SPARE_AUTO) != 0;
+		vd->vdev_alloc_bias = (recs[i].vr_flags & VCFG_F_LOG) ? VDEV_BIAS_LOG :
+		    (recs[i].vr_flags & VCFG_F_SPECIAL) ? VDEV_BIAS_SPECIAL : VDEV_BIAS_NORMAL;
 		vd->vdev_dtl_txg = vd->vdev_dtl_saved[0] = get64(rp + VR_DTL_FIRST);
 		vd->vdev_dtl_last = vd->vdev_dtl_saved[1] = get64(rp + VR_DTL_LAST);
 		if (recs[i].vr_path != NULL)
@@ -443,6 +484,10 @@ vcfg_build(const uint8_t *recp, const vcfg_rec_t *recs, uint32_t n)
 			if (v[0]->vdev_spares == NULL)
 				v[0]->vdev_spares = vdev_alloc(VDEV_TYPE_ROOT, 0);
 			vdev_add_child(v[0]->vdev_spares, vd);
+		} else if (recs[i].vr_cache) {
+			if (v[0]->vdev_l2cache == NULL)
+				v[0]->vdev_l2cache = vdev_alloc(VDEV_TYPE_ROOT, 0);
+			vdev_add_child(v[0]->vdev_l2cache, vd);
 		} else if (i > 0) {
 			vdev_add_child(v[recs[i].vr_parent], vd);
 		}
@@ -493,6 +538,11 @@ vdev_config_decode(const void *buf, size_t bufsize, vdev_label_config_t *cfg)
 	if (leaf_guid && leaf == NULL && root->vdev_spares != NULL) {
 		/* the label of a hot spare names no top-level vdev */
 		leaf = vdev_lookup_guid(root->vdev_spares, leaf_guid);
+		spare_leaf = leaf != NULL;
+	}
+	if (leaf_guid && leaf == NULL && root->vdev_l2cache != NULL) {
+		/* nor does a cache device's */
+		leaf = vdev_lookup_guid(root->vdev_l2cache, leaf_guid);
 		spare_leaf = leaf != NULL;
 	}
 	if ((leaf_guid && (leaf == NULL || !leaf->vdev_ops->vop_leaf)) ||

@@ -94,6 +94,8 @@ vdev_complete(const vdev_t *vd, const vdev_t *without)
 		return (false);
 	if (vd->vdev_ops->vop_leaf)
 		return (vdev_leaf_usable(vd) && vdev_dtl_empty(vd));
+	if (vd->vdev_type == VDEV_TYPE_HOLE)
+		return (true);      /* holds nothing */
 	int bad = 0;
 	for (int c = 0; c < VDEV_NCHILD(vd); c++)
 		bad += !vdev_complete(VDEV_CHILD(vd, c), without);

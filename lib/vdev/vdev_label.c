@@ -102,6 +102,19 @@ vdev_label_write_spares(vdev_t *root, const vdev_label_config_t *cfg)
 	}
 }
 
+/* The cache devices get the config as L2CACHE (best effort). */
+static void
+vdev_label_write_l2cache(vdev_t *root, const vdev_label_config_t *cfg)
+{
+	if (root->vdev_l2cache == NULL)
+		return;
+	vdev_label_config_t ccfg = *cfg;
+	if (cfg->vlc_state != POOL_STATE_DESTROYED)
+		ccfg.vlc_state = POOL_STATE_L2CACHE;
+	for (int c = 0; c < VDEV_NCHILD(root->vdev_l2cache); c++)
+		(void) vdev_label_write_leaf(VDEV_CHILD(root->vdev_l2cache, c), root, &ccfg);
+}
+
 int
 vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rings)
 {
@@ -122,13 +135,14 @@ vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rin
 		(void) vdev_flush(root);   /* every leaf, in parallel */
 	}
 	for (int c = 0; c < VDEV_NCHILD(root); c++)
-		if (good[c] == 0 && err == 0)
+		if (good[c] == 0 && err == 0 && !vdev_is_hole(VDEV_CHILD(root, c)))
 			err = SET_ERROR(EIO);
 	if (VDEV_NCHILD(root) == 0)
 		err = SET_ERROR(EINVAL);
 	tarn_free(good);
 	tarn_free(a.lwa_buf);
 	vdev_label_write_spares(root, cfg);
+	vdev_label_write_l2cache(root, cfg);
 	return (err);
 }
 

@@ -119,6 +119,7 @@ struct zil {
 	tarn_array_t zl_lwb;          /* zil_lwb_t, oldest first */
 	zil_header_t zl_header;       /* as last given to the dmu */
 	bool zl_replay;               /* a claimed chain waits for replay */
+	bool zl_drop_open;            /* zil_release_open: the next sync frees zl_open */
 	/* replay progress: (position, txg holding its effect), oldest first */
 	tarn_array_t zl_rpos;         /* zil_rpos_t */
 	uint64_t zl_last_bytes;       /* size of the last commit (block sizing) */
@@ -509,7 +510,10 @@ zil_alloc_block(zil_t *zl, uint64_t size, uint64_t guid, uint64_t seq, bool firs
 	}
 	uint64_t txg = dmu_tx_get_txg(tx);
 	dva_t dva;
-	err = metaslab_alloc(zio_ctx_class(zl->zl_zc), size, 1, txg, &dva);
+	/* the log class when the pool has log devices, else (or full) the normal one */
+	int ndvas = 1;
+	err = zio_alloc_class(zl->zl_zc, zio_ctx_class_of(zl->zl_zc, VDEV_BIAS_LOG), size,
+	    &ndvas, txg, &dva);
 	if (err == 0) {
 		BP_ZERO(bp);
 		bp->bp_dva[0] = dva;
@@ -811,6 +815,17 @@ zil_sync(zil_t *zl, uint64_t txg)
 		n++;
 	}
 	tarn_array_remove_range(&zl->zl_lwb, 0, n);
+	if (zl->zl_drop_open && !zl->zl_replay && !BP_IS_HOLE(&zl->zl_open) &&
+	    zl->zl_open.bp_birth < txg) {
+		/*
+		 * Never written; the last written block names it as its next,
+		 * and a walk stops there once the space holds anything else.
+		 */
+		metaslab_free(mc, &zl->zl_open.bp_dva[0], zl->zl_open.bp_birth, txg);
+		BP_ZERO(&zl->zl_open);
+	}
+	if (BP_IS_HOLE(&zl->zl_open))
+		zl->zl_drop_open = false;
 	if (zl->zl_replay) {
 		/* replay progress whose effect this txg commits */
 		uint64_t pos = 0;
@@ -834,6 +849,35 @@ zil_sync(zil_t *zl, uint64_t txg)
 		}
 	}
 	tarn_mutex_unlock(&zl->zl_lock);
+}
+
+/*
+ * Give back the chain's open block (a log device is leaving): no commit
+ * runs meanwhile; syncs free it, and the chain's written blocks go as
+ * their records become durable.  The next commit starts a new chain
+ * wherever the allocator puts it.
+ */
+int
+zil_release_open(zil_t *zl)
+{
+	if (zl->zl_readonly)
+		return (0);
+	int err = 0;
+	tarn_mutex_lock(&zl->zl_lock, ZIL);
+	while (zl->zl_committing)
+		pthread_cond_wait(&zl->zl_cv, &zl->zl_lock);
+	zl->zl_committing = true;
+	zl->zl_drop_open = !BP_IS_HOLE(&zl->zl_open);
+	for (int i = 0; i < 3 && err == 0 && zl->zl_drop_open; i++) {
+		tarn_mutex_unlock(&zl->zl_lock);
+		err = txg_wait_synced(zl->zl_dp, 0);
+		tarn_mutex_lock(&zl->zl_lock, ZIL);
+	}
+	zl->zl_drop_open = false;
+	zl->zl_committing = false;
+	pthread_cond_broadcast(&zl->zl_cv);
+	tarn_mutex_unlock(&zl->zl_lock);
+	return (err);
 }
 
 /* ---- claim, replay, destroy ---- */

@@ -77,6 +77,14 @@ int zil_commit(zil_t *zl);
  * whose records txg makes durable and write the header. */
 void zil_sync(zil_t *zl, uint64_t txg);
 
+/*
+ * Free the chain's open (allocated, unwritten) block in the next syncs,
+ * commits held off meanwhile; the next commit starts a new chain.  For a
+ * log device that is leaving the pool (spa_vdev_remove).  0 or the sync's
+ * error.
+ */
+int zil_release_open(zil_t *zl);
+
 /* True when a claimed chain waits for zil_replay. */
 bool zil_replay_needed(zil_t *zl);
 /*

@@ -73,6 +73,8 @@
 struct zio_ctx {
 	vdev_t *zc_root;
 	metaslab_class_t *zc_mc;
+	metaslab_class_t *zc_class[VDEV_BIAS_COUNT]; /* [NORMAL] is zc_mc; others
+	                                 set before I/O starts, NULL: none */
 	taskq_t *zc_tq;
 	bool zc_readonly;             /* atomic */
 	bool zc_deflate;              /* set before object sets open */
@@ -92,6 +94,7 @@ zio_ctx_create(vdev_t *root, metaslab_class_t *mc, int nthreads)
 	zio_ctx_t *zc = tarn_alloc(sizeof (*zc));
 	zc->zc_root = root;
 	zc->zc_mc = mc;
+	zc->zc_class[VDEV_BIAS_NORMAL] = mc;
 	zc->zc_tq = taskq_create("zio", nthreads);
 	return (zc);
 }
@@ -161,6 +164,47 @@ metaslab_class_t *
 zio_ctx_class(zio_ctx_t *zc)
 {
 	return (zc->zc_mc);
+}
+
+void
+zio_ctx_set_class(zio_ctx_t *zc, vdev_alloc_bias_t bias, metaslab_class_t *mc)
+{
+	VERIFY(bias > VDEV_BIAS_NORMAL && bias < VDEV_BIAS_COUNT);
+	zc->zc_class[bias] = mc;
+}
+
+metaslab_class_t *
+zio_ctx_class_of(zio_ctx_t *zc, vdev_alloc_bias_t bias)
+{
+	metaslab_class_t *mc = zc->zc_class[bias];
+	return (mc != NULL && metaslab_class_ngroups(mc) > 0 ? mc : NULL);
+}
+
+bool
+zio_prop_wants_special(const zio_prop_t *zp, uint64_t lsize)
+{
+	return (zp->zp_special ||
+	    (zp->zp_blevel == 0 && zp->zp_small_blocks != 0 && lsize <= zp->zp_small_blocks));
+}
+
+int
+zio_alloc_class(zio_ctx_t *zc, metaslab_class_t *first, uint64_t psize, int *ndvas,
+    uint64_t txg, dva_t *dvas)
+{
+	/* a preferred class gets every copy or nothing: then the normal class */
+	if (first != NULL && first != zc->zc_mc &&
+	    metaslab_alloc(first, psize, *ndvas, txg, dvas) == 0)
+		return (0);
+	/*
+	 * Extra copies are best effort: when free space is too short or
+	 * too fragmented for all of them, fewer copies beat a failed
+	 * sync (which would suspend the pool).
+	 */
+	int err;
+	while ((err = metaslab_alloc(zc->zc_mc, psize, *ndvas, txg, dvas)) == ENOSPC &&
+	    *ndvas > 1)
+		(*ndvas)--;
+	return (err);
 }
 
 void
@@ -467,15 +511,12 @@ zio_write_start(zio_work_t *zw)
 		bp->bp_ndvas = wj->wj_bp->bp_ndvas;
 		memcpy(bp->bp_dva, wj->wj_bp->bp_dva, sizeof (bp->bp_dva));
 	} else {
-		/*
-		 * Extra copies are best effort: when free space is too short or
-		 * too fragmented for all of them, fewer copies beat a failed
-		 * sync (which would suspend the pool).
-		 */
-		int err;
-		while ((err = metaslab_alloc(zc->zc_mc, bp->bp_psize, bp->bp_ndvas,
-		    wj->wj_txg, bp->bp_dva)) == ENOSPC && bp->bp_ndvas > 1)
-			bp->bp_ndvas--;
+		metaslab_class_t *mc = zio_prop_wants_special(&wj->wj_prop, wj->wj_lsize) ?
+		    zio_ctx_class_of(zc, VDEV_BIAS_SPECIAL) : NULL;
+		int ndvas = bp->bp_ndvas;
+		int err = zio_alloc_class(zc, mc, bp->bp_psize, &ndvas, wj->wj_txg,
+		    bp->bp_dva);
+		bp->bp_ndvas = (uint8_t)ndvas;
 		if (err != 0) {
 			zio_write_finish(wj, err);
 			return;

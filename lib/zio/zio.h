@@ -45,9 +45,26 @@ taskq_t *zio_ctx_taskq(zio_ctx_t *zc);
 void zio_ctx_set_deflate(zio_ctx_t *zc, bool deflate);
 /* The bytes a block counts for in used/referenced (0 for a hole). */
 uint64_t zio_bp_dsize(zio_ctx_t *zc, const blkptr_t *bp);
-/* The vdev tree and the allocation class (for the intent log's own I/O). */
+/* The vdev tree and the normal allocation class (for the intent log's own I/O). */
 vdev_t *zio_ctx_root(zio_ctx_t *zc);
 metaslab_class_t *zio_ctx_class(zio_ctx_t *zc);
+/*
+ * Allocation classes (ZFS's log and special devices).  The pool gives
+ * the context its log and special classes (auxiliary classes of the
+ * normal one, space.h) before I/O starts; zio_ctx_class_of answers the
+ * class of a kind when it has vdevs, else NULL (NORMAL: the normal class).
+ * Which blocks go where: zio_prop_wants_special, and the intent log
+ * (lib/zil) allocates from the log class.
+ */
+void zio_ctx_set_class(zio_ctx_t *zc, vdev_alloc_bias_t bias, metaslab_class_t *mc);
+metaslab_class_t *zio_ctx_class_of(zio_ctx_t *zc, vdev_alloc_bias_t bias);
+/*
+ * Allocate *ndvas copies of psize bytes: all from `first` when it is
+ * given and has room, else from the normal class, with fewer copies
+ * rather than none (*ndvas is lowered).  ENOSPC when not one copy fits.
+ */
+int zio_alloc_class(zio_ctx_t *zc, metaslab_class_t *first, uint64_t psize, int *ndvas,
+    uint64_t txg, dva_t *dvas);
 
 /* Counters of a context (all uint64_t, updated atomically). */
 typedef struct zio_stats {
@@ -68,9 +85,15 @@ typedef struct zio_prop {
 	uint8_t zp_copies;        /* 1..3 */
 	uint8_t zp_type;          /* dmu_object_type_t */
 	uint8_t zp_blevel;        /* indirection level of the block */
+	bool    zp_special;       /* metadata: the special class when the pool has one */
+	uint32_t zp_small_blocks; /* level-0 blocks of at most this lsize go to the
+	                             special class too (special_small_blocks; 0: none) */
 	uint32_t zp_psize;        /* non-zero: the data is already stored form (zp_psize
 	                             bytes compressed with zp_compress): no transform */
 } zio_prop_t;
+
+/* Does a block of lsize with these properties belong in the special class? */
+bool zio_prop_wants_special(const zio_prop_t *zp, uint64_t lsize);
 
 /* Read flags */
 #define ZIO_FLAG_SCRUB     0x01   /* read and verify every copy; repair */

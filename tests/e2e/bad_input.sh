@@ -29,8 +29,8 @@ tarn_err 1 "is specified multiple times" \
 	pool create t "${D[0]}" mirror "${D[1]}" "$DEVDIR/../dev/d0"
 tarn_err 1 "^cannot create 't': .*not supported yet" \
 	pool create t "${D[0]}" spare "${D[1]}"
-tarn_err 1 "^cannot create 't': .*not supported yet" \
-	pool create t "${D[0]}" log "${D[1]}"
+tarn_err 1 "^cannot create 't': log devices must be single devices or mirrors, not 'raidz'$" \
+	pool create t "${D[0]}" log raidz "${D[1]}" "${D[2]}"
 tarn_err 1 "^cannot create 't': invalid vdev type 'raidz7'" \
 	pool create t raidz7 "${D[0]}" "${D[1]}"
 tarn_err 1 "^cannot create 't': .*$DEVDIR/missing" \

@@ -35,8 +35,8 @@ tarn_err 1 "^cannot add to 'tank': .*'${DEV[0]}' is part of imported pool 'tank'
 tarn_err 1 "^cannot add to 'tank': .*$DEVDIR/nope" pool add tank mirror "${DEV[2]}" "$DEVDIR/nope"
 truncate -s 32M "$DEVDIR/small0" "$DEVDIR/small1"
 tarn_err 1 "^cannot add to 'tank': .*too small" pool add tank mirror "$DEVDIR/small0" "$DEVDIR/small1"
-tarn_err 1 "^cannot add to 'tank': .*log" pool add tank log "${DEV[2]}"
-tarn_err 1 "^cannot add to 'tank': .*cache" pool add tank cache "${DEV[2]}"
+tarn_err 1 "^cannot add to 'tank': .*log" pool add tank log raidz "${DEV[2]}" "${DEV[3]}"
+tarn_err 1 "^cannot add to 'tank': .*cache" pool add tank cache mirror "${DEV[2]}" "${DEV[3]}"
 tarn_err 1 "^cannot add to 'tank': add hot spares by themselves" \
 	pool add tank mirror "${DEV[2]}" "${DEV[3]}" spare "${DEV[4]}"
 tarn_err 1 "^cannot add to 'nope': no such pool$" pool add nope mirror "${DEV[2]}" "${DEV[3]}"

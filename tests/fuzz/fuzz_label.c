@@ -125,6 +125,22 @@ seed_tree(int kind)
 		vdev_set_dtl_last(inuse, 5);
 		vdev_add_child(sg, inuse);
 	}
+	/* allocation classes: a log leaf, a hole, a special mirror, cache devices */
+	if (kind >= 1) {
+		vdev_t *lg = leaf("/dev/log0");
+		vdev_set_alloc_bias(lg, VDEV_BIAS_LOG);
+		vdev_add_child(root, lg);
+		vdev_add_child(root, vdev_alloc(VDEV_TYPE_HOLE, 0));
+		vdev_t *sm = vdev_alloc(VDEV_TYPE_MIRROR, 0);
+		vdev_add_child(sm, leaf("/dev/special0"));
+		vdev_add_child(sm, leaf("/dev/special1"));
+		vdev_set_alloc_bias(sm, VDEV_BIAS_SPECIAL);
+		vdev_add_child(root, sm);
+		vdev_set_l2cache(root, vdev_alloc(VDEV_TYPE_ROOT, 0));
+		vdev_add_child(vdev_l2cache(root), leaf("/dev/cache0"));
+		if (kind >= 2)
+			vdev_add_child(vdev_l2cache(root), leaf("/dev/cache1"));
+	}
 	return (root);
 }
 

@@ -70,6 +70,29 @@ test_spec_relative_paths(void)
 	spa_vdev_spec_free(s);
 }
 
+/* Class words mark the vdevs after them, up to the next class word. */
+static void
+test_spec_classes(void)
+{
+	spa_vdev_spec_t *s;
+
+	TT_OK(parse("mirror /a /b special mirror /c /d log /e mirror /f /g cache /h /i", &s));
+	TT_ASSERT(s->nchildren == 6);
+	TT_CHECK(s->children[0]->bias == VDEV_BIAS_NORMAL && !s->children[0]->cache);
+	TT_CHECK(s->children[1]->bias == VDEV_BIAS_SPECIAL &&
+	    s->children[1]->type == VDEV_TYPE_MIRROR);
+	TT_CHECK(s->children[2]->bias == VDEV_BIAS_LOG &&
+	    strcmp(s->children[2]->path, "/e") == 0);
+	TT_CHECK(s->children[3]->bias == VDEV_BIAS_LOG &&
+	    s->children[3]->type == VDEV_TYPE_MIRROR);
+	TT_CHECK(s->children[4]->cache && s->children[5]->cache &&
+	    s->children[4]->bias == VDEV_BIAS_NORMAL);
+	spa_vdev_spec_free(s);
+	TT_OK(parse("cache /x", &s));        /* add POOL cache DEV */
+	TT_CHECK(s->nchildren == 1 && s->children[0]->cache);
+	spa_vdev_spec_free(s);
+}
+
 static void
 test_spec_errors(void)
 {
@@ -88,8 +111,17 @@ test_spec_errors(void)
 	TT_CHECK(strstr(errbuf, "'/x' is specified multiple times") != NULL);
 	TT_CHECK(parse("/a spare /b", &s) == ENOTSUP);
 	TT_CHECK(strstr(errbuf, "not supported yet") != NULL);
-	TT_CHECK(parse("/a log /b", &s) == ENOTSUP);
-	TT_CHECK(parse("/a cache /b", &s) == ENOTSUP);
+	/* the class words: what they may hold */
+	TT_CHECK(parse("/a log raidz /b /c", &s) == EINVAL);
+	TT_CHECK(strstr(errbuf, "log devices must be single devices or mirrors") != NULL);
+	TT_CHECK(parse("/a cache mirror /b /c", &s) == EINVAL);
+	TT_CHECK(strstr(errbuf, "cache devices must be single devices") != NULL);
+	TT_CHECK(parse("/a log", &s) == EINVAL);
+	TT_CHECK(strstr(errbuf, "missing devices after 'log'") != NULL);
+	TT_CHECK(parse("/a special cache /b", &s) == EINVAL);
+	TT_CHECK(strstr(errbuf, "missing devices after 'special'") != NULL);
+	TT_CHECK(parse("/a log /b cache /a", &s) == EINVAL);
+	TT_CHECK(strstr(errbuf, "specified multiple times") != NULL);
 	TT_CHECK(parse("draid /a /b", &s) == ENOTSUP);
 	TT_CHECK(parse("raidz4 /a /b /c /d /e", &s) == EINVAL);
 	TT_CHECK(parse("raidz0 /a /b", &s) == EINVAL);
@@ -393,6 +425,7 @@ test_cleanup(void)
 TT_MAIN(
 	{ "spec_groups", test_spec_groups },
 	{ "spec_relative_paths", test_spec_relative_paths },
+	{ "spec_classes", test_spec_classes },
 	{ "spec_errors", test_spec_errors },
 	{ "names", test_names },
 	{ "cache_tolerates_damage", test_cache_tolerates_damage },

@@ -1603,6 +1603,70 @@ test_cleanup(void)
 	tt_tmpdir_cleanup();
 }
 
+/*
+ * A family of classes (space.h): allocations stay in their class, a
+ * passive group takes none, frees and claims go through any class, and
+ * holds on the primary keep an auxiliary class's maturing frees.
+ */
+static void
+test_class_family(void)
+{
+	tpool_t tp;
+	memset(&tp, 0, sizeof (tp));
+	tp.tp_mc = metaslab_class_create();
+	metaslab_class_t *aux = metaslab_class_create_aux(tp.tp_mc);
+	tpool_add(&tp, 64 * MiB, 9, 24);       /* vdev 0: the primary's */
+	metaslab_class_t *keep = tp.tp_mc;
+	tp.tp_mc = aux;
+	tpool_add(&tp, 32 * MiB, 9, 23);       /* vdev 1: the auxiliary class's */
+	tp.tp_mc = keep;
+	tpool_load_new(&tp);
+	TT_EQ(metaslab_class_ngroups(tp.tp_mc), 1);
+	TT_EQ(metaslab_class_ngroups(aux), 1);
+	dva_t d[2];
+	for (int i = 0; i < 50; i++) {
+		TT_OK(metaslab_alloc(aux, 64 * KiB, 2, 2, d));
+		TT_EQ(d[0].dva_vdev, 1);
+		TT_EQ(d[1].dva_vdev, 1);       /* ditto copies apart on the same vdev */
+		TT_OK(metaslab_alloc(tp.tp_mc, 64 * KiB, 1, 2, d));
+		TT_EQ(d[0].dva_vdev, 0);
+	}
+	metaslab_space_t a, p;
+	metaslab_class_space(aux, &a);
+	metaslab_class_space(tp.tp_mc, &p);
+	TT_EQ(a.ms_alloc, 100 * 64 * KiB);
+	TT_EQ(p.ms_alloc, 50 * 64 * KiB);
+	TT_EQ(a.ms_total, 32 * MiB);
+	/* passive: no allocations, frees still work */
+	metaslab_group_set_passive(tp.tp_mg[1], true);
+	TT_EQ(metaslab_alloc(aux, 512, 1, 2, d), ENOSPC);
+	TT_OK(metaslab_alloc(tp.tp_mc, 512, 1, 2, d));   /* the other class still serves */
+	metaslab_group_set_passive(tp.tp_mg[1], false);
+	TT_OK(metaslab_alloc(aux, 64 * KiB, 1, 2, d));
+	TT_CHECK(metaslab_is_allocated(tp.tp_mc, &d[0]));   /* found through the primary */
+	tpool_sync(&tp, 2);
+	/* a free through the primary of the aux block, held by a hold on the primary */
+	metaslab_class_hold_frees(tp.tp_mc);
+	metaslab_free(tp.tp_mc, &d[0], 2, 3);
+	for (uint64_t txg = 3; txg <= 3 + TXG_DEFER_SIZE; txg++)
+		tpool_sync(&tp, txg);
+	TT_EQ(metaslab_class_held_space(aux), 64 * KiB);   /* the family's count */
+	metaslab_class_space(aux, &a);
+	TT_EQ(a.ms_deferred, 64 * KiB);
+	metaslab_class_release_frees(tp.tp_mc);
+	metaslab_class_space(aux, &a);
+	TT_EQ(a.ms_deferred, 0);
+	TT_EQ(a.ms_alloc, 100 * 64 * KiB);
+	/* a claim through the aux class of space that is free */
+	dva_t c = { .dva_vdev = 1, .dva_offset = 30 * MiB };
+	c.dva_asize = (uint32_t)(8 * KiB >> SPA_MINBLOCKSHIFT);
+	TT_OK(metaslab_claim(aux, &c, 9));
+	TT_EQ(metaslab_claim(tp.tp_mc, &c, 9), EEXIST);
+	metaslab_class_destroy(aux);
+	TT_CHECK(vdev_ms_group(tp.tp_vd[1]) == NULL);
+	tpool_fini(&tp);
+}
+
 TT_MAIN(
 	{ "range_tree_basics", test_range_tree_basics },
 	{ "range_tree_model", test_range_tree_model },
@@ -1628,5 +1692,6 @@ TT_MAIN(
 	{ "hold_frees", test_hold_frees },
 	{ "hold_condense", test_hold_condense },
 	{ "hold_random", test_hold_random },
+	{ "class_family", test_class_family },
 	{ "cleanup", test_cleanup },
 )

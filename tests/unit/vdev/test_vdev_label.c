@@ -578,10 +578,126 @@ test_cleanup(void)
 	tt_tmpdir_cleanup();
 }
 
+/*
+ * Allocation classes in the config: a log leaf, a special mirror and a
+ * hole among the top-level vdevs, two cache devices and a spare after
+ * them; a cache device's own label; and the damage a decoder refuses.
+ */
+static void
+test_classes_roundtrip(void)
+{
+	vdev_t *root = sample_tree(false);      /* raidz2, mirror, leaf: records 0..9 */
+	vdev_set_alloc_bias(vdev_child(root, 2), VDEV_BIAS_LOG);
+	vdev_t *sm = vdev_alloc(VDEV_TYPE_MIRROR, 0);
+	for (int i = 0; i < 2; i++) {
+		vdev_t *l = vdev_alloc(VDEV_TYPE_FILE, 0);
+		vdev_set_path(l, i ? "/dev/special1" : "/dev/special0");
+		vdev_add_child(sm, l);
+	}
+	vdev_set_alloc_bias(sm, VDEV_BIAS_SPECIAL);
+	vdev_add_child(root, sm);                 /* records 10..12 */
+	vdev_add_child(root, vdev_alloc(VDEV_TYPE_HOLE, 0));   /* child 4 */
+	vdev_add_child(root, vdev_alloc(VDEV_TYPE_FILE, 0));   /* a data vdev after it */
+	vdev_set_path(vdev_child(root, 5), "/dev/data");
+	vdev_t *l2 = vdev_alloc(VDEV_TYPE_ROOT, 0), *sp = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	for (int i = 0; i < 2; i++) {
+		vdev_t *c = vdev_alloc(VDEV_TYPE_FILE, 0);
+		vdev_set_path(c, i ? "/dev/cache1" : "/dev/cache0");
+		vdev_add_child(l2, c);
+	}
+	vdev_t *s = vdev_alloc(VDEV_TYPE_FILE, 0);
+	vdev_set_path(s, "/dev/spare");
+	vdev_add_child(sp, s);
+	vdev_set_l2cache(root, l2);
+	vdev_set_spares(root, sp);
+	vdev_label_config_t cfg, out;
+	sample_cfg(&cfg, 9);
+	cfg.vlc_state = POOL_STATE_L2CACHE;
+	uint8_t *buf = tarn_alloc(VDEV_LABEL_CONFIG_SIZE), *b = tarn_alloc(VDEV_LABEL_CONFIG_SIZE);
+	TT_OK(vdev_config_encode(&cfg, root, vdev_child(l2, 1), buf, VDEV_LABEL_CONFIG_SIZE));
+	TT_OK(vdev_config_decode(buf, VDEV_LABEL_CONFIG_SIZE, &out));
+	TT_EQ(out.vlc_state, POOL_STATE_L2CACHE);
+	TT_EQ(out.vlc_leaf_guid, vdev_guid(vdev_child(l2, 1)));
+	TT_EQ(out.vlc_top_guid, 0);
+	vdev_t *t = out.vlc_tree;
+	TT_EQ(vdev_children(t), 6);
+	TT_EQ(vdev_alloc_bias(vdev_child(t, 0)), VDEV_BIAS_NORMAL);
+	TT_EQ(vdev_alloc_bias(vdev_child(t, 2)), VDEV_BIAS_LOG);
+	TT_EQ(vdev_alloc_bias(vdev_child(t, 3)), VDEV_BIAS_SPECIAL);
+	TT_EQ(vdev_alloc_bias(vdev_child(vdev_child(t, 3), 1)), VDEV_BIAS_SPECIAL);
+	TT_CHECK(vdev_is_hole(vdev_child(t, 4)));
+	TT_EQ(vdev_children(vdev_child(t, 4)), 0);
+	TT_EQ(vdev_type(vdev_child(t, 5)), VDEV_TYPE_FILE);
+	TT_EQ(vdev_id(vdev_child(t, 5)), 5);
+	TT_ASSERT(vdev_l2cache(t) != NULL && vdev_spares(t) != NULL);
+	TT_EQ(vdev_children(vdev_l2cache(t)), 2);
+	TT_CHECK(strcmp(vdev_path(vdev_child(vdev_l2cache(t), 1)), "/dev/cache1") == 0);
+	TT_EQ(vdev_guid(vdev_child(vdev_l2cache(t), 0)), vdev_guid(vdev_child(l2, 0)));
+	TT_EQ(vdev_children(vdev_spares(t)), 1);
+	TT_EQ(vdev_guid_sum(t), vdev_guid_sum(root));
+	vdev_config_free(&out);
+	vdev_free(root);
+
+	/* a small tree for the damage cases: a hole between two leaves */
+	root = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	for (int i = 0; i < 3; i++) {
+		vdev_t *v = vdev_alloc(i == 1 ? VDEV_TYPE_HOLE : VDEV_TYPE_FILE, 0);
+		if (i != 1)
+			vdev_set_path(v, i ? "/dev/b" : "/dev/a");
+		vdev_add_child(root, v);
+	}
+	vdev_set_alloc_bias(vdev_child(root, 2), VDEV_BIAS_LOG);
+	l2 = vdev_alloc(VDEV_TYPE_ROOT, 0);
+	vdev_add_child(l2, vdev_alloc(VDEV_TYPE_FILE, 0));
+	vdev_set_path(vdev_child(l2, 0), "/dev/c");
+	vdev_set_l2cache(root, l2);
+	sample_cfg(&cfg, 10);
+	TT_OK(vdev_config_encode(&cfg, root, vdev_child(root, 0), buf, VDEV_LABEL_CONFIG_SIZE));
+	TT_OK(vdev_config_decode(buf, VDEV_LABEL_CONFIG_SIZE, &out));
+	TT_CHECK(vdev_is_hole(vdev_child(out.vlc_tree, 1)));
+	TT_EQ(vdev_alloc_bias(vdev_child(out.vlc_tree, 2)), VDEV_BIAS_LOG);
+	TT_EQ(vdev_id(vdev_child(out.vlc_tree, 2)), 2);
+	vdev_config_free(&out);
+	/* records: 0 root, 1 a, 2 hole, 3 b (log), 4 cache c */
+	enum { T = 48, PARENT = 52, NCH = 64, FLAGS = 68, PLEN = 76 };
+	struct { size_t off; int width; uint64_t val; } cases[] = {
+		{ REC(3) + FLAGS, 4, 0x8 | 0x10 },     /* log and special */
+		{ REC(0) + FLAGS, 4, 0x8 },            /* a class on the root */
+		{ REC(4) + FLAGS, 4, 0x20 | 0x8 },     /* a classed cache device */
+		{ REC(4) + FLAGS, 4, 0x20 | 0x2 },     /* cache and spare */
+		{ REC(2) + FLAGS, 4, 0x8 },            /* a classed hole */
+		{ REC(2) + T, 4, VDEV_TYPE_MIRROR },   /* a group without children */
+		{ REC(1) + T, 4, VDEV_TYPE_HOLE },     /* a hole with a path */
+		{ REC(4) + T, 4, VDEV_TYPE_HOLE },     /* a cache hole */
+		{ REC(1) + FLAGS, 4, 0x20 },           /* a cache device before top-levels */
+		{ REC(4) + T, 4, 99 },
+		{ POOL_STATE, 8, 5 },
+	};
+	TT_OK(vdev_config_encode(&cfg, root, vdev_child(root, 0), buf, VDEV_LABEL_CONFIG_SIZE));
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		memcpy(b, buf, VDEV_LABEL_CONFIG_SIZE);
+		if (cases[i].width == 4)
+			put32(b, cases[i].off, (uint32_t)cases[i].val);
+		else
+			put64(b, cases[i].off, cases[i].val);
+		vdev_config_seal(b, VDEV_LABEL_CONFIG_SIZE);
+		int err = vdev_config_decode(b, VDEV_LABEL_CONFIG_SIZE, &out);
+		if (err != EINVAL)
+			fprintf(stderr, "  case %zu decoded with %d\n", i, err);
+		TT_EQ(err, EINVAL);
+		if (err == 0)
+			vdev_config_free(&out);
+	}
+	tarn_free(b);
+	tarn_free(buf);
+	vdev_free(root);
+}
+
 TT_MAIN(
 	{ "roundtrip", test_roundtrip },
 	{ "too_many_for_label", test_too_many_for_label },
 	{ "structural_damage", test_structural_damage },
+	{ "classes_roundtrip", test_classes_roundtrip },
 	{ "labels_on_files", test_labels_on_files },
 	{ "garbage_devices", test_garbage_devices },
 	{ "uberblock_ring", test_uberblock_ring },

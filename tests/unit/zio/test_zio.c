@@ -1076,6 +1076,145 @@ test_concurrent_heal(void)
 	tp_close(&tp);
 }
 
+/*
+ * Allocation classes: top 0 normal, 1 special, 2 log.  Metadata and
+ * small file blocks go to special, other data to normal; a full special
+ * class spills into the normal one; the log class takes what the intent
+ * log allocates until its only group is passive; frees through the
+ * normal class reach every class, and the family's sync makes them
+ * allocatable again.
+ */
+static void
+test_alloc_classes(void)
+{
+	tpool_t tp;
+	tp_begin(&tp);
+	tp_add_top(&tp, VDEV_TYPE_FILE, 0, 0, TP_LEAF_SIZE);
+	vdev_t *sp = tp_add_top(&tp, VDEV_TYPE_FILE, 0, 0, 16 * MiB);
+	vdev_t *lg = tp_add_top(&tp, VDEV_TYPE_FILE, 0, 0, 16 * MiB);
+	TT_OK(vdev_open(tp.root, false));
+	vdev_set_alloc_bias(sp, VDEV_BIAS_SPECIAL);
+	vdev_set_alloc_bias(lg, VDEV_BIAS_LOG);
+	tp.mc = metaslab_class_create();
+	metaslab_class_t *mcs = metaslab_class_create_aux(tp.mc);
+	metaslab_class_t *mcl = metaslab_class_create_aux(tp.mc);
+	for (int t = 0; t < 3; t++) {
+		vdev_t *top = vdev_child(tp.root, t);
+		metaslab_class_t *mc = t == 0 ? tp.mc : t == 1 ? mcs : mcl;
+		vdev_set_ms_shift(top, metaslab_pick_shift(vdev_asize(top)));
+		vdev_set_ms_count(top, DIV_ROUND_UP(vdev_asize(top), 1ULL << vdev_ms_shift(top)));
+		metaslab_group_t *mg = metaslab_group_create(mc, top);
+		TT_CHECK(metaslab_group_class(mg) == mc);
+		for (uint64_t m = 0; m < metaslab_group_count(mg); m++)
+			TT_OK(metaslab_load(metaslab_group_get(mg, m), NULL, 0, 0));
+	}
+	tp.zc = zio_ctx_create(tp.root, tp.mc, 0);
+	zio_ctx_set_error_cb(tp.zc, tp_error_cb, &tp);
+	/* no class given yet: everything on the normal vdev */
+	TT_CHECK(zio_ctx_class_of(tp.zc, VDEV_BIAS_SPECIAL) == NULL);
+	uint8_t *data = tarn_alloc(128 * KiB), *back = tarn_alloc(128 * KiB);
+	fill_data(data, 128 * KiB, 7, false);
+	zio_prop_t meta = prop(ZIO_CHECKSUM_XXH3_128, ZIO_COMPRESS_OFF, 1);
+	meta.zp_type = DMU_OT_DNODE;
+	meta.zp_special = true;
+	blkptr_t bp;
+	TT_OK(zio_write(tp.zc, 5, &meta, data, 16 * KiB, &bp, false));
+	TT_EQ(bp.bp_dva[0].dva_vdev, 0);
+	zio_free(tp.zc, &bp, 5);
+	zio_ctx_set_class(tp.zc, VDEV_BIAS_SPECIAL, mcs);
+	zio_ctx_set_class(tp.zc, VDEV_BIAS_LOG, mcl);
+	TT_CHECK(zio_ctx_class_of(tp.zc, VDEV_BIAS_SPECIAL) == mcs);
+	TT_CHECK(zio_ctx_class_of(tp.zc, VDEV_BIAS_NORMAL) == tp.mc);
+
+	/* placement */
+	zio_prop_t file = prop(ZIO_CHECKSUM_XXH3_128, ZIO_COMPRESS_OFF, 1);
+	file.zp_type = DMU_OT_PLAIN_FILE;
+	file.zp_small_blocks = 32 * KiB;
+	TT_CHECK(zio_prop_wants_special(&meta, 128 * KiB));
+	TT_CHECK(zio_prop_wants_special(&file, 32 * KiB));
+	TT_CHECK(!zio_prop_wants_special(&file, 64 * KiB));
+	blkptr_t m1, small, big, nosmall;
+	TT_OK(zio_write(tp.zc, 5, &meta, data, 16 * KiB, &m1, false));
+	TT_EQ(m1.bp_dva[0].dva_vdev, 1);
+	TT_OK(zio_write(tp.zc, 5, &file, data, 16 * KiB, &small, false));
+	TT_EQ(small.bp_dva[0].dva_vdev, 1);
+	TT_OK(zio_write(tp.zc, 5, &file, data, 128 * KiB, &big, false));
+	TT_EQ(big.bp_dva[0].dva_vdev, 0);
+	zio_prop_t indirect = file;
+	indirect.zp_blevel = 1;          /* an indirect block: metadata, whatever its size */
+	indirect.zp_special = true;
+	TT_OK(zio_write(tp.zc, 5, &indirect, data, 128 * KiB, &nosmall, false));
+	TT_EQ(nosmall.bp_dva[0].dva_vdev, 1);
+	zio_free(tp.zc, &nosmall, 5);
+	file.zp_small_blocks = 0;
+	TT_OK(zio_write(tp.zc, 5, &file, data, 16 * KiB, &nosmall, false));
+	TT_EQ(nosmall.bp_dva[0].dva_vdev, 0);
+
+	/* the log class, and its fallback when its only group is passive */
+	dva_t dva;
+	int nd = 1;
+	TT_OK(zio_alloc_class(tp.zc, zio_ctx_class_of(tp.zc, VDEV_BIAS_LOG), 8 * KiB, &nd, 5,
+	    &dva));
+	TT_EQ(dva.dva_vdev, 2);
+	metaslab_group_set_passive(vdev_ms_group(lg), true);
+	dva_t dva2;
+	TT_OK(zio_alloc_class(tp.zc, mcl, 8 * KiB, &nd, 5, &dva2));
+	TT_EQ(dva2.dva_vdev, 0);
+	TT_EQ(metaslab_alloc(mcl, 8 * KiB, 1, 5, &dva2), ENOSPC);
+	metaslab_free(mcl, &dva, 5, 5);          /* any class of the family frees */
+	metaslab_group_set_passive(vdev_ms_group(lg), false);
+
+	/* fill the special class: metadata spills into the normal one */
+	metaslab_space_t s0, s1;
+	metaslab_class_space(mcs, &s0);
+	enum { NB = 200 };
+	blkptr_t *bps = tarn_alloc(sizeof (blkptr_t) * NB);
+	int on_normal = 0;
+	for (int i = 0; i < NB; i++) {
+		fill_data(data, 128 * KiB, 100 + (uint64_t)i, false);
+		TT_OK(zio_write(tp.zc, 6, &meta, data, 128 * KiB, &bps[i], false));
+		on_normal += bps[i].bp_dva[0].dva_vdev == 0;
+	}
+	metaslab_class_space(mcs, &s1);
+	TT_CHECK(on_normal > 0 && on_normal < NB);
+	TT_CHECK(s1.ms_free < 128 * KiB + 512);
+	for (int i = 0; i < NB; i++) {
+		fill_data(data, 128 * KiB, 100 + (uint64_t)i, false);
+		TT_OK(zio_read(tp.zc, &bps[i], back, 0));
+		TT_CHECK(memcmp(data, back, 128 * KiB) == 0);
+	}
+	/* frees in a later txg: the family's sync_done (on the primary) matures them */
+	for (int i = 0; i < NB; i++)
+		zio_free(tp.zc, &bps[i], 7);
+	TT_CHECK(metaslab_is_allocated(tp.mc, &m1.bp_dva[0]));
+	int dirty = 0;
+	for (uint64_t txg = 5; txg <= 7 + TXG_DEFER_SIZE; txg++) {
+		for (metaslab_t *ms = metaslab_class_next_dirty(tp.mc, txg, NULL); ms != NULL;
+		    ms = metaslab_class_next_dirty(tp.mc, txg, ms)) {
+			void *buf;
+			size_t len;
+			TT_OK(metaslab_sync(ms, txg, &buf, &len));
+			tarn_free(buf);
+			dirty += vdev_id(metaslab_vdev(ms)) != 0;
+		}
+		(void) metaslab_class_sync_done(tp.mc, txg);
+	}
+	TT_CHECK(dirty > 0);        /* the aux classes' metaslabs synced through the primary */
+	metaslab_class_space(mcs, &s1);
+	TT_EQ(s1.ms_deferred, 0);
+	TT_CHECK(s1.ms_free + 2 * 16 * KiB >= s0.ms_free);
+	TT_EQ(tp.errors, 0);
+	tarn_free(bps);
+	tarn_free(back);
+	tarn_free(data);
+	zio_ctx_destroy(tp.zc);
+	tp.zc = NULL;
+	metaslab_class_destroy(mcs);
+	metaslab_class_destroy(mcl);
+	TT_CHECK(vdev_ms_group(sp) == NULL && vdev_ms_group(lg) == NULL);
+	tp_close(&tp);
+}
+
 TT_MAIN(
 	{ "roundtrip_all_algorithms", test_roundtrip_all_algorithms },
 	{ "ditto_copies", test_ditto_copies },
@@ -1095,4 +1234,5 @@ TT_MAIN(
 	{ "write_errors", test_write_errors },
 	{ "read_eio", test_read_eio },
 	{ "concurrent_heal", test_concurrent_heal },
+	{ "alloc_classes", test_alloc_classes },
 )
