@@ -14,7 +14,9 @@
  * Failures: "cannot get 'NAME': unknown daemon property", "cannot set
  * 'NAME': bad size 'V'", "cannot set 'arc_max': arc_max is below arc_min
  * (N bytes)", "... is more than the machine's memory", "cannot set 'X':
- * expected NAME=VALUE".  The l2_* figures are zero until the L2ARC exists.
+ * expected NAME=VALUE".  The l2_* figures are the sum over the daemon's
+ * pools of their L2ARCs (spa_l2arc_stats; zero where a pool has no cache
+ * device), each pool read-locked in turn.
  */
 #include "host_impl.h"
 #include "arc.h"
@@ -69,13 +71,71 @@ arc_stats_json(const arc_stats_t *s, json_object *o)
 	ADD(o, "l2_hdr_size", s->as_l2_hdr_size);
 }
 
+/*
+ * The L2ARC's figures: the sum over the daemon's pools (each pool has its
+ * own, on its cache devices).  Only the daemon holds pools to ask.
+ */
+static void
+arc_l2_sum(arc_stats_t *s, json_object *o)
+{
+	l2arc_stats_t sum = { 0 };
+	char **names, err[256];
+	int n;
+	if (host_daemon_mode() && host_pool_names(&names, &n) == 0) {
+		for (int i = 0; i < n; i++) {
+			spa_t *spa;
+			l2arc_stats_t l;
+			if (host_pool_open(names[i], SPA_OPEN_READONLY, &spa, err,
+			    sizeof (err)) != 0)
+				continue;
+			if (spa_l2arc_stats(spa, &l) == 0) {
+				sum.ls_hits += l.ls_hits;
+				sum.ls_misses += l.ls_misses;
+				sum.ls_read_bytes += l.ls_read_bytes;
+				sum.ls_feeds += l.ls_feeds;
+				sum.ls_feed_drops += l.ls_feed_drops;
+				sum.ls_writes += l.ls_writes;
+				sum.ls_write_bytes += l.ls_write_bytes;
+				sum.ls_size += l.ls_size;
+				sum.ls_asize += l.ls_asize;
+				sum.ls_hdr_size += l.ls_hdr_size;
+				sum.ls_blocks += l.ls_blocks;
+				sum.ls_cksum_bad += l.ls_cksum_bad;
+				sum.ls_io_errors += l.ls_io_errors;
+				sum.ls_rebuild_blocks += l.ls_rebuild_blocks;
+				sum.ls_dev_size += l.ls_dev_size;
+			}
+			host_pool_close(spa);
+		}
+		host_names_free(names, n);
+	}
+	s->as_l2_hits = sum.ls_hits;
+	s->as_l2_misses = sum.ls_misses;
+	s->as_l2_reads = sum.ls_hits + sum.ls_misses;
+	s->as_l2_writes = sum.ls_writes;
+	s->as_l2_size = sum.ls_size;
+	s->as_l2_asize = sum.ls_asize;
+	s->as_l2_hdr_size = sum.ls_hdr_size;
+	ADD(o, "l2_read_bytes", sum.ls_read_bytes);
+	ADD(o, "l2_write_bytes", sum.ls_write_bytes);
+	ADD(o, "l2_feeds", sum.ls_feeds);
+	ADD(o, "l2_feed_drops", sum.ls_feed_drops);
+	ADD(o, "l2_blocks", sum.ls_blocks);
+	ADD(o, "l2_cksum_bad", sum.ls_cksum_bad);
+	ADD(o, "l2_io_error", sum.ls_io_errors);
+	ADD(o, "l2_rebuild_blocks", sum.ls_rebuild_blocks);
+	ADD(o, "l2_dev_size", sum.ls_dev_size);
+}
+
 static int
 op_arc_stats(json_object *args, json_object *res)
 {
 	arc_stats_t s;
 	struct timespec ts;
 	arc_stats(host_arc(), &s);
-	json_object *o = json_object_new_object();
+	json_object *o0 = json_object_new_object();
+	arc_l2_sum(&s, o0);
+	json_object *o = o0;
 	arc_stats_json(&s, o);
 	json_object_object_add(res, "stats", o);
 	(void) clock_gettime(CLOCK_REALTIME, &ts);

@@ -459,6 +459,7 @@ spa_unload(spa_t *spa, bool sync)
 {
 	spa_vdev_stop(spa, sync);    /* device lifecycle thread first (spa_vdev.c) */
 	spa_scan_fini(spa);
+	spa_l2arc_flush(spa);        /* a warm cache for the next import */
 	if (spa->spa_dp != NULL) {
 		dmu_pool_stop(spa->spa_dp, sync && !spa->spa_readonly);
 		spa_zil_close_all(spa);
@@ -472,6 +473,7 @@ spa_unload(spa_t *spa, bool sync)
 		dmu_pool_destroy(spa->spa_dp, false);
 		spa->spa_dp = NULL;
 	}
+	spa_l2arc_stop(spa);         /* after the dmu, which fed it */
 	if (spa->spa_zio != NULL) {
 		zio_ctx_destroy(spa->spa_zio);
 		spa->spa_zio = NULL;

@@ -213,6 +213,14 @@ typedef struct spa_l2cache_hooks {
 } spa_l2cache_hooks_t;
 void spa_l2cache_set_hooks(spa_t *spa, const spa_l2cache_hooks_t *hooks, void *arg);
 int spa_l2cache_count(spa_t *spa);
+/*
+ * The L2ARC on the cache devices (spa_l2arc.c): its statistics (ENOENT,
+ * zeros: the pool has none yet), and how fast it may write: for this
+ * pool, and for the pools opened from now on (0: the default).
+ */
+int spa_l2arc_stats(spa_t *spa, l2arc_stats_t *out);
+void spa_l2arc_set_write_max(spa_t *spa, uint64_t bytes_per_sec);
+void spa_l2arc_set_default_write_max(uint64_t bytes_per_sec);
 vdev_t *spa_l2cache_leaf(spa_t *spa, int i);
 
 /*
