@@ -86,7 +86,9 @@ const tarn_hash_conf_t dbuf_table_conf = {
  * still have memory behind them (contents stale), "cold" ones were given
  * back with MADV_DONTNEED (they read as zeros) and are faulted in again
  * with one MADV_POPULATE_WRITE call when reused.  At most
- * DBUF_POOL_WARM_MAX bytes stay warm (half the default cache: a pool
+ * dbuf_warm_max bytes stay warm (DBUF_POOL_WARM_MAX, half the old
+ * default cache, unless the daemon set it lower to match its ARC with
+ * dmu_buf_warm_max: warm buffers are memory the ARC does not count; a pool
  * closed and opened again, or a cache refilled after a big free, reuses
  * them instead of faulting everything in again, as glibc's heap used to
  * allow), the rest goes back to the kernel; mappings are never unmapped
@@ -134,6 +136,8 @@ typedef struct dbuf_pool {
 	size_t    bp_nchunks, bp_chunk_cap;
 	uint64_t  bp_warm_bytes;
 } dbuf_pool_t;
+
+static uint64_t dbuf_warm_max = DBUF_POOL_WARM_MAX;     /* atomic */
 
 static dbuf_pool_t dbuf_pool = {
 	.bp_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -396,7 +400,7 @@ dbuf_buf_free(void *buf, uint32_t size)
 	}
 	uint64_t csize = 1ULL << (c + DBUF_POOL_MIN_SHIFT);
 	ASSERT3U(csize, ==, size);
-	if (bp->bp_warm_bytes + csize <= DBUF_POOL_WARM_MAX) {
+	if (bp->bp_warm_bytes + csize <= __atomic_load_n(&dbuf_warm_max, __ATOMIC_RELAXED)) {
 		dbuf_stack_push(&bp->bp_warm[c], buf);
 		bp->bp_warm_bytes += csize;
 		pthread_mutex_unlock(&bp->bp_lock);
@@ -406,6 +410,26 @@ dbuf_buf_free(void *buf, uint32_t size)
 	(void) madvise(buf, csize, MADV_DONTNEED);
 	pthread_mutex_lock(&bp->bp_lock);
 	dbuf_stack_push(&bp->bp_cold[c], buf);
+	pthread_mutex_unlock(&bp->bp_lock);
+}
+
+void
+dmu_buf_warm_max(uint64_t bytes)
+{
+	dbuf_pool_t *bp = &dbuf_pool;
+	__atomic_store_n(&dbuf_warm_max, MIN(bytes, (uint64_t)DBUF_POOL_WARM_MAX),
+	    __ATOMIC_RELAXED);
+	/* give the excess back to the kernel now, largest buffers first */
+	pthread_mutex_lock(&bp->bp_lock);
+	for (int c = DBUF_POOL_NCLASS - 1; c >= 0; c--) {
+		uint64_t csize = 1ULL << (c + DBUF_POOL_MIN_SHIFT);
+		while (bp->bp_warm_bytes > dbuf_warm_max && tarn_array_len(&bp->bp_warm[c]) > 0) {
+			void *buf = *(void **)tarn_array_pop(&bp->bp_warm[c]);
+			bp->bp_warm_bytes -= csize;
+			(void) madvise(buf, csize, MADV_DONTNEED);
+			dbuf_stack_push(&bp->bp_cold[c], buf);
+		}
+	}
 	pthread_mutex_unlock(&bp->bp_lock);
 }
 

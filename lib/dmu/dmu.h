@@ -117,6 +117,12 @@ typedef struct dmu_pool_stats {
 void dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out);
 /* The ARC the pool's blocks are cached in. */
 arc_t *dmu_pool_arc(dmu_pool_t *dp);
+/*
+ * At most bytes of freed block buffers are kept faulted in for reuse
+ * (process-wide; default and ceiling 512 MiB); the excess is given back
+ * at once.  The daemon ties it to its arc_max (host_arc.c).
+ */
+void dmu_buf_warm_max(uint64_t bytes);
 
 /* ---- object sets ---- */
 
