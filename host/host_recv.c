@@ -29,7 +29,9 @@
  * -v: parts {receiving: ...} before and {received: ...} after (the
  * command line prints zfs's lines).  A -s receive that broke off leaves
  * its partial state; the part {resume_token: {name, token}} says how to
- * go on (zfs prints "Partially received snapshot is saved...").
+ * go on (zfs prints "Partially received snapshot is saved...").  So does
+ * the receive of a --saved stream, which ends in such a state (no
+ * snapshot, no properties, no mount).
  */
 #include "host_impl.h"
 
@@ -394,7 +396,13 @@ host_recv_one(struct dsl_pool *dp, const host_recv_args_t *a, const char *target
 			recv_say_token(dp, fs);
 		goto out;
 	}
-	r = dry ? 0 : recv_after(dp, a, fs, res, t0);
+	if (res->drr_saved && !dry) {
+		/* a --saved stream: its state saved again, resumable with send -t */
+		recv_say_token(dp, fs);
+		r = 0;
+	} else {
+		r = dry ? 0 : recv_after(dp, a, fs, res, t0);
+	}
 out:
 	if (s != NULL)
 		recv_settings_free(s, copies, a->hra_nset);

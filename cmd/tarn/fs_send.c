@@ -395,7 +395,7 @@ recv_run(recv_opts_t *o, const char *target)
 	json_object *res;
 	int r = cli_call_parts("fs.receive", recv_args_json(o, target), recv_part, &rc, &res);
 	json_object_put(res);
-	if (r != CLI_EXIT_OK && rc.rc_token != NULL)
+	if (rc.rc_token != NULL)        /* broken off with -s, or a --saved stream */
 		fprintf(cli_err, "Partially received snapshot is saved.\n"
 		    "A resuming stream can be generated on the sending system by running:\n"
 		    "    zfs send -t %s\n", rc.rc_token);

@@ -503,6 +503,13 @@ typedef struct dsl_stream_begin {
 	bool     dsb_has_props;             /* carries a property payload (-p) */
 	bool     dsb_clone;                 /* a clone's stream from its origin */
 	bool     dsb_resume;                /* a resumed stream (send -t) */
+	/*
+	 * send --saved: the partial state of a resumable receive.  Its
+	 * receive ends with that state saved (never a snapshot): resume
+	 * point dsb_resume_obj/off, the interrupted stream's flags and bytes.
+	 */
+	bool     dsb_saved;
+	uint64_t dsb_saved_flags, dsb_saved_bytes;
 } dsl_stream_begin_t;
 /*
  * Read (and keep for the next call) the next record: its kind and, for a
@@ -615,6 +622,7 @@ typedef struct dsl_recv_opts {
 typedef struct dsl_recv_result {
 	char     drr_snap[DSL_NAME_MAX];    /* the new snapshot, "fs@snap" */
 	bool     drr_created;               /* the file system is new */
+	bool     drr_saved;                 /* a --saved stream: a partial state was saved, no snapshot */
 	uint64_t drr_bytes;                 /* bytes of this substream */
 	char    *drr_props;                 /* the stream's property payload or NULL (caller frees) */
 	size_t   drr_propslen;

@@ -281,6 +281,9 @@ typedef struct dsl_drr {
 } dsl_drr_t;
 _Static_assert(sizeof (dsl_drr_t) == 96, "dsl_drr_t is 96 bytes");
 /* begin: drr_u[] */
+/* begin: the feature bits (DSL_SEND_*) a reader knows; others are refused */
+#define DSL_STREAM_FEATURES (DSL_SEND_COMPRESSED | DSL_SEND_RAW | DSL_SEND_LARGE | \
+	DSL_SEND_EMBED | DSL_SEND_SAVED)
 enum { DRB_VERSION = 0, DRB_FEATURES, DRB_TOGUID, DRB_FROMGUID, DRB_CREATION, DRB_RESUME_OBJ,
 	DRB_RESUME_OFF };
 const char *dsl_drr_type_name(int type);

@@ -347,7 +347,10 @@ dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
 		e = dsl_recv_apply(rv);
 	if (shared)
 		opts->dro_exclusive(opts->dro_exclusive_arg, true);
-	if (e == 0 && !rv->rv_dryrun)
+	if (e == 0 && !rv->rv_dryrun && rv->rv_begin.dsb_saved) {
+		if ((e = dsl_recv_save(rv)) != 0)
+			dsl_recv_fail(rv, e);
+	} else if (e == 0 && !rv->rv_dryrun)
 		e = dsl_recv_commit(rv);
 	else if (!rv->rv_dryrun)
 		dsl_recv_fail(rv, e);
@@ -355,7 +358,8 @@ dsl_receive(dsl_pool_t *dp, const char *target, const dsl_recv_opts_t *opts,
 	dsl_stream_in_set_wait(si, NULL, NULL);
 	if (e == 0) {
 		dsl_join(res->drr_snap, sizeof (res->drr_snap), rv->rv_fs, '@', rv->rv_snap);
-		res->drr_created = rv->rv_new;
+		res->drr_created = rv->rv_new && !rv->rv_begin.dsb_saved;
+		res->drr_saved = rv->rv_begin.dsb_saved;
 		res->drr_props = rv->rv_props;
 		res->drr_propslen = rv->rv_propslen;
 		rv->rv_props = NULL;

@@ -115,6 +115,23 @@ recv_state_of(const dsl_recv_t *rv, dsl_resume_t *r)
 	r->dr_off = rv->rv_pos_off;
 	r->dr_bytes = dsl_stream_in_bytes(rv->rv_si);
 	r->dr_flags = (int)rv->rv_begin.dsb_features;
+	const dsl_stream_begin_t *b = &rv->rv_begin;
+	if (b->dsb_saved) {
+		/*
+		 * A --saved stream carries a prefix of the interrupted stream
+		 * (what the sender's pool held): this state never claims more
+		 * than its resume point, and ends at it.
+		 */
+		if (rv->rv_saved_done || r->dr_obj > b->dsb_resume_obj ||
+		    (r->dr_obj == b->dsb_resume_obj && r->dr_off > b->dsb_resume_off)) {
+			r->dr_obj = b->dsb_resume_obj;
+			r->dr_off = b->dsb_resume_off;
+		}
+		r->dr_bytes = MIN(r->dr_bytes, b->dsb_saved_bytes);
+		if (rv->rv_saved_done)
+			r->dr_bytes = b->dsb_saved_bytes;
+		r->dr_flags = (int)b->dsb_saved_flags;
+	}
 }
 
 typedef struct recv_ckpt_task {
@@ -151,6 +168,17 @@ recv_checkpoint(dsl_recv_t *rv)
 	tarn_mutex_unlock(&rv->rv_dp->dp_lock);
 	rv->rv_ckpt_ns = tarn_now_ns();
 	rv->rv_ckpt_bytes = dsl_stream_in_bytes(rv->rv_si);
+	return (e);
+}
+
+/* The end of a --saved stream: keep the work dataset with the sender's state. */
+int
+dsl_recv_save(dsl_recv_t *rv)
+{
+	rv->rv_saved_done = true;
+	int e = recv_checkpoint(rv);
+	if (e != 0 && rv->rv_err[0] == '\0')
+		(void) snprintf(rv->rv_err, rv->rv_errlen, "%s", strerror(e));
 	return (e);
 }
 
@@ -276,6 +304,56 @@ recv_find_work(dsl_pool_t *dp, const char *fs, uint64_t *wobj, char *wname, size
 		(void) snprintf(wname, len, "%s", w);
 	}
 	return (e);
+}
+
+/* ---- send --saved ---- */
+
+int
+dsl_recv_saved_hold(dsl_pool_t *dp, const char *fs, dsl_recv_saved_t *sv, char *err,
+    size_t errlen)
+{
+	dsl_dataset_phys_t wd;
+	memset(sv, 0, sizeof (*sv));
+	tarn_mutex_lock(&dp->dp_lock, DSL_POOL);
+	int e = recv_find_work(dp, fs, &sv->sv_wobj, sv->sv_wname, sizeof (sv->sv_wname), &wd);
+	uint64_t head;
+	if (e == 0 && sv->sv_wobj == 0 && dsl_lookup(dp, fs, &head, NULL, 0) != 0) {
+		(void) snprintf(err, errlen, "dataset does not exist");
+		e = SET_ERROR(ENOENT);
+	} else if (e == 0 && (sv->sv_wobj == 0 || wd.dd_recv_state == 0 ||
+	    recv_state_read(dp, wd.dd_recv_state, &sv->sv_state) != 0)) {
+		(void) snprintf(err, errlen, "'%s' does not have any saved receive state", fs);
+		e = SET_ERROR(ENOENT);
+	} else if (e == 0 && dsl_recv_is_active(dp->dp_spa, sv->sv_wobj)) {
+		(void) snprintf(err, errlen, "a receive into '%s' is in progress", fs);
+		e = SET_ERROR(EBUSY);
+	}
+	dsl_snap_phys_t origin;
+	if (e == 0 && wd.dd_origin_obj != 0 &&
+	    (e = dsl_snap_read(dp->dp_mos, wd.dd_origin_obj, &origin)) == 0)
+		sv->sv_base_txg = origin.ds_txg;
+	sv->sv_clone = (wd.dd_flags & DSL_DD_F_INCONSISTENT) && wd.dd_origin_obj != 0;
+	if (e == 0)
+		recv_active_set(dp->dp_spa, sv->sv_wobj, true);
+	tarn_mutex_unlock(&dp->dp_lock);
+	if (e != 0)
+		return (e);
+	/* what the state describes is on disk: the root as last synced holds it */
+	char key[32];
+	dsl_os_key(sv->sv_wobj, key, sizeof (key));
+	if ((e = txg_wait_synced(spa_dmu_pool(dp->dp_spa), 0)) == 0)
+		e = spa_objset_root(dp->dp_spa, key, &sv->sv_bp);
+	if (e != 0)
+		dsl_recv_saved_rele(dp, sv);
+	return (e);
+}
+
+void
+dsl_recv_saved_rele(dsl_pool_t *dp, dsl_recv_saved_t *sv)
+{
+	if (sv->sv_wobj != 0)
+		recv_active_set(dp->dp_spa, sv->sv_wobj, false);
+	sv->sv_wobj = 0;
 }
 
 /* ---- prepare ---- */

@@ -24,6 +24,7 @@ typedef struct dsl_recv {
 	bool     rv_resuming;             /* going on from a saved state */
 	bool     rv_new;                  /* the file system is new */
 	bool     rv_active;               /* the work dataset is registered busy */
+	bool     rv_saved_done;           /* a --saved stream ended: its state is final */
 	dsl_recv_mode_t rv_mode;
 	char     rv_fs[DSL_NAME_MAX];     /* the target file system */
 	char     rv_snap[ZAP_MAXNAMELEN]; /* the new snapshot's name */
@@ -44,6 +45,20 @@ typedef struct dsl_recv {
 	size_t   rv_propslen;
 } dsl_recv_t;
 
+/* send --saved: a partial receive's work dataset, held busy while it is sent. */
+typedef struct dsl_recv_saved {
+	dsl_resume_t sv_state;
+	uint64_t sv_wobj;
+	char     sv_wname[DSL_NAME_MAX + 8];
+	blkptr_t sv_bp;                   /* its root as last synced */
+	uint64_t sv_base_txg;             /* its origin's txg: what an incremental walk skips */
+	bool     sv_clone;                /* a new file system received as a clone */
+} dsl_recv_saved_t;
+/* ENOENT "'fs' does not have any saved receive state", EBUSY (a receive is going on). */
+int dsl_recv_saved_hold(dsl_pool_t *dp, const char *fs, dsl_recv_saved_t *sv, char *err,
+    size_t errlen);
+void dsl_recv_saved_rele(dsl_pool_t *dp, dsl_recv_saved_t *sv);
+
 /* dsl_recv.c */
 void dsl_recv_tx_commit(dsl_recv_t *rv);
 /* dsl_recv_commit.c */
@@ -55,6 +70,8 @@ int dsl_recv_commit(dsl_recv_t *rv);
 void dsl_recv_fail(dsl_recv_t *rv, int e);
 /* The work dataset is no longer busy (dsl_receive's end). */
 void dsl_recv_release(dsl_recv_t *rv);
+/* The end of a --saved stream verified: save its state instead of a commit. */
+int dsl_recv_save(dsl_recv_t *rv);
 /* -s: save how far the receive got, every few seconds. */
 void dsl_recv_checkpoint_maybe(dsl_recv_t *rv);
 

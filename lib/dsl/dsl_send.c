@@ -25,8 +25,9 @@
  * and the stream's flags.  send -t sends from there: the walk skips
  * what lies before, and the begin record says where it starts.
  */
-#include "dsl_impl.h"
+#include "dsl_recv_impl.h"
 
+#include <endian.h>
 #include <xxhash.h>
 
 typedef struct dsl_send_base {
@@ -276,15 +277,79 @@ dsl_send_begin(dsl_stream_out_t *so, const char *snap, const dsl_send_snap_t *s,
 	return (e);
 }
 
+/*
+ * send --saved FS: the partial state of a resumable receive into FS, as
+ * a stream whose receive saves that state again (the sender of the
+ * interrupted stream can then complete it with send -t).  Its begin
+ * record has the interrupted stream's name, guids and resume point, the
+ * feature DSL_SEND_SAVED, and after the name its flags and bytes.  The
+ * work dataset's objects go as an incremental stream from its origin
+ * (the base) or as a full one.
+ */
+static int
+dsl_send_saved_begin(dsl_stream_out_t *so, const dsl_recv_saved_t *sv,
+    const dsl_send_opts_t *o)
+{
+	const dsl_resume_t *st = &sv->sv_state;
+	size_t nl = strlen(st->dr_toname) + 1;
+	uint8_t payload[DSL_NAME_MAX + 16];
+	uint64_t v[2] = { htole64((uint64_t)st->dr_flags), htole64(st->dr_bytes) };
+	memcpy(payload, st->dr_toname, nl);
+	memcpy(payload + nl, v, sizeof (v));
+	dsl_drr_t h = { .drr_type = DSL_DRR_BEGIN, .drr_plen = (uint32_t)(nl + sizeof (v)),
+		.drr_flags = sv->sv_clone ? DSL_DRR_F_CLONE : 0 };
+	h.drr_u[DRB_VERSION] = DSL_STREAM_VERSION;
+	h.drr_u[DRB_FEATURES] = ((uint64_t)o->dso_flags & (DSL_SEND_COMPRESSED | DSL_SEND_RAW |
+	    DSL_SEND_LARGE | DSL_SEND_EMBED)) | DSL_SEND_SAVED;
+	h.drr_u[DRB_TOGUID] = st->dr_toguid;
+	h.drr_u[DRB_FROMGUID] = st->dr_fromguid;
+	h.drr_u[DRB_RESUME_OBJ] = st->dr_obj;
+	h.drr_u[DRB_RESUME_OFF] = st->dr_off;
+	return (dsl_stream_put(so, &h, payload));
+}
+
+static int
+dsl_send_saved(dsl_pool_t *dp, const char *fs, const dsl_send_opts_t *opts,
+    dsl_stream_out_t *so, char *err, size_t errlen)
+{
+	dsl_recv_saved_t sv;
+	int e = dsl_recv_saved_hold(dp, fs, &sv, err, errlen);
+	if (e != 0)
+		return (e);
+	dmu_objset_props_t p = { .osp_checksum = ZIO_CHECKSUM_DEFAULT,
+		.osp_compress = ZIO_COMPRESS_OFF, .osp_copies = 1 };
+	objset_t *os = NULL;
+	e = dmu_objset_open(spa_dmu_pool(dp->dp_spa), &sv.sv_bp, &p, &os);
+	if (e == 0)
+		e = dsl_send_saved_begin(so, &sv, opts);
+	dsl_send_ctx_t c = { so, opts->dso_flags };
+	int wflags = (opts->dso_flags & (DSL_SEND_COMPRESSED | DSL_SEND_RAW)) ?
+	    DMU_SEND_STORED : 0;
+	if (e == 0)
+		e = dmu_send_walk(os, sv.sv_base_txg, wflags, 0, 0, &dsl_send_cb, &c);
+	if (e == 0)
+		e = dsl_send_flush(&c);
+	if (e == 0) {
+		dsl_drr_t h = { .drr_type = DSL_DRR_END };
+		h.drr_u[0] = sv.sv_state.dr_toguid;
+		e = dsl_stream_put(so, &h, NULL);
+	}
+	if (os != NULL)
+		dmu_objset_close(os);
+	dsl_recv_saved_rele(dp, &sv);
+	if (e != 0 && err[0] == '\0')
+		(void) snprintf(err, errlen, "%s", e == ECKSUM ?
+		    "a block could not be read intact (see zpool status -v)" : strerror(e));
+	return (e);
+}
+
 int
 dsl_send(dsl_pool_t *dp, const char *snap, const dsl_send_opts_t *opts,
     dsl_stream_out_t *so, char *err, size_t errlen)
 {
 	err[0] = '\0';
-	if (opts->dso_flags & DSL_SEND_SAVED) {
-		(void) snprintf(err, errlen, "--saved is not supported yet");
-		return (SET_ERROR(ENOTSUP));
-	}
+	if (opts->dso_flags & DSL_SEND_SAVED)
+		return (dsl_send_saved(dp, snap, opts, so, err, errlen));
 	dsl_send_snap_t s;
 	dsl_send_base_t b = { 0 };
 	int e = dsl_send_resolve(dp, snap, opts, &s, &b, err, errlen);
@@ -320,6 +385,16 @@ dsl_send_estimate(dsl_pool_t *dp, const char *snap, const dsl_send_opts_t *opts,
 {
 	err[0] = '\0';
 	*bytes = 0;
+	if (opts->dso_flags & DSL_SEND_SAVED) {
+		/* about what the interrupted stream had brought */
+		dsl_recv_saved_t sv;
+		int e = dsl_recv_saved_hold(dp, snap, &sv, err, errlen);
+		if (e == 0)
+			*bytes = sv.sv_state.dr_bytes + 2 * sizeof (dsl_drr_t);
+		if (e == 0)
+			dsl_recv_saved_rele(dp, &sv);
+		return (e);
+	}
 	dsl_send_snap_t s;
 	dsl_send_base_t b = { 0 };
 	int e = dsl_send_resolve(dp, snap, opts, &s, &b, err, errlen);

@@ -24,6 +24,7 @@
  */
 #include "dsl_impl.h"
 
+#include <endian.h>
 #include <stdarg.h>
 #include <xxhash.h>
 
@@ -432,8 +433,27 @@ dsl_stream_peek(dsl_stream_in_t *si, dsl_stream_kind_t *kind, dsl_stream_begin_t
 	begin->dsb_resume_off = h->drr_u[DRB_RESUME_OFF];
 	begin->dsb_has_props = (h->drr_flags & DSL_DRR_F_PROPS) != 0;
 	begin->dsb_clone = (h->drr_flags & DSL_DRR_F_CLONE) != 0;
-	begin->dsb_resume = (h->drr_flags & DSL_DRR_F_RESUME) != 0 ||
-	    begin->dsb_resume_obj != 0 || begin->dsb_resume_off != 0;
+	begin->dsb_saved = (begin->dsb_features & DSL_SEND_SAVED) != 0;
+	begin->dsb_resume = !begin->dsb_saved && ((h->drr_flags & DSL_DRR_F_RESUME) != 0 ||
+	    begin->dsb_resume_obj != 0 || begin->dsb_resume_off != 0);
+	if ((begin->dsb_features & ~(uint64_t)DSL_STREAM_FEATURES) != 0) {
+		(void) snprintf(err, errlen, "stream has unsupported feature, feature flags = "
+		    "%#" PRIx64, begin->dsb_features);
+		return (SET_ERROR(ENOTSUP));
+	}
+	if (begin->dsb_saved) {
+		/* after the name: the interrupted stream's flags and bytes (le64 each) */
+		const uint8_t *x = (const uint8_t *)si->si_payload + nl + 1;
+		if (h->drr_plen != nl + 1 + 16 || begin->dsb_has_props || begin->dsb_resume) {
+			(void) snprintf(err, errlen, "record %" PRIu64 " (BEGIN): a saved "
+			    "state's begin record is malformed", si->si_seq - 1);
+			return (SET_ERROR(EBADMSG));
+		}
+		uint64_t v[2];
+		memcpy(v, x, sizeof (v));
+		begin->dsb_saved_flags = le64toh(v[0]);
+		begin->dsb_saved_bytes = le64toh(v[1]);
+	}
 	return (0);
 }
 

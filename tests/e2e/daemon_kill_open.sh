@@ -19,10 +19,15 @@ ok dd if=/dev/urandom of="$MNT/f" bs=1M count=4 status=none conv=fsync
 pid=$(daemon_pid) || { fail "no daemon"; e2e_done; }
 
 # the daemon's watcher (tarn_fuse_guard.c), which cuts its connections
-guard=$(awk -v p="$pid" '$1 == "PPid:" && $2 == p { print FILENAME }' /proc/[0-9]*/status \
-	2>/dev/null | while read -r f; do
-		grep -q '^Name:[[:space:]]*tarn-fuse-guard$' "$f" && basename "$(dirname "$f")"
-	done)
+# (file by file: processes come and go meanwhile, and mawk stops at the
+# first status file that vanished before it opened it)
+guard=
+for f in /proc/[0-9]*/status; do
+	st=$(cat "$f" 2>/dev/null) || continue
+	grep -q "^PPid:[[:space:]]*$pid\$" <<<"$st" &&
+		grep -q '^Name:[[:space:]]*tarn-fuse-guard$' <<<"$st" &&
+		guard=$(basename "$(dirname "$f")")
+done
 [ -n "$guard" ] && pass || fail "tarnd $pid has no tarn-fuse-guard child"
 
 # the holder: opens, reads a little, drops the cached pages, kills the
