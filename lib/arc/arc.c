@@ -5,7 +5,7 @@
  * Theory.  The policy is Megiddo and Modha's ARC (FAST '03), in bytes.
  * Idle clean blocks sit on two LRU lists: MRU ("T1", blocks used once
  * since they came in) and MFU ("T2", used at least twice).  A block
- * evicted from MRU leaves its identity (arc_key: first DVA and birth,
+ * evicted from MRU leaves its identity (arc_key: pool, first DVA and birth,
  * what the L2ARC keys on too) on the ghost list B1, one from MFU on B2.
  * A miss whose identity is on B1 means MRU was too small: the target p
  * of MRU's bytes grows by the block's size (times |B2|/|B1| when B2 is
@@ -104,9 +104,9 @@ static const tarn_hash_conf_t arc_ghost_conf = {
 };
 
 uint64_t
-arc_key(uint64_t vdev, uint64_t offset, uint64_t birth)
+arc_key(uint64_t pool, uint64_t vdev, uint64_t offset, uint64_t birth)
 {
-	uint64_t h = offset * 0x9E3779B97F4A7C15ULL;
+	uint64_t h = (offset ^ pool) * 0x9E3779B97F4A7C15ULL;
 	h ^= (vdev + 1) * 0xC2B2AE3D27D4EB4FULL;
 	h ^= (birth + 0x165667B19E3779F9ULL) * 0x94D049BB133111EBULL;
 	h ^= h >> 31;

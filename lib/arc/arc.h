@@ -63,8 +63,11 @@ struct arc_node {
 	bool     an_ref;        /* owner lock: hit by a reader since it was inserted */
 };
 
-/* The identity of a block on disk (first DVA and birth), for ghosts and the L2ARC. */
-uint64_t arc_key(uint64_t vdev, uint64_t offset, uint64_t birth);
+/*
+ * The identity of a block on disk, for ghosts and the L2ARC: its pool's
+ * guid, first DVA and birth (stable across imports and restarts).
+ */
+uint64_t arc_key(uint64_t pool, uint64_t vdev, uint64_t offset, uint64_t birth);
 
 /* A cache of at most max bytes (min: the floor of max). */
 arc_t *arc_create(uint64_t min, uint64_t max);

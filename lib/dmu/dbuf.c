@@ -704,13 +704,14 @@ dbuf_read_bp(dnode_t *dn, const blkptr_t *bp, uint32_t size, void **bufp)
 	return (err);
 }
 
-/* The ARC's identity of the block bp points at (0: a hole, none). */
+/* The ARC's identity of the block bp of dn points at (0: a hole, none). */
 static uint64_t
-dbuf_bp_key(const blkptr_t *bp)
+dbuf_bp_key(const dnode_t *dn, const blkptr_t *bp)
 {
 	if (BP_IS_HOLE(bp))
 		return (0);
-	return (arc_key(bp->bp_dva[0].dva_vdev, bp->bp_dva[0].dva_offset, bp->bp_birth));
+	return (arc_key(dn->dn_os->os_dp->dp_opts.dpo_pool_guid, bp->bp_dva[0].dva_vdev,
+	    bp->bp_dva[0].dva_offset, bp->bp_birth));
 }
 
 /*
@@ -777,7 +778,7 @@ dbuf_read(dbuf_t *db)
 	int err = dnode_resolve_bp(dn, db->db_level, db->db_blkid, &bp);
 	if (err == 0)
 		err = dbuf_read_bp(dn, &bp, size, &buf);
-	dbuf_read_done(db, buf, err, false, err == 0 ? dbuf_bp_key(&bp) : 0);
+	dbuf_read_done(db, buf, err, false, err == 0 ? dbuf_bp_key(dn, &bp) : 0);
 	return (err);
 }
 
@@ -856,7 +857,7 @@ dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need, bool
 		if (r->dp_err != 0 && err == 0 && r->dp_db->db_blkid <= need)
 			err = r->dp_err;
 		dbuf_read_done(r->dp_db, r->dp_buf, r->dp_err, true,
-		    r->dp_err == 0 ? dbuf_bp_key(&r->dp_bp) : 0);
+		    r->dp_err == 0 ? dbuf_bp_key(dn, &r->dp_bp) : 0);
 		dbuf_rele(r->dp_db);
 	}
 	return (err);

@@ -52,6 +52,7 @@ typedef struct dmu_pool_opts {
 	arc_t   *dpo_arc;
 	uint64_t dpo_cache_max;      /* bytes of the pool's own ARC; 0 = default */
 	uint64_t dpo_txg_timeout_ms; /* sync at least this often; 0 = 5000 */
+	uint64_t dpo_pool_guid;      /* set by the pool layer: part of a block's ARC key */
 } dmu_pool_opts_t;
 
 dmu_pool_t *dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg,
