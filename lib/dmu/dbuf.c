@@ -27,15 +27,16 @@
  * dbuf_read (demand), dbuf_read_blocks (misses of a demand batch, which
  * its reader then does not count as hits: db_fetched; hits and misses
  * of read-ahead), and the dmu's copy of a cached block (dbuf_note_hit).
- * A block's identity for the ARC's ghosts (and the L2ARC) is its first
- * DVA and birth, set when it is read from disk.
+ * A block's identity for the ARC's ghosts (and the L2ARC) is its pool's
+ * guid, first DVA and birth (arc_key), set when it is read from disk.
  *
  * Once blocks.  A level-0 block of 64 KiB or more that was filled by a
  * whole-block write, or read ahead for a sequential stream and then read
  * by that stream, and not read since by anything else (db_once), stays
  * cached once it is clean only while such blocks take less than an
  * ARC_ONCE_DIV-th of the ARC (arc_insert's ARC_F_ONCE); past that it is
- * freed as soon as it is clean and idle.  A stream written or read through the mount is in the
+ * freed as soon as it is clean and idle.  A stream written or read
+ * through the mount is in the
  * kernel's page cache anyway: keeping all of it here too would double it
  * in memory, push out the blocks that random readers come back to (a
  * scan-resistant cache), and fault in (and zero) fresh pages for every

@@ -97,13 +97,15 @@ sleep 0.5
 kill "${BGPIDS[0]}" 2>/dev/null
 wait "${BGPIDS[0]}" 2>/dev/null
 BGPIDS=()
-# slack: blocks held by readers (here at most 2 readers x 2 blocks of
-# 128K, plus FUSE's own threads) and one block per thread between its
-# insert and its evict; allowed: 16 MiB in all, 2 MiB outside held blocks
+# slack (docs/DESIGN.md, "The ARC"): blocks held by readers (here at most
+# 2 readers x 2 blocks of 128K, FUSE's threads answering them) and one
+# block per thread between its insert and its evict (16 FUSE threads, 2
+# read-ahead, the sync: 2.4 MiB); allowed: 16 MiB in all, 4 MiB outside
+# held blocks
 SLACK=$((16 * 1024 * 1024))
 nsamples=$(awk '$1 ~ /^[0-9]+$/' "$E2E_TMP/samples" | wc -l)
 over=$(awk -v max=$MAX -v slack=$SLACK '$1 ~ /^[0-9]+$/ &&
-	($1 > $3 + slack || $1 - $2 > $3 + 2097152 || $3 != max) { print }' "$E2E_TMP/samples")
+	($1 > $3 + slack || $1 - $2 > $3 + 4194304 || $3 != max) { print }' "$E2E_TMP/samples")
 peak=$(awk '$1 ~ /^[0-9]+$/ && $1 > m { m = $1 } END { print m + 0 }' "$E2E_TMP/samples")
 echo "# $nsamples samples under load, peak size $((peak / 1024)) KiB of $((MAX / 1024)) KiB"
 [ "$nsamples" -ge 40 ] && pass || { fail "only $nsamples samples"; cat "$E2E_TMP/samples" >&2; }
