@@ -39,6 +39,7 @@ void host_snap_flush(const char *const *names, int n, bool recursive);
 extern const host_op_t host_ops_diff[];
 extern const host_op_t host_ops_autosnap[];
 extern const host_op_t host_ops_send[];
+extern const host_op_t host_ops_inject[];
 
 /* Arguments: a string (NULL when absent or not a string), a boolean. */
 const char *host_arg_str(json_object *args, const char *key);

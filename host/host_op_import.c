@@ -437,6 +437,12 @@ host_pool_end(const char *verb, const char *name, bool force, bool destroy)
 		    error == HOST_ENOPOOL ? "" : "; use -f to forget it on this host");
 		return (host_report(verb, name, error, msg));
 	}
+	/*
+	 * Injected faults and delays (tarn inject) go first, even if the
+	 * unmount then fails: reads in flight sleeping out a delay would
+	 * hold the unmount up (a queue of them, for seconds).
+	 */
+	(void) spa_inject_clear(spa, 0);
 	if (host_unmount_tree(name, force, verb) != 0) {
 		host_pool_close(spa);
 		return (HOST_FAILED);

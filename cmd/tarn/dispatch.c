@@ -12,6 +12,8 @@ cli_usage(FILE *f)
 	    "commands:\n"
 	    "\tpool <verb> ...    manage storage pools (zpool syntax; see 'tarn pool help')\n"
 	    "\tfs <verb> ...      manage datasets (zfs syntax; see 'tarn fs help')\n"
+	    "\tinject ...         inject device faults and delays into an imported pool\n"
+	    "\t                   (zinject syntax; see 'tarn inject -h')\n"
 	    "\tdaemon start|stop|status|get|set\n"
 	    "\t                   the daemon (tarnd) that holds the imported pools\n"
 	    "\tarcstat [-f FIELDS] [INTERVAL [COUNT]]\n"
@@ -65,6 +67,8 @@ cli_dispatch_cmd(int argc, char **argv)
 		return (cli_arcstat(argc - 1, argv + 1));
 	if (strcmp(cmd, "arc-summary") == 0 || strcmp(cmd, "arc_summary") == 0)
 		return (cli_arc_summary(argc - 1, argv + 1));
+	if (strcmp(cmd, "inject") == 0)
+		return (cli_inject(argc - 1, argv + 1));
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 ||
 	    strcmp(cmd, "version") == 0) {
 		fprintf(cli_out, "tarn %s\n", TARN_VERSION);

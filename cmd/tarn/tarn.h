@@ -228,6 +228,9 @@ void cli_status_scan_json(json_object *scan);
 void cli_scan_paragraph(const spa_scan_stat_t *ss);
 void cli_scan_stat_json(json_object *scan, spa_scan_stat_t *ss);
 
+/* inject.c: `tarn inject` (zinject syntax; argv[0] is "inject"). */
+int cli_inject(int argc, char **argv);
+
 /* ---- `tarn fs` (zfs syntax; the `zfs` symlink): fs.c, fs_list.c ---- */
 
 extern __thread const char *cli_fs_prog;   /* "tarn fs", or "zfs" via the symlink */

@@ -480,6 +480,7 @@ int
 spa_export(spa_t *spa)
 {
 	int e = 0;
+	(void) spa_inject_clear(spa, 0);   /* run-time only (spa_inject.c) */
 	if (spa->spa_readonly) {
 		/* nothing was written: closing it is exporting it */
 		spa_close(spa);
@@ -505,6 +506,7 @@ spa_destroy(spa_t *spa)
 {
 	if (spa->spa_readonly)
 		return (SET_ERROR(EROFS));
+	(void) spa_inject_clear(spa, 0);   /* run-time only (spa_inject.c) */
 	spa_vdev_stop(spa, true);    /* no label writes of its own after this */
 	dmu_pool_stop(spa->spa_dp, true);
 	int e = spa_write_labels(spa, POOL_STATE_DESTROYED, false);

@@ -339,6 +339,22 @@ typedef struct spa_errlog_ent {
 int spa_errlog_list(spa_t *spa, spa_errlog_ent_t **ents, int *n);
 uint64_t spa_errlog_count(spa_t *spa);
 
+/* ---- run-time fault and latency injection (spa_inject.c) ---- */
+
+/*
+ * tarn inject: add an injection (vdev.h, vdev_inject_spec_t) to the leaf
+ * `dev` names (path, GUID, last part of the path; not a hot spare that is
+ * not in use); *idp gets its number.  ENODEV (no such device), ENOTSUP,
+ * EINVAL (a bad spec), with err saying so.  Run-time only: export and
+ * destroy clear a pool's injections.
+ */
+int spa_inject_add(spa_t *spa, const char *dev, const vdev_inject_spec_t *spec,
+    uint64_t *idp, char *err, size_t errlen);
+/* Remove injection id (0: all) of the pool; how many were removed. */
+int spa_inject_clear(spa_t *spa, uint64_t id);
+/* Each injection of the pool, to fn (called with the pool's device lock held). */
+void spa_inject_list(spa_t *spa, vdev_inject_fn_t fn, void *arg);
+
 /* ---- device changes (spa_vdev.c) ---- */
 
 /* zpool attach: make `path` a mirror of the leaf `existing` (or widen its mirror). */

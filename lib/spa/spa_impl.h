@@ -153,6 +153,12 @@ void spa_vdev_stop(spa_t *spa, bool settle);
 void spa_vdev_fini(spa_t *spa);
 void spa_vdev_sync_done(spa_t *spa, uint64_t txg);
 void spa_vdev_resilver_done(spa_t *spa, uint64_t txg);
+/*
+ * spa_vdev.c: the leaf `name` names (spa_lookup_leaf's rules: path, GUID,
+ * last part of the path; tree first, then the hot spares), or NULL.
+ * spa_vdev_lock held.
+ */
+vdev_t *spa_vdev_lookup(spa_t *spa, const char *name);
 
 /* Name of a registered object set ("<MOS>" for the MOS), for messages. */
 void spa_objset_name(spa_t *spa, objset_t *os, char *buf, size_t len);

@@ -145,7 +145,7 @@ spa_vdev_find(vdev_t *vd, const char *name, int how)
 	return (NULL);
 }
 
-static vdev_t *
+vdev_t *
 spa_vdev_lookup(spa_t *spa, const char *name)
 {
 	vdev_t *root = spa->spa_root;

@@ -256,6 +256,7 @@ vdev_free(vdev_t *vd)
 		VERIFY0(pthread_rwlock_destroy(vd->vdev_tree_lock));
 		tarn_free(vd->vdev_tree_lock);
 	}
+	vdev_inject_free(vd->vdev_inject);
 	tarn_array_fini(&vd->vdev_child);
 	tarn_free(vd->vdev_path);
 	tarn_free(vd->vdev_tsd);

@@ -88,6 +88,7 @@ typedef struct vdev_stat {
 
 typedef struct vdev vdev_t;
 typedef struct vdev_fault vdev_fault_t;
+typedef struct vdev_inject vdev_inject_t;
 
 /*
  * Verify callback: return 0 when buf[0..size) is the wanted block (its
@@ -552,5 +553,80 @@ void vdev_fault_set_dead(vdev_fault_t *vf, bool dead);
 void vdev_fault_set_rates(vdev_fault_t *vf, uint32_t read_eio_ppm, uint32_t write_eio_ppm,
     uint32_t bitflip_ppm);
 uint64_t vdev_fault_held_writes(vdev_fault_t *vf);
+
+/* ---- run-time fault and latency injection (vdev_inject.c) ---- */
+
+/*
+ * Injections on an OPEN leaf of a live tree, for administrators, tests
+ * and benchmarks (`tarn inject`, like zinject).  They hang on the leaf's
+ * vdev_t, not on its file descriptor: they survive the leaf being closed
+ * (faulted) and reopened (clear, online), move with it when a group is
+ * put in its place, and go away with it (vdev_free: detach, export).
+ * They are never written anywhere.  Kinds:
+ *   EIO    the I/O is not done and fails with EIO (counted as a READ or
+ *          WRITE error by the leaf I/O path, like a media error);
+ *   CKSUM  a read is done, then one bit of what it returns is flipped,
+ *          so the block's checksum does not verify (CKSUM error, then
+ *          self-heal from redundancy); reads only;
+ *   NXIO   the device is gone: I/O and flushes fail with ENXIO, and a
+ *          reopen fails too while the injection is at 100%;
+ *   DELAY  each I/O completes `latency` after it starts, and at most
+ *          `lanes` are in service at once: an I/O starts when the lane
+ *          that frees first is free (zinject -D).  The thread that
+ *          issued it learns of its completion in vdev_inject_settle(),
+ *          which vdev_tree_exit() calls after dropping the tree lock, so
+ *          the leaves of one vdev call (mirror sides, raidz columns,
+ *          labels) are in service at the same time, as a real vdev
+ *          issues them, and nobody waiting for the tree lock waits for
+ *          a delay.
+ * vis_rw says which I/O: VDEV_INJECT_READ, _WRITE or both (label I/O
+ * included); vis_ppm the chance per I/O in parts per million (1..10^6).
+ * Theory and locking: the comment at the top of vdev_inject.c.
+ */
+typedef enum vdev_inject_kind {
+	VDEV_INJECT_EIO = 1,
+	VDEV_INJECT_CKSUM,
+	VDEV_INJECT_NXIO,
+	VDEV_INJECT_DELAY,
+} vdev_inject_kind_t;
+
+#define VDEV_INJECT_READ       0x1
+#define VDEV_INJECT_WRITE      0x2
+#define VDEV_INJECT_PPM_MAX    1000000u
+#define VDEV_INJECT_LANES_MAX  1024u
+#define VDEV_INJECT_LATENCY_MAX_US (60ULL * 1000 * 1000)   /* a minute */
+
+typedef struct vdev_inject_spec {
+	vdev_inject_kind_t vis_kind;
+	int      vis_rw;          /* VDEV_INJECT_READ | VDEV_INJECT_WRITE */
+	uint32_t vis_ppm;         /* chance per I/O, 1..VDEV_INJECT_PPM_MAX */
+	uint64_t vis_latency_us;  /* DELAY: service time of one I/O, > 0 */
+	uint32_t vis_lanes;       /* DELAY: I/Os in service at once, >= 1 */
+} vdev_inject_spec_t;
+
+/*
+ * Add an injection to a leaf; *idp gets its number (unique in the
+ * process, never reused).  EINVAL for a bad spec (a kind, rw, ppm,
+ * latency or lane count out of range, CKSUM on writes), ENOTSUP when vd
+ * is not a leaf.  The caller keeps the tree from changing shape (the
+ * pool's device lock); I/O may run meanwhile.
+ */
+int vdev_inject_add(vdev_t *leaf, const vdev_inject_spec_t *spec, uint64_t *idp);
+/*
+ * Remove injection `id` (0: every one) from the leaves under vd (and the
+ * root's hot spares); returns how many were removed.  Threads sleeping
+ * out a delay wake up at once.
+ */
+int vdev_inject_clear(vdev_t *vd, uint64_t id);
+/* Each injection under vd (and the spares), in the order of their ids per leaf. */
+typedef void (*vdev_inject_fn_t)(void *arg, vdev_t *leaf, uint64_t id,
+    const vdev_inject_spec_t *spec);
+void vdev_inject_list(vdev_t *vd, vdev_inject_fn_t fn, void *arg);
+/*
+ * Wait until the delayed I/O this thread issued has completed (called by
+ * vdev_tree_exit; callers issuing leaf I/O outside the tree lock call it
+ * themselves).  Returns at once when there is none.
+ */
+void vdev_inject_settle(void);
 
 #endif

@@ -7,7 +7,9 @@
  * writer holds flock(LOCK_EX) on the device for as long as it is open,
  * so a second process (or a second open of the same pool) gets EBUSY.
  * When a fault injector is registered for the path (vdev_fault.c), all
- * I/O goes through it.
+ * I/O goes through it.  Run-time injections (`tarn inject`,
+ * vdev_inject.c) come before it: every leaf I/O passes vdev_leaf_raw,
+ * flushes vdev_leaf_flush, opens vdev_file_open.
  */
 #include "vdev_impl.h"
 
@@ -103,6 +105,9 @@ vdev_file_open(vdev_t *vd)
 	vdev_file_close(vd);
 	if (vd->vdev_path == NULL)
 		return (SET_ERROR(ENXIO));
+	vdev_inject_t *vi = __atomic_load_n(&vd->vdev_inject, __ATOMIC_ACQUIRE);
+	if (vi != NULL && vdev_inject_gone(vi))
+		return (SET_ERROR(ENXIO));    /* `tarn inject -e nxio`: a pulled disk */
 	if (vd->vdev_ashift != 0 && (vd->vdev_ashift < SPA_MINBLOCKSHIFT ||
 	    vd->vdev_ashift > 16))
 		return (SET_ERROR(EINVAL));
@@ -146,13 +151,31 @@ vdev_file_close(vdev_t *vd)
 /* ---- raw and counted leaf I/O ---- */
 
 static int
-vdev_leaf_raw(vdev_t *vd, int rw, void *buf, uint64_t size, uint64_t phys)
+vdev_leaf_dev_io(vdev_t *vd, int rw, void *buf, uint64_t size, uint64_t phys)
 {
 	if (vd->vdev_fault != NULL)
 		return (rw ? vdev_fault_pwrite(vd->vdev_fault, vd->vdev_fd, buf, size, phys) :
 		    vdev_fault_pread(vd->vdev_fault, vd->vdev_fd, buf, size, phys));
 	return (rw ? vdev_fd_pwrite(vd->vdev_fd, buf, size, phys) :
 	    vdev_fd_pread(vd->vdev_fd, buf, size, phys));
+}
+
+/* Every leaf I/O: the run-time injections first (vdev_inject.c), then the device. */
+static int
+vdev_leaf_raw(vdev_t *vd, int rw, void *buf, uint64_t size, uint64_t phys)
+{
+	vdev_inject_t *vi = __atomic_load_n(&vd->vdev_inject, __ATOMIC_ACQUIRE);
+	uint64_t bit;
+	int err;
+
+	if (vi == NULL)
+		return (vdev_leaf_dev_io(vd, rw, buf, size, phys));
+	if ((err = vdev_inject_io_start(vi, rw, size, &bit)) != 0)
+		return (err);
+	err = vdev_leaf_dev_io(vd, rw, buf, size, phys);
+	if (err == 0 && bit != UINT64_MAX)
+		((uint8_t *)buf)[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	return (err);
 }
 
 static int
@@ -254,6 +277,9 @@ int
 vdev_leaf_flush(vdev_t *vd)
 {
 	if (vd->vdev_fd < 0)
+		return (SET_ERROR(ENXIO));
+	vdev_inject_t *vi = __atomic_load_n(&vd->vdev_inject, __ATOMIC_ACQUIRE);
+	if (vi != NULL && vdev_inject_flush_error(vi) != 0)
 		return (SET_ERROR(ENXIO));
 	if (vd->vdev_readonly)
 		return (0);

@@ -44,6 +44,9 @@ struct vdev {
 	/* leaf */
 	int           vdev_fd;
 	vdev_fault_t *vdev_fault;
+	vdev_inject_t *vdev_inject;     /* leaf: run-time injections, or NULL; set
+	                                   once (atomic), kept across close/open,
+	                                   freed with the vdev_t (vdev_inject.c) */
 	bool          vdev_readonly;
 	void         *vdev_tsd;         /* type-specific data */
 	int           vdev_open_error;  /* leaf: errno of the last failed open, else 0 */
@@ -158,6 +161,21 @@ int vdev_fault_pread(vdev_fault_t *vf, int fd, void *buf, uint64_t size, uint64_
 int vdev_fault_pwrite(vdev_fault_t *vf, int fd, const void *buf, uint64_t size,
     uint64_t off);
 int vdev_fault_flush(vdev_fault_t *vf, int fd);
+
+/* ---- run-time injection hooks (vdev_inject.c) ---- */
+
+/*
+ * Before a leaf I/O of `size` bytes (rw: 0 read, 1 write): ENXIO or EIO
+ * when an injection fails it (then it is not done), else 0; a delay is
+ * reserved for this thread (vdev_inject_settle).  *damage_bit: the bit of
+ * the buffer a successful read must flip, or UINT64_MAX.
+ */
+int vdev_inject_io_start(vdev_inject_t *vi, int rw, uint64_t size, uint64_t *damage_bit);
+/* ENXIO when a flush of the leaf must fail (the device is gone). */
+int vdev_inject_flush_error(vdev_inject_t *vi);
+/* The device is gone for good (NXIO at 100%): opening it fails. */
+bool vdev_inject_gone(vdev_inject_t *vi);
+void vdev_inject_free(vdev_inject_t *vi);
 
 /* ---- per-thread scratch buffers (vdev.c) ---- */
 

@@ -29,10 +29,12 @@ vdev_tree_enter_write(vdev_t *root)
 	VERIFY0(tarn_rw_wrlock(root->vdev_tree_lock, VDEV_TREE));
 }
 
+/* Delayed I/O (vdev_inject.c) completes after the lock is dropped. */
 void
 vdev_tree_exit(vdev_t *root)
 {
 	VERIFY0(tarn_rw_unlock(root->vdev_tree_lock));
+	vdev_inject_settle();
 }
 
 /* ---- leaf fields, for the in-place conversions at the top level ---- */
@@ -50,6 +52,7 @@ vdev_leaf_fields_move(vdev_t *dst, vdev_t *src)
 	dst->vdev_stat = src->vdev_stat;
 	dst->vdev_fd = src->vdev_fd;
 	dst->vdev_fault = src->vdev_fault;
+	__atomic_store_n(&dst->vdev_inject, src->vdev_inject, __ATOMIC_RELEASE);
 	dst->vdev_readonly = src->vdev_readonly;
 	dst->vdev_tsd = src->vdev_tsd;
 	dst->vdev_open_error = src->vdev_open_error;
@@ -67,6 +70,7 @@ vdev_leaf_fields_move(vdev_t *dst, vdev_t *src)
 	src->vdev_tsd = NULL;
 	src->vdev_fd = -1;
 	src->vdev_fault = NULL;
+	__atomic_store_n(&src->vdev_inject, NULL, __ATOMIC_RELEASE);
 }
 
 /* Reset the leaf-only fields of a vdev_t becoming a group. */
