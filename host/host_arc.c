@@ -12,6 +12,11 @@
  * the daemon from starting.  `tarn daemon set` changes a tunable for the
  * running daemon only (source "local"); the file is not rewritten.
  *
+ * The block buffers the dmu keeps faulted in for reuse after the ARC
+ * freed them are memory the ARC does not count: they are limited to
+ * arc_max / HOST_WARM_DIV (dmu_buf_warm_max), so that the daemon's
+ * memory follows arc_max (docs/DESIGN.md, "The ARC").
+ *
  * Locking: host_arc_lock guards the tunables' values and sources; the
  * ARC has its own lock.  arc_set_limits may evict for a while (it takes
  * dbufs' locks only by try-lock), so it is called with host_arc_lock
@@ -23,6 +28,8 @@
 #include <ctype.h>
 
 #define HOST_CONFIG_DEFAULT "/etc/tarn/tarnd.conf"
+/* freed block buffers kept faulted in for reuse: arc_max / this (dmu_buf_warm_max) */
+#define HOST_WARM_DIV 8
 
 static pthread_mutex_t host_arc_lock = PTHREAD_MUTEX_INITIALIZER;
 static arc_t *host_arc_cache;                   /* host_arc_lock */
@@ -131,6 +138,7 @@ host_arc(void)
 		host_tunables_settle();
 		host_arc_cache = arc_create(host_tunables[HT_ARC_MIN].ht_value,
 		    host_tunables[HT_ARC_MAX].ht_value);
+		dmu_buf_warm_max(host_tunables[HT_ARC_MAX].ht_value / HOST_WARM_DIV);
 	}
 	arc_t *arc = host_arc_cache;
 	pthread_mutex_unlock(&host_arc_lock);
@@ -228,6 +236,8 @@ host_tunables_set(int n, const int *idx, const uint64_t *values, int *bad, char 
 	}
 	if (error == 0)
 		error = arc_set_limits(arc, v[HT_ARC_MIN], v[HT_ARC_MAX]);
+	if (error == 0)
+		dmu_buf_warm_max(v[HT_ARC_MAX] / HOST_WARM_DIV);
 	if (error == 0) {
 		for (int i = 0; i < n; i++) {
 			host_tunables[idx[i]].ht_value = values[i];

@@ -5,7 +5,7 @@
  * Theory.  The policy is Megiddo and Modha's ARC (FAST '03), in bytes.
  * Idle clean blocks sit on two LRU lists: MRU ("T1", blocks used once
  * since they came in) and MFU ("T2", used at least twice).  A block
- * evicted from MRU leaves its identity (arc_key: first DVA and birth,
+ * evicted from MRU leaves its identity (arc_key: pool, first DVA and birth,
  * what the L2ARC keys on too) on the ghost list B1, one from MFU on B2.
  * A miss whose identity is on B1 means MRU was too small: the target p
  * of MRU's bytes grows by the block's size (times |B2|/|B1| when B2 is
@@ -26,14 +26,16 @@
  * move p.
  *
  * Accounting and the limit.  as_size counts the listed blocks and the
- * ARC_HELD ones (clean blocks a reader holds at the moment).  Every
- * insert is followed by arc_evict from the same thread once it dropped
- * the owner's lock, which brings as_size back to c unless the excess is
- * held blocks, or victims whose owner's lock is busy for ARC_SKIP_MAX
- * tries in a row (counted in as_evict_skip; the next insert tries
- * again).  The slack above c is therefore the held blocks plus one
- * block per thread between its insert and its evict; dirty blocks are
- * not in the ARC at all (the dmu's write throttle bounds them).
+ * ARC_HELD ones (clean blocks a reader holds at the moment).  An insert
+ * that passes c evicts at once, before it returns (victims under the
+ * caller's own owner lock are skipped: try-lock), and the owner calls
+ * arc_evict again once it dropped its lock; either brings as_size back
+ * to c unless the excess is held blocks, or victims whose owner's lock
+ * is busy for ARC_SKIP_MAX tries in a row (counted in as_evict_skip;
+ * the next insert tries again).  The slack above c is therefore the held
+ * blocks plus one block per thread between its insert and its evict;
+ * dirty blocks are not in the ARC at all (the dmu's write throttle
+ * bounds them).
  *
  * Locking.  One mutex (arc_lock, lockorder rank ARC) guards the lists,
  * the ghosts, the sizes and p.  The owner calls in with its own lock of
@@ -54,6 +56,7 @@
 #include "tarn_hash.h"
 
 #define ARC_SKIP_MAX    256     /* busy victims skipped before an evict gives up */
+#define ARC_SKIP_INLINE 8       /* the same, for arc_insert's own eviction */
 #define ARC_SHRINK_TRIES 200    /* arc_set_limits: rounds of 1 ms to get under c */
 
 /* A ghost: the identity and size of a block evicted lately (B1 or B2). */
@@ -104,9 +107,9 @@ static const tarn_hash_conf_t arc_ghost_conf = {
 };
 
 uint64_t
-arc_key(uint64_t vdev, uint64_t offset, uint64_t birth)
+arc_key(uint64_t pool, uint64_t vdev, uint64_t offset, uint64_t birth)
 {
-	uint64_t h = offset * 0x9E3779B97F4A7C15ULL;
+	uint64_t h = (offset ^ pool) * 0x9E3779B97F4A7C15ULL;
 	h ^= (vdev + 1) * 0xC2B2AE3D27D4EB4FULL;
 	h ^= (birth + 0x165667B19E3779F9ULL) * 0x94D049BB133111EBULL;
 	h ^= h >> 31;
@@ -303,6 +306,8 @@ arc_ghost_hit(arc_t *arc, uint64_t key, uint32_t size)
 	return (true);
 }
 
+static bool arc_evict_round(arc_t *arc, int max_skip, bool strict);
+
 /* ---- the owner's calls ---- */
 
 bool
@@ -338,7 +343,19 @@ arc_insert(arc_t *arc, arc_node_t *n, uint32_t size, int flags)
 	}
 	arc_link(arc, n, list);
 	arc->arc_st.as_inserts++;
+	bool over = arc_size_locked(arc) > arc->arc_c;
 	tarn_mutex_unlock(&arc->arc_lock);
+	/*
+	 * Evict now, with the owner's lock of n held: victims are only
+	 * try-locked, so those of the same owner lock are skipped, a few at
+	 * most and only on the list the policy picks (passing on to the other
+	 * list would let a scan of one object, whose blocks fill MRU's tail,
+	 * evict MFU); what is left the caller's arc_evict does once it
+	 * dropped its lock.  A sync that makes a whole txg's blocks clean
+	 * under one dnode's lock stays within the limit this way.
+	 */
+	if (over)
+		(void) arc_evict_round(arc, ARC_SKIP_INLINE, true);
 	return (true);
 }
 
@@ -365,10 +382,11 @@ arc_forget(arc_t *arc, arc_node_t *n)
 /*
  * The next victim (arc_lock held): from MRU while it holds more than p
  * (or MFU is empty), else from MFU; `skip` busy ones are passed over,
- * oldest first, MRU's before MFU's.  NULL when there is none.
+ * oldest first, then (unless strict) the other list's.  NULL when there
+ * is none.
  */
 static arc_node_t *
-arc_victim(arc_t *arc, int skip)
+arc_victim(arc_t *arc, int skip, bool strict)
 {
 	arc_nlist_t *first = &arc->arc_mfu, *second = &arc->arc_mru;
 	if (arc->arc_mru.nl_head != NULL &&
@@ -381,7 +399,7 @@ arc_victim(arc_t *arc, int skip)
 		n = n->an_prev;
 		skip--;
 	}
-	if (n == NULL) {
+	if (n == NULL && !strict) {
 		n = second->nl_tail;
 		while (n != NULL && skip > 0) {
 			n = n->an_prev;
@@ -391,9 +409,13 @@ arc_victim(arc_t *arc, int skip)
 	return (n);
 }
 
-/* One eviction round: true when the cache is within c (or nothing is left to try). */
+/*
+ * One eviction round: true when the cache is within c (or nothing is
+ * left to try); gives up after max_skip busy victims (strict: see
+ * arc_victim).
+ */
 static bool
-arc_evict_round(arc_t *arc)
+arc_evict_round(arc_t *arc, int max_skip, bool strict)
 {
 	int skipped = 0;
 	for (;;) {
@@ -402,10 +424,10 @@ arc_evict_round(arc_t *arc)
 			tarn_mutex_unlock(&arc->arc_lock);
 			return (true);
 		}
-		arc_node_t *n = skipped <= ARC_SKIP_MAX ? arc_victim(arc, skipped) : NULL;
+		arc_node_t *n = skipped <= max_skip ? arc_victim(arc, skipped, strict) : NULL;
 		if (n == NULL) {
 			bool none = arc->arc_mru.nl_head == NULL && arc->arc_mfu.nl_head == NULL;
-			if (!none)
+			if (!none && !strict)
 				arc->arc_st.as_evict_skip++;
 			tarn_mutex_unlock(&arc->arc_lock);
 			return (none);
@@ -432,7 +454,7 @@ arc_evict_round(arc_t *arc)
 void
 arc_evict(arc_t *arc)
 {
-	(void) arc_evict_round(arc);
+	(void) arc_evict_round(arc, ARC_SKIP_MAX, false);
 }
 
 /* ---- statistics ---- */
@@ -528,7 +550,7 @@ arc_set_limits(arc_t *arc, uint64_t min, uint64_t max)
 	arc_ghost_trim(arc);
 	tarn_mutex_unlock(&arc->arc_lock);
 	/* at once: retry a little while victims' owners are busy */
-	for (int i = 0; i < ARC_SHRINK_TRIES && !arc_evict_round(arc); i++) {
+	for (int i = 0; i < ARC_SHRINK_TRIES && !arc_evict_round(arc, ARC_SKIP_MAX, false); i++) {
 		struct timespec ts = { 0, 1000000 };
 		(void) nanosleep(&ts, NULL);
 	}

@@ -63,8 +63,11 @@ struct arc_node {
 	bool     an_ref;        /* owner lock: hit by a reader since it was inserted */
 };
 
-/* The identity of a block on disk (first DVA and birth), for ghosts and the L2ARC. */
-uint64_t arc_key(uint64_t vdev, uint64_t offset, uint64_t birth);
+/*
+ * The identity of a block on disk, for ghosts and the L2ARC: its pool's
+ * guid, first DVA and birth (stable across imports and restarts).
+ */
+uint64_t arc_key(uint64_t pool, uint64_t vdev, uint64_t offset, uint64_t birth);
 
 /* A cache of at most max bytes (min: the floor of max). */
 arc_t *arc_create(uint64_t min, uint64_t max);
@@ -75,8 +78,10 @@ void arc_destroy(arc_t *arc);
  * n (idle and clean, owner lock held) goes on a list: MRU when new,
  * MFU when a reader hit it since it came in or it was a ghost.  False
  * when the ARC does not keep it (a once block past its share): n is
- * then ARC_NONE and the owner frees the block.  Does not evict: call
- * arc_evict without the owner's lock afterwards.
+ * then ARC_NONE and the owner frees the block.  When the cache is then
+ * over c it evicts before returning, skipping victims whose owner lock
+ * the caller holds (ao_trylock fails for them); call arc_evict once the
+ * owner's lock is dropped to finish.
  */
 bool arc_insert(arc_t *arc, arc_node_t *n, uint32_t size, int flags);
 /* A reader takes n: off its list, still counted (ARC_HELD).  No-op unless listed. */

@@ -27,15 +27,16 @@
  * dbuf_read (demand), dbuf_read_blocks (misses of a demand batch, which
  * its reader then does not count as hits: db_fetched; hits and misses
  * of read-ahead), and the dmu's copy of a cached block (dbuf_note_hit).
- * A block's identity for the ARC's ghosts (and the L2ARC) is its first
- * DVA and birth, set when it is read from disk.
+ * A block's identity for the ARC's ghosts (and the L2ARC) is its pool's
+ * guid, first DVA and birth (arc_key), set when it is read from disk.
  *
  * Once blocks.  A level-0 block of 64 KiB or more that was filled by a
  * whole-block write, or read ahead for a sequential stream and then read
  * by that stream, and not read since by anything else (db_once), stays
  * cached once it is clean only while such blocks take less than an
  * ARC_ONCE_DIV-th of the ARC (arc_insert's ARC_F_ONCE); past that it is
- * freed as soon as it is clean and idle.  A stream written or read through the mount is in the
+ * freed as soon as it is clean and idle.  A stream written or read
+ * through the mount is in the
  * kernel's page cache anyway: keeping all of it here too would double it
  * in memory, push out the blocks that random readers come back to (a
  * scan-resistant cache), and fault in (and zero) fresh pages for every
@@ -86,7 +87,9 @@ const tarn_hash_conf_t dbuf_table_conf = {
  * still have memory behind them (contents stale), "cold" ones were given
  * back with MADV_DONTNEED (they read as zeros) and are faulted in again
  * with one MADV_POPULATE_WRITE call when reused.  At most
- * DBUF_POOL_WARM_MAX bytes stay warm (half the default cache: a pool
+ * dbuf_warm_max bytes stay warm (DBUF_POOL_WARM_MAX, half the old
+ * default cache, unless the daemon set it lower to match its ARC with
+ * dmu_buf_warm_max: warm buffers are memory the ARC does not count; a pool
  * closed and opened again, or a cache refilled after a big free, reuses
  * them instead of faulting everything in again, as glibc's heap used to
  * allow), the rest goes back to the kernel; mappings are never unmapped
@@ -134,6 +137,8 @@ typedef struct dbuf_pool {
 	size_t    bp_nchunks, bp_chunk_cap;
 	uint64_t  bp_warm_bytes;
 } dbuf_pool_t;
+
+static uint64_t dbuf_warm_max = DBUF_POOL_WARM_MAX;     /* atomic */
 
 static dbuf_pool_t dbuf_pool = {
 	.bp_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -396,7 +401,7 @@ dbuf_buf_free(void *buf, uint32_t size)
 	}
 	uint64_t csize = 1ULL << (c + DBUF_POOL_MIN_SHIFT);
 	ASSERT3U(csize, ==, size);
-	if (bp->bp_warm_bytes + csize <= DBUF_POOL_WARM_MAX) {
+	if (bp->bp_warm_bytes + csize <= __atomic_load_n(&dbuf_warm_max, __ATOMIC_RELAXED)) {
 		dbuf_stack_push(&bp->bp_warm[c], buf);
 		bp->bp_warm_bytes += csize;
 		pthread_mutex_unlock(&bp->bp_lock);
@@ -406,6 +411,26 @@ dbuf_buf_free(void *buf, uint32_t size)
 	(void) madvise(buf, csize, MADV_DONTNEED);
 	pthread_mutex_lock(&bp->bp_lock);
 	dbuf_stack_push(&bp->bp_cold[c], buf);
+	pthread_mutex_unlock(&bp->bp_lock);
+}
+
+void
+dmu_buf_warm_max(uint64_t bytes)
+{
+	dbuf_pool_t *bp = &dbuf_pool;
+	__atomic_store_n(&dbuf_warm_max, MIN(bytes, (uint64_t)DBUF_POOL_WARM_MAX),
+	    __ATOMIC_RELAXED);
+	/* give the excess back to the kernel now, largest buffers first */
+	pthread_mutex_lock(&bp->bp_lock);
+	for (int c = DBUF_POOL_NCLASS - 1; c >= 0; c--) {
+		uint64_t csize = 1ULL << (c + DBUF_POOL_MIN_SHIFT);
+		while (bp->bp_warm_bytes > dbuf_warm_max && tarn_array_len(&bp->bp_warm[c]) > 0) {
+			void *buf = *(void **)tarn_array_pop(&bp->bp_warm[c]);
+			bp->bp_warm_bytes -= csize;
+			(void) madvise(buf, csize, MADV_DONTNEED);
+			dbuf_stack_push(&bp->bp_cold[c], buf);
+		}
+	}
 	pthread_mutex_unlock(&bp->bp_lock);
 }
 
@@ -686,7 +711,7 @@ dbuf_destroy_all(dnode_t *dn)
 	tarn_hash_fini(&dn->dn_dbufs);
 }
 
-static uint64_t dbuf_bp_key(const blkptr_t *bp);
+static uint64_t dbuf_bp_key(const dnode_t *dn, const blkptr_t *bp);
 
 /*
  * Block bp from the pool's L2ARC into buf (bp_lsize bytes): true when it
@@ -699,7 +724,7 @@ dbuf_l2_read(dnode_t *dn, const blkptr_t *bp, void *buf)
 	l2arc_t *l2 = dmu_pool_l2arc(dn->dn_os->os_dp);
 	if (l2 == NULL || BP_IS_HOLE(bp) || bp->bp_psize > L2ARC_BLOCK_MAX)
 		return (false);
-	uint64_t key = dbuf_bp_key(bp), ck = bp->bp_cksum_val.zc_word[0];
+	uint64_t key = dbuf_bp_key(dn, bp), ck = bp->bp_cksum_val.zc_word[0];
 	void *p = bp->bp_comp == ZIO_COMPRESS_OFF ? buf : tarn_alloc(bp->bp_psize);
 	bool hit = l2arc_read(l2, key, ck, p, bp->bp_psize);
 	if (hit && zio_stored_decode(bp, p, buf) != 0) {
@@ -741,13 +766,14 @@ dbuf_read_bp(dnode_t *dn, const blkptr_t *bp, uint32_t size, void **bufp)
 	return (err);
 }
 
-/* The ARC's identity of the block bp points at (0: a hole, none). */
+/* The ARC's identity of the block bp of dn points at (0: a hole, none). */
 static uint64_t
-dbuf_bp_key(const blkptr_t *bp)
+dbuf_bp_key(const dnode_t *dn, const blkptr_t *bp)
 {
 	if (BP_IS_HOLE(bp))
 		return (0);
-	return (arc_key(bp->bp_dva[0].dva_vdev, bp->bp_dva[0].dva_offset, bp->bp_birth));
+	return (arc_key(dn->dn_os->os_dp->dp_opts.dpo_pool_guid, bp->bp_dva[0].dva_vdev,
+	    bp->bp_dva[0].dva_offset, bp->bp_birth));
 }
 
 /*
@@ -774,7 +800,7 @@ dbuf_read_done(dbuf_t *db, void *buf, int err, bool ahead, const blkptr_t *bp)
 		db->db_data = buf;
 		db->db_state = DB_CACHED;
 		db->db_ahead = ahead;
-		db->db_arc.an_key = bp != NULL ? dbuf_bp_key(bp) : 0;
+		db->db_arc.an_key = bp != NULL ? dbuf_bp_key(dn, bp) : 0;
 		/* what the L2ARC needs to keep it in its stored form (dbuf_l2_feed) */
 		db->db_l2ok = bp != NULL && !BP_IS_HOLE(bp) && bp->bp_lsize == db->db_size;
 		if (db->db_l2ok) {

@@ -53,6 +53,7 @@ typedef struct dmu_pool_opts {
 	arc_t   *dpo_arc;
 	uint64_t dpo_cache_max;      /* bytes of the pool's own ARC; 0 = default */
 	uint64_t dpo_txg_timeout_ms; /* sync at least this often; 0 = 5000 */
+	uint64_t dpo_pool_guid;      /* set by the pool layer: part of a block's ARC key */
 } dmu_pool_opts_t;
 
 dmu_pool_t *dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg,
@@ -126,6 +127,12 @@ arc_t *dmu_pool_arc(dmu_pool_t *dp);
  */
 void dmu_pool_set_l2arc(dmu_pool_t *dp, l2arc_t *l2);
 l2arc_t *dmu_pool_l2arc(dmu_pool_t *dp);
+/*
+ * At most bytes of freed block buffers are kept faulted in for reuse
+ * (process-wide; default and ceiling 512 MiB); the excess is given back
+ * at once.  The daemon ties it to its arc_max (host_arc.c).
+ */
+void dmu_buf_warm_max(uint64_t bytes);
 
 /* ---- object sets ---- */
 

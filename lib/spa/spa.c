@@ -349,7 +349,9 @@ spa_register_dp(spa_t *spa, uint64_t last_txg, const dmu_pool_opts_t *dpo)
 	zio_ctx_set_class(spa->spa_zio, VDEV_BIAS_SPECIAL, spa->spa_mc_special);
 	zio_ctx_set_deflate(spa->spa_zio,
 	    (spa->spa_features & SPA_FEATURE_SPACE_DEFLATE) != 0);
-	spa->spa_dp = dmu_pool_create(spa->spa_zio, last_txg, dpo, spa_sync,
+	dmu_pool_opts_t o = *dpo;
+	o.dpo_pool_guid = spa->spa_guid;
+	spa->spa_dp = dmu_pool_create(spa->spa_zio, last_txg, &o, spa_sync,
 	    spa_space_avail, spa);
 	dmu_pool_set_error_cb(spa->spa_dp, spa_errlog_report, spa);
 }

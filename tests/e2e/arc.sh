@@ -8,8 +8,9 @@
 # set arc_max=` lower shrinks the cache at once; primarycache=none and
 # metadata keep the dataset's data out of the ARC, all keeps it; bad
 # input (arc_max below arc_min or above RAM, bad sizes, unknown names)
-# is refused with one line, exit 1, nothing changed.  Prints the daemon's
-# RSS against arc_max.
+# is refused with one line, exit 1, nothing changed; a hot file read
+# twice survives a sequential read of a file ten times the cache.  Prints
+# the daemon's RSS against arc_max.
 #
 # Cleanup even on failure: the sampler and the load are killed by PID,
 # lib.sh destroys the pool, stops the daemon and unmounts what is left.
@@ -96,13 +97,15 @@ sleep 0.5
 kill "${BGPIDS[0]}" 2>/dev/null
 wait "${BGPIDS[0]}" 2>/dev/null
 BGPIDS=()
-# slack: blocks held by readers (here at most 2 readers x 2 blocks of
-# 128K, plus FUSE's own threads) and one block per thread between its
-# insert and its evict; allowed: 16 MiB in all, 2 MiB outside held blocks
+# slack (docs/DESIGN.md, "The ARC"): blocks held by readers (here at most
+# 2 readers x 2 blocks of 128K, FUSE's threads answering them) and one
+# block per thread between its insert and its evict (16 FUSE threads, 2
+# read-ahead, the sync: 2.4 MiB); allowed: 16 MiB in all, 4 MiB outside
+# held blocks
 SLACK=$((16 * 1024 * 1024))
 nsamples=$(awk '$1 ~ /^[0-9]+$/' "$E2E_TMP/samples" | wc -l)
 over=$(awk -v max=$MAX -v slack=$SLACK '$1 ~ /^[0-9]+$/ &&
-	($1 > $3 + slack || $1 - $2 > $3 + 2097152 || $3 != max) { print }' "$E2E_TMP/samples")
+	($1 > $3 + slack || $1 - $2 > $3 + 4194304 || $3 != max) { print }' "$E2E_TMP/samples")
 peak=$(awk '$1 ~ /^[0-9]+$/ && $1 > m { m = $1 } END { print m + 0 }' "$E2E_TMP/samples")
 echo "# $nsamples samples under load, peak size $((peak / 1024)) KiB of $((MAX / 1024)) KiB"
 [ "$nsamples" -ge 40 ] && pass || { fail "only $nsamples samples"; cat "$E2E_TMP/samples" >&2; }
@@ -112,6 +115,21 @@ echo "# $nsamples samples under load, peak size $((peak / 1024)) KiB of $((MAX /
 tarn_ok arcstat -f read,miss%,arcsz,c,l2read,l2hit%
 echo "# arcstat (totals): $(tail -n 1 "$OUT")"
 pid=$(daemon_pid) && echo "# tarnd RSS $(awk '/VmRSS/ { print $2 " " $3 }' /proc/"$pid"/status) with arc_max 32M"
+
+# --- a hot set survives a sequential read ten times the cache: read twice
+# (MFU), then all of big streamed through the daemon; reading the hot file
+# again misses nothing
+ok dd if=/dev/urandom of="$MNT/hot" bs=1M count=8 conv=fsync status=none
+sum_hot=$(md5sum <"$MNT/hot" | cut -d' ' -f1)
+for i in 1 2; do
+	[ "$(python3 "$E2E_TMP/pr.py" "$MNT/hot")" = "$sum_hot" ] || fail "hot reads back different"
+done
+[ "$(direct_sum "$MNT/big")" = "$sum_big" ] && pass || fail "big streams back different"
+m0=$(arc_val demand_data_misses)
+[ "$(python3 "$E2E_TMP/pr.py" "$MNT/hot")" = "$sum_hot" ] || fail "hot reads back different"
+m1=$(arc_val demand_data_misses)
+echo "# hot 8 MiB file after a 320 MiB stream: $((m1 - m0)) data misses of 64 blocks"
+[ "$((m1 - m0))" -le 2 ] && pass || fail "the stream evicted the hot set: $((m1 - m0)) misses"
 
 # --- arc_max lowered at run time: the cache shrinks before set returns
 tarn_ok daemon set arc_max=20M

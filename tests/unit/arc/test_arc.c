@@ -73,7 +73,7 @@ fb_access(arc_t *arc, fblock_t *fb)
 		arc_miss(arc, 0);
 		memset(&fb->fb_node, 0, sizeof (fb->fb_node));
 		fb->fb_node.an_ops = &fb_ops;
-		fb->fb_node.an_key = arc_key(0, fb->fb_id * BLK, 1);
+		fb->fb_node.an_key = arc_key(7, 0, fb->fb_id * BLK, 1);
 		fb->fb_cached = true;
 	}
 	if (!arc_insert(arc, &fb->fb_node, BLK, 0))
