@@ -5,9 +5,11 @@
  *
  * The config file is $TARN_CONFIG, else /etc/tarn/tarnd.conf: lines of
  * key=value ('#' starts a comment; blanks around key and value are
- * ignored).  Keys: arc_max, arc_min (sizes: 1G, 512M, bytes).  A missing
- * file means the defaults (arc_max ARC_DEFAULT_PCT % of RAM, arc_min
- * arc_max / 32, at least 32 MiB); a line that cannot be used is logged
+ * ignored).  Keys: arc_max, arc_min (sizes: 1G, 512M, bytes),
+ * l2arc_write_max (bytes a second each pool's L2ARC may write to its
+ * cache devices).  A missing file means the defaults (arc_max
+ * ARC_DEFAULT_PCT % of RAM, arc_min arc_max / 32, at least 32 MiB,
+ * l2arc_write_max L2ARC_WRITE_MAX_DEFAULT); a line that cannot be used is logged
  * (tarnd's log, or stderr in-process) and skipped, so a typo never keeps
  * the daemon from starting.  `tarn daemon set` changes a tunable for the
  * running daemon only (source "local"); the file is not rewritten.
@@ -36,9 +38,11 @@ static arc_t *host_arc_cache;                   /* host_arc_lock */
 static host_tunable_t host_tunables[] = {
 	{ "arc_max", 0, "default" },
 	{ "arc_min", 0, "default" },
+	{ "l2arc_write_max", 0, "default" },
 };
 #define HT_ARC_MAX 0
 #define HT_ARC_MIN 1
+#define HT_L2_WRITE 2
 
 const char *
 host_config_path(void)
@@ -121,6 +125,11 @@ host_tunables_settle(void)
 		mx->ht_value = arc_default_max();
 		mx->ht_source = "default";
 	}
+	if (host_tunables[HT_L2_WRITE].ht_value == 0) {
+		host_tunables[HT_L2_WRITE].ht_value = L2ARC_WRITE_MAX_DEFAULT;
+		host_tunables[HT_L2_WRITE].ht_source = "default";
+	}
+	spa_l2arc_set_default_write_max(host_tunables[HT_L2_WRITE].ht_value);
 	if (mn->ht_value == 0 || mn->ht_value > mx->ht_value) {
 		if (mn->ht_value > mx->ht_value)
 			host_config_warn(host_config_path(), 0, "arc_min is more than arc_max");
@@ -199,6 +208,24 @@ host_size_str(uint64_t n, char *buf, size_t len)
  * (arc_min > arc_max, arc_max above RAM or 0).  *bad: the index of the
  * name the message is about.
  */
+/* A new l2arc_write_max for the pools the daemon holds (host_arc_lock not held). */
+static void
+host_l2arc_apply(uint64_t write_max)
+{
+	char **names, err[256];
+	int n;
+	if (!host_daemon_mode() || host_pool_names(&names, &n) != 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		spa_t *spa;
+		if (host_pool_open(names[i], SPA_OPEN_READONLY, &spa, err, sizeof (err)) == 0) {
+			spa_l2arc_set_write_max(spa, write_max);
+			host_pool_close(spa);
+		}
+	}
+	host_names_free(names, n);
+}
+
 int
 host_tunables_set(int n, const int *idx, const uint64_t *values, int *bad, char *msg,
     size_t msglen)
@@ -232,6 +259,9 @@ host_tunables_set(int n, const int *idx, const uint64_t *values, int *bad, char 
 		} else if (idx[i] == HT_ARC_MAX && v[HT_ARC_MAX] == 0) {
 			(void) snprintf(msg, msglen, "arc_max must be more than 0");
 			error = SET_ERROR(EINVAL);
+		} else if (idx[i] == HT_L2_WRITE && v[HT_L2_WRITE] < 64 * KiB) {
+			(void) snprintf(msg, msglen, "l2arc_write_max must be at least 64K");
+			error = SET_ERROR(EINVAL);
 		}
 	}
 	if (error == 0)
@@ -243,7 +273,10 @@ host_tunables_set(int n, const int *idx, const uint64_t *values, int *bad, char 
 			host_tunables[idx[i]].ht_value = values[i];
 			host_tunables[idx[i]].ht_source = "local";
 		}
+		spa_l2arc_set_default_write_max(v[HT_L2_WRITE]);
 	}
 	pthread_mutex_unlock(&host_arc_lock);
+	if (error == 0)
+		host_l2arc_apply(v[HT_L2_WRITE]);
 	return (error);
 }
