@@ -190,4 +190,26 @@ void host_send_emit_start(const char *snap);
 int host_recv_package(struct dsl_pool *dp, const host_recv_args_t *a, const char *target,
     dsl_stream_in_t *si);
 
+/* ---- the daemon's ARC and its tunables (host_arc.c) ---- */
+
+typedef struct host_tunable {
+	const char *ht_name;
+	uint64_t    ht_value;
+	const char *ht_source;      /* "default", "config" (the file), "local" (daemon set) */
+} host_tunable_t;
+/* The config file: $TARN_CONFIG, else /etc/tarn/tarnd.conf. */
+const char *host_config_path(void);
+/* The process's ARC, made from the config file on first use. */
+struct arc *host_arc(void);
+/* Point a pool's dmu options at it (create, import, open). */
+void host_dmu_opts(dmu_pool_opts_t *o);
+int host_tunable_lookup(const char *name);
+int host_tunable_count(void);
+void host_tunable_get(int i, host_tunable_t *out);
+int host_tunables_set(int n, const int *idx, const uint64_t *values, int *bad, char *msg,
+    size_t msglen);
+/* tarnd's log function (NULL in-process). */
+host_log_fn_t host_daemon_log(void);
+extern const host_op_t host_ops_arc[];
+
 #endif /* TARN_HOST_IMPL_H */

@@ -179,6 +179,7 @@ op_pool_create(json_object *args, json_object *res)
 	    host_arg_spec(args, "vdevs", "create", name, &spec) != 0)
 		return (HOST_FAILED);
 	so.sco_force = host_arg_bool(args, "force");
+	host_dmu_opts(&so.sco_dmu);
 	so.sco_no_cache = host_arg_bool(args, "no_cache");
 	if (json_object_object_get_ex(args, "ashift", &v))
 		so.sco_ashift = json_object_get_uint64(v);

@@ -59,6 +59,7 @@ import_req_init(json_object *args, import_req_t *ir)
 		ir->ir_spa.sio_flags |= SPA_OPEN_READONLY;
 	ir->ir_spa.sio_no_cache = host_arg_bool(args, "no_cache");
 	ir->ir_spa.sio_force = host_arg_bool(args, "force");
+	host_dmu_opts(&ir->ir_spa.sio_dmu);
 	ir->ir_nomount = host_arg_bool(args, "nomount");
 	ir->ir_rewind = host_arg_bool(args, "rewind");
 	ir->ir_dryrun = host_arg_bool(args, "dryrun");

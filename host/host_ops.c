@@ -32,6 +32,7 @@ static const host_op_t *const host_op_tables[] = {
 	host_ops_diff,
 	host_ops_autosnap,
 	host_ops_send,
+	host_ops_arc,
 	host_ops_inject,
 };
 

@@ -220,7 +220,9 @@ pool_open_direct(const char *name, int flags, spa_t **spap, char *err, size_t er
 
 	if ((error = pool_cached(name, err, errlen)) != 0)
 		return (error);
-	error = spa_open(name, flags, spap, err, errlen);
+	dmu_pool_opts_t dpo = { 0 };
+	host_dmu_opts(&dpo);
+	error = spa_open_opts(name, flags, &dpo, spap, err, errlen);
 	if (error != 0) {
 		*spap = NULL;
 		if (err[0] == '\0')
@@ -243,7 +245,9 @@ reg_get(const char *name, int *errorp, char *err, size_t errlen)
 	pthread_mutex_lock(&reg_lock);
 	if ((rp = reg_find(name)) == NULL &&
 	    (error = pool_cached(name, err, errlen)) == 0) {
-		error = spa_open(name, 0, &spa, err, errlen);
+		dmu_pool_opts_t dpo = { 0 };
+		host_dmu_opts(&dpo);
+		error = spa_open_opts(name, 0, &dpo, &spa, err, errlen);
 		if (error == 0) {
 			rp = reg_add(spa);
 			if (reg_log != NULL)
@@ -484,6 +488,12 @@ host_pool_destroy(spa_t *spa)
 
 /* ---- the daemon's side ---- */
 
+host_log_fn_t
+host_daemon_log(void)
+{
+	return (reg_log);
+}
+
 void
 host_start(host_log_fn_t logf)
 {
@@ -492,6 +502,12 @@ host_start(host_log_fn_t logf)
 
 	reg_log = logf;
 	reg_daemon = true;
+	host_tunable_t mx, mn;
+	(void) host_arc();               /* reads the config file */
+	host_tunable_get(host_tunable_lookup("arc_max"), &mx);
+	host_tunable_get(host_tunable_lookup("arc_min"), &mn);
+	logf("ARC: arc_max %" PRIu64 " (%s), arc_min %" PRIu64 " (%s); config file %s",
+	    mx.ht_value, mx.ht_source, mn.ht_value, mn.ht_source, host_config_path());
 	if ((error = spa_cache_read(&ents, &n)) != 0) {
 		logf("cannot read the cache file %s: %s; no pools opened",
 		    spa_cachefile_path(), tarn_strerror(error));

@@ -3,7 +3,7 @@
 
 The map (docs/DESIGN.md, "Layer order"), lowest first:
 
-    lib/util < lib/vdev < lib/space < lib/zio < lib/dmu < lib/zap < lib/zil
+    lib/util < lib/vdev < lib/space < lib/zio < lib/arc < lib/dmu < lib/zap < lib/zil
       < lib/spa < lib/dsl < lib/posix < fuse/ < host/ < cmd/ < tests/, bench/
 
 A file may include a header of its own folder or of a folder ranked below
@@ -22,7 +22,7 @@ import os
 import re
 import sys
 
-LIB_LAYERS = ['util', 'vdev', 'space', 'zio', 'dmu', 'zap', 'zil', 'spa', 'dsl', 'posix']
+LIB_LAYERS = ['util', 'vdev', 'space', 'zio', 'arc', 'dmu', 'zap', 'zil', 'spa', 'dsl', 'posix']
 TOP_RANKS = {'fuse': len(LIB_LAYERS), 'host': len(LIB_LAYERS) + 1,
              'cmd': len(LIB_LAYERS) + 2,
              'tests': len(LIB_LAYERS) + 3, 'bench': len(LIB_LAYERS) + 3}

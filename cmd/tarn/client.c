@@ -402,10 +402,13 @@ cli_client_call(const char *op, const char *args, const char *history, char **re
 static void
 daemon_usage(FILE *f)
 {
-	fprintf(f, "usage: tarn daemon start|stop|status\n"
+	fprintf(f, "usage: tarn daemon start|stop|status|get|set\n"
 	    "\tstart    start tarnd unless it runs (pool commands start it too)\n"
 	    "\tstop     stop it cleanly: sync and close every pool\n"
 	    "\tstatus   is it running, and which pools it holds\n"
+	    "\tget [-Hp] [all | NAME...]   the daemon's tunables (arc_max, arc_min)\n"
+	    "\tset NAME=VALUE...           change them in the running daemon\n"
+	    "The config file is $TARN_CONFIG, else /etc/tarn/tarnd.conf.\n"
 	    "The socket is $TARN_SOCKET, else %s.\n", HOST_SOCKET_DEFAULT);
 }
 
@@ -417,6 +420,8 @@ cli_client_daemon(int argc, char **argv)
 	const char *what = argc > 1 ? argv[1] : NULL;
 	int fd, error;
 
+	if (what != NULL && (strcmp(what, "get") == 0 || strcmp(what, "set") == 0))
+		return (cli_daemon_tunables(argc - 1, argv + 1));
 	if (what == NULL || argc > 2) {
 		fprintf(stderr, what == NULL ? "missing daemon command\n" :
 		    "too many arguments\n");

@@ -14,8 +14,11 @@ cli_usage(FILE *f)
 	    "\tfs <verb> ...      manage datasets (zfs syntax; see 'tarn fs help')\n"
 	    "\tinject ...         inject device faults and delays into an imported pool\n"
 	    "\t                   (zinject syntax; see 'tarn inject -h')\n"
-	    "\tdaemon start|stop|status\n"
+	    "\tdaemon start|stop|status|get|set\n"
 	    "\t                   the daemon (tarnd) that holds the imported pools\n"
+	    "\tarcstat [-f FIELDS] [INTERVAL [COUNT]]\n"
+	    "\t                   the daemon's block cache (ARC), a line a sample\n"
+	    "\tarc-summary        a report of the ARC\n"
 	    "\thelp [pool]        print this help, or the pool verbs\n"
 	    "\t--version          print the version\n\n"
 	    "When run as 'zpool', tarn behaves as 'tarn pool'; as 'zfs', as 'tarn fs'.\n"
@@ -60,6 +63,10 @@ cli_dispatch_cmd(int argc, char **argv)
 		return (cli_pool_main(argc - 1, argv + 1));
 	if (strcmp(cmd, "fs") == 0)
 		return (cli_fs_main(argc - 1, argv + 1));
+	if (strcmp(cmd, "arcstat") == 0)
+		return (cli_arcstat(argc - 1, argv + 1));
+	if (strcmp(cmd, "arc-summary") == 0 || strcmp(cmd, "arc_summary") == 0)
+		return (cli_arc_summary(argc - 1, argv + 1));
 	if (strcmp(cmd, "inject") == 0)
 		return (cli_inject(argc - 1, argv + 1));
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 ||

@@ -283,6 +283,11 @@ int cli_fs_replicate(int argc, char **argv); /* fs_replicate.c */
  * CLI_EXIT_OK, CLI_EXIT_ERROR when the operation failed, or CLI_EXIT_LOST.
  */
 int cli_call(const char *op, json_object *args, json_object **resp);
+/* arcstat.c, arc_summary.c: the daemon's ARC and tunables */
+int cli_arcstat(int argc, char **argv);
+int cli_arc_summary(int argc, char **argv);
+/* `tarn daemon get|set ...`: argv[0] is get or set */
+int cli_daemon_tunables(int argc, char **argv);
 /*
  * The same for an operation that sends parts while it runs (host_emit):
  * fn gets each part (borrowed) in order, before the result; it returns

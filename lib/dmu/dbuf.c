@@ -13,18 +13,30 @@
  * thread (they describe where things are on disk, which only the sync
  * knows); they carry db_sync_dirty while they await their write.
  *
- * A dbuf with no holds, no records and not sync-dirty is clean and sits
- * on the pool's LRU; when the cache passes dpo_cache_max the oldest clean
- * dbufs are evicted.  All dbuf fields are guarded by the owning dnode's
- * dn_mtx, the LRU links by dp_cache_lock (taken after dn_mtx; the evictor
- * only try-locks dn_mtx).
+ * A dbuf with no holds, no records and not sync-dirty is clean and idle:
+ * it is handed to the ARC (lib/arc, through the arc_node_t it embeds),
+ * which keeps it on its MRU or MFU list, or refuses it (the dataset's
+ * primarycache, or a once block past its share), and then it is freed at
+ * once.  A hold takes it off the ARC's lists (still counted, ARC_HELD);
+ * dirtying it takes it out of the ARC (dirty data is bounded by the
+ * write throttle, not by the ARC).  When the ARC is over its limit it
+ * picks victims and calls back here (dbuf_arc_ops) to free them: the
+ * ARC's lock is taken after dn_mtx, and its evictor only try-locks
+ * dn_mtx.  All dbuf fields are guarded by the owning dnode's dn_mtx.
+ * Hits and misses are counted for the ARC where a reader meets a block:
+ * dbuf_read (demand), dbuf_read_blocks (misses of a demand batch, which
+ * its reader then does not count as hits: db_fetched; hits and misses
+ * of read-ahead), and the dmu's copy of a cached block (dbuf_note_hit).
+ * A block's identity for the ARC's ghosts (and the L2ARC) is its pool's
+ * guid, first DVA and birth (arc_key), set when it is read from disk.
  *
  * Once blocks.  A level-0 block of 64 KiB or more that was filled by a
  * whole-block write, or read ahead for a sequential stream and then read
  * by that stream, and not read since by anything else (db_once), stays
- * cached once it is clean only while such blocks take less than a
- * DBUF_ONCE_DIV-th of the cache; past that it is freed as soon as it is
- * clean and idle.  A stream written or read through the mount is in the
+ * cached once it is clean only while such blocks take less than an
+ * ARC_ONCE_DIV-th of the ARC (arc_insert's ARC_F_ONCE); past that it is
+ * freed as soon as it is clean and idle.  A stream written or read
+ * through the mount is in the
  * kernel's page cache anyway: keeping all of it here too would double it
  * in memory, push out the blocks that random readers come back to (a
  * scan-resistant cache), and fault in (and zero) fresh pages for every
@@ -75,7 +87,9 @@ const tarn_hash_conf_t dbuf_table_conf = {
  * still have memory behind them (contents stale), "cold" ones were given
  * back with MADV_DONTNEED (they read as zeros) and are faulted in again
  * with one MADV_POPULATE_WRITE call when reused.  At most
- * DBUF_POOL_WARM_MAX bytes stay warm (half the default cache: a pool
+ * dbuf_warm_max bytes stay warm (DBUF_POOL_WARM_MAX, half the old
+ * default cache, unless the daemon set it lower to match its ARC with
+ * dmu_buf_warm_max: warm buffers are memory the ARC does not count; a pool
  * closed and opened again, or a cache refilled after a big free, reuses
  * them instead of faulting everything in again, as glibc's heap used to
  * allow), the rest goes back to the kernel; mappings are never unmapped
@@ -99,7 +113,6 @@ const tarn_hash_conf_t dbuf_table_conf = {
 #define DBUF_POOL_MAX_SHIFT 20
 #define DBUF_POOL_NCLASS    (DBUF_POOL_MAX_SHIFT - DBUF_POOL_MIN_SHIFT + 1)
 #define DBUF_POOL_WARM_MAX  (512 * MiB)
-#define DBUF_ONCE_DIV       16      /* once blocks' share of dpo_cache_max */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define DBUF_POOL_ENABLED 0
@@ -124,6 +137,8 @@ typedef struct dbuf_pool {
 	size_t    bp_nchunks, bp_chunk_cap;
 	uint64_t  bp_warm_bytes;
 } dbuf_pool_t;
+
+static uint64_t dbuf_warm_max = DBUF_POOL_WARM_MAX;     /* atomic */
 
 static dbuf_pool_t dbuf_pool = {
 	.bp_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -386,7 +401,7 @@ dbuf_buf_free(void *buf, uint32_t size)
 	}
 	uint64_t csize = 1ULL << (c + DBUF_POOL_MIN_SHIFT);
 	ASSERT3U(csize, ==, size);
-	if (bp->bp_warm_bytes + csize <= DBUF_POOL_WARM_MAX) {
+	if (bp->bp_warm_bytes + csize <= __atomic_load_n(&dbuf_warm_max, __ATOMIC_RELAXED)) {
 		dbuf_stack_push(&bp->bp_warm[c], buf);
 		bp->bp_warm_bytes += csize;
 		pthread_mutex_unlock(&bp->bp_lock);
@@ -396,6 +411,26 @@ dbuf_buf_free(void *buf, uint32_t size)
 	(void) madvise(buf, csize, MADV_DONTNEED);
 	pthread_mutex_lock(&bp->bp_lock);
 	dbuf_stack_push(&bp->bp_cold[c], buf);
+	pthread_mutex_unlock(&bp->bp_lock);
+}
+
+void
+dmu_buf_warm_max(uint64_t bytes)
+{
+	dbuf_pool_t *bp = &dbuf_pool;
+	__atomic_store_n(&dbuf_warm_max, MIN(bytes, (uint64_t)DBUF_POOL_WARM_MAX),
+	    __ATOMIC_RELAXED);
+	/* give the excess back to the kernel now, largest buffers first */
+	pthread_mutex_lock(&bp->bp_lock);
+	for (int c = DBUF_POOL_NCLASS - 1; c >= 0; c--) {
+		uint64_t csize = 1ULL << (c + DBUF_POOL_MIN_SHIFT);
+		while (bp->bp_warm_bytes > dbuf_warm_max && tarn_array_len(&bp->bp_warm[c]) > 0) {
+			void *buf = *(void **)tarn_array_pop(&bp->bp_warm[c]);
+			bp->bp_warm_bytes -= csize;
+			(void) madvise(buf, csize, MADV_DONTNEED);
+			dbuf_stack_push(&bp->bp_cold[c], buf);
+		}
+	}
 	pthread_mutex_unlock(&bp->bp_lock);
 }
 
@@ -424,58 +459,129 @@ dbuf_size(dnode_t *dn, uint8_t level)
 	return (dn->dn_blksz);
 }
 
-void
-dbuf_lru_remove(dmu_pool_t *dp, dbuf_t *db)
+/* ---- the ARC's side (lib/arc) ---- */
+
+static bool
+dbuf_arc_trylock(arc_node_t *n)
 {
-	tarn_mutex_lock(&dp->dp_cache_lock, DBUF_CACHE);
-	if (db->db_in_lru) {
-		if (db->db_lru_prev) db->db_lru_prev->db_lru_next = db->db_lru_next;
-		else dp->dp_lru_head = db->db_lru_next;
-		if (db->db_lru_next) db->db_lru_next->db_lru_prev = db->db_lru_prev;
-		else dp->dp_lru_tail = db->db_lru_prev;
-		db->db_lru_prev = db->db_lru_next = NULL;
-		db->db_in_lru = false;
-		if (db->db_state == DB_CACHED)
-			dp->dp_cache_bytes -= db->db_size;
-		if (db->db_once_lru) {
-			dp->dp_once_bytes -= db->db_size;
-			db->db_once_lru = false;
-		}
-	}
-	tarn_mutex_unlock(&dp->dp_cache_lock);
+	dbuf_t *db = TARN_HASH_ENTRY(n, dbuf_t, db_arc);
+	return (pthread_mutex_trylock(&db->db_dn->dn_mtx) == 0);
 }
 
 /*
- * Put an idle cached dbuf on the LRU (dn_mtx held).  False when it is a
- * once block and those already fill their share: the caller
- * frees it instead.
+ * A block leaving the ARC goes to the L2ARC (dn_mtx held) when the pool
+ * has cache devices, the dataset's secondarycache takes it, and its
+ * bytes are still those of the block pointer it was read by: in its
+ * stored form (compressed again as it was written), which every hit is
+ * checked against (dbuf_read_bp).  l2arc_wants first, so that a feed the
+ * cache would not take costs no compression.
+ */
+static void
+dbuf_l2_feed(dbuf_t *db)
+{
+	objset_t *os = db->db_dn->dn_os;
+	l2arc_t *l2 = dmu_pool_l2arc(os->os_dp);
+	if (l2 == NULL || !db->db_l2ok || db->db_data == NULL)
+		return;
+	uint8_t sc = __atomic_load_n(&os->os_secondarycache, __ATOMIC_RELAXED);
+	if (sc == DMU_CACHE_NONE || (sc == DMU_CACHE_METADATA && !dbuf_is_meta(db)))
+		return;
+	uint64_t key = db->db_arc.an_key;
+	if (key == 0 || !l2arc_wants(l2, key, db->db_l2ck, db->db_psize))
+		return;
+	blkptr_t bp;
+	BP_ZERO(&bp);
+	bp.bp_lsize = db->db_size;
+	bp.bp_psize = db->db_psize;
+	bp.bp_comp = db->db_comp;
+	int level = dbuf_is_meta(db) ? 0 : os->os_props.osp_level;
+	void *p = db->db_comp == ZIO_COMPRESS_OFF ? db->db_data : tarn_alloc(db->db_psize);
+	if (p == db->db_data || zio_stored_form(&bp, level, db->db_data, p) == 0)
+		l2arc_feed(l2, key, db->db_l2ck, p, db->db_psize);
+	if (p != db->db_data)
+		tarn_free(p);
+}
+
+static void
+dbuf_arc_evict(arc_node_t *n)
+{
+	dbuf_t *db = TARN_HASH_ENTRY(n, dbuf_t, db_arc);
+	dnode_t *dn = db->db_dn;
+	dbuf_l2_feed(db);
+	dbuf_evict_one(db);
+	pthread_mutex_unlock(&dn->dn_mtx);
+}
+
+static const arc_ops_t dbuf_arc_ops = {
+	.ao_trylock = dbuf_arc_trylock, .ao_evict = dbuf_arc_evict,
+};
+
+bool
+dbuf_is_meta(const dbuf_t *db)
+{
+	if (db->db_level > 0)
+		return (true);
+	const dnode_t *dn = db->db_dn;
+	if (dn->dn_object == DMU_META_DNODE_OBJECT || dn->dn_os->os_props.osp_is_mos)
+		return (true);
+	uint8_t t = dn->dn_phys.dn_type;
+	return (t != DMU_OT_PLAIN_FILE && t != DMU_OT_TEST && t != DMU_OT_UINT8);
+}
+
+void
+dbuf_arc_forget(dbuf_t *db)
+{
+	arc_forget(db->db_dn->dn_os->os_dp->dp_arc, &db->db_arc);
+}
+
+/*
+ * Hand an idle cached dbuf to the ARC (dn_mtx held).  False when it is
+ * not to be kept (primarycache, or a once block past its share): the
+ * caller frees it.
  */
 static bool
-dbuf_lru_add(dmu_pool_t *dp, dbuf_t *db)
+dbuf_arc_insert(dbuf_t *db)
 {
+	objset_t *os = db->db_dn->dn_os;
+	arc_t *arc = os->os_dp->dp_arc;
+	bool meta = dbuf_is_meta(db);
+	uint8_t pc = __atomic_load_n(&os->os_primarycache, __ATOMIC_RELAXED);
+	if (pc == DMU_CACHE_NONE || (pc == DMU_CACHE_METADATA && !meta)) {
+		arc_forget(arc, &db->db_arc);
+		arc_note_uncached(arc);
+		return (false);
+	}
 	bool once = db->db_once && db->db_level == 0 &&
 	    db->db_size >= (1U << DBUF_POOL_MIN_SHIFT);
-	tarn_mutex_lock(&dp->dp_cache_lock, DBUF_CACHE);
-	if (!db->db_in_lru) {
-		if (once) {
-			if (dp->dp_once_bytes + db->db_size >
-			    dp->dp_opts.dpo_cache_max / DBUF_ONCE_DIV) {
-				tarn_mutex_unlock(&dp->dp_cache_lock);
-				return (false);
-			}
-			dp->dp_once_bytes += db->db_size;
-			db->db_once_lru = true;
-		}
-		db->db_in_lru = true;
-		db->db_lru_next = NULL;
-		db->db_lru_prev = dp->dp_lru_tail;
-		if (dp->dp_lru_tail) dp->dp_lru_tail->db_lru_next = db;
-		else dp->dp_lru_head = db;
-		dp->dp_lru_tail = db;
-		dp->dp_cache_bytes += db->db_size;
+	return (arc_insert(arc, &db->db_arc, db->db_size,
+	    (meta ? ARC_F_META : 0) | (once ? ARC_F_ONCE : 0)));
+}
+
+/* The reader-side bookkeeping of a block found cached (dn_mtx held). */
+static void
+dbuf_arc_hit(dbuf_t *db, bool prefetch)
+{
+	arc_t *arc = db->db_dn->dn_os->os_dp->dp_arc;
+	int acc = (prefetch ? ARC_ACC_PREFETCH : 0) | (dbuf_is_meta(db) ? ARC_ACC_META : 0);
+	if (db->db_fetched) {
+		db->db_fetched = false;         /* this read's own miss, counted already */
+		return;
 	}
-	tarn_mutex_unlock(&dp->dp_cache_lock);
-	return (true);
+	/* a block read ahead and now read: a hit, but its first use */
+	arc_hit(arc, &db->db_arc, acc, !prefetch && !db->db_ahead);
+}
+
+void
+dbuf_note_hit(dbuf_t *db)
+{
+	dbuf_arc_hit(db, false);
+}
+
+static void
+dbuf_arc_miss(dbuf_t *db, bool prefetch)
+{
+	arc_miss(db->db_dn->dn_os->os_dp->dp_arc,
+	    (prefetch ? ARC_ACC_PREFETCH : 0) | (dbuf_is_meta(db) ? ARC_ACC_META : 0));
 }
 
 static bool
@@ -485,13 +591,13 @@ dbuf_is_idle(const dbuf_t *db)
 	    db->db_state != DB_READING);
 }
 
-/* Free a dbuf that is idle (dn_mtx held, not on the LRU). */
+/* Free a dbuf that is idle (dn_mtx held, not in the ARC). */
 void
 dbuf_evict_one(dbuf_t *db)
 {
 	dnode_t *dn = db->db_dn;
 	ASSERT(dbuf_is_idle(db));
-	ASSERT(!db->db_in_lru);
+	ASSERT(db->db_arc.an_list == ARC_NONE);
 	dbuf_table_remove(dn, db);
 	dbuf_buf_free(db->db_data, db->db_size);
 	tarn_free(db);
@@ -518,11 +624,11 @@ dbuf_hold(dnode_t *dn, uint8_t level, uint64_t blkid, bool create)
 		db->db_blkid = blkid;
 		db->db_size = dbuf_size(dn, level);
 		db->db_state = DB_UNCACHED;
+		db->db_arc.an_ops = &dbuf_arc_ops;
 		tarn_hash_insert(&dn->dn_dbufs, dbuf_hash(level, blkid), &db->db_hash_link);
 	}
 	db->db_holds++;
-	if (db->db_in_lru)
-		dbuf_lru_remove(dp, db);
+	arc_hold(dp->dp_arc, &db->db_arc);
 	pthread_mutex_unlock(&dn->dn_mtx);
 	return (db);
 }
@@ -537,14 +643,16 @@ dbuf_rele(dbuf_t *db)
 	VERIFY3S(db->db_holds, >, 0);
 	db->db_holds--;
 	if (dbuf_is_idle(db)) {
-		if (db->db_state == DB_CACHED && dbuf_lru_add(dp, db))
+		if (db->db_state == DB_CACHED && dbuf_arc_insert(db)) {
 			evict = true;
-		else
+		} else {
+			dbuf_arc_forget(db);
 			dbuf_evict_one(db);
+		}
 	}
 	pthread_mutex_unlock(&dn->dn_mtx);
 	if (evict)
-		dbuf_cache_evict(dp);
+		arc_evict(dp->dp_arc);
 }
 
 /*
@@ -562,54 +670,21 @@ dbuf_note_read(dbuf_t *db, bool stream, bool fetched)
 	db->db_ahead = false;
 }
 
-/* Put a dbuf that just became clean on the LRU, or free it (dn_mtx held). */
+/* Give a dbuf that just became clean to the ARC, or free it (dn_mtx held). */
 void
 dbuf_maybe_idle(dbuf_t *db)
 {
-	if (dbuf_is_idle(db) && (db->db_state != DB_CACHED ||
-	    !dbuf_lru_add(db->db_dn->dn_os->os_dp, db)))
+	if (dbuf_is_idle(db) && (db->db_state != DB_CACHED || !dbuf_arc_insert(db))) {
+		dbuf_arc_forget(db);
 		dbuf_evict_one(db);
+	}
 }
 
-/* Evict the oldest clean dbufs while the cache is over its limit. */
+/* Bring the ARC back within its limit (after dbufs were handed to it). */
 void
 dbuf_cache_evict(dmu_pool_t *dp)
 {
-	int skipped = 0;
-	for (;;) {
-		tarn_mutex_lock(&dp->dp_cache_lock, DBUF_CACHE);
-		if (dp->dp_cache_bytes <= dp->dp_opts.dpo_cache_max || skipped > 64) {
-			tarn_mutex_unlock(&dp->dp_cache_lock);
-			return;
-		}
-		dbuf_t *db = dp->dp_lru_head;
-		for (int i = 0; i < skipped && db != NULL; i++)
-			db = db->db_lru_next;
-		if (db == NULL) {
-			tarn_mutex_unlock(&dp->dp_cache_lock);
-			return;
-		}
-		dnode_t *dn = db->db_dn;
-		if (pthread_mutex_trylock(&dn->dn_mtx) != 0) {
-			tarn_mutex_unlock(&dp->dp_cache_lock);
-			skipped++;
-			continue;
-		}
-		/* Unlink from the LRU under both locks, then free. */
-		if (db->db_lru_prev) db->db_lru_prev->db_lru_next = db->db_lru_next;
-		else dp->dp_lru_head = db->db_lru_next;
-		if (db->db_lru_next) db->db_lru_next->db_lru_prev = db->db_lru_prev;
-		else dp->dp_lru_tail = db->db_lru_prev;
-		db->db_in_lru = false;
-		dp->dp_cache_bytes -= db->db_size;
-		if (db->db_once_lru) {
-			dp->dp_once_bytes -= db->db_size;
-			db->db_once_lru = false;
-		}
-		tarn_mutex_unlock(&dp->dp_cache_lock);
-		dbuf_evict_one(db);
-		pthread_mutex_unlock(&dn->dn_mtx);
-	}
+	arc_evict(dp->dp_arc);
 }
 
 /* Drop every dbuf of a dnode being destroyed (dn_mtx held). */
@@ -629,11 +704,36 @@ dbuf_destroy_all(dnode_t *dn)
 			tarn_free(dr);
 			dr = nx;
 		}
-		dbuf_lru_remove(dp, db);
+		arc_forget(dp->dp_arc, &db->db_arc);
 		dbuf_buf_free(db->db_data, db->db_size);
 		tarn_free(db);
 	}
 	tarn_hash_fini(&dn->dn_dbufs);
+}
+
+static uint64_t dbuf_bp_key(const dnode_t *dn, const blkptr_t *bp);
+
+/*
+ * Block bp from the pool's L2ARC into buf (bp_lsize bytes): true when it
+ * was there and its stored bytes verified against bp's checksum.  Bytes
+ * that do not are the cache device's fault: counted, dropped, a miss.
+ */
+static bool
+dbuf_l2_read(dnode_t *dn, const blkptr_t *bp, void *buf)
+{
+	l2arc_t *l2 = dmu_pool_l2arc(dn->dn_os->os_dp);
+	if (l2 == NULL || BP_IS_HOLE(bp) || bp->bp_psize > L2ARC_BLOCK_MAX)
+		return (false);
+	uint64_t key = dbuf_bp_key(dn, bp), ck = bp->bp_cksum_val.zc_word[0];
+	void *p = bp->bp_comp == ZIO_COMPRESS_OFF ? buf : tarn_alloc(bp->bp_psize);
+	bool hit = l2arc_read(l2, key, ck, p, bp->bp_psize);
+	if (hit && zio_stored_decode(bp, p, buf) != 0) {
+		l2arc_bad(l2, key, ck);
+		hit = false;
+	}
+	if (p != buf)
+		tarn_free(p);
+	return (hit);
 }
 
 /*
@@ -651,7 +751,8 @@ dbuf_read_bp(dnode_t *dn, const blkptr_t *bp, uint32_t size, void **bufp)
 		*bufp = dbuf_buf_alloc(size, true);
 	} else if (bp->bp_lsize == size) {
 		*bufp = dbuf_buf_alloc(size, false);   /* zio_read fills or zeroes it */
-		err = zio_read(zc, bp, *bufp, 0);
+		if (!dbuf_l2_read(dn, bp, *bufp))
+			err = zio_read(zc, bp, *bufp, 0);
 	} else if (bp->bp_lsize <= SPA_MAXBLOCKSIZE && bp->bp_lsize > 0) {
 		*bufp = dbuf_buf_alloc(size, true);
 		void *tmp = tarn_alloc(bp->bp_lsize);
@@ -665,13 +766,24 @@ dbuf_read_bp(dnode_t *dn, const blkptr_t *bp, uint32_t size, void **bufp)
 	return (err);
 }
 
+/* The ARC's identity of the block bp of dn points at (0: a hole, none). */
+static uint64_t
+dbuf_bp_key(const dnode_t *dn, const blkptr_t *bp)
+{
+	if (BP_IS_HOLE(bp))
+		return (0);
+	return (arc_key(dn->dn_os->os_dp->dp_opts.dpo_pool_guid, bp->bp_dva[0].dva_vdev,
+	    bp->bp_dva[0].dva_offset, bp->bp_birth));
+}
+
 /*
  * A read of db (state DB_READING, claimed by this thread) ended: install
  * buf or give it back, and wake the waiters; ahead: read in a batch, for
- * a reader yet to come (db_ahead).  dn_mtx not held.
+ * a reader yet to come (db_ahead); key: the block's identity (dbuf_bp_key).
+ * dn_mtx not held.
  */
 static void
-dbuf_read_done(dbuf_t *db, void *buf, int err, bool ahead)
+dbuf_read_done(dbuf_t *db, void *buf, int err, bool ahead, const blkptr_t *bp)
 {
 	dnode_t *dn = db->db_dn;
 	if (err != 0 && err != ENOMEM)
@@ -688,6 +800,14 @@ dbuf_read_done(dbuf_t *db, void *buf, int err, bool ahead)
 		db->db_data = buf;
 		db->db_state = DB_CACHED;
 		db->db_ahead = ahead;
+		db->db_arc.an_key = bp != NULL ? dbuf_bp_key(dn, bp) : 0;
+		/* what the L2ARC needs to keep it in its stored form (dbuf_l2_feed) */
+		db->db_l2ok = bp != NULL && !BP_IS_HOLE(bp) && bp->bp_lsize == db->db_size;
+		if (db->db_l2ok) {
+			db->db_comp = bp->bp_comp;
+			db->db_psize = bp->bp_psize;
+			db->db_l2ck = bp->bp_cksum_val.zc_word[0];
+		}
 	}
 	pthread_cond_broadcast(&dn->dn_cv);
 	pthread_mutex_unlock(&dn->dn_mtx);
@@ -704,6 +824,8 @@ dbuf_read(dbuf_t *db)
 	pthread_mutex_lock(&dn->dn_mtx);
 	while (db->db_state == DB_READING)
 		pthread_cond_wait(&dn->dn_cv, &dn->dn_mtx);
+	if (db->db_state == DB_CACHED)
+		dbuf_arc_hit(db, false);
 	db->db_once = db->db_ahead = false;      /* wanted by a reader: keep it */
 	if (db->db_state == DB_CACHED) {
 		pthread_mutex_unlock(&dn->dn_mtx);
@@ -717,6 +839,7 @@ dbuf_read(dbuf_t *db)
 	}
 	db->db_state = DB_READING;
 	uint32_t size = db->db_size;
+	dbuf_arc_miss(db, false);
 	pthread_mutex_unlock(&dn->dn_mtx);
 
 	blkptr_t bp;
@@ -724,7 +847,7 @@ dbuf_read(dbuf_t *db)
 	int err = dnode_resolve_bp(dn, db->db_level, db->db_blkid, &bp);
 	if (err == 0)
 		err = dbuf_read_bp(dn, &bp, size, &buf);
-	dbuf_read_done(db, buf, err, false);
+	dbuf_read_done(db, buf, err, false, err == 0 ? &bp : NULL);
 	return (err);
 }
 
@@ -745,7 +868,7 @@ typedef struct dbuf_pread {
  * cannot be resolved) one by one the usual way.
  */
 int
-dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need)
+dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need, bool prefetch)
 {
 	dbuf_pread_t rd[DBUF_READ_BLOCKS_MAX];
 	int n = 0, err = 0;
@@ -760,6 +883,8 @@ dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need)
 		dbuf_t *db = dbuf_find_locked(dn, 0, blkid);
 		if (db == NULL || db->db_state == DB_UNCACHED)
 			want[nwant++] = blkid;
+		else if (prefetch && db->db_state == DB_CACHED)
+			dbuf_arc_hit(db, true);
 	}
 	pthread_mutex_unlock(&dn->dn_mtx);
 	for (int w = 0; w < nwant; w++) {
@@ -767,8 +892,11 @@ dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need)
 		dbuf_t *db = dbuf_hold(dn, 0, blkid, true);
 		pthread_mutex_lock(&dn->dn_mtx);
 		bool claim = db->db_state == DB_UNCACHED && !dnode_block_freed(dn, blkid);
-		if (claim)
+		if (claim) {
 			db->db_state = DB_READING;
+			dbuf_arc_miss(db, prefetch);
+			db->db_fetched = !prefetch;     /* its reader counts no hit */
+		}
 		pthread_mutex_unlock(&dn->dn_mtx);
 		if (!claim) {
 			dbuf_rele(db);
@@ -787,17 +915,20 @@ dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need)
 		if (r->dp_err != 0 || BP_IS_HOLE(&r->dp_bp) || r->dp_bp.bp_lsize != size)
 			continue;
 		r->dp_buf = dbuf_buf_alloc(size, false);
+		if (dbuf_l2_read(dn, &r->dp_bp, r->dp_buf))
+			continue;       /* dp_err 0, not batched: done */
 		r->dp_batched = true;
 		zio_batch_read(b, &r->dp_bp, r->dp_buf, 0, &r->dp_err);
 	}
 	(void) zio_batch_wait(b);
 	for (int i = 0; i < n; i++) {
 		dbuf_pread_t *r = &rd[i];
-		if (!r->dp_batched && r->dp_err == 0)
+		if (!r->dp_batched && r->dp_err == 0 && r->dp_buf == NULL)
 			r->dp_err = dbuf_read_bp(dn, &r->dp_bp, r->dp_db->db_size, &r->dp_buf);
 		if (r->dp_err != 0 && err == 0 && r->dp_db->db_blkid <= need)
 			err = r->dp_err;
-		dbuf_read_done(r->dp_db, r->dp_buf, r->dp_err, true);
+		dbuf_read_done(r->dp_db, r->dp_buf, r->dp_err, true,
+		    r->dp_err == 0 ? &r->dp_bp : NULL);
 		dbuf_rele(r->dp_db);
 	}
 	return (err);
@@ -887,8 +1018,8 @@ dbuf_dirty_impl(dbuf_t *db, uint64_t txg, bool keep)
 	dnode_txg_t *dt = &dn->dn_txg[TXG_IDX(txg)];
 	dr->dr_dnode_next = dt->dt_records;
 	dt->dt_records = dr;
-	if (db->db_in_lru)
-		dbuf_lru_remove(dn->dn_os->os_dp, db);
+	dbuf_arc_forget(db);            /* dirty data is the write throttle's */
+	db->db_l2ok = false;            /* no longer the bytes of the bp it was read by */
 	dnode_setdirty(dn, txg);
 	dmu_pool_dirty_add(dn->dn_os->os_dp, txg, db->db_size);
 	return (dr);

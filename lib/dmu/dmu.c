@@ -349,7 +349,7 @@ dmu_ra_run(void *arg)
 	pthread_mutex_unlock(&dn->dn_mtx);
 	/* need < first: a failure is not this task's to return */
 	if (live && first <= rt->rt_last)
-		(void) dbuf_read_blocks(dn, first, rt->rt_last, first - 1);
+		(void) dbuf_read_blocks(dn, first, rt->rt_last, first - 1, true);
 	pthread_rwlock_unlock(&dn->dn_struct_rwlock);
 	dnode_rele(dn);
 	tarn_free(rt);
@@ -426,7 +426,7 @@ dmu_read_prefetch(dnode_t *dn, uint64_t off, uint64_t len, bool *stream)
 	if (missing < 2)
 		return (0);
 	pthread_rwlock_rdlock(&dn->dn_struct_rwlock);
-	int err = dbuf_read_blocks(dn, first, last, last);
+	int err = dbuf_read_blocks(dn, first, last, last, false);
 	pthread_rwlock_unlock(&dn->dn_struct_rwlock);
 	return (err);
 }
@@ -548,6 +548,7 @@ dmu_read_cached(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, uint8_t 
 		pthread_mutex_unlock(&dn->dn_mtx);
 		return (false);
 	}
+	dbuf_note_hit(db);
 	dbuf_note_read(db, stream, false);
 	bool lend = false;
 	if (boff + n > db->db_size) {
@@ -565,8 +566,7 @@ dmu_read_cached(dnode_t *dn, uint64_t blkid, uint64_t boff, uint64_t n, uint8_t 
 	}
 	/* a hold (kept by a loan): the release puts it at the young end of the LRU */
 	db->db_holds++;
-	if (db->db_in_lru)
-		dbuf_lru_remove(dn->dn_os->os_dp, db);
+	arc_hold(dn->dn_os->os_dp->dp_arc, &db->db_arc);
 	pthread_mutex_unlock(&dn->dn_mtx);
 	if (!lend)
 		dbuf_rele(db);
@@ -580,8 +580,14 @@ dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
 	int err = dnode_hold(os, obj, true, &dn);
 	if (err != 0)
 		return (err);
-	bool stream;
-	err = dmu_read_prefetch(dn, off, len, &stream);
+	/*
+	 * A dataset whose data the ARC does not keep (primarycache=metadata
+	 * or none) reads each block once, when it is needed: blocks read in
+	 * a batch or ahead would be dropped before their reader came.
+	 */
+	bool stream = false;
+	if (__atomic_load_n(&os->os_primarycache, __ATOMIC_RELAXED) == DMU_CACHE_ALL)
+		err = dmu_read_prefetch(dn, off, len, &stream);
 	uint8_t *out = buf;
 	while (len > 0 && err == 0) {
 		pthread_mutex_lock(&dn->dn_mtx);
@@ -916,7 +922,7 @@ dmu_object_set_blocksize(objset_t *os, uint64_t obj, uint32_t blksz, dmu_tx_t *t
 	DN_FOREACH_DBUF(dn, d) {
 		if (d->db_level == 0 && d->db_blkid != 0 && d->db_holds == 0 &&
 		    d->db_dirty == NULL && d->db_state != DB_READING) {
-			dbuf_lru_remove(os->os_dp, d);
+			dbuf_arc_forget(d);
 			dbuf_evict_one(d);
 		}
 	}

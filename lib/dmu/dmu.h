@@ -16,6 +16,8 @@
 #include "tarn_util.h"
 #include "format.h"
 #include "zio.h"
+#include "arc.h"
+#include "l2arc.h"
 
 #define DNODE_SHIFT            9
 #define DNODE_SIZE             (1 << DNODE_SHIFT)          /* 512 */
@@ -43,8 +45,15 @@ typedef uint64_t (*dmu_pool_space_fn_t)(void *arg, bool netfree);
 
 typedef struct dmu_pool_opts {
 	uint64_t dpo_dirty_max;      /* bytes of dirty data before writers wait; 0 = default */
-	uint64_t dpo_cache_max;      /* bytes of cached clean blocks; 0 = default */
+	/*
+	 * The ARC that caches the pool's clean blocks: the daemon's, shared
+	 * by all its pools (not owned).  NULL: the pool makes its own of
+	 * dpo_cache_max bytes (0 = 1 GiB), for tools that open one pool.
+	 */
+	arc_t   *dpo_arc;
+	uint64_t dpo_cache_max;      /* bytes of the pool's own ARC; 0 = default */
 	uint64_t dpo_txg_timeout_ms; /* sync at least this often; 0 = 5000 */
+	uint64_t dpo_pool_guid;      /* set by the pool layer: part of a block's ARC key */
 } dmu_pool_opts_t;
 
 dmu_pool_t *dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg,
@@ -104,10 +113,26 @@ typedef struct dmu_pool_stats {
 	uint64_t dps_delays;         /* writers delayed by the throttle */
 	uint64_t dps_waits;          /* writers that waited for the limit */
 	uint64_t dps_quiesce_waits;  /* txs that waited for a closing txg */
-	uint64_t dps_cache_bytes;
+	uint64_t dps_cache_bytes;    /* the ARC's size (all its pools' when shared) */
 	uint64_t dps_txgs_synced;
 } dmu_pool_stats_t;
 void dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out);
+/* The ARC the pool's blocks are cached in. */
+arc_t *dmu_pool_arc(dmu_pool_t *dp);
+/*
+ * The pool's L2ARC (its cache devices), set once when it gets its first
+ * cache device and kept until the pool closes: the caller destroys it
+ * only after dmu_pool_destroy.  Blocks the ARC evicts are fed to it (as
+ * the datasets' secondarycache allows), and reads ask it before the pool.
+ */
+void dmu_pool_set_l2arc(dmu_pool_t *dp, l2arc_t *l2);
+l2arc_t *dmu_pool_l2arc(dmu_pool_t *dp);
+/*
+ * At most bytes of freed block buffers are kept faulted in for reuse
+ * (process-wide; default and ceiling 512 MiB); the excess is given back
+ * at once.  The daemon ties it to its arc_max (host_arc.c).
+ */
+void dmu_buf_warm_max(uint64_t bytes);
 
 /* ---- object sets ---- */
 
@@ -125,9 +150,14 @@ typedef struct dmu_objset_props {
 	int16_t osp_level;      /* level (gzip 1..9, zstd 1..19, zstd-fast-N: -N); 0 = default */
 	uint8_t osp_copies;     /* data copies 1..3; metadata gets +1 (max 3) */
 	bool    osp_is_mos;     /* pool metadata: every block 3 copies */
+	uint8_t osp_primarycache;   /* DMU_CACHE_*: what the ARC keeps of it */
+	uint8_t osp_secondarycache; /* DMU_CACHE_*: what the L2ARC is fed of it */
 	uint32_t osp_special_small; /* level-0 data blocks up to this size go to the
 	                               special class (special_small_blocks; 0: none) */
 } dmu_objset_props_t;
+
+/* primarycache / secondarycache values (zfs's names: all, metadata, none) */
+enum { DMU_CACHE_ALL = 0, DMU_CACHE_METADATA = 1, DMU_CACHE_NONE = 2 };
 
 /* A new empty object set (dirty in the open txg until first synced). */
 int dmu_objset_create(dmu_pool_t *dp, dmu_objset_type_t type,

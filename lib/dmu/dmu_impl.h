@@ -8,14 +8,16 @@
  * os_lock (dnode table; the two never nest), dn_mtx (dbufs, dirty
  * records and per-txg state of one object), dp_lock (txg state; taken
  * briefly under all of these, never held while waiting for them),
- * os_dirty_lock, dp_cache_lock (LRU of clean dbufs).
- * No I/O is issued while holding os_lock, dn_mtx or dp_cache_lock.
+ * os_dirty_lock, then the ARC's arc_lock (lib/arc: taken under dn_mtx;
+ * its evictor only try-locks dn_mtx).
+ * No I/O is issued while holding os_lock, dn_mtx or arc_lock.
  */
 #ifndef TARN_DMU_IMPL_H
 #define TARN_DMU_IMPL_H
 
 #include <pthread.h>
 #include "dmu.h"
+#include "arc.h"
 #include "tarn_array.h"
 #include "tarn_hash.h"
 
@@ -110,14 +112,18 @@ struct dbuf {
 	void      *db_data;         /* newest contents (shared with newest record) */
 	dirty_record_t *db_dirty;   /* oldest dirty record, chain by dr_next_txg */
 	int        db_holds;        /* guarded by dn_mtx */
-	bool       db_in_lru;       /* guarded by dp_cache_lock */
+	arc_node_t db_arc;          /* in the ARC while clean and cached (dbuf.c) */
 	tarn_hlink_t db_hash_link;  /* in dn_dbufs */
-	dbuf_t    *db_lru_prev, *db_lru_next;
 	bool       db_sync_dirty;   /* indirect / meta-dnode block changed by sync */
 	bool       db_once;         /* dn_mtx: filled by a whole-block write or read
 	                             * ahead, and read since only by a stream (dbuf.c) */
 	bool       db_ahead;        /* dn_mtx: read in a batch, not read by anyone since */
-	bool       db_once_lru;     /* dp_cache_lock: counted in dp_once_bytes */
+	bool       db_fetched;      /* dn_mtx: read by a demand batch, its miss counted */
+	/* dn_mtx: the block as read from the pool, for the L2ARC (dbuf.c) */
+	bool       db_l2ok;         /* read whole from the pool, not changed since */
+	uint8_t    db_comp;         /* its bp's compression */
+	uint32_t   db_psize;        /* its bp's stored size */
+	uint64_t   db_l2ck;         /* its bp's first checksum word */
 };
 
 /* A range of level-0 block ids [start, end) freed in one txg. */
@@ -188,6 +194,8 @@ struct objset {
 	bool      os_replaying;             /* atomic: txs may use the reserve (dmu_objset_replaying) */
 	dmu_objset_type_t os_type;
 	dmu_objset_props_t os_props;
+	uint8_t   os_primarycache;          /* atomic: DMU_CACHE_* (what the ARC keeps) */
+	uint8_t   os_secondarycache;        /* atomic: DMU_CACHE_* (what the L2ARC is fed) */
 	pthread_mutex_t os_lock;
 	dnode_t  *os_meta_dnode;
 	blkptr_t  os_rootbp;                /* as last synced */
@@ -277,11 +285,11 @@ struct dmu_pool {
 	dmu_pool_stats_t dp_stats;
 	objset_t *dp_objsets;                /* dp_lock */
 
-	/* clean dbuf cache (dp_cache_lock) */
-	pthread_mutex_t dp_cache_lock;
-	dbuf_t   *dp_lru_head, *dp_lru_tail; /* oldest at head */
-	uint64_t  dp_cache_bytes;
-	uint64_t  dp_once_bytes;             /* of it, once blocks (dbuf.c) */
+	/* the clean blocks' cache: the daemon's (dpo_arc) or the pool's own */
+	arc_t    *dp_arc;
+	bool      dp_arc_own;
+	/* the pool's cache devices (set once, the first time it has one; atomic) */
+	l2arc_t  *dp_l2arc;
 };
 
 /* txg.c */
@@ -300,6 +308,8 @@ void dmu_objset_bp_delta(objset_t *os, const blkptr_t *bp, int sign);
 dbuf_t *dbuf_hold(dnode_t *dn, uint8_t level, uint64_t blkid, bool create);
 void dbuf_rele(dbuf_t *db);
 void dbuf_note_read(dbuf_t *db, bool stream, bool fetched);
+/* A reader found db cached without dbuf_read: the ARC's hit (dn_mtx held). */
+void dbuf_note_hit(dbuf_t *db);
 int dbuf_read(dbuf_t *db);
 dbuf_t *dbuf_find_locked(dnode_t *dn, uint8_t level, uint64_t blkid);
 /* How the tables of dbufs (dn_dbufs) and of dnodes (os_dnodes) grow. */
@@ -309,7 +319,10 @@ extern const tarn_hash_conf_t dnode_table_conf;
 #define DN_FOREACH_DBUF(dn, db) TARN_HASH_FOREACH(&(dn)->dn_dbufs, db, db_hash_link)
 void dbuf_cache_evict(dmu_pool_t *dp);
 void dbuf_destroy_all(dnode_t *dn);
-void dbuf_lru_remove(dmu_pool_t *dp, dbuf_t *db);
+/* db leaves the ARC (dirtied, freed): dn_mtx held */
+void dbuf_arc_forget(dbuf_t *db);
+/* db is metadata for the ARC's statistics and primarycache=metadata (dn_mtx held) */
+bool dbuf_is_meta(const dbuf_t *db);
 void dbuf_evict_one(dbuf_t *db);
 void dbuf_maybe_idle(dbuf_t *db);
 dirty_record_t *dbuf_dirty(dbuf_t *db, uint64_t txg);
@@ -371,9 +384,11 @@ void dbuf_buf_free(void *buf, uint32_t size);
  * cached or being read by another thread are left alone.  Errors are
  * reported as dbuf_read reports them and the block stays uncached;
  * returns the first error of a block in [first, need] (0 when none).
- * The caller holds dn and dn_struct_rwlock (reader).
+ * The caller holds dn and dn_struct_rwlock (reader).  prefetch: the
+ * read-ahead's (the ARC counts its misses as prefetch misses).
  */
-int dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need);
+int dbuf_read_blocks(dnode_t *dn, uint64_t first, uint64_t last, uint64_t need,
+    bool prefetch);
 /*
  * dbuf_dirty for a change that overwrites the whole block: when the
  * record needs a buffer of its own, the old contents are not copied into

@@ -58,8 +58,11 @@ dmu_objset_alloc(dmu_pool_t *dp, dmu_objset_type_t type, const dmu_objset_props_
 	objset_t *os = tarn_alloc(sizeof (*os));
 	os->os_dp = dp;
 	os->os_type = type;
-	if (props != NULL)
+	if (props != NULL) {
 		os->os_props = *props;
+		os->os_primarycache = props->osp_primarycache;
+		os->os_secondarycache = props->osp_secondarycache;
+	}
 	pthread_mutex_init(&os->os_lock, NULL);
 	tarn_hash_init(&os->os_dnodes, &dnode_table_conf);
 	for (int t = 0; t < TXG_SIZE; t++)
@@ -192,6 +195,8 @@ void
 dmu_objset_set_props(objset_t *os, const dmu_objset_props_t *props)
 {
 	os->os_props = *props;
+	__atomic_store_n(&os->os_primarycache, props->osp_primarycache, __ATOMIC_RELAXED);
+	__atomic_store_n(&os->os_secondarycache, props->osp_secondarycache, __ATOMIC_RELAXED);
 }
 
 bool

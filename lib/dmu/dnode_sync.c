@@ -506,7 +506,7 @@ dnode_sync_done(dnode_t *dn, uint64_t txg)
 		DN_FOREACH_DBUF(dn, db) {
 			if (db->db_holds == 0 && db->db_dirty == NULL && !db->db_sync_dirty &&
 			    db->db_state != DB_READING) {
-				dbuf_lru_remove(os->os_dp, db);
+				dbuf_arc_forget(db);
 				dbuf_evict_one(db);
 			}
 		}

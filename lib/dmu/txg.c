@@ -73,6 +73,12 @@ dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg, const dmu_pool_opts_t *
 		dp->dp_opts.dpo_dirty_max = 512 * MiB;
 	if (dp->dp_opts.dpo_cache_max == 0)
 		dp->dp_opts.dpo_cache_max = 1 * GiB;
+	dp->dp_arc = dp->dp_opts.dpo_arc;
+	if (dp->dp_arc == NULL) {
+		dp->dp_arc = arc_create(arc_default_min(dp->dp_opts.dpo_cache_max),
+		    dp->dp_opts.dpo_cache_max);
+		dp->dp_arc_own = true;
+	}
 	if (dp->dp_opts.dpo_txg_timeout_ms == 0)
 		dp->dp_opts.dpo_txg_timeout_ms = 5000;
 	dp->dp_sync_fn = sync_fn;
@@ -84,7 +90,6 @@ dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg, const dmu_pool_opts_t *
 	pthread_cond_init(&dp->dp_quiesce_cv, NULL);
 	pthread_cond_init(&dp->dp_dirty_cv, NULL);
 	pthread_cond_init(&dp->dp_open_cv, NULL);
-	pthread_mutex_init(&dp->dp_cache_lock, NULL);
 	dp->dp_synced_txg = last_synced_txg;
 	dp->dp_open_txg = last_synced_txg + 1;
 	dp->dp_open_time = tarn_now_ns();
@@ -138,7 +143,8 @@ dmu_pool_destroy(dmu_pool_t *dp, bool sync)
 	pthread_cond_destroy(&dp->dp_quiesce_cv);
 	pthread_cond_destroy(&dp->dp_dirty_cv);
 	pthread_cond_destroy(&dp->dp_open_cv);
-	pthread_mutex_destroy(&dp->dp_cache_lock);
+	if (dp->dp_arc_own)
+		arc_destroy(dp->dp_arc);
 	tarn_free(dp);
 }
 
@@ -203,9 +209,27 @@ dmu_pool_stats(dmu_pool_t *dp, dmu_pool_stats_t *out)
 	*out = dp->dp_stats;
 	out->dps_dirty = dp->dp_dirty_total;
 	tarn_mutex_unlock(&dp->dp_lock);
-	tarn_mutex_lock(&dp->dp_cache_lock, DBUF_CACHE);
-	out->dps_cache_bytes = dp->dp_cache_bytes;
-	tarn_mutex_unlock(&dp->dp_cache_lock);
+	arc_stats_t as;
+	arc_stats(dp->dp_arc, &as);
+	out->dps_cache_bytes = as.as_size;
+}
+
+arc_t *
+dmu_pool_arc(dmu_pool_t *dp)
+{
+	return (dp->dp_arc);
+}
+
+void
+dmu_pool_set_l2arc(dmu_pool_t *dp, l2arc_t *l2)
+{
+	__atomic_store_n(&dp->dp_l2arc, l2, __ATOMIC_RELEASE);
+}
+
+l2arc_t *
+dmu_pool_l2arc(dmu_pool_t *dp)
+{
+	return (__atomic_load_n(&dp->dp_l2arc, __ATOMIC_ACQUIRE));
 }
 
 /* Did a tx or a space check meet ENOSPC in the last 30 s? (dp_lock held) */

@@ -138,6 +138,8 @@ typedef enum dsl_prop {
 	DSL_PROP_RELATIME,
 	DSL_PROP_REDUNDANT_METADATA, /* all / most / some / none (DSL_REDUNDANT_*) */
 	DSL_PROP_RECEIVE_RESUME_TOKEN, /* a resumable receive's token ("-": none; get all skips it) */
+	DSL_PROP_PRIMARYCACHE,      /* all / metadata / none: what the ARC keeps (DMU_CACHE_*) */
+	DSL_PROP_SECONDARYCACHE,    /* the same for the L2ARC (stored; used by the L2ARC) */
 	DSL_PROP_SPECIAL_SMALL_BLOCKS, /* level-0 file blocks up to this size go to the
 	                                  special class (0, or a power of 2 up to 1M) */
 	DSL_NUM_PROPS

@@ -78,6 +78,9 @@ static const dsl_index_t idx_snapdir[] = { { "hidden", DSL_SNAPDIR_HIDDEN },
 static const dsl_index_t idx_redundant[] = { { "all", DSL_REDUNDANT_ALL },
 	{ "most", DSL_REDUNDANT_MOST }, { "some", DSL_REDUNDANT_SOME },
 	{ "none", DSL_REDUNDANT_NONE }, { NULL, 0 } };
+/* primarycache, secondarycache: the dmu's DMU_CACHE_* */
+static const dsl_index_t idx_cache[] = { { "all", DMU_CACHE_ALL },
+	{ "metadata", DMU_CACHE_METADATA }, { "none", DMU_CACHE_NONE }, { NULL, 0 } };
 
 typedef struct dsl_prop_desc {
 	const char *dpd_name;
@@ -161,6 +164,10 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 	/* posix by default, unlike zfs on Linux: ACLs work as on ext4 (Samba needs them) */
 	[DSL_PROP_ACLTYPE] = { "acltype", "ACLTYPE", DPT_INDEX, true, DSL_ACLTYPE_POSIX,
 		idx_acltype },
+	[DSL_PROP_PRIMARYCACHE] = { "primarycache", "PRIMARYCACHE", DPT_INDEX, true,
+		DMU_CACHE_ALL, idx_cache },
+	[DSL_PROP_SECONDARYCACHE] = { "secondarycache", "SECONDARYCACHE", DPT_INDEX, true,
+		DMU_CACHE_ALL, idx_cache },
 	[DSL_PROP_SPECIAL_SMALL_BLOCKS] = { "special_small_blocks", "SPECSMALL", DPT_SIZE, true,
 		0, NULL },
 };
@@ -1040,6 +1047,10 @@ dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os)
 		p.osp_compress = cp ? (uint8_t)cp : ZIO_COMPRESS_OFF;
 	uint64_t copies = dsl_prop_num(dp, name, DSL_PROP_COPIES);
 	p.osp_copies = (uint8_t)(copies >= 1 && copies <= 3 ? copies : 1);
+	uint64_t pc = dsl_prop_num(dp, name, DSL_PROP_PRIMARYCACHE);
+	uint64_t sc = dsl_prop_num(dp, name, DSL_PROP_SECONDARYCACHE);
+	p.osp_primarycache = (uint8_t)(pc <= DMU_CACHE_NONE ? pc : DMU_CACHE_ALL);
+	p.osp_secondarycache = (uint8_t)(sc <= DMU_CACHE_NONE ? sc : DMU_CACHE_ALL);
 	uint64_t small = dsl_prop_num(dp, name, DSL_PROP_SPECIAL_SMALL_BLOCKS);
 	p.osp_special_small = (uint32_t)(small <= MiB ? small : 0);
 	dmu_objset_set_props(os, &p);
@@ -1261,12 +1272,16 @@ dsl_prop_space_check(dsl_pool_t *dp, const char *name, int prop, uint64_t num, c
 	return (0);
 }
 
-/* Write properties that take effect when the object set is opened again. */
+/*
+ * Properties the object set applies (dsl_prop_apply): write properties,
+ * and what the caches keep of it.
+ */
 static bool
 dsl_prop_is_write(int prop)
 {
 	return (prop == DSL_PROP_COMPRESSION || prop == DSL_PROP_CHECKSUM ||
-	    prop == DSL_PROP_COPIES || prop == DSL_PROP_SPECIAL_SMALL_BLOCKS);
+	    prop == DSL_PROP_COPIES || prop == DSL_PROP_PRIMARYCACHE ||
+	    prop == DSL_PROP_SECONDARYCACHE || prop == DSL_PROP_SPECIAL_SMALL_BLOCKS);
 }
 
 static int

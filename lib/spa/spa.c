@@ -349,7 +349,9 @@ spa_register_dp(spa_t *spa, uint64_t last_txg, const dmu_pool_opts_t *dpo)
 	zio_ctx_set_class(spa->spa_zio, VDEV_BIAS_SPECIAL, spa->spa_mc_special);
 	zio_ctx_set_deflate(spa->spa_zio,
 	    (spa->spa_features & SPA_FEATURE_SPACE_DEFLATE) != 0);
-	spa->spa_dp = dmu_pool_create(spa->spa_zio, last_txg, dpo, spa_sync,
+	dmu_pool_opts_t o = *dpo;
+	o.dpo_pool_guid = spa->spa_guid;
+	spa->spa_dp = dmu_pool_create(spa->spa_zio, last_txg, &o, spa_sync,
 	    spa_space_avail, spa);
 	dmu_pool_set_error_cb(spa->spa_dp, spa_errlog_report, spa);
 }
@@ -459,6 +461,7 @@ spa_unload(spa_t *spa, bool sync)
 {
 	spa_vdev_stop(spa, sync);    /* device lifecycle thread first (spa_vdev.c) */
 	spa_scan_fini(spa);
+	spa_l2arc_flush(spa);        /* a warm cache for the next import */
 	if (spa->spa_dp != NULL) {
 		dmu_pool_stop(spa->spa_dp, sync && !spa->spa_readonly);
 		spa_zil_close_all(spa);
@@ -472,6 +475,7 @@ spa_unload(spa_t *spa, bool sync)
 		dmu_pool_destroy(spa->spa_dp, false);
 		spa->spa_dp = NULL;
 	}
+	spa_l2arc_stop(spa);         /* after the dmu, which fed it */
 	if (spa->spa_zio != NULL) {
 		zio_ctx_destroy(spa->spa_zio);
 		spa->spa_zio = NULL;

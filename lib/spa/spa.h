@@ -131,6 +131,9 @@ int spa_import(const char *which, const char *const *dirs, int ndirs,
  * directly when paths is non-NULL (tests, tarn-stress).
  */
 int spa_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen);
+/* The same with the dmu's options (e.g. the daemon's shared ARC); NULL: defaults. */
+int spa_open_opts(const char *name, int flags, const dmu_pool_opts_t *dpo, spa_t **spap,
+    char *err, size_t errlen);
 int spa_open_paths(const char *const *paths, int npaths, const spa_import_opts_t *opts,
     spa_t **spap, char *err, size_t errlen);
 /* Sync and close, leaving the pool imported (labels ACTIVE). */
@@ -210,6 +213,14 @@ typedef struct spa_l2cache_hooks {
 } spa_l2cache_hooks_t;
 void spa_l2cache_set_hooks(spa_t *spa, const spa_l2cache_hooks_t *hooks, void *arg);
 int spa_l2cache_count(spa_t *spa);
+/*
+ * The L2ARC on the cache devices (spa_l2arc.c): its statistics (ENOENT,
+ * zeros: the pool has none yet), and how fast it may write: for this
+ * pool, and for the pools opened from now on (0: the default).
+ */
+int spa_l2arc_stats(spa_t *spa, l2arc_stats_t *out);
+void spa_l2arc_set_write_max(spa_t *spa, uint64_t bytes_per_sec);
+void spa_l2arc_set_default_write_max(uint64_t bytes_per_sec);
 vdev_t *spa_l2cache_leaf(spa_t *spa, int i);
 
 /*

@@ -87,6 +87,7 @@ struct spa {
 	const spa_dsl_hooks_t *spa_dsl_hooks;   /* set once by lib/dsl */
 	const spa_l2cache_hooks_t *spa_l2cache_hooks; /* spa_vdev_lock (spa_class.c) */
 	void     *spa_l2cache_arg;
+	l2arc_t  *spa_l2arc;          /* spa_vdev_lock; NULL until a cache device opened */
 };
 
 /* spa.c: a vdev tree from a spec (leaves not opened); a spec's checks */
@@ -192,6 +193,10 @@ int spa_class_check_create(const spa_vdev_spec_t *spec, bool force, uint64_t ver
 int spa_class_check_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force,
     char *err, size_t errlen);
 void spa_l2cache_open(spa_t *spa);
+/* spa_l2arc.c: the L2ARC on the cache devices (start: spa_vdev_lock held) */
+void spa_l2arc_start(spa_t *spa);
+void spa_l2arc_flush(spa_t *spa);
+void spa_l2arc_stop(spa_t *spa);
 void spa_l2cache_open_all(spa_t *spa, bool check_label);
 int spa_vdev_add_cache(spa_t *spa, const spa_vdev_spec_t *spec, bool force,
     char *err, size_t errlen);

@@ -366,6 +366,13 @@ spa_open_paths(const char *const *paths, int npaths, const spa_import_opts_t *op
 int
 spa_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen)
 {
+	return (spa_open_opts(name, flags, NULL, spap, err, errlen));
+}
+
+int
+spa_open_opts(const char *name, int flags, const dmu_pool_opts_t *dpo, spa_t **spap,
+    char *err, size_t errlen)
+{
 	spa_cache_entry_t *ents = NULL;
 	int n = 0;
 	int e = spa_cache_read(&ents, &n);
@@ -423,6 +430,8 @@ spa_open(const char *name, int flags, spa_t **spap, char *err, size_t errlen)
 	spa_import_opts_t opts;
 	memset(&opts, 0, sizeof (opts));
 	opts.sio_flags = flags;
+	if (dpo != NULL)
+		opts.sio_dmu = *dpo;
 	if (match < 0) {
 		snprintf(err, errlen, "the pool's devices were not found");
 		e = SET_ERROR(ENXIO);

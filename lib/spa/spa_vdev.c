@@ -906,6 +906,8 @@ spa_vdev_start(spa_t *spa)
 	spa_vdev_async_t *sva = spa->spa_vdev_async;
 	VERIFY0(tarn_mutex_lock(&spa->spa_vdev_lock, SPA_VDEV));
 	spa_vdev_spares_open(spa);
+	if (!spa->spa_readonly && spa->spa_dp != NULL)
+		spa_l2arc_start(spa);    /* the L2ARC hears of the cache devices */
 	spa_l2cache_open(spa);       /* cache devices (spa_class.c) */
 	if (!spa->spa_readonly && spa->spa_dp != NULL && !sva->sva_started) {
 		leaf_list_t ll = LEAF_LIST_INIT;

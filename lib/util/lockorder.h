@@ -54,7 +54,8 @@
 	X(OS,            "os_lock")					\
 	X(TXG,           "dmu dp_lock")					\
 	X(OS_DIRTY,      "os_dirty_lock")				\
-	X(DBUF_CACHE,    "dp_cache_lock")				\
+	X(ARC,           "arc_lock")				\
+	X(L2ARC,         "l2_lock")				\
 	X(MC_HOLD,       "mc_hold_lock")				\
 	X(MC_GROUPS,     "mc_groups_lock")				\
 	X(MC_ROTOR,      "mc_rotor_lock")				\

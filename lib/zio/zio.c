@@ -806,6 +806,39 @@ zio_read(zio_ctx_t *zc, const blkptr_t *bp, void *buf, int flags)
 	return (0);
 }
 
+int
+zio_stored_form(const blkptr_t *bp, int level, const void *lbuf, void *pbuf)
+{
+	if (bp->bp_comp == ZIO_COMPRESS_OFF) {
+		if (bp->bp_psize != bp->bp_lsize)
+			return (SET_ERROR(EINVAL));
+		memcpy(pbuf, lbuf, bp->bp_psize);
+		return (0);
+	}
+	/* zio_compress writes up to lsize bytes: pbuf is only psize */
+	void *c = tarn_alloc_aligned(bp->bp_lsize);
+	uint64_t n = zio_compress(bp->bp_comp, level, lbuf, c, bp->bp_lsize);
+	int err = n == bp->bp_psize ? 0 : SET_ERROR(EINVAL);
+	if (err == 0)
+		memcpy(pbuf, c, n);
+	tarn_free(c);
+	return (err);
+}
+
+int
+zio_stored_decode(const blkptr_t *bp, const void *pbuf, void *lbuf)
+{
+	if (zio_read_verify((void *)bp, pbuf, bp->bp_psize) != 0)
+		return (SET_ERROR(ECKSUM));
+	if (bp->bp_comp == ZIO_COMPRESS_OFF) {
+		if (lbuf != pbuf)
+			memcpy(lbuf, pbuf, bp->bp_lsize);
+		return (0);
+	}
+	return (zio_decompress(bp->bp_comp, pbuf, bp->bp_psize, lbuf, bp->bp_lsize) != 0 ?
+	    SET_ERROR(ECKSUM) : 0);
+}
+
 typedef struct zio_rjob {
 	zio_work_t rj_work;
 	zio_batch_t *rj_batch;

@@ -161,6 +161,19 @@ int zio_read_raw(zio_ctx_t *zc, const blkptr_t *bp, void *buf, vdev_verify_fn_t 
     void *arg, int flags);
 int zio_write_raw(zio_ctx_t *zc, const blkptr_t *bp, const void *buf);
 
+/*
+ * A block's stored form away from its DVAs (the L2ARC keeps it on a cache
+ * device).  zio_stored_form: the bp_psize bytes bp points to, made from
+ * the block's logical bytes (compressed again with bp's algorithm at
+ * level, or copied); EINVAL when that does not give bp_psize bytes (the
+ * block was written at another level).  Nothing is checksummed here:
+ * zio_stored_decode checks the stored bytes against bp's checksum (ECKSUM)
+ * and gives the logical block, as a read from the pool would (pbuf may
+ * be lbuf for an uncompressed block).
+ */
+int zio_stored_form(const blkptr_t *bp, int level, const void *lbuf, void *pbuf);
+int zio_stored_decode(const blkptr_t *bp, const void *pbuf, void *lbuf);
+
 /* Free every DVA of bp in txg (deferred unless born in txg). */
 void zio_free(zio_ctx_t *zc, const blkptr_t *bp, uint64_t txg);
 

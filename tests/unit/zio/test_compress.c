@@ -317,7 +317,51 @@ test_threads(void)
 	TT_EQ(thread_failures, 0);
 }
 
+/* The stored form made again from the logical bytes, and decoded against the bp. */
+static void
+test_stored_form(void)
+{
+	const uint64_t lsize = 64 * 1024;
+	uint8_t *l = tarn_alloc(lsize), *c = tarn_alloc(lsize), *p = tarn_alloc(lsize);
+	uint8_t *back = tarn_alloc(lsize);
+	for (uint64_t i = 0; i < lsize; i++)
+		l[i] = (uint8_t)((i / 7) % 13);
+	const int algs[] = { ZIO_COMPRESS_OFF, ZIO_COMPRESS_LZ4, ZIO_COMPRESS_ZSTD,
+		ZIO_COMPRESS_GZIP };
+	for (size_t a = 0; a < sizeof (algs) / sizeof (algs[0]); a++) {
+		blkptr_t bp;
+		BP_ZERO(&bp);
+		uint64_t psize = algs[a] == ZIO_COMPRESS_OFF ? lsize :
+		    zio_compress(algs[a], 0, l, c, lsize);
+		TT_ASSERT(psize <= lsize);
+		bp.bp_lsize = (uint32_t)lsize;
+		bp.bp_psize = (uint32_t)psize;
+		bp.bp_comp = (uint8_t)algs[a];
+		bp.bp_cksum = ZIO_CHECKSUM_XXH3_128;
+		zio_checksum_compute(bp.bp_cksum, algs[a] == ZIO_COMPRESS_OFF ? l : c, psize,
+		    &bp.bp_cksum_val);
+		memset(p, 0xaa, lsize);
+		TT_OK(zio_stored_form(&bp, 0, l, p));
+		TT_CHECK(memcmp(p, algs[a] == ZIO_COMPRESS_OFF ? l : c, psize) == 0);
+		TT_OK(zio_stored_decode(&bp, p, back));
+		TT_CHECK(memcmp(back, l, lsize) == 0);
+		p[psize / 2] ^= 1;
+		TT_EQ(zio_stored_decode(&bp, p, back), ECKSUM);
+		if (algs[a] == ZIO_COMPRESS_ZSTD) {
+			/* written at another level: the form does not come out the same size */
+			uint64_t n19 = zio_compress(algs[a], 19, l, c, lsize);
+			if (n19 != psize)
+				TT_EQ(zio_stored_form(&bp, 19, l, p), EINVAL);
+		}
+	}
+	tarn_free(l);
+	tarn_free(c);
+	tarn_free(p);
+	tarn_free(back);
+}
+
 TT_MAIN(
+	{ "stored_form", test_stored_form },
 	{ "roundtrip_compressible", test_roundtrip_compressible },
 	{ "incompressible_stays_raw", test_incompressible_stays_raw },
 	{ "one_eighth_rule", test_one_eighth_rule },
