@@ -29,6 +29,9 @@ E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tarn-e2e-$E2E_NAME.XXXXXX") || exit 1
 export TARN_CACHEFILE="$E2E_TMP/cache/tarn.cache"
 export TARN_RUNDIR="$E2E_TMP/run"
 export TARN_SOCKET="$TARN_RUNDIR/tarnd.sock"
+# the daemon's config file: none (defaults), whatever /etc/tarn/tarnd.conf
+# the machine has; a test of the config file sets its own
+export TARN_CONFIG="$E2E_TMP/tarnd.conf"
 # the daemon mounts datasets only in tests that ask (fs_mount.sh sets 1)
 export TARN_AUTOMOUNT=0
 OUT="$E2E_TMP/.out"
