@@ -449,7 +449,7 @@ spa_open_opts(const char *name, int flags, const dmu_pool_opts_t *dpo, spa_t **s
 	if (match < 0 || !cands[match].sic_can_open || cands[match].sic_missing_log) {
 		spa_import_cands_free(cands, nc);
 		scan_free(&sc);
-		memset(&sc, 0, sizeof (sc));
+		sc = (scan_t){ TARN_ARRAY_INIT(found_label_t) };
 		for (int i = 0; i < ent->sce_npaths; i++) {
 			char *d = tarn_strdup(ent->sce_paths[i]);
 			char *slash = strrchr(d, '/');

@@ -112,8 +112,14 @@ vdev_mirror_finish(vdev_t *vd, vdev_io_t *io, mirror_res_t *mr)
 		}
 		if (!mr->mr_lacking[c]) {
 			io->vio_bad_children++;
+			/*
+			 * Another side verified: this one is damaged, even
+			 * on a probe (a speculative read, as of the intent
+			 * log), and is repaired below: count it.
+			 */
 			if (bad == MIRROR_CKSUM) {
-				vdev_stat_cksum(mr->mr_served[c], io->vio_flags);
+				vdev_stat_cksum(mr->mr_served[c], good >= 0 ?
+				    io->vio_flags & ~VDEV_IO_PROBE : io->vio_flags);
 				any_cksum = true;
 			}
 		}
