@@ -119,6 +119,10 @@ import_tree_state(vdev_t *vd)
 	}
 	for (int c = 0; c < vdev_children(vd); c++) {
 		vdev_state_t s = import_tree_state(vdev_child(vd, c));
+		/* a missing log vdev only degrades the pool (import -m) */
+		if (s == VDEV_STATE_CANT_OPEN && vdev_type(vd) == VDEV_TYPE_ROOT &&
+		    vdev_alloc_bias(vdev_child(vd, c)) == VDEV_BIAS_LOG)
+			s = VDEV_STATE_DEGRADED;
 		bad += s == VDEV_STATE_CANT_OPEN;
 		degraded += s == VDEV_STATE_DEGRADED;
 	}

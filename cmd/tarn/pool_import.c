@@ -210,10 +210,10 @@ import_print_cand(json_object *c)
 		    "still use it.\n action: Import it by name or numeric id with -f, once "
 		    "you are sure\n\tnothing else has it open.\n");
 	} else if (jstr(c, "missing_log") != NULL) {
-		fprintf(cli_out, " status: One or more devices are missing from the system.\n"
-		    " action: The pool can be imported using its numeric id or name with\n"
-		    "\t'-m': the log device %s is missing, and its unreplayed intent\n"
-		    "\tlog is lost.\n", jstr(c, "missing_log"));
+		fprintf(cli_out, " status: The log device %s is missing from the system.\n"
+		    " action: The pool can be imported using its name or numeric identifier and\n"
+		    "\tthe '-m' flag; the intent log not yet replayed on that device is lost.\n",
+		    jstr(c, "missing_log"));
 	} else if (strcmp(st, vdev_state_name(VDEV_STATE_DEGRADED)) == 0) {
 		fprintf(cli_out, " status: One or more devices are missing or damaged.\n"
 		    " action: The pool can be imported despite the missing devices, "

@@ -81,7 +81,8 @@ maxw() { devw "$1" | sort -n | tail -n 1; }
 tarn_ok pool create -m "$MNT" tank "$MAIN" log "$LOG"
 tarn_ok fs get -H -o value,source logbias tank
 out_is "latency	default"
-tarn_err 1 "^cannot set property for 'tank': .*logbias.*latency.*throughput" fs set logbias=foo tank
+tarn_err 1 "^cannot set property for 'tank': 'logbias' must be one of 'latency \\| throughput'$" \
+	fs set logbias=foo tank
 tarn_ok fs get -H -o value logbias tank
 out_is "latency"
 
@@ -136,12 +137,14 @@ mv "$LOG" "$E2E_TMP/log.away"     # out of the scanned directory
 tarn_err 1 "^cannot import 'tank': .*the log device $LOG.*use '-m' to import the pool without the log device" \
 	pool import -d "$DEVDIR" tank
 tarn_ok pool import -d "$DEVDIR"
-out_has "'-m'"
-out_has "the log device $LOG is missing"
+out_has "^  state: DEGRADED$"
+out_has "^ status: The log device $LOG is missing from the system\\.$"
+out_has "the '-m' flag"
+out_has "^	  $LOG +UNAVAIL"
 tarn_ok pool import -m -d "$DEVDIR" tank
 tarn_ok pool status tank
 out_has "^ *state: DEGRADED$"
-out_has "UNAVAIL"
+out_has "^	  $LOG +UNAVAIL "
 tarn_ok pool list -H -o health tank
 out_is "DEGRADED"
 ok cmp "$E2E_TMP/kept.src" "$MNT/kept"
