@@ -202,6 +202,15 @@ spa_class_idle_dead_logs(spa_t *spa)
 	}
 }
 
+/* A log vdev that opens again (zpool online of a lost log device) takes allocations again. */
+void
+spa_class_wake_log(spa_t *spa, vdev_t *top)
+{
+	if (vdev_alloc_bias(top) == VDEV_BIAS_LOG && !vdev_is_dead_log(top) &&
+	    vdev_ms_group(top) != NULL)
+		metaslab_group_set_passive(vdev_ms_group(top), false);
+}
+
 /* ---- cache devices ---- */
 
 static spa_l2cache_hooks_t spa_l2cache_hooks_none;

@@ -10,7 +10,8 @@
 # zpool import refuses a pool whose log device is missing with a message
 # naming it and -m, and import -m imports it DEGRADED (the log vdev
 # UNAVAIL; committed data intact, an fsync'd-only file lost with the
-# log; new fsyncs work; zpool remove of the lost log makes it ONLINE).
+# log; new fsyncs work; zpool remove of the lost log makes it ONLINE, and
+# so does zpool online of the device brought back, which takes the log).
 # Bad input: import -m of a pool missing a data device, logbias=foo.
 . "$(dirname "$0")/lib.sh"
 describe "SLOG: log devices, logbias, sync, import -m"
@@ -181,6 +182,17 @@ if [ -e "$MNT/lost" ]; then
 else
 	pass
 fi
+# the device back: zpool online makes the log vdev take the log again
+mv "$E2E_TMP/log2.away" "${DEV[2]}"
+tarn_ok pool online tank "${DEV[2]}"
+tarn_ok pool list -H -o health tank
+out_is "ONLINE"
+tarn_ok pool list -Hpv -o name,allocated tank
+a0=$(awk -F'\t' -v n="${DEV[2]}" '$2 == n { print $3 }' "$OUT")
+ok python3 "$E2E_TMP/crash.py" "$E2E_TMP/crash.src" "$MNT/back"
+tarn_ok pool list -Hpv -o name,allocated tank
+a1=$(awk -F'\t' -v n="${DEV[2]}" '$2 == n { print $3 }' "$OUT")
+[ "${a1:-0}" -gt "${a0:-0}" ] && pass || fail "the log device back online took no log blocks ($a0 -> $a1)"
 tarn_ok pool remove tank "${DEV[2]}"
 tarn_ok pool list -H -o health tank
 out_is "ONLINE"
