@@ -5,7 +5,8 @@
  *                                                active, tree?}...]
  *   pool.import       which | all, newname?,   imported: [{name, when?,
  *                     dirs?, readonly, no_cache, newest?}...], tried (all)
- *                     force, rewind, dryrun, nomount
+ *                     force, rewind, dryrun, nomount,
+ *                     missing_log
  *   pool.export       names?: [pool...], all, force               -
  *
  * import_list: what the labels on the scanned devices (dirs absolute;
@@ -15,7 +16,9 @@
  * each node of tree, host_op_tree_json); active: it was not exported.
  * import: the pool named or numbered `which` (under newname), or all
  * that can be imported (active ones only with force); readonly and
- * no_cache as -o readonly=on, cachefile=none.  rewind (-F): from the
+ * no_cache as -o readonly=on, cachefile=none; missing_log (-m): a pool
+ * whose log vdev is missing imports without it (its unreplayed intent
+ * log lost; import_list names it as missing_log).  rewind (-F): from the
  * newest txg whose metadata verifies, back through the uberblock ring as
  * far as needed; its entry then has `when`, the time of the state the
  * pool went back to, and `newest`, that of the newest uberblock on the
@@ -59,6 +62,7 @@ import_req_init(json_object *args, import_req_t *ir)
 		ir->ir_spa.sio_flags |= SPA_OPEN_READONLY;
 	ir->ir_spa.sio_no_cache = host_arg_bool(args, "no_cache");
 	ir->ir_spa.sio_force = host_arg_bool(args, "force");
+	ir->ir_spa.sio_missing_log = host_arg_bool(args, "missing_log");
 	host_dmu_opts(&ir->ir_spa.sio_dmu);
 	ir->ir_nomount = host_arg_bool(args, "nomount");
 	ir->ir_rewind = host_arg_bool(args, "rewind");
@@ -115,6 +119,10 @@ import_tree_state(vdev_t *vd)
 	}
 	for (int c = 0; c < vdev_children(vd); c++) {
 		vdev_state_t s = import_tree_state(vdev_child(vd, c));
+		/* a missing log vdev only degrades the pool (import -m) */
+		if (s == VDEV_STATE_CANT_OPEN && vdev_type(vd) == VDEV_TYPE_ROOT &&
+		    vdev_alloc_bias(vdev_child(vd, c)) == VDEV_BIAS_LOG)
+			s = VDEV_STATE_DEGRADED;
 		bad += s == VDEV_STATE_CANT_OPEN;
 		degraded += s == VDEV_STATE_DEGRADED;
 	}
@@ -138,6 +146,11 @@ import_cand_json(spa_import_cand_t *c)
 
 	if (!c->sic_can_open)
 		st = VDEV_STATE_CANT_OPEN;
+	else if (st == VDEV_STATE_CANT_OPEN)
+		st = VDEV_STATE_DEGRADED;     /* only log vdevs missing: -m opens it */
+	if (c->sic_missing_log)
+		json_object_object_add(o, "missing_log",
+		    json_object_new_string(c->sic_missing_name));
 	json_object_object_add(o, "name", json_object_new_string(c->sic_name));
 	json_object_object_add(o, "guid", json_object_new_uint64(c->sic_guid));
 	json_object_object_add(o, "state", json_object_new_string(vdev_state_name(st)));

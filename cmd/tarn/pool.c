@@ -19,8 +19,8 @@ static const cli_verb_t cli_verbs[] = {
 	    "\tdestroy [-f] <pool>\n" },
 	{ "import", cli_pool_import,
 	    "\timport [-d dir] ...\n"
-	    "\timport [-o readonly=on] [-d dir] ... [-f] [-F [-n]] [-N] -a\n"
-	    "\timport [-o readonly=on] [-d dir] ... [-f] [-F [-n]] [-N]\n"
+	    "\timport [-o readonly=on] [-d dir] ... [-f] [-m] [-F [-n]] [-N] -a\n"
+	    "\timport [-o readonly=on] [-d dir] ... [-f] [-m] [-F [-n]] [-N]\n"
 	    "\t    <pool | id> [newpool]\n" },
 	{ "export", cli_pool_export,
 	    "\texport [-f] <pool> ...\n" },

@@ -9,7 +9,8 @@
  * through the uberblock ring when the newest ones are damaged, and says
  * (as zpool) to which date the pool returned and roughly how many
  * seconds of transactions were discarded; -n with -F only says so, after
- * a read-only trial that leaves no trace.
+ * a read-only trial that leaves no trace.  -m imports a pool whose log
+ * device is missing (without it: its unreplayed intent log is lost).
  *
  * Here: the options, -d directories made absolute (the host's directory
  * is not this process's), and the text; the host scans, imports and
@@ -36,6 +37,7 @@ typedef struct import_opts {
 	bool              io_nomount;  /* -N */
 	bool              io_rewind;   /* -F */
 	bool              io_dryrun;   /* -n */
+	bool              io_missing_log; /* -m */
 } import_opts_t;
 
 static int
@@ -88,13 +90,14 @@ import_parse_args(int argc, char **argv, import_opts_t *io)
 {
 	int c, error;
 
-	while ((c = getopt(argc, argv, ":d:fNo:Fna")) != -1) {
+	while ((c = getopt(argc, argv, ":d:fmNo:Fna")) != -1) {
 		switch (c) {
 		case 'd':
 			if ((error = import_add_dir(io, optarg)) != 0)
 				return (error);
 			break;
 		case 'f': io->io_force = true; break;
+		case 'm': io->io_missing_log = true; break;
 		case 'N': io->io_nomount = true; break;
 		case 'o':
 			if ((error = import_prop(io, optarg)) != 0)
@@ -127,6 +130,8 @@ import_args(const import_opts_t *io)
 	json_object_object_add(args, "readonly", json_object_new_boolean(io->io_readonly));
 	json_object_object_add(args, "no_cache", json_object_new_boolean(io->io_no_cache));
 	json_object_object_add(args, "force", json_object_new_boolean(io->io_force));
+	json_object_object_add(args, "missing_log",
+	    json_object_new_boolean(io->io_missing_log));
 	json_object_object_add(args, "rewind", json_object_new_boolean(io->io_rewind));
 	json_object_object_add(args, "dryrun", json_object_new_boolean(io->io_dryrun));
 	json_object_object_add(args, "nomount", json_object_new_boolean(io->io_nomount));
@@ -204,6 +209,11 @@ import_print_cand(json_object *c)
 		fprintf(cli_out, " status: The pool was not exported; another system may "
 		    "still use it.\n action: Import it by name or numeric id with -f, once "
 		    "you are sure\n\tnothing else has it open.\n");
+	} else if (jstr(c, "missing_log") != NULL) {
+		fprintf(cli_out, " status: The log device %s is missing from the system.\n"
+		    " action: The pool can be imported using its name or numeric identifier and\n"
+		    "\tthe '-m' flag; the intent log not yet replayed on that device is lost.\n",
+		    jstr(c, "missing_log"));
 	} else if (strcmp(st, vdev_state_name(VDEV_STATE_DEGRADED)) == 0) {
 		fprintf(cli_out, " status: One or more devices are missing or damaged.\n"
 		    " action: The pool can be imported despite the missing devices, "

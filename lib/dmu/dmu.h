@@ -154,7 +154,11 @@ typedef struct dmu_objset_props {
 	uint8_t osp_secondarycache; /* DMU_CACHE_*: what the L2ARC is fed of it */
 	uint32_t osp_special_small; /* level-0 data blocks up to this size go to the
 	                               special class (special_small_blocks; 0: none) */
+	uint8_t osp_logbias;    /* DMU_LOGBIAS_*: whether its intent log uses log devices */
 } dmu_objset_props_t;
+
+/* logbias values (zfs's names): latency uses the log devices, throughput does not */
+enum { DMU_LOGBIAS_LATENCY = 0, DMU_LOGBIAS_THROUGHPUT = 1 };
 
 /* primarycache / secondarycache values (zfs's names: all, metadata, none) */
 enum { DMU_CACHE_ALL = 0, DMU_CACHE_METADATA = 1, DMU_CACHE_NONE = 2 };
@@ -170,6 +174,7 @@ void dmu_objset_close(objset_t *os);
 dmu_objset_type_t dmu_objset_type(objset_t *os);
 dmu_pool_t *dmu_objset_pool(objset_t *os);
 void dmu_objset_set_props(objset_t *os, const dmu_objset_props_t *props);
+int dmu_objset_logbias(objset_t *os);   /* DMU_LOGBIAS_* (atomic read) */
 
 /*
  * Syncing context: write everything os has dirty in txg and return the

@@ -196,6 +196,7 @@ struct objset {
 	dmu_objset_props_t os_props;
 	uint8_t   os_primarycache;          /* atomic: DMU_CACHE_* (what the ARC keeps) */
 	uint8_t   os_secondarycache;        /* atomic: DMU_CACHE_* (what the L2ARC is fed) */
+	uint8_t   os_logbias;               /* atomic: DMU_LOGBIAS_* (read by the zil) */
 	pthread_mutex_t os_lock;
 	dnode_t  *os_meta_dnode;
 	blkptr_t  os_rootbp;                /* as last synced */

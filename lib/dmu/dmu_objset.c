@@ -62,6 +62,7 @@ dmu_objset_alloc(dmu_pool_t *dp, dmu_objset_type_t type, const dmu_objset_props_
 		os->os_props = *props;
 		os->os_primarycache = props->osp_primarycache;
 		os->os_secondarycache = props->osp_secondarycache;
+		os->os_logbias = props->osp_logbias;
 	}
 	pthread_mutex_init(&os->os_lock, NULL);
 	tarn_hash_init(&os->os_dnodes, &dnode_table_conf);
@@ -197,6 +198,13 @@ dmu_objset_set_props(objset_t *os, const dmu_objset_props_t *props)
 	os->os_props = *props;
 	__atomic_store_n(&os->os_primarycache, props->osp_primarycache, __ATOMIC_RELAXED);
 	__atomic_store_n(&os->os_secondarycache, props->osp_secondarycache, __ATOMIC_RELAXED);
+	__atomic_store_n(&os->os_logbias, props->osp_logbias, __ATOMIC_RELAXED);
+}
+
+int
+dmu_objset_logbias(objset_t *os)
+{
+	return (__atomic_load_n(&os->os_logbias, __ATOMIC_RELAXED));
 }
 
 bool

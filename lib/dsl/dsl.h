@@ -142,6 +142,8 @@ typedef enum dsl_prop {
 	DSL_PROP_SECONDARYCACHE,    /* the same for the L2ARC (stored; used by the L2ARC) */
 	DSL_PROP_SPECIAL_SMALL_BLOCKS, /* level-0 file blocks up to this size go to the
 	                                  special class (0, or a power of 2 up to 1M) */
+	DSL_PROP_LOGBIAS,           /* latency / throughput: the intent log on log devices or
+	                               not (DMU_LOGBIAS_*) */
 	DSL_NUM_PROPS
 } dsl_prop_t;
 

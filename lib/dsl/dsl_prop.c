@@ -81,6 +81,8 @@ static const dsl_index_t idx_redundant[] = { { "all", DSL_REDUNDANT_ALL },
 /* primarycache, secondarycache: the dmu's DMU_CACHE_* */
 static const dsl_index_t idx_cache[] = { { "all", DMU_CACHE_ALL },
 	{ "metadata", DMU_CACHE_METADATA }, { "none", DMU_CACHE_NONE }, { NULL, 0 } };
+static const dsl_index_t idx_logbias[] = { { "latency", DMU_LOGBIAS_LATENCY },
+	{ "throughput", DMU_LOGBIAS_THROUGHPUT }, { NULL, 0 } };
 
 typedef struct dsl_prop_desc {
 	const char *dpd_name;
@@ -170,6 +172,8 @@ static const dsl_prop_desc_t dsl_props[DSL_NUM_PROPS] = {
 		DMU_CACHE_ALL, idx_cache },
 	[DSL_PROP_SPECIAL_SMALL_BLOCKS] = { "special_small_blocks", "SPECSMALL", DPT_SIZE, true,
 		0, NULL },
+	[DSL_PROP_LOGBIAS] = { "logbias", "LOGBIAS", DPT_INDEX, true, DMU_LOGBIAS_LATENCY,
+		idx_logbias },
 };
 
 int
@@ -1053,6 +1057,8 @@ dsl_prop_apply(dsl_pool_t *dp, const char *name, objset_t *os)
 	p.osp_secondarycache = (uint8_t)(sc <= DMU_CACHE_NONE ? sc : DMU_CACHE_ALL);
 	uint64_t small = dsl_prop_num(dp, name, DSL_PROP_SPECIAL_SMALL_BLOCKS);
 	p.osp_special_small = (uint32_t)(small <= MiB ? small : 0);
+	uint64_t lb = dsl_prop_num(dp, name, DSL_PROP_LOGBIAS);
+	p.osp_logbias = (uint8_t)(lb == DMU_LOGBIAS_THROUGHPUT ? lb : DMU_LOGBIAS_LATENCY);
 	dmu_objset_set_props(os, &p);
 }
 
@@ -1281,7 +1287,8 @@ dsl_prop_is_write(int prop)
 {
 	return (prop == DSL_PROP_COMPRESSION || prop == DSL_PROP_CHECKSUM ||
 	    prop == DSL_PROP_COPIES || prop == DSL_PROP_PRIMARYCACHE ||
-	    prop == DSL_PROP_SECONDARYCACHE || prop == DSL_PROP_SPECIAL_SMALL_BLOCKS);
+	    prop == DSL_PROP_SECONDARYCACHE || prop == DSL_PROP_SPECIAL_SMALL_BLOCKS ||
+	    prop == DSL_PROP_LOGBIAS);
 }
 
 static int

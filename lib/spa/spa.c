@@ -639,6 +639,8 @@ spa_load(spa_t *spa, const vdev_label_config_t *cfg, const spa_import_opts_t *op
 	}
 	uint64_t newest = ubs[0].ub_txg;
 	tarn_free(ubs);
+	if (e == 0)
+		spa_class_idle_dead_logs(spa);
 	if (e != 0) {
 		if (opts->sio_rewind_txg == 0 && nub > 1)
 			snprintf(err, errlen, "the pool metadata at txg %" PRIu64 " is damaged; "

@@ -107,6 +107,7 @@ typedef struct spa_import_opts {
 	uint64_t sio_rewind_txg;   /* 0: newest; else the newest txg <= this */
 	bool     sio_no_cache;
 	const char *sio_newname;   /* import under another name */
+	bool     sio_missing_log;  /* -m: import without missing log vdevs */
 	dmu_pool_opts_t sio_dmu;
 } spa_import_opts_t;
 
@@ -117,7 +118,9 @@ typedef struct spa_import_cand {
 	uint64_t sic_txg;
 	pool_state_t sic_state;
 	vdev_t  *sic_tree;         /* with paths where found, MISSING otherwise */
-	bool     sic_can_open;     /* enough devices present */
+	bool     sic_can_open;     /* enough devices present (log vdevs aside) */
+	bool     sic_missing_log;  /* a log vdev cannot open: only with -m */
+	char     sic_missing_name[256]; /* the first such log device (its path) */
 } spa_import_cand_t;
 
 /* Scan dirs (NULL: /dev) for Tarn labels, grouped into pools. */

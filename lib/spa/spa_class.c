@@ -187,6 +187,30 @@ spa_class_check_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force, char *e
 	return (spec_check_special(spec, red, layout, force, err, errlen));
 }
 
+/*
+ * After a load: a log vdev that cannot open (imported with -m) takes no
+ * allocations; intent-log blocks go to the normal class (lib/zil).
+ */
+void
+spa_class_idle_dead_logs(spa_t *spa)
+{
+	const vdev_t *root = spa->spa_root;
+	for (int t = 0; t < vdev_children(root); t++) {
+		vdev_t *top = vdev_child(root, t);
+		if (vdev_is_dead_log(top) && vdev_ms_group(top) != NULL)
+			metaslab_group_set_passive(vdev_ms_group(top), true);
+	}
+}
+
+/* A log vdev that opens again (zpool online of a lost log device) takes allocations again. */
+void
+spa_class_wake_log(spa_t *spa, vdev_t *top)
+{
+	if (vdev_alloc_bias(top) == VDEV_BIAS_LOG && !vdev_is_dead_log(top) &&
+	    vdev_ms_group(top) != NULL)
+		metaslab_group_set_passive(vdev_ms_group(top), false);
+}
+
 /* ---- cache devices ---- */
 
 static spa_l2cache_hooks_t spa_l2cache_hooks_none;
@@ -325,6 +349,12 @@ spa_log_drain(spa_t *spa, vdev_t *top, char *err, size_t errlen)
 	for (int i = 0; i < 12 && e == 0; i++) {
 		metaslab_group_space(mg, &ms);
 		if (ms.ms_alloc + ms.ms_deferred == 0)
+			return (0);
+		/*
+		 * A lost log device (import -m): the blocks on it that no
+		 * chain could read stay allocated; give them up with it.
+		 */
+		if (vdev_is_dead_log(top) && i >= 4)
 			return (0);
 		/* the chains' open blocks: only a commit would move them */
 		if (i % 4 == 0)

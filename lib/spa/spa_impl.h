@@ -188,6 +188,8 @@ void spa_vdev_forget(const char *path);   /* zero the labels at path */
 void spa_classes_create(spa_t *spa);
 void spa_classes_destroy(spa_t *spa);
 metaslab_class_t *spa_class_of(spa_t *spa, vdev_alloc_bias_t bias);
+void spa_class_idle_dead_logs(spa_t *spa);   /* import -m: lost log vdevs take nothing */
+void spa_class_wake_log(spa_t *spa, vdev_t *top);  /* ... until they open again */
 int spa_class_check_create(const spa_vdev_spec_t *spec, bool force, uint64_t version,
     char *err, size_t errlen);
 int spa_class_check_add(spa_t *spa, const spa_vdev_spec_t *spec, bool force,

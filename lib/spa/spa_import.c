@@ -108,25 +108,69 @@ spa_attach_cache_path(vdev_t *leaf, scan_t *sc, uint64_t pool_guid)
 	}
 }
 
+/* Can top open with the leaves found?  (A top-level vdev, not a hole.) */
 static bool
-spa_tree_can_open(const vdev_t *root)
+spa_top_can_open(const vdev_t *top)
 {
+	int missing = 0;
+	if (vdev_children(top) == 0)
+		return (vdev_type(top) != VDEV_TYPE_MISSING);
+	for (int c = 0; c < vdev_children(top); c++)
+		missing += vdev_type(vdev_child(top, c)) == VDEV_TYPE_MISSING;
+	if (vdev_type(top) == VDEV_TYPE_MIRROR && missing == vdev_children(top))
+		return (false);
+	if (vdev_type(top) == VDEV_TYPE_RAIDZ && missing > vdev_nparity(top))
+		return (false);
+	return (true);
+}
+
+/* The name of top's first leaf (its path, else its GUID) into buf. */
+static void
+spa_top_leaf_name(const vdev_t *top, char *buf, size_t len)
+{
+	while (vdev_children(top) > 0)
+		top = vdev_child(top, 0);
+	if (vdev_path(top) != NULL)
+		snprintf(buf, len, "%s", vdev_path(top));
+	else
+		snprintf(buf, len, "%" PRIu64, vdev_guid(top));
+}
+
+/*
+ * Whether ic's tree can open: every top-level vdev can, except that a
+ * log vdev that cannot only costs its unreplayed intent log, which
+ * import accepts with -m (sic_missing_log), as zpool import -m.
+ */
+static void
+spa_cand_check_open(spa_import_cand_t *ic)
+{
+	const vdev_t *root = ic->sic_tree;
+	ic->sic_can_open = true;
+	ic->sic_missing_log = false;
 	for (int t = 0; t < vdev_children(root); t++) {
 		const vdev_t *top = vdev_child(root, t);
-		int missing = 0;
-		if (vdev_children(top) == 0) {
-			if (vdev_type(top) == VDEV_TYPE_MISSING)
-				return (false);
+		if (spa_top_can_open(top))
 			continue;
+		if (vdev_alloc_bias(top) != VDEV_BIAS_LOG) {
+			ic->sic_can_open = false;
+		} else if (!ic->sic_missing_log) {
+			ic->sic_missing_log = true;
+			spa_top_leaf_name(top, ic->sic_missing_name, sizeof (ic->sic_missing_name));
 		}
-		for (int c = 0; c < vdev_children(top); c++)
-			missing += vdev_type(vdev_child(top, c)) == VDEV_TYPE_MISSING;
-		if (vdev_type(top) == VDEV_TYPE_MIRROR && missing == vdev_children(top))
-			return (false);
-		if (vdev_type(top) == VDEV_TYPE_RAIDZ && missing > vdev_nparity(top))
-			return (false);
 	}
-	return (true);
+}
+
+/* ENXIO with the message when ic has a missing log vdev and opts lack -m. */
+static int
+spa_cand_check_log(const spa_import_cand_t *ic, const spa_import_opts_t *opts, char *err,
+    size_t errlen)
+{
+	if (!ic->sic_missing_log || opts->sio_missing_log)
+		return (0);
+	snprintf(err, errlen, "one or more devices are missing from the system: the log "
+	    "device %s; use '-m' to import the pool without the log device (its "
+	    "unreplayed intent log is lost)", ic->sic_missing_name);
+	return (SET_ERROR(ENXIO));
 }
 
 /* The best label of each pool found, as candidates (tree ownership moves). */
@@ -167,7 +211,7 @@ spa_scan_to_cands(scan_t *sc, spa_import_cand_t **candsp, int *np)
 		vdev_t *l2 = vdev_l2cache(cands[j].sic_tree);
 		for (int c = 0; l2 != NULL && c < vdev_children(l2); c++)
 			spa_attach_cache_path(vdev_child(l2, c), sc, cands[j].sic_guid);
-		cands[j].sic_can_open = spa_tree_can_open(cands[j].sic_tree);
+		spa_cand_check_open(&cands[j]);
 	}
 	*candsp = cands;
 	*np = (int)n;
@@ -287,6 +331,8 @@ spa_import(const char *which, const char *const *dirs, int ndirs,
 	} else if (!cands[match].sic_can_open) {
 		snprintf(err, errlen, "one or more devices are missing; the pool cannot be opened");
 		e = SET_ERROR(ENXIO);
+	} else if ((e = spa_cand_check_log(&cands[match], opts, err, errlen)) != 0) {
+		/* the message is in err */
 	} else if (cands[match].sic_state == POOL_STATE_ACTIVE && !opts->sio_force &&
 	    !opts->sio_no_cache) {
 		/* Active on this host and still in our cache file: it is imported. */
@@ -356,6 +402,8 @@ spa_open_paths(const char *const *paths, int npaths, const spa_import_opts_t *op
 	} else if (!cands[0].sic_can_open) {
 		snprintf(err, errlen, "one or more devices are missing; the pool cannot be opened");
 		e = SET_ERROR(ENXIO);
+	} else if ((e = spa_cand_check_log(&cands[0], opts, err, errlen)) != 0) {
+		/* the message is in err */
 	} else {
 		e = spa_open_cand(&cands[0], opts, spap, err, errlen);
 	}
@@ -398,10 +446,10 @@ spa_open_opts(const char *name, int flags, const dmu_pool_opts_t *dpo, spa_t **s
 	for (int i = 0; i < nc; i++)
 		if (cands[i].sic_guid == ent->sce_guid)
 			match = i;
-	if (match < 0 || !spa_tree_can_open(cands[match].sic_tree)) {
+	if (match < 0 || !cands[match].sic_can_open || cands[match].sic_missing_log) {
 		spa_import_cands_free(cands, nc);
 		scan_free(&sc);
-		memset(&sc, 0, sizeof (sc));
+		sc = (scan_t){ TARN_ARRAY_INIT(found_label_t) };
 		for (int i = 0; i < ent->sce_npaths; i++) {
 			char *d = tarn_strdup(ent->sce_paths[i]);
 			char *slash = strrchr(d, '/');
@@ -432,6 +480,7 @@ spa_open_opts(const char *name, int flags, const dmu_pool_opts_t *dpo, spa_t **s
 	opts.sio_flags = flags;
 	if (dpo != NULL)
 		opts.sio_dmu = *dpo;
+	opts.sio_missing_log = true;   /* imported already: opens DEGRADED, as zfs */
 	if (match < 0) {
 		snprintf(err, errlen, "the pool's devices were not found");
 		e = SET_ERROR(ENXIO);

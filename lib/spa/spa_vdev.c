@@ -1258,6 +1258,8 @@ spa_vdev_bring_back(spa_t *spa, vdev_t *leaf, char *err, size_t errlen)
 	if (e == 0)
 		spa_vdev_dtl_rejoin(spa, leaf, newest, as_of);
 	vdev_propagate_state(vdev_parent(leaf));
+	if (e == 0)
+		spa_class_wake_log(spa, vdev_top(leaf));
 	vdev_tree_exit(spa->spa_root);
 	if (e != 0)
 		return (spa_vdev_fail(e, err, errlen, "cannot open '%s': %s", path,

@@ -688,7 +688,11 @@ vdev_root_state_change(vdev_t *vd)
 		st = VDEV_STATE_CANT_OPEN;
 	for (int c = 0; c < VDEV_NCHILD(vd); c++) {
 		vdev_t *top = VDEV_CHILD(vd, c);
-		if (!vdev_usable(top))
+		/* a log vdev lost costs only its intent log (zpool import -m) */
+		if (!vdev_usable(top) && top->vdev_alloc_bias == VDEV_BIAS_LOG &&
+		    st == VDEV_STATE_HEALTHY)
+			st = VDEV_STATE_DEGRADED;
+		else if (!vdev_usable(top) && top->vdev_alloc_bias != VDEV_BIAS_LOG)
 			st = VDEV_STATE_FAULTED;
 		else if (top->vdev_state == VDEV_STATE_DEGRADED &&
 		    st == VDEV_STATE_HEALTHY)
@@ -711,7 +715,7 @@ vdev_root_flush(vdev_t *vd)
 	int err = 0;
 	vdev_children_flush(vd, errs);
 	for (int c = 0; c < VDEV_NCHILD(vd); c++)
-		if (errs[c] != 0 && err == 0)
+		if (errs[c] != 0 && err == 0 && !vdev_is_dead_log(VDEV_CHILD(vd, c)))
 			err = SET_ERROR(EIO);
 	tarn_free(errs);
 	return (err);
@@ -816,6 +820,13 @@ bool
 vdev_is_hole(const vdev_t *vd)
 {
 	return (vd->vdev_type == VDEV_TYPE_HOLE);
+}
+
+bool
+vdev_is_dead_log(const vdev_t *vd)
+{
+	return (vd->vdev_alloc_bias == VDEV_BIAS_LOG && vd->vdev_parent != NULL &&
+	    vd->vdev_parent->vdev_type == VDEV_TYPE_ROOT && !vdev_usable(vd));
 }
 
 vdev_t *

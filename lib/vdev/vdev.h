@@ -321,6 +321,8 @@ void vdev_clear_errors(vdev_t *vd);
  */
 vdev_t *vdev_hole_insert(vdev_t *top);
 bool vdev_is_hole(const vdev_t *vd);
+/* A top-level log vdev that cannot do I/O (a missing log device: import -m). */
+bool vdev_is_dead_log(const vdev_t *vd);
 
 /* Recompute states from leaves up after a leaf changed. */
 void vdev_propagate_state(vdev_t *vd);

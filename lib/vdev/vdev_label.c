@@ -135,7 +135,8 @@ vdev_label_write_all(vdev_t *root, const vdev_label_config_t *cfg, bool wipe_rin
 		(void) vdev_flush(root);   /* every leaf, in parallel */
 	}
 	for (int c = 0; c < VDEV_NCHILD(root); c++)
-		if (good[c] == 0 && err == 0 && !vdev_is_hole(VDEV_CHILD(root, c)))
+		if (good[c] == 0 && err == 0 && !vdev_is_hole(VDEV_CHILD(root, c)) &&
+		    !vdev_is_dead_log(VDEV_CHILD(root, c)))
 			err = SET_ERROR(EIO);
 	if (VDEV_NCHILD(root) == 0)
 		err = SET_ERROR(EINVAL);

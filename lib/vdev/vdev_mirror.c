@@ -121,8 +121,16 @@ vdev_mirror_finish(vdev_t *vd, vdev_io_t *io, mirror_res_t *mr)
 		    !vdev_child_writable(cvd))
 			continue;
 		if (vdev_child_write(cvd, io, io->vio_buf, io->vio_size, io->vio_offset,
-		    io->vio_flags | VDEV_IO_REPAIR) == 0)
-			vdev_stat_repair(mr->mr_served[c], io, io->vio_size);
+		    io->vio_flags | VDEV_IO_REPAIR) != 0)
+			continue;
+		vdev_stat_repair(mr->mr_served[c], io, io->vio_size);
+		/*
+		 * A probe (a speculative read, as of the intent log) that
+		 * healed a side another one proved wrong: that side was
+		 * damaged after all; count it as zfs counts a repair.
+		 */
+		if ((io->vio_flags & VDEV_IO_PROBE) && bad == MIRROR_CKSUM && !mr->mr_lacking[c])
+			vdev_stat_cksum(mr->mr_served[c], 0);
 	}
 	if (good >= 0)
 		return (0);

@@ -510,10 +510,14 @@ zil_alloc_block(zil_t *zl, uint64_t size, uint64_t guid, uint64_t seq, bool firs
 	}
 	uint64_t txg = dmu_tx_get_txg(tx);
 	dva_t dva;
-	/* the log class when the pool has log devices, else (or full) the normal one */
+	/*
+	 * The log class when the pool has usable log devices, else (or full)
+	 * the normal one; logbias=throughput: the normal one always.
+	 */
 	int ndvas = 1;
-	err = zio_alloc_class(zl->zl_zc, zio_ctx_class_of(zl->zl_zc, VDEV_BIAS_LOG), size,
-	    &ndvas, txg, &dva);
+	metaslab_class_t *mc = dmu_objset_logbias(zl->zl_os) == DMU_LOGBIAS_THROUGHPUT ?
+	    NULL : zio_ctx_class_of(zl->zl_zc, VDEV_BIAS_LOG);
+	err = zio_alloc_class(zl->zl_zc, mc, size, &ndvas, txg, &dva);
 	if (err == 0) {
 		BP_ZERO(bp);
 		bp->bp_dva[0] = dva;

@@ -2,7 +2,9 @@
  * Unit tests of allocation classes and cache devices through a real pool
  * (lib/spa/spa_class.c): where the MOS, metadata, small and large blocks
  * land; the L2ARC hooks on add and remove; removing a log vdev in the
- * middle (a hole) and reopening; the refusals.
+ * middle (a hole) and reopening; the refusals; a pool whose log device
+ * is missing opens only with sio_missing_log (zpool import -m), DEGRADED,
+ * syncs, and is healthy again once the lost log vdev is removed.
  */
 #include "tt.h"
 #include "tt_pool.h"
@@ -190,6 +192,50 @@ test_remove_and_reopen(void)
 }
 
 static void
+test_missing_log(void)
+{
+	spa_t *spa = make_pool();
+	char err[512];
+	spa_close(spa);
+	/* every device but the log (d1) */
+	const char *paths[] = { devs.tpd_paths[0], devs.tpd_paths[2], devs.tpd_paths[3],
+		devs.tpd_paths[4] };
+	spa_import_opts_t o;
+	memset(&o, 0, sizeof (o));
+	o.sio_no_cache = true;
+	TT_EQ(spa_open_paths(paths, 4, &o, &spa, err, sizeof (err)), ENXIO);
+	TT_CHECK(strstr(err, devs.tpd_paths[1]) != NULL);
+	TT_CHECK(strstr(err, "use '-m'") != NULL);
+	o.sio_missing_log = true;
+	TT_OK(spa_open_paths(paths, 4, &o, &spa, err, sizeof (err)));
+	vdev_t *root = spa_root_vdev(spa);
+	TT_EQ(vdev_state(root), VDEV_STATE_DEGRADED);
+	TT_CHECK(vdev_is_dead_log(vdev_child(root, 1)));
+	TT_CHECK(!vdev_is_dead_log(vdev_child(root, 0)));
+	/* txgs sync (labels, flushes) without the log vdev */
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	write_obj(spa, os, 128 * KiB, 1 * MiB);
+	TT_OK(spa_vdev_remove(spa, devs.tpd_paths[1], err, sizeof (err)));
+	TT_EQ(vdev_state(root), VDEV_STATE_HEALTHY);
+	uint64_t blocks = 0, errors = 0;
+	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
+	TT_EQ(errors, 0);
+	spa_close(spa);
+	/* no log vdev left: it opens without -m */
+	o.sio_missing_log = false;
+	TT_OK(spa_open_paths(paths, 4, &o, &spa, err, sizeof (err)));
+	TT_EQ(vdev_state(spa_root_vdev(spa)), VDEV_STATE_HEALTHY);
+	spa_close(spa);
+	/* a missing data device is not covered by -m */
+	const char *nodata[] = { devs.tpd_paths[2], devs.tpd_paths[3], devs.tpd_paths[4] };
+	o.sio_missing_log = true;
+	TT_EQ(spa_open_paths(nodata, 3, &o, &spa, err, sizeof (err)), ENXIO);
+	TT_CHECK(strstr(err, "the pool cannot be opened") != NULL);
+	tt_pool_files_remove(&devs);
+}
+
+static void
 test_cleanup(void)
 {
 	tt_tmpdir_cleanup();
@@ -198,5 +244,6 @@ test_cleanup(void)
 TT_MAIN(
 	{ "placement", test_placement },
 	{ "remove_and_reopen", test_remove_and_reopen },
+	{ "missing_log", test_missing_log },
 	{ "cleanup", test_cleanup },
 )
