@@ -12,6 +12,7 @@
 #include "spa.h"
 #include "dmu.h"
 #include "tt_pool.h"
+#include "dmu_tt.h"
 
 #include <pthread.h>
 #include <unistd.h>
@@ -22,27 +23,13 @@ static tt_pool_devs_t devs_a, devs_b;
 #define KB(x) ((uint64_t)((x) / KiB))
 #define MB(x) ((uint64_t)((x) / MiB))
 
-static zio_stats_t
-zstats(spa_t *spa)
-{
-	zio_stats_t st;
-	zio_ctx_stats(dmu_pool_zio(spa_dmu_pool(spa)), &st);
-	return (st);
-}
-
 static uint64_t
 make_object(spa_t *spa, objset_t *os, uint64_t nblk, uint64_t seed, uint8_t **datap)
 {
-	uint64_t len = nblk * BS, obj;
+	uint64_t len = nblk * BS;
 	uint8_t *data = tarn_alloc(len);
 	tt_fill(data, len, seed);
-	dmu_tx_t *tx = dmu_tx_create(os);
-	dmu_tx_hold_write(tx, 0, 0, len);
-	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
-	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, BS, DMU_OT_NONE, 0, tx, &obj));
-	TT_OK(dmu_write(os, obj, 0, len, data, tx));
-	dmu_tx_commit(tx);
-	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	uint64_t obj = tt_object_write(spa, os, data, len, BS);
 	*datap = data;
 	return (obj);
 }
@@ -199,12 +186,12 @@ test_hot_set_survives_scan(void)
 	    KB(s.as_mfu_size), KB(s.as_mru_size));
 	TT_CHECK(s.as_size <= max);
 	TT_CHECK(s.as_mfu_size >= hotblk * BS);
-	uint64_t r0 = zstats(spa).zs_reads;
+	uint64_t r0 = tt_zstats(spa).zs_reads;
 	for (uint64_t i = 0; i < hotblk; i++) {
 		TT_OK(dmu_read(os, hobj, i * BS, BS, buf));
 		TT_CHECK(memcmp(buf, hot + i * BS, BS) == 0);
 	}
-	TT_EQ(zstats(spa).zs_reads, r0);
+	TT_EQ(tt_zstats(spa).zs_reads, r0);
 	spa_close(spa);
 	arc_destroy(arc);
 	tarn_free(buf);
@@ -233,13 +220,13 @@ test_primarycache(void)
 		dmu_objset_set_props(os, &p);
 		arc_stats_t s0, s1;
 		arc_stats(arc, &s0);
-		uint64_t r0 = zstats(spa).zs_reads;
+		uint64_t r0 = tt_zstats(spa).zs_reads;
 		for (int pass = 0; pass < 2; pass++) {
 			TT_OK(dmu_read(os, obj, 0, 4 * MiB, buf));
 			TT_CHECK(memcmp(buf, data, 4 * MiB) == 0);
 		}
 		arc_stats(arc, &s1);
-		uint64_t reads = zstats(spa).zs_reads - r0;
+		uint64_t reads = tt_zstats(spa).zs_reads - r0;
 		printf("  primarycache=%s: data %" PRIu64 " KiB, metadata %" PRIu64
 		    " KiB, not kept %" PRIu64 ", device reads %" PRIu64 "\n",
 		    m == 0 ? "none" : m == 1 ? "metadata" : "all", KB(s1.as_data_size),

@@ -11,6 +11,7 @@
 #include "spa.h"
 #include "dmu.h"
 #include "tt_pool.h"
+#include "dmu_tt.h"
 #include "vdev.h"
 
 #include <unistd.h>
@@ -19,14 +20,6 @@ static tt_pool_devs_t devs;
 
 #define BS (128 * KiB)
 #define NBLK 160                /* 20 MiB: five times the ARC */
-
-static zio_stats_t
-zstats(spa_t *spa)
-{
-	zio_stats_t st;
-	zio_ctx_stats(dmu_pool_zio(spa_dmu_pool(spa)), &st);
-	return (st);
-}
 
 /* Half random, half runs of a byte: lz4 takes it to about half. */
 static void
@@ -40,16 +33,10 @@ fill(uint8_t *d, uint64_t len, uint64_t seed)
 static uint64_t
 make_object(spa_t *spa, objset_t *os, uint8_t **datap)
 {
-	uint64_t len = NBLK * BS, obj;
+	uint64_t len = NBLK * BS;
 	uint8_t *data = tarn_alloc(len);
 	fill(data, len, 42);
-	dmu_tx_t *tx = dmu_tx_create(os);
-	dmu_tx_hold_write(tx, 0, 0, len);
-	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
-	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, BS, DMU_OT_NONE, 0, tx, &obj));
-	TT_OK(dmu_write(os, obj, 0, len, data, tx));
-	dmu_tx_commit(tx);
-	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	uint64_t obj = tt_object_write(spa, os, data, len, BS);
 	*datap = data;
 	return (obj);
 }
@@ -127,11 +114,11 @@ test_l2_hits(void)
 	TT_CHECK(s.ls_size < s.ls_blocks * BS * 3 / 4);       /* kept compressed */
 
 	/* second pass: the cache device answers */
-	uint64_t r0 = zstats(spa).zs_reads;
+	uint64_t r0 = tt_zstats(spa).zs_reads;
 	l2arc_stats_t s0 = s;
 	TT_EQ(read_all(os, obj, data, 17), 0);
 	l2arc_stats(l2, &s);
-	uint64_t hits = s.ls_hits - s0.ls_hits, preads = zstats(spa).zs_reads - r0;
+	uint64_t hits = s.ls_hits - s0.ls_hits, preads = tt_zstats(spa).zs_reads - r0;
 	printf("  second pass: %" PRIu64 " L2 hits, %" PRIu64 " pool reads\n", hits, preads);
 	TT_CHECK(hits >= NBLK / 2);
 	TT_CHECK(preads < NBLK / 2);

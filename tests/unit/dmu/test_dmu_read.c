@@ -9,6 +9,7 @@
 #include "spa.h"
 #include "dmu.h"
 #include "tt_pool.h"
+#include "dmu_tt.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -18,28 +19,14 @@ static tt_pool_devs_t devs;
 
 #define BS   (128 * KiB)
 
-static zio_stats_t
-zstats(spa_t *spa)
-{
-	zio_stats_t st;
-	zio_ctx_stats(dmu_pool_zio(spa_dmu_pool(spa)), &st);
-	return (st);
-}
-
 /* A new object of nblk 128 KiB blocks with content from seed, synced. */
 static uint64_t
 make_object(spa_t *spa, objset_t *os, uint64_t nblk, uint64_t seed, uint8_t **datap)
 {
-	uint64_t len = nblk * BS, obj;
+	uint64_t len = nblk * BS;
 	uint8_t *data = tarn_alloc(len);
 	tt_fill(data, len, seed);
-	dmu_tx_t *tx = dmu_tx_create(os);
-	dmu_tx_hold_write(tx, 0, 0, len);
-	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
-	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, BS, DMU_OT_NONE, 0, tx, &obj));
-	TT_OK(dmu_write(os, obj, 0, len, data, tx));
-	dmu_tx_commit(tx);
-	TT_OK(txg_wait_synced(spa_dmu_pool(spa), 0));
+	uint64_t obj = tt_object_write(spa, os, data, len, BS);
 	if (datap != NULL)
 		*datap = data;
 	else
@@ -91,14 +78,14 @@ test_readahead_fills_cache(void)
 		TT_CHECK(memcmp(rb, data + off, MiB) == 0);
 	}
 	dmu_objset_readahead_wait(os);
-	uint64_t r0 = zstats(spa).zs_reads;
+	uint64_t r0 = tt_zstats(spa).zs_reads;
 	/* 24 blocks were read; read-ahead took at least the next 8 */
 	TT_CHECK(r0 >= 32);
 	TT_OK(dmu_read(os, obj, 3 * MiB, MiB, rb));
 	TT_CHECK(memcmp(rb, data + 3 * MiB, MiB) == 0);
 	/* none of them read again (what is read now is read-ahead of 40..63) */
 	dmu_objset_readahead_wait(os);
-	TT_CHECK(zstats(spa).zs_reads - r0 <= 64 - 40);
+	TT_CHECK(tt_zstats(spa).zs_reads - r0 <= 64 - 40);
 	/* the whole object, in odd steps */
 	for (uint64_t off = 4 * MiB; off < 8 * MiB; off += 300 * KiB) {
 		uint64_t n = MIN(300 * KiB, 8 * MiB - off);
@@ -253,7 +240,7 @@ test_readahead_damage(void)
 		TT_CHECK(memcmp(rb, data + off, MiB) == 0);
 	}
 	dmu_objset_readahead_wait(os);
-	TT_EQ(zstats(spa).zs_read_failures, 0);
+	TT_EQ(tt_zstats(spa).zs_read_failures, 0);
 	TT_OK(dmu_read(os, obj, 0, 4 * MiB, rb));
 	TT_CHECK(memcmp(rb, data, 4 * MiB) == 0);
 	uint64_t blocks = 0, errors = 0;
@@ -275,11 +262,11 @@ test_readahead_damage(void)
 	}
 	TT_OK(dmu_read(os, obj, 2 * MiB, 512 * KiB, rb));   /* read-ahead reaches 20 */
 	dmu_objset_readahead_wait(os);
-	uint64_t f0 = zstats(spa).zs_read_failures;
+	uint64_t f0 = tt_zstats(spa).zs_read_failures;
 	TT_CHECK(f0 <= 1);
 	int e = dmu_read(os, obj, 19 * BS, 2 * BS, rb);
 	TT_CHECK(e == EIO || e == ECKSUM);
-	TT_EQ(zstats(spa).zs_read_failures - f0, 1);
+	TT_EQ(tt_zstats(spa).zs_read_failures - f0, 1);
 	TT_OK(dmu_read(os, obj, 21 * BS, 11 * BS, rb));
 	TT_CHECK(memcmp(rb, data + 21 * BS, 11 * BS) == 0);
 	spa_close(spa);
@@ -418,11 +405,11 @@ test_views(void)
 	spa_t *spa = cold_object("vwtest", 16, 43, &os, &obj, &data);
 	dmu_view_t v, v2;
 	/* cold: read from the device, then cached */
-	uint64_t r0 = zstats(spa).zs_reads;
+	uint64_t r0 = tt_zstats(spa).zs_reads;
 	TT_OK(dmu_view(os, obj, 3 * BS + 100, 4096, &v));
 	TT_CHECK(memcmp(v.dv_data, data + 3 * BS + 100, 4096) == 0);
 	dmu_view_end(&v);
-	uint64_t r1 = zstats(spa).zs_reads;
+	uint64_t r1 = tt_zstats(spa).zs_reads;
 	TT_CHECK(r1 > r0);
 	/* the same block again, and blocks 0-7 in turn: a sequential walk */
 	for (uint64_t b = 0; b < 8; b++) {
@@ -431,13 +418,13 @@ test_views(void)
 		dmu_view_end(&v);
 	}
 	dmu_objset_readahead_wait(os);
-	r0 = zstats(spa).zs_reads;
+	r0 = tt_zstats(spa).zs_reads;
 	TT_EQ(r0, r1 + 7);                  /* block 3 was cached */
 	/* which started no read-ahead: block 9 still comes from the device */
 	TT_OK(dmu_view(os, obj, 9 * BS, 8, &v));
 	TT_CHECK(memcmp(v.dv_data, data + 9 * BS, 8) == 0);
 	dmu_view_end(&v);
-	TT_EQ(zstats(spa).zs_reads, r0 + 1);
+	TT_EQ(tt_zstats(spa).zs_reads, r0 + 1);
 	/* two views at once, of one block */
 	TT_OK(dmu_view(os, obj, 0, 8, &v));
 	TT_OK(dmu_view(os, obj, BS - 8, 8, &v2));
@@ -520,28 +507,28 @@ test_stream_scan_resistant(void)
 	 */
 	TT_CHECK(st.dps_cache_bytes <= hotlen + cache / 16 + 2 * MiB + 4 * MiB + 4 * MiB);
 	/* the hot object is still cached: reading it all reads no device */
-	uint64_t r0 = zstats(spa).zs_reads;
+	uint64_t r0 = tt_zstats(spa).zs_reads;
 	for (uint64_t off = 0; off < hotlen; off += MiB) {
 		TT_OK(dmu_read(os, hobj, off, MiB, rb));
 		TT_CHECK(memcmp(rb, hot + off, MiB) == 0);
 	}
-	TT_EQ(zstats(spa).zs_reads, r0);
+	TT_EQ(tt_zstats(spa).zs_reads, r0);
 	/*
 	 * what the stream read was let go (from its middle: the share keeps
 	 * whichever of its blocks came first): it is read from the device again
 	 */
 	TT_OK(dmu_read(os, bobj, 60 * MiB, MiB, rb));
 	TT_CHECK(memcmp(rb, big + 60 * MiB, MiB) == 0);
-	TT_CHECK(zstats(spa).zs_reads >= r0 + MiB / BS);
+	TT_CHECK(tt_zstats(spa).zs_reads >= r0 + MiB / BS);
 	/* reads that are no stream (pieces far apart) keep their blocks */
 	TT_OK(dmu_read(os, bobj, 20 * MiB, MiB, rb));
 	TT_OK(dmu_read(os, bobj, 40 * MiB, MiB, rb));
 	TT_CHECK(memcmp(rb, big + 40 * MiB, MiB) == 0);
 	dmu_objset_readahead_wait(os);
-	r0 = zstats(spa).zs_reads;
+	r0 = tt_zstats(spa).zs_reads;
 	TT_OK(dmu_read(os, bobj, 20 * MiB, MiB, rb));
 	TT_CHECK(memcmp(rb, big + 20 * MiB, MiB) == 0);
-	TT_EQ(zstats(spa).zs_reads, r0);
+	TT_EQ(tt_zstats(spa).zs_reads, r0);
 	spa_close(spa);
 	tarn_free(rb);
 	tarn_free(hot);
