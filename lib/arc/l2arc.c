@@ -8,12 +8,17 @@
  * ring: a 64 KiB header listing its blocks (identity, checksum word,
  * XXH3 of the bytes, offset, size) and the blocks' bytes after it.  The
  * feed copies blocks the ARC evicts into a chunk-sized buffer (the
- * header filled as it goes); the writer thread puts a buffer on the next
- * chunk of the next device (round robin) when it is full, when it has
- * waited lo_idle_ms, or when asked to flush — then sleeps long enough
- * that it writes at most lo_write_max bytes a second on average, so the
- * cache device never takes the pool's bandwidth.  Before a chunk is
- * written over, its blocks leave the index and reads of it drain.
+ * header filled as it goes), which is bound to the next chunk of the next
+ * device (round robin) the first time it is written; the writer thread
+ * writes what is new in it (the new bytes, then the whole header) when it
+ * is full, when it has waited lo_idle_ms, or when asked to flush, so a
+ * slow feed fills a chunk in several writes rather than using a chunk a
+ * second; then it sleeps long enough that it writes at most lo_write_max
+ * bytes a second on average, so the cache device never takes the pool's
+ * bandwidth.  A full buffer is swapped with the spare one (the feed goes
+ * on meanwhile) and the next write starts the next chunk.  Before a
+ * chunk is first written, its old blocks leave the index and reads of it
+ * drain.
  *
  * The index is a hash of entries (56 bytes per cached block: the RAM
  * cost ls_hdr_size reports), one array of entries per written chunk.
@@ -22,7 +27,10 @@
  * bytes fed: bad bytes or an I/O error cost a miss, are counted, and drop
  * the entry; three I/O errors in a row and the device is left alone.
  *
- * Persistence: the chunk headers are the index on disk.  l2arc_dev_add
+ * The bytes of a write go before its header, so a header on the device
+ * never lists bytes that are not there (a torn header fails its checksum
+ * and the chunk is skipped).  Persistence: the chunk headers are the
+ * index on disk.  l2arc_dev_add
  * reads the device header; when it is this pool's (pool guid, device
  * guid, geometry), every chunk header is read and verified, and the
  * entries go in in write order (newer chunks win), so an imported pool
@@ -103,6 +111,10 @@ struct l2arc {
 	uint32_t        l2_rotor;
 	uint8_t        *l2_buf, *l2_wbuf;   /* filling / being written (L2_CHUNK each) */
 	uint32_t        l2_nent, l2_used;   /* of l2_buf */
+	/* the chunk l2_buf is bound to once part of it is written (NULL: none) */
+	l2_dev_t       *l2_odev;
+	uint64_t        l2_ochunk, l2_oseq;
+	uint32_t        l2_onent, l2_oused; /* what of l2_buf is on it */
 	bool            l2_full;
 	uint64_t        l2_first_ns;        /* the first feed into l2_buf */
 	uint64_t        l2_seq;
@@ -164,12 +176,16 @@ l2_ent_drop(l2arc_t *l2, l2_ent_t *e)
 	e->le_dev = NULL;
 }
 
-/* Enter the blocks of chunk c of d as its header lists them (lock held). */
+/*
+ * Enter the blocks [from, to) of chunk c of d as its header lists them,
+ * into its entry array, which holds at least `to` (lock held).
+ */
 static void
-l2_chunk_enter(l2arc_t *l2, l2_dev_t *d, uint64_t c, const l2_chunk_phys_t *ch)
+l2_chunk_enter_range(l2arc_t *l2, l2_dev_t *d, uint64_t c, const l2_chunk_phys_t *ch,
+    uint32_t from, uint32_t to)
 {
-	l2_ent_t *ents = tarn_alloc(sizeof (l2_ent_t) * (ch->lc_nent ? ch->lc_nent : 1));
-	for (uint32_t i = 0; i < ch->lc_nent; i++) {
+	l2_ent_t *ents = d->d_ents[c];
+	for (uint32_t i = from; i < to; i++) {
 		const l2_ent_phys_t *p = &ch->lc_ent[i];
 		l2_ent_t *old = l2_find(l2, p->lp_key, p->lp_bpck);
 		if (old != NULL)
@@ -183,8 +199,35 @@ l2_chunk_enter(l2arc_t *l2, l2_dev_t *d, uint64_t c, const l2_chunk_phys_t *ch)
 		l2->l2_st.ls_asize += P2ROUNDUP(e->le_size, L2_ALIGN);
 		l2->l2_st.ls_blocks++;
 	}
+	d->d_nent[c] = to;
+}
+
+/* Enter a whole chunk found on the device (lock held). */
+static void
+l2_chunk_enter(l2arc_t *l2, l2_dev_t *d, uint64_t c, const l2_chunk_phys_t *ch)
+{
+	d->d_ents[c] = tarn_alloc(sizeof (l2_ent_t) * MAX(ch->lc_nent, 1));
+	l2_chunk_enter_range(l2, d, c, ch, 0, ch->lc_nent);
+}
+
+/*
+ * A chunk written for the last time: its entries move from the array of
+ * L2_MAXENT it was filled in to one of their own size (lock held).
+ */
+static void
+l2_chunk_trim(l2arc_t *l2, l2_dev_t *d, uint64_t c)
+{
+	uint32_t n = d->d_nent[c];
+	l2_ent_t *old = d->d_ents[c], *ents = tarn_alloc(sizeof (l2_ent_t) * MAX(n, 1));
+	for (uint32_t i = 0; i < n; i++) {
+		ents[i] = old[i];
+		if (old[i].le_dev == NULL)
+			continue;
+		tarn_hash_remove(&l2->l2_index, (uint32_t)old[i].le_key, &old[i].le_link);
+		tarn_hash_insert(&l2->l2_index, (uint32_t)ents[i].le_key, &ents[i].le_link);
+	}
+	tarn_free(old);
 	d->d_ents[c] = ents;
-	d->d_nent[c] = ch->lc_nent;
 }
 
 static uint64_t
@@ -229,46 +272,125 @@ l2_pick_dev(l2arc_t *l2)
 	return (NULL);
 }
 
-/* Write l2_wbuf (nent blocks, used bytes) as the next chunk of d (lock held, dropped inside). */
+/* Forget the filling buffer and its chunk (lock held): what it held is not written. */
 static void
-l2_write_chunk(l2arc_t *l2, l2_dev_t *d, uint32_t nent, uint32_t used)
+l2_buf_reset(l2arc_t *l2)
 {
+	l2->l2_nent = l2->l2_used = 0;
+	l2->l2_full = false;
+	l2->l2_odev = NULL;
+}
+
+/*
+ * Bind the filling buffer to the next chunk of a device (lock held; may
+ * wait for reads of that chunk): its old blocks are forgotten.  NULL when
+ * there is no device to write to.
+ */
+static l2_dev_t *
+l2_chunk_open(l2arc_t *l2)
+{
+	l2_dev_t *d = l2_pick_dev(l2);
+	if (d == NULL)
+		return (NULL);
 	uint64_t c = d->d_next;
 	if (d->d_ents[c] != NULL)
 		l2_chunk_drop(l2, d, c);
+	d->d_busy++;
 	while (d->d_readers[c] != 0)
 		pthread_cond_wait(&l2->l2_cv, &l2->l2_lock);
-	l2_chunk_phys_t *ch = (l2_chunk_phys_t *)l2->l2_wbuf;
+	d->d_busy--;
+	d->d_ents[c] = tarn_alloc(sizeof (l2_ent_t) * L2_MAXENT);
+	d->d_nent[c] = 0;
+	l2->l2_odev = d;
+	l2->l2_ochunk = c;
+	l2->l2_oseq = l2->l2_seq++;
+	l2->l2_onent = l2->l2_oused = 0;
+	return (d);
+}
+
+/* The chunk header of l2_buf as it stands: nent blocks, used bytes (lock held). */
+static void
+l2_chunk_header(l2arc_t *l2, const l2_dev_t *d, uint32_t nent, uint32_t used)
+{
+	l2_chunk_phys_t *ch = (l2_chunk_phys_t *)l2->l2_buf;
 	ch->lc_magic = L2_MAGIC_CHUNK;
 	ch->lc_version = L2_VERSION;
 	ch->lc_pool_guid = l2->l2_opts.lo_pool_guid;
 	ch->lc_dev_guid = d->d_guid;
 	ch->lc_epoch = d->d_epoch;
-	ch->lc_seq = l2->l2_seq++;
+	ch->lc_seq = l2->l2_oseq;
 	ch->lc_nent = nent;
 	ch->lc_used = used;
 	ch->lc_pad = 0;
 	memset(&ch->lc_ent[nent], 0, L2_CHUNK_HDR - 8 - sizeof (*ch) - nent * sizeof (l2_ent_phys_t));
 	uint64_t sum = l2_cksum(ch, L2_CHUNK_HDR - 8);
-	memcpy(l2->l2_wbuf + L2_CHUNK_HDR - 8, &sum, 8);
+	memcpy(l2->l2_buf + L2_CHUNK_HDR - 8, &sum, 8);
+}
+
+/*
+ * Write what the filling buffer holds to its chunk (lock held, dropped
+ * inside): the new bytes, then the header listing every block so far.
+ * A chunk is filled in one or more writes (a slow feed writes part of a
+ * chunk every lo_idle_ms, not a chunk each time); the last (buffer full)
+ * swaps the buffers, so the feed goes on into the other one meanwhile,
+ * and moves on to the next chunk.  Returns the bytes written.
+ */
+static uint64_t
+l2_write_chunk(l2arc_t *l2)
+{
+	l2_dev_t *d = l2->l2_odev != NULL ? l2->l2_odev : l2_chunk_open(l2);
+	if (d == NULL) {
+		l2_buf_reset(l2);
+		return (0);
+	}
+	uint64_t c = l2->l2_ochunk;
+	uint32_t nent = l2->l2_nent, used = l2->l2_used;
+	uint32_t nfrom = l2->l2_onent, from = l2->l2_oused;
+	bool last = l2->l2_full || l2->l2_stop || l2->l2_nent >= L2_MAXENT ||
+	    l2->l2_used + 4 * KiB > L2_CHUNK_DATA;
+	l2_chunk_header(l2, d, nent, used);
+	if (last) {
+		uint8_t *b = l2->l2_buf;
+		l2->l2_buf = l2->l2_wbuf;
+		l2->l2_wbuf = b;
+		l2_buf_reset(l2);
+	} else {
+		memcpy(l2->l2_wbuf, l2->l2_buf, L2_CHUNK_HDR);
+		memcpy(l2->l2_wbuf + L2_CHUNK_HDR + from, l2->l2_buf + L2_CHUNK_HDR + from,
+		    used - from);
+	}
 	d->d_busy++;
 	tarn_mutex_unlock(&l2->l2_lock);
-	uint64_t len = L2_CHUNK_HDR + P2ROUNDUP((uint64_t)used, 4 * KiB);
-	int err = vdev_leaf_pwrite(d->d_leaf, l2->l2_wbuf, len, l2_chunk_off(c));
+	uint64_t off = l2_chunk_off(c);
+	int err = used > from ? vdev_leaf_pwrite(d->d_leaf, l2->l2_wbuf + L2_CHUNK_HDR + from,
+	    used - from, off + L2_CHUNK_HDR + from) : 0;
+	if (err == 0)
+		err = vdev_leaf_pwrite(d->d_leaf, l2->l2_wbuf, L2_CHUNK_HDR, off);
 	tarn_mutex_lock(&l2->l2_lock, L2ARC);
 	d->d_busy--;
 	if (err == 0) {
-		l2_chunk_enter(l2, d, c, ch);
-		d->d_next = (c + 1) % d->d_nchunks;
+		l2_chunk_enter_range(l2, d, c, (const l2_chunk_phys_t *)l2->l2_wbuf, nfrom, nent);
+		if (l2->l2_odev == d && !last) {
+			l2->l2_onent = nent;
+			l2->l2_oused = used;
+		}
 		d->d_errors = 0;
 		l2->l2_st.ls_writes++;
-		l2->l2_st.ls_write_bytes += len;
+		l2->l2_st.ls_write_bytes += L2_CHUNK_HDR + (used - from);
 	} else {
 		l2->l2_st.ls_io_errors++;
 		if (++d->d_errors >= L2_MAX_ERRORS)
 			d->d_dead = true;
+		if (l2->l2_odev == d)
+			l2_buf_reset(l2);       /* the blocks not written are dropped */
+		last = true;
+	}
+	if (last && !d->d_removing) {
+		l2_chunk_trim(l2, d, c);
+		d->d_next = (c + 1) % d->d_nchunks;
 	}
 	pthread_cond_broadcast(&l2->l2_cv);
+	return (err == 0 ? L2_CHUNK_HDR + (uint64_t)(used - from) : 0);
 }
 
 /* Whether the writer should write the filling buffer now (lock held); else how long to wait. */
@@ -276,8 +398,8 @@ static bool
 l2_ready(l2arc_t *l2, uint64_t *wait_ns)
 {
 	*wait_ns = 1000ull * 1000 * 1000;
-	if (l2->l2_nent == 0)
-		return (false);
+	if (l2->l2_nent == (l2->l2_odev != NULL ? l2->l2_onent : 0))
+		return (false);         /* nothing new since the last write */
 	if (l2->l2_full || l2->l2_flush_req != l2->l2_flush_done || l2->l2_stop)
 		return (true);
 	uint64_t idle = (l2->l2_opts.lo_idle_ms ? l2->l2_opts.lo_idle_ms : 1000) * 1000000ull;
@@ -314,22 +436,14 @@ l2_writer(void *arg)
 			l2_timedwait(l2, wait_ns);
 			continue;
 		}
-		uint32_t nent = l2->l2_nent, used = l2->l2_used;
-		uint8_t *b = l2->l2_buf;
-		l2->l2_buf = l2->l2_wbuf;
-		l2->l2_wbuf = b;
-		l2->l2_nent = l2->l2_used = 0;
-		l2->l2_full = false;
-		l2_dev_t *d = l2_pick_dev(l2);
-		if (d != NULL)
-			l2_write_chunk(l2, d, nent, used);
+		uint64_t bytes = l2_write_chunk(l2);
 		l2->l2_flush_done = req;
 		pthread_cond_broadcast(&l2->l2_cv);
-		/* the rate: this chunk's bytes at lo_write_max a second */
+		/* the rate: the bytes just written at lo_write_max a second */
 		uint64_t rate = l2->l2_opts.lo_write_max ? l2->l2_opts.lo_write_max :
 		    L2ARC_WRITE_MAX_DEFAULT;
-		uint64_t until = tarn_now_ns() + (L2_CHUNK_HDR + (uint64_t)used) * 1000000000ull / rate;
-		while (d != NULL && !l2->l2_stop && l2->l2_flush_req == l2->l2_flush_done &&
+		uint64_t until = tarn_now_ns() + bytes * 1000000000ull / rate;
+		while (bytes > 0 && !l2->l2_stop && l2->l2_flush_req == l2->l2_flush_done &&
 		    tarn_now_ns() < until)
 			l2_timedwait(l2, until - tarn_now_ns());
 	}
@@ -538,6 +652,8 @@ l2arc_dev_remove(l2arc_t *l2, vdev_t *leaf)
 			break;
 		pthread_cond_wait(&l2->l2_cv, &l2->l2_lock);
 	}
+	if (l2->l2_odev == d)
+		l2_buf_reset(l2);       /* its pending blocks go with it */
 	l2->l2_devs[i] = l2->l2_devs[--l2->l2_ndevs];
 	l2_dev_free(l2, d);
 	tarn_mutex_unlock(&l2->l2_lock);
@@ -622,8 +738,8 @@ l2arc_feed(l2arc_t *l2, uint64_t key, uint64_t bpck, const void *buf, uint32_t s
 	memcpy(l2->l2_buf + L2_CHUNK_HDR + off, buf, size);
 	l2_chunk_phys_t *ch = (l2_chunk_phys_t *)l2->l2_buf;
 	ch->lc_ent[l2->l2_nent] = (l2_ent_phys_t){ key, bpck, hash, off, size };
-	if (l2->l2_nent++ == 0)
-		l2->l2_first_ns = tarn_now_ns();
+	if (l2->l2_nent++ == (l2->l2_odev != NULL ? l2->l2_onent : 0))
+		l2->l2_first_ns = tarn_now_ns();        /* the first block not yet written */
 	l2->l2_used = (uint32_t)P2ROUNDUP((uint64_t)off + size, L2_ALIGN);
 	if (l2->l2_used + 4 * KiB > L2_CHUNK_DATA || l2->l2_nent == L2_MAXENT) {
 		l2->l2_full = true;
@@ -638,11 +754,16 @@ l2arc_wants(l2arc_t *l2, uint64_t key, uint64_t bpck, uint32_t size)
 	if (size == 0 || size > L2ARC_BLOCK_MAX)
 		return (false);
 	tarn_mutex_lock(&l2->l2_lock, L2ARC);
-	bool w = l2->l2_ndevs > 0 && !l2->l2_full && l2->l2_nent < L2_MAXENT &&
-	    (uint64_t)l2->l2_used + size <= L2_CHUNK_DATA && l2_find(l2, key, bpck) == NULL;
+	bool room = !l2->l2_full && l2->l2_nent < L2_MAXENT &&
+	    (uint64_t)l2->l2_used + size <= L2_CHUNK_DATA;
+	bool w = l2->l2_ndevs > 0 && room && l2_find(l2, key, bpck) == NULL;
 	if (!w && l2->l2_ndevs > 0 && l2_find(l2, key, bpck) == NULL) {
 		l2->l2_st.ls_feeds++;
 		l2->l2_st.ls_feed_drops++;
+	}
+	if (!room && l2->l2_ndevs > 0 && !l2->l2_full) {
+		l2->l2_full = true;     /* the writer closes this chunk now */
+		pthread_cond_broadcast(&l2->l2_cv);
 	}
 	tarn_mutex_unlock(&l2->l2_lock);
 	return (w);

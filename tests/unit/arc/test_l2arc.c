@@ -258,9 +258,13 @@ test_wrap(void)
 	l2arc_t *l2 = mk(POOL_GUID, 1ull << 30);
 	TT_OK(l2arc_dev_add(l2, d.leaf, 80));
 	l2arc_stats_t st;
-	uint64_t per = 7 * MiB / (128 * KiB);   /* one flush, one chunk */
+	/*
+	 * a round fills a chunk: 63 blocks of 128 KiB fit, the 64th does not
+	 * (it is dropped and marks the buffer full), the flush writes it out
+	 */
+	uint64_t per = (8 * MiB - 64 * KiB) / (128 * KiB);
 	for (uint64_t round = 0; round < 5; round++) {
-		feed_n(l2, round * 100, per, 128 * KiB);
+		feed_n(l2, round * 100, per + 1, 128 * KiB);
 		l2arc_flush(l2);
 		l2arc_stats(l2, &st);
 		TT_CHECK(st.ls_asize <= st.ls_dev_size);
@@ -277,11 +281,44 @@ test_wrap(void)
 	l2 = mk(POOL_GUID, 1ull << 30);
 	TT_OK(l2arc_dev_add(l2, d.leaf, 80));
 	TT_EQ(hits_n(l2, 400, per, 128 * KiB), per);
-	feed_n(l2, 900, per, 128 * KiB);
+	feed_n(l2, 900, per + 1, 128 * KiB);
 	l2arc_flush(l2);
 	TT_EQ(hits_n(l2, 900, per, 128 * KiB), per);
 	TT_EQ(hits_n(l2, 400, per, 128 * KiB), per);
 	TT_EQ(hits_n(l2, 300, per, 128 * KiB), 0);
+	l2arc_destroy(l2);
+	dev_close(&d, true);
+}
+
+/*
+ * A slow feed (a few blocks, then an idle write, again and again) fills
+ * one chunk in many writes instead of using a chunk each time: on a ring
+ * of two chunks, all of it stays, and comes back after a rebuild.
+ */
+static void
+test_slow_feed_packs(void)
+{
+	dev_t_ d = dev_open("slow", l2arc_min_size());
+	l2arc_opts_t o = { .lo_pool_guid = POOL_GUID, .lo_write_max = 1ull << 30,
+		.lo_idle_ms = 20 };
+	l2arc_t *l2 = l2arc_create(&o);
+	TT_OK(l2arc_dev_add(l2, d.leaf, 86));
+	for (uint64_t round = 0; round < 12; round++) {
+		uint64_t w = writes_of(l2);
+		feed_n(l2, round * 10, 10, BLK);
+		TT_ASSERT(wait_writes(l2, w + 1));
+	}
+	l2arc_stats_t st;
+	l2arc_stats(l2, &st);
+	TT_CHECK(st.ls_writes >= 12);
+	TT_EQ(hits_n(l2, 0, 120, BLK), 120);
+	TT_EQ(st.ls_blocks, 120);
+	l2arc_destroy(l2);
+	l2 = l2arc_create(&o);
+	TT_OK(l2arc_dev_add(l2, d.leaf, 86));
+	l2arc_stats(l2, &st);
+	TT_EQ(st.ls_rebuild_blocks, 120);
+	TT_EQ(hits_n(l2, 0, 120, BLK), 120);
 	l2arc_destroy(l2);
 	dev_close(&d, true);
 }
@@ -399,4 +436,4 @@ TT_MAIN({ "hit_after_write", test_hit_after_write }, { "persistent", test_persis
     { "corrupt", test_corrupt }, { "wrap", test_wrap },
     { "remove_while_reading", test_remove_while_reading },
     { "rate_and_drops", test_rate_and_drops }, { "bad_devices", test_bad_devices },
-    { "idle_write", test_idle_write })
+    { "idle_write", test_idle_write }, { "slow_feed_packs", test_slow_feed_packs })
