@@ -210,10 +210,6 @@ tarn_daemon_stop() {
 	pid_alive "$pid" && stop_pid "$pid"
 	return 0
 }
-zfsrc_restore() {
-	[ -n "$ZFSRC_SAVED" ] && [ -s "$ZFSRC_SAVED" ] && cat "$ZFSRC_SAVED" >"$ZFSRC"
-	ZFSRC_SAVED=""
-}
 zfs_stop() {
 	zfs_pool_destroy
 	ZFS_POOL=""
@@ -521,17 +517,10 @@ zfs_daemon_setting() {	# zfs_daemon_setting tuned|default
 		return 1
 	fi
 	if [ "$1" = tuned ]; then
-		cp "$ZFSRC" "$T/zfsrc.orig" || return 1
-		ZFSRC_SAVED=$T/zfsrc.orig
-		sed -e "s/^[[:space:]]*max-arc-size.*/max-arc-size = $ARC_M/" \
-			-e 's/^[[:space:]]*zfs-prefetch-disable/# &/' "$T/zfsrc.orig" >"$ZFSRC"
-		grep -q '^max-arc-size' "$ZFSRC" || echo "max-arc-size = $ARC_M" >>"$ZFSRC"
-		zfs_daemon
-		local rc=$?
-		zfsrc_restore
-		return $rc
+		zfs_daemon_as "$ARC_M"
+	else
+		zfs_daemon_as default
 	fi
-	zfs_daemon
 }
 ref_zfs() {	# ref_zfs tuned|default
 	local f=$MNT/ws n=ref_zfs_$1 i

@@ -112,6 +112,40 @@ zfs_daemon() {
 	return 1
 }
 
+# zfs_daemon_as default|ARC_MB: zfs-fuse started with Debian's
+# /etc/zfs/zfsrc as it is, or tuned: max-arc-size ARC_MB and prefetch on
+# (the file is changed for the start only: zfs-fuse reads it then, and it
+# is put back at once; ZFSRC_SAVED names the copy meanwhile, for the
+# caller's cleanup to put back after a kill).  A running zfs-fuse of ours
+# with the other setting is stopped first (ZFS_SETTING says which runs).
+ZFSRC=${ZFSRC:-/etc/zfs/zfsrc}
+ZFSRC_SAVED=""
+ZFS_SETTING=""
+zfsrc_restore() {
+	[ -n "$ZFSRC_SAVED" ] && [ -s "$ZFSRC_SAVED" ] && cat "$ZFSRC_SAVED" >"$ZFSRC"
+	ZFSRC_SAVED=""
+}
+zfs_daemon_as() {
+	local want=$1 rc
+	if [ -n "$ZFS_PID" ] && [ "$ZFS_SETTING" != "$want" ]; then
+		stop_pid "$ZFS_PID"
+		ZFS_PID=""
+	fi
+	[ -n "$ZFS_PID" ] && return 0
+	if [ "$want" != default ]; then
+		cp "$ZFSRC" "$T/zfsrc.orig" || return 1
+		ZFSRC_SAVED=$T/zfsrc.orig
+		sed -e "s/^[[:space:]]*max-arc-size.*/max-arc-size = $want/" \
+			-e 's/^[[:space:]]*zfs-prefetch-disable/# &/' "$T/zfsrc.orig" >"$ZFSRC"
+		grep -q '^max-arc-size' "$ZFSRC" || echo "max-arc-size = $want" >>"$ZFSRC"
+	fi
+	zfs_daemon
+	rc=$?
+	zfsrc_restore
+	[ "$rc" -eq 0 ] && ZFS_SETTING=$want
+	return $rc
+}
+
 # zfs_pool_destroy: destroy $ZFS_POOL; FUSE releases files asynchronously,
 # so "pool is busy" right after a job is retried for a while
 zfs_pool_destroy() {

@@ -37,13 +37,19 @@
 #   --files    files for create/stat/delete (default 5000)
 #   --bonnie   bonnie++'s file count in units of 1024 (default 32; 0: skip)
 #   --targets  comma list from: tarn-single,tarn-mirror,tarn-raidz1,
-#              zfs-single,zfs-mirror,zfs-raidz1,ext4,btrfs,btrfs-raid5,
+#              zfs-single,zfs-mirror,zfs-raidz1 (Debian's /etc/zfs/zfsrc),
+#              zfs-tuned-single,zfs-tuned-mirror,zfs-tuned-raidz1 (the same
+#              with max-arc-size = --zfs-arc and prefetch on),
+#              ext4,btrfs,btrfs-raid5,
 #              overlay (default: all)
 #   --jobs     seq: only the sequential figures (write, rewrite, cold and
 #              warm read); meta: only file create / stat / delete (fio and
 #              bonnie++); all (default): every figure
 #   --build    Tarn's build directory (default build)
 #   --tarn-opts OPTS   tarn-mount -o OPTS (e.g. uring=off, poll=0)
+#   --zfs-arc MB  zfs-tuned-*'s max-arc-size (default 1024: the same cache
+#              as Tarn's, tarn-mount's ARC of 1 GiB); /etc/zfs/zfsrc is changed
+#              only while zfs-fuse starts, and put back even after a kill
 #   --rounds N do everything N times, the targets in turn in each round,
 #              and print each figure's median (default 1): on a noisy
 #              machine single figures move 10-20% from run to run.  Each
@@ -73,7 +79,8 @@ SIZE=1G
 RUNTIME=5
 NFILES=5000
 BONNIE_K=32
-TARGETS=tarn-single,tarn-mirror,tarn-raidz1,zfs-single,zfs-mirror,zfs-raidz1,ext4,btrfs,btrfs-raid5,overlay
+TARGETS=tarn-single,tarn-mirror,tarn-raidz1,zfs-single,zfs-mirror,zfs-raidz1,zfs-tuned-single,zfs-tuned-mirror,zfs-tuned-raidz1,ext4,btrfs,btrfs-raid5,overlay
+ZFS_ARC=1024	# MB: zfs-tuned-*'s max-arc-size, Tarn's cache (tarn-mount's 1 GiB ARC)
 B=$SRC/build
 JOBS=all
 TARN_OPTS=()
@@ -93,6 +100,7 @@ while [ $# -gt 0 ]; do
 	--jobs) JOBS=$2; shift 2 ;;
 	--tarn-opts) TARN_OPTS=(-o "$2"); shift 2 ;;
 	--rounds) ROUNDS=$2; shift 2 ;;
+	--zfs-arc) ZFS_ARC=$2; shift 2 ;;
 	-h|--help) usage 0 ;;
 	*) echo "unknown option: $1" >&2; usage 2 ;;
 	esac
@@ -141,6 +149,7 @@ cleanup() {
 	zfs_pool_destroy
 	ZFS_POOL=""
 	if [ -n "$ZFS_PID" ]; then stop_pid "$ZFS_PID"; ZFS_PID=""; fi
+	zfsrc_restore
 	unmount_mnt
 	local l
 	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
@@ -370,9 +379,12 @@ bench_tarn() {
 	rm -rf "${TMPFS:?}/dev"
 }
 
+# bench_zfs LAYOUT [ARC_MB]: zfs-fuse at Debian's settings, or tuned
 bench_zfs() {
+	local name=zfs-$1 setting=default
+	[ -n "${2:-}" ] && { name=zfs-tuned-$1; setting=$2; }
 	mkfiles "$(ndevs "$1")"
-	zfs_daemon || return
+	zfs_daemon_as "$setting" || return
 	# shellcheck disable=SC2046
 	# cachefile=none: nothing of ours in zfs-fuse's /var/lib/zfs/zpool.cache
 	if ! "$ZPOOL" create -f -o cachefile=none -m "$MNT" tarnbenchzfs $(spec "$1") 2>"$T/zpool.err"; then
@@ -380,7 +392,7 @@ bench_zfs() {
 		return
 	fi
 	ZFS_POOL=tarnbenchzfs
-	run_jobs "zfs-$1" zfs_remount
+	run_jobs "$name" zfs_remount
 	zfs_pool_destroy || exit 1
 	rm -rf "${TMPFS:?}/dev"
 }
@@ -447,6 +459,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		case "$t" in
 		tarn-single|tarn-mirror|tarn-raidz1) bench_tarn "${t#tarn-}" ;;
 		zfs-single|zfs-mirror|zfs-raidz1) bench_zfs "${t#zfs-}" ;;
+		zfs-tuned-single|zfs-tuned-mirror|zfs-tuned-raidz1) bench_zfs "${t#zfs-tuned-}" "$ZFS_ARC" ;;
 		ext4) bench_loopfs ext4 1 mkfs.ext4 -q -F ;;
 		btrfs) bench_loopfs btrfs 1 mkfs.btrfs -f ;;
 		btrfs-raid5) bench_loopfs btrfs-raid5 4 mkfs.btrfs -f -d raid5 -m raid5 ;;
@@ -459,7 +472,8 @@ if [ -n "$ZFS_PID" ]; then stop_pid "$ZFS_PID"; ZFS_PID=""; fi
 
 # --- the table
 echo
-echo "# figures: MiB/s for seq_*, operations/s for the rest; ratio = Tarn / zfs-fuse"
+echo "# figures: MiB/s for seq_*, operations/s for the rest; r-L = Tarn / zfs-fuse at"
+echo "#   Debian's settings, r-tuned-L = Tarn / zfs-fuse with max-arc-size $ZFS_ARC and prefetch on"
 [ "$ROUNDS" -gt 1 ] && echo "# each figure the median of its $ROUNDS rounds"
 python3 - "$RES" "${TLIST[@]}" <<'EOF'
 import statistics, sys
@@ -480,9 +494,10 @@ figs = ["seq_write", "seq_rewrite", "seq_read_cold", "seq_read_warm",
 	"file_create", "file_stat", "file_stat_cold", "file_delete",
 	"bon_seq_create", "bon_seq_stat", "bon_seq_delete",
 	"bon_rand_create", "bon_rand_stat", "bon_rand_delete"]
-ratios = [l for l in ("single", "mirror", "raidz1")
-	if "tarn-" + l in targets and "zfs-" + l in targets]
-cols = targets + ["ratio-" + l for l in ratios]
+# Tarn / each peer setting present: zfs-L (Debian's) and zfs-tuned-L
+ratios = [(l, p) for l in ("single", "mirror", "raidz1") for p in ("zfs-", "zfs-tuned-")
+	if "tarn-" + l in targets and p + l in targets]
+cols = targets + ["r-" + ("tuned-" if p == "zfs-tuned-" else "") + l for l, p in ratios]
 w = max(12, max(len(c) for c in cols) + 1)
 print("%-14s" % "figure" + "".join("%*s" % (w, c) for c in cols))
 def fmt(v):
@@ -491,8 +506,8 @@ def fmt(v):
 	return "-" if v is None else "%.0f" % v
 for f in figs:
 	row = [fmt(res.get((t, f))) for t in targets]
-	for l in ratios:
-		a, b = res.get(("tarn-" + l, f)), res.get(("zfs-" + l, f))
+	for l, p in ratios:
+		a, b = res.get(("tarn-" + l, f)), res.get((p + l, f))
 		num = all(isinstance(x, float) and x > 0 for x in (a, b))
 		row.append("%.2f" % (a / b) if num else "-")
 	print("%-14s" % f + "".join("%*s" % (w, c) for c in row))
