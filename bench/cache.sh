@@ -158,7 +158,6 @@ ZPOOL=/usr/sbin/zpool		# zfs-fuse's; never a zpool/zfs found in PATH
 ZFS=/usr/sbin/zfs
 ZFSFUSE=/usr/sbin/zfs-fuse	# lib.bash's zfs_daemon runs it
 export ZFSFUSE
-ZFSRC=/etc/zfs/zfsrc
 has_part() { case ",$PARTS," in *,"$1",*) return 0 ;; esac; return 1; }
 has_tgt() { case ",$TARGETS," in *,"$1",*) return 0 ;; esac; return 1; }
 
@@ -191,25 +190,11 @@ ZFS_PID=""			# zfs-fuse daemon
 ZFS_POOL=""			# zfs-fuse pool imported now
 ZFS_STOPPED=0
 ZFS_LOOP=""			# the loop device under zfs-fuse's cache device
-ZFSRC_SAVED=""			# our copy of /etc/zfs/zfsrc while it is changed
 mkdir -p "$TMPFS" "$MNT" "$TARN_RUNDIR"
 : >"$RES"
 : >"$NOTES"
 printf 'arc_max=%dM\narc_min=%dM\nl2arc_write_max=1G\n' "$ARC_M" $((ARC_M / 2)) >"$TARN_CONFIG"
 
-tarnd_pid() {	# the PID in our tarnd's PID file, when it names a tarnd
-	local pid
-	pid=$(head -c 32 "$TARN_RUNDIR/tarnd.pid" 2>/dev/null | tr -dc '0-9')
-	[ -n "$pid" ] && tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null |
-		head -n 1 | grep -q 'tarnd$' && echo "$pid"
-}
-tarn_daemon_stop() {
-	local pid
-	pid=$(tarnd_pid) || return 0
-	timeout 60 "$TARN" daemon stop >/dev/null 2>&1
-	pid_alive "$pid" && stop_pid "$pid"
-	return 0
-}
 zfs_stop() {
 	zfs_pool_destroy
 	ZFS_POOL=""

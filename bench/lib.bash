@@ -89,6 +89,24 @@ print("wake-up latency: pipe round trip %.0f us across CPUs, %.0f us on one CPU"
 PYEOF
 }
 
+# --- tarnd (the caller sets TARN, TARN_RUNDIR)
+
+# tarnd_pid: the PID in our tarnd's PID file, when it names a tarnd
+tarnd_pid() {
+	local pid
+	pid=$(head -c 32 "$TARN_RUNDIR/tarnd.pid" 2>/dev/null | tr -dc '0-9')
+	[ -n "$pid" ] && tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null |
+		head -n 1 | grep -q 'tarnd$' && echo "$pid"
+}
+# tarn_daemon_stop: stop our tarnd (daemon stop, then by its PID)
+tarn_daemon_stop() {
+	local pid
+	pid=$(tarnd_pid) || return 0
+	timeout 60 "$TARN" daemon stop >/dev/null 2>&1
+	pid_alive "$pid" && stop_pid "$pid"
+	return 0
+}
+
 # --- zfs-fuse (the caller sets ZFSFUSE, ZPOOL, T, ZFS_PID, ZFS_POOL)
 
 # zfs_daemon: start zfs-fuse (pid file in $T) unless ZFS_PID is set, and
@@ -117,17 +135,17 @@ zfs_daemon() {
 # (the file is changed for the start only: zfs-fuse reads it then, and it
 # is put back at once; ZFSRC_SAVED names the copy meanwhile, for the
 # caller's cleanup to put back after a kill).  A running zfs-fuse of ours
-# with the other setting is stopped first (ZFS_SETTING says which runs).
+# with the other setting is stopped first (ZFS_RUNNING_AS says which runs).
 ZFSRC=${ZFSRC:-/etc/zfs/zfsrc}
 ZFSRC_SAVED=""
-ZFS_SETTING=""
+ZFS_RUNNING_AS=""
 zfsrc_restore() {
 	[ -n "$ZFSRC_SAVED" ] && [ -s "$ZFSRC_SAVED" ] && cat "$ZFSRC_SAVED" >"$ZFSRC"
 	ZFSRC_SAVED=""
 }
 zfs_daemon_as() {
 	local want=$1 rc
-	if [ -n "$ZFS_PID" ] && [ "$ZFS_SETTING" != "$want" ]; then
+	if [ -n "$ZFS_PID" ] && [ "$ZFS_RUNNING_AS" != "$want" ]; then
 		stop_pid "$ZFS_PID"
 		ZFS_PID=""
 	fi
@@ -142,7 +160,7 @@ zfs_daemon_as() {
 	zfs_daemon
 	rc=$?
 	zfsrc_restore
-	[ "$rc" -eq 0 ] && ZFS_SETTING=$want
+	[ "$rc" -eq 0 ] && ZFS_RUNNING_AS=$want
 	return $rc
 }
 

@@ -146,7 +146,6 @@ TARN=$B/cmd/tarn/tarn
 ZPOOL=/usr/sbin/zpool		# zfs-fuse's; never a zpool/zfs found in PATH
 ZFS=/usr/sbin/zfs
 ZFSFUSE=/usr/sbin/zfs-fuse
-ZFSRC=/etc/zfs/zfsrc
 
 # --- packages (only what is missing)
 need=()
@@ -178,29 +177,11 @@ export TARN_AUTOMOUNT=1
 TARN_POOLS=()			# Tarn pools that exist now
 ZFS_PID=""			# zfs-fuse daemon
 ZFS_POOLS=()			# zfs-fuse pools imported now
-ZFSRC_SAVED=""			# our copy of /etc/zfs/zfsrc while it is changed
 LOOPS=()			# loop devices we attached
 mkdir -p "$TMPFS" "$MNT" "$MNT2"
 : >"$RES"
 : >"$NOTES"
 
-tarnd_pid() {	# the PID in our tarnd's PID file, when it names a tarnd
-	local pid
-	pid=$(head -c 32 "$TARN_RUNDIR/tarnd.pid" 2>/dev/null | tr -dc '0-9')
-	[ -n "$pid" ] && tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null |
-		head -n 1 | grep -q 'tarnd$' && echo "$pid"
-}
-tarn_daemon_stop() {
-	local pid
-	pid=$(tarnd_pid) || return 0
-	timeout 60 "$TARN" daemon stop >/dev/null 2>&1
-	pid_alive "$pid" && stop_pid "$pid"
-	return 0
-}
-zfsrc_restore() {
-	[ -n "$ZFSRC_SAVED" ] && [ -s "$ZFSRC_SAVED" ] && cat "$ZFSRC_SAVED" >"$ZFSRC"
-	ZFSRC_SAVED=""
-}
 zfs_stop() {	# destroy our zfs-fuse pools, stop its daemon
 	local p
 	for p in "${ZFS_POOLS[@]}"; do
@@ -381,20 +362,12 @@ zfs_daemon_setting() {
 		return 1
 	fi
 	[ -n "$ZFS_PID" ] && return 0
+	# tuned: Tarn's cache size and prefetch on (lib.bash)
 	if [ "$ZFS_SETTING" = tuned ]; then
-		# Tarn's cache size and prefetch on: zfsrc changed for the
-		# moment the daemon reads it
-		cp "$ZFSRC" "$T/zfsrc.orig" || return 1
-		ZFSRC_SAVED=$T/zfsrc.orig
-		sed -e 's/^[[:space:]]*max-arc-size.*/max-arc-size = 1024/' \
-			-e 's/^[[:space:]]*zfs-prefetch-disable/# &/' "$T/zfsrc.orig" >"$ZFSRC"
-		grep -q '^max-arc-size' "$ZFSRC" || echo 'max-arc-size = 1024' >>"$ZFSRC"
-		zfs_daemon
-		local rc=$?
-		zfsrc_restore
-		return $rc
+		zfs_daemon_as 1024
+	else
+		zfs_daemon_as default
 	fi
-	zfs_daemon
 }
 zfs_setup() {
 	local p m

@@ -139,19 +139,6 @@ mkdir -p "$TMPFS" "$MNT"
 : >"$RES"
 : >"$NOTES"
 
-tarnd_pid() {	# the PID in our tarnd's PID file, when it names a tarnd
-	local pid
-	pid=$(head -c 32 "$TARN_RUNDIR/tarnd.pid" 2>/dev/null | tr -dc '0-9')
-	[ -n "$pid" ] && tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null |
-		head -n 1 | grep -q 'tarnd$' && echo "$pid"
-}
-tarn_daemon_stop() {
-	local pid
-	pid=$(tarnd_pid) || return 0
-	timeout 60 "$TARN" daemon stop >/dev/null 2>&1
-	pid_alive "$pid" && stop_pid "$pid"
-	return 0
-}
 
 cleanup() {
 	trap - EXIT INT TERM
