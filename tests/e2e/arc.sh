@@ -12,7 +12,8 @@
 # twice survives a sequential read of a file ten times the cache.  Prints
 # the daemon's RSS against arc_max.
 #
-# Cleanup even on failure: the sampler and the load are killed by PID,
+# Cleanup even on failure: the sampler and the load are killed by PID
+# (lib.sh's E2E_BGPIDS),
 # lib.sh destroys the pool, stops the daemon and unmounts what is left.
 . "$(dirname "$0")/lib.sh"
 describe "ARC: hard limit under reads+writes+scrub, arc_max at run time, config, primarycache"
@@ -21,17 +22,6 @@ require_daemon_mounts
 export TARN_CONFIG="$E2E_TMP/tarnd.conf"
 MAX=$((32 * 1024 * 1024))
 printf '# the daemon of arc.sh\narc_max = 32M\n  arc_min=16M   # floor\n' >"$TARN_CONFIG"
-BGPIDS=()
-arc_cleanup() {
-	local rc=$? p
-	for p in "${BGPIDS[@]}"; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	(exit $rc)
-	e2e_cleanup
-}
-trap arc_cleanup EXIT
 
 # --- the config file decides at daemon start
 tarn_ok daemon get -Hp arc_max arc_min
@@ -84,19 +74,19 @@ sum_big=$(md5sum <"$MNT/big" | cut -d' ' -f1)
 
 # --- the limit under load: samples of size, held and c every 0.2 s
 "$TARN" arcstat -p -f arcsz,held,c 0.2 >"$E2E_TMP/samples" 2>&1 &
-BGPIDS+=($!)
-python3 "$E2E_TMP/rr.py" "$MNT/big" 10 1 & BGPIDS+=($!)
-python3 "$E2E_TMP/rr.py" "$MNT/big" 10 2 & BGPIDS+=($!)
+E2E_BGPIDS+=($!)
+python3 "$E2E_TMP/rr.py" "$MNT/big" 10 1 & E2E_BGPIDS+=($!)
+python3 "$E2E_TMP/rr.py" "$MNT/big" 10 2 & E2E_BGPIDS+=($!)
 (for i in 1 2 3 4 5 6; do
 	dd if=/dev/urandom of="$MNT/w$((i % 2))" bs=128k count=256 conv=fsync status=none
-done) & BGPIDS+=($!)
+done) & E2E_BGPIDS+=($!)
 sleep 1
 tarn_ok pool scrub -w tank
-for p in "${BGPIDS[@]:1}"; do wait "$p"; done
+for p in "${E2E_BGPIDS[@]:1}"; do wait "$p"; done
 sleep 0.5
-kill "${BGPIDS[0]}" 2>/dev/null
-wait "${BGPIDS[0]}" 2>/dev/null
-BGPIDS=()
+kill "${E2E_BGPIDS[0]}" 2>/dev/null
+wait "${E2E_BGPIDS[0]}" 2>/dev/null
+E2E_BGPIDS=()
 # slack (docs/DESIGN.md, "The ARC"): blocks held by readers (here at most
 # 2 readers x 2 blocks of 128K, FUSE's threads answering them) and one
 # block per thread between its insert and its evict (16 FUSE threads, 2

@@ -13,7 +13,8 @@
 # while a reader runs: the reader sees no error.  Bad input: a cache
 # device too small.
 #
-# Cleanup even on failure: the background reader killed by its PID;
+# Cleanup even on failure: the background reader killed by its PID
+# (lib.sh's E2E_BGPIDS);
 # lib.sh destroys the pool, stops the daemon by its PID, unmounts and
 # removes the temp dir.
 . "$(dirname "$0")/lib.sh"
@@ -22,17 +23,6 @@ require_daemon_mounts
 
 export TARN_CONFIG="$E2E_TMP/tarnd.conf"
 printf 'arc_max=32M\narc_min=16M\nl2arc_write_max=1G\n' >"$TARN_CONFIG"
-BGPIDS=()
-l2_cleanup() {
-	local rc=$? p
-	for p in "${BGPIDS[@]}"; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	(exit $rc)
-	e2e_cleanup
-}
-trap l2_cleanup EXIT
 
 # l2 KEY: one figure of the daemon's ARC statistics (arc.stats)
 l2() {
@@ -145,10 +135,10 @@ out_has "is healthy"
 
 # zpool remove of the cache device while a reader runs
 python3 "$E2E_TMP/blocks.py" check "$MNT/f" 6 >"$E2E_TMP/bg.out" 2>&1 &
-BGPIDS+=($!)
+E2E_BGPIDS+=($!)
 sleep 0.5
 tarn_ok pool remove tank "$DEVDIR/cache0"
-wait "${BGPIDS[0]}"
+wait "${E2E_BGPIDS[0]}"
 [ "$?" -eq 0 ] && [ "$(cat "$E2E_TMP/bg.out")" = 0 ] && pass ||
 	{ fail "the reader during the removal: $(cat "$E2E_TMP/bg.out")"; }
 tarn pool status tank

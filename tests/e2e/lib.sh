@@ -87,9 +87,16 @@ stop_daemon() {
 	done
 }
 
+# Background helpers a test starts (their PIDs in E2E_BGPIDS) are killed
+# first by e2e_cleanup.
+E2E_BGPIDS=()
 e2e_cleanup() {
 	local rc=$? name
 	trap - EXIT INT TERM
+	for name in "${E2E_BGPIDS[@]}"; do
+		kill "$name" 2>/dev/null
+		wait "$name" 2>/dev/null
+	done
 	if [ -x "$TARN" ] && [ -f "$TARN_CACHEFILE" ]; then
 		for name in $(awk '$1 == "pool" { print $3 }' "$TARN_CACHEFILE" 2>/dev/null); do
 			timeout -k 5 30 "$TARN" pool destroy -f "$name" >/dev/null 2>&1
