@@ -119,6 +119,7 @@ tarn_fuse_opts_init(tarn_fuse_opts_t *o)
 	o->tfo_attr_timeout = 60.0;
 	o->tfo_max_threads = 16;
 	o->tfo_read_ahead_kb = 4096;
+	o->tfo_readaround = true;
 	o->tfo_fsname = "tarn";
 	o->tfo_snap_idle_ms = 60 * 1000;
 }
@@ -339,6 +340,7 @@ tf_free(tarn_fuse_t *t)
 	if (t->tf_loop_cfg != NULL)
 		fuse_loop_cfg_destroy(t->tf_loop_cfg);
 	tf_snapdir_fini(t);
+	tf_around_fini(t);
 	tarn_fuse_nodes_fini(&t->tf_nodes);
 	pthread_mutex_destroy(&t->tf_lock);
 	pthread_mutex_destroy(&t->tf_umount_lock);
@@ -374,6 +376,7 @@ tf_new(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *o)
 	VERIFY0(pthread_cond_init(&t->tf_cv, NULL));
 	tarn_fuse_nodes_init(&t->tf_nodes);
 	tf_snapdir_init(t);
+	tf_around_init(t);
 	t->tf_loop_cfg = fuse_loop_cfg_create();
 	fuse_loop_cfg_set_clone_fd(t->tf_loop_cfg, 1);
 	unsigned nthr = o->tfo_max_threads != 0 ? o->tfo_max_threads : 16;
@@ -473,6 +476,7 @@ tarn_fuse_mount(posix_fs_t *fs, const char *mountpoint, const tarn_fuse_opts_t *
 	tf_set_readahead(t);
 	tf_space_start(t);
 	tf_snapdir_start(t);
+	tf_around_start(t);
 	*out = t;
 	return (0);
 }
@@ -603,6 +607,7 @@ tarn_fuse_unmount(tarn_fuse_t *t, bool force)
 		}
 	}
 	pthread_join(t->tf_loop_thread, NULL);
+	tf_around_stop(t);
 	tf_snapdir_stop(t);
 	tf_space_stop(t);
 	tarn_fuse_uring_stop(t);
@@ -672,6 +677,7 @@ tf_notify_rc(int rc)
 int
 tarn_fuse_invalidate_inode(tarn_fuse_t *t, posix_ino_t ino)
 {
+	tf_around_fence(t);
 	return (tf_notify_rc(fuse_lowlevel_notify_inval_inode(t->tf_se, TF_FINO(t, ino), 0, 0)));
 }
 
@@ -741,4 +747,6 @@ tarn_fuse_get_stats(tarn_fuse_t *t, tarn_fuse_stats_t *st)
 	st->tfs_forgets = atomic_load(&t->tf_forgets);
 	st->tfs_dev_reads = atomic_load(&t->tf_dev_reads);
 	st->tfs_max_write = t->tf_max_write;
+	tf_around_stats(t, &st->tfs_around_stores, &st->tfs_around_bytes, &st->tfs_around_drops,
+	    &st->tfs_around_skips);
 }

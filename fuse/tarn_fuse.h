@@ -72,6 +72,9 @@ typedef struct tarn_fuse_opts {
 	double   tfo_attr_timeout;      /* seconds it may trust attributes (default 60) */
 	unsigned tfo_max_threads;       /* worker threads (default 16) */
 	unsigned tfo_read_ahead_kb;     /* kernel readahead of the mount (default 4096) */
+	bool     tfo_readaround;        /* a small read stores the rest of its record in
+	                                 * the kernel's page cache (default on;
+	                                 * tarn_fuse_around.c) */
 	const char *tfo_fsname;         /* source shown in /proc/mounts (default "tarn") */
 	bool     tfo_debug;             /* libfuse request trace on stderr */
 	/* .zfs: none without ops (tarn-mount); see tarn_fuse_snap_ops_t */
@@ -204,6 +207,10 @@ typedef struct tarn_fuse_stats {
 	uint64_t tfs_uring_unpinned;    /* large reads and writes served by a ring thread
 	                                 * free to run on any CPU (tf_uring_place) */
 	uint32_t tfs_max_write;
+	uint64_t tfs_around_stores;     /* read-around: records stored in the page cache */
+	uint64_t tfs_around_bytes;      /* ...and their bytes */
+	uint64_t tfs_around_drops;      /* hints dropped (the storer's queue was full) */
+	uint64_t tfs_around_skips;      /* hints not stored (a writer, a change, stored lately) */
 } tarn_fuse_stats_t;
 void tarn_fuse_get_stats(tarn_fuse_t *t, tarn_fuse_stats_t *st);
 

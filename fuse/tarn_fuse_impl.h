@@ -26,6 +26,9 @@ typedef struct tarn_fuse_node {
 	                                       * node is here while tn_nlookup + tn_stale >= 1 */
 	int                      tn_wb_err;   /* a write-back write failed: for fsync/close */
 	uint32_t                 tn_writers;  /* opens that may write (tarn_fuse_space.c) */
+	uint32_t                 tn_change;   /* changes that overtake a read-around store
+	                                       * (tarn_fuse_around.c) */
+	bool                     tn_storing;  /* a read-around store of it is in progress */
 	tarn_hlink_t             tn_link;     /* in ts_nodes */
 } tarn_fuse_node_t;
 
@@ -33,6 +36,7 @@ typedef struct tarn_fuse_shard {
 	pthread_mutex_t          ts_lock;
 	tarn_hash_t              ts_nodes;    /* ts_lock; of tarn_fuse_node_t, by inode */
 	uint64_t                 ts_lookups;  /* ts_lock; sum of tn_nlookup */
+	pthread_cond_t           ts_cv;       /* ts_lock; a read-around store ended */
 } tarn_fuse_shard_t;
 
 typedef struct tarn_fuse_nodes {
@@ -69,6 +73,18 @@ void tarn_fuse_nodes_set_error(tarn_fuse_nodes_t *n, posix_ino_t ino, int err);
 int tarn_fuse_nodes_take_error(tarn_fuse_nodes_t *n, posix_ino_t ino);
 /* One more (delta 1) or one less (-1) open of ino that may write. */
 void tarn_fuse_nodes_writers(tarn_fuse_nodes_t *n, posix_ino_t ino, int delta);
+/*
+ * Read-around (tarn_fuse_around.c).  around_gen: false when the kernel
+ * holds no node of ino or it is open for writing, else its change count
+ * in *gen.  around_start: the same check, and that the count is still
+ * gen; true marks a store in progress, which around_done ends.  change:
+ * ino's contents change (an open that may write, a truncate): bump the
+ * count and wait for a store in progress.
+ */
+bool tarn_fuse_nodes_around_gen(tarn_fuse_nodes_t *n, posix_ino_t ino, uint32_t *gen);
+bool tarn_fuse_nodes_around_start(tarn_fuse_nodes_t *n, posix_ino_t ino, uint32_t gen);
+void tarn_fuse_nodes_around_done(tarn_fuse_nodes_t *n, posix_ino_t ino);
+void tarn_fuse_nodes_change(tarn_fuse_nodes_t *n, posix_ino_t ino);
 /* Call fn(arg, ino) for every inode open for writing (no lock held during fn). */
 void tarn_fuse_nodes_each_writer(tarn_fuse_nodes_t *n, void (*fn)(void *, posix_ino_t),
     void *arg);
@@ -126,6 +142,7 @@ struct tarn_fuse {
 	atomic_uint_fast64_t tf_dev_reads;    /* messages read from /dev/fuse beside the rings */
 	atomic_uint_fast64_t tf_uring_unpinned; /* large requests served by an unpinned thread */
 	struct tf_snapdir   *tf_snapdir;      /* .zfs (tarn_fuse_snapdir.c); NULL: none */
+	struct tf_around    *tf_around;       /* read-around (tarn_fuse_around.c); NULL: off */
 };
 
 /*
@@ -410,6 +427,21 @@ size_t tf_swap_take(tarn_fuse_t *t, int fd, char *req, size_t len);
 int tf_swap_enter(tarn_fuse_t *t, const char *req, size_t len);
 /* The request this thread served has ended (tf_req_end calls it). */
 void tf_swap_leave(void);
+/* Pass the swap gate like a request (not a request handler); tf_swap_leave ends it. */
+void tf_swap_hold(tarn_fuse_t *t);
+/* ---- read-around (tarn_fuse_around.c) ---- */
+/* Made before the session serves (tfo_readaround), started once it does. */
+void tf_around_init(tarn_fuse_t *t);
+void tf_around_start(tarn_fuse_t *t);
+/* Stop the storer (before the session goes); fini frees what init made. */
+void tf_around_stop(tarn_fuse_t *t);
+void tf_around_fini(tarn_fuse_t *t);
+/* A READ of len bytes at off of ino of the live fs was answered. */
+void tf_around_hint(tarn_fuse_t *t, posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len);
+/* No store of data read before this call happens after it (swaps, invalidations). */
+void tf_around_fence(tarn_fuse_t *t);
+void tf_around_stats(tarn_fuse_t *t, uint64_t *stores, uint64_t *bytes, uint64_t *drops,
+    uint64_t *skips);
 /* Bump the kernel's dentry epoch (tarn_fuse.c): 0 or ENOTSUP. */
 int tf_notify_inc_epoch(tarn_fuse_t *t);
 /* The served fs changed: its reserve for the kernel's dirty pages (tarn_fuse_space.c). */

@@ -23,6 +23,7 @@ tf_truncate(tarn_fuse_t *t, fuse_req_t req, posix_ino_t ino, bool kill)
 	posix_cred_t cred;
 	memset(&in, 0, sizeof (in));
 	tarn_fuse_cred(req, &cred);
+	tarn_fuse_nodes_change(&t->tf_nodes, ino);
 	return (posix_setattr(t->tf_fs, ino, &in, POSIX_SET_SIZE | POSIX_SET_MTIME_NOW |
 	    POSIX_SET_CTIME | (kill ? POSIX_SET_KILL_SUIDGID : 0), &cred, &out));
 }
@@ -144,6 +145,8 @@ tf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file
 		return;
 	}
 	tf_read_reply(t, req, tg.tt_fs, tg.tt_ino, size, off);
+	if (tg.tt_kind == TF_LIVE)
+		tf_around_hint(t, tg.tt_fs, tg.tt_ino, (uint64_t)off, size);
 	tf_tgt_rele(t, &tg);
 }
 

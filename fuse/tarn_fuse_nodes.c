@@ -68,6 +68,7 @@ tarn_fuse_nodes_init(tarn_fuse_nodes_t *n)
 	for (int i = 0; i < TF_NODE_SHARDS; i++) {
 		tarn_fuse_shard_t *s = &n->tns_shard[i];
 		VERIFY0(pthread_mutex_init(&s->ts_lock, NULL));
+		VERIFY0(pthread_cond_init(&s->ts_cv, NULL));
 		tarn_hash_init(&s->ts_nodes, &node_table_conf);
 		s->ts_lookups = 0;
 	}
@@ -81,6 +82,7 @@ tarn_fuse_nodes_fini(tarn_fuse_nodes_t *n)
 		VERIFY3U(tarn_hash_count(&s->ts_nodes), ==, 0);
 		tarn_hash_fini(&s->ts_nodes);
 		VERIFY0(pthread_mutex_destroy(&s->ts_lock));
+		VERIFY0(pthread_cond_destroy(&s->ts_cv));
 	}
 }
 
@@ -238,10 +240,76 @@ tarn_fuse_nodes_writers(tarn_fuse_nodes_t *n, posix_ino_t ino, int delta)
 	pthread_mutex_lock(&s->ts_lock);
 	tarn_fuse_node_t *tn = node_find(s, ino);
 	if (tn != NULL) {
-		if (delta > 0)
-			tn->tn_writers++;
+		if (delta > 0) {
+			/* a writer may dirty pages: no read-around store from now on */
+			tn->tn_change++;
+			while (tn->tn_storing) {
+				pthread_cond_wait(&s->ts_cv, &s->ts_lock);
+				if ((tn = node_find(s, ino)) == NULL)
+					break;
+			}
+			if (tn != NULL)
+				tn->tn_writers++;
+		}
 		else if (tn->tn_writers > 0)
 			tn->tn_writers--;
+	}
+	pthread_mutex_unlock(&s->ts_lock);
+}
+
+bool
+tarn_fuse_nodes_around_gen(tarn_fuse_nodes_t *n, posix_ino_t ino, uint32_t *gen)
+{
+	tarn_fuse_shard_t *s = node_shard(n, ino);
+	pthread_mutex_lock(&s->ts_lock);
+	tarn_fuse_node_t *tn = node_find(s, ino);
+	bool ok = tn != NULL && tn->tn_nlookup > 0 && tn->tn_writers == 0;
+	if (ok)
+		*gen = tn->tn_change;
+	pthread_mutex_unlock(&s->ts_lock);
+	return (ok);
+}
+
+bool
+tarn_fuse_nodes_around_start(tarn_fuse_nodes_t *n, posix_ino_t ino, uint32_t gen)
+{
+	tarn_fuse_shard_t *s = node_shard(n, ino);
+	pthread_mutex_lock(&s->ts_lock);
+	tarn_fuse_node_t *tn = node_find(s, ino);
+	bool ok = tn != NULL && tn->tn_nlookup > 0 && tn->tn_writers == 0 &&
+	    tn->tn_change == gen;
+	if (ok)
+		tn->tn_storing = true;
+	pthread_mutex_unlock(&s->ts_lock);
+	return (ok);
+}
+
+void
+tarn_fuse_nodes_around_done(tarn_fuse_nodes_t *n, posix_ino_t ino)
+{
+	tarn_fuse_shard_t *s = node_shard(n, ino);
+	pthread_mutex_lock(&s->ts_lock);
+	tarn_fuse_node_t *tn = node_find(s, ino);
+	if (tn != NULL)
+		tn->tn_storing = false;
+	pthread_cond_broadcast(&s->ts_cv);
+	pthread_mutex_unlock(&s->ts_lock);
+}
+
+void
+tarn_fuse_nodes_change(tarn_fuse_nodes_t *n, posix_ino_t ino)
+{
+	tarn_fuse_shard_t *s = node_shard(n, ino);
+	pthread_mutex_lock(&s->ts_lock);
+	tarn_fuse_node_t *tn = node_find(s, ino);
+	if (tn != NULL) {
+		tn->tn_change++;
+		while (tn->tn_storing) {
+			pthread_cond_wait(&s->ts_cv, &s->ts_lock);
+			tn = node_find(s, ino);
+			if (tn == NULL)
+				break;
+		}
 	}
 	pthread_mutex_unlock(&s->ts_lock);
 }

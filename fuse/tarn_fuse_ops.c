@@ -379,6 +379,8 @@ tf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		mask |= POSIX_SET_KILL_SUIDGID;
 	tf_tgt_t tg;
 	int e = tf_resolve_rw(t, ino, &tg);
+	if (e == 0 && (mask & POSIX_SET_SIZE))  /* no read-around store of the old size after */
+		tarn_fuse_nodes_change(&t->tf_nodes, tg.tt_ino);
 	if (e == 0)
 		e = posix_setattr(tg.tt_fs, tg.tt_ino, &in, mask, &cred, &out);
 	if (e != 0) {

@@ -258,11 +258,12 @@ void
 tf_space_open(tarn_fuse_t *t, posix_ino_t ino, struct fuse_file_info *fi)
 {
 	fi->fh = tf_swap_fh(t);
-	if ((fi->flags & O_ACCMODE) == O_RDONLY || t->tf_space == NULL)
+	if ((fi->flags & O_ACCMODE) == O_RDONLY)
 		return;
+	/* counted with or without the gate: read-around stores skip such files */
 	fi->fh |= TF_FH_WRITER;
 	tarn_fuse_nodes_writers(&t->tf_nodes, ino, 1);
-	if (atomic_load(&t->tf_space->ts_full))
+	if (t->tf_space != NULL && atomic_load(&t->tf_space->ts_full))
 		tf_space_inval(t, ino, -1, 0);
 }
 

@@ -136,6 +136,12 @@ tf_swap_leave(void)
 	tf_gate_out(t);
 }
 
+void
+tf_swap_hold(tarn_fuse_t *t)
+{
+	tf_gate_in(t);
+}
+
 static void
 tf_gate_open(tarn_fuse_t *t)
 {
@@ -356,6 +362,8 @@ tarn_fuse_swap_end(tarn_fuse_t *t, posix_fs_t *fs)
 	/* with the gate closed: every lookup sent after it is answered from fs */
 	(void) tf_notify_inc_epoch(t);
 	tf_gate_open(t);
+	/* a read-around store of the old state is done by now, or never (the epoch) */
+	tf_around_fence(t);
 	if (fs != NULL) {
 		(void) fuse_lowlevel_notify_inval_inode(t->tf_se, FUSE_ROOT_ID, 0, 0);
 		for (size_t i = 0; i < tarn_array_len(&t->tf_sw_old); i++)

@@ -30,7 +30,8 @@ usage(FILE *f)
 	    "  -p PIDFILE  write the process id there once mounted (removed at exit)\n"
 	    "  -o OPTS     ro, atime=on|off|relatime, recordsize=N[K|M], allow_other,\n"
 	    "              noallow_other, nosuid, nodev, noexec, writeback=on|off,\n"
-	    "              splice, uring=on|off, poll=US, timeout=SECONDS, threads=N, txg_timeout=MS,\n"
+	    "              splice, uring=on|off, poll=US, readaround=on|off, timeout=SECONDS,\n"
+	    "              threads=N, txg_timeout=MS,\n"
 	    "              sync=standard|always|disabled, debug\n\n"
 	    "Runs in the foreground until SIGINT/SIGTERM or until unmounted\n"
 	    "(fusermount3 -u MOUNTPOINT); then it unmounts, syncs and closes the pool.\n",
@@ -104,6 +105,9 @@ tm_opt(tm_cfg_t *c, const char *w)
 		c->tc_fopts.tfo_writeback = strcmp(v, "on") == 0;
 	} else if (KEY("uring") && v != NULL && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
 		c->tc_fopts.tfo_uring = strcmp(v, "on") == 0;
+	} else if (KEY("readaround") && v != NULL &&
+	    (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
+		c->tc_fopts.tfo_readaround = strcmp(v, "on") == 0;
 	} else if (KEY("poll") && v != NULL && tm_parse_size(v, &n) == 0 && n <= 1000000) {
 		c->tc_fopts.tfo_poll_us = (unsigned)n;
 	} else if (KEY("splice") && v == NULL) {

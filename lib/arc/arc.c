@@ -20,10 +20,13 @@
  * which `tarn daemon set arc_max` may not go.
  *
  * Streamed blocks ("once": read or written whole by a sequential
- * stream, see dbuf.c) enter MRU but only while they take less than
- * c / ARC_ONCE_DIV; past that arc_insert refuses them and the owner frees
- * them at once.  They leave no ghost, so that a scan read twice does not
- * move p.
+ * stream, see dbuf.c) enter MRU while they take less than c /
+ * ARC_ONCE_DIV, or while the cache has free room for them (no eviction
+ * needed); past both arc_insert refuses them and the owner frees them at
+ * once.  So a stream fills an idle cache (read again after the kernel
+ * dropped its pages, it comes from memory) but pushes out other blocks
+ * for its share only.  They leave no ghost, so that a scan read twice
+ * does not move p.
  *
  * Accounting and the limit.  as_size counts the listed blocks and the
  * ARC_HELD ones (clean blocks a reader holds at the moment).  An insert
@@ -322,7 +325,8 @@ arc_insert(arc_t *arc, arc_node_t *n, uint32_t size, int flags)
 	}
 	arc_unlink(arc, n, false);      /* from ARC_HELD: counted again below */
 	if ((flags & ARC_F_ONCE) && !promote &&
-	    arc->arc_once + size > arc->arc_c / ARC_ONCE_DIV) {
+	    arc->arc_once + size > arc->arc_c / ARC_ONCE_DIV &&
+	    arc_size_locked(arc) + size > arc->arc_c) {
 		arc->arc_st.as_once_drops++;
 		tarn_mutex_unlock(&arc->arc_lock);
 		return (false);

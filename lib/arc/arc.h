@@ -31,7 +31,8 @@ typedef enum arc_list {
 
 /* arc_insert flags */
 #define ARC_F_META  0x01    /* metadata (indirect, dnode, ZAP... blocks) */
-#define ARC_F_ONCE  0x02    /* a streamed block: kept only within ARC_ONCE_DIV of c */
+#define ARC_F_ONCE  0x02    /* a streamed block: evicts others only within ARC_ONCE_DIV
+                             * of c, else kept only in free room */
 #define ARC_ONCE_DIV 16
 
 /*
@@ -77,7 +78,8 @@ void arc_destroy(arc_t *arc);
 /*
  * n (idle and clean, owner lock held) goes on a list: MRU when new,
  * MFU when a reader hit it since it came in or it was a ghost.  False
- * when the ARC does not keep it (a once block past its share): n is
+ * when the ARC does not keep it (a once block past its share with no
+ * free room left): n is
  * then ARC_NONE and the owner frees the block.  When the cache is then
  * over c it evicts before returning, skipping victims whose owner lock
  * the caller holds (ao_trylock fails for them); call arc_evict once the

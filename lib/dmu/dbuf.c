@@ -33,17 +33,20 @@
  * Once blocks.  A level-0 block of 64 KiB or more that was filled by a
  * whole-block write, or read ahead for a sequential stream and then read
  * by that stream, and not read since by anything else (db_once), stays
- * cached once it is clean only while such blocks take less than an
- * ARC_ONCE_DIV-th of the ARC (arc_insert's ARC_F_ONCE); past that it is
- * freed as soon as it is clean and idle.  A stream written or read
- * through the mount is in the
- * kernel's page cache anyway: keeping all of it here too would double it
- * in memory, push out the blocks that random readers come back to (a
- * scan-resistant cache), and fault in (and zero) fresh pages for every
- * block; instead a stream keeps a bounded part of it cached (the first
- * of its blocks to come) and the rest of its buffers go back to the warm
- * stacks below, so its next blocks reuse memory that is already faulted
- * in.  A read that is not part of a stream, or a read of
+ * cached once it is clean while such blocks take less than an
+ * ARC_ONCE_DIV-th of the ARC, or while the ARC has free room for it
+ * (arc_insert's ARC_F_ONCE); past both it is freed as soon as it is
+ * clean and idle.  A stream written or read through the mount is in the
+ * kernel's page cache anyway: letting it evict other blocks would push
+ * out the blocks that random readers come back to (a scan-resistant
+ * cache); so a stream evicts others for a bounded share only, and once
+ * the ARC is full the rest of its buffers go back to the warm stacks
+ * below, so its next blocks reuse memory that is already faulted in.
+ * Into free room it goes whole: the kernel drops its pages at its own
+ * pace (fadvise, memory pressure, fio's invalidate), and a stream read
+ * again is then served from memory, as zfs serves it from its ARC.  The
+ * price is the first fill of an idle cache: fresh memory is faulted in
+ * (docs/PERFORMANCE.md, issue 30).  A read that is not part of a stream, or a read of
  * a block that was cached before the stream came (db_ahead clear), keeps
  * the block like any other.
  */

@@ -172,6 +172,8 @@ int dmu_objset_open(dmu_pool_t *dp, const blkptr_t *bp,
 /* Close; the caller has made sure it has nothing dirty (or the pool is gone). */
 void dmu_objset_close(objset_t *os);
 dmu_objset_type_t dmu_objset_type(objset_t *os);
+/* Does the ARC keep the object set's data (primarycache=all)? */
+bool dmu_objset_caches_data(objset_t *os);
 dmu_pool_t *dmu_objset_pool(objset_t *os);
 void dmu_objset_set_props(objset_t *os, const dmu_objset_props_t *props);
 int dmu_objset_logbias(objset_t *os);   /* DMU_LOGBIAS_* (atomic read) */

@@ -186,6 +186,12 @@ dmu_objset_type(objset_t *os)
 	return (os->os_type);
 }
 
+bool
+dmu_objset_caches_data(objset_t *os)
+{
+	return (__atomic_load_n(&os->os_primarycache, __ATOMIC_RELAXED) == DMU_CACHE_ALL);
+}
+
 dmu_pool_t *
 dmu_objset_pool(objset_t *os)
 {

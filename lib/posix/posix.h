@@ -178,6 +178,8 @@ uint64_t posix_fs_replayed(const posix_fs_t *fs);
  */
 void posix_zil_set_replay_limit(uint64_t n);
 objset_t *posix_fs_objset(posix_fs_t *fs);
+/* Does the ARC keep the file system's data (primarycache=all)? */
+bool posix_caches_data(posix_fs_t *fs);
 int posix_statfs(posix_fs_t *fs, struct statvfs *st);
 /*
  * Space kept free for writes the kernel has already accepted into its

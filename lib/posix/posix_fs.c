@@ -151,6 +151,12 @@ posix_fs_objset(posix_fs_t *fs)
 	return (fs->fs_os);
 }
 
+bool
+posix_caches_data(posix_fs_t *fs)
+{
+	return (dmu_objset_caches_data(fs->fs_os));
+}
+
 /* Assign tx to the open txg, aborting it on failure. */
 int
 posix_tx_assign(dmu_tx_t *tx)

@@ -238,28 +238,59 @@ test_shrink_and_held(void)
 	arc_destroy(arc);
 }
 
-/* Once blocks: at most c / ARC_ONCE_DIV of them; a refused one is not counted. */
+/* Insert t[from..to) with flags (each under its owner lock); returns how many were kept. */
+static size_t
+fb_insert_range(arc_t *arc, fblock_t *t, size_t from, size_t to, int flags)
+{
+	size_t kept = 0;
+	for (size_t i = from; i < to; i++) {
+		pthread_mutex_lock(&t[i].fb_mtx);
+		t[i].fb_node.an_ops = &fb_ops;
+		if (arc_insert(arc, &t[i].fb_node, BLK, flags))
+			kept++;
+		pthread_mutex_unlock(&t[i].fb_mtx);
+		arc_evict(arc);
+	}
+	return (kept);
+}
+
+/*
+ * Once blocks take the free room of the cache, and evict others for at
+ * most c / ARC_ONCE_DIV of them: a stream into an empty cache stays whole
+ * (until the cache is full: then the rest is refused, evicting nothing);
+ * a stream into a full cache keeps only its share.  A refused one is not
+ * counted.
+ */
 static void
 test_once_share(void)
 {
-	const size_t cblk = 160;
+	const size_t cblk = 160, extra = 40;
 	arc_t *arc = arc_create(0, cblk * BLK);
-	fblock_t *t = fb_table(cblk);
-	size_t kept = 0;
-	for (size_t i = 0; i < cblk; i++) {
-		pthread_mutex_lock(&t[i].fb_mtx);
-		t[i].fb_node.an_ops = &fb_ops;
-		if (arc_insert(arc, &t[i].fb_node, BLK, ARC_F_ONCE))
-			kept++;
-		TT_CHECK(t[i].fb_node.an_list == (kept > 0 && i < kept ? ARC_MRU : ARC_NONE));
-		pthread_mutex_unlock(&t[i].fb_mtx);
-	}
-	TT_EQ(kept, cblk / ARC_ONCE_DIV);
+	fblock_t *t = fb_table(cblk + extra);
+	size_t kept = fb_insert_range(arc, t, 0, cblk + extra, ARC_F_ONCE);
+	TT_EQ(kept, cblk);
+	for (size_t i = 0; i < cblk + extra; i++)
+		TT_EQ(t[i].fb_node.an_list, i < cblk ? ARC_MRU : ARC_NONE);
 	arc_stats_t s = st(arc);
+	TT_EQ(s.as_once_size, cblk * BLK);
+	TT_EQ(s.as_size, cblk * BLK);
+	TT_EQ(s.as_once_drops, extra);
+	TT_EQ(s.as_evictions, 0);
+	fb_table_free(arc, t, cblk + extra);
+	arc_destroy(arc);
+
+	/* a full cache of other blocks: the stream gets its share, no more */
+	arc = arc_create(0, cblk * BLK);
+	t = fb_table(cblk + extra);
+	TT_EQ(fb_insert_range(arc, t, 0, cblk, 0), cblk);
+	kept = fb_insert_range(arc, t, cblk, cblk + extra, ARC_F_ONCE);
+	TT_EQ(kept, cblk / ARC_ONCE_DIV);
+	s = st(arc);
 	TT_EQ(s.as_once_size, kept * BLK);
-	TT_EQ(s.as_size, kept * BLK);
-	TT_EQ(s.as_once_drops, cblk - kept);
-	fb_table_free(arc, t, cblk);
+	TT_EQ(s.as_size, cblk * BLK);
+	TT_EQ(s.as_once_drops, extra - kept);
+	TT_EQ(s.as_evictions, kept);
+	fb_table_free(arc, t, cblk + extra);
 	arc_destroy(arc);
 }
 

@@ -18,10 +18,13 @@
 #include "spa.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/xattr.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -714,6 +717,247 @@ test_swap(void)
 	}
 }
 
+/* ---- read-around (fuse/tarn_fuse_around.c) ---- */
+
+/* The bytes of page pg of version v of a test file. */
+static void
+ra_page(uint8_t *buf, uint64_t pg, unsigned v)
+{
+	for (int i = 0; i < 4096; i++)
+		buf[i] = (uint8_t)(pg * 7 + v * 131 + (unsigned)i / 64);
+}
+
+/* Write version v of a test file of npg pages (a whole-file rewrite, then close). */
+static void
+ra_write(const char *p, uint64_t npg, unsigned v, bool mmapped)
+{
+	uint8_t buf[4096];
+	int fd = open(p, O_RDWR | O_CREAT, 0644);
+	TT_ASSERT(fd >= 0);
+	if (mmapped) {
+		TT_OK(ftruncate(fd, (off_t)(npg * 4096)));
+		uint8_t *m = mmap(NULL, npg * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		TT_ASSERT(m != MAP_FAILED);
+		for (uint64_t pg = 0; pg < npg; pg++)
+			ra_page(m + pg * 4096, pg, v);
+		TT_OK(munmap(m, npg * 4096));
+	} else {
+		for (uint64_t pg = 0; pg < npg; pg++) {
+			ra_page(buf, pg, v);
+			TT_EQ(pwrite(fd, buf, 4096, (off_t)(pg * 4096)), 4096);
+		}
+	}
+	TT_OK(close(fd));
+}
+
+/* Every page of the file is version v (through a fresh descriptor); false at the first that is not. */
+static bool
+ra_verify(const char *p, uint64_t npg, unsigned v)
+{
+	uint8_t want[4096], got[4096];
+	int fd = open(p, O_RDONLY);
+	TT_ASSERT(fd >= 0);
+	bool ok = true;
+	for (uint64_t pg = 0; pg < npg && ok; pg++) {
+		ra_page(want, pg, v);
+		ok = pread(fd, got, 4096, (off_t)(pg * 4096)) == 4096 &&
+		    memcmp(want, got, 4096) == 0;
+		if (!ok)
+			printf("  page %" PRIu64 " is not version %u\n", pg, v);
+	}
+	close(fd);
+	return (ok);
+}
+
+/* Drop the kernel's clean pages of the file at p. */
+static void
+ra_drop(const char *p)
+{
+	int fd = open(p, O_RDONLY);
+	TT_ASSERT(fd >= 0);
+	TT_OK(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+	close(fd);
+}
+
+/* Wait (up to 3 s) for more than `stores` read-around stores; the stats after. */
+static void
+ra_wait_stores(uint64_t stores, tarn_fuse_stats_t *ts)
+{
+	for (int i = 0; i < 300; i++) {
+		tarn_fuse_get_stats(F.tf, ts);
+		if (ts->tfs_around_stores > stores)
+			return;
+		usleep(10 * 1000);
+	}
+}
+
+/*
+ * A 4 KiB read from the middle of a 128 KiB record brings the rest of
+ * the record into the kernel's page cache: reads of other pages of that
+ * record then reach no server (the request count stays), with the right
+ * bytes.  Not while the file is open for writing, nor with
+ * readaround off.  Both transports.
+ */
+static void
+test_readaround(void)
+{
+	for (int pass = 0; pass < 3; pass++) {
+		tarn_fuse_opts_t fo;
+		tarn_fuse_opts_init(&fo);
+		fo.tfo_uring = pass == 0;
+		fo.tfo_readaround = pass != 2;
+		fx_setup(&fo);
+		char p[400];
+		uint8_t want[4096], got[4096];
+		fx_path(p, sizeof (p), "ra");
+		ra_write(p, 512, 1, false);
+		ra_drop(p);
+		tarn_fuse_stats_t ts;
+		tarn_fuse_get_stats(F.tf, &ts);
+		uint64_t stores0 = ts.tfs_around_stores;
+		int fd = open(p, O_RDONLY);
+		TT_ASSERT(fd >= 0);
+		ra_page(want, 18, 1);           /* record 0 is pages 0..31 */
+		TT_EQ(pread(fd, got, 4096, 18 * 4096), 4096);
+		TT_CHECK(memcmp(want, got, 4096) == 0);
+		ra_wait_stores(stores0, &ts);
+		if (pass == 2) {
+			usleep(200 * 1000);
+			tarn_fuse_get_stats(F.tf, &ts);
+			TT_EQ(ts.tfs_around_stores, 0);
+		} else {
+			TT_EQ(ts.tfs_around_stores, stores0 + 1);
+			TT_EQ(ts.tfs_around_bytes, 31 * 4096);
+		}
+		uint64_t req0 = ts.tfs_requests;
+		int pages[] = { 0, 5, 17, 19, 31 };
+		for (int i = 0; i < 5; i++) {
+			ra_page(want, (uint64_t)pages[i], 1);
+			TT_EQ(pread(fd, got, 4096, pages[i] * 4096), 4096);
+			TT_CHECK(memcmp(want, got, 4096) == 0);
+		}
+		tarn_fuse_get_stats(F.tf, &ts);
+		if (pass == 2)
+			TT_CHECK(ts.tfs_requests >= req0 + 5);
+		else
+			TT_EQ(ts.tfs_requests, req0);
+		printf("  %s: 5 reads around a stored record: %" PRIu64 " requests\n",
+		    pass == 0 ? "default transport" : pass == 1 ? "/dev/fuse" : "readaround=off",
+		    ts.tfs_requests - req0);
+
+		/* open for writing elsewhere: nothing is stored */
+		int wfd = open(p, O_RDWR);
+		TT_ASSERT(wfd >= 0);
+		ra_drop(p);
+		tarn_fuse_get_stats(F.tf, &ts);
+		uint64_t stores1 = ts.tfs_around_stores, skips1 = ts.tfs_around_skips;
+		TT_EQ(pread(fd, got, 4096, 70 * 4096), 4096);
+		ra_page(want, 70, 1);
+		TT_CHECK(memcmp(want, got, 4096) == 0);
+		for (int i = 0; i < 100; i++) {
+			tarn_fuse_get_stats(F.tf, &ts);
+			if (ts.tfs_around_skips > skips1 || pass == 2)
+				break;
+			usleep(10 * 1000);
+		}
+		TT_EQ(ts.tfs_around_stores, stores1);
+		if (pass != 2)
+			TT_CHECK(ts.tfs_around_skips > skips1);
+		close(wfd);
+		close(fd);
+		fx_teardown();
+	}
+}
+
+typedef struct ra_reader {
+	char     path[400];
+	uint64_t npg;
+	atomic_bool stop;
+	uint64_t reads;
+} ra_reader_t;
+
+/* Random 4 KiB reads of the file until told to stop (the stores they cause race the writer). */
+static void *
+ra_reader_main(void *arg)
+{
+	ra_reader_t *rr = arg;
+	uint8_t buf[4096];
+	tarn_rand_t r;
+	tarn_rand_seed(&r, 7);
+	while (!atomic_load(&rr->stop)) {
+		int fd = open(rr->path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		for (int i = 0; i < 64; i++) {
+			(void) pread(fd, buf, 4096, (off_t)(tarn_rand_u64(&r) % rr->npg * 4096));
+			rr->reads++;
+		}
+		(void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+	return (NULL);
+}
+
+/*
+ * Read-around never leaves data older than the file's in the kernel:
+ * while a reader keeps reading pages at random (and dropping them, so
+ * that stores keep coming), the file is rewritten whole (by write(2) or
+ * through a shared mapping) or truncated and grown again, many times;
+ * after each change every page reads as the new version, or zeros and
+ * the new size after the truncate.
+ */
+static void
+test_readaround_race(void)
+{
+	fx_setup(NULL);
+	ra_reader_t rr;
+	memset(&rr, 0, sizeof (rr));
+	fx_path(rr.path, sizeof (rr.path), "race");
+	rr.npg = 256;
+	ra_write(rr.path, rr.npg, 0, false);
+	pthread_t th;
+	TT_OK(pthread_create(&th, NULL, ra_reader_main, &rr));
+	unsigned bad = 0;
+	uint8_t got[4096];
+	for (unsigned v = 1; v <= 60 && bad == 0; v++) {
+		if (v % 6 == 0) {
+			/* truncate to half, then grow back: the upper half reads as zeros */
+			TT_OK(truncate(rr.path, (off_t)(rr.npg / 2 * 4096)));
+			struct stat st;
+			TT_OK(stat(rr.path, &st));
+			if (st.st_size != (off_t)(rr.npg / 2 * 4096))
+				bad++;
+			TT_OK(truncate(rr.path, (off_t)(rr.npg * 4096)));
+			int fd = open(rr.path, O_RDONLY);
+			TT_ASSERT(fd >= 0);
+			for (uint64_t pg = rr.npg / 2; pg < rr.npg; pg++) {
+				TT_EQ(pread(fd, got, 4096, (off_t)(pg * 4096)), 4096);
+				for (int i = 0; i < 4096; i++)
+					if (got[i] != 0) {
+						bad++;
+						break;
+					}
+			}
+			close(fd);
+			ra_write(rr.path, rr.npg, v, false);
+		} else {
+			ra_write(rr.path, rr.npg, v, v % 3 == 0);
+		}
+		if (!ra_verify(rr.path, rr.npg, v))
+			bad++;
+	}
+	atomic_store(&rr.stop, true);
+	pthread_join(th, NULL);
+	tarn_fuse_stats_t ts;
+	tarn_fuse_get_stats(F.tf, &ts);
+	printf("  %" PRIu64 " random reads, %" PRIu64 " records stored, %" PRIu64
+	    " skipped, %" PRIu64 " dropped\n", rr.reads, ts.tfs_around_stores,
+	    ts.tfs_around_skips, ts.tfs_around_drops);
+	TT_EQ(bad, 0);
+	TT_CHECK(ts.tfs_around_stores > 0);
+	fx_teardown();
+}
+
 TT_MAIN(
 	{ "data_path", test_data_path },
 	{ "killpriv", test_killpriv },
@@ -725,4 +969,6 @@ TT_MAIN(
 	{ "invalidate", test_invalidate },
 	{ "swap", test_swap },
 	{ "outside_unmount", test_outside_unmount },
+	{ "readaround", test_readaround },
+	{ "readaround_race", test_readaround_race },
 )
