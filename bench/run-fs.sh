@@ -36,7 +36,12 @@
 #   --runtime  seconds for each time-based random job (default 5)
 #   --files    files for create/stat/delete (default 5000)
 #   --bonnie   bonnie++'s file count in units of 1024 (default 32; 0: skip)
-#   --targets  comma list from: tarn-single,tarn-mirror,tarn-raidz1,
+#   --targets  comma list from: tarn-single,tarn-mirror,tarn-raidz1 (through
+#              tarn-mount, a process of its own, restarted to remount),
+#              tarnd-single,tarnd-mirror,tarnd-raidz1 (through the daemon, as
+#              users run it: one tarnd for every tarnd-* target, arc_max =
+#              --zfs-arc in its config file; a remount is an export and an
+#              import, the daemon staying up as zfs-fuse's does),
 #              zfs-single,zfs-mirror,zfs-raidz1 (Debian's /etc/zfs/zfsrc),
 #              zfs-tuned-single,zfs-tuned-mirror,zfs-tuned-raidz1 (the same
 #              with max-arc-size = --zfs-arc and prefetch on),
@@ -79,7 +84,7 @@ SIZE=1G
 RUNTIME=5
 NFILES=5000
 BONNIE_K=32
-TARGETS=tarn-single,tarn-mirror,tarn-raidz1,zfs-single,zfs-mirror,zfs-raidz1,zfs-tuned-single,zfs-tuned-mirror,zfs-tuned-raidz1,ext4,btrfs,btrfs-raid5,overlay
+TARGETS=tarn-single,tarn-mirror,tarn-raidz1,tarnd-single,tarnd-mirror,tarnd-raidz1,zfs-single,zfs-mirror,zfs-raidz1,zfs-tuned-single,zfs-tuned-mirror,zfs-tuned-raidz1,ext4,btrfs,btrfs-raid5,overlay
 ZFS_ARC=1024	# MB: zfs-tuned-*'s max-arc-size, Tarn's cache (tarn-mount's 1 GiB ARC)
 B=$SRC/build
 JOBS=all
@@ -112,6 +117,7 @@ SIZE_M=$((SIZE_B / 1048576))
 FILE_M=$((SIZE_M / 2))
 [ "$FILE_M" -ge 16 ] || { echo "run-fs.sh: --size too small" >&2; exit 2; }
 TARN_MOUNT=$B/cmd/tarn-mount/tarn-mount
+TARN=$B/cmd/tarn/tarn		# the CLI, for tarnd-* (lib.bash's tarn_daemon_stop)
 ZPOOL=/usr/sbin/zpool		# zfs-fuse's; never a zpool found in PATH
 ZFSFUSE=/usr/sbin/zfs-fuse
 
@@ -140,11 +146,23 @@ LOOPS=()			# loop devices we attached
 OVL_PID=""			# fuse-overlayfs process
 mkdir -p "$TMPFS" "$MNT"
 : >"$RES"
+# tarnd-*: a daemon of our own, its files under $T
+export TARN_CACHEFILE=$T/tarn/cache/tarn.cache
+export TARN_RUNDIR=$T/tarn/run
+export TARN_SOCKET=$T/tarn/run/tarnd.sock
+export TARN_CONFIG=$T/tarnd.conf
+export TARN_AUTOMOUNT=1
+TARND_POOL=""			# the tarnd pool that exists now
+mkdir -p "$TARN_RUNDIR"
+printf 'arc_max=%dM\n' "$ZFS_ARC" >"$TARN_CONFIG"
 
 
 cleanup() {
 	trap - EXIT INT TERM
 	if [ -n "$TARN_PID" ]; then stop_pid "$TARN_PID"; TARN_PID=""; fi
+	[ -n "$TARND_POOL" ] && timeout 60 "$TARN" pool destroy -f "$TARND_POOL" >/dev/null 2>&1
+	TARND_POOL=""
+	tarn_daemon_stop
 	if [ -n "$OVL_PID" ]; then unmount_mnt; stop_pid "$OVL_PID"; OVL_PID=""; fi
 	zfs_pool_destroy
 	ZFS_POOL=""
@@ -370,6 +388,30 @@ zfs_remount() {
 		echo "  zfs-fuse export/import failed" >&2
 }
 
+tarnd_remount() {
+	timeout 120 "$TARN" pool export "$TARND_POOL" >/dev/null &&
+		timeout 120 "$TARN" pool import -d "$TMPFS/dev" "$TARND_POOL" >/dev/null &&
+		mountpoint -q "$MNT" || echo "  tarnd export/import failed" >&2
+}
+
+# bench_tarnd LAYOUT: the same jobs through tarnd (started by the first create)
+bench_tarnd() {
+	mkfiles "$(ndevs "$1")"
+	# shellcheck disable=SC2046
+	if ! timeout 120 "$TARN" pool create -f -m "$MNT" tarnbenchd $(spec "$1") \
+	    >"$T/tarnd.err" 2>&1 || ! mountpoint -q "$MNT"; then
+		echo "run-fs.sh: tarn pool create failed: $(cat "$T/tarnd.err")" >&2
+		rm -rf "${TMPFS:?}/dev"
+		return
+	fi
+	TARND_POOL=tarnbenchd
+	run_jobs "tarnd-$1" tarnd_remount
+	timeout 120 "$TARN" pool destroy -f "$TARND_POOL" >/dev/null 2>&1 ||
+		echo "run-fs.sh: tarn pool destroy failed" >&2
+	TARND_POOL=""
+	rm -rf "${TMPFS:?}/dev"
+}
+
 bench_tarn() {
 	TARN_LAYOUT=$1
 	mkfiles "$(ndevs "$1")"
@@ -458,6 +500,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		if [ "$ROUNDS" -gt 1 ]; then echo "== $t (round $round of $ROUNDS)"; else echo "== $t"; fi
 		case "$t" in
 		tarn-single|tarn-mirror|tarn-raidz1) bench_tarn "${t#tarn-}" ;;
+		tarnd-single|tarnd-mirror|tarnd-raidz1) bench_tarnd "${t#tarnd-}" ;;
 		zfs-single|zfs-mirror|zfs-raidz1) bench_zfs "${t#zfs-}" ;;
 		zfs-tuned-single|zfs-tuned-mirror|zfs-tuned-raidz1) bench_zfs "${t#zfs-tuned-}" "$ZFS_ARC" ;;
 		ext4) bench_loopfs ext4 1 mkfs.ext4 -q -F ;;
@@ -469,11 +512,13 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	done
 done
 if [ -n "$ZFS_PID" ]; then stop_pid "$ZFS_PID"; ZFS_PID=""; fi
+tarn_daemon_stop
 
 # --- the table
 echo
 echo "# figures: MiB/s for seq_*, operations/s for the rest; r-L = Tarn / zfs-fuse at"
-echo "#   Debian's settings, r-tuned-L = Tarn / zfs-fuse with max-arc-size $ZFS_ARC and prefetch on"
+echo "#   Debian's settings, r-tuned-L = Tarn / zfs-fuse with max-arc-size $ZFS_ARC and prefetch on;"
+echo "#   r-... for tarn-L (tarn-mount), dr-... for tarnd-L (the daemon, arc_max $ZFS_ARC MiB)"
 [ "$ROUNDS" -gt 1 ] && echo "# each figure the median of its $ROUNDS rounds"
 python3 - "$RES" "${TLIST[@]}" <<'EOF'
 import statistics, sys
@@ -494,10 +539,12 @@ figs = ["seq_write", "seq_rewrite", "seq_read_cold", "seq_read_warm",
 	"file_create", "file_stat", "file_stat_cold", "file_delete",
 	"bon_seq_create", "bon_seq_stat", "bon_seq_delete",
 	"bon_rand_create", "bon_rand_stat", "bon_rand_delete"]
-# Tarn / each peer setting present: zfs-L (Debian's) and zfs-tuned-L
-ratios = [(l, p) for l in ("single", "mirror", "raidz1") for p in ("zfs-", "zfs-tuned-")
-	if "tarn-" + l in targets and p + l in targets]
-cols = targets + ["r-" + ("tuned-" if p == "zfs-tuned-" else "") + l for l, p in ratios]
+# Tarn (tarn-mount: tarn-L, the daemon: tarnd-L) / each peer setting
+# present: zfs-L (Debian's) and zfs-tuned-L
+ratios = [(m, l, p) for m in ("tarn-", "tarnd-") for l in ("single", "mirror", "raidz1")
+	for p in ("zfs-", "zfs-tuned-") if m + l in targets and p + l in targets]
+cols = targets + [("d" if m == "tarnd-" else "") + "r-" + ("tuned-" if p == "zfs-tuned-" else "") + l
+	for m, l, p in ratios]
 w = max(12, max(len(c) for c in cols) + 1)
 print("%-14s" % "figure" + "".join("%*s" % (w, c) for c in cols))
 def fmt(v):
@@ -506,8 +553,8 @@ def fmt(v):
 	return "-" if v is None else "%.0f" % v
 for f in figs:
 	row = [fmt(res.get((t, f))) for t in targets]
-	for l, p in ratios:
-		a, b = res.get(("tarn-" + l, f)), res.get((p + l, f))
+	for m, l, p in ratios:
+		a, b = res.get((m + l, f)), res.get((p + l, f))
 		num = all(isinstance(x, float) and x > 0 for x in (a, b))
 		row.append("%.2f" % (a / b) if num else "-")
 	print("%-14s" % f + "".join("%*s" % (w, c) for c in row))
@@ -517,8 +564,7 @@ print("#   Tarn's seq_* >= 70% of overlay (fuse-overlayfs, the FUSE ceiling).")
 print("# file_stat is answered from the kernel's cached attributes (fio stats every")
 print("#   file while it sets up); file_stat_cold is a LOOKUP answered by the file system.")
 if "overlay" in targets:
-	for l in ("single", "mirror", "raidz1"):
-		t = "tarn-" + l
+	for t in [m + l for m in ("tarn-", "tarnd-") for l in ("single", "mirror", "raidz1")]:
 		if t not in targets:
 			continue
 		parts = []
