@@ -130,7 +130,7 @@ tf_around_one(tarn_fuse_t *t, const tf_around_req_t *r)
 	struct tf_around *ta = t->tf_around;
 	uint64_t fence = atomic_load(&ta->ta_fence);
 	uint32_t chg;
-	if (!tarn_fuse_nodes_around_gen(&t->tf_nodes, r->tar_ino, &chg)) {
+	if (!tarn_fuse_nodes_around(&t->tf_nodes, r->tar_ino, &chg, false)) {
 		atomic_fetch_add_explicit(&ta->ta_skips, 1, memory_order_relaxed);
 		return;
 	}
@@ -176,7 +176,7 @@ tf_around_one(tarn_fuse_t *t, const tf_around_req_t *r)
 	pthread_mutex_lock(&ta->ta_store_lock);
 	bool ok = atomic_load(&ta->ta_fence) == fence &&
 	    atomic_load(&t->tf_sw_epoch) == r->tar_epoch &&
-	    tarn_fuse_nodes_around_start(&t->tf_nodes, r->tar_ino, chg);
+	    tarn_fuse_nodes_around(&t->tf_nodes, r->tar_ino, &chg, true);
 	if (ok) {
 		fuse_ino_t fino = TF_FINO(t, r->tar_ino);
 		uint64_t a = MIN(MAX(r->tar_off, rec), end);

@@ -74,15 +74,14 @@ int tarn_fuse_nodes_take_error(tarn_fuse_nodes_t *n, posix_ino_t ino);
 /* One more (delta 1) or one less (-1) open of ino that may write. */
 void tarn_fuse_nodes_writers(tarn_fuse_nodes_t *n, posix_ino_t ino, int delta);
 /*
- * Read-around (tarn_fuse_around.c).  around_gen: false when the kernel
- * holds no node of ino or it is open for writing, else its change count
- * in *gen.  around_start: the same check, and that the count is still
- * gen; true marks a store in progress, which around_done ends.  change:
- * ino's contents change (an open that may write, a truncate): bump the
- * count and wait for a store in progress.
+ * Read-around (tarn_fuse_around.c).  around: false when the kernel holds
+ * no node of ino or it is open for writing; else, unless start, its
+ * change count goes to *gen; with start, also false when the count is no
+ * longer *gen, and true marks a store in progress, which around_done
+ * ends.  change: ino's contents change (an open that may write, a
+ * truncate): bump the count and wait for a store in progress.
  */
-bool tarn_fuse_nodes_around_gen(tarn_fuse_nodes_t *n, posix_ino_t ino, uint32_t *gen);
-bool tarn_fuse_nodes_around_start(tarn_fuse_nodes_t *n, posix_ino_t ino, uint32_t gen);
+bool tarn_fuse_nodes_around(tarn_fuse_nodes_t *n, posix_ino_t ino, uint32_t *gen, bool start);
 void tarn_fuse_nodes_around_done(tarn_fuse_nodes_t *n, posix_ino_t ino);
 void tarn_fuse_nodes_change(tarn_fuse_nodes_t *n, posix_ino_t ino);
 /* Call fn(arg, ino) for every inode open for writing (no lock held during fn). */

@@ -52,6 +52,24 @@ node_find(tarn_fuse_shard_t *s, posix_ino_t ino)
 	return (tn);
 }
 
+/*
+ * ino's contents change: bump its change count and wait for a read-around
+ * store of it in progress (s->ts_lock held, dropped while waiting).  Its
+ * node after, or NULL.
+ */
+static tarn_fuse_node_t *
+node_change(tarn_fuse_shard_t *s, posix_ino_t ino)
+{
+	tarn_fuse_node_t *tn = node_find(s, ino);
+	if (tn != NULL)
+		tn->tn_change++;
+	while (tn != NULL && tn->tn_storing) {
+		pthread_cond_wait(&s->ts_cv, &s->ts_lock);
+		tn = node_find(s, ino);
+	}
+	return (tn);
+}
+
 /* Free tn once the kernel holds no lookup of it, old or new (s->ts_lock held). */
 static void
 node_drop_if_done(tarn_fuse_shard_t *s, tarn_fuse_node_t *tn)
@@ -242,13 +260,7 @@ tarn_fuse_nodes_writers(tarn_fuse_nodes_t *n, posix_ino_t ino, int delta)
 	if (tn != NULL) {
 		if (delta > 0) {
 			/* a writer may dirty pages: no read-around store from now on */
-			tn->tn_change++;
-			while (tn->tn_storing) {
-				pthread_cond_wait(&s->ts_cv, &s->ts_lock);
-				if ((tn = node_find(s, ino)) == NULL)
-					break;
-			}
-			if (tn != NULL)
+			if ((tn = node_change(s, ino)) != NULL)
 				tn->tn_writers++;
 		}
 		else if (tn->tn_writers > 0)
@@ -258,28 +270,17 @@ tarn_fuse_nodes_writers(tarn_fuse_nodes_t *n, posix_ino_t ino, int delta)
 }
 
 bool
-tarn_fuse_nodes_around_gen(tarn_fuse_nodes_t *n, posix_ino_t ino, uint32_t *gen)
-{
-	tarn_fuse_shard_t *s = node_shard(n, ino);
-	pthread_mutex_lock(&s->ts_lock);
-	tarn_fuse_node_t *tn = node_find(s, ino);
-	bool ok = tn != NULL && tn->tn_nlookup > 0 && tn->tn_writers == 0;
-	if (ok)
-		*gen = tn->tn_change;
-	pthread_mutex_unlock(&s->ts_lock);
-	return (ok);
-}
-
-bool
-tarn_fuse_nodes_around_start(tarn_fuse_nodes_t *n, posix_ino_t ino, uint32_t gen)
+tarn_fuse_nodes_around(tarn_fuse_nodes_t *n, posix_ino_t ino, uint32_t *gen, bool start)
 {
 	tarn_fuse_shard_t *s = node_shard(n, ino);
 	pthread_mutex_lock(&s->ts_lock);
 	tarn_fuse_node_t *tn = node_find(s, ino);
 	bool ok = tn != NULL && tn->tn_nlookup > 0 && tn->tn_writers == 0 &&
-	    tn->tn_change == gen;
-	if (ok)
+	    (!start || tn->tn_change == *gen);
+	if (ok && start)
 		tn->tn_storing = true;
+	else if (ok)
+		*gen = tn->tn_change;
 	pthread_mutex_unlock(&s->ts_lock);
 	return (ok);
 }
@@ -301,16 +302,7 @@ tarn_fuse_nodes_change(tarn_fuse_nodes_t *n, posix_ino_t ino)
 {
 	tarn_fuse_shard_t *s = node_shard(n, ino);
 	pthread_mutex_lock(&s->ts_lock);
-	tarn_fuse_node_t *tn = node_find(s, ino);
-	if (tn != NULL) {
-		tn->tn_change++;
-		while (tn->tn_storing) {
-			pthread_cond_wait(&s->ts_cv, &s->ts_lock);
-			tn = node_find(s, ino);
-			if (tn == NULL)
-				break;
-		}
-	}
+	(void) node_change(s, ino);
 	pthread_mutex_unlock(&s->ts_lock);
 }
 
