@@ -21,7 +21,9 @@
  * takes the inode's record size and file size (posix_getattr), reads
  * the record around the request (at most TF_AROUND_MAX bytes of it, from
  * the ARC: the reader just brought it there) and stores the parts before
- * and after the pages the READ covered.  Nothing is queued when the
+ * and after the pages the READ covered (posix_read_if_cached: nothing is
+ * read from disk, no ARC statistic moves, and a record partly evicted
+ * meanwhile is not stored).  Nothing is queued when the
  * dataset keeps no data in the ARC (primarycache=metadata|none: the
  * storer would read from disk), for snapshots (a later addition), when
  * the queue is full (the reader is ahead: it is a hint), or for records
@@ -157,7 +159,7 @@ tf_around_one(tarn_fuse_t *t, const tf_around_req_t *r)
 			    now - rc->tr_ns < TF_AROUND_RECENT_NS) {
 				end = rec;
 			} else {
-				e = posix_read(fs, r->tar_ino, rec, end - rec, ta->ta_buf, &n);
+				e = posix_read_if_cached(fs, r->tar_ino, rec, end - rec, ta->ta_buf, &n);
 				end = rec + n;
 				rc->tr_ino = r->tar_ino;
 				rc->tr_rec = rec;

@@ -619,6 +619,38 @@ dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
 	return (err);
 }
 
+int
+dmu_read_if_cached(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf)
+{
+	dnode_t *dn;
+	int err = dnode_hold(os, obj, true, &dn);
+	if (err != 0)
+		return (err);
+	uint8_t *out = buf;
+	pthread_mutex_lock(&dn->dn_mtx);
+	uint64_t blksz = dn->dn_blksz, maxblkid = dn->dn_maxblkid;
+	while (len > 0 && blksz > 0) {
+		uint64_t blkid = off / blksz, boff = off % blksz;
+		uint64_t n = MIN(len, blksz - boff);
+		dbuf_t *db = blkid > maxblkid ? NULL : dbuf_find_locked(dn, 0, blkid);
+		if (blkid > maxblkid || (db != NULL && db->db_state == DB_CACHED &&
+		    boff + n > db->db_size)) {
+			memset(out, 0, n);
+		} else if (db != NULL && db->db_state == DB_CACHED) {
+			memcpy(out, (uint8_t *)db->db_data + boff, n);
+		} else {
+			err = SET_ERROR(EAGAIN);
+			break;
+		}
+		out += n;
+		off += n;
+		len -= n;
+	}
+	pthread_mutex_unlock(&dn->dn_mtx);
+	dnode_rele(dn);
+	return (err);
+}
+
 /*
  * Copy data into block blkid at boff for tx (whole: the write covers the
  * block, so no read is needed).

@@ -273,6 +273,13 @@ int dmu_object_next_below(objset_t *os, uint64_t *objp, uint64_t below);
  * EIO/ECKSUM when a block cannot be read intact; ENOENT for no object.
  */
 int dmu_read(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf);
+/*
+ * The same from the cache alone: EAGAIN (buf partly written) when a
+ * level-0 block of the range is not cached.  No read-ahead, no ARC
+ * statistics, no change to any block's standing in the ARC: for copies
+ * the reader did not ask for (the FUSE layer's read-around).
+ */
+int dmu_read_if_cached(objset_t *os, uint64_t obj, uint64_t off, uint64_t len, void *buf);
 int dmu_write(objset_t *os, uint64_t obj, uint64_t off, uint64_t len,
     const void *buf, dmu_tx_t *tx);
 /*

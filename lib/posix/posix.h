@@ -260,6 +260,9 @@ int posix_readdir(posix_fs_t *fs, posix_ino_t dir, uint64_t cookie, posix_readdi
 
 int posix_read(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, void *buf,
     uint64_t *nread);
+/* The same from the cache alone (dmu_read_if_cached): EAGAIN when a block is not cached. */
+int posix_read_if_cached(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len,
+    void *buf, uint64_t *nread);
 /* Writes extend the file; O_APPEND is the caller's (it passes off = size). */
 int posix_write(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, const void *buf,
     const posix_cred_t *cred, uint64_t *nwritten);

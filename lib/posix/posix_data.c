@@ -43,9 +43,9 @@ data_exit(posix_fs_t *fs, pinode_t *pi)
 	pinode_rele(fs, pi);
 }
 
-int
-posix_read(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, void *buf,
-    uint64_t *nread)
+static int
+data_read(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, void *buf,
+    uint64_t *nread, bool cached)
 {
 	pinode_t *pi;
 	znode_phys_t zp;
@@ -55,12 +55,27 @@ posix_read(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, void *bu
 		return (err);
 	if (off < zp.zp_size) {
 		uint64_t n = MIN(len, zp.zp_size - off);
-		err = dmu_read(fs->fs_os, ino, off, n, buf);
+		err = cached ? dmu_read_if_cached(fs->fs_os, ino, off, n, buf) :
+		    dmu_read(fs->fs_os, ino, off, n, buf);
 		if (err == 0)
 			*nread = n;
 	}
 	data_exit(fs, pi);
 	return (err);
+}
+
+int
+posix_read(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, void *buf,
+    uint64_t *nread)
+{
+	return (data_read(fs, ino, off, len, buf, nread, false));
+}
+
+int
+posix_read_if_cached(posix_fs_t *fs, posix_ino_t ino, uint64_t off, uint64_t len, void *buf,
+    uint64_t *nread)
+{
+	return (data_read(fs, ino, off, len, buf, nread, true));
 }
 
 /*

@@ -6,7 +6,8 @@
  * the blocks readers hold); lowering the limit shrinks it at once; a hot
  * set read twice survives a pass over every block of a big object in
  * random order (no stream: the once rule does not help, MFU does); and
- * primarycache=none|metadata|all decides what is kept.
+ * primarycache=none|metadata|all decides what is kept.  dmu_read_if_cached
+ * reads the cache alone.
  */
 #include "tt.h"
 #include "spa.h"
@@ -252,6 +253,57 @@ test_primarycache(void)
 	tt_pool_files_remove(&devs_a);
 }
 
+/*
+ * dmu_read_if_cached copies cached blocks only: EAGAIN for a cold one,
+ * with no device read and no data statistic of the ARC moved; after
+ * dmu_read brought the block in, the same bytes as dmu_read; past the
+ * end, zeros.  (Finding the object itself may count a metadata hit.)
+ */
+static void
+test_read_if_cached(void)
+{
+	arc_t *arc = arc_create(MiB, 64 * MiB);
+	objset_t *os;
+	uint64_t obj;
+	uint8_t *data;
+	spa_t *spa = pool_with_object(&devs_a, "ifc", arc, 8, 6, &os, &obj, &data);
+	uint8_t *buf = tarn_alloc(2 * BS);
+	TT_OK(dmu_read(os, obj, 0, 4 * KiB, buf));    /* the object's dnode and block 0 */
+	arc_stats_t s0, s1;
+	arc_stats(arc, &s0);
+	uint64_t r0 = tt_zstats(spa).zs_reads;
+	TT_EQ(dmu_read_if_cached(os, obj, 3 * BS + 100, 4 * KiB, buf), EAGAIN);
+	arc_stats(arc, &s1);
+	TT_EQ(s1.as_demand_data_hits + s1.as_demand_data_misses,
+	    s0.as_demand_data_hits + s0.as_demand_data_misses);
+	TT_EQ(tt_zstats(spa).zs_reads, r0);
+	TT_OK(dmu_read(os, obj, 3 * BS, 4 * KiB, buf));       /* block 3 comes in */
+	arc_stats(arc, &s0);
+	r0 = tt_zstats(spa).zs_reads;
+	memset(buf, 0xee, BS);
+	TT_OK(dmu_read_if_cached(os, obj, 3 * BS, BS, buf));
+	TT_CHECK(memcmp(buf, data + 3 * BS, BS) == 0);
+	/* one cold block in the range: EAGAIN */
+	TT_EQ(dmu_read_if_cached(os, obj, 3 * BS, 2 * BS, buf), EAGAIN);
+	arc_stats(arc, &s1);
+	TT_EQ(s1.as_demand_data_hits + s1.as_demand_data_misses,
+	    s0.as_demand_data_hits + s0.as_demand_data_misses);
+	TT_EQ(tt_zstats(spa).zs_reads, r0);
+	/* past the object's last block: zeros */
+	memset(buf, 0xee, BS);
+	TT_OK(dmu_read_if_cached(os, obj, 8 * BS, BS, buf));
+	for (uint64_t i = 0; i < BS; i++)
+		if (buf[i] != 0) {
+			TT_CHECK(false);
+			break;
+		}
+	spa_close(spa);
+	arc_destroy(arc);
+	tarn_free(buf);
+	tarn_free(data);
+	tt_pool_files_remove(&devs_a);
+}
+
 static void
 cleanup(void)
 {
@@ -262,5 +314,6 @@ TT_MAIN(
 	{ "shared_limit", test_shared_limit },
 	{ "hot_set_survives_scan", test_hot_set_survives_scan },
 	{ "primarycache", test_primarycache },
+	{ "read_if_cached", test_read_if_cached },
 	{ "cleanup", cleanup },
 )
