@@ -186,9 +186,25 @@ import_print_tree(json_object *vd, const char *poolname, int depth, int width)
 	if (leaf && strcmp(state, vdev_state_name(VDEV_STATE_CANT_OPEN)) == 0)
 		fprintf(cli_out, "  cannot open");
 	cli_putc('\n');
-	for (size_t c = 0; !leaf && c < json_object_array_length(kids); c++)
-		import_print_tree(json_object_array_get_idx(kids, c), poolname, depth + 2,
-		    width);
+	if (leaf)
+		return;
+	/* the root's children: the data vdevs, then the "special" and "logs" sections */
+	bool root = strcmp(jstr(vd, "type"), "root") == 0;
+	static const char *const cls[][2] = { { "", "" }, { "special", "special" },
+	    { "log", "logs" } };
+	for (int k = 0; k < (root ? 3 : 1); k++) {
+		bool head = false;
+		for (size_t c = 0; c < json_object_array_length(kids); c++) {
+			json_object *kid = json_object_array_get_idx(kids, c);
+			if (root && strcmp(jstr(kid, "class"), cls[k][0]) != 0)
+				continue;
+			if (k > 0 && !head) {
+				fprintf(cli_out, "\t%s\n", cls[k][1]);
+				head = true;
+			}
+			import_print_tree(kid, poolname, depth + 2, width);
+		}
+	}
 }
 
 static void
@@ -209,7 +225,7 @@ import_print_cand(json_object *c)
 		fprintf(cli_out, " status: The pool was not exported; another system may "
 		    "still use it.\n action: Import it by name or numeric id with -f, once "
 		    "you are sure\n\tnothing else has it open.\n");
-	} else if (jstr(c, "missing_log") != NULL) {
+	} else if (json_object_object_get_ex(c, "missing_log", NULL)) {
 		fprintf(cli_out, " status: The log device %s is missing from the system.\n"
 		    " action: The pool can be imported using its name or numeric identifier and\n"
 		    "\tthe '-m' flag; the intent log not yet replayed on that device is lost.\n",

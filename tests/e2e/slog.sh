@@ -134,6 +134,11 @@ head -c 1048576 /dev/urandom >"$E2E_TMP/kept.src"
 ok cp "$E2E_TMP/kept.src" "$MNT/kept"
 tarn_ok pool sync tank
 tarn_ok pool export tank
+# all there: the listing has a "logs" section and no complaint
+tarn_ok pool import -d "$DEVDIR"
+out_lacks "status:"
+out_has "^	logs$"
+out_has "^	  $LOG +ONLINE$"
 mv "$LOG" "$E2E_TMP/log.away"     # out of the scanned directory
 tarn_err 1 "^cannot import 'tank': .*the log device $LOG.*use '-m' to import the pool without the log device" \
 	pool import -d "$DEVDIR" tank
@@ -141,6 +146,7 @@ tarn_ok pool import -d "$DEVDIR"
 out_has "^  state: DEGRADED$"
 out_has "^ status: The log device $LOG is missing from the system\\.$"
 out_has "the '-m' flag"
+out_has "^	logs$"
 out_has "^	  $LOG +UNAVAIL"
 tarn_ok pool import -m -d "$DEVDIR" tank
 tarn_ok pool status tank
