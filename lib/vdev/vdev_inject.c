@@ -186,8 +186,14 @@ vdev_inject_clear_tree(vdev_t *vd, uint64_t id)
 {
 	int n = 0;
 	vdev_inject_t *vi = __atomic_load_n(&vd->vdev_inject, __ATOMIC_ACQUIRE);
-	if (vi != NULL)
-		n += vdev_inject_clear_one(vi, id);
+	int k = vi != NULL ? vdev_inject_clear_one(vi, id) : 0;
+	if (k > 0) {
+		n += k;
+		/* nothing rides on a service time that was charged under a cleared delay */
+		VERIFY0(pthread_mutex_lock(&vi->vi_queue.vq_lock));
+		vi->vi_queue.vq_start = 0;
+		VERIFY0(pthread_mutex_unlock(&vi->vi_queue.vq_lock));
+	}
 	for (int c = 0; c < VDEV_NCHILD(vd); c++)
 		n += vdev_inject_clear_tree(VDEV_CHILD(vd, c), id);
 	if (vd->vdev_spares != NULL)
