@@ -5,7 +5,8 @@
  * were), a read sees the writes still queued, a request failed by an
  * injection fails alone while its neighbours merge, and a queued write
  * that fails after its caller returned is written request by request
- * and reported by the next flush.
+ * and reported by the next flush; a clear lets nothing more ride on a
+ * service time charged under the cleared delay.
  */
 #include "vdev_tt.h"
 
@@ -154,9 +155,11 @@ test_error_alone(void)
 	TT_OK(vdev_inject_add(q.leaf, &e, &id));
 	TT_EQ(qt_write(&q, data + 2 * BLK, BLK, 2 * BLK), EIO);
 	TT_EQ(vdev_inject_clear(q.root, id), 1);
-	TT_OK(qt_write(&q, data + 2 * BLK, BLK, 2 * BLK));   /* the retry joins */
+	/* a clear closes the open I/O to riders: the retry opens another, 3 rides on it */
+	TT_OK(qt_write(&q, data + 2 * BLK, BLK, 2 * BLK));
 	TT_OK(qt_write(&q, data + 3 * BLK, BLK, 3 * BLK));
-	TT_EQ(qt_issued_writes(&q), 2);
+	TT_EQ(qt_issued_writes(&q), 3);
+	TT_EQ(vdev_stat(q.leaf)->vs_ops[1], 5);
 	TT_EQ(vdev_stat(q.leaf)->vs_write_errors, 1);
 	TT_OK(vdev_flush(q.leaf));
 	qt_raw(&q, back, sizeof (back), 0);
