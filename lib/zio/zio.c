@@ -58,6 +58,16 @@
  * plus one per runner not yet finished) and freed by whoever drops the
  * last reference.
  *
+ * Delayed devices (`tarn inject -D`).  The vdev layer charges each leaf
+ * I/O a service time that the issuing thread sleeps out after the call
+ * (vdev.h).  A batch's write copies and reads defer that sleep
+ * (vdev_inject_defer) and fold the completion time into the batch
+ * before they are reported done; zio_batch_wait sleeps once, for the
+ * latest.  So all blocks of a batch are in the devices' queues at once,
+ * as an asynchronous issuer's are, and adjacent ones merge there
+ * (vdev_queue.c); a batch still returns no sooner than its I/O would
+ * have completed.
+ *
  * Device changes.  Every call into the vdev tree (vdev_read,
  * vdev_write, vdev_flush, the top-level lookup before them) holds the
  * tree lock as reader for that one call (vdev.h, vdev_tree_enter_read),
