@@ -43,10 +43,13 @@
  * so device changes, export and destroy never wait for a delay (their own
  * I/O is delayed as any other).  I/O on other devices is not blocked: no
  * lock is held while sleeping.  The issuing thread does sleep, as it
- * would in a synchronous read of a slow disk; how many I/Os of a pool can
- * be in service at once is therefore bounded by the threads that issue
- * them (the pool's zio workers, the sync thread, readers) as well as by
- * the lanes.  A dependent retry inside one call (a mirror read that
+ * would in a synchronous read of a slow disk, unless it defers the wait
+ * (vdev_inject_defer: the zio layer's batches sleep once, at their end,
+ * for the latest completion of their items, so that every block of a
+ * batch is queued at once and adjacent ones merge, vdev_queue.c).  A
+ * request that rides on another's service time (vdev_queue.c) is not
+ * charged one of its own (io_start's charge argument) but still meets
+ * the fault kinds.  A dependent retry inside one call (a mirror read that
  * fails to verify and reads the other side) is overlapped too, which is
  * optimistic by one service time.
  *
