@@ -44,9 +44,10 @@
 #          seconds stops there and its rate is over the files it did
 #          ("partial" in the table).
 #          Then, paced (fio --rate_iops PACE, RUNTIME s): the mean time of
-#          one write + its fsync, when the pool's txgs keep up.  (Sustained,
-#          the SLOG cannot help much: every block still reaches the slow
-#          raidz1 in a txg, 4 KiB blocks one I/O per disk each.)
+#          one write + its fsync, when the pool's txgs keep up.  (Every
+#          block still reaches the slow raidz1 in a txg; the leaves'
+#          queues merge a txg's adjacent blocks into 1 MiB I/Os, so the
+#          txgs keep up, and the sustained figure is the log's too.)
 #   ref    the cross-system row, on UNDELAYED tmpfs files (zfs-fuse has no
 #          `tarn inject`; dm-delay under both would be fairer, and is used
 #          by none here because the kernel this was written on has no

@@ -240,6 +240,11 @@ struct dmu_tx {
 	objset_t *tx_os;
 	uint64_t  tx_txg;
 	uint64_t  tx_space;                 /* estimated bytes */
+	uint64_t  tx_shared_key[2];         /* the one write's windows (0: none or
+	                                       several writes; dmu_tx_hold_write) */
+	uint64_t  tx_shared[2];             /* of tx_space: what txs writing the
+	                                       same window in one txg share */
+	bool      tx_writes;                /* a write is held */
 	bool      tx_netfree;
 	bool      tx_syncing;               /* created by dmu_tx_create_syncing */
 	bool      tx_assigned;
@@ -256,6 +261,9 @@ struct dmu_pool {
 	int        dp_defer_syncs;  /* dp_lock; empty txgs still to sync for maturing frees */
 	uint64_t   dp_frees_txg;    /* dp_lock; the last txg a netfree tx committed to */
 	uint64_t   dp_enospc_ns;    /* dp_lock; when space last ran out (0: never) */
+	uint64_t   dp_avail_seen;   /* dp_lock; free space at the last space check */
+	uint64_t  *dp_shared_seen[TXG_SIZE]; /* dp_lock; windows charged per txg
+	                                       (DMU_SHARED_SLOTS, direct-mapped) */
 	dmu_error_fn_t dp_error_cb;
 	void      *dp_error_arg;
 	void      *dp_synced_arg;

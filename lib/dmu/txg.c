@@ -35,6 +35,12 @@
  * while the sync thread is idle: when writers outrun it, each txg grows
  * with what arrives while the one before syncs, so the fixed cost of a
  * txg (metadata, space maps, uberblocks, flushes) stays a small share.
+ * A txg is synced, too, when the space estimates of its txs reach a
+ * quarter of the free space seen at the last space check
+ * (txg_space_due): the estimates are worst cases (a 4 KiB write may
+ * reserve a megabyte for indirect blocks), and on a small pool a stream
+ * of small writes would otherwise make every writer wait for a sync
+ * long before the pool is full.
  *
  * The write throttle: dirty bytes of all unsynced txgs are counted.  Above
  * 60% of dpo_dirty_max each new tx is delayed, the delay growing smoothly
@@ -58,6 +64,11 @@
 #define TXG_DEFER_SYNC_NS    150000000ULL    /* an empty txg for maturing frees */
 #define TXG_DEFER_SYNCS      4               /* at most this many in a row */
 #define TXG_SHORT_NS         30000000000ULL  /* "short of space": ENOSPC this recently */
+#define DMU_DATA_SHIFT       17              /* dmu_tx_hold_write's windows */
+#define DMU_SHARED_SHIFT     19
+#define DMU_SHARED_SLOTS     4096
+#define TXG_SPACE_SYNC_DIV   4               /* sync when the open txg's estimates
+                                                reach this part of the free space */
 
 static void *txg_sync_thread(void *arg);
 
@@ -145,6 +156,8 @@ dmu_pool_destroy(dmu_pool_t *dp, bool sync)
 	pthread_cond_destroy(&dp->dp_open_cv);
 	if (dp->dp_arc_own)
 		arc_destroy(dp->dp_arc);
+	for (int i = 0; i < TXG_SIZE; i++)
+		tarn_free(dp->dp_shared_seen[i]);
 	tarn_free(dp);
 }
 
@@ -286,6 +299,22 @@ dmu_pool_written_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes)
 	}
 }
 
+/*
+ * The open txg's space estimates (worst cases: a 4 KiB write may reserve
+ * a megabyte for the indirect blocks it could dirty) have reached a
+ * quarter of the free space (dp_lock held).  Left open until its
+ * timeout, such a txg would soon make every tx wait for a sync in
+ * dmu_space_wait_locked (estimates of unsynced txgs beyond the free
+ * space) though the pool is far from full; synced now, in the
+ * background, its estimates are gone before they add up.
+ */
+static bool
+txg_space_due(dmu_pool_t *dp)
+{
+	return (dp->dp_avail_seen != 0 && dp->dp_space_pending[TXG_IDX(dp->dp_open_txg)] >=
+	    dp->dp_avail_seen / TXG_SPACE_SYNC_DIV);
+}
+
 static bool
 txg_should_sync(dmu_pool_t *dp, uint64_t now)
 {
@@ -312,6 +341,8 @@ txg_should_sync(dmu_pool_t *dp, uint64_t now)
 		return (true);
 	/* Writers blocked on the limit need a sync even for little data. */
 	if (dirty > 0 && dp->dp_dirty_total >= dp->dp_opts.dpo_dirty_max)
+		return (true);
+	if (dirty > 0 && txg_space_due(dp))
 		return (true);
 	return (false);
 }
@@ -382,6 +413,9 @@ txg_sync_thread(void *arg)
 		dp->dp_dirty[TXG_IDX(txg)] = 0;
 		__atomic_store_n(&dp->dp_written[TXG_IDX(txg)], 0, __ATOMIC_RELAXED);
 		dp->dp_space_pending[TXG_IDX(txg)] = 0;
+		if (dp->dp_shared_seen[TXG_IDX(txg)] != NULL)
+			memset(dp->dp_shared_seen[TXG_IDX(txg)], 0,
+			    DMU_SHARED_SLOTS * sizeof (uint64_t));
 		dp->dp_stats.dps_txgs_synced++;
 		pthread_cond_broadcast(&dp->dp_synced_cv);
 		pthread_cond_broadcast(&dp->dp_dirty_cv);
@@ -467,6 +501,49 @@ dmu_tx_create_syncing(objset_t *os, uint64_t txg)
 	return (tx);
 }
 
+/*
+ * Txs of one txg that write the same object within one aligned window
+ * share space: within a DMU_DATA_SHIFT (128 KiB) window, the data span
+ * the first one reserved (its records, rounded out to 128 KiB, cover
+ * every record of the window for records up to 128 KiB); within a
+ * DMU_SHARED_SHIFT (512 KiB) window, their indirect blocks (one maps at
+ * least 1024 blocks of at least 512 bytes) and the object's dnode block.
+ * So only the first tx of a txg to write a window reserves its share,
+ * and on a small pool a stream of small writes no longer sums worst
+ * cases of a megabyte each past the free space.  The windows a txg has
+ * charged are kept in a direct-mapped table (a window pushed out is
+ * charged again: more reserved, never less).
+ */
+static uint64_t
+dmu_shared_key(const objset_t *os, uint64_t obj, uint64_t window, int kind)
+{
+	uint64_t k = (uint64_t)(uintptr_t)os * 0x9E3779B97F4A7C15ULL;
+	k ^= (obj + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL;
+	k ^= (window * 2 + (uint64_t)kind + 1) * 0x94D049BB133111EBULL;
+	k ^= k >> 31;
+	return (k != 0 ? k : 1);
+}
+
+/* The part of tx_space this tx must add to txg's estimates (dp_lock held). */
+static uint64_t
+dmu_tx_space_charge(dmu_pool_t *dp, dmu_tx_t *tx)
+{
+	uint64_t charge = tx->tx_space;
+	for (int i = 0; i < 2; i++) {
+		if (tx->tx_shared_key[i] == 0)
+			continue;
+		uint64_t **tab = &dp->dp_shared_seen[TXG_IDX(tx->tx_txg)];
+		if (*tab == NULL)
+			*tab = tarn_alloc(DMU_SHARED_SLOTS * sizeof (uint64_t));
+		uint64_t *slot = &(*tab)[tx->tx_shared_key[i] % DMU_SHARED_SLOTS];
+		if (*slot == tx->tx_shared_key[i])
+			charge -= tx->tx_shared[i];
+		else
+			*slot = tx->tx_shared_key[i];
+	}
+	return (charge);
+}
+
 void
 dmu_tx_hold_write(dmu_tx_t *tx, uint64_t obj, uint64_t off, uint64_t len)
 {
@@ -479,8 +556,17 @@ dmu_tx_hold_write(dmu_tx_t *tx, uint64_t obj, uint64_t off, uint64_t len)
 	uint64_t copies = tx->tx_os->os_props.osp_copies ? tx->tx_os->os_props.osp_copies : 1;
 	uint64_t rec = SPA_OLD_MAXBLOCKSIZE;
 	uint64_t span = len == 0 ? 0 : P2ROUNDUP(off + len, rec) - P2ALIGN(off, rec);
-	tx->tx_space += span * copies + span / 4 +
-	    2 * 3 * (1ULL << DN_INDIRECT_SHIFT) + 2 * DNODE_BLOCK_SIZE;
+	uint64_t data = span * copies + span / 4;
+	uint64_t shared = 2 * 3 * (1ULL << DN_INDIRECT_SHIFT) + 2 * DNODE_BLOCK_SIZE;
+	tx->tx_space += data + shared;
+	/* the tx's only write, within one window of each kind: may share */
+	bool one = !tx->tx_writes && len > 0 && span == rec &&
+	    (off >> DMU_SHARED_SHIFT) == ((off + len - 1) >> DMU_SHARED_SHIFT);
+	tx->tx_shared_key[0] = one ? dmu_shared_key(tx->tx_os, obj, off >> DMU_DATA_SHIFT, 0) : 0;
+	tx->tx_shared_key[1] = one ? dmu_shared_key(tx->tx_os, obj, off >> DMU_SHARED_SHIFT, 1) : 0;
+	tx->tx_shared[0] = one ? data : 0;
+	tx->tx_shared[1] = one ? shared : 0;
+	tx->tx_writes = true;
 }
 
 void
@@ -588,6 +674,7 @@ dmu_space_wait_locked(dmu_pool_t *dp, uint64_t space, uint64_t keep, bool netfre
 		return (0);
 	uint64_t pending = dmu_space_pending_locked(dp);
 	uint64_t avail = dp->dp_space_fn(dp->dp_arg, netfree);
+	dp->dp_avail_seen = avail;
 	for (int tries = 0; space + keep + pending > avail; tries++) {
 		if (pending == 0 || tries == 8 || (tries > 0 && space + keep > avail) || mine) {
 			dp->dp_enospc_ns = tarn_now_ns();
@@ -688,7 +775,10 @@ dmu_tx_assign(dmu_tx_t *tx, int how)
 	}
 	tx->tx_txg = mine != 0 ? mine : dp->dp_open_txg;
 	dp->dp_holds[TXG_IDX(tx->tx_txg)]++;
-	dp->dp_space_pending[TXG_IDX(tx->tx_txg)] += tx->tx_space;
+	bool due = tx->tx_txg == dp->dp_open_txg && txg_space_due(dp);
+	dp->dp_space_pending[TXG_IDX(tx->tx_txg)] += dmu_tx_space_charge(dp, tx);
+	if (!due && tx->tx_txg == dp->dp_open_txg && txg_space_due(dp))
+		pthread_cond_signal(&dp->dp_sync_cv);   /* the estimates are due a sync */
 	tx->tx_assigned = true;
 	struct dmu_tx_mine *m = &dmu_tx_mine;
 	if (m->tm_n == 0 || m->tm_dp == dp) {

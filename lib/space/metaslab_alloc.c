@@ -12,6 +12,10 @@
  * after the first copy's, skipping groups already used, then (too few
  * groups) to metaslabs of the same group at least count/ndvas metaslabs
  * apart, then to any other metaslab, and only last to the same one.
+ * Within a group, copy k goes first to the metaslab copy k of the
+ * previous block took (mg_active_copy), while it is far enough, so that
+ * the extra copies of consecutive blocks are as close as the first ones
+ * (one device I/O for many, vdev_queue.c).
  *
  * Choosing a metaslab.  Single copies go to the group's active metaslab
  * while it can serve them, so consecutive blocks land close together.
@@ -141,6 +145,7 @@ mg_alloc(metaslab_group_t *mg, uint64_t asize, uint64_t txg, int ndvas,
     const uint64_t *avoid, int navoid, uint64_t *off)
 {
 	uint64_t align = 1ULL << MAX(vdev_ashift(mg->mg_vd), SPA_MINBLOCKSHIFT);
+	uint64_t far = MAX(mg->mg_count / (uint64_t)ndvas, 1);
 	if (navoid == 0) {
 		metaslab_t *ms = __atomic_load_n(&mg->mg_active, __ATOMIC_RELAXED);
 		if (ms != NULL && ms_alloc(ms, asize, align, txg, off) == 0) {
@@ -148,8 +153,21 @@ mg_alloc(metaslab_group_t *mg, uint64_t asize, uint64_t txg, int ndvas,
 			return (0);
 		}
 	}
+	/*
+	 * Copy k of a block goes where copy k of the one before went, while
+	 * that is far enough from this block's other copies: so the copies of
+	 * consecutive blocks lie together too, and reach the disks as one
+	 * I/O (vdev_queue.c), not one per block.
+	 */
+	metaslab_t **copyp = navoid > 0 && navoid < SPA_DVAS_PER_BP ?
+	    &mg->mg_active_copy[navoid - 1] : NULL;
+	if (copyp != NULL) {
+		metaslab_t *ms = __atomic_load_n(copyp, __ATOMIC_RELAXED);
+		if (ms != NULL && ms_distance(ms->ms_id, avoid, navoid) >= far &&
+		    ms_alloc(ms, asize, align, txg, off) == 0)
+			return (0);
+	}
 	uint8_t *tried = tarn_alloc(mg->mg_count);
-	uint64_t far = MAX(mg->mg_count / (uint64_t)ndvas, 1);
 	uint64_t dists[3] = { far, 1, 0 };
 	int err = SET_ERROR(ENOSPC);
 	for (int k = 0; k < 3 && err != 0; k++) {
@@ -161,6 +179,8 @@ mg_alloc(metaslab_group_t *mg, uint64_t asize, uint64_t txg, int ndvas,
 			if (ms_alloc(ms, asize, align, txg, off) == 0) {
 				if (navoid == 0)
 					__atomic_store_n(&mg->mg_active, ms, __ATOMIC_RELAXED);
+				else if (copyp != NULL && k == 0)
+					__atomic_store_n(copyp, ms, __ATOMIC_RELAXED);
 				err = 0;
 				break;
 			}

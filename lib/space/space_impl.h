@@ -71,6 +71,8 @@ struct metaslab_group {
 
 	pthread_mutex_t   mg_lock;          /* serialises picking mg_active */
 	metaslab_t       *mg_active;        /* atomic: where single copies go */
+	metaslab_t       *mg_active_copy[SPA_DVAS_PER_BP - 1]; /* atomic: where copy
+	                                       2, 3 of a block went last */
 	bool              mg_passive;       /* atomic: takes no new allocations
 	                                       (a device being removed) */
 	uint64_t          mg_allocs;        /* atomic: allocations, for re-picks */

@@ -664,5 +664,24 @@ void vdev_inject_list(vdev_t *vd, vdev_inject_fn_t fn, void *arg);
  * themselves).  Returns at once when there is none.
  */
 void vdev_inject_settle(void);
+/*
+ * Completion deferred over many vdev calls, as a caller that issues I/O
+ * asynchronously sees it (the zio layer's batches: every block of a batch
+ * is in the devices' queues at once, where adjacent ones merge,
+ * vdev_queue.c).  vdev_inject_defer(true): vdev_inject_settle keeps this
+ * thread's completion time instead of sleeping; returns the previous
+ * setting.  vdev_inject_take: the completion time kept (ns, 0: none) and
+ * its generation, now cleared; vdev_inject_wait sleeps until then (woken
+ * early by a clear after gen).
+ */
+bool vdev_inject_defer(bool on);
+uint64_t vdev_inject_take(uint64_t *gen);
+void vdev_inject_wait(uint64_t until, uint64_t gen);
+/*
+ * Device I/Os issued by a leaf's queue (reads, writes) against the
+ * requests it took (vdev_stat's vs_ops): their difference is what merging
+ * saved.  Zero for a leaf that never had a run-time injection.
+ */
+void vdev_queue_stats(vdev_t *leaf, uint64_t issued[2]);
 
 #endif

@@ -138,6 +138,8 @@ vdev_file_open(vdev_t *vd)
 void
 vdev_file_close(vdev_t *vd)
 {
+	if (vd->vdev_fd >= 0)
+		(void) vdev_queue_drain(vd);   /* a failure was counted as a WRITE error */
 	if (vd->vdev_fault != NULL) {
 		vdev_fault_rele(vd->vdev_fault);
 		vd->vdev_fault = NULL;
@@ -150,7 +152,7 @@ vdev_file_close(vdev_t *vd)
 
 /* ---- raw and counted leaf I/O ---- */
 
-static int
+int
 vdev_leaf_dev_io(vdev_t *vd, int rw, void *buf, uint64_t size, uint64_t phys)
 {
 	if (vd->vdev_fault != NULL)
@@ -160,22 +162,18 @@ vdev_leaf_dev_io(vdev_t *vd, int rw, void *buf, uint64_t size, uint64_t phys)
 	    vdev_fd_pread(vd->vdev_fd, buf, size, phys));
 }
 
-/* Every leaf I/O: the run-time injections first (vdev_inject.c), then the device. */
+/*
+ * Every leaf I/O: a leaf with run-time injections goes through its queue
+ * (vdev_queue.c: the injections, then merged or issued), any other
+ * straight to the device.
+ */
 static int
 vdev_leaf_raw(vdev_t *vd, int rw, void *buf, uint64_t size, uint64_t phys)
 {
 	vdev_inject_t *vi = __atomic_load_n(&vd->vdev_inject, __ATOMIC_ACQUIRE);
-	uint64_t bit;
-	int err;
-
 	if (vi == NULL)
 		return (vdev_leaf_dev_io(vd, rw, buf, size, phys));
-	if ((err = vdev_inject_io_start(vi, rw, size, &bit)) != 0)
-		return (err);
-	err = vdev_leaf_dev_io(vd, rw, buf, size, phys);
-	if (err == 0 && bit != UINT64_MAX)
-		((uint8_t *)buf)[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-	return (err);
+	return (vdev_queue_io(vd, vi, rw, buf, size, phys));
 }
 
 static int
@@ -283,11 +281,11 @@ vdev_leaf_flush(vdev_t *vd)
 		return (SET_ERROR(ENXIO));
 	if (vd->vdev_readonly)
 		return (0);
-	if (vd->vdev_fault != NULL)
-		return (vdev_fault_flush(vd->vdev_fault, vd->vdev_fd));
-	if (fdatasync(vd->vdev_fd) != 0)
-		return (SET_ERROR(EIO));
-	return (0);
+	/* the queue's open write first; a queued write that failed fails the flush */
+	int qerr = vdev_queue_drain(vd);
+	int err = vd->vdev_fault != NULL ? vdev_fault_flush(vd->vdev_fault, vd->vdev_fd) :
+	    fdatasync(vd->vdev_fd) != 0 ? SET_ERROR(EIO) : 0;
+	return (err != 0 ? err : qerr != 0 ? SET_ERROR(EIO) : 0);
 }
 
 /* ---- the ops of a leaf that is itself a top-level vdev ---- */

@@ -153,6 +153,9 @@ int vdev_leaf_write_padded(vdev_t *leaf, const void *buf, uint64_t size,
 /* fdatasync the leaf (through its fault injector when attached). */
 int vdev_leaf_flush(vdev_t *leaf);
 
+/* The device I/O of a leaf, through its path-attached fault injector. */
+int vdev_leaf_dev_io(vdev_t *leaf, int rw, void *buf, uint64_t size, uint64_t phys);
+
 /* Plain pread/pwrite loops on a file descriptor: 0 or EIO. */
 int vdev_fd_pread(int fd, void *buf, uint64_t size, uint64_t off);
 int vdev_fd_pwrite(int fd, const void *buf, uint64_t size, uint64_t off);
@@ -167,15 +170,72 @@ int vdev_fault_pwrite(vdev_fault_t *vf, int fd, const void *buf, uint64_t size,
     uint64_t off);
 int vdev_fault_flush(vdev_fault_t *vf, int fd);
 
+/* ---- the leaf I/O queue (vdev_queue.c) ---- */
+
+/*
+ * A delayed leaf's queue: the one I/O it holds open for merging (the
+ * theory is at the top of vdev_queue.c).  Lives in the leaf's injection
+ * handle (vdev_inject_queue); vq_lock guards every field and is taken
+ * after no other lock of this layer but the tree lock, and before
+ * vi_lock.
+ */
+#define VDEV_QUEUE_AGG_LIMIT  (1 * MiB)   /* bytes of one issued I/O at most */
+#define VDEV_QUEUE_SEGS       256         /* requests merged into one at most */
+#define VDEV_QUEUE_GAP_LIMIT  (4 * KiB)   /* bytes between merged requests at most */
+
+typedef struct vdev_queue_seg {
+	uint64_t vqs_off;            /* physical offset */
+	uint64_t vqs_size;
+} vdev_queue_seg_t;
+
+typedef struct vdev_queue {
+	pthread_mutex_t  vq_lock;
+	int              vq_rw;      /* the open I/O: 0 read, 1 write, -1 none */
+	uint64_t         vq_off;     /* its physical range */
+	uint64_t         vq_size;
+	uint64_t         vq_start;   /* when the device starts it (ns) */
+	uint64_t         vq_until;   /* when it completes (ns) */
+	uint8_t         *vq_buf;     /* write data, vq_size bytes from vq_off; or NULL */
+	uint32_t         vq_nseg;
+	vdev_queue_seg_t *vq_seg;    /* the requests in it, [VDEV_QUEUE_SEGS] */
+	int              vq_err;     /* a write that failed after its caller
+	                                returned: the next flush says EIO */
+	uint64_t         vq_issued[2]; /* device I/Os issued for queued requests */
+} vdev_queue_t;
+
+void vdev_queue_init(vdev_queue_t *vq);
+void vdev_queue_fini(vdev_queue_t *vq);
+/*
+ * One leaf I/O of a leaf with run-time injections: met by its faults,
+ * then merged into the open I/O or issued (physical offset phys).
+ */
+int vdev_queue_io(vdev_t *leaf, vdev_inject_t *vi, int rw, void *buf, uint64_t size,
+    uint64_t phys);
+/*
+ * Write out the open I/O (before a flush, a close, or anything that must
+ * see the device as the callers left it); returns and clears a failure
+ * of a write whose caller has already returned (EIO), else 0.
+ */
+int vdev_queue_drain(vdev_t *leaf);
+
 /* ---- run-time injection hooks (vdev_inject.c) ---- */
 
 /*
  * Before a leaf I/O of `size` bytes (rw: 0 read, 1 write): ENXIO or EIO
- * when an injection fails it (then it is not done), else 0; a delay is
- * reserved for this thread (vdev_inject_settle).  *damage_bit: the bit of
- * the buffer a successful read must flip, or UINT64_MAX.
+ * when an injection fails it (then it is not done), else 0.  charge: a
+ * delay is reserved for this thread (vdev_inject_settle), and svc (may
+ * be NULL) gets when the device starts serving it and when it completes
+ * (ns; {0, 0}: no delay);
+ * not charge: the I/O rides on one already charged (vdev_queue.c), only
+ * the fault kinds are met.  *damage_bit: the bit of the buffer a
+ * successful read must flip, or UINT64_MAX.
  */
-int vdev_inject_io_start(vdev_inject_t *vi, int rw, uint64_t size, uint64_t *damage_bit);
+int vdev_inject_io_start(vdev_inject_t *vi, int rw, uint64_t size, bool charge,
+    uint64_t *damage_bit, uint64_t svc[2]);
+/* This thread's I/O completes no earlier than `until` (ns; settle waits). */
+void vdev_inject_join(uint64_t until);
+/* The leaf's I/O queue, which lives in its injection handle. */
+vdev_queue_t *vdev_inject_queue(vdev_inject_t *vi);
 /* ENXIO when a flush of the leaf must fail (the device is gone). */
 int vdev_inject_flush_error(vdev_inject_t *vi);
 /* The device is gone for good (NXIO at 100%): opening it fails. */

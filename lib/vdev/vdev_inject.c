@@ -43,10 +43,13 @@
  * so device changes, export and destroy never wait for a delay (their own
  * I/O is delayed as any other).  I/O on other devices is not blocked: no
  * lock is held while sleeping.  The issuing thread does sleep, as it
- * would in a synchronous read of a slow disk; how many I/Os of a pool can
- * be in service at once is therefore bounded by the threads that issue
- * them (the pool's zio workers, the sync thread, readers) as well as by
- * the lanes.  A dependent retry inside one call (a mirror read that
+ * would in a synchronous read of a slow disk, unless it defers the wait
+ * (vdev_inject_defer: the zio layer's batches sleep once, at their end,
+ * for the latest completion of their items, so that every block of a
+ * batch is queued at once and adjacent ones merge, vdev_queue.c).  A
+ * request that rides on another's service time (vdev_queue.c) is not
+ * charged one of its own (io_start's charge argument) but still meets
+ * the fault kinds.  A dependent retry inside one call (a mirror read that
  * fails to verify and reads the other side) is overlapped too, which is
  * optimistic by one service time.
  *
@@ -76,6 +79,7 @@ struct vdev_inject {
 	pthread_mutex_t vi_lock;
 	tarn_array_t    vi_recs;    /* of vdev_inject_rec_t, by id; vi_lock */
 	tarn_rand_t     vi_rand;    /* vi_lock */
+	vdev_queue_t    vi_queue;   /* the leaf's I/O queue (vdev_queue.c) */
 };
 
 static pthread_mutex_t vdev_inject_create_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -89,6 +93,8 @@ static uint64_t vdev_inject_gen;                   /* atomic; bumped by clear */
 /* This thread's delayed I/O: completion time (0: none) and generation. */
 static __thread uint64_t vdev_inject_until;
 static __thread uint64_t vdev_inject_until_gen;
+/* vdev_inject_defer: settle leaves the completion time for vdev_inject_take */
+static __thread bool vdev_inject_deferred;
 
 static void
 vdev_inject_sleep_init(void)
@@ -133,6 +139,7 @@ vdev_inject_handle(vdev_t *leaf)
 		VERIFY0(pthread_mutex_init(&vi->vi_lock, NULL));
 		tarn_array_init(&vi->vi_recs, sizeof (vdev_inject_rec_t));
 		tarn_rand_seed(&vi->vi_rand, leaf->vdev_guid ^ tarn_now_ns());
+		vdev_queue_init(&vi->vi_queue);
 		__atomic_store_n(&leaf->vdev_inject, vi, __ATOMIC_RELEASE);
 	}
 	VERIFY0(pthread_mutex_unlock(&vdev_inject_create_lock));
@@ -182,8 +189,14 @@ vdev_inject_clear_tree(vdev_t *vd, uint64_t id)
 {
 	int n = 0;
 	vdev_inject_t *vi = __atomic_load_n(&vd->vdev_inject, __ATOMIC_ACQUIRE);
-	if (vi != NULL)
-		n += vdev_inject_clear_one(vi, id);
+	int k = vi != NULL ? vdev_inject_clear_one(vi, id) : 0;
+	if (k > 0) {
+		n += k;
+		/* nothing rides on a service time that was charged under a cleared delay */
+		VERIFY0(pthread_mutex_lock(&vi->vi_queue.vq_lock));
+		vi->vi_queue.vq_start = 0;
+		VERIFY0(pthread_mutex_unlock(&vi->vi_queue.vq_lock));
+	}
 	for (int c = 0; c < VDEV_NCHILD(vd); c++)
 		n += vdev_inject_clear_tree(VDEV_CHILD(vd, c), id);
 	if (vd->vdev_spares != NULL)
@@ -237,6 +250,7 @@ vdev_inject_free(vdev_inject_t *vi)
 	if (vi == NULL)
 		return;
 	(void) vdev_inject_clear_one(vi, 0);
+	vdev_queue_fini(&vi->vi_queue);
 	tarn_array_fini(&vi->vi_recs);
 	VERIFY0(pthread_mutex_destroy(&vi->vi_lock));
 	tarn_free(vi);
@@ -264,11 +278,22 @@ vdev_inject_reserve(vdev_inject_rec_t *r, uint64_t now)
 	return (lane[best]);
 }
 
+/* This thread's I/O completes no earlier than until (ns). */
+void
+vdev_inject_join(uint64_t until)
+{
+	if (until == 0)
+		return;
+	vdev_inject_until = MAX(vdev_inject_until, until);
+	vdev_inject_until_gen = __atomic_load_n(&vdev_inject_gen, __ATOMIC_ACQUIRE);
+}
+
 int
-vdev_inject_io_start(vdev_inject_t *vi, int rw, uint64_t size, uint64_t *damage_bit)
+vdev_inject_io_start(vdev_inject_t *vi, int rw, uint64_t size, bool charge,
+    uint64_t *damage_bit, uint64_t svc[2])
 {
 	int mask = rw ? VDEV_INJECT_WRITE : VDEV_INJECT_READ, err = 0;
-	uint64_t until = 0, now = 0;
+	uint64_t until = 0, now = 0, start = 0;
 
 	*damage_bit = UINT64_MAX;
 	VERIFY0(pthread_mutex_lock(&vi->vi_lock));
@@ -278,10 +303,14 @@ vdev_inject_io_start(vdev_inject_t *vi, int rw, uint64_t size, uint64_t *damage_
 		if (!(s->vis_rw & mask))
 			continue;
 		if (s->vis_kind == VDEV_INJECT_DELAY) {
+			if (!charge)
+				continue;   /* rides on an I/O already charged (vdev_queue.c) */
 			if (now == 0)
 				now = tarn_now_ns();
 			uint64_t done = vdev_inject_reserve(r, now);   /* once: MAX evaluates twice */
+			uint64_t begins = done - s->vis_latency_us * 1000;
 			until = MAX(until, done);
+			start = start == 0 ? begins : MIN(start, begins);
 			continue;
 		}
 		if (!vdev_inject_fires(vi, s))
@@ -294,11 +323,18 @@ vdev_inject_io_start(vdev_inject_t *vi, int rw, uint64_t size, uint64_t *damage_
 			*damage_bit = tarn_rand_range(&vi->vi_rand, size * 8);
 	}
 	VERIFY0(pthread_mutex_unlock(&vi->vi_lock));
-	if (until != 0) {
-		vdev_inject_until = MAX(vdev_inject_until, until);
-		vdev_inject_until_gen = __atomic_load_n(&vdev_inject_gen, __ATOMIC_ACQUIRE);
+	vdev_inject_join(until);
+	if (svc != NULL) {
+		svc[0] = start;
+		svc[1] = until;
 	}
 	return (err);
+}
+
+vdev_queue_t *
+vdev_inject_queue(vdev_inject_t *vi)
+{
+	return (&vi->vi_queue);
 }
 
 int
@@ -329,23 +365,48 @@ vdev_inject_gone(vdev_inject_t *vi)
 	return (gone);
 }
 
-void
-vdev_inject_settle(void)
+bool
+vdev_inject_defer(bool on)
+{
+	bool was = vdev_inject_deferred;
+	vdev_inject_deferred = on;
+	return (was);
+}
+
+uint64_t
+vdev_inject_take(uint64_t *genp)
 {
 	uint64_t until = vdev_inject_until;
+	*genp = vdev_inject_until_gen;
+	vdev_inject_until = 0;
+	return (until);
+}
+
+void
+vdev_inject_wait(uint64_t until, uint64_t gen)
+{
 	if (until == 0)
 		return;
-	vdev_inject_until = 0;
 	(void) pthread_once(&vdev_inject_sleep_once, vdev_inject_sleep_init);
 	struct timespec ts = {
 		.tv_sec = (time_t)(until / 1000000000ULL),
 		.tv_nsec = (long)(until % 1000000000ULL),
 	};
 	VERIFY0(pthread_mutex_lock(&vdev_inject_sleep_lock));
-	while (__atomic_load_n(&vdev_inject_gen, __ATOMIC_ACQUIRE) == vdev_inject_until_gen &&
+	while (__atomic_load_n(&vdev_inject_gen, __ATOMIC_ACQUIRE) == gen &&
 	    tarn_now_ns() < until) {
 		int e = pthread_cond_timedwait(&vdev_inject_sleep_cv, &vdev_inject_sleep_lock, &ts);
 		VERIFY(e == 0 || e == ETIMEDOUT);
 	}
 	VERIFY0(pthread_mutex_unlock(&vdev_inject_sleep_lock));
+}
+
+void
+vdev_inject_settle(void)
+{
+	if (vdev_inject_until == 0 || vdev_inject_deferred)
+		return;
+	uint64_t gen;
+	uint64_t until = vdev_inject_take(&gen);
+	vdev_inject_wait(until, gen);
 }

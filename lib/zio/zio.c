@@ -58,6 +58,16 @@
  * plus one per runner not yet finished) and freed by whoever drops the
  * last reference.
  *
+ * Delayed devices (`tarn inject -D`).  The vdev layer charges each leaf
+ * I/O a service time that the issuing thread sleeps out after the call
+ * (vdev.h).  A batch's write copies and reads defer that sleep
+ * (vdev_inject_defer) and fold the completion time into the batch
+ * before they are reported done; zio_batch_wait sleeps once, for the
+ * latest.  So all blocks of a batch are in the devices' queues at once,
+ * as an asynchronous issuer's are, and adjacent ones merge there
+ * (vdev_queue.c); a batch still returns no sooner than its I/O would
+ * have completed.
+ *
  * Device changes.  Every call into the vdev tree (vdev_read,
  * vdev_write, vdev_flush, the top-level lookup before them) holds the
  * tree lock as reader for that one call (vdev.h, vdev_tree_enter_read),
@@ -241,6 +251,8 @@ struct zio_batch {
 	int zb_runners;               /* runners dispatched and not done, zb_lock */
 	int zb_max_runners;           /* the taskq's threads less one */
 	int zb_error;                 /* first error, zb_lock */
+	uint64_t zb_until;            /* delayed I/O of its items completes (ns), zb_lock */
+	uint64_t zb_gen;              /* and the oldest generation of it, zb_lock */
 };
 
 zio_batch_t *
@@ -335,9 +347,27 @@ zio_batch_op_start(zio_batch_t *b)
 	pthread_mutex_unlock(&b->zb_lock);
 }
 
+/*
+ * Take this thread's deferred completion time (vdev_inject_defer) into
+ * the batch's, before the operation that issued it is reported done.
+ */
+static void
+zio_batch_fold(zio_batch_t *b)
+{
+	uint64_t gen, until = vdev_inject_take(&gen);
+	if (until == 0)
+		return;
+	pthread_mutex_lock(&b->zb_lock);
+	if (b->zb_until == 0 || gen < b->zb_gen)
+		b->zb_gen = gen;
+	b->zb_until = MAX(b->zb_until, until);
+	pthread_mutex_unlock(&b->zb_lock);
+}
+
 static void
 zio_batch_op_done(zio_batch_t *b, int error)
 {
+	zio_batch_fold(b);
 	pthread_mutex_lock(&b->zb_lock);
 	if (error != 0 && b->zb_error == 0)
 		b->zb_error = error;
@@ -362,8 +392,10 @@ zio_batch_wait(zio_batch_t *b)
 		pthread_mutex_lock(&b->zb_lock);
 	}
 	int err = b->zb_error;
+	uint64_t until = b->zb_until, gen = b->zb_gen;
 	pthread_mutex_unlock(&b->zb_lock);
 	zio_batch_rele(b);
+	vdev_inject_wait(until, gen);   /* the items' delayed I/O (vdev.h) */
 	return (err);
 }
 
@@ -547,10 +579,13 @@ zio_write_copy(zio_work_t *zw)
 		.vio_buf = wj->wj_pbuf,
 		.vio_txg = wj->wj_txg,
 	};
+	bool deferred = vdev_inject_defer(true);
 	vdev_tree_enter_read(zc->zc_root);
 	vdev_t *top = vdev_lookup_top(zc->zc_root, d->dva_vdev);
 	wc->wc_error = top != NULL ? vdev_write(top, &io) : SET_ERROR(ENXIO);
 	vdev_tree_exit(zc->zc_root);
+	(void) vdev_inject_defer(deferred);
+	zio_batch_fold(wj->wj_batch);
 	if (__atomic_sub_fetch(&wj->wj_left, 1, __ATOMIC_ACQ_REL) == 0)
 		zio_write_done(wj);
 }
@@ -853,7 +888,9 @@ zio_read_run(zio_work_t *zw)
 {
 	zio_rjob_t *rj = (zio_rjob_t *)zw;
 	zio_batch_t *b = rj->rj_batch;
+	bool deferred = vdev_inject_defer(true);   /* queued with the batch's others */
 	int err = zio_read(b->zb_ctx, &rj->rj_bp, rj->rj_buf, rj->rj_flags);
+	(void) vdev_inject_defer(deferred);
 	if (rj->rj_err != NULL)
 		*rj->rj_err = err;
 	tarn_free(rj);

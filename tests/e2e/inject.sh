@@ -203,9 +203,10 @@ out_has "^ *[0-9]+ +slow +$DEVDIR/s/d0 +delay +all +- +20ms +1$"
 t0=$(date +%s%N)
 ok cat "$MNT/slow/big"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-# 32 records of 128 KiB, each at least one read of the device
-echo "  4 MiB (32 records) read cold at 20ms:1 -> $ms ms (>= 640 ms expected)"
-[ "$ms" -ge 640 ] && pass || fail "32 uncached reads at 20ms:1 took only $ms ms"
+# 32 records of 128 KiB; the leaf's queue merges adjacent reads that wait
+# behind the busy lane (prefetch), up to 1 MiB a device read: 4 at least
+echo "  4 MiB (32 records) read cold at 20ms:1 -> $ms ms (>= 80 ms expected)"
+[ "$ms" -ge 80 ] && pass || fail "32 uncached reads at 20ms:1 took only $ms ms"
 # another pool is not held up while the slow one is read
 cold slow "$DEVDIR/s"
 tarn_ok inject -d "$DEVDIR/s/d0" -D 200:1 slow

@@ -5,7 +5,8 @@
  * "Written-only blocks"), read back intact from disk, and blocks that
  * were read stay cached as before; a stream is synced as soon as it
  * passes a sixteenth of the dirty limit (txg.c), not at the timeout or
- * at the end.
+ * at the end; small writes into one window of an object in one txg share
+ * their space estimates.
  */
 #include "tt.h"
 #include "spa.h"
@@ -147,6 +148,67 @@ test_stream_syncs_early(void)
 	tt_pool_files_remove(&devs);
 }
 
+/* One 4 KiB write of obj at off in a tx of its own. */
+static void
+small_write(objset_t *os, uint64_t obj, uint64_t off, const uint8_t *data)
+{
+	dmu_tx_t *tx = dmu_tx_create(os);
+	dmu_tx_hold_write(tx, obj, off, 4 * KiB);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_write(os, obj, off, 4 * KiB, data, tx));
+	dmu_tx_commit(tx);
+}
+
+/*
+ * 256 4 KiB writes into one 512 KiB window of an object in one txg
+ * reserve their indirect and dnode blocks once, and their data once per
+ * 128 KiB window (txg.c, "windows"), not ~960 KiB each; a write in
+ * another window is charged its whole worst case; all of it lands.
+ */
+static void
+test_small_writes_share(void)
+{
+	dmu_pool_opts_t o = { .dpo_txg_timeout_ms = 60000 };
+	tt_pool_files(&devs, 1, 256 * MiB);
+	spa_t *spa = tt_pool_create(&devs, "wtest", NULL, &o);
+	dmu_pool_t *dp = spa_dmu_pool(spa);
+	objset_t *os;
+	TT_OK(spa_objset_create(spa, "t", DMU_OST_TEST, &os));
+	uint8_t *data = tarn_alloc(MiB), *rb = tarn_alloc(MiB);
+	tt_fill(data, MiB, 3);
+	uint64_t obj;
+	dmu_tx_t *tx = dmu_tx_create(os);
+	TT_OK(dmu_tx_assign(tx, TXG_WAIT));
+	TT_OK(dmu_object_alloc(os, DMU_OT_TEST, 4 * KiB, DMU_OT_NONE, 0, tx, &obj));
+	dmu_tx_commit(tx);
+	TT_OK(txg_wait_synced(dp, 0));
+	uint64_t synced = txg_last_synced(dp);
+	for (int i = 0; i < 128; i++) {      /* every block of [0, 512K), in two passes */
+		uint64_t b = (uint64_t)(i * 37) % 128;
+		small_write(os, obj, b * 4 * KiB, data + b * 4 * KiB);
+	}
+	for (int b = 0; b < 128; b++)
+		small_write(os, obj, (uint64_t)b * 4 * KiB, data + (uint64_t)b * 4 * KiB);
+	uint64_t pending = dmu_pool_space_pending(dp);
+	printf("  256 writes of 4 KiB in one 512 KiB window: %" PRIu64 " KiB estimated\n",
+	    (uint64_t)(pending / KiB));
+	TT_EQ(txg_last_synced(dp), synced);      /* all in one txg */
+	TT_CHECK(pending >= 960 * KiB && pending <= 2 * MiB);
+	small_write(os, obj, 512 * KiB, data + 512 * KiB);   /* the next window */
+	TT_CHECK(dmu_pool_space_pending(dp) >= pending + 768 * KiB);
+	TT_OK(txg_wait_synced(dp, 0));
+	TT_EQ(dmu_pool_space_pending(dp), 0);
+	TT_OK(dmu_read(os, obj, 0, 512 * KiB + 4 * KiB, rb));
+	TT_CHECK(memcmp(rb, data, 512 * KiB + 4 * KiB) == 0);
+	uint64_t blocks = 0, errors = 0;
+	TT_OK(spa_verify_all(spa, true, &blocks, &errors));
+	TT_EQ(errors, 0);
+	spa_close(spa);
+	tarn_free(data);
+	tarn_free(rb);
+	tt_pool_files_remove(&devs);
+}
+
 static void
 cleanup(void)
 {
@@ -156,5 +218,6 @@ cleanup(void)
 TT_MAIN(
 	{ "written_only_bounded", test_written_only_bounded },
 	{ "stream_syncs_early", test_stream_syncs_early },
+	{ "small_writes_share", test_small_writes_share },
 	{ "cleanup", cleanup },
 )

@@ -894,6 +894,23 @@ test_ditto(void)
 		TT_ASSERT(a != b && b != c && a != c);
 	}
 	tpool_fini(&tp);
+
+	/* one vdev: the second copies of consecutive blocks lie together (one I/O) */
+	tpool_init(&tp, 1, 256 * MiB, 9, 0);
+	count = metaslab_group_count(tp.tp_mg[0]);
+	shift = vdev_ms_shift(tp.tp_vd[0]);
+	uint64_t prev_end = 0;
+	int adjacent = 0;
+	for (int i = 0; i < 100; i++) {
+		dva_t d[2];
+		TT_OK(metaslab_alloc(tp.tp_mc, 8192, 2, 5, d));
+		uint64_t a = d[0].dva_offset >> shift, b = d[1].dva_offset >> shift;
+		TT_ASSERT((a > b ? a - b : b - a) >= count / 2);
+		adjacent += i > 0 && d[1].dva_offset == prev_end;
+		prev_end = d[1].dva_offset + DVA_ASIZE(&d[1]);
+	}
+	TT_ASSERT(adjacent >= 95);
+	tpool_fini(&tp);
 }
 
 static void
