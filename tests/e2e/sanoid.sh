@@ -166,10 +166,15 @@ gone "$F1" "run 5"
 gone "$H3" "run 5"
 count_is frequently 3 "run 5"
 count_is hourly 2 "run 5"
-# dailies: one more when 23:59 fell within the six hours; none pruned (not a day old)
+# dailies: none pruned (not a day old).  More when 23:59 fell within the
+# six hours: sanoid's clock is faked but the snapshots' creation times are
+# the real clock's, so a daily taken after the faked 23:59 still looks
+# older than it to the next run, which takes one more: at most one a run
+# from the first run past the faked 23:59 (runs 3, 4 and 5: four in all
+# when the real time is within two hours before 23:59 UTC)
 has "$D1" "run 5"
 n=$(autosnaps daily | wc -l)
-[ "$n" -ge 1 ] && [ "$n" -le 2 ] && pass || fail "run 5: $n daily snapshots"
+[ "$n" -ge 1 ] && [ "$n" -le 4 ] && pass || fail "run 5: $n daily snapshots"
 has sn/data@manual "run 5"
 
 # ---- what sanoid ran: every zfs command succeeded
