@@ -4,7 +4,11 @@
 # directory in this script's temp dir) gets a pool of two files on a
 # tmpfs, a file of MULT x arc_max is written through the mount (dd from
 # a file of random bytes, then fsync), read at random (two readers, 4 KiB
-# O_DIRECT preads, RUNTIME s), and the pool exported.  tarnd's VmRSS
+# O_DIRECT preads, RUNTIME s), and the pool exported.  Then (row
+# "files") FILES files of 3,000 bytes each (1,000 to a directory) are
+# made, the pool exported and imported, and every file read (open, read,
+# close: its dnode, a block of another size than the records) and the
+# pool exported again.  tarnd's VmRSS
 # (/proc/PID/status) is sampled every 0.2 s; printed per phase: the peak
 # and the value at its end, the ARC's size, and where the memory is
 # (/proc/PID/smaps, by mapping kind):
@@ -17,12 +21,13 @@
 # the arenas hold from the system and bytes in use).
 #
 # Usage: bench/rss.sh [--arc SIZE] [--records LIST] [--mult N]
-#                     [--runtime SEC] [--malloc] [--heaptrack DIR]
-#                     [--build DIR]
+#                     [--runtime SEC] [--files N] [--malloc]
+#                     [--heaptrack DIR] [--build DIR]
 #   --arc        arc_max (default 64M; arc_min is half of it)
 #   --records    comma list of record sizes (default 4K,128K)
 #   --mult       the file is this many times arc_max (default 10)
 #   --runtime    seconds of random reads (default 20)
+#   --files      files of the metadata row (default 50000; 0: no such row)
 #   --malloc     glibc's malloc_stats through gdb (needs gdb)
 #   --heaptrack  run tarnd under heaptrack, its files in DIR (kept); read
 #                them with heaptrack_print
@@ -38,6 +43,7 @@ ARC=64M
 RECORDS=4K,128K
 MULT=10
 RUNTIME=20
+NFILES=50000
 MALLOC=0
 HEAPTRACK=""
 B=$SRC/build
@@ -55,6 +61,7 @@ while [ $# -gt 0 ]; do
 	--records) RECORDS=$2 ;;
 	--mult) MULT=$2 ;;
 	--runtime) RUNTIME=$2 ;;
+	--files) NFILES=$2 ;;
 	--heaptrack) HEAPTRACK=$2 ;;
 	--build) B=$2 ;;
 	*) echo "unknown option: $1" >&2; usage 2 ;;
@@ -68,6 +75,7 @@ ARC_M=$((ARC_B / 1048576))
 [ "$ARC_M" -ge 32 ] || die2 "--arc wants 32M at least"
 [[ "$MULT" =~ ^[1-9][0-9]?$ ]] || die2 "--mult wants 1..99"
 [[ "$RUNTIME" =~ ^[1-9][0-9]{0,3}$ ]] || die2 "--runtime wants seconds"
+[[ "$NFILES" =~ ^[0-9]{1,7}$ ]] || die2 "--files wants a number"
 [[ "$RECORDS" =~ ^[0-9]+[KM](,[0-9]+[KM])*$ ]] || die2 "--records wants a list like 4K,128K"
 [ "$MALLOC" = 0 ] || command -v gdb >/dev/null || die2 "--malloc needs gdb"
 [ -z "$HEAPTRACK" ] || command -v heaptrack >/dev/null || die2 "--heaptrack needs heaptrack"
@@ -86,6 +94,7 @@ export TARN_SOCKET=$T/tarn/run/tarnd.sock
 export TARN_CONFIG=$T/tarnd.conf
 export TARN_AUTOMOUNT=1
 POOL=""
+EXTRA=""			# a note for the next report line
 SAMPLER=""
 READERS=()
 mkdir -p "$TMPFS" "$MNT" "$TARN_RUNDIR"
@@ -177,30 +186,44 @@ report() {	# report PHASE PEAK PID
 	end=$(awk '{ printf "%.0f", $1 / 1024 }' <<<"$(rss_kb "$3")")
 	printf '%-6s %-8s %6s %6s %6s  %s  malloc(sys,used) %s%s\n' "$REC" "$1" "$2" "$end" \
 		"$(arc_mib)" "$(breakdown "$3")" "$(mstats "$3")" \
-		"$([ "$1" = write ] && echo "  ($WRATE MiB/s)")"
+		"${EXTRA:+  ($EXTRA)}"
+	EXTRA=""
 }
 
-echo "# rss.sh: arc_max ${ARC_M} MiB, file ${WS_M} MiB, 2 readers x 4 KiB O_DIRECT for ${RUNTIME} s"
+echo "# rss.sh: arc_max ${ARC_M} MiB, file ${WS_M} MiB, 2 readers x 4 KiB O_DIRECT for ${RUNTIME} s; $NFILES files"
 echo "# Tarn $(git -C "$SRC" describe --always --dirty 2>/dev/null); $(nproc) CPUs; kernel $(uname -r)"
 echo "# MiB: peak and end of each phase (VmRSS), the ARC's size, smaps by kind"
 printf '%-6s %-8s %6s %6s %6s  %s\n' rec phase peak end arc "where (end)"
-for REC in ${RECORDS//,/ }; do
+# pool_start RECORDSIZE: a fresh tarnd (under heaptrack with --heaptrack)
+# and pool rssbench mounted at $MNT; sets pid
+pool_start() {
+	local i
 	if [ -n "$HEAPTRACK" ]; then
 		mkdir -p "$HEAPTRACK"
 		heaptrack -o "$HEAPTRACK/tarnd-$REC" "$TARND" -f >"$T/heaptrack.out" 2>&1 &
 		for ((i = 0; i < 100; i++)); do [ -S "$TARN_SOCKET" ] && break; sleep 0.1; done
 	fi
 	truncate -s $((WS_M + 512))M "$TMPFS/d0" "$TMPFS/d1"
-	timeout 120 "$TARN" pool create -f -m "$MNT" -O recordsize="$REC" -O compression=off \
+	timeout 120 "$TARN" pool create -f -m "$MNT" -O recordsize="$1" -O compression=off \
 		-O atime=off rssbench "$TMPFS/d0" "$TMPFS/d1" >"$T/create.out" 2>&1 ||
 		{ echo "rss.sh: pool create failed: $(cat "$T/create.out")" >&2; exit 1; }
 	POOL=rssbench
 	pid=$(tarnd_pid) || { echo "rss.sh: no tarnd" >&2; exit 1; }
+}
+pool_stop() {
+	timeout 120 "$TARN" pool import -d "$TMPFS" rssbench >/dev/null 2>&1
+	timeout 120 "$TARN" pool destroy -f rssbench >/dev/null
+	POOL=""
+	tarn_daemon_stop
+	rm -f "$TMPFS/d0" "$TMPFS/d1"
+}
+for REC in ${RECORDS//,/ }; do
+	pool_start "$REC"
 	report created - "$pid"
 	sample_start "$pid"
 	t0=$(date +%s.%N)
 	dd if="$TMPFS/src" of="$MNT/f" bs=1M conv=fsync status=none
-	WRATE=$(python3 -c "import sys; print('%.0f' % ($WS_M / ($(date +%s.%N) - $t0)))")
+	EXTRA="$(python3 -c "print('%.0f' % ($WS_M / ($(date +%s.%N) - $t0)))") MiB/s"
 	report write "$(sample_stop)" "$pid"
 	sample_start "$pid"
 	cat >"$T/rr.py" <<'EOF'
@@ -210,21 +233,66 @@ size = os.fstat(fd).st_size
 buf = mmap.mmap(-1, 4096)
 r = random.Random(int(sys.argv[3]))
 end = time.time() + float(sys.argv[2])
+n = 0
 while time.time() < end:
 	os.preadv(fd, [buf], r.randrange(0, size // 4096) * 4096)
+	n += 1
+print(n)
 EOF
 	READERS=()
-	python3 "$T/rr.py" "$MNT/f" "$RUNTIME" 1 & READERS+=($!)
-	python3 "$T/rr.py" "$MNT/f" "$RUNTIME" 2 & READERS+=($!)
+	python3 "$T/rr.py" "$MNT/f" "$RUNTIME" 1 >"$T/rr1" & READERS+=($!)
+	python3 "$T/rr.py" "$MNT/f" "$RUNTIME" 2 >"$T/rr2" & READERS+=($!)
 	wait "${READERS[@]}"
 	READERS=()
+	EXTRA="$((($(cat "$T/rr1") + $(cat "$T/rr2")) / RUNTIME)) reads/s"
+	EXTRA="$(python3 -c "print('%.1f' % ($(date +%s.%N) - $t0))") s"
 	report read "$(sample_stop)" "$pid"
 	timeout 120 "$TARN" pool export rssbench >/dev/null || { echo "rss.sh: export failed" >&2; exit 1; }
 	POOL=""
 	sleep 2
 	report export - "$pid"
-	timeout 120 "$TARN" pool import -d "$TMPFS" rssbench >/dev/null &&
-		timeout 120 "$TARN" pool destroy -f rssbench >/dev/null
-	tarn_daemon_stop
-	rm -f "$TMPFS/d0" "$TMPFS/d1"
+	pool_stop
 done
+
+# --- many small files: dnodes and blocks below 4 KiB
+if [ "$NFILES" -gt 0 ]; then
+	REC=files
+	pool_start 128K
+	report created - "$pid"
+	sample_start "$pid"
+	t0=$(date +%s.%N)
+	python3 - "$MNT" "$NFILES" <<'EOF' || { echo "rss.sh: making files failed" >&2; exit 1; }
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+data = b"x" * 3000
+for i in range(n):
+	d = "%s/d%d" % (root, i // 1000)
+	if i % 1000 == 0:
+		os.mkdir(d)
+	with open("%s/f%d" % (d, i), "wb") as f:
+		f.write(data)
+os.sync()
+EOF
+	EXTRA="$(python3 -c "print('%.1f' % ($(date +%s.%N) - $t0))") s"
+	report make "$(sample_stop)" "$pid"
+	timeout 120 "$TARN" pool export rssbench >/dev/null &&
+		timeout 120 "$TARN" pool import -d "$TMPFS" rssbench >/dev/null ||
+		{ echo "rss.sh: export/import failed" >&2; exit 1; }
+	echo 3 >/proc/sys/vm/drop_caches
+	sample_start "$pid"
+	t0=$(date +%s.%N)
+	python3 - "$MNT" "$NFILES" <<'EOF' || { echo "rss.sh: reading files failed" >&2; exit 1; }
+import sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+	with open("%s/d%d/f%d" % (root, i // 1000, i), "rb") as f:
+		f.read()
+EOF
+	EXTRA="$(python3 -c "print('%.1f' % ($(date +%s.%N) - $t0))") s"
+	report read "$(sample_stop)" "$pid"
+	timeout 120 "$TARN" pool export rssbench >/dev/null || { echo "rss.sh: export failed" >&2; exit 1; }
+	POOL=""
+	sleep 2
+	report export - "$pid"
+	pool_stop
+fi
