@@ -245,7 +245,6 @@ EOF
 	wait "${READERS[@]}"
 	READERS=()
 	EXTRA="$((($(cat "$T/rr1") + $(cat "$T/rr2")) / RUNTIME)) reads/s"
-	EXTRA="$(python3 -c "print('%.1f' % ($(date +%s.%N) - $t0))") s"
 	report read "$(sample_stop)" "$pid"
 	timeout 120 "$TARN" pool export rssbench >/dev/null || { echo "rss.sh: export failed" >&2; exit 1; }
 	POOL=""
