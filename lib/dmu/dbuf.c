@@ -80,7 +80,7 @@ const tarn_hash_conf_t dbuf_table_conf = {
  * zeroing) when it is first touched: for a stream of 128 KiB blocks that
  * was a fifth of the CPU of a write through the mount, and as much again
  * of a cold read, and glibc hands freed blocks back to the kernel only to
- * fault them in again.  So buffers of 64 KiB..1 MiB (one size class per
+ * fault them in again.  So buffers of 4 KiB..1 MiB (one size class per
  * power of two) are carved from 2 MiB chunks of big anonymous mappings;
  * a new chunk is faulted in with one MADV_POPULATE_WRITE call instead of
  * 512 faults, and released buffers are kept on free stacks: "warm" ones
@@ -105,6 +105,13 @@ const tarn_hash_conf_t dbuf_table_conf = {
  * A cold buffer's MADV_DONTNEED splits its huge page; khugepaged may in
  * time collapse such a range again, which brings back at most memory the
  * pool already had (mappings only ever hold what the cache once used).
+ * Down to 4 KiB (it was 64 KiB) for the daemon's memory: 4 KiB records
+ * from malloc lay in glibc's per-thread arenas between live neighbours,
+ * and the arenas kept 300 MiB for an ARC of 64 MiB (docs/DESIGN.md, "The
+ * daemon's memory"); a page-sized buffer goes back to the kernel alone.
+ * When the last pool of the process closes, every free buffer, the
+ * ready chunks below and the rest of each class's current chunk go back
+ * (dmu_buf_release).
  * Under AddressSanitizer the pool is off, so that overruns are still
  * caught.
  */
@@ -252,7 +259,9 @@ dbuf_chunk_map(void)
  * a new chunk takes one of them, and maps and populates one itself only
  * when none is ready.  The thread starts with the first chunk a process
  * needs (tools that never fill a cache pay nothing) and is made again in
- * a forked child.
+ * a forked child.  Ready chunks are memory nobody uses yet: at most half
+ * the warm budget of them are kept (dbuf_ready_max, set with it by
+ * dmu_buf_warm_max; the daemon's arc_max / 16).
  */
 #define DBUF_READY_MAX 16           /* 32 MiB */
 

@@ -10,9 +10,9 @@
  * Dnodes kept in an objset's table before idle ones are evicted: at most
  * DN_TABLE_MAX_IDLE, and their memory (a dnode_t is ~2.8 KiB, which the
  * ARC does not count) at most arc_max / DN_TABLE_ARC_DIV, but never fewer
- * than DN_TABLE_MIN.  (100,000 whatever the ARC was 270 MiB a dataset,
- * more than a small arc_max itself.)  An evicted dnode is loaded again
- * from its dnode block, which the ARC keeps.
+ * than DN_TABLE_MIN.  (A fixed 100,000 was up to 270 MiB a dataset, more
+ * than a small arc_max itself.)  An evicted dnode is loaded again from
+ * its dnode block, which the ARC keeps.
  */
 #define DN_TABLE_MAX_IDLE 100000
 #define DN_TABLE_ARC_DIV  16
