@@ -80,7 +80,7 @@ ARC_M=$((ARC_B / 1048576))
 [ "$MALLOC" = 0 ] || command -v gdb >/dev/null || die2 "--malloc needs gdb"
 [ -z "$HEAPTRACK" ] || command -v heaptrack >/dev/null || die2 "--heaptrack needs heaptrack"
 TARN=$B/cmd/tarn/tarn
-TARND=$B/cmd/tarnd/tarnd
+TARND=$B/cmd/tarn/tarnd
 [ -x "$TARN" ] || { echo "rss.sh: no $TARN (build first)" >&2; exit 1; }
 [ -e /dev/fuse ] || { echo "rss.sh: no /dev/fuse" >&2; exit 1; }
 WS_M=$((ARC_M * MULT))
@@ -201,7 +201,9 @@ pool_start() {
 	if [ -n "$HEAPTRACK" ]; then
 		mkdir -p "$HEAPTRACK"
 		heaptrack -o "$HEAPTRACK/tarnd-$REC" "$TARND" -f >"$T/heaptrack.out" 2>&1 &
-		for ((i = 0; i < 100; i++)); do [ -S "$TARN_SOCKET" ] && break; sleep 0.1; done
+		for ((i = 0; i < 300; i++)); do [ -S "$TARN_SOCKET" ] && break; sleep 0.1; done
+		[ -S "$TARN_SOCKET" ] ||
+			{ echo "rss.sh: tarnd under heaptrack did not start: $(cat "$T/heaptrack.out")" >&2; exit 1; }
 	fi
 	truncate -s $((WS_M + 512))M "$TMPFS/d0" "$TMPFS/d1"
 	timeout 120 "$TARN" pool create -f -m "$MNT" -O recordsize="$1" -O compression=off \
