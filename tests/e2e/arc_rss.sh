@@ -4,7 +4,7 @@
 # written through one mount and then read at random (O_DIRECT, past the
 # kernel's page cache) while tarnd's VmRSS is sampled five times a
 # second; every sample stays within the bound of docs/DESIGN.md ("The
-# ARC", "The daemon's memory"): arc_max * 5/4 + 48 MiB + 4 MiB per CPU
+# ARC", "The daemon's memory"): arc_max * 4/3 + 48 MiB + 4 MiB per CPU
 # (the mount's FUSE buffers) while reading, plus the dirty-data limit
 # (arc_max / 4, at least 16 MiB) while writing.  After the export RSS
 # falls to at most 48 MiB; the data reads back intact after an import
@@ -26,7 +26,7 @@ printf 'arc_max=32M\narc_min=16M\n' >"$TARN_CONFIG"
 NCPU=$(nproc --all)
 FIXED=$((48 * MiB + NCPU * 4 * MiB))
 DIRTY=$((MAX / 4 > 16 * MiB ? MAX / 4 : 16 * MiB))
-READ_BOUND=$((MAX + MAX / 4 + FIXED))
+READ_BOUND=$((MAX * 4 / 3 + FIXED))
 WRITE_BOUND=$((READ_BOUND + DIRTY))
 AFTER_BOUND=$((48 * MiB))
 
