@@ -16,8 +16,10 @@
  *
  * The block buffers the dmu keeps faulted in for reuse after the ARC
  * freed them are memory the ARC does not count: they are limited to
- * arc_max / HOST_WARM_DIV (dmu_buf_warm_max), so that the daemon's
- * memory follows arc_max (docs/DESIGN.md, "The ARC").
+ * arc_max / HOST_WARM_DIV (dmu_buf_warm_max), and each pool's dirty data
+ * to arc_max / HOST_DIRTY_DIV (between HOST_DIRTY_MIN and the dmu's 512
+ * MiB default; dmu_pool_set_dirty_max), so that the daemon's memory
+ * follows arc_max (docs/DESIGN.md, "The ARC").
  *
  * Locking: host_arc_lock guards the tunables' values and sources; the
  * ARC has its own lock.  arc_set_limits may evict for a while (it takes
@@ -32,6 +34,10 @@
 #define HOST_CONFIG_DEFAULT "/etc/tarn/tarnd.conf"
 /* freed block buffers kept faulted in for reuse: arc_max / this (dmu_buf_warm_max) */
 #define HOST_WARM_DIV 8
+/* each pool's dirty data: arc_max / this, within [HOST_DIRTY_MIN, HOST_DIRTY_MAX] */
+#define HOST_DIRTY_DIV 4
+#define HOST_DIRTY_MIN (16 * MiB)
+#define HOST_DIRTY_MAX (512 * MiB)
 
 static pthread_mutex_t host_arc_lock = PTHREAD_MUTEX_INITIALIZER;
 static arc_t *host_arc_cache;                   /* host_arc_lock */
@@ -154,10 +160,20 @@ host_arc(void)
 	return (arc);
 }
 
+/* A pool's dirty-data limit for the daemon's arc_max. */
+static uint64_t
+host_dirty_max(uint64_t arc_max)
+{
+	return (MAX(HOST_DIRTY_MIN, MIN(HOST_DIRTY_MAX, arc_max / HOST_DIRTY_DIV)));
+}
+
 void
 host_dmu_opts(dmu_pool_opts_t *o)
 {
 	o->dpo_arc = host_arc();
+	pthread_mutex_lock(&host_arc_lock);
+	o->dpo_dirty_max = host_dirty_max(host_tunables[HT_ARC_MAX].ht_value);
+	pthread_mutex_unlock(&host_arc_lock);
 }
 
 int
@@ -208,9 +224,9 @@ host_size_str(uint64_t n, char *buf, size_t len)
  * (arc_min > arc_max, arc_max above RAM or 0).  *bad: the index of the
  * name the message is about.
  */
-/* A new l2arc_write_max for the pools the daemon holds (host_arc_lock not held). */
+/* New l2arc_write_max and arc_max for the pools the daemon holds (host_arc_lock not held). */
 static void
-host_l2arc_apply(uint64_t write_max)
+host_pools_apply(uint64_t write_max, uint64_t arc_max)
 {
 	char **names, err[256];
 	int n;
@@ -220,6 +236,7 @@ host_l2arc_apply(uint64_t write_max)
 		spa_t *spa;
 		if (host_pool_open(names[i], SPA_OPEN_READONLY, &spa, err, sizeof (err)) == 0) {
 			spa_l2arc_set_write_max(spa, write_max);
+			dmu_pool_set_dirty_max(spa_dmu_pool(spa), host_dirty_max(arc_max));
 			host_pool_close(spa);
 		}
 	}
@@ -277,6 +294,6 @@ host_tunables_set(int n, const int *idx, const uint64_t *values, int *bad, char 
 	}
 	pthread_mutex_unlock(&host_arc_lock);
 	if (error == 0)
-		host_l2arc_apply(v[HT_L2_WRITE]);
+		host_pools_apply(v[HT_L2_WRITE], v[HT_ARC_MAX]);
 	return (error);
 }

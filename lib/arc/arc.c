@@ -541,6 +541,12 @@ arc_stats(arc_t *arc, arc_stats_t *out)
 
 /* ---- limits ---- */
 
+uint64_t
+arc_limit(arc_t *arc)
+{
+	return (__atomic_load_n(&arc->arc_max, __ATOMIC_RELAXED));
+}
+
 int
 arc_set_limits(arc_t *arc, uint64_t min, uint64_t max)
 {
@@ -548,7 +554,7 @@ arc_set_limits(arc_t *arc, uint64_t min, uint64_t max)
 		return (SET_ERROR(EINVAL));
 	tarn_mutex_lock(&arc->arc_lock, ARC);
 	arc->arc_min = min;
-	arc->arc_max = max;
+	__atomic_store_n(&arc->arc_max, max, __ATOMIC_RELAXED);
 	arc->arc_c = max;
 	arc->arc_p = MIN(arc->arc_p, arc->arc_c);
 	arc_ghost_trim(arc);

@@ -108,6 +108,8 @@ void arc_note_uncached(arc_t *arc);
  * max evicts at once, from the caller's thread (holding no owner lock).
  */
 int arc_set_limits(arc_t *arc, uint64_t min, uint64_t max);
+/* arc_max now (no lock: for owners that size caches of their own by it). */
+uint64_t arc_limit(arc_t *arc);
 
 typedef struct arc_stats {
 	uint64_t as_size;               /* as_mru + as_mfu + as_held */

@@ -83,7 +83,7 @@ const tarn_hash_conf_t dbuf_table_conf = {
  * zeroing) when it is first touched: for a stream of 128 KiB blocks that
  * was a fifth of the CPU of a write through the mount, and as much again
  * of a cold read, and glibc hands freed blocks back to the kernel only to
- * fault them in again.  So buffers of 64 KiB..1 MiB (one size class per
+ * fault them in again.  So buffers of 4 KiB..1 MiB (one size class per
  * power of two) are carved from 2 MiB chunks of big anonymous mappings;
  * a new chunk is faulted in with one MADV_POPULATE_WRITE call instead of
  * 512 faults, and released buffers are kept on free stacks: "warm" ones
@@ -108,11 +108,18 @@ const tarn_hash_conf_t dbuf_table_conf = {
  * A cold buffer's MADV_DONTNEED splits its huge page; khugepaged may in
  * time collapse such a range again, which brings back at most memory the
  * pool already had (mappings only ever hold what the cache once used).
+ * Down to 4 KiB (it was 64 KiB) for the daemon's memory: 4 KiB records
+ * from malloc lay in glibc's per-thread arenas between live neighbours,
+ * and the arenas kept 300 MiB for an ARC of 64 MiB (docs/DESIGN.md, "The
+ * daemon's memory"); a page-sized buffer goes back to the kernel alone.
+ * When the last pool of the process closes, every free buffer, the
+ * ready chunks below and the rest of each class's current chunk go back
+ * (dmu_buf_release).
  * Under AddressSanitizer the pool is off, so that overruns are still
  * caught.
  */
 #define DBUF_CHUNK_SIZE     (2 * MiB)
-#define DBUF_POOL_MIN_SHIFT 16
+#define DBUF_POOL_MIN_SHIFT 12
 #define DBUF_POOL_MAX_SHIFT 20
 #define DBUF_POOL_NCLASS    (DBUF_POOL_MAX_SHIFT - DBUF_POOL_MIN_SHIFT + 1)
 #define DBUF_POOL_WARM_MAX  (512 * MiB)
@@ -216,10 +223,14 @@ dbuf_chunk_class(dbuf_pool_t *bp, const void *buf)
 #define DBUF_REGION_SIZE (64 * MiB)
 static uint8_t *dbuf_region_next;
 static size_t dbuf_region_left;
+/* bp_lock: chunks once made ready, given back to the kernel unused (dmu_buf_release) */
+static tarn_array_t dbuf_idle = TARN_ARRAY_INIT(uint8_t *);
 
 static uint8_t *
 dbuf_chunk_map(void)
 {
+	if (tarn_array_len(&dbuf_idle) > 0)
+		return (*(uint8_t **)tarn_array_pop(&dbuf_idle));
 	if (dbuf_region_left < DBUF_CHUNK_SIZE) {
 		size_t len = DBUF_REGION_SIZE + DBUF_CHUNK_SIZE;
 		uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -251,7 +262,9 @@ dbuf_chunk_map(void)
  * a new chunk takes one of them, and maps and populates one itself only
  * when none is ready.  The thread starts with the first chunk a process
  * needs (tools that never fill a cache pay nothing) and is made again in
- * a forked child.
+ * a forked child.  Ready chunks are memory nobody uses yet: at most half
+ * the warm budget of them are kept (dbuf_ready_max, set with it by
+ * dmu_buf_warm_max; the daemon's arc_max / 16).
  */
 #define DBUF_READY_MAX 16           /* 32 MiB */
 
@@ -259,6 +272,8 @@ static pthread_mutex_t dbuf_ready_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t dbuf_ready_cv = PTHREAD_COND_INITIALIZER;
 static uint8_t *dbuf_ready[DBUF_READY_MAX];     /* dbuf_ready_lock */
 static int dbuf_nready;
+/* dbuf_ready_lock: chunks kept ready, at most; half the warm budget (dmu_buf_warm_max) */
+static int dbuf_ready_max = DBUF_READY_MAX;
 static bool dbuf_ready_started, dbuf_ready_atfork;
 
 static void *
@@ -267,7 +282,7 @@ dbuf_ready_thread(void *arg)
 	dbuf_pool_t *bp = arg;
 	pthread_mutex_lock(&dbuf_ready_lock);
 	for (;;) {
-		while (dbuf_nready >= DBUF_READY_MAX)
+		while (dbuf_nready >= dbuf_ready_max)
 			pthread_cond_wait(&dbuf_ready_cv, &dbuf_ready_lock);
 		pthread_mutex_unlock(&dbuf_ready_lock);
 		pthread_mutex_lock(&bp->bp_lock);
@@ -417,24 +432,70 @@ dbuf_buf_free(void *buf, uint32_t size)
 	pthread_mutex_unlock(&bp->bp_lock);
 }
 
-void
-dmu_buf_warm_max(uint64_t bytes)
+/*
+ * Give the ready chunks past keep back to the kernel (bp_lock held): they
+ * stay mapped, on dbuf_idle, to be populated again when needed.
+ */
+static void
+dbuf_ready_trim(dbuf_pool_t *bp, int keep)
 {
-	dbuf_pool_t *bp = &dbuf_pool;
-	__atomic_store_n(&dbuf_warm_max, MIN(bytes, (uint64_t)DBUF_POOL_WARM_MAX),
-	    __ATOMIC_RELAXED);
-	/* give the excess back to the kernel now, largest buffers first */
-	pthread_mutex_lock(&bp->bp_lock);
+	uint8_t *drop[DBUF_READY_MAX];
+	int n = 0;
+	pthread_mutex_lock(&dbuf_ready_lock);
+	while (dbuf_nready > keep)
+		drop[n++] = dbuf_ready[--dbuf_nready];
+	pthread_mutex_unlock(&dbuf_ready_lock);
+	for (int i = 0; i < n; i++) {
+		(void) madvise(drop[i], DBUF_CHUNK_SIZE, MADV_DONTNEED);
+		TARN_ARRAY_APPEND(&dbuf_idle, uint8_t *, drop[i]);
+	}
+}
+
+/* Warm buffers past max go cold, largest first (bp_lock held). */
+static void
+dbuf_warm_trim(dbuf_pool_t *bp, uint64_t max)
+{
 	for (int c = DBUF_POOL_NCLASS - 1; c >= 0; c--) {
 		uint64_t csize = 1ULL << (c + DBUF_POOL_MIN_SHIFT);
-		while (bp->bp_warm_bytes > dbuf_warm_max && tarn_array_len(&bp->bp_warm[c]) > 0) {
+		while (bp->bp_warm_bytes > max && tarn_array_len(&bp->bp_warm[c]) > 0) {
 			void *buf = *(void **)tarn_array_pop(&bp->bp_warm[c]);
 			bp->bp_warm_bytes -= csize;
 			(void) madvise(buf, csize, MADV_DONTNEED);
 			dbuf_stack_push(&bp->bp_cold[c], buf);
 		}
 	}
+}
+
+void
+dmu_buf_warm_max(uint64_t bytes)
+{
+	dbuf_pool_t *bp = &dbuf_pool;
+	uint64_t max = MIN(bytes, (uint64_t)DBUF_POOL_WARM_MAX);
+	int ready = (int)MIN((uint64_t)DBUF_READY_MAX, max / 2 / DBUF_CHUNK_SIZE);
+	__atomic_store_n(&dbuf_warm_max, max, __ATOMIC_RELAXED);
+	/* give the excess back to the kernel now */
+	pthread_mutex_lock(&bp->bp_lock);
+	pthread_mutex_lock(&dbuf_ready_lock);
+	dbuf_ready_max = MAX(ready, 1);
+	pthread_mutex_unlock(&dbuf_ready_lock);
+	dbuf_ready_trim(bp, MAX(ready, 1));
+	dbuf_warm_trim(bp, max);
 	pthread_mutex_unlock(&bp->bp_lock);
+}
+
+void
+dmu_buf_release(void)
+{
+	dbuf_pool_t *bp = &dbuf_pool;
+	pthread_mutex_lock(&bp->bp_lock);
+	dbuf_ready_trim(bp, 0);
+	dbuf_warm_trim(bp, 0);
+	/* the rest of each class's current chunk: faulted in, not handed out */
+	for (int c = 0; c < DBUF_POOL_NCLASS; c++)
+		if (bp->bp_carve_left[c] > 0)   /* page-aligned: sizes are 4 KiB or more */
+			(void) madvise(bp->bp_carve[c], bp->bp_carve_left[c], MADV_DONTNEED);
+	pthread_mutex_unlock(&bp->bp_lock);
+	tarn_mem_trim_now();
 }
 
 dbuf_t *
@@ -542,6 +603,8 @@ dbuf_arc_forget(dbuf_t *db)
  * not to be kept (primarycache, or a once block past its share): the
  * caller frees it.
  */
+#define DBUF_ONCE_MIN (64 * KiB)  /* the smallest block the once rule applies to */
+
 static bool
 dbuf_arc_insert(dbuf_t *db)
 {
@@ -555,7 +618,7 @@ dbuf_arc_insert(dbuf_t *db)
 		return (false);
 	}
 	bool once = db->db_once && db->db_level == 0 &&
-	    db->db_size >= (1U << DBUF_POOL_MIN_SHIFT);
+	    db->db_size >= DBUF_ONCE_MIN;
 	return (arc_insert(arc, &db->db_arc, db->db_size,
 	    (meta ? ARC_F_META : 0) | (once ? ARC_F_ONCE : 0)));
 }

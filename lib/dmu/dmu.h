@@ -106,6 +106,8 @@ bool dmu_pool_suspended(dmu_pool_t *dp);
 int dmu_pool_sync_error(dmu_pool_t *dp);
 /* Testing hook: called after each txg is on disk (txg, arg). */
 void dmu_pool_set_synced_cb(dmu_pool_t *dp, void (*fn)(void *, uint64_t), void *arg);
+/* Change the pool's dirty-data limit (dpo_dirty_max; 0: the default) for the txgs to come. */
+void dmu_pool_set_dirty_max(dmu_pool_t *dp, uint64_t bytes);
 
 typedef struct dmu_pool_stats {
 	uint64_t dps_dirty;          /* bytes dirty now */
@@ -129,8 +131,11 @@ void dmu_pool_set_l2arc(dmu_pool_t *dp, l2arc_t *l2);
 l2arc_t *dmu_pool_l2arc(dmu_pool_t *dp);
 /*
  * At most bytes of freed block buffers are kept faulted in for reuse
- * (process-wide; default and ceiling 512 MiB); the excess is given back
- * at once.  The daemon ties it to its arc_max (host_arc.c).
+ * (process-wide; default and ceiling 512 MiB), and chunks faulted in
+ * ahead of need take at most half as much again (at most 32 MiB); the
+ * excess is given back at once.  The daemon ties it to its arc_max
+ * (host_arc.c).  When the last pool of the process closes, all of them
+ * go back to the kernel, and so do glibc's free pages.
  */
 void dmu_buf_warm_max(uint64_t bytes);
 

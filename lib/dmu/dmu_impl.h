@@ -387,6 +387,8 @@ zio_prop_t dmu_objset_block_prop(objset_t *os, const dnode_phys_t *dnp, uint8_t 
  */
 void *dbuf_buf_alloc(uint32_t size, bool zero);
 void dbuf_buf_free(void *buf, uint32_t size);
+/* Give every free buffer and unused chunk back to the kernel, and glibc's free pages. */
+void dmu_buf_release(void);
 /*
  * Read the level-0 blocks [first, last] of dn that are not cached (at
  * most 64), in parallel (one zio batch), into the cache; blocks already

@@ -6,7 +6,17 @@
  */
 #include "dmu_impl.h"
 
-#define DN_TABLE_MAX_IDLE 100000   /* idle dnodes kept before eviction */
+/*
+ * Dnodes kept in an objset's table before idle ones are evicted: at most
+ * DN_TABLE_MAX_IDLE, and their memory (a dnode_t is ~2.8 KiB, which the
+ * ARC does not count) at most arc_max / DN_TABLE_ARC_DIV, but never fewer
+ * than DN_TABLE_MIN.  (A fixed 100,000 was up to 270 MiB a dataset, more
+ * than a small arc_max itself.)  An evicted dnode is loaded again from
+ * its dnode block, which the ARC keeps.
+ */
+#define DN_TABLE_MAX_IDLE 100000
+#define DN_TABLE_ARC_DIV  16
+#define DN_TABLE_MIN      256
 
 static inline uint32_t
 dn_hash(uint64_t obj)
@@ -181,11 +191,20 @@ dnode_hold(objset_t *os, uint64_t obj, bool must_exist, dnode_t **dnp)
 	return (0);
 }
 
+/* The table's budget of dnodes (see DN_TABLE_MAX_IDLE). */
+static size_t
+dnode_table_max(objset_t *os)
+{
+	uint64_t n = arc_limit(os->os_dp->dp_arc) / DN_TABLE_ARC_DIV / sizeof (dnode_t);
+	return ((size_t)MAX((uint64_t)DN_TABLE_MIN, MIN((uint64_t)DN_TABLE_MAX_IDLE, n)));
+}
+
 /* Evict idle dnodes beyond the table's budget (os_lock held). */
 static void
 dnode_evict_idle(objset_t *os)
 {
-	while (tarn_hash_count(&os->os_dnodes) > DN_TABLE_MAX_IDLE && os->os_dn_lru_head != NULL) {
+	size_t max = dnode_table_max(os);
+	while (tarn_hash_count(&os->os_dnodes) > max && os->os_dn_lru_head != NULL) {
 		dnode_t *dn = os->os_dn_lru_head;
 		dn_lru_unlink(os, dn);
 		pthread_mutex_lock(&dn->dn_mtx);
@@ -225,7 +244,7 @@ dnode_rele(dnode_t *dn)
 		if (os->os_dn_lru_tail) os->os_dn_lru_tail->dn_lru_next = dn;
 		else os->os_dn_lru_head = dn;
 		os->os_dn_lru_tail = dn;
-		if (tarn_hash_count(&os->os_dnodes) > DN_TABLE_MAX_IDLE)
+		if (tarn_hash_count(&os->os_dnodes) > dnode_table_max(os))
 			dnode_evict_idle(os);
 	}
 	tarn_mutex_unlock(&os->os_lock);

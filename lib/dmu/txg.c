@@ -56,6 +56,7 @@
 
 #include <time.h>
 
+#define TXG_DIRTY_MAX_DEFAULT (512 * MiB)
 #define TXG_DIRTY_SYNC_DIV   16      /* sync when max/16 was written in the open txg */
 #define TXG_DIRTY_RECORD_DIV 2       /* or when its dirty records take max/2 */
 #define TXG_DELAY_MIN_PCT    60
@@ -72,6 +73,8 @@
 
 static void *txg_sync_thread(void *arg);
 
+static uint32_t dmu_pools_open;         /* atomic: pools of this process */
+
 dmu_pool_t *
 dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg, const dmu_pool_opts_t *opts,
     dmu_pool_sync_fn_t sync_fn, dmu_pool_space_fn_t space_fn, void *arg)
@@ -81,7 +84,7 @@ dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg, const dmu_pool_opts_t *
 	if (opts != NULL)
 		dp->dp_opts = *opts;
 	if (dp->dp_opts.dpo_dirty_max == 0)
-		dp->dp_opts.dpo_dirty_max = 512 * MiB;
+		dp->dp_opts.dpo_dirty_max = TXG_DIRTY_MAX_DEFAULT;
 	if (dp->dp_opts.dpo_cache_max == 0)
 		dp->dp_opts.dpo_cache_max = 1 * GiB;
 	dp->dp_arc = dp->dp_opts.dpo_arc;
@@ -105,6 +108,7 @@ dmu_pool_create(zio_ctx_t *zc, uint64_t last_synced_txg, const dmu_pool_opts_t *
 	dp->dp_open_txg = last_synced_txg + 1;
 	dp->dp_open_time = tarn_now_ns();
 	dp->dp_stats.dps_dirty_max = dp->dp_opts.dpo_dirty_max;
+	__atomic_add_fetch(&dmu_pools_open, 1, __ATOMIC_RELAXED);
 	return (dp);
 }
 
@@ -159,6 +163,9 @@ dmu_pool_destroy(dmu_pool_t *dp, bool sync)
 	for (int i = 0; i < TXG_SIZE; i++)
 		tarn_free(dp->dp_shared_seen[i]);
 	tarn_free(dp);
+	/* the last pool closed (an export): its cache's memory goes back */
+	if (__atomic_sub_fetch(&dmu_pools_open, 1, __ATOMIC_RELAXED) == 0)
+		dmu_buf_release();
 }
 
 zio_ctx_t *
@@ -173,6 +180,18 @@ dmu_pool_set_synced_cb(dmu_pool_t *dp, void (*fn)(void *, uint64_t), void *arg)
 	tarn_mutex_lock(&dp->dp_lock, TXG);
 	dp->dp_synced_cb = fn;
 	dp->dp_synced_arg = arg;
+	tarn_mutex_unlock(&dp->dp_lock);
+}
+
+void
+dmu_pool_set_dirty_max(dmu_pool_t *dp, uint64_t bytes)
+{
+	tarn_mutex_lock(&dp->dp_lock, TXG);
+	__atomic_store_n(&dp->dp_opts.dpo_dirty_max, bytes ? bytes : TXG_DIRTY_MAX_DEFAULT,
+	    __ATOMIC_RELAXED);
+	dp->dp_stats.dps_dirty_max = dp->dp_opts.dpo_dirty_max;
+	pthread_cond_broadcast(&dp->dp_dirty_cv);       /* a higher limit lets writers on */
+	pthread_cond_signal(&dp->dp_sync_cv);           /* a lower one may want a sync */
 	tarn_mutex_unlock(&dp->dp_lock);
 }
 
@@ -288,7 +307,8 @@ dmu_pool_dirty_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes)
 void
 dmu_pool_written_add(dmu_pool_t *dp, uint64_t txg, uint64_t bytes)
 {
-	uint64_t trigger = dp->dp_opts.dpo_dirty_max / TXG_DIRTY_SYNC_DIV;
+	uint64_t trigger = __atomic_load_n(&dp->dp_opts.dpo_dirty_max, __ATOMIC_RELAXED) /
+	    TXG_DIRTY_SYNC_DIV;
 	uint64_t now = __atomic_add_fetch(&dp->dp_written[TXG_IDX(txg)], bytes,
 	    __ATOMIC_RELAXED);
 	if (now >= trigger && now - bytes < trigger) {

@@ -114,6 +114,8 @@ uint64_t tarn_now_ns(void);   /* monotonic */
 int tarn_path_prepend(char *buf, size_t len, const char *comp, char *tmp);
 /* Give the heap's free pages back to the kernel (rate-limited; may take ms). */
 void tarn_mem_trim(void);
+/* The same now, whatever the arenas hold (not rate-limited; may take ms). */
+void tarn_mem_trim_now(void);
 uint64_t tarn_wall_sec(void); /* seconds since the epoch */
 
 /* Random GUIDs (non-zero) and a small seeded PRNG for tests and tools. */

@@ -101,13 +101,28 @@ tarn_panic(const char *file, int line, const char *fmt, ...)
  * Blocks of 128 KiB..1 MiB are allocated and freed all the time; with
  * glibc's default threshold each would be a fresh mmap, page-faulted and
  * zeroed by the kernel (measured: 2.5x slower writes).  Keep them on the
- * heap instead.
+ * heap instead.  (Cached blocks' buffers of 4 KiB..1 MiB come from the
+ * dmu's own pool, dbuf.c; what still comes from here is compression and
+ * I/O scratch, blocks of other sizes and the structures.)
+ *
+ * glibc gives a thread arena's free top back to the kernel only when it
+ * passes M_TRIM_THRESHOLD, and malloc_trim(3) never trims it: with a
+ * threshold of 64 MiB (as this had) and an arena for each busy thread,
+ * the daemon kept up to 64 MiB of freed memory in every arena, 134 MiB
+ * resident with 1 MiB allocated after an export (bench/rss.sh).  So
+ * arenas give their top back past TARN_TRIM_TOP, and there are at most
+ * TARN_ARENAS of them (the threads of a busy daemon share them; the
+ * default is eight per CPU).
  */
+#define TARN_TRIM_TOP (4 * 1024 * 1024)
+#define TARN_ARENAS   4
+
 __attribute__((constructor)) static void
 tarn_malloc_tune(void)
 {
 	mallopt(M_MMAP_THRESHOLD, 8 * 1024 * 1024);
-	mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
+	mallopt(M_TRIM_THRESHOLD, TARN_TRIM_TOP);
+	mallopt(M_ARENA_MAX, TARN_ARENAS);
 }
 
 /*
@@ -118,10 +133,12 @@ tarn_malloc_tune(void)
  * malloc_trim gave 1 GB back).  So at most once every TARN_TRIM_NS,
  * when the arenas hold over TARN_TRIM_FREE free bytes, the free pages go
  * back to the kernel.  Callers are threads that can wait a few
- * milliseconds (the txg sync thread after a sync).
+ * milliseconds (the txg sync thread between syncs).  Since block buffers
+ * left the heap it holds structures only, and a trim takes well under a
+ * millisecond, so it runs every 2 s past 16 MiB (it was 10 s past 64 MiB).
  */
-#define TARN_TRIM_NS   (10ULL * 1000000000ULL)
-#define TARN_TRIM_FREE (64ULL * 1024 * 1024)
+#define TARN_TRIM_NS   (2ULL * 1000000000ULL)
+#define TARN_TRIM_FREE (16ULL * 1024 * 1024)
 
 void
 tarn_mem_trim(void)
@@ -138,6 +155,12 @@ tarn_mem_trim(void)
 		tarn_dprintf("malloc_trim: %zu free bytes in the arenas, %" PRIu64 " ms\n",
 		    mi.fordblks, (tarn_now_ns() - now) / 1000000);
 	}
+}
+
+void
+tarn_mem_trim_now(void)
+{
+	(void) malloc_trim(0);
 }
 
 int
