@@ -23,10 +23,12 @@
  * stream, see dbuf.c) enter MRU while they take less than c /
  * ARC_ONCE_DIV, or while the cache has free room for them (no eviction
  * needed); past both arc_insert refuses them and the owner frees them at
- * once.  So a stream fills an idle cache (read again after the kernel
- * dropped its pages, it comes from memory) but pushes out other blocks
- * for its share only.  They leave no ghost, so that a scan read twice
- * does not move p.
+ * once.  They sit on a list of their own (counted as MRU) whose oldest
+ * are every eviction's first victims, so a stream fills an idle cache
+ * (read again after the kernel dropped its pages, it comes from memory),
+ * then pushes out only its own older blocks, never the others (an
+ * insert's own eviction takes nothing else while once blocks exist).
+ * They leave no ghost, so that a scan read twice does not move p.
  *
  * Accounting and the limit.  as_size counts the listed blocks and the
  * ARC_HELD ones (clean blocks a reader holds at the moment).  An insert
@@ -84,6 +86,7 @@ typedef struct arc_nlist {
 struct arc {
 	pthread_mutex_t arc_lock;
 	arc_nlist_t arc_mru, arc_mfu;           /* arc_lock */
+	arc_nlist_t arc_oncel;                  /* once blocks (an_list ARC_MRU), evicted first */
 	arc_glist_t arc_b1, arc_b2;
 	tarn_hash_t arc_ghosts;                 /* arc_ghost_t by key */
 	uint64_t arc_held;                      /* bytes ARC_HELD */
@@ -138,6 +141,7 @@ arc_destroy(arc_t *arc)
 	if (arc == NULL)
 		return;
 	VERIFY3P(arc->arc_mru.nl_head, ==, NULL);
+	VERIFY3P(arc->arc_oncel.nl_head, ==, NULL);
 	VERIFY3P(arc->arc_mfu.nl_head, ==, NULL);
 	VERIFY3U(arc->arc_held, ==, 0);
 	for (arc_ghost_t *g = arc->arc_b1.gl_head, *nx; g != NULL; g = nx) {
@@ -161,10 +165,17 @@ arc_nlist(arc_t *arc, int list)
 	return (list == ARC_MFU ? &arc->arc_mfu : &arc->arc_mru);
 }
 
+/* The list n is (or goes) on: once blocks have their own, counted as MRU. */
+static arc_nlist_t *
+arc_node_nlist(arc_t *arc, const arc_node_t *n, int list)
+{
+	return ((n->an_flags & ARC_F_ONCE) ? &arc->arc_oncel : arc_nlist(arc, list));
+}
+
 static void
 arc_link(arc_t *arc, arc_node_t *n, int list)
 {
-	arc_nlist_t *l = arc_nlist(arc, list);
+	arc_nlist_t *l = arc_node_nlist(arc, n, list);
 	n->an_prev = NULL;
 	n->an_next = l->nl_head;
 	if (l->nl_head != NULL)
@@ -182,7 +193,7 @@ static void
 arc_unlink(arc_t *arc, arc_node_t *n, bool held)
 {
 	if (n->an_list == ARC_MRU || n->an_list == ARC_MFU) {
-		arc_nlist_t *l = arc_nlist(arc, n->an_list);
+		arc_nlist_t *l = arc_node_nlist(arc, n, n->an_list);
 		if (n->an_prev != NULL) n->an_prev->an_next = n->an_next;
 		else l->nl_head = n->an_next;
 		if (n->an_next != NULL) n->an_next->an_prev = n->an_prev;
@@ -212,7 +223,8 @@ arc_unlink(arc_t *arc, arc_node_t *n, bool held)
 static uint64_t
 arc_size_locked(const arc_t *arc)
 {
-	return (arc->arc_mru.nl_bytes + arc->arc_mfu.nl_bytes + arc->arc_held);
+	return (arc->arc_mru.nl_bytes + arc->arc_mfu.nl_bytes + arc->arc_oncel.nl_bytes +
+	    arc->arc_held);
 }
 
 /* ---- ghosts (arc_lock held) ---- */
@@ -384,15 +396,28 @@ arc_forget(arc_t *arc, arc_node_t *n)
 }
 
 /*
- * The next victim (arc_lock held): from MRU while it holds more than p
- * (or MFU is empty), else from MFU; `skip` busy ones are passed over,
- * oldest first, then (unless strict) the other list's.  NULL when there
- * is none.
+ * The next victim (arc_lock held): the oldest once block, else from MRU
+ * while it holds more than p (or MFU is empty), else from MFU; `skip`
+ * busy ones are passed over, oldest first, then (unless strict) the
+ * other list's.  NULL when there is none.
  */
 static arc_node_t *
 arc_victim(arc_t *arc, int skip, bool strict)
 {
 	arc_nlist_t *first = &arc->arc_mfu, *second = &arc->arc_mru;
+	/*
+	 * Once blocks first: a stream's blocks are the cheapest to lose.  An
+	 * insert's own eviction (strict) takes nothing else while there are
+	 * any: when the ones there are all busy (the caller's own stream,
+	 * under its lock), the caller's arc_evict finishes without its lock.
+	 */
+	for (arc_node_t *o = arc->arc_oncel.nl_tail; o != NULL; o = o->an_prev) {
+		if (skip == 0)
+			return (o);
+		skip--;
+	}
+	if (strict && arc->arc_oncel.nl_head != NULL)
+		return (NULL);
 	if (arc->arc_mru.nl_head != NULL &&
 	    (arc->arc_mru.nl_bytes > arc->arc_p || arc->arc_mfu.nl_head == NULL)) {
 		first = &arc->arc_mru;
@@ -430,7 +455,8 @@ arc_evict_round(arc_t *arc, int max_skip, bool strict)
 		}
 		arc_node_t *n = skipped <= max_skip ? arc_victim(arc, skipped, strict) : NULL;
 		if (n == NULL) {
-			bool none = arc->arc_mru.nl_head == NULL && arc->arc_mfu.nl_head == NULL;
+			bool none = arc->arc_mru.nl_head == NULL && arc->arc_mfu.nl_head == NULL &&
+			    arc->arc_oncel.nl_head == NULL;
 			if (!none && !strict)
 				arc->arc_st.as_evict_skip++;
 			tarn_mutex_unlock(&arc->arc_lock);
@@ -506,7 +532,7 @@ arc_stats(arc_t *arc, arc_stats_t *out)
 {
 	tarn_mutex_lock(&arc->arc_lock, ARC);
 	*out = arc->arc_st;
-	out->as_mru_size = arc->arc_mru.nl_bytes;
+	out->as_mru_size = arc->arc_mru.nl_bytes + arc->arc_oncel.nl_bytes;
 	out->as_mfu_size = arc->arc_mfu.nl_bytes;
 	out->as_held_size = arc->arc_held;
 	out->as_size = arc_size_locked(arc);
