@@ -73,7 +73,7 @@ typedef struct tarn_fuse_opts {
 	unsigned tfo_max_threads;       /* worker threads (default 16) */
 	unsigned tfo_read_ahead_kb;     /* kernel readahead of the mount (default 4096) */
 	bool     tfo_readaround;        /* a small read stores the rest of its record in
-	                                 * the kernel's page cache (default on;
+	                                 * the kernel's page cache (default off;
 	                                 * tarn_fuse_around.c) */
 	const char *tfo_fsname;         /* source shown in /proc/mounts (default "tarn") */
 	bool     tfo_debug;             /* libfuse request trace on stderr */

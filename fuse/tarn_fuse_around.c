@@ -58,6 +58,11 @@
  *   change waits for at most one store (one page-locked READ, served by
  *   any free thread).
  *
+ * Known defect.  Off by default (tfo_readaround): under AddressSanitizer
+ * test_fuse's readaround_race once hung with the test process in
+ * uninterruptible sleep in the kernel (session 27's CI), a deadlock not
+ * yet understood; the unit test of it is kept out of the table until it is.
+ *
  * Cost.  The kernel's page cache holds the record once more, which the
  * kernel evicts like any clean page; a random reader over a file far
  * larger than memory pays one extra copy of a record per miss, on the

@@ -30,7 +30,7 @@ usage(FILE *f)
 	    "  -p PIDFILE  write the process id there once mounted (removed at exit)\n"
 	    "  -o OPTS     ro, atime=on|off|relatime, recordsize=N[K|M], allow_other,\n"
 	    "              noallow_other, nosuid, nodev, noexec, writeback=on|off,\n"
-	    "              splice, uring=on|off, poll=US, readaround=on|off, timeout=SECONDS,\n"
+	    "              splice, uring=on|off, poll=US, readaround=on|off (off), timeout=SECONDS,\n"
 	    "              threads=N, txg_timeout=MS,\n"
 	    "              sync=standard|always|disabled, debug\n\n"
 	    "Runs in the foreground until SIGINT/SIGTERM or until unmounted\n"
